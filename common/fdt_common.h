@@ -1,0 +1,71 @@
+/* Small shared helpers every fdtune module uses: the "what: why" error buffer, a growable
+ * string, a content hash, whole-file I/O, length-prefixed messages over a descriptor, and
+ * running a function in a child process so that a crash or a hang there becomes an error
+ * here. Library code reports through these and never prints or exits. */
+#ifndef FDT_COMMON_H
+#define FDT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#define FDT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* ---- errors: fallible functions return 0 or -1 and fill one of these ---- */
+typedef struct fdt_err {
+    char msg[2048];
+} fdt_err;
+
+/* Sets the message (printf style) and returns -1, so `return fdt_err_set(e, ...)` reads well. */
+int fdt_err_set(fdt_err *e, const char *fmt, ...) FDT_PRINTF(2, 3);
+/* Prepends "what: " to the current message and returns -1. */
+int fdt_err_wrap(fdt_err *e, const char *fmt, ...) FDT_PRINTF(2, 3);
+
+/* ---- growable string ---- */
+typedef struct fdt_sb {
+    char *s;
+    size_t len, cap;
+    int oom; /* sticky: set when an allocation failed; the text is then truncated */
+} fdt_sb;
+
+void fdt_sb_init(fdt_sb *b);
+void fdt_sb_free(fdt_sb *b);
+void fdt_sb_puts(fdt_sb *b, const char *s);
+void fdt_sb_putn(fdt_sb *b, const char *s, size_t n);
+void fdt_sb_printf(fdt_sb *b, const char *fmt, ...) FDT_PRINTF(2, 3);
+void fdt_sb_vprintf(fdt_sb *b, const char *fmt, va_list ap);
+/* Returns the buffer ("" when empty) and hands ownership to the caller. */
+char *fdt_sb_take(fdt_sb *b);
+const char *fdt_sb_str(const fdt_sb *b);
+
+/* ---- hashing (FNV-1a 64: names cache files and fingerprints text; not for security) ---- */
+uint64_t fdt_hash64(const void *data, size_t n, uint64_t seed);
+uint64_t fdt_hash64_str(const char *s, uint64_t seed);
+#define FDT_HASH_SEED 0xcbf29ce484222325ULL
+
+/* ---- files ---- */
+/* Reads a whole file; *out is NUL-terminated (and *len excludes the NUL). */
+int fdt_read_file(const char *path, char **out, size_t *len, fdt_err *e);
+/* Writes through a temporary file and rename, so readers never see half a file. */
+int fdt_write_file_atomic(const char *path, const void *data, size_t n, fdt_err *e);
+/* mkdir -p */
+int fdt_mkdirs(const char *path, fdt_err *e);
+
+/* ---- framed messages over a pipe or socket: u32 type, u32 length, payload ---- */
+int fdt_frame_write(int fd, uint32_t type, const void *data, size_t n, fdt_err *e);
+/* Waits at most timeout_ms (<0: forever). Returns 0 with *data malloc'ed (may be NULL when
+ * n == 0), 1 on timeout, -1 on error or EOF (message says which). */
+int fdt_frame_read(int fd, uint32_t *type, void **data, size_t *n, int timeout_ms, fdt_err *e);
+
+/* ---- run a function in a child process ---- */
+/* The child calls fn(arg, &out) and its bytes come back in *result. A crash, a non-zero
+ * exit or a run past timeout_ms (the child is killed) is reported in e, naming `what`.
+ * fn returns 0 on success; on failure it puts its message in out (the parent reports it). */
+typedef int (*fdt_child_fn)(void *arg, fdt_sb *out);
+int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_ms,
+                     char **result, size_t *result_len, fdt_err *e);
+
+/* Monotonic wall clock in seconds. */
+double fdt_now(void);
+
+#endif

@@ -1,0 +1,217 @@
+/* Public interface of the generator: the problem (operator, radius, precision, grid), the
+ * configuration (one point of a search space), the halo-padded array layout, the launch
+ * geometry, the HIP source of one candidate, the FD coefficients and the double-precision
+ * CPU reference with the verification tolerances. Everything here is pure computation:
+ * no GPU, no I/O. */
+#ifndef FDT_GEN_H
+#define FDT_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdt_common.h"
+
+/* ------------------------------------------------------------------ problem */
+
+typedef enum { FDT_OP_D2X, FDT_OP_D2Y, FDT_OP_D2Z, FDT_OP_LAP, FDT_OP_WAVE, FDT_OP_COUNT } fdt_op;
+typedef enum { FDT_F32, FDT_F64 } fdt_prec;
+
+#define FDT_R_MIN 1
+#define FDT_R_MAX 8
+/* Largest interior extent along one axis; keeps every index of one axis in an int. */
+#define FDT_DIM_MAX 1000000000LL
+/* Largest allocation of one array we accept (1 TiB): beyond any GPU, and far from overflow. */
+#define FDT_ALLOC_MAX ((int64_t)1 << 40)
+
+typedef struct fdt_problem {
+    fdt_op op;
+    int R;         /* stencil radius, order of accuracy 2R */
+    fdt_prec prec;
+    int64_t nx, ny, nz; /* interior points */
+} fdt_problem;
+
+const char *fdt_op_name(fdt_op op);
+int fdt_op_parse(const char *s, fdt_op *op, fdt_err *e);
+const char *fdt_prec_name(fdt_prec p);
+int fdt_prec_parse(const char *s, fdt_prec *p, fdt_err *e);
+size_t fdt_prec_size(fdt_prec p);
+/* "N^3" or "NXxNYxNZ"; positive integers no larger than FDT_DIM_MAX. */
+int fdt_grid_parse(const char *s, int64_t dims[3], fdt_err *e);
+/* Checks R and the grid (also that an array of this problem can be allocated). */
+int fdt_problem_check(const fdt_problem *p, fdt_err *e);
+/* Radius along x, y, z: d2x -> (R,0,0), lap and wave -> (R,R,R). */
+void fdt_op_radii(fdt_op op, int R, int r[3]);
+/* Number of input arrays the kernel reads (wave: p, p_prev, c2). */
+int fdt_op_ninputs(fdt_op op);
+/* Text key such as "lap R=4 f32 512x512x512". */
+void fdt_problem_format(const fdt_problem *p, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ config */
+
+typedef enum {
+    FDT_FAULT_NONE,  /* production kernels */
+    FDT_FAULT_COEF,  /* test only: one coefficient of the stencil has the wrong sign */
+    FDT_FAULT_PLANE, /* test only: one z plane of the output is never written */
+    FDT_FAULT_HALO,  /* test only: writes into the halo */
+    FDT_FAULT_OOB,   /* test only: writes far outside the arrays (illegal address) */
+    FDT_FAULT_HANG,  /* test only: never finishes */
+    FDT_FAULT_COUNT
+} fdt_fault;
+
+#define FDT_SPLIT_MAX 64
+#define FDT_TILE_MAX 64
+
+typedef struct fdt_config {
+    int bx, by, bz; /* thread block */
+    int lb;         /* __launch_bounds__ max threads; 0: none */
+    int tile;       /* outputs per thread along y, loads in ascending address order */
+    int nw;         /* z planes per thread with a register sliding window; 0: none */
+    int vec;        /* outputs per thread along x, loaded and stored as vectors */
+    int align;      /* leading-dimension alignment in elements (x = R starts aligned) */
+    int lds;        /* x/y neighbours from a shared-memory (LDS) tile */
+    int nt;         /* nontemporal output stores */
+    int order;      /* index into fdt_orders: which axis blockIdx.x/.y/.z walk */
+    int split;      /* y subdomains launched one after another */
+    int fault;      /* fdt_fault, test only */
+} fdt_config;
+
+/* Parameter catalogue, used by the parser, the canonical form and the recipes. */
+typedef struct fdt_param_info {
+    const char *name;
+    size_t offset;              /* into fdt_config */
+    int def, min, max;          /* integers; for choices min/max index the list */
+    const char *const *choices; /* NULL for integers */
+    const char *help;
+} fdt_param_info;
+
+const fdt_param_info *fdt_config_params(size_t *n);
+const fdt_param_info *fdt_config_param(const char *name);
+/* "xyz", "yzx", ...: axis walked by blockIdx.x, .y, .z. */
+extern const char *const fdt_orders[];
+
+void fdt_config_default(fdt_config *c);
+/* Sets one parameter from text ("64", "yzx"); errors name the parameter. */
+int fdt_config_set(fdt_config *c, const char *key, const char *value, fdt_err *e);
+int fdt_config_get(const fdt_config *c, const char *key, int *value);
+/* Parses "bx=64,by=4,nw=32" (also "default" or ""); unknown keys are errors. */
+int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e);
+/* Canonical text: sorted keys, defaults omitted; "default" when every value is default.
+ * This text is the key of a config everywhere (CLI, database, exports). */
+void fdt_config_format(const fdt_config *c, char *buf, size_t n);
+/* Whether the config can be generated for the problem; the error names the parameter. */
+int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e);
+
+/* ------------------------------------------------------------------ layout */
+
+/* Halo-padded layout of the seeds: pos = i + line*j + slice*k over the padded box
+ * (nx+2R) x (ny+2R) x (nz+2R), leading dimension rounded up to `align`, base pointer
+ * offset so that x = R is aligned, and one spare row at the end so that whole-vector reads
+ * of the last halo row stay inside the allocation. */
+typedef struct fdt_layout {
+    int R, align;
+    int64_t nx, ny, nz;     /* interior */
+    int64_t mx, my, mz;     /* padded box with halo: nx+2R, ny+2R, nz+2R */
+    int64_t line, slice;    /* strides in elements; line >= mx, multiple of align */
+    int64_t offset;         /* elements from the allocation start to x=0,y=0,z=0 */
+    int64_t elems;          /* elements to allocate */
+    size_t esize;           /* bytes per element */
+} fdt_layout;
+
+int fdt_layout_make(const fdt_problem *p, int align, fdt_layout *l, fdt_err *e);
+/* Element index (from the allocation start) of padded coordinates (i, j, k). */
+static inline int64_t fdt_layout_index(const fdt_layout *l, int64_t i, int64_t j, int64_t k)
+{
+    return l->offset + i + l->line * j + l->slice * k;
+}
+
+/* The seeds' figure of merit: bytes that must be read once and written once. */
+double fdt_effective_bytes(const fdt_problem *p);
+
+/* ------------------------------------------------------------------ launch geometry */
+
+typedef struct fdt_launch {
+    uint32_t grid[3], block[3];
+    int jbeg, jend; /* padded y rows [jbeg, jend) this launch writes */
+} fdt_launch;
+
+typedef struct fdt_geometry {
+    int nlaunch;
+    fdt_launch launch[FDT_SPLIT_MAX];
+    uint32_t shared_bytes; /* static shared memory of the kernel */
+} fdt_geometry;
+
+int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g, fdt_err *e);
+
+/* ------------------------------------------------------------------ kernel arguments */
+
+/* Every generated kernel takes its arguments in this order; which ones depends on the op. */
+typedef enum {
+    FDT_ARG_OUT, FDT_ARG_IN, FDT_ARG_PREV, FDT_ARG_C2, /* pointers (already offset) */
+    FDT_ARG_NX, FDT_ARG_NY, FDT_ARG_NZ, FDT_ARG_LINE,  /* int */
+    FDT_ARG_SLICE,                                     /* long long */
+    FDT_ARG_JBEG, FDT_ARG_JEND,                        /* int */
+    FDT_ARG_SX, FDT_ARG_SY, FDT_ARG_SZ,                /* real: 1/h^2 per axis */
+    FDT_ARG_SI, FDT_ARG_SJ, FDT_ARG_SK,                /* int: wave source point (padded) */
+    FDT_ARG_SRC,                                       /* real: wave source amplitude */
+    FDT_ARG_COUNT
+} fdt_arg;
+
+/* Fills args (at most FDT_ARG_COUNT) and returns how many. */
+int fdt_gen_kernel_args(fdt_op op, fdt_arg *args);
+
+/* ------------------------------------------------------------------ source */
+
+/* HIP source of one candidate with one extern "C" kernel named `name` (a C identifier).
+ * The same text compiles with hiprtc and, through fdtune's mapping header, NVRTC. */
+int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name, fdt_sb *out,
+                   fdt_err *e);
+/* Default kernel name, e.g. "fdt_lap_r4_f32_1a2b3c4d" (hash of the canonical config). */
+void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n);
+/* Utility kernels for verification (fill, poison, compare, gather) in one precision. */
+int fdt_gen_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e);
+/* NVRTC's in-memory "hip/hip_runtime.h": maps the HIP dialect fdtune emits onto CUDA. */
+const char *fdt_gen_nvrtc_hip_header(void);
+/* Fingerprint of the generator code and templates this binary was built from. */
+const char *fdt_gen_fingerprint(void);
+
+/* ------------------------------------------------------------------ coefficients */
+
+/* Central second-derivative weights for radius R (order 2R): c[0] is the centre weight,
+ * c[r] the weight of the points at +r and -r. Fornberg's algorithm in long double. */
+int fdt_fd_coeffs(int R, long double *c, fdt_err *e);
+/* General Fornberg weights: derivative order m at x0 for nodes x[0..n-1]; w is n long. */
+int fdt_fornberg(int m, long double x0, const long double *x, int n, long double *w, fdt_err *e);
+
+/* ------------------------------------------------------------------ reference and tolerance */
+
+/* Input fields are a pure function of (seed, field, i, j, k), identical on CPU and GPU,
+ * never zero, exactly representable in f32 and f64. Fields: 0 = in / p, 1 = p_prev, 2 = c2. */
+enum { FDT_FIELD_IN = 0, FDT_FIELD_PREV = 1, FDT_FIELD_C2 = 2 };
+double fdt_input_value(uint64_t seed, int field, int64_t i, int64_t j, int64_t k, fdt_prec prec);
+
+/* Run-time parameters of a problem instance (what the kernel gets besides the arrays). */
+typedef struct fdt_params {
+    double sx, sy, sz;          /* 1/h^2 along x, y, z */
+    int64_t si, sj, sk;         /* wave: source point, padded coordinates */
+    double src;                 /* wave: source amplitude at this step */
+} fdt_params;
+/* The parameters fdtune verifies with: distinct per-axis scales (axis mix-ups show) and a
+ * source at the centre of the grid. */
+void fdt_params_default(const fdt_problem *p, fdt_params *q);
+
+/* Double-precision reference at padded point (i, j, k), reading inputs through fn. */
+typedef double (*fdt_input_fn)(void *ctx, int field, int64_t i, int64_t j, int64_t k);
+double fdt_reference_point(const fdt_problem *p, const fdt_params *q, const long double *coef,
+                           fdt_input_fn fn, void *ctx, int64_t i, int64_t j, int64_t k);
+
+/* Tolerances, from the precision, the radius and the size of the terms:
+ *  ref_vs_exact: GPU reference kernel against the double-precision CPU reference;
+ *  cand_vs_ref:  candidate against the GPU reference (both rounded). Absolute, per point. */
+typedef struct fdt_tolerance {
+    double ref_vs_exact, cand_vs_ref;
+    int nterms;        /* terms in one output point */
+    double abs_terms;  /* bound on the sum of |term| with |input| <= 1 */
+} fdt_tolerance;
+void fdt_tolerance_make(const fdt_problem *p, const fdt_params *q, fdt_tolerance *t);
+
+#endif

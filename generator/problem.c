@@ -1,0 +1,120 @@
+/* The problem: operator names, precision, grid parsing and validation. Grid text is user
+ * input, so every malformed, zero, negative or overflowing form gets a precise message. */
+#include "fdt_gen.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_names[FDT_OP_COUNT] = {"d2x", "d2y", "d2z", "lap", "wave"};
+
+const char *fdt_op_name(fdt_op op) { return (unsigned)op < FDT_OP_COUNT ? op_names[op] : "?"; }
+
+int fdt_op_parse(const char *s, fdt_op *op, fdt_err *e)
+{
+    for (int i = 0; i < FDT_OP_COUNT; i++)
+        if (strcmp(s, op_names[i]) == 0) {
+            *op = (fdt_op)i;
+            return 0;
+        }
+    return fdt_err_set(e, "unknown operator '%s' (expected d2x, d2y, d2z, lap or wave)", s);
+}
+
+const char *fdt_prec_name(fdt_prec p) { return p == FDT_F64 ? "f64" : "f32"; }
+size_t fdt_prec_size(fdt_prec p) { return p == FDT_F64 ? 8 : 4; }
+
+int fdt_prec_parse(const char *s, fdt_prec *p, fdt_err *e)
+{
+    if (!strcmp(s, "f32") || !strcmp(s, "float") || !strcmp(s, "single"))
+        *p = FDT_F32;
+    else if (!strcmp(s, "f64") || !strcmp(s, "double"))
+        *p = FDT_F64;
+    else
+        return fdt_err_set(e, "unknown precision '%s' (expected f32 or f64)", s);
+    return 0;
+}
+
+void fdt_op_radii(fdt_op op, int R, int r[3])
+{
+    r[0] = (op == FDT_OP_D2X || op == FDT_OP_LAP || op == FDT_OP_WAVE) ? R : 0;
+    r[1] = (op == FDT_OP_D2Y || op == FDT_OP_LAP || op == FDT_OP_WAVE) ? R : 0;
+    r[2] = (op == FDT_OP_D2Z || op == FDT_OP_LAP || op == FDT_OP_WAVE) ? R : 0;
+}
+
+int fdt_op_ninputs(fdt_op op) { return op == FDT_OP_WAVE ? 3 : 1; }
+
+/* One positive integer at *s; advances *s. */
+static int parse_dim(const char **s, const char *whole, int64_t *out, fdt_err *e)
+{
+    const char *p = *s;
+    if (*p == '-' || *p == '+')
+        return fdt_err_set(e, "grid '%s': dimensions must be positive integers", whole);
+    if (!isdigit((unsigned char)*p))
+        return fdt_err_set(e, "grid '%s': expected a number at '%s' (forms: N^3 or NXxNYxNZ)",
+                           whole, p);
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (errno == ERANGE || v > (unsigned long long)FDT_DIM_MAX)
+        return fdt_err_set(e, "grid '%s': dimension %.*s is too large (at most %lld)", whole,
+                           (int)(end - p), p, (long long)FDT_DIM_MAX);
+    if (v == 0)
+        return fdt_err_set(e, "grid '%s': dimensions must be at least 1", whole);
+    *out = (int64_t)v;
+    *s = end;
+    return 0;
+}
+
+int fdt_grid_parse(const char *s, int64_t dims[3], fdt_err *e)
+{
+    if (!s || !*s)
+        return fdt_err_set(e, "grid: empty (forms: N^3 or NXxNYxNZ)");
+    const char *p = s;
+    int64_t a;
+    if (parse_dim(&p, s, &a, e))
+        return -1;
+    if (*p == '^') {
+        if (strcmp(p, "^3") != 0)
+            return fdt_err_set(e, "grid '%s': only the cube form N^3 is accepted with '^'", s);
+        dims[0] = dims[1] = dims[2] = a;
+        return 0;
+    }
+    dims[0] = a;
+    for (int d = 1; d < 3; d++) {
+        if (*p != 'x' && *p != 'X')
+            return fdt_err_set(e, "grid '%s': expected 'x' at '%s' (forms: N^3 or NXxNYxNZ)", s,
+                               *p ? p : "end of text");
+        p++;
+        if (parse_dim(&p, s, &dims[d], e))
+            return -1;
+    }
+    if (*p)
+        return fdt_err_set(e, "grid '%s': unexpected text '%s' after three dimensions", s, p);
+    return 0;
+}
+
+int fdt_problem_check(const fdt_problem *p, fdt_err *e)
+{
+    if ((unsigned)p->op >= FDT_OP_COUNT)
+        return fdt_err_set(e, "problem: invalid operator");
+    if (p->R < FDT_R_MIN || p->R > FDT_R_MAX)
+        return fdt_err_set(e, "R=%d is out of range (%d..%d, order of accuracy 2R)", p->R,
+                           FDT_R_MIN, FDT_R_MAX);
+    if (p->prec != FDT_F32 && p->prec != FDT_F64)
+        return fdt_err_set(e, "problem: invalid precision");
+    int64_t d[3] = {p->nx, p->ny, p->nz};
+    for (int i = 0; i < 3; i++)
+        if (d[i] < 1 || d[i] > FDT_DIM_MAX)
+            return fdt_err_set(e, "grid: n%c=%lld is out of range (1..%lld)", "xyz"[i],
+                               (long long)d[i], (long long)FDT_DIM_MAX);
+    fdt_layout l;
+    return fdt_layout_make(p, 1, &l, e);
+}
+
+void fdt_problem_format(const fdt_problem *p, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s R=%d %s %lldx%lldx%lld", fdt_op_name(p->op), p->R,
+             fdt_prec_name(p->prec), (long long)p->nx, (long long)p->ny, (long long)p->nz);
+}

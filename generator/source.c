@@ -1,0 +1,293 @@
+/* Turns (problem, config) into HIP source: decides the template variables (radii per axis,
+ * vector types, the block-index order, the kernel parameters), emits the stencil as one
+ * expression with literal coefficients and symmetric pairs folded, and renders
+ * templates/stencil.hip. Also renders the verification utilities of templates/util.hip. */
+#include "fdt_gen.h"
+#include "gen_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FDTUNE_VERSION
+#define FDTUNE_VERSION "0.0.0"
+#endif
+
+const char *fdt_gen_fingerprint(void) { return fdt_gen_fingerprint_text; }
+const char *fdt_gen_nvrtc_hip_header(void) { return fdt_tpl_text("nvrtc_hip_runtime.h"); }
+
+void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n)
+{
+    char key[256];
+    fdt_config_format(c, key, sizeof key);
+    snprintf(buf, n, "fdt_%s_r%d_%s_%08x", fdt_op_name(p->op), p->R, fdt_prec_name(p->prec),
+             (unsigned)(fdt_hash64_str(key, FDT_HASH_SEED) & 0xffffffffu));
+}
+
+/* A literal that reads back as exactly the precision's value of x. */
+static void literal(fdt_sb *b, long double x, fdt_prec prec)
+{
+    char num[48];
+    if (prec == FDT_F32)
+        snprintf(num, sizeof num, "%.9g", (double)(float)x);
+    else
+        snprintf(num, sizeof num, "%.17g", (double)x);
+    /* "-2" is an integer literal: make it a floating one. */
+    fdt_sb_printf(b, "%s%s%s", num, strpbrk(num, ".eEn") ? "" : ".0", prec == FDT_F32 ? "f" : "");
+}
+
+/* d2(w): the second-derivative weights applied to w[0..2R], w[R] the centre. */
+static int emit_stencil(const fdt_problem *p, const fdt_config *c, fdt_sb *b, fdt_err *e)
+{
+    long double coef[FDT_R_MAX + 1];
+    if (fdt_fd_coeffs(p->R, coef, e))
+        return -1;
+    const int R = p->R;
+    fdt_sb_printf(b, "// Second derivative of order %d (radius %d, unit spacing): w[R + r] is "
+                     "the value at offset r.\n", 2 * R, R);
+    fdt_sb_puts(b, "// Symmetric pairs are folded, so each pair costs one add and one FMA.\n");
+    if (c->fault == FDT_FAULT_COEF)
+        fdt_sb_puts(b, "// fault=coef: the weight of offset +1 has the wrong sign (test only).\n");
+    fdt_sb_puts(b, "__device__ __forceinline__ real d2(const real* w)\n{\n    return ");
+    literal(b, coef[0], p->prec);
+    fdt_sb_printf(b, " * w[%d]", R);
+    for (int r = 1; r <= R; r++) {
+        fdt_sb_puts(b, "\n         + ");
+        literal(b, coef[r], p->prec);
+        if (r == 1 && c->fault == FDT_FAULT_COEF)
+            fdt_sb_printf(b, " * (w[%d] - w[%d])", R - r, R + r);
+        else
+            fdt_sb_printf(b, " * (w[%d] + w[%d])", R - r, R + r);
+    }
+    fdt_sb_puts(b, ";\n}\n");
+    return 0;
+}
+
+static const char *real_name(fdt_prec p) { return p == FDT_F64 ? "double" : "float"; }
+
+static void emit_params(const fdt_problem *p, fdt_sb *b)
+{
+    fdt_arg args[FDT_ARG_COUNT];
+    int n = fdt_gen_kernel_args(p->op, args);
+    const char *real = real_name(p->prec);
+    for (int i = 0; i < n; i++) {
+        if (i) /* pointers, then the layout, then the scalars, one group per line */
+            fdt_sb_puts(b, args[i] == FDT_ARG_NX || args[i] == FDT_ARG_SX ||
+                                   args[i] == FDT_ARG_SY || args[i] == FDT_ARG_SZ
+                               ? (args[i - 1] >= FDT_ARG_SX ? ", " : ",\n    ")
+                               : ", ");
+        switch (args[i]) {
+        case FDT_ARG_OUT: fdt_sb_printf(b, "%s* __restrict__ out", real); break;
+        case FDT_ARG_IN: fdt_sb_printf(b, "const %s* __restrict__ in", real); break;
+        case FDT_ARG_PREV: fdt_sb_printf(b, "const %s* __restrict__ prev", real); break;
+        case FDT_ARG_C2: fdt_sb_printf(b, "const %s* __restrict__ c2", real); break;
+        case FDT_ARG_NX: fdt_sb_puts(b, "int nx"); break;
+        case FDT_ARG_NY: fdt_sb_puts(b, "int ny"); break;
+        case FDT_ARG_NZ: fdt_sb_puts(b, "int nz"); break;
+        case FDT_ARG_LINE: fdt_sb_puts(b, "int line"); break;
+        case FDT_ARG_SLICE: fdt_sb_puts(b, "long long slice"); break;
+        case FDT_ARG_JBEG: fdt_sb_puts(b, "int jbeg"); break;
+        case FDT_ARG_JEND: fdt_sb_puts(b, "int jend"); break;
+        case FDT_ARG_SX: fdt_sb_printf(b, "%s sx", real); break;
+        case FDT_ARG_SY: fdt_sb_printf(b, "%s sy", real); break;
+        case FDT_ARG_SZ: fdt_sb_printf(b, "%s sz", real); break;
+        case FDT_ARG_SI: fdt_sb_puts(b, "int si"); break;
+        case FDT_ARG_SJ: fdt_sb_puts(b, "int sj"); break;
+        case FDT_ARG_SK: fdt_sb_puts(b, "int sk"); break;
+        case FDT_ARG_SRC: fdt_sb_printf(b, "%s src", real); break;
+        case FDT_ARG_COUNT: break;
+        }
+    }
+}
+
+static void emit_combine(const fdt_problem *p, fdt_sb *b)
+{
+    switch (p->op) {
+    case FDT_OP_D2X: fdt_sb_puts(b, "res[v] = sx * dx;"); break;
+    case FDT_OP_D2Y: fdt_sb_puts(b, "res[v] = sy * dy;"); break;
+    case FDT_OP_D2Z: fdt_sb_puts(b, "res[v] = sz * dz;"); break;
+    case FDT_OP_LAP: fdt_sb_puts(b, "res[v] = sx * dx + sy * dy + sz * dz;"); break;
+    default:
+        fdt_sb_puts(b, "res[v] = (real)2 * c - pv[v] + cv[v] * (sx * dx + sy * dy + sz * dz);\n"
+                       "                if (k == sk && j0 + t == sj && i0 + v == si)\n"
+                       "                    res[v] += src;  // point source");
+    }
+}
+
+static void emit_banner(const fdt_problem *p, const fdt_config *c, fdt_sb *b)
+{
+    char key[256];
+    fdt_config_format(c, key, sizeof key);
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    static const char *what[FDT_OP_COUNT] = {
+        "out = sx * d2(in)/dx2",
+        "out = sy * d2(in)/dy2",
+        "out = sz * d2(in)/dz2",
+        "out = sx d2/dx2 + sy d2/dy2 + sz d2/dz2 of in (one pass)",
+        "p_next = 2 p - p_prev + c2 * (sx d2/dx2 + sy d2/dy2 + sz d2/dz2)(p) + src at (si,sj,sk)",
+    };
+    fdt_sb_printf(b, "// Generated by fdtune %s (generator %s). Do not edit: regenerate.\n",
+                  FDTUNE_VERSION, fdt_gen_fingerprint());
+    fdt_sb_printf(b, "// Operator %s, radius %d (order %d), %s: %s\n", fdt_op_name(p->op), p->R,
+                  2 * p->R, fdt_prec_name(p->prec), what[p->op]);
+    fdt_sb_printf(b, "// Config: %s\n", key);
+    fdt_sb_puts(b, "// Layout: halo-padded arrays, pos = i + line*j + slice*k over padded "
+                   "coordinates (interior\n// starts at R on every axis); pointers point at "
+                   "padded (0,0,0). Writes rows [jbeg, jend).\n");
+    fdt_sb_printf(b, "// Block (%d, %d, %d); each thread computes %d x %d points (x, y)", c->bx,
+                  c->by, c->bz, c->vec, c->tile);
+    if (c->nw)
+        fdt_sb_printf(b, " in each of %d z planes", c->nw);
+    fdt_sb_puts(b, ".\n");
+}
+
+typedef struct vars {
+    fdt_tpl_var v[48];
+    size_t n;
+} vars;
+
+static void setv(vars *vs, const char *name, const char *fmt, ...) FDT_PRINTF(3, 4);
+static void setv(vars *vs, const char *name, const char *fmt, ...)
+{
+    fdt_sb b;
+    fdt_sb_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    fdt_sb_vprintf(&b, fmt, ap);
+    va_end(ap);
+    vs->v[vs->n].name = name;
+    vs->v[vs->n].value = fdt_sb_take(&b);
+    vs->n++;
+}
+
+static void setb(vars *vs, const char *name, int cond) { setv(vs, name, "%d", cond ? 1 : 0); }
+
+static void free_vars(vars *vs)
+{
+    for (size_t i = 0; i < vs->n; i++)
+        free(vs->v[i].value);
+}
+
+static void setsb(vars *vs, const char *name, fdt_sb *b)
+{
+    vs->v[vs->n].name = name;
+    vs->v[vs->n].value = fdt_sb_take(b);
+    vs->n++;
+}
+
+static int valid_name(const char *s)
+{
+    if (!s || !*s || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+        return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9')))
+            return 0;
+    return 1;
+}
+
+int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name, fdt_sb *out,
+                   fdt_err *e)
+{
+    if (fdt_problem_check(p, e) || fdt_config_check(p, c, e))
+        return -1;
+    char defname[96];
+    if (!name) {
+        fdt_gen_kernel_name(p, c, defname, sizeof defname);
+        name = defname;
+    }
+    if (!valid_name(name) || strlen(name) > 80)
+        return fdt_err_set(e, "kernel name '%s': not a C identifier of at most 80 characters",
+                           name);
+    const char *tpl = fdt_tpl_text("stencil.hip");
+    if (!tpl)
+        return fdt_err_set(e, "generator: template stencil.hip is not embedded");
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    const int V = c->vec;
+    vars vs = {.n = 0};
+    fdt_sb b;
+
+    fdt_sb_init(&b);
+    emit_banner(p, c, &b);
+    setsb(&vs, "BANNER", &b);
+    setv(&vs, "NAME", "%s", name);
+    setv(&vs, "NS", "%s_k", name);
+    setv(&vs, "REAL", "%s", real_name(p->prec));
+    setv(&vs, "REALV", "%s%d", real_name(p->prec), V);
+    setv(&vs, "R", "%d", p->R);
+    setv(&vs, "ORDER", "%d", 2 * p->R);
+    setv(&vs, "RX", "%d", r[0]);
+    setv(&vs, "RY", "%d", r[1]);
+    setv(&vs, "RZ", "%d", r[2]);
+    setv(&vs, "VEC", "%d", V);
+    setv(&vs, "TILE", "%d", c->tile);
+    setv(&vs, "NW", "%d", c->nw);
+    setv(&vs, "BX", "%d", c->bx);
+    setv(&vs, "BY", "%d", c->by);
+    setv(&vs, "BZ", "%d", c->bz);
+    setv(&vs, "HX", "%d", (r[0] + V - 1) / V * V);
+    setb(&vs, "VECTOR", V > 1);
+    setb(&vs, "WINDOW", c->nw > 0);
+    setb(&vs, "LDS", c->lds);
+    setb(&vs, "NT", c->nt);
+    setb(&vs, "HAS_X", r[0] > 0);
+    setb(&vs, "HAS_Y", r[1] > 0);
+    setb(&vs, "HAS_Z", r[2] > 0);
+    setb(&vs, "WAVE", p->op == FDT_OP_WAVE);
+    setb(&vs, "ROWLOOP", r[0] > 0 || r[1] > 0 || c->nw == 0);
+    setb(&vs, "NEED_C", p->op == FDT_OP_WAVE || (r[2] > 0 && c->nw == 0));
+    setb(&vs, "FAULT_PLANE", c->fault == FDT_FAULT_PLANE);
+    setb(&vs, "FAULT_HALO", c->fault == FDT_FAULT_HALO);
+    setb(&vs, "FAULT_OOB", c->fault == FDT_FAULT_OOB);
+    setb(&vs, "FAULT_HANG", c->fault == FDT_FAULT_HANG);
+    static const char comp[] = "xyzw";
+    fdt_sb_init(&b);
+    for (int q = 0; q < V; q++)
+        fdt_sb_printf(&b, "%sd[%d] = t.%c;", q ? " " : "", q, comp[q]);
+    setsb(&vs, "UNPACK", &b);
+    fdt_sb_init(&b);
+    for (int q = 0; q < V; q++)
+        fdt_sb_printf(&b, "%st.%c = v[%d];", q ? " " : "", comp[q], q);
+    setsb(&vs, "PACK", &b);
+    if (c->lb)
+        setv(&vs, "LAUNCH_BOUNDS", "__launch_bounds__(%d)\n", c->lb);
+    else
+        setv(&vs, "LAUNCH_BOUNDS", "%s", "");
+    const char *o = fdt_orders[c->order];
+    static const char *axis_var[3] = {"bi", "bj", "bk"};
+    setv(&vs, "BLOCK_INDEX",
+         "// grid index order %s: blockIdx.x walks %c, .y walks %c, .z walks %c\n"
+         "    const int %s = (int)blockIdx.x, %s = (int)blockIdx.y, %s = (int)blockIdx.z;",
+         o, o[0], o[1], o[2], axis_var[o[0] - 'x'], axis_var[o[1] - 'x'], axis_var[o[2] - 'x']);
+    fdt_sb_init(&b);
+    emit_params(p, &b);
+    setsb(&vs, "PARAMS", &b);
+    fdt_sb_init(&b);
+    emit_combine(p, &b);
+    setsb(&vs, "COMBINE", &b);
+    fdt_sb_init(&b);
+    int rc = emit_stencil(p, c, &b, e);
+    setsb(&vs, "STENCIL", &b);
+    if (rc == 0)
+        rc = fdt_tpl_render(tpl, "stencil.hip", vs.v, vs.n, out, e);
+    free_vars(&vs);
+    return rc;
+}
+
+int fdt_gen_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e)
+{
+    const char *tpl = fdt_tpl_text("util.hip");
+    if (!tpl)
+        return fdt_err_set(e, "generator: template util.hip is not embedded");
+    vars vs = {.n = 0};
+    setv(&vs, "BANNER", "// fdtune %s verification kernels (%s): fill, poison, compare, gather.",
+         FDTUNE_VERSION, fdt_prec_name(prec));
+    setv(&vs, "PREC", "%s", fdt_prec_name(prec));
+    setv(&vs, "REAL", "%s", real_name(prec));
+    setv(&vs, "UBITS", "%s", prec == FDT_F64 ? "unsigned long long" : "unsigned int");
+    int rc = fdt_tpl_render(tpl, "util.hip", vs.v, vs.n, out, e);
+    free_vars(&vs);
+    return rc;
+}

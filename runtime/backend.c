@@ -1,0 +1,67 @@
+/* The registry of backends compiled into this binary, and small helpers they share. */
+#include "rt_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const fdt_rt_backend *const backends[] = {
+#ifdef FDTUNE_HAVE_CUDA
+    &fdt_rt_cuda,
+#endif
+#ifdef FDTUNE_HAVE_HIP
+    &fdt_rt_hip,
+#endif
+    NULL,
+};
+
+int fdt_rt_backend_count(void) { return (int)(sizeof backends / sizeof backends[0]) - 1; }
+
+const fdt_rt_backend *fdt_rt_backend_at(int i)
+{
+    return i >= 0 && i < fdt_rt_backend_count() ? backends[i] : NULL;
+}
+
+const fdt_rt_backend *fdt_rt_backend_find(const char *name)
+{
+    for (int i = 0; backends[i]; i++)
+        if (!strcmp(backends[i]->name, name))
+            return backends[i];
+    return NULL;
+}
+
+const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e)
+{
+    for (int i = 0; backends[i]; i++)
+        if (!strncmp(arch, backends[i]->arch_prefix, strlen(backends[i]->arch_prefix)))
+            return backends[i];
+    char known[128] = "";
+    for (int i = 0; backends[i]; i++) {
+        size_t u = strlen(known);
+        snprintf(known + u, sizeof known - u, "%s%s (%s)", i ? ", " : "",
+                 backends[i]->example_arch, backends[i]->name);
+    }
+    fdt_err_set(e, "target '%s': no backend in this build compiles for it (known: %s)", arch,
+                fdt_rt_backend_count() ? known : "none");
+    return NULL;
+}
+
+void fdt_rt_nvidia_kernel_driver(char *buf, size_t n)
+{
+    snprintf(buf, n, "unknown");
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f)
+        return;
+    char line[512];
+    if (fgets(line, sizeof line, f)) {
+        /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." */
+        char *p = strstr(line, "Kernel Module");
+        if (p) {
+            p += strlen("Kernel Module");
+            while (*p == ' ')
+                p++;
+            size_t len = strcspn(p, " \n");
+            snprintf(buf, n, "%.*s", (int)len, p);
+        }
+    }
+    fclose(f);
+}

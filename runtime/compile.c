@@ -1,0 +1,222 @@
+/* Compilation isolated in a child process, with an on-disk cache. The child runs the
+ * vendor compiler and sends back the packed result; a crash or a hang there becomes an
+ * error here. Cache entries hold their whole key (arch, kernel, compiler version, fdtune
+ * version, source) and are verified on read, so a file-name hash collision costs only a
+ * recompile. */
+#include "fdt_rt.h"
+#include "fdt_gen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PACK_MAGIC "FDTCODE1"
+
+void fdt_rt_code_free(fdt_rt_code *c)
+{
+    free(c->image);
+    free(c->log);
+    memset(c, 0, sizeof *c);
+}
+
+static void put_u64(fdt_sb *b, uint64_t v) { fdt_sb_putn(b, (const char *)&v, 8); }
+
+int fdt_rt_code_pack(const fdt_rt_code *c, fdt_sb *out)
+{
+    fdt_sb_puts(out, PACK_MAGIC);
+    put_u64(out, sizeof c->res);
+    fdt_sb_putn(out, (const char *)&c->res, sizeof c->res);
+    size_t ln = c->log ? strlen(c->log) : 0;
+    put_u64(out, ln);
+    fdt_sb_putn(out, c->log ? c->log : "", ln);
+    put_u64(out, c->size);
+    fdt_sb_putn(out, c->image, c->size);
+    return out->oom ? -1 : 0;
+}
+
+int fdt_rt_code_unpack(const char *data, size_t n, fdt_rt_code *c, fdt_err *e)
+{
+    memset(c, 0, sizeof *c);
+    size_t p = strlen(PACK_MAGIC);
+    uint64_t len;
+    if (n < p + 8 || memcmp(data, PACK_MAGIC, p))
+        return fdt_err_set(e, "compiled code: bad header");
+#define TAKE_LEN()                                           \
+    do {                                                     \
+        if (p + 8 > n)                                       \
+            return fdt_err_set(e, "compiled code: truncated"); \
+        memcpy(&len, data + p, 8);                           \
+        p += 8;                                              \
+        if (len > n - p)                                     \
+            return fdt_err_set(e, "compiled code: truncated"); \
+    } while (0)
+    TAKE_LEN();
+    if (len != sizeof c->res)
+        return fdt_err_set(e, "compiled code: written by another fdtune build");
+    memcpy(&c->res, data + p, len);
+    p += len;
+    TAKE_LEN();
+    c->log = malloc(len + 1);
+    if (!c->log)
+        return fdt_err_set(e, "compiled code: out of memory");
+    memcpy(c->log, data + p, len);
+    c->log[len] = 0;
+    p += len;
+    TAKE_LEN();
+    c->image = malloc(len ? len : 1);
+    if (!c->image) {
+        fdt_rt_code_free(c);
+        return fdt_err_set(e, "compiled code: out of memory");
+    }
+    memcpy(c->image, data + p, len);
+    c->size = len;
+#undef TAKE_LEN
+    return 0;
+}
+
+void fdt_rt_parse_ptxas(const char *log, const char *kernel, fdt_rt_resources *res)
+{
+    char marker[256];
+    snprintf(marker, sizeof marker, "Compiling entry function '%s'", kernel);
+    const char *p = strstr(log, marker);
+    if (!p)
+        p = log; /* one kernel per program: fall back to the first report */
+    const char *q;
+    /* Numbers precede their labels: walk back from each label to its number. */
+    struct {
+        const char *label;
+        int *dst;
+    } items[] = {{" registers", &res->registers},
+                 {" bytes stack frame", &res->scratch_bytes},
+                 {" bytes spill stores", &res->spill_bytes},
+                 {" bytes smem", &res->shared_bytes}};
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
+        q = strstr(p, items[i].label);
+        if (!q)
+            continue;
+        const char *s = q;
+        while (s > p && s[-1] >= '0' && s[-1] <= '9')
+            s--;
+        if (s < q)
+            *items[i].dst = atoi(s);
+    }
+    if (res->shared_bytes < 0 && res->registers >= 0)
+        res->shared_bytes = 0; /* ptxas omits "smem" when there is none */
+}
+
+const char *fdt_rt_cache_dir(void)
+{
+    static char dir[1024];
+    const char *env = getenv("FDTUNE_CACHE");
+    if (env)
+        return *env ? env : NULL;
+    if (!dir[0]) {
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg)
+            snprintf(dir, sizeof dir, "%s/fdtune/kernels", xdg);
+        else if (home && *home)
+            snprintf(dir, sizeof dir, "%s/.cache/fdtune/kernels", home);
+        else
+            return NULL;
+    }
+    return dir;
+}
+
+typedef struct compile_job {
+    const fdt_rt_backend *b;
+    const char *src, *kernel, *arch;
+} compile_job;
+
+static int compile_child(void *arg, fdt_sb *out)
+{
+    const compile_job *j = arg;
+    fdt_sb image, log;
+    fdt_sb_init(&image);
+    fdt_sb_init(&log);
+    fdt_rt_code c = {0};
+    c.res = (fdt_rt_resources){-1, -1, -1, -1, -1, -1, -1};
+    fdt_err e;
+    if (j->b->compile(j->src, j->kernel, j->arch, &image, &log, &c.res, &e)) {
+        fdt_sb_puts(out, e.msg);
+        return -1;
+    }
+    c.image = image.s;
+    c.size = image.len;
+    c.log = (char *)fdt_sb_str(&log);
+    return fdt_rt_code_pack(&c, out);
+}
+
+/* The whole key as text; the file name is its hash. */
+static char *cache_key(const fdt_rt_backend *b, const char *src, const char *kernel,
+                       const char *arch, const char *compiler)
+{
+    fdt_sb k;
+    fdt_sb_init(&k);
+    fdt_sb_printf(&k, "backend=%s\narch=%s\nkernel=%s\ncompiler=%s\ngenerator=%s\nsource=%zu\n",
+                  b->name, arch, kernel, compiler, fdt_gen_fingerprint(), strlen(src));
+    fdt_sb_puts(&k, src);
+    return fdt_sb_take(&k);
+}
+
+static int cache_lookup(const char *path, const char *key, fdt_rt_code *out)
+{
+    char *data;
+    size_t n;
+    fdt_err e;
+    if (fdt_read_file(path, &data, &n, &e))
+        return -1;
+    size_t kl = strlen(key);
+    int rc = -1;
+    if (n > kl + 1 && !memcmp(data, key, kl) && data[kl] == 0)
+        rc = fdt_rt_code_unpack(data + kl + 1, n - kl - 1, out, &e);
+    free(data);
+    return rc;
+}
+
+static void cache_store(const char *dir, const char *path, const char *key, const fdt_rt_code *c)
+{
+    fdt_err e;
+    if (fdt_mkdirs(dir, &e))
+        return;
+    fdt_sb b;
+    fdt_sb_init(&b);
+    fdt_sb_putn(&b, key, strlen(key) + 1);
+    fdt_rt_code_pack(c, &b);
+    if (!b.oom)
+        fdt_write_file_atomic(path, b.s, b.len, &e); /* best effort: a cache miss next time */
+    fdt_sb_free(&b);
+}
+
+int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel, const char *arch,
+                   int timeout_ms, fdt_rt_code *out, fdt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    char compiler[64];
+    if (b->compiler_version(compiler, sizeof compiler, e))
+        return -1;
+    const char *dir = fdt_rt_cache_dir();
+    char *key = NULL, path[1200] = "";
+    if (dir) {
+        key = cache_key(b, src, kernel, arch, compiler);
+        snprintf(path, sizeof path, "%s/%016llx.bin", dir,
+                 (unsigned long long)fdt_hash64_str(key, FDT_HASH_SEED));
+        if (cache_lookup(path, key, out) == 0) {
+            out->cached = 1;
+            free(key);
+            return 0;
+        }
+    }
+    compile_job job = {b, src, kernel, arch};
+    char what[160], *data = NULL;
+    size_t n = 0;
+    snprintf(what, sizeof what, "%s compile of %s for %s", b->name, kernel, arch);
+    int rc = fdt_run_in_child(what, compile_child, &job, timeout_ms, &data, &n, e);
+    if (rc == 0)
+        rc = fdt_rt_code_unpack(data, n, out, e);
+    free(data);
+    if (rc == 0 && dir)
+        cache_store(dir, path, key, out);
+    free(key);
+    return rc;
+}

@@ -1,0 +1,478 @@
+/* NVIDIA backend: the CUDA driver API (libcuda.so.1) and NVRTC (libnvrtc.so.13 or .12),
+ * both dlopen'ed. Prototypes come from the vendor headers: SYM() resolves the versioned
+ * symbol a header macro names (cuMemAlloc -> cuMemAlloc_v2) with the header's own type.
+ * NVRTC compiles fdtune's HIP dialect with an in-memory hip/hip_runtime.h. */
+#include "fdt_rt.h"
+#include "fdt_gen.h"
+#include "rt_internal.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define DECL(name) static __typeof__(&name) p_##name
+#define SYM(lib, name)                                                                   \
+    do {                                                                                 \
+        *(void **)&p_##name = dlsym(lib, STR(name));                                     \
+        if (!p_##name)                                                                   \
+            return fdt_err_set(e, "cuda: symbol %s missing in the driver library", STR(name)); \
+    } while (0)
+
+/* ---------------------------------------------------------------- NVRTC */
+
+static void *nvrtc_lib;
+DECL(nvrtcVersion);
+DECL(nvrtcCreateProgram);
+DECL(nvrtcCompileProgram);
+DECL(nvrtcGetProgramLogSize);
+DECL(nvrtcGetProgramLog);
+DECL(nvrtcGetCUBINSize);
+DECL(nvrtcGetCUBIN);
+DECL(nvrtcDestroyProgram);
+DECL(nvrtcGetErrorString);
+
+static int load_nvrtc(fdt_err *e)
+{
+    if (nvrtc_lib)
+        return 0;
+    /* The loader path first, then where the toolkit installs itself. */
+    char names[8][512];
+    int nn = 0;
+    const char *home = getenv("CUDA_HOME");
+    static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+    for (int i = 0; i < 3; i++)
+        snprintf(names[nn++], sizeof names[0], "%s", sonames[i]);
+    if (home && *home)
+        snprintf(names[nn++], sizeof names[0], "%s/lib64/libnvrtc.so", home);
+    snprintf(names[nn++], sizeof names[0], "/usr/local/cuda/lib64/libnvrtc.so");
+    char tried[1024] = "";
+    void *lib = NULL;
+    for (int i = 0; i < nn && !lib; i++) {
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            size_t u = strlen(tried);
+            snprintf(tried + u, sizeof tried - u, "%s%s", u ? "; " : "", dlerror());
+        }
+    }
+    if (!lib)
+        return fdt_err_set(e, "cuda: NVRTC not found (%s); set CUDA_HOME or add the CUDA "
+                              "toolkit's lib64 to LD_LIBRARY_PATH", tried);
+    SYM(lib, nvrtcVersion);
+    SYM(lib, nvrtcCreateProgram);
+    SYM(lib, nvrtcCompileProgram);
+    SYM(lib, nvrtcGetProgramLogSize);
+    SYM(lib, nvrtcGetProgramLog);
+    SYM(lib, nvrtcGetCUBINSize);
+    SYM(lib, nvrtcGetCUBIN);
+    SYM(lib, nvrtcDestroyProgram);
+    SYM(lib, nvrtcGetErrorString);
+    nvrtc_lib = lib;
+    return 0;
+}
+
+static int cuda_compiler_version(char *buf, size_t n, fdt_err *e)
+{
+    if (load_nvrtc(e))
+        return -1;
+    int major = 0, minor = 0;
+    if (p_nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+        return fdt_err_set(e, "cuda: nvrtcVersion failed");
+    snprintf(buf, n, "nvrtc %d.%d", major, minor);
+    return 0;
+}
+
+static int cuda_compile(const char *src, const char *kernel, const char *arch, fdt_sb *image,
+                        fdt_sb *log, fdt_rt_resources *res, fdt_err *e)
+{
+    if (load_nvrtc(e))
+        return -1;
+    if (strncmp(arch, "sm_", 3) != 0)
+        return fdt_err_set(e, "cuda: '%s' is not an NVIDIA architecture (expected sm_XX)", arch);
+    const char *hdr_names[] = {"hip/hip_runtime.h"};
+    const char *hdr_src[] = {fdt_gen_nvrtc_hip_header()};
+    nvrtcProgram prog;
+    nvrtcResult r = p_nvrtcCreateProgram(&prog, src, "fdtune_kernel.hip", 1, hdr_src, hdr_names);
+    if (r != NVRTC_SUCCESS)
+        return fdt_err_set(e, "nvrtc: create program: %s", p_nvrtcGetErrorString(r));
+    char archopt[48];
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    /* 177: "declared but never referenced", for constants some variants do not use. */
+    const char *opts[] = {archopt, "-std=c++17", "--ptxas-options=-v", "-lineinfo",
+                          "--diag-suppress=177"};
+    r = p_nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+    size_t ln = 0;
+    p_nvrtcGetProgramLogSize(prog, &ln);
+    if (ln > 1) {
+        char *l = calloc(1, ln + 1);
+        if (l) {
+            p_nvrtcGetProgramLog(prog, l);
+            fdt_sb_puts(log, l);
+            free(l);
+        }
+    }
+    if (r != NVRTC_SUCCESS) {
+        p_nvrtcDestroyProgram(&prog);
+        return fdt_err_set(e, "nvrtc: compilation for %s failed: %s\n%s", arch,
+                           p_nvrtcGetErrorString(r), fdt_sb_str(log));
+    }
+    size_t n = 0;
+    p_nvrtcGetCUBINSize(prog, &n);
+    char *cubin = malloc(n ? n : 1);
+    if (!cubin || p_nvrtcGetCUBIN(prog, cubin) != NVRTC_SUCCESS) {
+        free(cubin);
+        p_nvrtcDestroyProgram(&prog);
+        return fdt_err_set(e, "nvrtc: no cubin for %s", arch);
+    }
+    fdt_sb_putn(image, cubin, n);
+    free(cubin);
+    p_nvrtcDestroyProgram(&prog);
+    fdt_rt_parse_ptxas(fdt_sb_str(log), kernel, res);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static void *cu_lib;
+static CUresult cu_last;
+static CUdevice cu_dev;
+static CUcontext cu_ctx;
+DECL(cuInit);
+DECL(cuDriverGetVersion);
+DECL(cuDeviceGetCount);
+DECL(cuDeviceGet);
+DECL(cuDeviceGetName);
+DECL(cuDeviceGetAttribute);
+DECL(cuDeviceTotalMem);
+DECL(cuDeviceGetUuid);
+DECL(cuDevicePrimaryCtxRetain);
+DECL(cuCtxSetCurrent);
+DECL(cuCtxSynchronize);
+DECL(cuMemGetInfo);
+DECL(cuMemAlloc);
+DECL(cuMemFree);
+DECL(cuMemcpyHtoD);
+DECL(cuMemcpyDtoH);
+DECL(cuMemcpyDtoDAsync);
+DECL(cuMemsetD8Async);
+DECL(cuModuleLoadData);
+DECL(cuModuleGetFunction);
+DECL(cuModuleUnload);
+DECL(cuLaunchKernel);
+DECL(cuEventCreate);
+DECL(cuEventDestroy);
+DECL(cuEventRecord);
+DECL(cuEventElapsedTime);
+DECL(cuGetErrorName);
+DECL(cuGetErrorString);
+
+static int load_driver(fdt_err *e)
+{
+    if (cu_lib)
+        return 0;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return fdt_err_set(e, "cuda: driver library libcuda.so.1 not found (%s)", dlerror());
+    SYM(lib, cuInit);
+    SYM(lib, cuDriverGetVersion);
+    SYM(lib, cuDeviceGetCount);
+    SYM(lib, cuDeviceGet);
+    SYM(lib, cuDeviceGetName);
+    SYM(lib, cuDeviceGetAttribute);
+    SYM(lib, cuDeviceTotalMem);
+    SYM(lib, cuDeviceGetUuid);
+    SYM(lib, cuDevicePrimaryCtxRetain);
+    SYM(lib, cuCtxSetCurrent);
+    SYM(lib, cuCtxSynchronize);
+    SYM(lib, cuMemGetInfo);
+    SYM(lib, cuMemAlloc);
+    SYM(lib, cuMemFree);
+    SYM(lib, cuMemcpyHtoD);
+    SYM(lib, cuMemcpyDtoH);
+    SYM(lib, cuMemcpyDtoDAsync);
+    SYM(lib, cuMemsetD8Async);
+    SYM(lib, cuModuleLoadData);
+    SYM(lib, cuModuleGetFunction);
+    SYM(lib, cuModuleUnload);
+    SYM(lib, cuLaunchKernel);
+    SYM(lib, cuEventCreate);
+    SYM(lib, cuEventDestroy);
+    SYM(lib, cuEventRecord);
+    SYM(lib, cuEventElapsedTime);
+    SYM(lib, cuGetErrorName);
+    SYM(lib, cuGetErrorString);
+    CUresult r = p_cuInit(0);
+    if (r != CUDA_SUCCESS) {
+        const char *name = "?";
+        p_cuGetErrorName(r, &name);
+        dlclose(lib);
+        return fdt_err_set(e, "cuda: cuInit failed: %s (no usable NVIDIA GPU or driver)", name);
+    }
+    cu_lib = lib;
+    return 0;
+}
+
+/* Formats a driver error as "what: CUDA_ERROR_X (description)" and remembers it. */
+static int cu_fail(fdt_err *e, const char *what, CUresult r)
+{
+    cu_last = r;
+    const char *name = "?", *desc = "";
+    if (p_cuGetErrorName)
+        p_cuGetErrorName(r, &name);
+    if (p_cuGetErrorString)
+        p_cuGetErrorString(r, &desc);
+    return fdt_err_set(e, "%s: %s (%s)", what, name, desc);
+}
+
+#define CU(call, what)                                  \
+    do {                                                \
+        CUresult r_ = (call);                           \
+        if (r_ != CUDA_SUCCESS)                         \
+            return cu_fail(e, what, r_);                \
+    } while (0)
+
+static int cuda_device_count(int *n, fdt_err *e)
+{
+    *n = 0;
+    if (load_driver(e))
+        return -1;
+    CU(p_cuDeviceGetCount(n), "cuDeviceGetCount");
+    return 0;
+}
+
+static int attr(CUdevice d, CUdevice_attribute a)
+{
+    int v = 0;
+    if (p_cuDeviceGetAttribute(&v, a, d) != CUDA_SUCCESS)
+        return -1;
+    return v;
+}
+
+static int cuda_device_info(int idx, fdt_rt_device_info *info, fdt_err *e)
+{
+    memset(info, 0, sizeof *info);
+    if (load_driver(e))
+        return -1;
+    CUdevice d;
+    CU(p_cuDeviceGet(&d, idx), "cuDeviceGet");
+    snprintf(info->backend, sizeof info->backend, "cuda");
+    snprintf(info->vendor, sizeof info->vendor, "NVIDIA");
+    info->index = idx;
+    CU(p_cuDeviceGetName(info->name, sizeof info->name, d), "cuDeviceGetName");
+    int maj = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    int min = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    snprintf(info->arch, sizeof info->arch, "sm_%d%d", maj, min);
+    info->compute_units = attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    info->warp_size = attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    info->max_threads_per_block = attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    info->shared_per_block = attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    info->shared_per_block_optin = attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    info->regs_per_block = attr(d, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    info->l2_bytes = attr(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    info->clock_khz = attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    info->mem_clock_khz = attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    info->mem_bus_bits = attr(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    if (info->mem_clock_khz > 0 && info->mem_bus_bits > 0) /* double data rate */
+        info->peak_bw_gbs = 2.0 * info->mem_clock_khz * 1e3 * (info->mem_bus_bits / 8) / 1e9;
+    size_t mem = 0;
+    CU(p_cuDeviceTotalMem(&mem, d), "cuDeviceTotalMem");
+    info->mem_bytes = (int64_t)mem;
+    CUuuid u;
+    if (p_cuDeviceGetUuid(&u, d) == CUDA_SUCCESS) {
+        const unsigned char *b = (const unsigned char *)u.bytes;
+        snprintf(info->uuid, sizeof info->uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]);
+    }
+    snprintf(info->pci, sizeof info->pci, "%04x:%02x:%02x",
+             attr(d, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID), attr(d, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+             attr(d, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
+    int dv = 0;
+    p_cuDriverGetVersion(&dv);
+    char kernel_driver[32];
+    fdt_rt_nvidia_kernel_driver(kernel_driver, sizeof kernel_driver);
+    snprintf(info->driver_version, sizeof info->driver_version, "%s (CUDA %d.%d)", kernel_driver,
+             dv / 1000, dv % 1000 / 10);
+    snprintf(info->runtime_version, sizeof info->runtime_version, "driver API %d.%d", dv / 1000,
+             dv % 1000 / 10);
+    fdt_err ce;
+    if (cuda_compiler_version(info->compiler_version, sizeof info->compiler_version, &ce))
+        snprintf(info->compiler_version, sizeof info->compiler_version, "unavailable");
+    return 0;
+}
+
+static int cuda_open(int idx, fdt_err *e)
+{
+    if (load_driver(e))
+        return -1;
+    CU(p_cuDeviceGet(&cu_dev, idx), "cuDeviceGet");
+    CU(p_cuDevicePrimaryCtxRetain(&cu_ctx, cu_dev), "cuDevicePrimaryCtxRetain");
+    CU(p_cuCtxSetCurrent(cu_ctx), "cuCtxSetCurrent");
+    return 0;
+}
+
+static int cuda_mem_info(size_t *free_bytes, size_t *total, fdt_err *e)
+{
+    CU(p_cuMemGetInfo(free_bytes, total), "cuMemGetInfo");
+    return 0;
+}
+
+static int cuda_alloc(size_t bytes, uint64_t *ptr, fdt_err *e)
+{
+    CUdeviceptr p = 0;
+    CUresult r = p_cuMemAlloc(&p, bytes);
+    if (r != CUDA_SUCCESS) {
+        char what[64];
+        snprintf(what, sizeof what, "cuMemAlloc(%.2f GiB)", bytes / 1073741824.0);
+        return cu_fail(e, what, r);
+    }
+    *ptr = (uint64_t)p;
+    return 0;
+}
+
+static void cuda_free(uint64_t ptr)
+{
+    if (ptr)
+        p_cuMemFree((CUdeviceptr)ptr);
+}
+
+static int cuda_copy_h2d(uint64_t dst, const void *src, size_t n, fdt_err *e)
+{
+    CU(p_cuMemcpyHtoD((CUdeviceptr)dst, src, n), "cuMemcpyHtoD");
+    return 0;
+}
+
+static int cuda_copy_d2h(void *dst, uint64_t src, size_t n, fdt_err *e)
+{
+    CU(p_cuMemcpyDtoH(dst, (CUdeviceptr)src, n), "cuMemcpyDtoH");
+    return 0;
+}
+
+static int cuda_copy_d2d_async(uint64_t dst, uint64_t src, size_t n, fdt_err *e)
+{
+    CU(p_cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, n, 0), "cuMemcpyDtoDAsync");
+    return 0;
+}
+
+static int cuda_memset_async(uint64_t dst, unsigned char v, size_t n, fdt_err *e)
+{
+    CU(p_cuMemsetD8Async((CUdeviceptr)dst, v, n, 0), "cuMemsetD8Async");
+    return 0;
+}
+
+static int cuda_module_load(const void *image, size_t n, const char *kernel, void **module,
+                            void **fn, fdt_err *e)
+{
+    (void)n;
+    CUmodule m;
+    CU(p_cuModuleLoadData(&m, image), "cuModuleLoadData");
+    CUfunction f;
+    CUresult r = p_cuModuleGetFunction(&f, m, kernel);
+    if (r != CUDA_SUCCESS) {
+        p_cuModuleUnload(m);
+        return cu_fail(e, "cuModuleGetFunction", r);
+    }
+    *module = m;
+    *fn = f;
+    return 0;
+}
+
+static void cuda_module_unload(void *module)
+{
+    if (module)
+        p_cuModuleUnload((CUmodule)module);
+}
+
+static int cuda_launch(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
+                       void **args, fdt_err *e)
+{
+    CU(p_cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                        shared, 0, args, NULL),
+       "cuLaunchKernel");
+    return 0;
+}
+
+static int cuda_event_create(void **ev, fdt_err *e)
+{
+    CUevent x;
+    CU(p_cuEventCreate(&x, CU_EVENT_DEFAULT), "cuEventCreate");
+    *ev = x;
+    return 0;
+}
+
+static void cuda_event_destroy(void *ev)
+{
+    if (ev)
+        p_cuEventDestroy((CUevent)ev);
+}
+
+static int cuda_event_record(void *ev, fdt_err *e)
+{
+    CU(p_cuEventRecord((CUevent)ev, 0), "cuEventRecord");
+    return 0;
+}
+
+static int cuda_event_elapsed(void *a, void *b, float *ms, fdt_err *e)
+{
+    CU(p_cuEventElapsedTime(ms, (CUevent)a, (CUevent)b), "cuEventElapsedTime");
+    return 0;
+}
+
+static int cuda_sync(fdt_err *e)
+{
+    CU(p_cuCtxSynchronize(), "cuCtxSynchronize");
+    return 0;
+}
+
+static int cuda_context_lost(void)
+{
+    switch (cu_last) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const fdt_rt_backend fdt_rt_cuda = {
+    .name = "cuda",
+    .vendor = "NVIDIA",
+    .arch_prefix = "sm_",
+    .example_arch = "sm_90",
+    .compiler_version = cuda_compiler_version,
+    .compile = cuda_compile,
+    .device_count = cuda_device_count,
+    .device_info = cuda_device_info,
+    .open = cuda_open,
+    .mem_info = cuda_mem_info,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .copy_h2d = cuda_copy_h2d,
+    .copy_d2h = cuda_copy_d2h,
+    .copy_d2d_async = cuda_copy_d2d_async,
+    .memset_async = cuda_memset_async,
+    .module_load = cuda_module_load,
+    .module_unload = cuda_module_unload,
+    .launch = cuda_launch,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_elapsed = cuda_event_elapsed,
+    .sync = cuda_sync,
+    .context_lost = cuda_context_lost,
+};

@@ -1,0 +1,116 @@
+/* GPU backends behind one interface. `cuda` (libcuda driver API + NVRTC) and `hip`
+ * (libamdhip64 + hiprtc + comgr) are loaded with dlopen at run time, so the binary starts on
+ * any machine and says which backend is unavailable and why. Compilation needs no GPU and
+ * runs in a child process (fdt_rt_compile); the device side works on one current device per
+ * process (the GPU worker opens exactly one). Device pointers are plain 64-bit integers. */
+#ifndef FDT_RT_H
+#define FDT_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdt_common.h"
+
+typedef struct fdt_rt_device_info {
+    char backend[8];   /* "cuda", "hip" */
+    int index;         /* ordinal within the backend */
+    char vendor[16];   /* "NVIDIA", "AMD" */
+    char name[128];
+    char arch[32];     /* "sm_90", "gfx90a" */
+    int compute_units; /* SMs or CUs */
+    int warp_size;
+    int max_threads_per_block;
+    int shared_per_block;       /* bytes, static limit */
+    int shared_per_block_optin; /* bytes, with the opt-in attribute */
+    int regs_per_block;
+    int64_t l2_bytes;
+    int64_t mem_bytes;
+    int clock_khz, mem_clock_khz, mem_bus_bits;
+    double peak_bw_gbs; /* from memory clock and bus width, 0 when unknown */
+    char uuid[48];
+    char pci[24];
+    char driver_version[64];   /* kernel driver (e.g. 580.159.04) and API version */
+    char runtime_version[32];
+    char compiler_version[32];
+} fdt_rt_device_info;
+
+/* What the compiler reports for one kernel (-1: not reported by this backend). */
+typedef struct fdt_rt_resources {
+    int registers;     /* per thread: registers (NVIDIA) or VGPRs (AMD) */
+    int sgprs;         /* AMD scalar registers */
+    int agprs;         /* AMD accumulation registers */
+    int spill_bytes;   /* NVIDIA: spill stores (bytes); AMD: VGPR+SGPR spill count * 4 */
+    int scratch_bytes; /* NVIDIA: stack frame; AMD: private segment per work-item */
+    int shared_bytes;  /* static shared memory / LDS per block */
+    int max_threads;   /* largest block the code object allows (AMD), -1 otherwise */
+} fdt_rt_resources;
+
+typedef struct fdt_rt_code {
+    char *image;       /* cubin or AMD code object */
+    size_t size;
+    char *log;         /* compiler output (NUL-terminated, may be empty) */
+    fdt_rt_resources res;
+    int cached;        /* 1 when served from the compile cache */
+} fdt_rt_code;
+
+typedef struct fdt_rt_backend {
+    const char *name;        /* "cuda", "hip" */
+    const char *vendor;      /* "NVIDIA", "AMD" */
+    const char *arch_prefix; /* "sm_", "gfx" */
+    const char *example_arch;
+
+    /* --- compiler (no GPU needed) --- */
+    int (*compiler_version)(char *buf, size_t n, fdt_err *e); /* loads the compiler library */
+    /* In-process compile; use fdt_rt_compile, which isolates it in a child process. */
+    int (*compile)(const char *src, const char *kernel, const char *arch, fdt_sb *image,
+                   fdt_sb *log, fdt_rt_resources *res, fdt_err *e);
+
+    /* --- devices --- */
+    int (*device_count)(int *n, fdt_err *e); /* loads the driver; fails saying why */
+    int (*device_info)(int idx, fdt_rt_device_info *info, fdt_err *e);
+    int (*open)(int idx, fdt_err *e); /* makes the device current in this process */
+    int (*mem_info)(size_t *free_bytes, size_t *total, fdt_err *e);
+    int (*alloc)(size_t bytes, uint64_t *ptr, fdt_err *e);
+    void (*free)(uint64_t ptr);
+    int (*copy_h2d)(uint64_t dst, const void *src, size_t n, fdt_err *e);
+    int (*copy_d2h)(void *dst, uint64_t src, size_t n, fdt_err *e);
+    int (*copy_d2d_async)(uint64_t dst, uint64_t src, size_t n, fdt_err *e);
+    int (*memset_async)(uint64_t dst, unsigned char value, size_t n, fdt_err *e);
+    int (*module_load)(const void *image, size_t n, const char *kernel, void **module,
+                       void **fn, fdt_err *e);
+    void (*module_unload)(void *module);
+    int (*launch)(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
+                  void **args, fdt_err *e);
+    int (*event_create)(void **ev, fdt_err *e);
+    void (*event_destroy)(void *ev);
+    int (*event_record)(void *ev, fdt_err *e);
+    int (*event_elapsed)(void *start, void *stop, float *ms, fdt_err *e);
+    int (*sync)(fdt_err *e);
+    /* After an error: 1 when the context is unusable (illegal address, kernel fault), so the
+     * process must be replaced; 0 when the error was local (bad launch configuration). */
+    int (*context_lost)(void);
+} fdt_rt_backend;
+
+int fdt_rt_backend_count(void);
+const fdt_rt_backend *fdt_rt_backend_at(int i);
+const fdt_rt_backend *fdt_rt_backend_find(const char *name);
+/* The backend whose compiler targets `arch` ("sm_90" -> cuda, "gfx90a" -> hip). */
+const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e);
+
+/* Compiles in a child process (a compiler crash or hang becomes an error), through the
+ * on-disk cache keyed by source, kernel, arch, compiler version and fdtune version. */
+int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel, const char *arch,
+                   int timeout_ms, fdt_rt_code *out, fdt_err *e);
+void fdt_rt_code_free(fdt_rt_code *c);
+/* Compile cache directory: FDTUNE_CACHE, else $XDG_CACHE_HOME/fdtune, else ~/.cache/fdtune.
+ * An empty FDTUNE_CACHE disables the cache. */
+const char *fdt_rt_cache_dir(void);
+
+/* Serialisation of compile results (used between processes and by the cache). */
+int fdt_rt_code_pack(const fdt_rt_code *c, fdt_sb *out);
+int fdt_rt_code_unpack(const char *data, size_t n, fdt_rt_code *c, fdt_err *e);
+
+/* Parses ptxas -v output for one kernel (exposed for tests). */
+void fdt_rt_parse_ptxas(const char *log, const char *kernel, fdt_rt_resources *res);
+
+#endif
