@@ -1,27 +1,78 @@
-#include "fdt_gen.h"
+/* fdtune's entry point: global options and dispatch to one file per subcommand. */
+#include "cli.h"
+#include "fdt_eval.h"
 #include "fdt_rt.h"
+
+#include <lua.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
+
+#ifndef FDTUNE_VERSION
+#define FDTUNE_VERSION "0.0.0"
+#endif
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"gen", cmd_gen, "print the HIP source of one candidate (and compile it)"},
+    {"bench", cmd_bench, "run, verify and time candidates on a GPU"},
+    {"devices", cmd_devices, "list the visible GPUs with identity and copy bandwidth"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fdtune <command> [options]\n"
+               "       fdtune --version | --help\n\n"
+               "fdtune generates, verifies and times high-order finite-difference stencil\n"
+               "kernels (HIP source, compiled at run time by hiprtc on AMD and NVRTC on NVIDIA).\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'fdtune <command> --help' describes each command.\n"
+               "exit status: 0 success, 1 a check failed, 2 usage error, 3 no GPU visible,\n"
+               "4 operational error (device, compiler, database, disk).\n"
+               "environment: NO_COLOR, FDTUNE_CACHE (compile cache directory, empty: off),\n"
+               "CUDA_HOME (where NVRTC is looked for).\n");
+}
+
+static void version(void)
+{
+    printf("fdtune %s (generator %s)\n", FDTUNE_VERSION, fdt_gen_fingerprint());
+    for (int i = 0; i < fdt_rt_backend_count(); i++) {
+        const fdt_rt_backend *b = fdt_rt_backend_at(i);
+        char ver[64];
+        fdt_err e;
+        if (b->compiler_version(ver, sizeof ver, &e))
+            printf("backend %s: compiler unavailable (%s)\n", b->name, e.msg);
+        else
+            printf("backend %s: %s\n", b->name, ver);
+    }
+    if (fdt_rt_backend_count() == 0)
+        printf("backends: none compiled in\n");
+    printf("SQLite %s\n%s\n", sqlite3_libversion(), LUA_RELEASE);
+}
+
 int main(int argc, char **argv)
 {
-    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 64, 64, 64};
-    fdt_config c; fdt_err e;
-    if (argc > 1) { fdt_op_parse(argv[1], &p.op, &e); }
-    if (fdt_config_parse(argc > 2 ? argv[2] : "", &c, &e)) { fprintf(stderr, "%s\n", e.msg); return 1; }
-    if (argc > 3) p.prec = strcmp(argv[3], "f64") ? FDT_F32 : FDT_F64;
-    if (argc > 4) p.R = atoi(argv[4]);
-    fdt_sb b; fdt_sb_init(&b);
-    char name[96]; fdt_gen_kernel_name(&p, &c, name, sizeof name);
-    if (fdt_gen_source(&p, &c, name, &b, &e)) { fprintf(stderr, "%s\n", e.msg); return 1; }
-    const char *archs[] = {"sm_90", "gfx90a"};
-    for (int i = 0; i < 2; i++) {
-        const fdt_rt_backend *be = fdt_rt_backend_for_arch(archs[i], &e);
-        if (!be) { fprintf(stderr, "%s\n", e.msg); continue; }
-        fdt_rt_code code;
-        if (fdt_rt_compile(be, fdt_sb_str(&b), name, archs[i], 60000, &code, &e)) { fprintf(stderr, "FAIL %s: %s\n", archs[i], e.msg); continue; }
-        printf("%s: %zu bytes regs=%d sgpr=%d spill=%d scratch=%d shared=%d cached=%d\n", archs[i], code.size, code.res.registers, code.res.sgprs, code.res.spill_bytes, code.res.scratch_bytes, code.res.shared_bytes, code.cached);
-        fdt_rt_code_free(&code);
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
     }
-    return 0;
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        version();
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    print_error("unknown command '%s' (see 'fdtune --help')", cmd);
+    return EXIT_USAGE;
 }

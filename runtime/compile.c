@@ -1,10 +1,9 @@
 /* Compilation isolated in a child process, with an on-disk cache. The child runs the
  * vendor compiler and sends back the packed result; a crash or a hang there becomes an
- * error here. Cache entries hold their whole key (arch, kernel, compiler version, fdtune
- * version, source) and are verified on read, so a file-name hash collision costs only a
+ * error here. Cache entries hold their whole key (backend, arch, kernel, compiler version,
+ * options, source) and are verified on read, so a file-name hash collision costs only a
  * recompile. */
 #include "fdt_rt.h"
-#include "fdt_gen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,8 +152,8 @@ static char *cache_key(const fdt_rt_backend *b, const char *src, const char *ker
 {
     fdt_sb k;
     fdt_sb_init(&k);
-    fdt_sb_printf(&k, "backend=%s\narch=%s\nkernel=%s\ncompiler=%s\ngenerator=%s\nsource=%zu\n",
-                  b->name, arch, kernel, compiler, fdt_gen_fingerprint(), strlen(src));
+    fdt_sb_printf(&k, "backend=%s\narch=%s\nkernel=%s\ncompiler=%s\noptions=%s\nsource=%zu\n",
+                  b->name, arch, kernel, compiler, b->options, strlen(src));
     fdt_sb_puts(&k, src);
     return fdt_sb_take(&k);
 }

@@ -25,6 +25,10 @@
 
 /* ---------------------------------------------------------------- NVRTC */
 
+/* 177: "declared but never referenced", for constants some variants do not use. */
+#define CUDA_OPTIONS "-std=c++17", "--ptxas-options=-v", "-lineinfo", "--diag-suppress=177"
+#define CUDA_OPTIONS_TEXT "-std=c++17 --ptxas-options=-v -lineinfo --diag-suppress=177"
+
 static void *nvrtc_lib;
 DECL(nvrtcVersion);
 DECL(nvrtcCreateProgram);
@@ -101,9 +105,7 @@ static int cuda_compile(const char *src, const char *kernel, const char *arch, f
         return fdt_err_set(e, "nvrtc: create program: %s", p_nvrtcGetErrorString(r));
     char archopt[48];
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
-    /* 177: "declared but never referenced", for constants some variants do not use. */
-    const char *opts[] = {archopt, "-std=c++17", "--ptxas-options=-v", "-lineinfo",
-                          "--diag-suppress=177"};
+    const char *opts[] = {archopt, CUDA_OPTIONS};
     r = p_nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
     size_t ln = 0;
     p_nvrtcGetProgramLogSize(prog, &ln);
@@ -365,19 +367,24 @@ static int cuda_memset_async(uint64_t dst, unsigned char v, size_t n, fdt_err *e
     return 0;
 }
 
-static int cuda_module_load(const void *image, size_t n, const char *kernel, void **module,
-                            void **fn, fdt_err *e)
+static int cuda_module_load(const void *image, size_t n, void **module, fdt_err *e)
 {
     (void)n;
     CUmodule m;
     CU(p_cuModuleLoadData(&m, image), "cuModuleLoadData");
-    CUfunction f;
-    CUresult r = p_cuModuleGetFunction(&f, m, kernel);
-    if (r != CUDA_SUCCESS) {
-        p_cuModuleUnload(m);
-        return cu_fail(e, "cuModuleGetFunction", r);
-    }
     *module = m;
+    return 0;
+}
+
+static int cuda_module_function(void *module, const char *kernel, void **fn, fdt_err *e)
+{
+    CUfunction f;
+    CUresult r = p_cuModuleGetFunction(&f, (CUmodule)module, kernel);
+    if (r != CUDA_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "cuModuleGetFunction(%s)", kernel);
+        return cu_fail(e, what, r);
+    }
     *fn = f;
     return 0;
 }
@@ -454,6 +461,7 @@ const fdt_rt_backend fdt_rt_cuda = {
     .vendor = "NVIDIA",
     .arch_prefix = "sm_",
     .example_arch = "sm_90",
+    .options = CUDA_OPTIONS_TEXT,
     .compiler_version = cuda_compiler_version,
     .compile = cuda_compile,
     .device_count = cuda_device_count,
@@ -467,6 +475,7 @@ const fdt_rt_backend fdt_rt_cuda = {
     .copy_d2d_async = cuda_copy_d2d_async,
     .memset_async = cuda_memset_async,
     .module_load = cuda_module_load,
+    .module_function = cuda_module_function,
     .module_unload = cuda_module_unload,
     .launch = cuda_launch,
     .event_create = cuda_event_create,

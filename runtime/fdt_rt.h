@@ -58,6 +58,7 @@ typedef struct fdt_rt_backend {
     const char *vendor;      /* "NVIDIA", "AMD" */
     const char *arch_prefix; /* "sm_", "gfx" */
     const char *example_arch;
+    const char *options; /* compiler options besides the target: part of the cache key */
 
     /* --- compiler (no GPU needed) --- */
     int (*compiler_version)(char *buf, size_t n, fdt_err *e); /* loads the compiler library */
@@ -76,8 +77,8 @@ typedef struct fdt_rt_backend {
     int (*copy_d2h)(void *dst, uint64_t src, size_t n, fdt_err *e);
     int (*copy_d2d_async)(uint64_t dst, uint64_t src, size_t n, fdt_err *e);
     int (*memset_async)(uint64_t dst, unsigned char value, size_t n, fdt_err *e);
-    int (*module_load)(const void *image, size_t n, const char *kernel, void **module,
-                       void **fn, fdt_err *e);
+    int (*module_load)(const void *image, size_t n, void **module, fdt_err *e);
+    int (*module_function)(void *module, const char *kernel, void **fn, fdt_err *e);
     void (*module_unload)(void *module);
     int (*launch)(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
                   void **args, fdt_err *e);
@@ -98,7 +99,7 @@ const fdt_rt_backend *fdt_rt_backend_find(const char *name);
 const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e);
 
 /* Compiles in a child process (a compiler crash or hang becomes an error), through the
- * on-disk cache keyed by source, kernel, arch, compiler version and fdtune version. */
+ * on-disk cache keyed by source, kernel, arch, compiler version and options. */
 int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel, const char *arch,
                    int timeout_ms, fdt_rt_code *out, fdt_err *e);
 void fdt_rt_code_free(fdt_rt_code *c);

@@ -43,6 +43,9 @@ static void *open_first(const char *const *names, const char **opened, char *why
 
 /* ---------------------------------------------------------------- hiprtc + comgr */
 
+#define HIP_OPTIONS "-O3", "-std=c++17"
+#define HIP_OPTIONS_TEXT "-O3 -std=c++17"
+
 static void *rtc_lib, *comgr_lib;
 static int rtc_legacy; /* hiprtc inside libamdhip64 (ROCm < 5.6): crashes on newer targets */
 DECL(hiprtcCreateProgram);
@@ -232,7 +235,7 @@ static int hip_compile(const char *src, const char *kernel, const char *arch, fd
         return fdt_err_set(e, "hiprtc: create program: %s", p_hiprtcGetErrorString(r));
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--offload-arch=%s", arch);
-    const char *opts[] = {archopt, "-O3", "-std=c++17"};
+    const char *opts[] = {archopt, HIP_OPTIONS};
     r = p_hiprtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
     size_t ln = 0;
     p_hiprtcGetProgramLogSize(prog, &ln);
@@ -497,19 +500,24 @@ static int hip_memset_async(uint64_t dst, unsigned char v, size_t n, fdt_err *e)
     return 0;
 }
 
-static int hip_module_load(const void *image, size_t n, const char *kernel, void **module,
-                           void **fn, fdt_err *e)
+static int hip_module_load(const void *image, size_t n, void **module, fdt_err *e)
 {
     (void)n;
     hipModule_t m;
     HIPCALL(p_hipModuleLoadData(&m, image), "hipModuleLoadData");
-    hipFunction_t f;
-    hipError_t r = p_hipModuleGetFunction(&f, m, kernel);
-    if (r != hipSuccess) {
-        p_hipModuleUnload(m);
-        return hip_fail(e, "hipModuleGetFunction", r);
-    }
     *module = m;
+    return 0;
+}
+
+static int hip_module_function(void *module, const char *kernel, void **fn, fdt_err *e)
+{
+    hipFunction_t f;
+    hipError_t r = p_hipModuleGetFunction(&f, (hipModule_t)module, kernel);
+    if (r != hipSuccess) {
+        char what[160];
+        snprintf(what, sizeof what, "hipModuleGetFunction(%s)", kernel);
+        return hip_fail(e, what, r);
+    }
     *fn = f;
     return 0;
 }
@@ -572,6 +580,7 @@ const fdt_rt_backend fdt_rt_hip = {
     .vendor = "AMD",
     .arch_prefix = "gfx",
     .example_arch = "gfx90a",
+    .options = HIP_OPTIONS_TEXT,
     .compiler_version = hip_compiler_version,
     .compile = hip_compile,
     .device_count = hip_device_count,
@@ -585,6 +594,7 @@ const fdt_rt_backend fdt_rt_hip = {
     .copy_d2d_async = hip_copy_d2d_async,
     .memset_async = hip_memset_async,
     .module_load = hip_module_load,
+    .module_function = hip_module_function,
     .module_unload = hip_module_unload,
     .launch = hip_launch,
     .event_create = hip_event_create,

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs a list of bench stages on the GPU machine with the binary and compile cache carried
+# in .gpu/, and packs the results into $OUT (the device tool returns at most 8 files).
+# Usage: bench/gpu_session.sh STAGE... ; stages: devices faults verify explore:LIST sanitize
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+export FDTUNE=$root/.gpu/bin/fdtune FDTUNE_CACHE=$root/.gpu/cache OUTDIR=/tmp/fdtune-results
+mkdir -p "$OUTDIR"
+OUT=${OUT:-$OUTDIR}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+    --format=csv >"$OUTDIR/nvidia-smi.txt" 2>&1
+for stage in "$@"; do
+  t0=$(date +%s)
+  echo "=== $stage"
+  case $stage in
+    devices) "$FDTUNE" --version; "$FDTUNE" devices ;;
+    faults) "$root/bench/faults.sh" ;;
+    verify) "$root/bench/issue2_verify.sh" ;;
+    explore:*) "$root/bench/explore.sh" "$root/bench/${stage#explore:}" ;;
+    sanitize)
+      for c in "lap 61x37x29 bx=32,by=8,nw=8,lds=1,vec=4,align=64,tile=3" \
+               "d2x 61x37x29 bx=16,by=16,vec=4,align=64,nt=1" \
+               "wave 61x37x29 bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3" \
+               "d2z 61x37x29 bx=32,by=8,nw=16,vec=4,align=64,tile=2"; do
+        set -- $c
+        compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
+            "$FDTUNE" bench --op "$1" --grid "$2" --config "$3" --probe 2>&1 | tail -4
+        echo "memcheck $1 $3: exit ${PIPESTATUS[0]}"
+      done ;;
+    *) echo "unknown stage $stage" ;;
+  esac 2>&1 | tee "$OUTDIR/stage-${stage//[:\/]/_}.txt"
+  echo "=== $stage took $(( $(date +%s) - t0 )) s"
+done
+tar czf "$OUT/results.tgz" -C "$OUTDIR" . 2>/dev/null

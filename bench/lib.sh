@@ -1,0 +1,26 @@
+# Shared by the bench scripts: where fdtune is, where results go, and config lists.
+# FDTUNE: the binary (default: ./build/fdtune); OUTDIR: results (default: bench/results).
+FDTUNE=${FDTUNE:-$(cd "$(dirname "$0")/.." && pwd)/build/fdtune}
+OUTDIR=${OUTDIR:-$(cd "$(dirname "$0")" && pwd)/results}
+mkdir -p "$OUTDIR"
+
+# Verification spread: tile > 1, windows, LDS, vectors, odd block shapes, order, split, nt,
+# launch bounds. $1 = op, $2 = precision.
+verify_configs() {
+    local op=$1 v=4
+    [ "$2" = f64 ] && v=2
+    echo "default"
+    echo "bx=32,by=8,tile=4"
+    echo "bx=16,by=16,vec=$v,align=64,nt=1"
+    echo "bx=64,by=4,nw=16"
+    echo "bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3"
+    if [ "$op" = d2z ]; then
+        echo "bx=32,by=8,nw=64,vec=$v,align=64,tile=2"
+        echo "bx=64,by=2,nw=157,vec=$v,align=64,order=zyx,nt=1"
+    else
+        echo "bx=32,by=8,nw=32,lds=1,vec=$v,align=64"
+        echo "bx=32,by=4,nw=8,tile=2,lds=1,nt=1,lb=256"
+    fi
+}
+
+config_args() { while read -r c; do printf -- '--config %s ' "$c"; done; }

@@ -1,0 +1,82 @@
+/* Argument parsing shared by subcommands: the problem options and checked integers. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_OP = 1000, OPT_R, OPT_PREC, OPT_GRID };
+
+void problem_args_init(problem_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->p.op = FDT_OP_LAP;
+    a->p.R = 4;
+    a->p.prec = FDT_F32;
+    a->p.nx = a->p.ny = a->p.nz = 512;
+}
+
+int parse_int_arg(const char *opt, const char *s, long min, long max, long *out)
+{
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno == ERANGE) {
+        print_error("%s '%s': expected an integer", opt, s);
+        return -1;
+    }
+    if (v < min || v > max) {
+        print_error("%s %ld: out of range (%ld..%ld)", opt, v, min, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int problem_args_take(problem_args *a, int opt, const char *arg)
+{
+    fdt_err e;
+    long v;
+    int64_t d[3];
+    switch (opt) {
+    case 'o':
+        if (fdt_op_parse(arg, &a->p.op, &e))
+            break;
+        a->have_op = 1;
+        return 1;
+    case 'R':
+        errno = 0;
+        {
+            char *end;
+            v = strtol(arg, &end, 10);
+            if (!*arg || *end || errno) {
+                fdt_err_set(&e, "--R '%s': expected an integer", arg);
+                break;
+            }
+        }
+        if (v < FDT_R_MIN || v > FDT_R_MAX) {
+            fdt_err_set(&e, "--R %ld: out of range (%d..%d; the order of accuracy is 2R)", v,
+                        FDT_R_MIN, FDT_R_MAX);
+            break;
+        }
+        a->p.R = (int)v;
+        a->have_R = 1;
+        return 1;
+    case 'p':
+        if (fdt_prec_parse(arg, &a->p.prec, &e))
+            break;
+        return 1;
+    case 'g':
+        if (fdt_grid_parse(arg, d, &e))
+            break;
+        a->p.nx = d[0];
+        a->p.ny = d[1];
+        a->p.nz = d[2];
+        a->have_grid = 1;
+        return 1;
+    default:
+        return 0;
+    }
+    print_error("%s", e.msg);
+    return -1;
+}

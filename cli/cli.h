@@ -1,0 +1,62 @@
+/* Private to the CLI: subcommands, shared argument parsing and output helpers. Only this
+ * module talks to the user: data on stdout, progress and diagnostics on stderr. */
+#ifndef FDT_CLI_H
+#define FDT_CLI_H
+
+#include <stdio.h>
+
+#include "fdt_common.h"
+#include "fdt_gen.h"
+
+/* Exit statuses, documented in --help. */
+enum {
+    EXIT_OK = 0,
+    EXIT_FAIL = 1,   /* the command ran and found a problem (wrong kernel, regression) */
+    EXIT_USAGE = 2,  /* bad arguments or input */
+    EXIT_NO_GPU = 3, /* the command needs a GPU and none is visible */
+    EXIT_ERROR = 4,  /* an operational error (device, compiler, database, disk) */
+};
+
+int cmd_gen(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* ---- arguments ---- */
+/* Problem options shared by gen, bench and tune: --op, --R, --precision, --grid. */
+typedef struct problem_args {
+    fdt_problem p;
+    int have_op, have_R, have_grid;
+} problem_args;
+void problem_args_init(problem_args *a);
+/* Returns 1 if the option was consumed, 0 if not a problem option, -1 on error (printed). */
+int problem_args_take(problem_args *a, int opt, const char *arg);
+int parse_int_arg(const char *opt, const char *s, long min, long max, long *out);
+
+/* ---- output ---- */
+int use_color(FILE *f); /* TTY and NO_COLOR unset */
+const char *col(FILE *f, const char *code);
+void die_usage(const char *cmd, const char *fmt, ...) FDT_PRINTF(2, 3);
+void print_error(const char *fmt, ...) FDT_PRINTF(1, 2);
+void print_note(const char *fmt, ...) FDT_PRINTF(1, 2);
+
+/* A text table: add cells row by row, then print with aligned columns. */
+#define TABLE_MAXCOLS 32
+typedef struct table {
+    int ncols, ncells;
+    char **cells;              /* row-major, the header row first */
+    int right[TABLE_MAXCOLS];  /* right-align this column */
+} table;
+void table_init(table *t, int ncols, const char *const *headers);
+void table_add(table *t, const char *fmt, ...) FDT_PRINTF(2, 3); /* next cell */
+void table_print(table *t, FILE *f);
+void table_free(table *t);
+
+/* Minimal JSON writer for --json output (each document carries "schema"). */
+void json_str(fdt_sb *b, const char *s);
+void json_kv_str(fdt_sb *b, const char *k, const char *v, int comma);
+void json_kv_num(fdt_sb *b, const char *k, double v, int comma);
+void json_kv_int(fdt_sb *b, const char *k, long long v, int comma);
+
+#define FDT_JSON_SCHEMA_VERSION 1
+
+#endif

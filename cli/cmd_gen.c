@@ -1,0 +1,124 @@
+/* fdtune gen: print the HIP source of one candidate; with --compile, compile it for the
+ * requested targets and append the compiler's resource report as comments, so stdout
+ * stays a compilable source file. */
+#include "cli.h"
+#include "fdt_rt.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void gen_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fdtune gen --op OP --R N [--precision f32|f64] [--grid N^3|NXxNYxNZ]\n"
+            "                  [--config KEY=VAL,...] [--name KERNEL] [--compile]\n"
+            "                  [--target ARCH]...\n\n"
+            "Prints the HIP source of one candidate kernel on stdout. The source takes the grid\n"
+            "at run time; --grid only matters for checking the config (window length, split).\n\n"
+            "  --op OP          d2x, d2y, d2z, lap, wave (default lap)\n"
+            "  --R N            stencil radius 1..8, order of accuracy 2N (default 4)\n"
+            "  --precision P    f32 or f64 (default f32)\n"
+            "  --config TEXT    e.g. bx=64,by=4,nw=32 (default: the reference config)\n"
+            "  --compile        compile with the target's compiler and report its resources\n"
+            "  --target ARCH    sm_90, gfx90a, ... (repeatable; default: every backend's\n"
+            "                   default target whose compiler is available)\n");
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"op", required_argument, 0, 'o'},     {"R", required_argument, 0, 'R'},
+        {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
+        {"config", required_argument, 0, 'c'}, {"name", required_argument, 0, 'n'},
+        {"compile", no_argument, 0, 'C'},      {"target", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    problem_args pa;
+    problem_args_init(&pa);
+    const char *config = "", *name = NULL, *targets[8];
+    int ntargets = 0, compile = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int t = problem_args_take(&pa, c, optarg);
+        if (t < 0)
+            return EXIT_USAGE;
+        if (t)
+            continue;
+        switch (c) {
+        case 'c': config = optarg; break;
+        case 'n': name = optarg; break;
+        case 'C': compile = 1; break;
+        case 't':
+            if (ntargets == 8)
+                die_usage("gen", "at most 8 --target options");
+            targets[ntargets++] = optarg;
+            break;
+        case 'h': gen_usage(stdout); return EXIT_OK;
+        default: gen_usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        die_usage("gen", "unexpected argument '%s'", argv[optind]);
+    if (ntargets && !compile)
+        compile = 1; /* a target only makes sense when compiling */
+    fdt_err e;
+    fdt_config cfg;
+    if (fdt_config_parse(config, &cfg, &e) || fdt_problem_check(&pa.p, &e) ||
+        fdt_config_check(&pa.p, &cfg, &e)) {
+        print_error("%s", e.msg);
+        return EXIT_USAGE;
+    }
+    char kname[96];
+    if (!name) {
+        fdt_gen_kernel_name(&pa.p, &cfg, kname, sizeof kname);
+        name = kname;
+    }
+    fdt_sb src;
+    fdt_sb_init(&src);
+    if (fdt_gen_source(&pa.p, &cfg, name, &src, &e)) {
+        print_error("%s", e.msg);
+        fdt_sb_free(&src);
+        return EXIT_USAGE;
+    }
+    fputs(fdt_sb_str(&src), stdout);
+    int status = EXIT_OK;
+    if (compile && !ntargets) {
+        for (int i = 0; i < fdt_rt_backend_count() && ntargets < 8; i++) {
+            const fdt_rt_backend *b = fdt_rt_backend_at(i);
+            char ver[64];
+            if (b->compiler_version(ver, sizeof ver, &e) == 0)
+                targets[ntargets++] = b->example_arch;
+            else
+                print_note("skipping %s: %s", b->example_arch, e.msg);
+        }
+        if (!ntargets) {
+            print_error("--compile: no compiler is available (see 'fdtune --version')");
+            status = EXIT_ERROR;
+        }
+    }
+    for (int i = 0; i < ntargets; i++) {
+        const fdt_rt_backend *b = fdt_rt_backend_for_arch(targets[i], &e);
+        fdt_rt_code code;
+        if (!b || fdt_rt_compile(b, fdt_sb_str(&src), name, targets[i], 300000, &code, &e)) {
+            print_error("%s", e.msg);
+            status = EXIT_ERROR;
+            continue;
+        }
+        const fdt_rt_resources *r = &code.res;
+        printf("\n// Compiled by %s for %s (%zu-byte code object%s):\n", b->name, targets[i],
+               code.size, code.cached ? ", from the compile cache" : "");
+        printf("//   registers %d%s", r->registers, r->sgprs >= 0 ? " VGPRs" : " per thread");
+        if (r->sgprs >= 0)
+            printf(", %d SGPRs, %d AGPRs", r->sgprs, r->agprs);
+        printf(", spills %d bytes, scratch/stack %d bytes, shared %d bytes\n", r->spill_bytes,
+               r->scratch_bytes, r->shared_bytes);
+        if (code.log && *code.log) {
+            /* The compiler's own report, kept verbatim as comments. */
+            for (char *line = strtok(code.log, "\n"); line; line = strtok(NULL, "\n"))
+                printf("//   | %s\n", line);
+        }
+        fdt_rt_code_free(&code);
+    }
+    fdt_sb_free(&src);
+    return status;
+}

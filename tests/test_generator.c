@@ -1,0 +1,599 @@
+/* Generator tests (CPU only): FD coefficients against the known tables, the closed form and
+ * a convergence study; grid and config parsing with their error messages; layout, geometry
+ * and split arithmetic; the template engine; rendered sources; the CPU reference on inputs
+ * for which the stencil is exact; input values and tolerances. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdt_gen.h"
+#include "gen_internal.h"
+
+#define assert_contains(hay, needle)                                                       \
+    do {                                                                                   \
+        if (!strstr((hay), (needle)))                                                      \
+            fail_msg("'%s' does not contain '%s'", (hay), (needle));                        \
+    } while (0)
+
+/* ------------------------------------------------------------------ coefficients */
+
+static void test_coeffs_known_tables(void **state)
+{
+    (void)state;
+    static const struct {
+        int R;
+        double c[5];
+    } known[] = {
+        {1, {-2.0, 1.0}},
+        {2, {-5.0 / 2, 4.0 / 3, -1.0 / 12}},
+        {3, {-49.0 / 18, 3.0 / 2, -3.0 / 20, 1.0 / 90}},
+        {4, {-205.0 / 72, 8.0 / 5, -1.0 / 5, 8.0 / 315, -1.0 / 560}},
+    };
+    for (size_t t = 0; t < sizeof known / sizeof known[0]; t++) {
+        long double c[FDT_R_MAX + 1];
+        fdt_err e;
+        assert_int_equal(fdt_fd_coeffs(known[t].R, c, &e), 0);
+        for (int r = 0; r <= known[t].R; r++)
+            assert_true(fabsl(c[r] - known[t].c[r]) <= 1e-15 * fabs(known[t].c[r]));
+    }
+}
+
+/* c_k = 2 (-1)^(k+1) (R!)^2 / (k^2 (R-k)! (R+k)!), c_0 = -2 sum 1/k^2: every R up to 8. */
+static void test_coeffs_closed_form(void **state)
+{
+    (void)state;
+    for (int R = 1; R <= FDT_R_MAX; R++) {
+        long double c[FDT_R_MAX + 1];
+        fdt_err e;
+        assert_int_equal(fdt_fd_coeffs(R, c, &e), 0);
+        long double fact[2 * FDT_R_MAX + 1];
+        fact[0] = 1;
+        for (int i = 1; i <= 2 * FDT_R_MAX; i++)
+            fact[i] = fact[i - 1] * i;
+        long double c0 = 0;
+        for (int k = 1; k <= R; k++) {
+            long double want = 2.0L * (k % 2 ? 1 : -1) * fact[R] * fact[R] /
+                               ((long double)k * k * fact[R - k] * fact[R + k]);
+            assert_true(fabsl(c[k] - want) <= 1e-16L * fabsl(want));
+            c0 += 1.0L / ((long double)k * k);
+        }
+        assert_true(fabsl(c[0] + 2 * c0) <= 1e-16L * 2 * c0);
+        /* moments: sum of weights 0, second moment 2 */
+        long double m0 = c[0], m2 = 0;
+        for (int r = 1; r <= R; r++) {
+            m0 += 2 * c[r];
+            m2 += 2 * c[r] * r * r;
+        }
+        assert_true(fabsl(m0) < 1e-15L);
+        assert_true(fabsl(m2 - 2) < 1e-15L);
+    }
+}
+
+/* The error on a smooth function falls as h^(2R). */
+static void test_coeffs_convergence(void **state)
+{
+    (void)state;
+    for (int R = 1; R <= FDT_R_MAX; R++) {
+        long double c[FDT_R_MAX + 1];
+        fdt_err e;
+        fdt_fd_coeffs(R, c, &e);
+        /* Step sizes large enough that the truncation error stays above long double
+         * rounding at the smaller step. */
+        long double h = R <= 2 ? 0.05L : R <= 4 ? 0.2L : R <= 6 ? 0.4L : 0.5L;
+        long double x0 = 0.3L, err[2];
+        for (int s = 0; s < 2; s++, h /= 2) {
+            long double d = c[0] * sinl(x0);
+            for (int r = 1; r <= R; r++)
+                d += c[r] * (sinl(x0 + r * h) + sinl(x0 - r * h));
+            err[s] = fabsl(d / (h * h) + sinl(x0));
+        }
+        double order = (double)log2l(err[0] / err[1]);
+        if (fabs(order - 2 * R) > 0.3)
+            fail_msg("R=%d: observed order %.3f, expected %d (errors %Lg, %Lg)", R, order, 2 * R,
+                     err[0], err[1]);
+    }
+}
+
+static void test_coeffs_bad_radius(void **state)
+{
+    (void)state;
+    long double c[FDT_R_MAX + 2];
+    fdt_err e;
+    assert_int_equal(fdt_fd_coeffs(0, c, &e), -1);
+    assert_contains(e.msg, "R=0");
+    assert_int_equal(fdt_fd_coeffs(9, c, &e), -1);
+    long double x[3] = {0, 1, 1}, w[3];
+    assert_int_equal(fdt_fornberg(2, 0, x, 3, w, &e), -1);
+    assert_contains(e.msg, "coincide");
+}
+
+/* ------------------------------------------------------------------ grid and problem */
+
+static void test_grid_parse_valid(void **state)
+{
+    (void)state;
+    int64_t d[3];
+    fdt_err e;
+    assert_int_equal(fdt_grid_parse("512^3", d, &e), 0);
+    assert_true(d[0] == 512 && d[1] == 512 && d[2] == 512);
+    assert_int_equal(fdt_grid_parse("301x203x157", d, &e), 0);
+    assert_true(d[0] == 301 && d[1] == 203 && d[2] == 157);
+    assert_int_equal(fdt_grid_parse("1X2X3", d, &e), 0);
+    assert_true(d[0] == 1 && d[1] == 2 && d[2] == 3);
+}
+
+static void test_grid_parse_invalid(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"", "empty"},
+        {"0^3", "at least 1"},
+        {"-5^3", "positive"},
+        {"+3^3", "positive"},
+        {"512^2", "only the cube form"},
+        {"512", "expected 'x'"},
+        {"512x512", "expected 'x'"},
+        {"512x512x", "expected a number"},
+        {"512x512x512x2", "unexpected text"},
+        {"abc", "expected a number"},
+        {"5.5^3", "expected 'x'"},
+        {"512x0x3", "at least 1"},
+        {"99999999999^3", "too large"},
+        {"18446744073709551616x1x1", "too large"},
+        {" 512^3", "expected a number"},
+        {"512^3 ", "only the cube form"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t d[3];
+        fdt_err e = {{0}};
+        if (fdt_grid_parse(bad[i].text, d, &e) != -1)
+            fail_msg("'%s' was accepted", bad[i].text);
+        assert_contains(e.msg, bad[i].msg);
+    }
+}
+
+static void test_problem_check(void **state)
+{
+    (void)state;
+    fdt_err e;
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
+    assert_int_equal(fdt_problem_check(&p, &e), 0);
+    p.R = 0;
+    assert_int_equal(fdt_problem_check(&p, &e), -1);
+    assert_contains(e.msg, "R=0 is out of range");
+    p.R = 9;
+    assert_int_equal(fdt_problem_check(&p, &e), -1);
+    p.R = 4;
+    p.nx = p.ny = p.nz = 1000000000;
+    assert_int_equal(fdt_problem_check(&p, &e), -1);
+    assert_contains(e.msg, "would need more than");
+    fdt_op op;
+    assert_int_equal(fdt_op_parse("laplace", &op, &e), -1);
+    assert_contains(e.msg, "unknown operator 'laplace'");
+    char key[128];
+    p = (fdt_problem){FDT_OP_WAVE, 2, FDT_F64, 3, 4, 5};
+    fdt_problem_format(&p, key, sizeof key);
+    assert_string_equal(key, "wave R=2 f64 3x4x5");
+}
+
+/* ------------------------------------------------------------------ config */
+
+static void test_config_canonical(void **state)
+{
+    (void)state;
+    fdt_config c;
+    fdt_err e;
+    char buf[256];
+    assert_int_equal(fdt_config_parse("vec=4,nw=32,bx=64,align=64,order=yzx", &c, &e), 0);
+    fdt_config_format(&c, buf, sizeof buf);
+    /* sorted keys, bx=64 is the default and is omitted */
+    assert_string_equal(buf, "align=64,nw=32,order=yzx,vec=4");
+    fdt_config d;
+    assert_int_equal(fdt_config_parse(buf, &d, &e), 0);
+    assert_memory_equal(&c, &d, sizeof c);
+    assert_int_equal(fdt_config_parse("", &c, &e), 0);
+    fdt_config_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "default");
+    assert_int_equal(fdt_config_parse("default", &d, &e), 0);
+    assert_memory_equal(&c, &d, sizeof c);
+}
+
+static void test_config_parse_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"bxx=4", "unknown config parameter 'bxx'"},
+        {"bx", "expected key=value"},
+        {"=4", "expected key=value"},
+        {"bx=abc", "config bx='abc': expected an integer"},
+        {"bx=0", "config bx=0: out of range"},
+        {"bx=4,bx=8", "'bx' given twice"},
+        {"order=abc", "config order='abc': expected one of xyz"},
+        {"vec=8", "config vec=8: out of range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fdt_config c;
+        fdt_err e = {{0}};
+        if (fdt_config_parse(bad[i].text, &c, &e) != -1)
+            fail_msg("'%s' was accepted", bad[i].text);
+        assert_contains(e.msg, bad[i].msg);
+    }
+}
+
+static void test_config_check_names_parameter(void **state)
+{
+    (void)state;
+    static const struct {
+        fdt_op op;
+        fdt_prec prec;
+        int nz;
+        const char *text, *msg;
+    } bad[] = {
+        {FDT_OP_LAP, FDT_F64, 64, "vec=4,align=4", "config vec=4: f64"},
+        {FDT_OP_LAP, FDT_F32, 64, "vec=4", "config vec=4: needs align"},
+        {FDT_OP_LAP, FDT_F32, 64, "align=3", "config align=3: must be a power of two"},
+        {FDT_OP_D2Z, FDT_F32, 64, "lds=1,nw=4", "config lds=1: d2z has no x or y"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=1", "config lds=1: needs nw >= 1"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=1,nw=4,bz=2", "config lds=1: needs bz=1"},
+        {FDT_OP_LAP, FDT_F32, 64, "nw=65", "config nw=65: window longer than nz=64"},
+        {FDT_OP_LAP, FDT_F32, 64, "bx=64,by=4,lb=128", "config lb=128: below the block size"},
+        {FDT_OP_LAP, FDT_F32, 64, "bx=512,by=4", "config bx*by*bz=2048"},
+        {FDT_OP_LAP, FDT_F32, 64, "split=65", "config split=65: out of range"},
+        {FDT_OP_LAP, FDT_F32, 64, "by=16,tile=4,split=2", "config split=2"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fdt_problem p = {bad[i].op, 4, bad[i].prec, 64, 64, bad[i].nz};
+        fdt_config c;
+        fdt_err e = {{0}};
+        if (fdt_config_parse(bad[i].text, &c, &e) == 0 && fdt_config_check(&p, &c, &e) != -1)
+            fail_msg("'%s' was accepted", bad[i].text);
+        assert_contains(e.msg, bad[i].msg);
+    }
+    /* ny=10 cannot be split in 3 parts of whole blocks of 8 rows */
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 64, 10, 64};
+    fdt_config c;
+    fdt_err e;
+    fdt_config_parse("by=8,split=3", &c, &e);
+    assert_int_equal(fdt_config_check(&p, &c, &e), -1);
+    assert_contains(e.msg, "leaves some subdomains empty");
+    /* more blocks along z than grid dimension y allows */
+    p = (fdt_problem){FDT_OP_LAP, 1, FDT_F32, 8, 8, 100000};
+    fdt_config_parse("bx=8,by=8,order=xzy", &c, &e);
+    assert_int_equal(fdt_config_check(&p, &c, &e), -1);
+    assert_contains(e.msg, "exceed the limit 65535");
+}
+
+/* ------------------------------------------------------------------ layout and geometry */
+
+static void test_layout_arithmetic(void **state)
+{
+    (void)state;
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
+    fdt_layout l;
+    fdt_err e;
+    assert_int_equal(fdt_layout_make(&p, 64, &l, &e), 0);
+    assert_int_equal(l.mx, 520);
+    assert_int_equal(l.line, 576);
+    assert_int_equal(l.offset, 60); /* the seeds' align - R */
+    assert_int_equal(l.slice, 576 * 520);
+    assert_int_equal(l.elems, 60 + 576LL * 520 * 520 + 576);
+    assert_int_equal(fdt_layout_index(&l, 4, 0, 0) % 64, 0);
+    assert_int_equal(fdt_layout_make(&p, 1, &l, &e), 0);
+    assert_int_equal(l.line, 520);
+    assert_int_equal(l.offset, 0);
+    /* every radius and alignment: interior x = R aligned, rows aligned, box inside */
+    srand(7);
+    for (int t = 0; t < 2000; t++) {
+        p.R = 1 + rand() % 8;
+        p.nx = 1 + rand() % 700;
+        p.ny = 1 + rand() % 50;
+        p.nz = 1 + rand() % 50;
+        int align = 1 << (rand() % 9);
+        assert_int_equal(fdt_layout_make(&p, align, &l, &e), 0);
+        assert_int_equal(fdt_layout_index(&l, p.R, 0, 0) % align, 0);
+        assert_int_equal(l.line % align, 0);
+        assert_true(l.line >= l.mx && l.line < l.mx + align);
+        assert_true(l.offset >= 0 && l.offset < align);
+        /* last box element, the row padding after it, then the spare row */
+        assert_int_equal(fdt_layout_index(&l, l.mx - 1, l.my - 1, l.mz - 1) + 1 +
+                             (l.line - l.mx) + l.line,
+                         l.elems);
+    }
+}
+
+static void test_effective_bytes(void **state)
+{
+    (void)state;
+    double N = 512.0 * 512 * 512, plane = 512.0 * 512;
+    fdt_problem p = {FDT_OP_D2X, 4, FDT_F32, 512, 512, 512};
+    assert_true(fdt_effective_bytes(&p) == (N + 8 * plane + N) * 4);
+    p.op = FDT_OP_LAP;
+    assert_true(fdt_effective_bytes(&p) == (N + 3 * 8 * plane + N) * 4);
+    p.op = FDT_OP_WAVE;
+    p.prec = FDT_F64;
+    assert_true(fdt_effective_bytes(&p) == (3 * N + 3 * 8 * plane + N) * 8);
+    p = (fdt_problem){FDT_OP_D2Y, 2, FDT_F32, 10, 20, 30};
+    assert_true(fdt_effective_bytes(&p) == (6000.0 + 4 * 10 * 30 + 6000) * 4);
+}
+
+static void test_geometry_split_and_order(void **state)
+{
+    (void)state;
+    fdt_err e;
+    for (int split = 1; split <= 8; split++)
+        for (int by = 1; by <= 8; by *= 2)
+            for (int tile = 1; tile <= 3; tile++) {
+                fdt_problem p = {FDT_OP_LAP, 3, FDT_F32, 100, 203, 57};
+                char text[96];
+                snprintf(text, sizeof text, "bx=32,by=%d,tile=%d,split=%d", by, tile, split);
+                fdt_config c;
+                fdt_geometry g;
+                fdt_config_parse(text, &c, &e);
+                if (fdt_gen_geometry(&p, &c, &g, &e)) {
+                    assert_contains(e.msg, "leaves some subdomains empty");
+                    continue;
+                }
+                assert_int_equal(g.nlaunch, split);
+                int next = p.R;
+                for (int s = 0; s < g.nlaunch; s++) {
+                    assert_int_equal(g.launch[s].jbeg, next); /* contiguous */
+                    assert_true(g.launch[s].jend > g.launch[s].jbeg);
+                    if (s < g.nlaunch - 1) /* whole blocks except the last */
+                        assert_int_equal((g.launch[s].jend - g.launch[s].jbeg) % (by * tile), 0);
+                    assert_true((int64_t)g.launch[s].grid[1] * by * tile >=
+                                g.launch[s].jend - g.launch[s].jbeg);
+                    next = g.launch[s].jend;
+                }
+                assert_int_equal(next, p.R + p.ny); /* covers every row once */
+            }
+    /* order: blockIdx.x/.y/.z walk the axes named */
+    fdt_problem p = {FDT_OP_D2Z, 4, FDT_F32, 256, 96, 80};
+    fdt_config c;
+    fdt_geometry g;
+    fdt_config_parse("bx=32,by=4,vec=2,align=2,nw=16,order=yzx", &c, &e);
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.launch[0].grid[0], 96 / 4);    /* y */
+    assert_int_equal(g.launch[0].grid[1], 80 / 16);   /* z */
+    assert_int_equal(g.launch[0].grid[2], 256 / 64);  /* x */
+    assert_int_equal(g.launch[0].block[0], 32);
+    /* LDS: double-buffered tile with halo */
+    p.op = FDT_OP_LAP;
+    fdt_config_parse("bx=32,by=8,tile=2,vec=4,align=64,nw=16,lds=1", &c, &e);
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.shared_bytes, 2 * (32 * 4 + 8) * (8 * 2 + 8) * 4);
+}
+
+static void test_kernel_args(void **state)
+{
+    (void)state;
+    fdt_arg a[FDT_ARG_COUNT];
+    int n = fdt_gen_kernel_args(FDT_OP_D2Y, a);
+    assert_int_equal(n, 10);
+    assert_int_equal(a[0], FDT_ARG_OUT);
+    assert_int_equal(a[n - 1], FDT_ARG_SY);
+    n = fdt_gen_kernel_args(FDT_OP_WAVE, a);
+    assert_int_equal(n, 18);
+    assert_int_equal(a[2], FDT_ARG_PREV);
+    assert_int_equal(a[n - 1], FDT_ARG_SRC);
+}
+
+/* ------------------------------------------------------------------ templates and source */
+
+static void test_template_engine(void **state)
+{
+    (void)state;
+    fdt_tpl_var v[] = {{"A", "alpha"}, {"T", "1"}, {"F", "0"}, {"E", ""}};
+    fdt_sb b;
+    fdt_err e;
+    fdt_sb_init(&b);
+    const char *t = "x {{A}} y\n#{if T}\nt1\n#{if F}\nno\n#{else}\nt2\n#{endif}\n#{endif}\n"
+                    "  #{if !E}\nnotE\n  #{endif}\n#{if F}\nhidden {{UNKNOWN_BUT_INACTIVE}}\n"
+                    "#{endif}\nend";
+    assert_int_equal(fdt_tpl_render(t, "t", v, 4, &b, &e), 0);
+    assert_string_equal(fdt_sb_str(&b), "x alpha y\nt1\nt2\nnotE\nend");
+    fdt_sb_free(&b);
+    static const struct {
+        const char *tpl, *msg;
+    } bad[] = {
+        {"a\n{{NOPE}}\n", "template t:2: unknown variable 'NOPE'"},
+        {"#{if NOPE}\n#{endif}\n", "template t:1: unknown condition 'NOPE'"},
+        {"#{if T}\n", "not closed"},
+        {"#{endif}\n", "t:1: #{endif} without #{if}"},
+        {"#{else}\n", "#{else} without #{if}"},
+        {"#{loop T}\n", "unknown directive 'loop'"},
+        {"{{A\n", "unterminated {{"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fdt_sb_init(&b);
+        assert_int_equal(fdt_tpl_render(bad[i].tpl, "t", v, 4, &b, &e), -1);
+        assert_contains(e.msg, bad[i].msg);
+        fdt_sb_free(&b);
+    }
+}
+
+static void test_source_rendering(void **state)
+{
+    (void)state;
+    static const char *const cfgs[] = {
+        "default", "bx=32,by=8,tile=4", "bx=16,by=16,vec=4,align=64,nt=1", "bx=64,by=4,nw=16",
+        "bx=32,by=8,nw=32,lds=1,vec=4,align=64", "bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3"};
+    for (int op = 0; op < FDT_OP_COUNT; op++)
+        for (int R = 1; R <= FDT_R_MAX; R++)
+            for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
+                fdt_problem p = {(fdt_op)op, R, FDT_F32, 128, 96, 80};
+                fdt_config c;
+                fdt_err e;
+                assert_int_equal(fdt_config_parse(cfgs[ci], &c, &e), 0);
+                if (fdt_config_check(&p, &c, &e))
+                    continue; /* e.g. lds for d2z */
+                fdt_sb b;
+                fdt_sb_init(&b);
+                if (fdt_gen_source(&p, &c, "k_test", &b, &e))
+                    fail_msg("%s R=%d %s: %s", fdt_op_name(p.op), R, cfgs[ci], e.msg);
+                const char *s = fdt_sb_str(&b);
+                assert_contains(s, "extern \"C\" __global__ void ");
+                assert_contains(s, "k_test(");
+                assert_null(strstr(s, "{{"));
+                assert_null(strstr(s, "#{"));
+                fdt_sb_free(&b);
+            }
+    /* the literal coefficients are the precision's exact values */
+    fdt_problem p = {FDT_OP_D2X, 1, FDT_F32, 8, 8, 8};
+    fdt_config c;
+    fdt_err e;
+    fdt_config_default(&c);
+    fdt_sb b;
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_source(&p, &c, "k", &b, &e), 0);
+    assert_contains(fdt_sb_str(&b), "-2.0f * w[1]");
+    assert_contains(fdt_sb_str(&b), "1.0f * (w[0] + w[2])");
+    fdt_sb_free(&b);
+    /* fault=coef differs only in the sign of one pair */
+    c.fault = FDT_FAULT_COEF;
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_source(&p, &c, "k", &b, &e), 0);
+    assert_contains(fdt_sb_str(&b), "1.0f * (w[0] - w[2])");
+    fdt_sb_free(&b);
+    /* names must be identifiers */
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_source(&p, &c, "1abc", &b, &e), -1);
+    assert_contains(e.msg, "not a C identifier");
+    fdt_sb_free(&b);
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_util_source(FDT_F64, &b, &e), 0);
+    assert_contains(fdt_sb_str(&b), "fdt_compare_f64");
+    fdt_sb_free(&b);
+    assert_true(strlen(fdt_gen_fingerprint()) == 16);
+    assert_non_null(strstr(fdt_gen_nvrtc_hip_header(), "__stcs"));
+}
+
+/* ------------------------------------------------------------------ reference */
+
+/* f = i^2 + 2 j^2 + 3 k^3 (k cubed: still exact for R >= 1, the stencil is symmetric). */
+static double poly(void *ctx, int field, int64_t i, int64_t j, int64_t k)
+{
+    (void)ctx;
+    double x = (double)i, y = (double)j, z = (double)k;
+    switch (field) {
+    case FDT_FIELD_IN: return x * x + 2 * y * y + 3 * z * z * z;
+    case FDT_FIELD_PREV: return 0.5 * x;
+    default: return 0.25;
+    }
+}
+
+static void test_reference_exact_on_polynomials(void **state)
+{
+    (void)state;
+    for (int R = 1; R <= FDT_R_MAX; R++) {
+        long double coef[FDT_R_MAX + 1];
+        fdt_err e;
+        fdt_fd_coeffs(R, coef, &e);
+        fdt_problem p = {FDT_OP_D2X, R, FDT_F64, 20, 20, 20};
+        fdt_params q;
+        fdt_params_default(&p, &q);
+        int64_t i = R + 3, j = R + 5, k = R + 7;
+        double d2[3] = {2.0, 4.0, 18.0 * k}; /* second derivatives along x, y, z */
+        double scale[3] = {q.sx, q.sy, q.sz};
+        for (int op = FDT_OP_D2X; op <= FDT_OP_D2Z; op++) {
+            p.op = (fdt_op)op;
+            double got = fdt_reference_point(&p, &q, coef, poly, NULL, i, j, k);
+            assert_float_equal(got, scale[op] * d2[op], 1e-8 * (1 + fabs(d2[op])));
+        }
+        double lap = q.sx * 2 + q.sy * 4 + q.sz * 18.0 * k;
+        p.op = FDT_OP_LAP;
+        assert_float_equal(fdt_reference_point(&p, &q, coef, poly, NULL, i, j, k), lap, 1e-7);
+        p.op = FDT_OP_WAVE;
+        double u = poly(NULL, 0, i, j, k);
+        double wave = 2 * u - 0.5 * (double)i + 0.25 * lap;
+        assert_float_equal(fdt_reference_point(&p, &q, coef, poly, NULL, i, j, k), wave,
+                           1e-9 * fabs(wave));
+        /* the point source adds at its point only */
+        assert_float_equal(fdt_reference_point(&p, &q, coef, poly, NULL, q.si, q.sj, q.sk) -
+                               (2 * poly(NULL, 0, q.si, q.sj, q.sk) - 0.5 * (double)q.si +
+                                0.25 * (q.sx * 2 + q.sy * 4 + q.sz * 18.0 * q.sk)),
+                           q.src, 1e-7);
+    }
+}
+
+static void test_input_values(void **state)
+{
+    (void)state;
+    uint64_t seed = 12345;
+    double sum = 0;
+    for (int64_t n = 0; n < 200000; n++) {
+        int64_t i = n % 97, j = n / 97 % 89, k = n / (97 * 89);
+        double v = fdt_input_value(seed, FDT_FIELD_IN, i, j, k, FDT_F32);
+        assert_true(v != 0.0 && v > -1.0 && v < 1.0);
+        assert_true(v == (double)(float)v); /* exact in f32 */
+        assert_true(v == fdt_input_value(seed, FDT_FIELD_IN, i, j, k, FDT_F64));
+        double c2 = fdt_input_value(seed, FDT_FIELD_C2, i, j, k, FDT_F32);
+        assert_true(c2 > 0.25 && c2 < 0.5);
+        sum += v;
+    }
+    assert_true(fabs(sum / 200000) < 0.01); /* centred */
+    assert_true(fdt_input_value(1, 0, 1, 2, 3, FDT_F64) != fdt_input_value(2, 0, 1, 2, 3, FDT_F64));
+    assert_true(fdt_input_value(1, 0, 1, 2, 3, FDT_F64) != fdt_input_value(1, 1, 1, 2, 3, FDT_F64));
+    assert_true(fdt_input_value(1, 0, 1, 2, 3, FDT_F64) != fdt_input_value(1, 0, 2, 1, 3, FDT_F64));
+}
+
+static void test_tolerance(void **state)
+{
+    (void)state;
+    double prev = 0;
+    for (int R = 1; R <= FDT_R_MAX; R++) {
+        fdt_problem p = {FDT_OP_LAP, R, FDT_F32, 64, 64, 64};
+        fdt_params q;
+        fdt_params_default(&p, &q);
+        fdt_tolerance t32, t64;
+        fdt_tolerance_make(&p, &q, &t32);
+        p.prec = FDT_F64;
+        fdt_tolerance_make(&p, &q, &t64);
+        assert_true(t32.cand_vs_ref > t32.ref_vs_exact && t32.ref_vs_exact > 0);
+        assert_true(t64.cand_vs_ref < 1e-10 * t32.cand_vs_ref * 1e4);
+        assert_true(t32.cand_vs_ref > prev);
+        assert_int_equal(t32.nterms, 3 * (2 * R + 1));
+        prev = t32.cand_vs_ref;
+        /* a sign flip of the nearest neighbour weight (the fault=coef test) stays detectable */
+        long double c[FDT_R_MAX + 1];
+        fdt_err e;
+        fdt_fd_coeffs(R, c, &e);
+        assert_true(2.0 * (double)c[1] * 0.5 * q.sz > 100 * t32.cand_vs_ref);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_coeffs_known_tables),
+        cmocka_unit_test(test_coeffs_closed_form),
+        cmocka_unit_test(test_coeffs_convergence),
+        cmocka_unit_test(test_coeffs_bad_radius),
+        cmocka_unit_test(test_grid_parse_valid),
+        cmocka_unit_test(test_grid_parse_invalid),
+        cmocka_unit_test(test_problem_check),
+        cmocka_unit_test(test_config_canonical),
+        cmocka_unit_test(test_config_parse_errors),
+        cmocka_unit_test(test_config_check_names_parameter),
+        cmocka_unit_test(test_layout_arithmetic),
+        cmocka_unit_test(test_effective_bytes),
+        cmocka_unit_test(test_geometry_split_and_order),
+        cmocka_unit_test(test_kernel_args),
+        cmocka_unit_test(test_template_engine),
+        cmocka_unit_test(test_source_rendering),
+        cmocka_unit_test(test_reference_exact_on_polynomials),
+        cmocka_unit_test(test_input_values),
+        cmocka_unit_test(test_tolerance),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,144 @@
+/* Evaluating candidates on a GPU. A worker process owns one device: it allocates the
+ * halo-padded arrays, fills them from a seeded generator, computes the reference output with
+ * the simplest generated kernel (itself checked against the double-precision CPU reference),
+ * and then verifies and times candidates. A candidate that crashes, hangs or corrupts the
+ * context takes down the worker, not fdtune: the parent records the status and restarts it.
+ * The parent never initialises a GPU driver itself; it compiles (in child processes) and
+ * sends code objects to the worker. */
+#ifndef FDT_EVAL_H
+#define FDT_EVAL_H
+
+#include "fdt_common.h"
+#include "fdt_gen.h"
+#include "fdt_rt.h"
+
+typedef enum {
+    FDT_EVAL_OK,
+    FDT_EVAL_WRONG,         /* ran, but the output or the halo is wrong */
+    FDT_EVAL_COMPILE_ERROR,
+    FDT_EVAL_PRUNED,        /* not run: static resources (spills, shared memory, registers) */
+    FDT_EVAL_LAUNCH_ERROR,  /* refused at launch (e.g. too many resources) */
+    FDT_EVAL_CRASHED,       /* killed the context or the worker process */
+    FDT_EVAL_TIMEOUT,       /* did not finish within the per-candidate limit */
+    FDT_EVAL_STATUS_COUNT
+} fdt_eval_status;
+
+const char *fdt_eval_status_name(fdt_eval_status s);
+
+/* ---------------------------------------------------------------- devices */
+
+#define FDT_MAX_DEVICES 16
+
+typedef struct fdt_backend_probe {
+    char name[8];      /* backend */
+    int available;     /* driver loaded */
+    int count;         /* devices visible */
+    char message[512]; /* why unavailable, or empty */
+    char compiler[48]; /* compiler version or "unavailable: why" */
+} fdt_backend_probe;
+
+typedef struct fdt_probe {
+    int nbackends;
+    fdt_backend_probe backend[4];
+    int ndevices;
+    fdt_rt_device_info device[FDT_MAX_DEVICES];
+} fdt_probe;
+
+/* Lists the devices of every backend, in a child process (a wedged driver cannot hang
+ * fdtune and this process stays free of GPU state). */
+int fdt_probe_devices(fdt_probe *p, fdt_err *e);
+
+/* ---------------------------------------------------------------- timing */
+
+typedef struct fdt_timing_opts {
+    int warmup;         /* launches before timing */
+    int min_reps, max_reps;
+    double max_seconds; /* of timed launches, per candidate */
+    double stable;      /* stop when the median moved less than this fraction (e.g. 0.005) */
+} fdt_timing_opts;
+
+void fdt_timing_opts_default(fdt_timing_opts *o); /* full sample */
+void fdt_timing_opts_probe(fdt_timing_opts *o);   /* cheap probe: a few launches */
+
+typedef struct fdt_timing {
+    double median_ms, min_ms, max_ms, q1_ms, q3_ms;
+    int reps, outliers; /* outliers: beyond q3 + 1.5 IQR or below q1 - 1.5 IQR */
+    int flushed;        /* last-level cache flushed before each launch */
+} fdt_timing;
+
+/* Statistics of n samples (sorted in place). */
+void fdt_timing_stats(double *ms, int n, fdt_timing *t);
+
+/* ---------------------------------------------------------------- results */
+
+typedef struct fdt_verify {
+    uint64_t checked, bad, nonfinite, touched, input_changed;
+    double max_err, rel_err, tol; /* rel_err: ||out - ref||_2 / ||ref||_2 */
+    int64_t first[3];             /* padded coordinates of the first bad point, or -1 */
+    int rerun_changed;            /* output differed after timing (a race) */
+} fdt_verify;
+
+typedef struct fdt_eval_result {
+    fdt_eval_status status;
+    char message[1024];
+    fdt_verify verify;
+    fdt_timing timing;
+    double gbs;        /* effective bandwidth (seeds' formula) */
+    double frac_copy;  /* gbs / copy bandwidth measured by this worker */
+    fdt_rt_resources res;
+    double compile_s;
+    int64_t line, offset; /* layout the kernel ran with (elements) */
+} fdt_eval_result;
+
+/* What the worker established for a problem. */
+typedef struct fdt_setup_result {
+    double copy_gbs;         /* device-to-device copy, bytes read + written per second / 1e9 */
+    double copy_ms;
+    uint64_t ref_points;     /* points of the reference checked against the CPU */
+    int ref_all_points;      /* 1: every interior point was checked */
+    double ref_max_err, ref_tol;
+    fdt_tolerance tol;
+    double setup_s;
+    size_t device_bytes;     /* allocated for the problem */
+} fdt_setup_result;
+
+/* ---------------------------------------------------------------- worker */
+
+typedef struct fdt_worker fdt_worker;
+
+typedef struct fdt_worker_opts {
+    uint64_t seed;         /* input data */
+    int eval_timeout_ms;   /* per candidate, verification and timing included */
+    int setup_timeout_ms;
+    int compile_timeout_ms;
+} fdt_worker_opts;
+
+void fdt_worker_opts_default(fdt_worker_opts *o);
+
+/* Starts a worker on (backend, index); returns the device description. */
+int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, fdt_worker **w,
+                     fdt_rt_device_info *info, fdt_err *e);
+/* Measures the device-to-device copy bandwidth with buffers of `bytes` (each way). */
+int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err *e);
+/* Prepares a problem: arrays, inputs, the verified reference, the copy bandwidth. */
+int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e);
+/* Verifies and (when correct) times one compiled candidate. Crashes and timeouts come back
+ * as statuses (the worker is restarted and the problem set up again); -1 only when the
+ * worker cannot be brought back. */
+int fdt_worker_eval(fdt_worker *w, const fdt_config *c, const fdt_rt_code *code,
+                    const char *kernel, const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
+const fdt_rt_device_info *fdt_worker_device(const fdt_worker *w);
+int fdt_worker_restarts(const fdt_worker *w);
+void fdt_worker_stop(fdt_worker *w);
+
+/* Name of the reference kernel of a problem (the default config under its own name). */
+void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- one candidate */
+
+/* Generates and compiles (config, problem) for the worker's device, prunes on static
+ * resources (spills), then verifies and times it. Fills r in every case. */
+int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
+                 const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
+
+#endif

@@ -1,0 +1,361 @@
+/* The parent's side of a GPU worker: starts it (fork + socketpair), compiles the
+ * verification and reference kernels for its device, sends candidates, and turns a dead or
+ * silent worker into a `crashed` or `timeout` result. A worker that died is started again
+ * and the problem set up again before the next candidate, so one bad kernel costs one
+ * result, not the run. */
+#include "fdt_eval.h"
+#include "worker_proto.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct fdt_worker {
+    char backend[8];
+    int index;
+    fdt_worker_opts o;
+    pid_t pid;
+    int fd;
+    fdt_rt_device_info info;
+    int have_problem;
+    fdt_problem prob;
+    fdt_setup_result setup;
+    int restarts;
+};
+
+void fdt_worker_opts_default(fdt_worker_opts *o)
+{
+    o->seed = 20241122;
+    o->eval_timeout_ms = 60000;
+    o->setup_timeout_ms = 900000;
+    o->compile_timeout_ms = 300000;
+}
+
+void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n)
+{
+    snprintf(buf, n, "fdt_ref_%s_r%d_%s", fdt_op_name(p->op), p->R, fdt_prec_name(p->prec));
+}
+
+const fdt_rt_device_info *fdt_worker_device(const fdt_worker *w) { return &w->info; }
+int fdt_worker_restarts(const fdt_worker *w) { return w->restarts; }
+
+/* Reaps the worker; describes how it ended in buf. */
+static void reap(fdt_worker *w, int kill_it, char *buf, size_t n)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    if (w->pid <= 0) {
+        snprintf(buf, n, "worker not running");
+        return;
+    }
+    if (kill_it)
+        kill(w->pid, SIGKILL);
+    int status = 0;
+    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status))
+        snprintf(buf, n, "worker killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, n, "worker exited with status %d", WEXITSTATUS(status));
+    w->pid = -1;
+}
+
+static int spawn(fdt_worker *w, fdt_err *e)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return fdt_err_set(e, "worker: socketpair: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return fdt_err_set(e, "worker: fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        fdt_worker_main(sv[1], w->backend, w->index);
+    }
+    close(sv[1]);
+    w->pid = pid;
+    w->fd = sv[0];
+    uint32_t type;
+    void *data = NULL;
+    size_t n = 0;
+    int r = fdt_frame_read(w->fd, &type, &data, &n, w->o.setup_timeout_ms, e);
+    if (r == 0 && type == MSG_HELLO && n == sizeof w->info) {
+        memcpy(&w->info, data, n);
+        free(data);
+        return 0;
+    }
+    char how[160];
+    if (r == 0 && type == MSG_ERROR)
+        fdt_err_set(e, "%s device %d: %s", w->backend, w->index, (char *)data);
+    else if (r == 1)
+        fdt_err_set(e, "%s device %d: no answer within %d s", w->backend, w->index,
+                    w->o.setup_timeout_ms / 1000);
+    free(data);
+    reap(w, 1, how, sizeof how);
+    if (r < 0)
+        fdt_err_set(e, "%s device %d: worker failed to start (%s)", w->backend, w->index, how);
+    return -1;
+}
+
+int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, fdt_worker **out,
+                     fdt_rt_device_info *info, fdt_err *e)
+{
+    *out = NULL;
+    if (!fdt_rt_backend_find(backend))
+        return fdt_err_set(e, "backend '%s' is not in this build", backend);
+    fdt_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return fdt_err_set(e, "worker: out of memory");
+    snprintf(w->backend, sizeof w->backend, "%s", backend);
+    w->index = index;
+    w->fd = -1;
+    w->pid = -1;
+    if (o)
+        w->o = *o;
+    else
+        fdt_worker_opts_default(&w->o);
+    if (spawn(w, e)) {
+        free(w);
+        return -1;
+    }
+    if (info)
+        *info = w->info;
+    *out = w;
+    return 0;
+}
+
+void fdt_worker_stop(fdt_worker *w)
+{
+    if (!w)
+        return;
+    if (w->fd >= 0) {
+        fdt_err e;
+        fdt_frame_write(w->fd, MSG_QUIT, NULL, 0, &e);
+    }
+    char how[160];
+    if (w->pid > 0) {
+        /* Give it a moment to free the device, then insist. */
+        for (int i = 0; i < 50; i++) {
+            if (waitpid(w->pid, NULL, WNOHANG) == w->pid) {
+                w->pid = -1;
+                break;
+            }
+            usleep(20000);
+        }
+    }
+    reap(w, 1, how, sizeof how);
+    free(w);
+}
+
+/* Sends a request and waits for the answer of the expected type. Returns 0, 1 on timeout
+ * (worker killed), -1 on a dead worker or an error message (in e). */
+static int request(fdt_worker *w, uint32_t type, const void *a, size_t an, const void *b,
+                   size_t bn, uint32_t want, void **reply, size_t *rn, int timeout_ms, fdt_err *e)
+{
+    *reply = NULL;
+    if (w->fd < 0)
+        return fdt_err_set(e, "worker not running");
+    fdt_sb msg;
+    fdt_sb_init(&msg);
+    fdt_sb_putn(&msg, a, an);
+    if (bn)
+        fdt_sb_putn(&msg, b, bn);
+    if (msg.oom) {
+        fdt_sb_free(&msg);
+        return fdt_err_set(e, "worker request: out of memory");
+    }
+    int rc = fdt_frame_write(w->fd, type, msg.s, msg.len, e);
+    fdt_sb_free(&msg);
+    char how[160];
+    if (rc) {
+        reap(w, 1, how, sizeof how);
+        return fdt_err_set(e, "%s", how);
+    }
+    uint32_t got;
+    rc = fdt_frame_read(w->fd, &got, reply, rn, timeout_ms, e);
+    if (rc == 1) {
+        reap(w, 1, how, sizeof how);
+        return 1;
+    }
+    if (rc < 0) {
+        reap(w, 0, how, sizeof how);
+        return fdt_err_set(e, "%s", how);
+    }
+    if (got == MSG_ERROR) {
+        fdt_err_set(e, "%s", *reply ? (char *)*reply : "worker error");
+        free(*reply);
+        *reply = NULL;
+        return -1;
+    }
+    if (got != want) {
+        free(*reply);
+        *reply = NULL;
+        return fdt_err_set(e, "worker: unexpected answer %u", got);
+    }
+    return 0;
+}
+
+int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err *e)
+{
+    uint64_t b = bytes;
+    void *reply;
+    size_t n;
+    int rc = request(w, MSG_COPYBW, &b, sizeof b, NULL, 0, MSG_COPYBW_OK, &reply, &n,
+                     w->o.setup_timeout_ms, e);
+    if (rc == 1)
+        return fdt_err_set(e, "copy bandwidth: worker timed out");
+    if (rc)
+        return -1;
+    memcpy(gbs, reply, sizeof *gbs);
+    free(reply);
+    return 0;
+}
+
+static int compile_for(fdt_worker *w, const char *src, const char *kernel, fdt_rt_code *code,
+                       fdt_err *e)
+{
+    const fdt_rt_backend *b = fdt_rt_backend_find(w->backend);
+    return fdt_rt_compile(b, src, kernel, w->info.arch, w->o.compile_timeout_ms, code, e);
+}
+
+static int send_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e)
+{
+    fdt_sb src;
+    fdt_rt_code util = {0}, ref = {0};
+    setup_msg m;
+    memset(&m, 0, sizeof m);
+    m.p = *p;
+    m.seed = w->o.seed;
+    fdt_eval_reference_name(p, m.ref_kernel, sizeof m.ref_kernel);
+    fdt_config rc;
+    fdt_config_default(&rc);
+    int status = -1;
+    char fill_name[64];
+    UTIL_KERNEL(fill_name, "fill", p->prec);
+    fdt_sb_init(&src);
+    if (fdt_gen_util_source(p->prec, &src, e) ||
+        compile_for(w, fdt_sb_str(&src), fill_name, &util, e)) {
+        fdt_err_wrap(e, "verification kernels");
+        goto done;
+    }
+    fdt_sb_free(&src);
+    fdt_sb_init(&src);
+    if (fdt_gen_source(p, &rc, m.ref_kernel, &src, e) ||
+        compile_for(w, fdt_sb_str(&src), m.ref_kernel, &ref, e)) {
+        fdt_err_wrap(e, "reference kernel");
+        goto done;
+    }
+    m.util_len = util.size;
+    m.ref_len = ref.size;
+    fdt_sb payload;
+    fdt_sb_init(&payload);
+    fdt_sb_putn(&payload, (const char *)&m, sizeof m);
+    fdt_sb_putn(&payload, util.image, util.size);
+    void *reply;
+    size_t n;
+    int rq = request(w, MSG_SETUP, payload.s, payload.len, ref.image, ref.size, MSG_SETUP_OK,
+                     &reply, &n, w->o.setup_timeout_ms, e);
+    fdt_sb_free(&payload);
+    if (rq == 1) {
+        fdt_err_set(e, "setting up %s: no answer within %d s", fdt_op_name(p->op),
+                    w->o.setup_timeout_ms / 1000);
+        goto done;
+    }
+    if (rq)
+        goto done;
+    memcpy(r, reply, sizeof *r);
+    free(reply);
+    status = 0;
+done:
+    fdt_sb_free(&src);
+    fdt_rt_code_free(&util);
+    fdt_rt_code_free(&ref);
+    return status;
+}
+
+int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e)
+{
+    if (fdt_problem_check(p, e))
+        return -1;
+    w->have_problem = 0;
+    if (w->pid <= 0 && spawn(w, e))
+        return -1;
+    if (send_setup(w, p, r, e))
+        return -1;
+    w->prob = *p;
+    w->setup = *r;
+    w->have_problem = 1;
+    return 0;
+}
+
+/* Brings a dead worker back with the same problem. */
+static int revive(fdt_worker *w, fdt_err *e)
+{
+    if (w->pid > 0)
+        return 0;
+    w->restarts++;
+    if (spawn(w, e))
+        return fdt_err_wrap(e, "restarting the worker");
+    if (w->have_problem) {
+        fdt_setup_result r;
+        if (send_setup(w, &w->prob, &r, e))
+            return fdt_err_wrap(e, "setting the problem up again after a restart");
+    }
+    return 0;
+}
+
+int fdt_worker_eval(fdt_worker *w, const fdt_config *c, const fdt_rt_code *code,
+                    const char *kernel, const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (!w->have_problem)
+        return fdt_err_set(e, "worker: no problem set up");
+    if (revive(w, e))
+        return -1;
+    eval_msg m;
+    memset(&m, 0, sizeof m);
+    m.c = *c;
+    m.t = *t;
+    snprintf(m.kernel, sizeof m.kernel, "%s", kernel);
+    m.image_len = code->size;
+    void *reply = NULL;
+    size_t n = 0;
+    int rq = request(w, MSG_EVAL, &m, sizeof m, code->image, code->size, MSG_EVAL_OK, &reply, &n,
+                     w->o.eval_timeout_ms, e);
+    if (rq == 1) {
+        r->status = FDT_EVAL_TIMEOUT;
+        snprintf(r->message, sizeof r->message,
+                 "no result within %d s: the worker was killed and will be restarted",
+                 w->o.eval_timeout_ms / 1000);
+        return 0;
+    }
+    if (rq < 0 && w->pid <= 0) {
+        r->status = FDT_EVAL_CRASHED;
+        snprintf(r->message, sizeof r->message, "%s", e->msg);
+        return 0;
+    }
+    if (rq < 0)
+        return -1;
+    if (n != sizeof *r) {
+        free(reply);
+        return fdt_err_set(e, "worker: malformed result");
+    }
+    memcpy(r, reply, sizeof *r);
+    free(reply);
+    if (r->status == FDT_EVAL_CRASHED) {
+        /* The worker ends itself after a lost context; collect it now. */
+        char how[160];
+        reap(w, 0, how, sizeof how);
+    }
+    return 0;
+}

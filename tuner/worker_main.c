@@ -1,0 +1,826 @@
+/* The GPU worker process: owns one device and one problem at a time. It fills the inputs
+ * from the seeded generator, computes and checks the reference output, then verifies each
+ * candidate before timing it: output poisoned with a NaN pattern, every interior point
+ * compared with the reference, every other element (halo, padding, base offset, spare row)
+ * required to still hold the poison, inputs required to be unchanged, and the comparison
+ * repeated after timing. Device errors that kill the context end this process after the
+ * result is sent, so the parent restarts a clean worker. */
+#include "worker_proto.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define BATCH 10
+#define MAX_SAMPLES_FULL (128LL * 128 * 128)
+#define RANDOM_SAMPLES 4096
+#define GATHER_CHUNK (1 << 20)
+
+static const uint32_t POISON32 = 0x7fc0deadu, PAD32 = 0x7fc0fadeu;
+static const uint64_t POISON64 = 0x7ff8deaddeaddeadULL, PAD64 = 0x7ff8fadefadefadeULL;
+
+/* Mirror of `check` in templates/util.hip. */
+typedef struct dev_check {
+    uint64_t bad, nonfinite, touched, checked, first_bad, first_touched, max_err_bits;
+    double sse, ssr, unused;
+} dev_check;
+
+typedef struct arrays {
+    fdt_layout lay;
+    uint64_t in[3]; /* fields: in / p, p_prev, c2 */
+    uint64_t out;
+    int valid;
+} arrays;
+
+static struct {
+    int fd;
+    const fdt_rt_backend *b;
+    fdt_rt_device_info info;
+    int have_problem;
+    fdt_problem p;
+    fdt_params q;
+    uint64_t seed;
+    fdt_tolerance tol;
+    void *util_mod, *k_fill, *k_poison, *k_compare, *k_check, *k_gather;
+    arrays a;
+    fdt_layout ref_lay;
+    uint64_t ref_out;
+    uint64_t check; /* one dev_check on the device */
+    uint64_t flush;
+    size_t flush_bytes;
+    void *ev[2 * BATCH];
+    double copy_gbs;
+} W;
+
+/* ---------------------------------------------------------------- small helpers */
+
+static size_t esize(void) { return fdt_prec_size(W.p.prec); }
+static int nin(void) { return fdt_op_ninputs(W.p.op); }
+
+static void send_error(const char *msg)
+{
+    fdt_err e;
+    fdt_frame_write(W.fd, MSG_ERROR, msg, strlen(msg), &e);
+}
+
+static void free_arrays(void)
+{
+    for (int i = 0; i < 3; i++)
+        W.b->free(W.a.in[i]);
+    W.b->free(W.a.out);
+    memset(&W.a, 0, sizeof W.a);
+}
+
+static void free_problem(void)
+{
+    free_arrays();
+    W.b->free(W.ref_out);
+    W.b->free(W.flush);
+    W.b->free(W.check);
+    W.ref_out = W.flush = W.check = 0;
+    W.flush_bytes = 0;
+    if (W.util_mod)
+        W.b->module_unload(W.util_mod);
+    W.util_mod = NULL;
+    W.have_problem = 0;
+}
+
+/* A grid-stride launch of a utility kernel over n elements. */
+static int launch1d(void *fn, int64_t n, void **args, fdt_err *e)
+{
+    int64_t blocks = (n + 255) / 256;
+    if (blocks > (1 << 18))
+        blocks = 1 << 18;
+    if (blocks < 1)
+        blocks = 1;
+    uint32_t grid[3] = {(uint32_t)blocks, 1, 1}, block[3] = {256, 1, 1};
+    return W.b->launch(fn, grid, block, 0, args, e);
+}
+
+static int fill(uint64_t base, const fdt_layout *l, int field, fdt_err *e)
+{
+    long long elems = l->elems, offset = l->offset, line = l->line, slice = l->slice;
+    int mx = (int)l->mx, my = (int)l->my, mz = (int)l->mz;
+    unsigned long long seed = W.seed;
+    uint32_t pad32 = PAD32;
+    uint64_t pad64 = PAD64;
+    void *args[] = {&base, &elems, &offset, &line, &slice, &mx, &my, &mz, &seed, &field,
+                    W.p.prec == FDT_F32 ? (void *)&pad32 : (void *)&pad64};
+    return launch1d(W.k_fill, elems, args, e);
+}
+
+static int poison(uint64_t base, int64_t elems, fdt_err *e)
+{
+    long long n = elems;
+    uint32_t p32 = POISON32;
+    uint64_t p64 = POISON64;
+    void *args[] = {&base, &n, W.p.prec == FDT_F32 ? (void *)&p32 : (void *)&p64};
+    return launch1d(W.k_poison, elems, args, e);
+}
+
+static int reset_check(fdt_err *e)
+{
+    dev_check c = {0};
+    c.first_bad = c.first_touched = ~0ULL;
+    return W.b->copy_h2d(W.check, &c, sizeof c, e);
+}
+
+/* Compares an output array (layout l) with the reference; fills *c. */
+static int compare(uint64_t out, const fdt_layout *l, double tol, dev_check *c, fdt_err *e)
+{
+    if (reset_check(e))
+        return -1;
+    long long elems = l->elems, offset = l->offset, line = l->line, slice = l->slice;
+    long long roff = W.ref_lay.offset, rline = W.ref_lay.line, rslice = W.ref_lay.slice;
+    int R = W.p.R, nx = (int)W.p.nx, ny = (int)W.p.ny, nz = (int)W.p.nz;
+    uint32_t p32 = POISON32;
+    uint64_t p64 = POISON64;
+    void *args[] = {&out, &elems, &offset, &line, &slice, &R, &nx, &ny, &nz, &W.ref_out,
+                    &roff, &rline, &rslice, &tol,
+                    W.p.prec == FDT_F32 ? (void *)&p32 : (void *)&p64, &W.check};
+    if (launch1d(W.k_compare, elems, args, e) || W.b->sync(e))
+        return -1;
+    return W.b->copy_d2h(c, W.check, sizeof *c, e);
+}
+
+/* Counts elements of the current inputs that differ from what fill() wrote. */
+static int inputs_changed(uint64_t *changed, fdt_err *e)
+{
+    if (reset_check(e))
+        return -1;
+    const fdt_layout *l = &W.a.lay;
+    long long elems = l->elems, offset = l->offset, line = l->line, slice = l->slice;
+    int mx = (int)l->mx, my = (int)l->my, mz = (int)l->mz;
+    unsigned long long seed = W.seed;
+    uint32_t pad32 = PAD32;
+    uint64_t pad64 = PAD64;
+    for (int f = 0; f < nin(); f++) {
+        int field = f;
+        void *args[] = {&W.a.in[f], &elems, &offset, &line, &slice, &mx, &my, &mz, &seed, &field,
+                        W.p.prec == FDT_F32 ? (void *)&pad32 : (void *)&pad64, &W.check};
+        if (launch1d(W.k_check, elems, args, e))
+            return -1;
+    }
+    dev_check c;
+    if (W.b->sync(e) || W.b->copy_d2h(&c, W.check, sizeof c, e))
+        return -1;
+    *changed = c.touched;
+    return 0;
+}
+
+/* Arrays for the layout of `align`, allocated and filled (kept while the layout holds). */
+static int ensure_arrays(int align, fdt_err *e)
+{
+    if (W.a.valid && W.a.lay.align == align)
+        return 0;
+    free_arrays();
+    if (fdt_layout_make(&W.p, align, &W.a.lay, e))
+        return -1;
+    size_t bytes = (size_t)W.a.lay.elems * esize(), need = bytes * (size_t)(nin() + 1);
+    size_t free_b = 0, total = 0;
+    if (W.b->mem_info(&free_b, &total, e))
+        return -1;
+    if (need > free_b)
+        return fdt_err_set(e, "the problem needs %.2f GiB for %d arrays of %.2f GiB; the device "
+                              "has %.2f GiB free of %.2f GiB", need / 1073741824.0, nin() + 1,
+                           bytes / 1073741824.0, free_b / 1073741824.0, total / 1073741824.0);
+    for (int f = 0; f < nin(); f++)
+        if (W.b->alloc(bytes, &W.a.in[f], e) || fill(W.a.in[f], &W.a.lay, f, e))
+            return -1;
+    if (W.b->alloc(bytes, &W.a.out, e) || W.b->sync(e))
+        return -1;
+    W.a.valid = 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- running a stencil kernel */
+
+typedef union argval {
+    uint64_t ptr;
+    int i;
+    long long ll;
+    float f;
+    double d;
+} argval;
+
+typedef struct kernel_run {
+    void *fn;
+    fdt_geometry g;
+    argval v[FDT_ARG_COUNT];
+    void *args[FDT_ARG_COUNT];
+    int jbeg, jend; /* indices of those arguments */
+} kernel_run;
+
+static void set_real(argval *v, double x)
+{
+    if (W.p.prec == FDT_F32)
+        v->f = (float)x;
+    else
+        v->d = x;
+}
+
+static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fdt_layout *l,
+                        const uint64_t *in, uint64_t out)
+{
+    memset(k, 0, sizeof *k);
+    k->fn = fn;
+    k->g = *g;
+    fdt_arg a[FDT_ARG_COUNT];
+    int n = fdt_gen_kernel_args(W.p.op, a);
+    uint64_t off = (uint64_t)l->offset * esize();
+    for (int i = 0; i < n; i++) {
+        argval *v = &k->v[i];
+        switch (a[i]) {
+        case FDT_ARG_OUT: v->ptr = out + off; break;
+        case FDT_ARG_IN: v->ptr = in[0] + off; break;
+        case FDT_ARG_PREV: v->ptr = in[1] + off; break;
+        case FDT_ARG_C2: v->ptr = in[2] + off; break;
+        case FDT_ARG_NX: v->i = (int)W.p.nx; break;
+        case FDT_ARG_NY: v->i = (int)W.p.ny; break;
+        case FDT_ARG_NZ: v->i = (int)W.p.nz; break;
+        case FDT_ARG_LINE: v->i = (int)l->line; break;
+        case FDT_ARG_SLICE: v->ll = l->slice; break;
+        case FDT_ARG_JBEG: k->jbeg = i; break;
+        case FDT_ARG_JEND: k->jend = i; break;
+        case FDT_ARG_SX: set_real(v, W.q.sx); break;
+        case FDT_ARG_SY: set_real(v, W.q.sy); break;
+        case FDT_ARG_SZ: set_real(v, W.q.sz); break;
+        case FDT_ARG_SI: v->i = (int)W.q.si; break;
+        case FDT_ARG_SJ: v->i = (int)W.q.sj; break;
+        case FDT_ARG_SK: v->i = (int)W.q.sk; break;
+        case FDT_ARG_SRC: set_real(v, W.q.src); break;
+        case FDT_ARG_COUNT: break;
+        }
+        k->args[i] = v;
+    }
+}
+
+static int run_kernel(void *ctx, fdt_err *e)
+{
+    kernel_run *k = ctx;
+    for (int s = 0; s < k->g.nlaunch; s++) {
+        k->v[k->jbeg].i = k->g.launch[s].jbeg;
+        k->v[k->jend].i = k->g.launch[s].jend;
+        if (W.b->launch(k->fn, k->g.launch[s].grid, k->g.launch[s].block, 0, k->args, e))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+typedef int (*action_fn)(void *ctx, fdt_err *e);
+
+static double median_of(const double *ms, int n)
+{
+    double *tmp = malloc(sizeof *tmp * (size_t)n);
+    if (!tmp)
+        return 0;
+    memcpy(tmp, ms, sizeof *tmp * (size_t)n);
+    fdt_timing t = {0};
+    fdt_timing_stats(tmp, n, &t);
+    free(tmp);
+    return t.median_ms;
+}
+
+/* Warm-up, then batches of event-timed launches until the median is stable. */
+static int time_action(action_fn act, void *ctx, const fdt_timing_opts *o, int flush,
+                       fdt_timing *t, fdt_err *e)
+{
+    int max = o->max_reps > 0 ? o->max_reps : 1;
+    if (max > 5000)
+        max = 5000;
+    double *ms = malloc(sizeof *ms * (size_t)max);
+    if (!ms)
+        return fdt_err_set(e, "timing: out of memory");
+    int rc = -1, n = 0;
+    double prev = 0, total = 0;
+    for (int i = 0; i < o->warmup; i++)
+        if (act(ctx, e))
+            goto done;
+    if (W.b->sync(e))
+        goto done;
+    while (n < max) {
+        int batch = max - n < BATCH ? max - n : BATCH;
+        for (int r = 0; r < batch; r++) {
+            if (flush && W.b->memset_async(W.flush, (unsigned char)(n + r), W.flush_bytes, e))
+                goto done;
+            if (W.b->event_record(W.ev[2 * r], e) || act(ctx, e) ||
+                W.b->event_record(W.ev[2 * r + 1], e))
+                goto done;
+        }
+        if (W.b->sync(e))
+            goto done;
+        for (int r = 0; r < batch; r++) {
+            float x = 0;
+            if (W.b->event_elapsed(W.ev[2 * r], W.ev[2 * r + 1], &x, e))
+                goto done;
+            ms[n++] = x;
+            total += x / 1000.0;
+        }
+        double med = median_of(ms, n);
+        if (n >= o->min_reps && prev > 0 && fabs(med - prev) <= o->stable * med)
+            break;
+        if (n >= o->min_reps && total >= o->max_seconds)
+            break;
+        prev = med;
+    }
+    t->flushed = flush;
+    fdt_timing_stats(ms, n, t);
+    rc = 0;
+done:
+    free(ms);
+    return rc;
+}
+
+typedef struct copy_ctx {
+    uint64_t a, b;
+    size_t bytes;
+} copy_ctx;
+
+static int copy_once(void *ctx, fdt_err *e)
+{
+    copy_ctx *c = ctx;
+    return W.b->copy_d2d_async(c->b, c->a, c->bytes, e);
+}
+
+static int measure_copy(size_t bytes, double *gbs, double *ms_out, fdt_err *e)
+{
+    copy_ctx c = {0, 0, bytes};
+    int rc = -1;
+    if (W.b->alloc(bytes, &c.a, e) || W.b->alloc(bytes, &c.b, e) ||
+        W.b->memset_async(c.a, 0x3c, bytes, e))
+        goto done;
+    fdt_timing_opts o = {.warmup = 3, .min_reps = 20, .max_reps = 100, .max_seconds = 2.0,
+                         .stable = 0.002};
+    fdt_timing t;
+    if (time_action(copy_once, &c, &o, 0, &t, e))
+        goto done;
+    *gbs = 2.0 * (double)bytes / (t.median_ms * 1e-3) / 1e9;
+    if (ms_out)
+        *ms_out = t.median_ms;
+    rc = 0;
+done:
+    W.b->free(c.a);
+    W.b->free(c.b);
+    return rc;
+}
+
+/* Copy buffers of 1 GiB each way, smaller when memory is short. */
+static size_t copy_bytes(fdt_err *e)
+{
+    size_t free_b = 0, total = 0;
+    if (W.b->mem_info(&free_b, &total, e))
+        return 0;
+    size_t bytes = (size_t)1 << 30;
+    while (bytes > ((size_t)16 << 20) && 2 * bytes > free_b / 2)
+        bytes /= 2;
+    return bytes;
+}
+
+/* ---------------------------------------------------------------- reference check */
+
+typedef struct hash_ctx {
+    uint64_t seed;
+    fdt_prec prec;
+} hash_ctx;
+
+static double hash_input(void *ctx, int field, int64_t i, int64_t j, int64_t k)
+{
+    const hash_ctx *h = ctx;
+    return fdt_input_value(h->seed, field, i, j, k, h->prec);
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Interior sample points (padded coordinates): all of them on small grids, otherwise
+ * corners, edge midpoints, face centres, the source and thousands of random points. */
+static int64_t *sample_points(int64_t *count, int *all)
+{
+    const fdt_problem *p = &W.p;
+    int64_t N = p->nx * p->ny * p->nz, n = 0;
+    *all = N <= MAX_SAMPLES_FULL;
+    int64_t cap = *all ? N : RANDOM_SAMPLES + 64;
+    int64_t *pts = malloc(sizeof *pts * 3 * (size_t)cap);
+    if (!pts)
+        return NULL;
+    const int R = p->R;
+#define ADD(i, j, k)                                                \
+    do {                                                            \
+        pts[3 * n] = (i) + R, pts[3 * n + 1] = (j) + R, pts[3 * n + 2] = (k) + R; \
+        n++;                                                        \
+    } while (0)
+    if (*all) {
+        for (int64_t k = 0; k < p->nz; k++)
+            for (int64_t j = 0; j < p->ny; j++)
+                for (int64_t i = 0; i < p->nx; i++)
+                    ADD(i, j, k);
+    } else {
+        int64_t ext[3] = {p->nx, p->ny, p->nz};
+        for (int c = 0; c < 27; c++) { /* corners, edge midpoints, face centres, centre */
+            int64_t v[3];
+            for (int d = 0, cc = c; d < 3; d++, cc /= 3)
+                v[d] = cc % 3 == 0 ? 0 : cc % 3 == 1 ? ext[d] / 2 : ext[d] - 1;
+            ADD(v[0], v[1], v[2]);
+        }
+        if (p->op == FDT_OP_WAVE)
+            ADD(W.q.si - R, W.q.sj - R, W.q.sk - R);
+        uint64_t s = W.seed ^ 0x5eedULL;
+        while (n < cap)
+            ADD((int64_t)(splitmix(&s) % (uint64_t)p->nx), (int64_t)(splitmix(&s) % (uint64_t)p->ny),
+                (int64_t)(splitmix(&s) % (uint64_t)p->nz));
+    }
+#undef ADD
+    *count = n;
+    return pts;
+}
+
+/* Reads the reference output at the sample points and compares with the CPU. */
+static int check_reference(fdt_setup_result *r, fdt_err *e)
+{
+    int64_t n = 0;
+    int all = 0;
+    int64_t *pts = sample_points(&n, &all);
+    long long *idx = malloc(sizeof *idx * GATHER_CHUNK);
+    double *vals = malloc(sizeof *vals * GATHER_CHUNK);
+    uint64_t didx = 0, dvals = 0;
+    int rc = -1;
+    if (!pts || !idx || !vals) {
+        fdt_err_set(e, "reference check: out of memory");
+        goto done;
+    }
+    long double coef[FDT_R_MAX + 1];
+    if (fdt_fd_coeffs(W.p.R, coef, e) ||
+        W.b->alloc(sizeof *idx * GATHER_CHUNK, &didx, e) ||
+        W.b->alloc(sizeof *vals * GATHER_CHUNK, &dvals, e))
+        goto done;
+    hash_ctx hc = {W.seed, W.p.prec};
+    double maxerr = 0;
+    for (int64_t base = 0; base < n; base += GATHER_CHUNK) {
+        int m = (int)(n - base < GATHER_CHUNK ? n - base : GATHER_CHUNK);
+        for (int q = 0; q < m; q++) {
+            const int64_t *c = &pts[3 * (base + q)];
+            idx[q] = fdt_layout_index(&W.ref_lay, c[0], c[1], c[2]);
+        }
+        void *args[] = {&W.ref_out, &didx, &dvals, &m};
+        if (W.b->copy_h2d(didx, idx, sizeof *idx * (size_t)m, e) || launch1d(W.k_gather, m, args, e) ||
+            W.b->sync(e) || W.b->copy_d2h(vals, dvals, sizeof *vals * (size_t)m, e))
+            goto done;
+        for (int q = 0; q < m; q++) {
+            const int64_t *c = &pts[3 * (base + q)];
+            double want = fdt_reference_point(&W.p, &W.q, coef, hash_input, &hc, c[0], c[1], c[2]);
+            double err = fabs(vals[q] - want);
+            if (!(err <= W.tol.ref_vs_exact)) {
+                fdt_err_set(e, "the reference kernel disagrees with the double-precision CPU "
+                               "reference at interior (%lld,%lld,%lld): GPU %.17g, CPU %.17g, "
+                               "|diff| %.3g > tolerance %.3g", (long long)(c[0] - W.p.R),
+                            (long long)(c[1] - W.p.R), (long long)(c[2] - W.p.R), vals[q], want,
+                            err, W.tol.ref_vs_exact);
+                goto done;
+            }
+            if (err > maxerr)
+                maxerr = err;
+        }
+    }
+    r->ref_points = (uint64_t)n;
+    r->ref_all_points = all;
+    r->ref_max_err = maxerr;
+    r->ref_tol = W.tol.ref_vs_exact;
+    rc = 0;
+done:
+    W.b->free(didx);
+    W.b->free(dvals);
+    free(pts);
+    free(idx);
+    free(vals);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- messages */
+
+static int load_util(const char *image, size_t n, fdt_err *e)
+{
+    if (W.b->module_load(image, n, &W.util_mod, e))
+        return fdt_err_wrap(e, "loading the verification kernels");
+    struct {
+        const char *what;
+        void **fn;
+    } k[] = {{"fill", &W.k_fill},       {"poison", &W.k_poison}, {"compare", &W.k_compare},
+             {"check_fill", &W.k_check}, {"gather", &W.k_gather}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char name[64];
+        UTIL_KERNEL(name, k[i].what, W.p.prec);
+        if (W.b->module_function(W.util_mod, name, k[i].fn, e))
+            return fdt_err_wrap(e, "loading the verification kernels");
+    }
+    return 0;
+}
+
+static int do_setup(const char *payload, size_t n, fdt_setup_result *r, fdt_err *e)
+{
+    double t0 = fdt_now();
+    setup_msg m;
+    if (n < sizeof m)
+        return fdt_err_set(e, "setup: malformed message");
+    memcpy(&m, payload, sizeof m);
+    if (sizeof m + m.util_len + m.ref_len != n)
+        return fdt_err_set(e, "setup: malformed message");
+    const char *util_img = payload + sizeof m, *ref_img = util_img + m.util_len;
+    free_problem();
+    memset(r, 0, sizeof *r);
+    W.p = m.p;
+    W.seed = m.seed;
+    fdt_params_default(&W.p, &W.q);
+    fdt_tolerance_make(&W.p, &W.q, &W.tol);
+    r->tol = W.tol;
+    if (load_util(util_img, m.util_len, e))
+        return -1;
+    if (W.copy_gbs <= 0) {
+        size_t cb = copy_bytes(e);
+        double ms = 0;
+        if (!cb || measure_copy(cb, &W.copy_gbs, &ms, e))
+            return fdt_err_wrap(e, "measuring the copy bandwidth");
+        r->copy_ms = ms;
+    }
+    r->copy_gbs = W.copy_gbs;
+    if (W.b->alloc(sizeof(dev_check), &W.check, e))
+        return -1;
+    /* Inputs in the reference layout (align 1), the reference output beside them. */
+    if (ensure_arrays(1, e) || fdt_layout_make(&W.p, 1, &W.ref_lay, e))
+        return -1;
+    if (W.b->alloc((size_t)W.ref_lay.elems * esize(), &W.ref_out, e) ||
+        poison(W.ref_out, W.ref_lay.elems, e))
+        return -1;
+    void *rmod = NULL, *rfn = NULL;
+    if (W.b->module_load(ref_img, m.ref_len, &rmod, e) ||
+        W.b->module_function(rmod, m.ref_kernel, &rfn, e))
+        return fdt_err_wrap(e, "loading the reference kernel");
+    fdt_config rc;
+    fdt_config_default(&rc);
+    fdt_geometry g;
+    kernel_run k;
+    if (fdt_gen_geometry(&W.p, &rc, &g, e))
+        return -1;
+    prepare_run(&k, rfn, &g, &W.ref_lay, W.a.in, W.ref_out);
+    if (run_kernel(&k, e) || W.b->sync(e))
+        return fdt_err_wrap(e, "running the reference kernel");
+    W.b->module_unload(rmod);
+    /* The reference must be finite everywhere inside and leave the rest untouched. */
+    dev_check c;
+    if (compare(W.ref_out, &W.ref_lay, 0.0, &c, e))
+        return -1;
+    if (c.nonfinite || c.touched || c.checked != (uint64_t)(W.p.nx * W.p.ny * W.p.nz))
+        return fdt_err_set(e, "the reference kernel is broken: %llu non-finite points, %llu "
+                              "halo/padding elements written, %llu of %lld points checked",
+                           (unsigned long long)c.nonfinite, (unsigned long long)c.touched,
+                           (unsigned long long)c.checked, (long long)(W.p.nx * W.p.ny * W.p.nz));
+    if (check_reference(r, e))
+        return -1;
+    /* Problems that fit in the last-level cache would time the cache: flush it. */
+    if (fdt_effective_bytes(&W.p) < 4.0 * (double)W.info.l2_bytes && W.info.l2_bytes > 0) {
+        W.flush_bytes = (size_t)W.info.l2_bytes * 2;
+        if (W.b->alloc(W.flush_bytes, &W.flush, e))
+            return -1;
+    }
+    size_t fb = 0, tb = 0;
+    if (W.b->mem_info(&fb, &tb, e) == 0)
+        r->device_bytes = tb - fb;
+    W.have_problem = 1;
+    r->setup_s = fdt_now() - t0;
+    return 0;
+}
+
+/* Decodes an allocation element index to padded coordinates. */
+static void element_coords(const fdt_layout *l, uint64_t el, int64_t out[3])
+{
+    int64_t pos = (int64_t)el - l->offset;
+    if (el == ~0ULL || pos < 0) {
+        out[0] = out[1] = out[2] = -1;
+        return;
+    }
+    out[2] = pos / l->slice;
+    out[1] = pos % l->slice / l->line;
+    out[0] = pos % l->line;
+}
+
+static void verify_message(fdt_eval_result *r, const dev_check *c, const char *when)
+{
+    const fdt_verify *v = &r->verify;
+    fdt_sb b;
+    fdt_sb_init(&b);
+    fdt_sb_printf(&b, "%s:", when);
+    if (v->bad)
+        fdt_sb_printf(&b, " %llu of %llu points off by more than %.3g (max %.3g, first at "
+                          "interior %lld,%lld,%lld);", (unsigned long long)v->bad,
+                      (unsigned long long)v->checked, v->tol, v->max_err,
+                      (long long)(v->first[0] - W.p.R), (long long)(v->first[1] - W.p.R),
+                      (long long)(v->first[2] - W.p.R));
+    if (v->nonfinite)
+        fdt_sb_printf(&b, " %llu points not finite (never written?);",
+                      (unsigned long long)v->nonfinite);
+    if (v->nonfinite && !v->bad)
+        fdt_sb_printf(&b, " first at interior %lld,%lld,%lld;", (long long)(v->first[0] - W.p.R),
+                      (long long)(v->first[1] - W.p.R), (long long)(v->first[2] - W.p.R));
+    if (v->touched) {
+        int64_t t[3];
+        element_coords(&W.a.lay, c->first_touched, t);
+        fdt_sb_printf(&b, " %llu halo/padding elements written (first at padded %lld,%lld,%lld);",
+                      (unsigned long long)v->touched, (long long)t[0], (long long)t[1],
+                      (long long)t[2]);
+    }
+    if (v->input_changed)
+        fdt_sb_printf(&b, " %llu input elements changed;", (unsigned long long)v->input_changed);
+    if (v->checked != (uint64_t)(W.p.nx * W.p.ny * W.p.nz))
+        fdt_sb_printf(&b, " only %llu points compared;", (unsigned long long)v->checked);
+    if (b.len && fdt_sb_str(&b)[b.len - 1] == ';')
+        b.s[--b.len] = 0;
+    snprintf(r->message, sizeof r->message, "%s", fdt_sb_str(&b));
+    fdt_sb_free(&b);
+}
+
+static void fill_verify(fdt_verify *v, const dev_check *c)
+{
+    v->checked = c->checked;
+    v->bad = c->bad;
+    v->nonfinite = c->nonfinite;
+    v->touched = c->touched;
+    double m;
+    memcpy(&m, &c->max_err_bits, sizeof m);
+    v->max_err = m;
+    v->rel_err = c->ssr > 0 ? sqrt(c->sse / c->ssr) : 0;
+    element_coords(&W.a.lay, c->first_bad, v->first);
+}
+
+static int verified(const fdt_verify *v)
+{
+    return !v->bad && !v->nonfinite && !v->touched && !v->input_changed &&
+           v->checked == (uint64_t)(W.p.nx * W.p.ny * W.p.nz);
+}
+
+/* Turns a device error into the result's status. Returns 1 when the context is lost. */
+static int device_failure(fdt_eval_result *r, const char *stage, const fdt_err *e)
+{
+    int lost = W.b->context_lost();
+    r->status = lost ? FDT_EVAL_CRASHED : FDT_EVAL_LAUNCH_ERROR;
+    snprintf(r->message, sizeof r->message, "%s: %s", stage, e->msg);
+    return lost;
+}
+
+static int do_eval(const char *payload, size_t n, fdt_eval_result *r)
+{
+    eval_msg m;
+    memset(r, 0, sizeof *r);
+    fdt_err e;
+    if (n < sizeof m) {
+        r->status = FDT_EVAL_LAUNCH_ERROR;
+        snprintf(r->message, sizeof r->message, "malformed request");
+        return 0;
+    }
+    memcpy(&m, payload, sizeof m);
+    const char *image = payload + sizeof m;
+    r->verify.tol = W.tol.cand_vs_ref;
+    fdt_geometry g;
+    if (fdt_gen_geometry(&W.p, &m.c, &g, &e)) {
+        r->status = FDT_EVAL_LAUNCH_ERROR;
+        snprintf(r->message, sizeof r->message, "%s", e.msg);
+        return 0;
+    }
+    if (ensure_arrays(m.c.align, &e))
+        return device_failure(r, "preparing the arrays", &e);
+    r->line = W.a.lay.line;
+    r->offset = W.a.lay.offset;
+    void *mod = NULL, *fn = NULL;
+    if (W.b->module_load(image, m.image_len, &mod, &e))
+        return device_failure(r, "loading the kernel", &e);
+    if (W.b->module_function(mod, m.kernel, &fn, &e)) {
+        W.b->module_unload(mod);
+        return device_failure(r, "loading the kernel", &e);
+    }
+    kernel_run k;
+    prepare_run(&k, fn, &g, &W.a.lay, W.a.in, W.a.out);
+    dev_check c;
+    int lost = 0;
+    if (poison(W.a.out, W.a.lay.elems, &e) || W.b->sync(&e)) {
+        lost = device_failure(r, "poisoning the output", &e);
+        goto out;
+    }
+    if (run_kernel(&k, &e) || W.b->sync(&e)) {
+        lost = device_failure(r, "running the kernel", &e);
+        goto out;
+    }
+    if (compare(W.a.out, &W.a.lay, W.tol.cand_vs_ref, &c, &e) ||
+        inputs_changed(&r->verify.input_changed, &e)) {
+        lost = device_failure(r, "verifying", &e);
+        goto out;
+    }
+    fill_verify(&r->verify, &c);
+    r->verify.tol = W.tol.cand_vs_ref;
+    if (!verified(&r->verify)) {
+        r->status = FDT_EVAL_WRONG;
+        verify_message(r, &c, "wrong");
+        goto out;
+    }
+    if (time_action(run_kernel, &k, &m.t, W.flush_bytes > 0, &r->timing, &e)) {
+        lost = device_failure(r, "timing", &e);
+        goto out;
+    }
+    /* Same output after the timed runs: catches races and reads of unwritten memory. */
+    if (compare(W.a.out, &W.a.lay, W.tol.cand_vs_ref, &c, &e)) {
+        lost = device_failure(r, "verifying after timing", &e);
+        goto out;
+    }
+    fdt_verify again = r->verify;
+    fill_verify(&again, &c);
+    if (!verified(&again)) {
+        r->verify = again;
+        r->verify.rerun_changed = 1;
+        r->status = FDT_EVAL_WRONG;
+        verify_message(r, &c, "wrong after repeated runs (race?)");
+        goto out;
+    }
+    r->status = FDT_EVAL_OK;
+    r->gbs = fdt_effective_bytes(&W.p) / (r->timing.median_ms * 1e-3) / 1e9;
+    r->frac_copy = W.copy_gbs > 0 ? r->gbs / W.copy_gbs : 0;
+out:
+    if (!lost)
+        W.b->module_unload(mod);
+    return lost;
+}
+
+void fdt_worker_main(int fd, const char *backend, int index)
+{
+    W.fd = fd;
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive fdtune */
+    signal(SIGINT, SIG_IGN);          /* Ctrl-C is the parent's to handle */
+    fdt_err e;
+    W.b = fdt_rt_backend_find(backend);
+    if (!W.b) {
+        send_error("unknown backend");
+        _exit(2);
+    }
+    if (W.b->open(index, &e) || W.b->device_info(index, &W.info, &e)) {
+        send_error(e.msg);
+        _exit(2);
+    }
+    for (int i = 0; i < 2 * BATCH; i++)
+        if (W.b->event_create(&W.ev[i], &e)) {
+            send_error(e.msg);
+            _exit(2);
+        }
+    fdt_frame_write(fd, MSG_HELLO, &W.info, sizeof W.info, &e);
+    for (;;) {
+        uint32_t type;
+        void *data = NULL;
+        size_t n = 0;
+        if (fdt_frame_read(fd, &type, &data, &n, -1, &e))
+            _exit(0); /* parent gone */
+        if (type == MSG_QUIT) {
+            free(data);
+            free_problem();
+            _exit(0);
+        } else if (type == MSG_COPYBW && n == sizeof(uint64_t)) {
+            uint64_t bytes;
+            memcpy(&bytes, data, sizeof bytes);
+            double gbs = 0;
+            if (measure_copy((size_t)bytes, &gbs, NULL, &e))
+                send_error(e.msg);
+            else
+                fdt_frame_write(fd, MSG_COPYBW_OK, &gbs, sizeof gbs, &e);
+        } else if (type == MSG_SETUP) {
+            fdt_setup_result r;
+            if (do_setup(data, n, &r, &e)) {
+                int lost = W.b->context_lost();
+                free_problem();
+                send_error(e.msg);
+                if (lost)
+                    _exit(3);
+            } else {
+                fdt_frame_write(fd, MSG_SETUP_OK, &r, sizeof r, &e);
+            }
+        } else if (type == MSG_EVAL) {
+            fdt_eval_result r;
+            int lost = !W.have_problem ? 0 : do_eval(data, n, &r);
+            if (!W.have_problem) {
+                memset(&r, 0, sizeof r);
+                r.status = FDT_EVAL_LAUNCH_ERROR;
+                snprintf(r.message, sizeof r.message, "no problem set up");
+            }
+            fdt_frame_write(fd, MSG_EVAL_OK, &r, sizeof r, &e);
+            if (lost)
+                _exit(3); /* the context is gone: the parent starts a fresh worker */
+        } else {
+            send_error("unknown request");
+        }
+        free(data);
+    }
+}

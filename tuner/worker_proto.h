@@ -1,0 +1,40 @@
+/* Private: the messages between fdtune and its GPU worker. Both ends are the same binary
+ * (the worker is forked), so plain structs travel as bytes, followed by code images. */
+#ifndef FDT_WORKER_PROTO_H
+#define FDT_WORKER_PROTO_H
+
+#include "fdt_eval.h"
+
+enum {
+    MSG_HELLO = 1,   /* worker -> parent: fdt_rt_device_info */
+    MSG_ERROR,       /* worker -> parent: text */
+    MSG_COPYBW,      /* parent -> worker: uint64 bytes */
+    MSG_COPYBW_OK,   /* worker -> parent: double GB/s */
+    MSG_SETUP,       /* parent -> worker: setup_msg + util image + reference image */
+    MSG_SETUP_OK,    /* worker -> parent: fdt_setup_result */
+    MSG_EVAL,        /* parent -> worker: eval_msg + image */
+    MSG_EVAL_OK,     /* worker -> parent: fdt_eval_result */
+    MSG_QUIT,
+};
+
+typedef struct setup_msg {
+    fdt_problem p;
+    uint64_t seed;
+    char ref_kernel[96];
+    uint64_t util_len, ref_len;
+} setup_msg;
+
+typedef struct eval_msg {
+    fdt_config c;
+    fdt_timing_opts t;
+    char kernel[96];
+    uint64_t image_len;
+} eval_msg;
+
+/* The worker's main loop (never returns). */
+void fdt_worker_main(int fd, const char *backend, int index) __attribute__((noreturn));
+
+/* Names of the utility kernels in templates/util.hip for one precision. */
+#define UTIL_KERNEL(buf, what, prec) snprintf(buf, sizeof buf, "fdt_%s_%s", what, fdt_prec_name(prec))
+
+#endif
