@@ -1,0 +1,91 @@
+/* Private to db/: the connection, the error and transaction helpers every file shares, and
+ * the column list that turns a joined evaluation into an fdt_db_row. Nothing outside db/
+ * (except its test) includes this. */
+#ifndef FDT_DB_INTERNAL_H
+#define FDT_DB_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "fdt_db.h"
+
+struct fdt_db {
+    sqlite3 *h;
+    int readonly;
+    char *path;
+};
+
+/* The schema this code writes; schema.c holds one migration step per version. */
+#define FDT_DBI_SCHEMA_VERSION 1
+
+/* The file's application_id ("FDTU"), so a foreign SQLite file is recognised as such. */
+#define FDT_DBI_APPLICATION_ID 0x46445455
+
+/* Formats "what: reason" from an SQLite result code (and the connection's message when it
+ * belongs to that code); returns -1. */
+int fdt_dbi_fail(fdt_db *db, fdt_err *e, int rc, const char *fmt, ...) FDT_PRINTF(4, 5);
+int fdt_dbi_prepare(fdt_db *db, const char *sql, sqlite3_stmt **st, fdt_err *e);
+
+/* BEGIN IMMEDIATE, retrying past the busy timeout; fails on a read-only connection. */
+int fdt_dbi_begin(fdt_db *db, fdt_err *e);
+/* COMMIT, retrying while busy; on failure the transaction is rolled back. */
+int fdt_dbi_commit(fdt_db *db, fdt_err *e);
+void fdt_dbi_rollback(fdt_db *db);
+
+/* Binding by parameter name (":run"); NULL text, NaN and negative "unset" integers bind
+ * NULL. They return an SQLite code so that a misspelt name shows up as an error. */
+int fdt_dbi_bind_text(sqlite3_stmt *st, const char *name, const char *s);
+int fdt_dbi_bind_int(sqlite3_stmt *st, const char *name, int64_t v);
+int fdt_dbi_bind_opt_int(sqlite3_stmt *st, const char *name, int64_t v); /* v < 0: NULL */
+int fdt_dbi_bind_real(sqlite3_stmt *st, const char *name, double v);    /* NaN: NULL */
+int fdt_dbi_bind_null(sqlite3_stmt *st, const char *name);
+void fdt_dbi_copy(char *dst, size_t n, sqlite3_stmt *st, int col);
+double fdt_dbi_real(sqlite3_stmt *st, int col); /* NULL: NaN */
+int64_t fdt_dbi_opt_int(sqlite3_stmt *st, int col); /* NULL: -1 */
+
+/* Forward migrations up to fdt_db_schema_version(); schema.c. */
+int fdt_dbi_migrate(fdt_db *db, fdt_err *e);
+
+/* Inside an open transaction (ids.c). */
+int fdt_dbi_config_id_locked(fdt_db *db, const char *key, int64_t *id, fdt_err *e);
+int fdt_dbi_check_config_key(const char *key, fdt_err *e);
+
+/* A joined evaluation row: select FDT_DBI_ROW_COLUMNS from an `e` with the columns of
+ * evaluations, then FDT_DBI_ROW_JOINS; fdt_dbi_read_row reads them back from column 0. */
+#define FDT_DBI_ROW_COLUMNS                                                                   \
+    "e.id, e.run_id, e.problem_id, e.config_id, e.device_id, e.env_id, e.status, e.stage, "   \
+    "e.time_ms, e.time_min_ms, e.time_max_ms, e.time_q1_ms, e.time_q3_ms, e.reps, "           \
+    "e.outliers, e.gbs, e.frac_copy, e.max_err, e.rel_err, e.tolerance, e.layout_line, "      \
+    "e.layout_offset, e.registers, e.sgprs, e.spill_bytes, e.scratch_bytes, e.shared_bytes, " \
+    "e.compile_s, e.message, e.created, c.key, p.op, p.radius, p.precision, p.nx, p.ny, "     \
+    "p.nz, d.backend, d.vendor, d.name, d.arch, d.compute_units, d.warp_size, d.l2_bytes, "   \
+    "d.mem_bytes, d.uuid, d.pci, v.driver, v.runtime, v.compiler, v.fdtune_version, "         \
+    "v.generator"
+#define FDT_DBI_KEY_JOINS                                                                     \
+    " JOIN problems p ON p.id = e.problem_id JOIN devices d ON d.id = e.device_id"            \
+    " JOIN environments v ON v.id = e.env_id"
+#define FDT_DBI_ROW_JOINS " JOIN configs c ON c.id = e.config_id" FDT_DBI_KEY_JOINS
+void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row);
+
+/* The best evaluation per (device, problem) among the rows of `e` matching WHERE (a condition
+ * on e, p, d, v): status ok, stage full, smallest median time, then smallest config text,
+ * then smallest id (the order of the best_evaluations view). The minimum comes from the
+ * partial index first; only the rows at the minimum are ranked, as ranking every row
+ * costs a sort of the whole table. */
+#define FDT_DBI_BEST_SQL(WHERE, ORDER)                                                        \
+    "WITH m AS (SELECT e.device_id, e.problem_id, min(e.time_ms) AS t FROM evaluations e"    \
+    FDT_DBI_KEY_JOINS " WHERE e.status = 'ok' AND e.stage = 'full' AND " WHERE               \
+    " GROUP BY e.device_id, e.problem_id),"                                                 \
+    " ranked AS (SELECT e.id, ROW_NUMBER() OVER (PARTITION BY e.device_id, e.problem_id"     \
+    "  ORDER BY c.key, e.id) AS rn FROM m JOIN evaluations e ON e.device_id = m.device_id"   \
+    "  AND e.problem_id = m.problem_id AND e.time_ms = m.t" FDT_DBI_ROW_JOINS                \
+    "  WHERE e.status = 'ok' AND e.stage = 'full' AND " WHERE ")"                            \
+    " SELECT " FDT_DBI_ROW_COLUMNS " FROM ranked r JOIN evaluations e ON e.id = r.id"        \
+    FDT_DBI_ROW_JOINS " WHERE r.rn = 1 " ORDER
+/* Steps st to the end, handing each row to fn; finalizes st. */
+int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, fdt_err *e,
+                     const char *what);
+
+/* The test's window into the connection (fault injection such as max_page_count). */
+sqlite3 *fdt_dbi_handle(fdt_db *db);
+
+#endif

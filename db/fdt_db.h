@@ -1,0 +1,238 @@
+/* The tuning database: one SQLite file that is the single source of truth for everything
+ * fdtune measures (CSV, JSON and tuned headers are exports of it). Every evaluation is keyed
+ * by the device (identity includes arch, compute units and UUID), the software environment
+ * (driver, runtime, compiler, fdtune version, generator fingerprint), the problem, the
+ * canonical config text and the run that produced it, so a result from other hardware or an
+ * older toolchain is never mistaken for a current one. Writes are short IMMEDIATE
+ * transactions in WAL mode, so several tuners may share one file. Queries hand rows to a
+ * callback (return non-zero from it to stop early); the CLI formats them. All fallible
+ * functions return 0 or -1 and fill the fdt_err with "what: why". One fdt_db belongs to one
+ * thread; a forked child opens its own. */
+#ifndef FDT_DB_H
+#define FDT_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdt_common.h"
+#include "fdt_gen.h"
+#include "fdt_rt.h"
+
+typedef struct fdt_db fdt_db;
+
+/* ------------------------------------------------------------------ open */
+
+enum {
+    FDT_DB_READONLY = 0,  /* queries only; a missing file is an error and is not created */
+    FDT_DB_READWRITE = 1, /* the file must exist; an older schema is migrated */
+    FDT_DB_CREATE = 3,    /* read-write, creating the file and its directory when missing */
+};
+
+/* FDTUNE_DB if set, else $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db. */
+int fdt_db_default_path(char *buf, size_t n, fdt_err *e);
+/* path NULL: the default path. A corrupt or foreign file, or one whose schema is newer than
+ * this fdtune, is refused and left untouched. */
+int fdt_db_open(const char *path, int flags, fdt_db **db, fdt_err *e);
+void fdt_db_close(fdt_db *db); /* NULL is fine */
+const char *fdt_db_path(const fdt_db *db);
+/* The schema version this fdtune writes (PRAGMA user_version). */
+int fdt_db_schema_version(void);
+/* The schema version of a file, read without migrating, creating or refusing it. */
+int fdt_db_file_version(const char *path, int *version, fdt_err *e);
+/* Full integrity and foreign-key check; the error lists the first problems found. */
+int fdt_db_check(fdt_db *db, fdt_err *e);
+
+/* ------------------------------------------------------------------ vocabulary */
+
+typedef enum {
+    FDT_DB_OK, FDT_DB_WRONG, FDT_DB_COMPILE_ERROR, FDT_DB_PRUNED, FDT_DB_LAUNCH_ERROR,
+    FDT_DB_CRASHED, FDT_DB_TIMEOUT, FDT_DB_STATUS_COUNT
+} fdt_db_status;
+typedef enum { FDT_DB_PROBE, FDT_DB_FULL } fdt_db_stage;
+typedef enum { FDT_DB_RUNNING, FDT_DB_DONE, FDT_DB_INTERRUPTED, FDT_DB_FAILED } fdt_db_run_status;
+typedef enum { FDT_DB_TUNE, FDT_DB_RETUNE, FDT_DB_BENCH } fdt_db_run_kind;
+
+/* Statuses a rerun measures again by default: they may come from a busy or restarted GPU
+ * rather than from the config itself. */
+#define FDT_DB_RETRY_DEFAULT ((1u << FDT_DB_CRASHED) | (1u << FDT_DB_TIMEOUT))
+
+const char *fdt_db_status_name(fdt_db_status s); /* "ok", "compile_error", ... */
+int fdt_db_status_parse(const char *s, fdt_db_status *out, fdt_err *e);
+const char *fdt_db_stage_name(fdt_db_stage s);   /* "probe", "full" */
+int fdt_db_stage_parse(const char *s, fdt_db_stage *out, fdt_err *e);
+const char *fdt_db_run_status_name(fdt_db_run_status s);
+const char *fdt_db_run_kind_name(fdt_db_run_kind k); /* "tune", "retune", "bench" */
+int fdt_db_run_kind_parse(const char *s, fdt_db_run_kind *out, fdt_err *e);
+
+/* ------------------------------------------------------------------ devices, environments */
+
+typedef struct fdt_db_device {
+    int64_t id; /* 0 until stored */
+    char backend[8], vendor[16], name[128], arch[32];
+    int compute_units, warp_size;
+    int64_t l2_bytes, mem_bytes;
+    char uuid[48], pci[24];
+} fdt_db_device;
+
+typedef struct fdt_db_env {
+    int64_t id; /* 0 until stored */
+    char driver[64], runtime[64], compiler[64], fdtune_version[32], generator[80];
+} fdt_db_env;
+
+void fdt_db_device_from_rt(const fdt_rt_device_info *info, fdt_db_device *d);
+/* The environment of a run on this device: its driver/runtime/compiler versions, the given
+ * fdtune version and this binary's generator fingerprint. */
+void fdt_db_env_from_rt(const fdt_rt_device_info *info, const char *fdtune_version,
+                        fdt_db_env *v);
+
+/* Get-or-create: the same identity always gives the same id. */
+int fdt_db_device_id(fdt_db *db, const fdt_rt_device_info *info, int64_t *id, fdt_err *e);
+int fdt_db_env_id(fdt_db *db, const fdt_db_env *v, int64_t *id, fdt_err *e);
+int fdt_db_problem_id(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e);
+/* key: canonical config text (fdt_config_format); anything else is refused. */
+int fdt_db_config_id(fdt_db *db, const char *key, int64_t *id, fdt_err *e);
+/* Lookup only (works read-only): *id = 0 when the problem was never stored. */
+int fdt_db_problem_find(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e);
+
+int fdt_db_device_get(fdt_db *db, int64_t id, fdt_db_device *d, fdt_err *e);
+int fdt_db_env_get(fdt_db *db, int64_t id, fdt_db_env *v, fdt_err *e);
+typedef int (*fdt_db_device_fn)(void *ctx, const fdt_db_device *d);
+/* Devices whose name or arch contains gpu (case-insensitive; NULL: all), by id. */
+int fdt_db_devices(fdt_db *db, const char *gpu, fdt_db_device_fn fn, void *ctx, fdt_err *e);
+
+/* ------------------------------------------------------------------ runs */
+
+typedef struct fdt_db_run {
+    int64_t id;                   /* out */
+    fdt_db_run_kind kind;
+    fdt_db_run_status status;     /* out */
+    char started[32], finished[32]; /* out: ISO-8601 UTC; finished "" while running */
+    char command[1024];           /* the command line, for the record */
+    int64_t device_id, env_id;
+    char recipe[128], recipe_hash[80], strategy[64];
+    int64_t budget;               /* evaluations; 0: none */
+    uint64_t seed;
+    double copy_gbs;              /* device-to-device copy bandwidth of this run; NaN: unknown */
+    char host[256];               /* "" at begin: this host */
+    int64_t pid;                  /* out: process that began the run */
+    char notes[512];
+    int64_t n_evals, n_ok;        /* out (listings): evaluations recorded, of them ok */
+} fdt_db_run;
+
+void fdt_db_run_init(fdt_db_run *r);
+/* Records a new run in status running and returns its id. */
+int fdt_db_run_begin(fdt_db *db, const fdt_db_run *r, int64_t *run_id, fdt_err *e);
+/* Sets the copy bandwidth once measured; frac_copy of later evaluations derives from it. */
+int fdt_db_run_set_copy(fdt_db *db, int64_t run_id, double copy_gbs, fdt_err *e);
+/* Ends a running run (done, interrupted or failed) and stamps the finish time. */
+int fdt_db_run_finish(fdt_db *db, int64_t run_id, fdt_db_run_status status, fdt_err *e);
+/* Marks interrupted the runs still "running" that were begun on this host by a process that
+ * no longer exists (killed, crashed, power loss); *n says how many. */
+int fdt_db_run_mark_stale(fdt_db *db, int *n, fdt_err *e);
+int fdt_db_run_get(fdt_db *db, int64_t run_id, fdt_db_run *r, fdt_err *e);
+
+/* ------------------------------------------------------------------ evaluations */
+
+/* One evaluation, every column. Numbers that do not apply are NaN (reals) or -1 (integers)
+ * and stored as NULL. On insert, the fields marked "out" are ignored: device and
+ * environment come from the run, config_id from the config text. */
+typedef struct fdt_db_eval {
+    int64_t id;                  /* out */
+    int64_t run_id, problem_id;
+    int64_t config_id;           /* out */
+    int64_t device_id, env_id;   /* out */
+    char config[256];            /* canonical config text */
+    fdt_db_status status;
+    fdt_db_stage stage;
+    double time_ms;              /* median */
+    double time_min_ms, time_max_ms, time_q1_ms, time_q3_ms;
+    int reps, outliers;
+    double gbs;                  /* effective bandwidth, GB/s */
+    double frac_copy;            /* gbs / copy bandwidth of the run; NaN: derived on insert */
+    double max_err, rel_err, tolerance;
+    int64_t layout_line, layout_offset; /* elements: the array layout the kernel expects */
+    int registers, sgprs, spill_bytes, scratch_bytes, shared_bytes;
+    double compile_s;
+    char message[1024];          /* why it failed, or a remark */
+    char created[32];            /* out: ISO-8601 UTC */
+} fdt_db_eval;
+
+void fdt_db_eval_init(fdt_db_eval *ev); /* everything unset, status ok, stage full */
+/* The run must be running. One (run, problem, config, stage) is recorded once; a second
+ * insert is an error. A batch is one transaction: all rows or none. ids may be NULL. */
+int fdt_db_eval_insert(fdt_db *db, const fdt_db_eval *ev, int64_t *id, fdt_err *e);
+int fdt_db_eval_insert_batch(fdt_db *db, const fdt_db_eval *evs, size_t n, int64_t *ids,
+                             fdt_err *e);
+
+/* Resume: *found = 1 when (device, env, problem, config, stage) has an evaluation whose
+ * status is not in retry_mask (bits 1u << fdt_db_status, e.g. FDT_DB_RETRY_DEFAULT). */
+int fdt_db_measured(fdt_db *db, int64_t device_id, int64_t env_id, int64_t problem_id,
+                    const char *config, fdt_db_stage stage, unsigned retry_mask, int *found,
+                    fdt_err *e);
+
+/* ------------------------------------------------------------------ queries */
+
+/* An evaluation with what it refers to. */
+typedef struct fdt_db_row {
+    fdt_db_eval ev;
+    fdt_problem problem;
+    fdt_db_device device;
+    fdt_db_env env;
+} fdt_db_row;
+typedef int (*fdt_db_row_fn)(void *ctx, const fdt_db_row *row);
+typedef int (*fdt_db_run_fn)(void *ctx, const fdt_db_run *run);
+
+/* Unset fields match anything. */
+typedef struct fdt_db_filter {
+    const char *gpu;        /* substring of the device name or arch, case-insensitive */
+    int op;                 /* fdt_op; -1: any */
+    int R;                  /* 0: any */
+    int prec;               /* fdt_prec; -1: any */
+    int64_t nx, ny, nz;     /* 0: any grid */
+    int64_t device_id, env_id; /* 0: any */
+    const char *generator;  /* generator fingerprint; NULL: any */
+} fdt_db_filter;
+void fdt_db_filter_init(fdt_db_filter *f);
+
+/* Best evaluation per (device, problem): status ok, stage full, smallest median time; ties
+ * go to the smaller config text, then the earlier evaluation. The env and generator filters
+ * apply before ranking. Rows by device, then problem. Also the SQL view best_evaluations.
+ * With f->device_id set: the (device, problem) pairs a retune of that device revisits. */
+int fdt_db_best(fdt_db *db, const fdt_db_filter *f, fdt_db_row_fn fn, void *ctx, fdt_err *e);
+/* The n fastest configs (each at its best evaluation) of one (device, problem); env_id 0:
+ * any environment. Each row carries the environment that produced it (for retune). */
+int fdt_db_top(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t env_id, int n,
+               fdt_db_row_fn fn, void *ctx, fdt_err *e);
+/* Every evaluation of one (device, problem) in insertion order, env_id 0: any environment.
+ * For resume (one environment) and for replaying strategies offline. */
+int fdt_db_evals(fdt_db *db, int64_t device_id, int64_t env_id, int64_t problem_id,
+                 fdt_db_row_fn fn, void *ctx, fdt_err *e);
+/* One (problem, config) across runs, oldest first; device_id 0: every device. */
+int fdt_db_history(fdt_db *db, const fdt_problem *p, const char *config, int64_t device_id,
+                   fdt_db_row_fn fn, void *ctx, fdt_err *e);
+/* Everything one run recorded, in order (`fdtune show RUN`). */
+int fdt_db_run_evals(fdt_db *db, int64_t run_id, fdt_db_row_fn fn, void *ctx, fdt_err *e);
+/* Runs, newest first, on devices matching f->gpu / f->device_id (other fields ignored);
+ * limit 0: all. n_evals and n_ok are filled. */
+int fdt_db_runs(fdt_db *db, const fdt_db_filter *f, int limit, fdt_db_run_fn fn, void *ctx,
+                fdt_err *e);
+
+/* Which rung of fdt_db_nearest answered. */
+typedef enum {
+    FDT_DB_NEAREST_EXACT, /* this device model, this grid */
+    FDT_DB_NEAREST_GRID,  /* this device model, nearest tuned grid of the same op, R, precision */
+    FDT_DB_NEAREST_ARCH,  /* another device model of the same backend and arch (e.g. another
+                             compute-unit count), nearest grid, then nearest unit count */
+    FDT_DB_NEAREST_NONE   /* nothing tuned: use the recipe's default */
+} fdt_db_fallback;
+const char *fdt_db_fallback_name(fdt_db_fallback f); /* "exact", "grid", "arch", "none" */
+
+/* The best tuned result to use for (device, problem). A device model is its identity without
+ * the UUID (any GPU of the same backend, vendor, name, arch, compute units and memory). Grid
+ * distance is |log(volume ratio)|, then |log(xy-plane ratio)|; remaining ties go to the
+ * faster result. generator: only results of this generator fingerprint (NULL: any; the row
+ * names the environment either way). *out is filled unless *which is FDT_DB_NEAREST_NONE. */
+int fdt_db_nearest(fdt_db *db, const fdt_db_device *dev, const fdt_problem *p,
+                   const char *generator, fdt_db_row *out, fdt_db_fallback *which, fdt_err *e);
+
+#endif

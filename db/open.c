@@ -1,0 +1,285 @@
+/* Opening the tuning database: where it lives by default, and the gate every connection
+ * passes before use. A file is read (version, application id, tables) before anything is
+ * written, so a corrupt, foreign or newer file is refused untouched; a read-only open never
+ * creates a file; a read-write open sets WAL, foreign keys and the busy timeout, then runs
+ * the forward migrations. Also the explicit integrity check. */
+#include "db_internal.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Long enough for a writer committing a large batch on a slow disk; beyond it the retry in
+ * fdt_dbi_begin takes over. */
+#define BUSY_TIMEOUT_MS 10000
+
+int fdt_db_default_path(char *buf, size_t n, fdt_err *e)
+{
+    const char *s = getenv("FDTUNE_DB");
+    int w;
+    if (s && *s) {
+        w = snprintf(buf, n, "%s", s);
+    } else if ((s = getenv("XDG_DATA_HOME")) && *s == '/') {
+        /* The XDG spec says to ignore a relative XDG_DATA_HOME. */
+        w = snprintf(buf, n, "%s/fdtune/fdtune.db", s);
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !*home) {
+            struct passwd *pw = getpwuid(getuid());
+            home = pw ? pw->pw_dir : NULL;
+        }
+        if (!home || !*home)
+            return fdt_err_set(e, "tuning database: set FDTUNE_DB (no XDG_DATA_HOME or HOME)");
+        w = snprintf(buf, n, "%s/.local/share/fdtune/fdtune.db", home);
+    }
+    if (w < 0 || (size_t)w >= n)
+        return fdt_err_set(e, "tuning database: path too long");
+    return 0;
+}
+
+int fdt_db_schema_version(void) { return FDT_DBI_SCHEMA_VERSION; }
+
+const char *fdt_db_path(const fdt_db *db) { return db->path; }
+
+/* The integers of one row of a query without parameters; errors name the file. This is the
+ * first read of a file, so it is where "not a database" shows. */
+static int query_ints(fdt_db *db, const char *sql, int64_t *out, int n, fdt_err *e)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fdt_dbi_fail(db, e, rc, "%s", db->path);
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        fdt_dbi_fail(db, e, rc, "%s", db->path);
+        sqlite3_finalize(st);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = sqlite3_column_int64(st, i);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int make_parent_dir(const char *path, fdt_err *e)
+{
+    char *dir = strdup(path);
+    if (!dir)
+        return fdt_err_set(e, "%s: out of memory", path);
+    char *slash = strrchr(dir, '/');
+    int rc = 0;
+    if (slash && slash != dir) {
+        *slash = 0;
+        rc = fdt_mkdirs(dir, e);
+    }
+    free(dir);
+    return rc;
+}
+
+/* Journal mode, synchronous and foreign keys are per connection (or need a write lock), so
+ * they are set on every read-write open. */
+static int set_write_pragmas(fdt_db *db, fdt_err *e)
+{
+    char mode[16] = "";
+    for (int attempt = 0;; attempt++) {
+        sqlite3_stmt *st;
+        if (fdt_dbi_prepare(db, "PRAGMA journal_mode = WAL", &st, e))
+            return -1;
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            fdt_dbi_copy(mode, sizeof mode, st, 0);
+        sqlite3_finalize(st);
+        if (rc == SQLITE_ROW)
+            break;
+        /* Switching a fresh file to WAL needs a moment of exclusive access; concurrent
+         * creators queue here. */
+        if ((rc & 0xff) != SQLITE_BUSY || attempt >= 10)
+            return fdt_dbi_fail(db, e, rc, "%s: set WAL journal", db->path);
+        usleep(20000u * (unsigned)(attempt + 1));
+    }
+    if (strcmp(mode, "wal") != 0)
+        return fdt_err_set(e, "%s: cannot use a WAL journal (got '%s'; a network file system?)",
+                           db->path, mode);
+    int rc = sqlite3_exec(db->h, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", NULL,
+                          NULL, NULL);
+    if (rc != SQLITE_OK)
+        return fdt_dbi_fail(db, e, rc, "%s: set pragmas", db->path);
+    return 0;
+}
+
+/* The checks that must pass before this process writes anything into the file. */
+static int check_file(fdt_db *db, int64_t *version, fdt_err *e)
+{
+    /* One statement, so one snapshot: read separately, a version of 0 and the tables of a
+     * concurrent migration committed in between would look like a foreign database. */
+    int64_t v[3];
+    if (query_ints(db,
+                   "SELECT (SELECT user_version FROM pragma_user_version),"
+                   " (SELECT application_id FROM pragma_application_id),"
+                   " (SELECT count(*) FROM sqlite_schema)",
+                   v, 3, e))
+        return -1;
+    int64_t app = v[1], tables = v[2];
+    *version = v[0];
+    int known = fdt_db_schema_version();
+    if (*version > known)
+        return fdt_err_set(e, "%s: database schema v%lld is newer than this fdtune (v%d): "
+                           "upgrade fdtune", db->path, (long long)*version, known);
+    if (*version < 0)
+        return fdt_err_set(e, "%s: not an fdtune database (schema version %lld)", db->path,
+                           (long long)*version);
+    if (app != 0 && app != FDT_DBI_APPLICATION_ID)
+        return fdt_err_set(e, "%s: not an fdtune database (SQLite application_id 0x%08llx)",
+                           db->path, (unsigned long long)app);
+    /* Never build fdtune's tables into somebody else's database. */
+    if (*version == 0 && tables)
+        return fdt_err_set(e, "%s: not an fdtune database (it has %lld schema objects but "
+                           "no fdtune schema version)", db->path, (long long)tables);
+    if (db->readonly && *version < known) {
+        if (*version == 0)
+            return fdt_err_set(e, "%s: empty database (no fdtune schema yet)", db->path);
+        return fdt_err_set(e, "%s: database schema v%lld is older than this fdtune (v%d): "
+                           "open it for writing once to upgrade", db->path,
+                           (long long)*version, known);
+    }
+    return 0;
+}
+
+int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
+{
+    *out = NULL;
+    char def[4096];
+    if (!path) {
+        if (fdt_db_default_path(def, sizeof def, e))
+            return -1;
+        path = def;
+    }
+    if (!*path)
+        return fdt_err_set(e, "tuning database: empty path");
+    int write = (flags & FDT_DB_READWRITE) != 0;
+    int create = (flags & FDT_DB_CREATE) == FDT_DB_CREATE;
+
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno != ENOENT)
+            return fdt_err_set(e, "%s: %s", path, strerror(errno));
+        if (!create)
+            return fdt_err_set(e, "%s: no tuning database here", path);
+        if (make_parent_dir(path, e))
+            return fdt_err_wrap(e, "tuning database");
+    } else if (!S_ISREG(sb.st_mode)) {
+        return fdt_err_set(e, "%s: not a regular file", path);
+    }
+
+    fdt_db *db = calloc(1, sizeof *db);
+    if (!db || !(db->path = strdup(path))) {
+        free(db);
+        return fdt_err_set(e, "%s: out of memory", path);
+    }
+    db->readonly = !write;
+    int oflags = write ? SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+                       : SQLITE_OPEN_READONLY;
+    int rc = sqlite3_open_v2(path, &db->h, oflags, NULL);
+    if (rc != SQLITE_OK) {
+        fdt_dbi_fail(db, e, rc, "%s", path);
+        fdt_db_close(db);
+        return -1;
+    }
+    sqlite3_extended_result_codes(db->h, 1);
+    sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+
+    int64_t version;
+    if (check_file(db, &version, e) || (write && set_write_pragmas(db, e)) ||
+        (write && version < fdt_db_schema_version() && fdt_dbi_migrate(db, e))) {
+        fdt_db_close(db);
+        return -1;
+    }
+    *out = db;
+    return 0;
+}
+
+void fdt_db_close(fdt_db *db)
+{
+    if (!db)
+        return;
+    if (db->h)
+        sqlite3_close_v2(db->h);
+    free(db->path);
+    free(db);
+}
+
+int fdt_db_file_version(const char *path, int *version, fdt_err *e)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return fdt_err_set(e, "%s: %s", path, strerror(errno));
+    fdt_db db = {NULL, 1, (char *)path};
+    int rc = sqlite3_open_v2(path, &db.h, SQLITE_OPEN_READONLY, NULL);
+    int64_t v = 0;
+    int ret = 0;
+    if (rc != SQLITE_OK)
+        ret = fdt_dbi_fail(&db, e, rc, "%s", path);
+    else if (query_ints(&db, "PRAGMA user_version", &v, 1, e))
+        ret = -1;
+    sqlite3_close_v2(db.h);
+    *version = (int)v;
+    return ret;
+}
+
+int fdt_db_check(fdt_db *db, fdt_err *e)
+{
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db, "PRAGMA integrity_check(10)", &st, e))
+        return fdt_err_wrap(e, "%s: check", db->path);
+    fdt_sb msg;
+    fdt_sb_init(&msg);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *line = (const char *)sqlite3_column_text(st, 0);
+        if (!line || strcmp(line, "ok") == 0)
+            continue;
+        /* One row may hold several lines behind a "*** in database main ***" header. */
+        static const char header[] = "*** in database main ***";
+        if (!strncmp(line, header, sizeof header - 1))
+            line += sizeof header - 1;
+        for (const char *nl; *line; line = nl + (*nl != 0)) {
+            nl = strchr(line, '\n');
+            if (!nl)
+                nl = line + strlen(line);
+            if (nl > line)
+                fdt_sb_printf(&msg, "%s%.*s", msg.len ? "; " : "", (int)(nl - line), line);
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        fdt_sb_free(&msg);
+        return fdt_dbi_fail(db, e, rc, "%s: check", db->path);
+    }
+    if (msg.len) {
+        fdt_err_set(e, "%s: integrity problem: %s", db->path, fdt_sb_str(&msg));
+        fdt_sb_free(&msg);
+        return -1;
+    }
+    fdt_sb_free(&msg);
+
+    if (fdt_dbi_prepare(db, "PRAGMA foreign_key_check", &st, e))
+        return fdt_err_wrap(e, "%s: check", db->path);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        char table[64], parent[64];
+        fdt_dbi_copy(table, sizeof table, st, 0);
+        fdt_dbi_copy(parent, sizeof parent, st, 2);
+        long long rowid = sqlite3_column_int64(st, 1);
+        sqlite3_finalize(st);
+        return fdt_err_set(e, "%s: integrity problem: %s row %lld refers to a missing %s row",
+                           db->path, table, rowid, parent);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fdt_dbi_fail(db, e, rc, "%s: check", db->path);
+    return 0;
+}

@@ -1,0 +1,125 @@
+/* The questions people and the retuner ask: the best result per (device, problem), the top
+ * configs of one pair, and the history of one config across runs. Optional filters are
+ * written into constant SQL as "(:x IS NULL OR ...)" and bound, so no query text is ever
+ * built from values. The ranking here is the one of the best_evaluations view. */
+#include "db_internal.h"
+
+#include <string.h>
+
+void fdt_db_filter_init(fdt_db_filter *f)
+{
+    memset(f, 0, sizeof *f);
+    f->op = -1;
+    f->prec = -1;
+}
+
+#define FILTER                                                                                \
+    "(:gpu IS NULL OR instr(lower(d.name), lower(:gpu)) > 0"                                 \
+    "  OR instr(lower(d.arch), lower(:gpu)) > 0)"                                             \
+    " AND (:op IS NULL OR p.op = :op) AND (:R IS NULL OR p.radius = :R)"                      \
+    " AND (:prec IS NULL OR p.precision = :prec)"                                             \
+    " AND (:nx IS NULL OR (p.nx = :nx AND p.ny = :ny AND p.nz = :nz))"                        \
+    " AND (:device IS NULL OR e.device_id = :device) AND (:env IS NULL OR e.env_id = :env)"   \
+    " AND (:generator IS NULL OR v.generator = :generator)"
+
+static int bind_opt(sqlite3_stmt *st, const char *name, int64_t v, int set)
+{
+    return set ? fdt_dbi_bind_int(st, name, v) : fdt_dbi_bind_null(st, name);
+}
+
+static int bind_filter(sqlite3_stmt *st, const fdt_db_filter *f)
+{
+    fdt_db_filter none;
+    if (!f) {
+        fdt_db_filter_init(&none);
+        f = &none;
+    }
+    int grid = f->nx > 0 && f->ny > 0 && f->nz > 0;
+    int rc = fdt_dbi_bind_text(st, ":gpu", f->gpu && *f->gpu ? f->gpu : NULL);
+    if (rc == SQLITE_OK)
+        rc = fdt_dbi_bind_text(st, ":op",
+                               f->op >= 0 && f->op < FDT_OP_COUNT ? fdt_op_name(f->op) : NULL);
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":R", f->R, f->R > 0);
+    if (rc == SQLITE_OK)
+        rc = fdt_dbi_bind_text(st, ":prec", f->prec >= 0 ? fdt_prec_name(f->prec) : NULL);
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":nx", f->nx, grid);
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":ny", f->ny, grid);
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":nz", f->nz, grid);
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":device", f->device_id, f->device_id > 0);
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":env", f->env_id, f->env_id > 0);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":generator", f->generator);
+    return rc;
+}
+
+static const char best_sql[] = FDT_DBI_BEST_SQL(
+    FILTER, "ORDER BY d.name, d.id, p.op, p.radius, p.precision, p.nx, p.ny, p.nz");
+
+int fdt_db_best(fdt_db *db, const fdt_db_filter *f, fdt_db_row_fn fn, void *ctx, fdt_err *e)
+{
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db, best_sql, &st, e))
+        return fdt_err_wrap(e, "best");
+    int rc = bind_filter(st, f);
+    if (rc != SQLITE_OK) {
+        fdt_dbi_fail(db, e, rc, "best");
+        sqlite3_finalize(st);
+        return -1;
+    }
+    return fdt_dbi_each_row(db, st, fn, ctx, e, "best");
+}
+
+int fdt_db_top(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t env_id, int n,
+               fdt_db_row_fn fn, void *ctx, fdt_err *e)
+{
+    /* One row per config (its fastest evaluation), so a config measured in many runs does
+     * not crowd the others out of the top n. */
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db,
+                        "WITH per_config AS (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY"
+                        "  e.config_id ORDER BY e.time_ms, e.id) AS rn FROM evaluations e"
+                        " WHERE e.device_id = :device AND e.problem_id = :problem"
+                        "  AND e.status = 'ok' AND e.stage = 'full'"
+                        "  AND (:env IS NULL OR e.env_id = :env))"
+                        " SELECT " FDT_DBI_ROW_COLUMNS " FROM per_config e" FDT_DBI_ROW_JOINS
+                        " WHERE e.rn = 1 ORDER BY e.time_ms, c.key, e.id LIMIT :n",
+                        &st, e))
+        return fdt_err_wrap(e, "top");
+    int rc = fdt_dbi_bind_int(st, ":device", device_id);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":problem", problem_id);
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":env", env_id, env_id > 0);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":n", n > 0 ? n : -1);
+    if (rc != SQLITE_OK) {
+        fdt_dbi_fail(db, e, rc, "top");
+        sqlite3_finalize(st);
+        return -1;
+    }
+    return fdt_dbi_each_row(db, st, fn, ctx, e, "top");
+}
+
+int fdt_db_history(fdt_db *db, const fdt_problem *p, const char *config, int64_t device_id,
+                   fdt_db_row_fn fn, void *ctx, fdt_err *e)
+{
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db,
+                        "SELECT " FDT_DBI_ROW_COLUMNS " FROM evaluations e" FDT_DBI_ROW_JOINS
+                        " WHERE c.key = :config AND p.op = :op AND p.radius = :R"
+                        " AND p.precision = :prec AND p.nx = :nx AND p.ny = :ny AND p.nz = :nz"
+                        " AND (:device IS NULL OR e.device_id = :device)"
+                        " ORDER BY e.created, e.id",
+                        &st, e))
+        return fdt_err_wrap(e, "history");
+    int rc = fdt_dbi_bind_text(st, ":config", config);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":op", fdt_op_name(p->op));
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":R", p->R);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":prec", fdt_prec_name(p->prec));
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":nx", p->nx);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":ny", p->ny);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":nz", p->nz);
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":device", device_id, device_id > 0);
+    if (rc != SQLITE_OK) {
+        fdt_dbi_fail(db, e, rc, "history");
+        sqlite3_finalize(st);
+        return -1;
+    }
+    return fdt_dbi_each_row(db, st, fn, ctx, e, "history");
+}

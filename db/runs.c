@@ -1,0 +1,302 @@
+/* Runs: one invocation of the tuner (or retune, or bench) on one device in one environment.
+ * A run is "running" until finished; one whose process died without finishing (SIGKILL,
+ * crash, power loss) is found by host and pid and marked interrupted, so a later run can
+ * resume past what it committed. */
+#include "db_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+#define RUN_SELECT                                                                            \
+    "SELECT r.id, r.started, r.finished, r.status, r.kind, r.command, r.device_id, r.env_id," \
+    " r.recipe, r.recipe_hash, r.strategy, r.budget, r.seed, r.copy_gbs, r.host, r.pid,"      \
+    " r.notes, (SELECT count(*) FROM evaluations x WHERE x.run_id = r.id),"                   \
+    " (SELECT count(*) FROM evaluations x WHERE x.run_id = r.id AND x.status = 'ok')"         \
+    " FROM runs r JOIN devices d ON d.id = r.device_id "
+
+void fdt_db_run_init(fdt_db_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = FDT_DB_TUNE;
+    r->status = FDT_DB_RUNNING;
+    r->copy_gbs = NAN;
+}
+
+static void this_host(char *buf, size_t n)
+{
+    if (gethostname(buf, n) != 0)
+        snprintf(buf, n, "unknown");
+    buf[n - 1] = 0;
+}
+
+int fdt_db_run_begin(fdt_db *db, const fdt_db_run *r, int64_t *run_id, fdt_err *e)
+{
+    *run_id = 0;
+    if ((unsigned)r->kind > FDT_DB_BENCH)
+        return fdt_err_set(e, "begin run: unknown kind %d", (int)r->kind);
+    if (r->device_id <= 0 || r->env_id <= 0)
+        return fdt_err_set(e, "begin run: device and environment ids required");
+    if (r->budget < 0 || (!isnan(r->copy_gbs) && !(r->copy_gbs > 0)))
+        return fdt_err_set(e, "begin run: negative budget or copy bandwidth");
+    char host[256];
+    if (r->host[0])
+        snprintf(host, sizeof host, "%s", r->host);
+    else
+        this_host(host, sizeof host);
+
+    sqlite3_stmt *st = NULL;
+    if (fdt_dbi_begin(db, e))
+        return fdt_err_wrap(e, "begin run");
+    if (fdt_dbi_prepare(db,
+                        "INSERT INTO runs (kind, command, device_id, env_id, recipe, recipe_hash,"
+                        " strategy, budget, seed, copy_gbs, host, pid, notes) VALUES (:kind,"
+                        " :command, :device, :env, :recipe, :recipe_hash, :strategy, :budget,"
+                        " :seed, :copy, :host, :pid, :notes)",
+                        &st, e))
+        goto fail;
+    int rc = fdt_dbi_bind_text(st, ":kind", fdt_db_run_kind_name(r->kind));
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":command", r->command);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":device", r->device_id);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":env", r->env_id);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":recipe", r->recipe);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":recipe_hash", r->recipe_hash);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":strategy", r->strategy);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":budget", r->budget);
+    /* SQLite integers are signed; the seed keeps its bits. */
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":seed", (int64_t)r->seed);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":copy", r->copy_gbs);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":host", host);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":pid", (int64_t)getpid());
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":notes", r->notes);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE) {
+        fdt_dbi_fail(db, e, rc, "insert");
+        goto fail;
+    }
+    *run_id = sqlite3_last_insert_rowid(db->h);
+    sqlite3_finalize(st);
+    if (fdt_dbi_commit(db, e)) {
+        *run_id = 0;
+        return fdt_err_wrap(e, "begin run");
+    }
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    fdt_dbi_rollback(db);
+    return fdt_err_wrap(e, "begin run");
+}
+
+/* One UPDATE of a running run in its own transaction; explains why nothing changed. */
+static int update_running(fdt_db *db, int64_t run_id, const char *sql, const char *name,
+                          const char *text, double real, fdt_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (fdt_dbi_begin(db, e))
+        return -1;
+    if (fdt_dbi_prepare(db, sql, &st, e))
+        goto fail;
+    int rc = fdt_dbi_bind_int(st, ":id", run_id);
+    if (rc == SQLITE_OK)
+        rc = text ? fdt_dbi_bind_text(st, name, text) : fdt_dbi_bind_real(st, name, real);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE) {
+        fdt_dbi_fail(db, e, rc, "update");
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_changes(db->h) != 1) {
+        fdt_db_run r;
+        if (fdt_db_run_get(db, run_id, &r, e) == 0)
+            fdt_err_set(e, "run is %s, not running", fdt_db_run_status_name(r.status));
+        goto fail;
+    }
+    return fdt_dbi_commit(db, e);
+fail:
+    sqlite3_finalize(st);
+    fdt_dbi_rollback(db);
+    return -1;
+}
+
+int fdt_db_run_set_copy(fdt_db *db, int64_t run_id, double copy_gbs, fdt_err *e)
+{
+    if (!(copy_gbs > 0))
+        return fdt_err_set(e, "run %lld: copy bandwidth must be positive", (long long)run_id);
+    if (update_running(db, run_id,
+                       "UPDATE runs SET copy_gbs = :copy WHERE id = :id AND status = 'running'",
+                       ":copy", NULL, copy_gbs, e))
+        return fdt_err_wrap(e, "run %lld: set copy bandwidth", (long long)run_id);
+    return 0;
+}
+
+int fdt_db_run_finish(fdt_db *db, int64_t run_id, fdt_db_run_status status, fdt_err *e)
+{
+    if (status == FDT_DB_RUNNING || (unsigned)status > FDT_DB_FAILED)
+        return fdt_err_set(e, "run %lld: finish needs done, interrupted or failed",
+                           (long long)run_id);
+    if (update_running(db, run_id,
+                       "UPDATE runs SET status = :status, finished = " NOW
+                       " WHERE id = :id AND status = 'running'",
+                       ":status", fdt_db_run_status_name(status), 0, e))
+        return fdt_err_wrap(e, "run %lld: finish", (long long)run_id);
+    return 0;
+}
+
+int fdt_db_run_mark_stale(fdt_db *db, int *n, fdt_err *e)
+{
+    *n = 0;
+    char host[256];
+    this_host(host, sizeof host);
+    sqlite3_stmt *st = NULL;
+    int64_t *ids = NULL;
+    size_t nids = 0, cap = 0;
+    if (fdt_dbi_begin(db, e))
+        return fdt_err_wrap(e, "mark stale runs");
+    /* Under the write lock, so a run cannot begin or finish while we decide. */
+    if (fdt_dbi_prepare(db, "SELECT id, pid FROM runs WHERE status = 'running' AND host = :host",
+                        &st, e))
+        goto fail;
+    int rc = fdt_dbi_bind_text(st, ":host", host);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        int64_t id = sqlite3_column_int64(st, 0);
+        pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
+        /* EPERM means the process exists under another user: still alive. */
+        if (pid == getpid() || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if (nids == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *grown = realloc(ids, cap * sizeof *ids);
+            if (!grown) {
+                fdt_err_set(e, "out of memory");
+                goto fail;
+            }
+            ids = grown;
+        }
+        ids[nids++] = id;
+    }
+    if (rc != SQLITE_DONE) {
+        fdt_dbi_fail(db, e, rc, "list running runs");
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    if (fdt_dbi_prepare(db,
+                        "UPDATE runs SET status = 'interrupted', finished = " NOW
+                        " WHERE id = :id AND status = 'running'",
+                        &st, e))
+        goto fail;
+    for (size_t i = 0; i < nids; i++) {
+        rc = fdt_dbi_bind_int(st, ":id", ids[i]);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE) {
+            fdt_dbi_fail(db, e, rc, "run %lld", (long long)ids[i]);
+            goto fail;
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (fdt_dbi_commit(db, e)) {
+        free(ids);
+        return fdt_err_wrap(e, "mark stale runs");
+    }
+    *n = (int)nids;
+    free(ids);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    free(ids);
+    fdt_dbi_rollback(db);
+    return fdt_err_wrap(e, "mark stale runs");
+}
+
+static void read_run(sqlite3_stmt *st, fdt_db_run *r)
+{
+    char text[32];
+    fdt_err e;
+    fdt_db_run_init(r);
+    int c = 0;
+    r->id = sqlite3_column_int64(st, c++);
+    fdt_dbi_copy(r->started, sizeof r->started, st, c++);
+    fdt_dbi_copy(r->finished, sizeof r->finished, st, c++);
+    fdt_dbi_copy(text, sizeof text, st, c++);
+    for (int i = FDT_DB_RUNNING; i <= FDT_DB_FAILED; i++)
+        if (!strcmp(text, fdt_db_run_status_name((fdt_db_run_status)i)))
+            r->status = (fdt_db_run_status)i;
+    fdt_dbi_copy(text, sizeof text, st, c++);
+    fdt_db_run_kind_parse(text, &r->kind, &e); /* CHECKed: always known */
+    fdt_dbi_copy(r->command, sizeof r->command, st, c++);
+    r->device_id = sqlite3_column_int64(st, c++);
+    r->env_id = sqlite3_column_int64(st, c++);
+    fdt_dbi_copy(r->recipe, sizeof r->recipe, st, c++);
+    fdt_dbi_copy(r->recipe_hash, sizeof r->recipe_hash, st, c++);
+    fdt_dbi_copy(r->strategy, sizeof r->strategy, st, c++);
+    r->budget = sqlite3_column_int64(st, c++);
+    r->seed = (uint64_t)sqlite3_column_int64(st, c++);
+    r->copy_gbs = fdt_dbi_real(st, c++);
+    fdt_dbi_copy(r->host, sizeof r->host, st, c++);
+    r->pid = sqlite3_column_int64(st, c++);
+    fdt_dbi_copy(r->notes, sizeof r->notes, st, c++);
+    r->n_evals = sqlite3_column_int64(st, c++);
+    r->n_ok = sqlite3_column_int64(st, c++);
+}
+
+int fdt_db_run_get(fdt_db *db, int64_t run_id, fdt_db_run *r, fdt_err *e)
+{
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db, RUN_SELECT "WHERE r.id = :id", &st, e))
+        return fdt_err_wrap(e, "run %lld", (long long)run_id);
+    int rc = fdt_dbi_bind_int(st, ":id", run_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        read_run(st, r);
+    else if (rc == SQLITE_DONE)
+        fdt_err_set(e, "run %lld: no such run", (long long)run_id);
+    else
+        fdt_dbi_fail(db, e, rc, "run %lld", (long long)run_id);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int fdt_db_runs(fdt_db *db, const fdt_db_filter *f, int limit, fdt_db_run_fn fn, void *ctx,
+                fdt_err *e)
+{
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db,
+                        RUN_SELECT
+                        "WHERE (:gpu IS NULL OR instr(lower(d.name), lower(:gpu)) > 0"
+                        " OR instr(lower(d.arch), lower(:gpu)) > 0)"
+                        " AND (:device IS NULL OR r.device_id = :device)"
+                        " ORDER BY r.id DESC LIMIT :limit",
+                        &st, e))
+        return fdt_err_wrap(e, "list runs");
+    int rc = fdt_dbi_bind_text(st, ":gpu", f ? f->gpu : NULL);
+    if (rc == SQLITE_OK)
+        rc = f && f->device_id > 0 ? fdt_dbi_bind_int(st, ":device", f->device_id)
+                                   : fdt_dbi_bind_null(st, ":device");
+    if (rc == SQLITE_OK)
+        rc = fdt_dbi_bind_int(st, ":limit", limit > 0 ? limit : -1); /* -1: no limit */
+    fdt_db_run r;
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        read_run(st, &r);
+        if (fn(ctx, &r)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        fdt_dbi_fail(db, e, rc, "list runs");
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}

@@ -1,0 +1,179 @@
+/* The schema and its forward migrations. steps[i] takes a database from version i to i+1
+ * and ends by setting PRAGMA user_version itself, so the SQL of a step is a constant and a
+ * new schema version is one more entry (plus FDT_DBI_SCHEMA_VERSION). All pending steps run
+ * in one IMMEDIATE transaction after the version is read again under the lock, so two
+ * processes opening a fresh file at once migrate it exactly once. Tables are STRICT;
+ * enumerations are CHECKed; every identity column is NOT NULL so UNIQUE really dedupes. */
+#include "db_internal.h"
+
+/* v0 -> v1: the first schema. */
+static const char v1[] =
+    "CREATE TABLE devices ("
+    " id INTEGER PRIMARY KEY,"
+    " backend TEXT NOT NULL, vendor TEXT NOT NULL, name TEXT NOT NULL, arch TEXT NOT NULL,"
+    " compute_units INTEGER NOT NULL CHECK (compute_units >= 0),"
+    " warp_size INTEGER NOT NULL, l2_bytes INTEGER NOT NULL,"
+    " mem_bytes INTEGER NOT NULL CHECK (mem_bytes >= 0),"
+    " uuid TEXT NOT NULL, pci TEXT NOT NULL,"
+    " first_seen TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"
+    " UNIQUE (backend, vendor, name, arch, compute_units, mem_bytes, uuid)"
+    ") STRICT;"
+
+    "CREATE TABLE environments ("
+    " id INTEGER PRIMARY KEY,"
+    " driver TEXT NOT NULL, runtime TEXT NOT NULL, compiler TEXT NOT NULL,"
+    " fdtune_version TEXT NOT NULL, generator TEXT NOT NULL,"
+    " UNIQUE (driver, runtime, compiler, fdtune_version, generator)"
+    ") STRICT;"
+
+    /* op and precision are enumerations of the generator; a new one is a migration. */
+    "CREATE TABLE problems ("
+    " id INTEGER PRIMARY KEY,"
+    " op TEXT NOT NULL CHECK (op IN ('d2x', 'd2y', 'd2z', 'lap', 'wave')),"
+    " radius INTEGER NOT NULL CHECK (radius >= 1),"
+    " precision TEXT NOT NULL CHECK (precision IN ('f32', 'f64')),"
+    " nx INTEGER NOT NULL CHECK (nx >= 1), ny INTEGER NOT NULL CHECK (ny >= 1),"
+    " nz INTEGER NOT NULL CHECK (nz >= 1),"
+    " UNIQUE (op, radius, precision, nx, ny, nz)"
+    ") STRICT;"
+
+    "CREATE TABLE configs ("
+    " id INTEGER PRIMARY KEY,"
+    " key TEXT NOT NULL UNIQUE CHECK (length(key) > 0)"
+    ") STRICT;"
+
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " started TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"
+    " finished TEXT,"
+    " status TEXT NOT NULL DEFAULT 'running'"
+    "  CHECK (status IN ('running', 'done', 'interrupted', 'failed')),"
+    " kind TEXT NOT NULL CHECK (kind IN ('tune', 'retune', 'bench')),"
+    " command TEXT NOT NULL,"
+    " device_id INTEGER NOT NULL REFERENCES devices (id),"
+    " env_id INTEGER NOT NULL REFERENCES environments (id),"
+    " recipe TEXT NOT NULL, recipe_hash TEXT NOT NULL, strategy TEXT NOT NULL,"
+    " budget INTEGER NOT NULL CHECK (budget >= 0),"
+    " seed INTEGER NOT NULL,"
+    " copy_gbs REAL CHECK (copy_gbs > 0),"
+    " host TEXT NOT NULL, pid INTEGER NOT NULL,"
+    " notes TEXT NOT NULL,"
+    " CHECK ((status = 'running') = (finished IS NULL))"
+    ") STRICT;"
+    /* Target of the evaluations' composite key: an evaluation's device and environment are
+     * those of its run, enforced by the database. */
+    "CREATE UNIQUE INDEX runs_identity ON runs (id, device_id, env_id);"
+    "CREATE INDEX runs_device ON runs (device_id);"
+    "CREATE INDEX runs_running ON runs (host) WHERE status = 'running';"
+
+    "CREATE TABLE evaluations ("
+    " id INTEGER PRIMARY KEY,"
+    " run_id INTEGER NOT NULL,"
+    " problem_id INTEGER NOT NULL REFERENCES problems (id),"
+    " config_id INTEGER NOT NULL REFERENCES configs (id),"
+    " device_id INTEGER NOT NULL REFERENCES devices (id),"
+    " env_id INTEGER NOT NULL REFERENCES environments (id),"
+    " status TEXT NOT NULL CHECK (status IN ('ok', 'wrong', 'compile_error', 'pruned',"
+    "  'launch_error', 'crashed', 'timeout')),"
+    " stage TEXT NOT NULL CHECK (stage IN ('probe', 'full')),"
+    " time_ms REAL, time_min_ms REAL, time_max_ms REAL, time_q1_ms REAL, time_q3_ms REAL,"
+    " reps INTEGER, outliers INTEGER,"
+    " gbs REAL, frac_copy REAL,"
+    " max_err REAL, rel_err REAL, tolerance REAL,"
+    " layout_line INTEGER, layout_offset INTEGER,"
+    " registers INTEGER, sgprs INTEGER, spill_bytes INTEGER, scratch_bytes INTEGER,"
+    " shared_bytes INTEGER,"
+    " compile_s REAL,"
+    " message TEXT NOT NULL,"
+    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"
+    " FOREIGN KEY (run_id, device_id, env_id) REFERENCES runs (id, device_id, env_id),"
+    /* A second row for the same measurement in one run is a bug (a resume that re-measured
+     * what was committed), not data. */
+    " UNIQUE (run_id, problem_id, config_id, stage),"
+    " CHECK (status <> 'ok' OR time_ms > 0)"
+    ") STRICT;"
+    /* Only successful full measurements compete for "best": a small partial index, already
+     * in ranking order. */
+    "CREATE INDEX evaluations_best ON evaluations (device_id, problem_id, time_ms)"
+    " WHERE status = 'ok' AND stage = 'full';"
+    "CREATE INDEX evaluations_resume ON evaluations (device_id, env_id, problem_id, config_id);"
+    "CREATE INDEX evaluations_history ON evaluations (problem_id, config_id);"
+
+    /* Same ranking as FDT_DBI_BEST_SQL (db_internal.h), for people with the sqlite3 shell. */
+    "CREATE VIEW best_evaluations AS"
+    " SELECT * FROM (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY e.device_id, e.problem_id"
+    "  ORDER BY e.time_ms, c.key, e.id) AS rank"
+    "  FROM evaluations e JOIN configs c ON c.id = e.config_id"
+    "  WHERE e.status = 'ok' AND e.stage = 'full')"
+    " WHERE rank = 1;"
+
+    "PRAGMA application_id = 1178883157;" /* FDT_DBI_APPLICATION_ID, "FDTU" */
+    "PRAGMA user_version = 1;";
+
+static const char *const steps[] = {v1};
+#define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
+
+_Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
+_Static_assert(FDT_DBI_APPLICATION_ID == 1178883157, "application_id in the v1 step");
+
+/* The schema version and the number of schema objects, in one snapshot. */
+static int read_version(fdt_db *db, int *v, int *objects, fdt_err *e)
+{
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db,
+                        "SELECT (SELECT user_version FROM pragma_user_version),"
+                        " (SELECT count(*) FROM sqlite_schema)",
+                        &st, e))
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        fdt_dbi_fail(db, e, rc, "read schema version");
+        sqlite3_finalize(st);
+        return -1;
+    }
+    *v = sqlite3_column_int(st, 0);
+    *objects = sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int fdt_dbi_migrate(fdt_db *db, fdt_err *e)
+{
+    if (fdt_dbi_begin(db, e))
+        return fdt_err_wrap(e, "%s: migrate", db->path);
+    int v, objects;
+    if (read_version(db, &v, &objects, e))
+        goto fail;
+    /* Another process may have migrated between our first look and the lock; the version
+     * read now is the one that counts, and so is the emptiness of a v0 file. */
+    if (v == 0 && objects) {
+        fdt_err_set(e, "not an fdtune database (%d schema objects but no schema version)",
+                    objects);
+        goto fail;
+    }
+    if (v > NSTEPS) {
+        fdt_err_set(e, "database schema v%d is newer than this fdtune (v%d): upgrade fdtune", v,
+                    NSTEPS);
+        goto fail;
+    }
+    for (; v < NSTEPS; v++) {
+        int rc = sqlite3_exec(db->h, steps[v], NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            fdt_dbi_fail(db, e, rc, "schema v%d -> v%d", v, v + 1);
+            goto fail;
+        }
+        int now;
+        if (read_version(db, &now, &objects, e))
+            goto fail;
+        if (now != v + 1) {
+            fdt_err_set(e, "internal error: step to v%d left schema version %d", v + 1, now);
+            goto fail;
+        }
+    }
+    if (fdt_dbi_commit(db, e))
+        return fdt_err_wrap(e, "%s: migrate", db->path);
+    return 0;
+fail:
+    fdt_dbi_rollback(db);
+    return fdt_err_wrap(e, "%s: migrate", db->path);
+}

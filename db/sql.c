@@ -1,0 +1,256 @@
+/* The plumbing under every db/ function: SQLite result codes turned into "what: why"
+ * messages that tell corruption, a full disk and lock contention apart; IMMEDIATE
+ * transactions that outlast a busy writer; binding by parameter name; and reading a joined
+ * evaluation back into an fdt_db_row. */
+#include "db_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* SQLite's own busy handler waits up to busy_timeout (10 s, see open.c) per attempt; these
+ * retries cover the cases where it gives up or is not consulted (WAL recovery, a checkpoint
+ * in progress, a lock upgrade), with a growing pause so that writers fall out of step. */
+#define BUSY_RETRIES 6
+
+static void backoff(int attempt)
+{
+    long ms = 10L << (attempt < 6 ? attempt : 6);
+    ms += (long)(getpid() % 17); /* two writers that collided should not retry in lockstep */
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+int fdt_dbi_fail(fdt_db *db, fdt_err *e, int rc, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    /* The connection's message is more precise ("UNIQUE constraint failed: ..."), but only
+     * when it still describes this error. */
+    const char *msg = sqlite3_errstr(rc);
+    if (db && db->h && (sqlite3_errcode(db->h) & 0xff) == (rc & 0xff))
+        msg = sqlite3_errmsg(db->h);
+    switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+        return fdt_err_set(e, "%s: %s; the file was left as it is", what, msg);
+    case SQLITE_CORRUPT:
+        return fdt_err_set(e, "%s: integrity problem: %s; the file was left as it is", what, msg);
+    case SQLITE_FULL:
+        return fdt_err_set(e, "%s: %s; the transaction was rolled back", what, msg);
+    case SQLITE_BUSY:
+        return fdt_err_set(e, "%s: %s: another process kept it locked too long", what, msg);
+    default:
+        return fdt_err_set(e, "%s: %s", what, msg);
+    }
+}
+
+int fdt_dbi_prepare(fdt_db *db, const char *sql, sqlite3_stmt **st, fdt_err *e)
+{
+    int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
+    if (rc != SQLITE_OK) {
+        *st = NULL;
+        return fdt_dbi_fail(db, e, rc, "prepare statement");
+    }
+    return 0;
+}
+
+int fdt_dbi_begin(fdt_db *db, fdt_err *e)
+{
+    if (db->readonly)
+        return fdt_err_set(e, "%s: opened read-only", db->path);
+    for (int attempt = 0;; attempt++) {
+        int rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            return 0;
+        if ((rc & 0xff) != SQLITE_BUSY || attempt >= BUSY_RETRIES)
+            return fdt_dbi_fail(db, e, rc, "begin transaction");
+        backoff(attempt);
+    }
+}
+
+void fdt_dbi_rollback(fdt_db *db)
+{
+    /* After some errors (SQLITE_FULL among them) SQLite has already rolled back. */
+    if (!sqlite3_get_autocommit(db->h))
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int fdt_dbi_commit(fdt_db *db, fdt_err *e)
+{
+    for (int attempt = 0;; attempt++) {
+        int rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            return 0;
+        /* A busy COMMIT leaves the transaction open, so it can simply be tried again. */
+        if ((rc & 0xff) == SQLITE_BUSY && attempt < BUSY_RETRIES &&
+            !sqlite3_get_autocommit(db->h)) {
+            backoff(attempt);
+            continue;
+        }
+        fdt_dbi_fail(db, e, rc, "commit");
+        fdt_dbi_rollback(db);
+        return -1;
+    }
+}
+
+static int param(sqlite3_stmt *st, const char *name)
+{
+    return sqlite3_bind_parameter_index(st, name);
+}
+
+int fdt_dbi_bind_text(sqlite3_stmt *st, const char *name, const char *s)
+{
+    int i = param(st, name);
+    if (!i)
+        return SQLITE_RANGE;
+    return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+int fdt_dbi_bind_int(sqlite3_stmt *st, const char *name, int64_t v)
+{
+    int i = param(st, name);
+    return i ? sqlite3_bind_int64(st, i, v) : SQLITE_RANGE;
+}
+
+int fdt_dbi_bind_opt_int(sqlite3_stmt *st, const char *name, int64_t v)
+{
+    int i = param(st, name);
+    if (!i)
+        return SQLITE_RANGE;
+    return v < 0 ? sqlite3_bind_null(st, i) : sqlite3_bind_int64(st, i, v);
+}
+
+int fdt_dbi_bind_real(sqlite3_stmt *st, const char *name, double v)
+{
+    int i = param(st, name);
+    if (!i)
+        return SQLITE_RANGE;
+    return isnan(v) ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, v);
+}
+
+int fdt_dbi_bind_null(sqlite3_stmt *st, const char *name)
+{
+    int i = param(st, name);
+    return i ? sqlite3_bind_null(st, i) : SQLITE_RANGE;
+}
+
+void fdt_dbi_copy(char *dst, size_t n, sqlite3_stmt *st, int col)
+{
+    const unsigned char *s = sqlite3_column_text(st, col);
+    snprintf(dst, n, "%s", s ? (const char *)s : "");
+}
+
+double fdt_dbi_real(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+int64_t fdt_dbi_opt_int(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, col);
+}
+
+void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row)
+{
+    memset(row, 0, sizeof *row);
+    fdt_db_eval *ev = &row->ev;
+    char text[64];
+    fdt_err e;
+    int c = 0; /* in the order of FDT_DBI_ROW_COLUMNS */
+    ev->id = sqlite3_column_int64(st, c++);
+    ev->run_id = sqlite3_column_int64(st, c++);
+    ev->problem_id = sqlite3_column_int64(st, c++);
+    ev->config_id = sqlite3_column_int64(st, c++);
+    ev->device_id = sqlite3_column_int64(st, c++);
+    ev->env_id = sqlite3_column_int64(st, c++);
+    /* The CHECK constraints guarantee known names, so parsing cannot fail here. */
+    fdt_dbi_copy(text, sizeof text, st, c++);
+    fdt_db_status_parse(text, &ev->status, &e);
+    fdt_dbi_copy(text, sizeof text, st, c++);
+    fdt_db_stage_parse(text, &ev->stage, &e);
+    ev->time_ms = fdt_dbi_real(st, c++);
+    ev->time_min_ms = fdt_dbi_real(st, c++);
+    ev->time_max_ms = fdt_dbi_real(st, c++);
+    ev->time_q1_ms = fdt_dbi_real(st, c++);
+    ev->time_q3_ms = fdt_dbi_real(st, c++);
+    ev->reps = (int)fdt_dbi_opt_int(st, c++);
+    ev->outliers = (int)fdt_dbi_opt_int(st, c++);
+    ev->gbs = fdt_dbi_real(st, c++);
+    ev->frac_copy = fdt_dbi_real(st, c++);
+    ev->max_err = fdt_dbi_real(st, c++);
+    ev->rel_err = fdt_dbi_real(st, c++);
+    ev->tolerance = fdt_dbi_real(st, c++);
+    ev->layout_line = fdt_dbi_opt_int(st, c++);
+    ev->layout_offset = fdt_dbi_opt_int(st, c++);
+    ev->registers = (int)fdt_dbi_opt_int(st, c++);
+    ev->sgprs = (int)fdt_dbi_opt_int(st, c++);
+    ev->spill_bytes = (int)fdt_dbi_opt_int(st, c++);
+    ev->scratch_bytes = (int)fdt_dbi_opt_int(st, c++);
+    ev->shared_bytes = (int)fdt_dbi_opt_int(st, c++);
+    ev->compile_s = fdt_dbi_real(st, c++);
+    fdt_dbi_copy(ev->message, sizeof ev->message, st, c++);
+    fdt_dbi_copy(ev->created, sizeof ev->created, st, c++);
+    fdt_dbi_copy(ev->config, sizeof ev->config, st, c++);
+
+    fdt_problem *p = &row->problem;
+    fdt_op op = FDT_OP_COUNT;
+    fdt_prec prec = FDT_F32;
+    fdt_dbi_copy(text, sizeof text, st, c++);
+    fdt_op_parse(text, &op, &e);
+    p->op = op;
+    p->R = sqlite3_column_int(st, c++);
+    fdt_dbi_copy(text, sizeof text, st, c++);
+    fdt_prec_parse(text, &prec, &e);
+    p->prec = prec;
+    p->nx = sqlite3_column_int64(st, c++);
+    p->ny = sqlite3_column_int64(st, c++);
+    p->nz = sqlite3_column_int64(st, c++);
+
+    fdt_db_device *d = &row->device;
+    d->id = ev->device_id;
+    fdt_dbi_copy(d->backend, sizeof d->backend, st, c++);
+    fdt_dbi_copy(d->vendor, sizeof d->vendor, st, c++);
+    fdt_dbi_copy(d->name, sizeof d->name, st, c++);
+    fdt_dbi_copy(d->arch, sizeof d->arch, st, c++);
+    d->compute_units = sqlite3_column_int(st, c++);
+    d->warp_size = sqlite3_column_int(st, c++);
+    d->l2_bytes = sqlite3_column_int64(st, c++);
+    d->mem_bytes = sqlite3_column_int64(st, c++);
+    fdt_dbi_copy(d->uuid, sizeof d->uuid, st, c++);
+    fdt_dbi_copy(d->pci, sizeof d->pci, st, c++);
+
+    fdt_db_env *v = &row->env;
+    v->id = ev->env_id;
+    fdt_dbi_copy(v->driver, sizeof v->driver, st, c++);
+    fdt_dbi_copy(v->runtime, sizeof v->runtime, st, c++);
+    fdt_dbi_copy(v->compiler, sizeof v->compiler, st, c++);
+    fdt_dbi_copy(v->fdtune_version, sizeof v->fdtune_version, st, c++);
+    fdt_dbi_copy(v->generator, sizeof v->generator, st, c++);
+}
+
+int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, fdt_err *e,
+                     const char *what)
+{
+    fdt_db_row row;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fdt_dbi_read_row(st, &row);
+        if (fn(ctx, &row))
+            break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        fdt_dbi_fail(db, e, rc, "%s", what);
+        sqlite3_finalize(st);
+        return -1;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+sqlite3 *fdt_dbi_handle(fdt_db *db) { return db->h; }

@@ -1,0 +1,1441 @@
+/* Tests of the tuning database (db/): creation, reopening and migration; refusal of newer,
+ * foreign, corrupt and missing files without touching them; stable ids; inserts, batches and
+ * their rules; the best, top, history and run queries; the nearest fallback ladder; a full
+ * disk; several processes writing one file at once; and resuming after a tuner was killed
+ * mid-run. Every file lives under a mkdtemp directory removed at the end. CPU only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "db_internal.h"
+#include "fdt_db.h"
+
+static char g_dir[256];
+
+static void path_in(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", g_dir, name);
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static fdt_rt_device_info device(const char *name, const char *arch, int cu, int64_t mem,
+                                 const char *uuid)
+{
+    fdt_rt_device_info d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.backend, sizeof d.backend, "cuda");
+    snprintf(d.vendor, sizeof d.vendor, "NVIDIA");
+    snprintf(d.name, sizeof d.name, "%s", name);
+    snprintf(d.arch, sizeof d.arch, "%s", arch);
+    d.compute_units = cu;
+    d.warp_size = 32;
+    d.l2_bytes = 50 << 20;
+    d.mem_bytes = mem;
+    snprintf(d.uuid, sizeof d.uuid, "%s", uuid);
+    snprintf(d.pci, sizeof d.pci, "0000:18:00.0");
+    snprintf(d.driver_version, sizeof d.driver_version, "580.65.06");
+    snprintf(d.runtime_version, sizeof d.runtime_version, "13.0");
+    snprintf(d.compiler_version, sizeof d.compiler_version, "13.0.48");
+    return d;
+}
+
+#define GB80 (80LL << 30)
+
+static fdt_problem problem(fdt_op op, int R, int64_t nx, int64_t ny, int64_t nz)
+{
+    fdt_problem p = {op, R, FDT_F32, nx, ny, nz};
+    return p;
+}
+
+/* A distinct canonical config for every i < 2^20. */
+static void cfg_key(int i, char *buf, size_t n)
+{
+    fdt_config c;
+    fdt_config_default(&c);
+    c.bx = 1 + i % 1024;
+    c.by = 1 + i / 1024;
+    fdt_config_format(&c, buf, n);
+}
+
+static fdt_db_eval eval(int64_t run, int64_t prob, const char *config, fdt_db_status s,
+                        fdt_db_stage stage, double t)
+{
+    fdt_db_eval ev;
+    fdt_db_eval_init(&ev);
+    ev.run_id = run;
+    ev.problem_id = prob;
+    snprintf(ev.config, sizeof ev.config, "%s", config);
+    ev.status = s;
+    ev.stage = stage;
+    ev.time_ms = t;
+    if (!isnan(t))
+        ev.gbs = 1000.0 / t;
+    return ev;
+}
+
+static fdt_db *open_ok(const char *path, int flags)
+{
+    fdt_db *db = NULL;
+    fdt_err e = {""};
+    int rc = fdt_db_open(path, flags, &db, &e);
+    if (rc)
+        fail_msg("open %s: %s", path, e.msg);
+    return db;
+}
+
+/* A database with one device, environment, problem and running run. */
+typedef struct fix {
+    char path[512];
+    fdt_db *db;
+    int64_t dev, env, prob, run;
+} fix;
+
+static int64_t begin_run(fdt_db *db, int64_t dev, int64_t env, double copy)
+{
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    r.device_id = dev;
+    r.env_id = env;
+    r.copy_gbs = copy;
+    snprintf(r.command, sizeof r.command, "fdtune --gpu H100 --R 4 --grid 512^3");
+    snprintf(r.recipe, sizeof r.recipe, "default");
+    snprintf(r.strategy, sizeof r.strategy, "random");
+    r.seed = 0xfedcba9876543210ULL;
+    r.budget = 100;
+    int64_t id = 0;
+    fdt_err e = {""};
+    if (fdt_db_run_begin(db, &r, &id, &e))
+        fail_msg("begin run: %s", e.msg);
+    return id;
+}
+
+static void fix_open(fix *f, const char *name)
+{
+    fdt_err e = {""};
+    path_in(f->path, sizeof f->path, name);
+    f->db = open_ok(f->path, FDT_DB_CREATE);
+    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_db_env v;
+    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_problem p = problem(FDT_OP_LAP, 4, 512, 512, 512);
+    if (fdt_db_device_id(f->db, &d, &f->dev, &e) || fdt_db_env_id(f->db, &v, &f->env, &e) ||
+        fdt_db_problem_id(f->db, &p, &f->prob, &e))
+        fail_msg("fixture: %s", e.msg);
+    f->run = begin_run(f->db, f->dev, f->env, 3000.0);
+}
+
+/* One integer from SQL run on a separate, plain SQLite connection. */
+static int64_t sql_int(const char *path, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+static void sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
+                     SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(h);
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    char *data;
+    fdt_err e;
+    if (fdt_read_file(path, &data, n, &e))
+        fail_msg("%s", e.msg);
+    return data;
+}
+
+static void assert_same_bytes(const char *path, const char *before, size_t n)
+{
+    size_t m;
+    char *after = slurp(path, &m);
+    assert_int_equal(m, n);
+    assert_memory_equal(after, before, n);
+    free(after);
+}
+
+static void assert_contains(const char *s, const char *part)
+{
+    if (!strstr(s, part))
+        fail_msg("expected '%s' in: %s", part, s);
+}
+
+/* Collects rows from a query callback. */
+typedef struct rows {
+    fdt_db_row r[64];
+    int n;
+} rows;
+
+static int collect(void *ctx, const fdt_db_row *row)
+{
+    rows *rs = ctx;
+    if (rs->n < 64)
+        rs->r[rs->n] = *row;
+    rs->n++;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ open, versions */
+
+static void test_default_path(void **state)
+{
+    (void)state;
+    char buf[512], *saved[3];
+    const char *names[3] = {"FDTUNE_DB", "XDG_DATA_HOME", "HOME"};
+    for (int i = 0; i < 3; i++)
+        saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+    fdt_err e;
+    setenv("FDTUNE_DB", "/x/my.db", 1);
+    setenv("XDG_DATA_HOME", "/data", 1);
+    setenv("HOME", "/home/u", 1);
+    assert_int_equal(fdt_db_default_path(buf, sizeof buf, &e), 0);
+    assert_string_equal(buf, "/x/my.db");
+    unsetenv("FDTUNE_DB");
+    assert_int_equal(fdt_db_default_path(buf, sizeof buf, &e), 0);
+    assert_string_equal(buf, "/data/fdtune/fdtune.db");
+    setenv("XDG_DATA_HOME", "relative", 1); /* ignored, as the XDG spec says */
+    assert_int_equal(fdt_db_default_path(buf, sizeof buf, &e), 0);
+    assert_string_equal(buf, "/home/u/.local/share/fdtune/fdtune.db");
+    unsetenv("XDG_DATA_HOME");
+    assert_int_equal(fdt_db_default_path(buf, sizeof buf, &e), 0);
+    assert_string_equal(buf, "/home/u/.local/share/fdtune/fdtune.db");
+    assert_int_equal(fdt_db_default_path(buf, 8, &e), -1);
+    for (int i = 0; i < 3; i++) {
+        if (saved[i])
+            setenv(names[i], saved[i], 1);
+        else
+            unsetenv(names[i]);
+        free(saved[i]);
+    }
+}
+
+static void test_create_and_version(void **state)
+{
+    (void)state;
+    char path[512];
+    path_in(path, sizeof path, "new/sub/dir/fdtune.db");
+    fdt_db *db = open_ok(path, FDT_DB_CREATE);
+    assert_true(exists(path)); /* the directory was created too */
+    assert_string_equal(fdt_db_path(db), path);
+    fdt_err e = {""};
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    fdt_db_close(db);
+
+    int v = -1;
+    assert_int_equal(fdt_db_schema_version(), 1);
+    assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
+    assert_int_equal(v, fdt_db_schema_version());
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "PRAGMA application_id"), FDT_DBI_APPLICATION_ID);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND"
+                                   " name IN ('devices', 'environments', 'problems', 'configs',"
+                                   " 'runs', 'evaluations')"),
+                     6);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'view'"
+                                   " AND name = 'best_evaluations'"),
+                     1);
+    /* WAL is persistent in the file; STRICT tables reject a text grid size. */
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    assert_int_not_equal(sqlite3_exec(h,
+                                      "INSERT INTO problems (op, radius, precision, nx, ny, nz)"
+                                      " VALUES ('lap', 4, 'f32', 'big', 1, 1)",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(h,
+                                      "INSERT INTO problems (op, radius, precision, nx, ny, nz)"
+                                      " VALUES ('d3x', 4, 'f32', 1, 1, 1)",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+    sqlite3_close(h);
+}
+
+static void test_reopen(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "reopen.db");
+    fdt_err e = {""};
+    int64_t cfg;
+    assert_int_equal(fdt_db_config_id(f.db, "bx=32,by=8", &cfg, &e), 0);
+    fdt_db_close(f.db);
+
+    /* Read-write again: same ids, schema not re-run. */
+    fdt_db *db = open_ok(f.path, FDT_DB_READWRITE);
+    int64_t id;
+    fdt_problem p = problem(FDT_OP_LAP, 4, 512, 512, 512);
+    assert_int_equal(fdt_db_problem_id(db, &p, &id, &e), 0);
+    assert_int_equal(id, f.prob);
+    assert_int_equal(fdt_db_config_id(db, "bx=32,by=8", &id, &e), 0);
+    assert_int_equal(id, cfg);
+    fdt_db_close(db);
+
+    /* Read-only: lookups work, writes are refused. */
+    db = open_ok(f.path, FDT_DB_READONLY);
+    assert_int_equal(fdt_db_problem_find(db, &p, &id, &e), 0);
+    assert_int_equal(id, f.prob);
+    fdt_problem other = problem(FDT_OP_D2Z, 4, 512, 512, 512);
+    assert_int_equal(fdt_db_problem_find(db, &other, &id, &e), 0);
+    assert_int_equal(id, 0);
+    assert_int_equal(fdt_db_problem_id(db, &other, &id, &e), -1);
+    assert_contains(e.msg, "read-only");
+    fdt_db_device d;
+    assert_int_equal(fdt_db_device_get(db, f.dev, &d, &e), 0);
+    assert_string_equal(d.name, "NVIDIA H100 80GB HBM3");
+    assert_int_equal(d.compute_units, 132);
+    fdt_db_env v;
+    assert_int_equal(fdt_db_env_get(db, f.env, &v, &e), 0);
+    assert_string_equal(v.fdtune_version, "0.1.0");
+    assert_string_equal(v.generator, fdt_gen_fingerprint());
+    assert_int_equal(fdt_db_env_get(db, 999, &v, &e), -1);
+    assert_contains(e.msg, "no such environment");
+    fdt_db_close(db);
+}
+
+static void test_migrate_v0(void **state)
+{
+    (void)state;
+    char path[512];
+    fdt_err e = {""};
+    fdt_db *db;
+
+    /* A zero-byte file is an empty (v0) database. */
+    path_in(path, sizeof path, "v0-empty.db");
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(fdt_db_open(path, FDT_DB_READONLY, &db, &e), -1);
+    assert_contains(e.msg, "empty database");
+    db = open_ok(path, FDT_DB_READWRITE);
+    fdt_db_close(db);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM evaluations"), 0);
+
+    /* An SQLite file with a header but no tables and user_version 0. */
+    path_in(path, sizeof path, "v0-header.db");
+    sql_exec(path, "CREATE TABLE t (x); DROP TABLE t;");
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 0);
+    db = open_ok(path, FDT_DB_READWRITE);
+    fdt_db_close(db);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM runs"), 0);
+
+    /* Somebody else's database: refused and left alone. */
+    path_in(path, sizeof path, "foreign.db");
+    sql_exec(path, "CREATE TABLE photos (id INTEGER PRIMARY KEY, file TEXT);"
+                   " INSERT INTO photos (file) VALUES ('cat.jpg');");
+    size_t n;
+    char *before = slurp(path, &n);
+    assert_int_equal(fdt_db_open(path, FDT_DB_CREATE, &db, &e), -1);
+    assert_null(db);
+    assert_contains(e.msg, "not an fdtune database");
+    assert_same_bytes(path, before, n);
+    free(before);
+
+    /* Another application's id. */
+    path_in(path, sizeof path, "other-app.db");
+    sql_exec(path, "PRAGMA application_id = 1234;");
+    assert_int_equal(fdt_db_open(path, FDT_DB_READWRITE, &db, &e), -1);
+    assert_contains(e.msg, "application_id");
+}
+
+static void test_newer_schema_refused(void **state)
+{
+    (void)state;
+    char path[512];
+    path_in(path, sizeof path, "newer.db");
+    fdt_db_close(open_ok(path, FDT_DB_CREATE));
+    sql_exec(path, "PRAGMA user_version = 3");
+    size_t n;
+    char *before = slurp(path, &n);
+    fdt_err e = {""};
+    fdt_db *db = NULL;
+    for (int i = 0; i < 3; i++) {
+        int flags[] = {FDT_DB_READONLY, FDT_DB_READWRITE, FDT_DB_CREATE};
+        assert_int_equal(fdt_db_open(path, flags[i], &db, &e), -1);
+        assert_null(db);
+        assert_contains(e.msg, "database schema v3 is newer than this fdtune (v1): upgrade fdtune");
+    }
+    int v = 0;
+    assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
+    assert_int_equal(v, 3);
+    assert_same_bytes(path, before, n);
+    free(before);
+}
+
+static void test_corrupt_refused(void **state)
+{
+    (void)state;
+    char path[512];
+    fdt_err e = {""};
+    fdt_db *db = NULL;
+
+    /* Not an SQLite file at all. */
+    path_in(path, sizeof path, "garbage.db");
+    char junk[8192];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)(i * 131 + 7);
+    assert_int_equal(fdt_write_file_atomic(path, junk, sizeof junk, &e), 0);
+    int flags[] = {FDT_DB_READONLY, FDT_DB_READWRITE, FDT_DB_CREATE};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fdt_db_open(path, flags[i], &db, &e), -1);
+        assert_null(db);
+        assert_contains(e.msg, "not a database");
+        print_message("garbage: %s\n", e.msg);
+        assert_contains(e.msg, path);
+        assert_same_bytes(path, junk, sizeof junk);
+    }
+
+    /* An fdtune database whose pages were damaged. */
+    fix f;
+    fix_open(&f, "damaged.db");
+    fdt_db_eval evs[400];
+    char key[64];
+    for (int i = 0; i < 400; i++) {
+        cfg_key(i, key, sizeof key);
+        evs[i] = eval(f.run, f.prob, key, FDT_DB_OK, FDT_DB_FULL, 1.0 + i);
+        snprintf(evs[i].message, sizeof evs[i].message, "%d %0200d", i, i);
+    }
+    assert_int_equal(fdt_db_eval_insert_batch(f.db, evs, 400, NULL, &e), 0);
+    fdt_db_close(f.db); /* checkpoints the WAL into the file */
+    size_t n;
+    char *data = slurp(f.path, &n);
+    assert_true(n >= 16 * 4096);
+    for (size_t i = n / 2; i < n / 2 + 4096; i++)
+        data[i] = (char)(i * 7 + 3);
+    assert_int_equal(fdt_write_file_atomic(f.path, data, n, &e), 0);
+    for (int i = 0; i < 2; i++) {
+        int rc = fdt_db_open(f.path, flags[i], &db, &e);
+        if (rc == 0) {
+            rc = fdt_db_check(db, &e);
+            fdt_db_close(db);
+        }
+        assert_int_equal(rc, -1);
+        assert_contains(e.msg, "integrity problem");
+        print_message("damaged file: %s\n", e.msg);
+        assert_same_bytes(f.path, data, n);
+    }
+    free(data);
+}
+
+static void test_readonly_missing(void **state)
+{
+    (void)state;
+    char path[512], dir[512];
+    fdt_err e = {""};
+    fdt_db *db = NULL;
+    path_in(path, sizeof path, "missing.db");
+    assert_int_equal(fdt_db_open(path, FDT_DB_READONLY, &db, &e), -1);
+    assert_null(db);
+    assert_contains(e.msg, "no tuning database");
+    assert_false(exists(path));
+    assert_int_equal(fdt_db_open(path, FDT_DB_READWRITE, &db, &e), -1);
+    assert_false(exists(path));
+    path_in(dir, sizeof dir, "nodir");
+    snprintf(path, sizeof path, "%s/fdtune.db", dir);
+    assert_int_equal(fdt_db_open(path, FDT_DB_READONLY, &db, &e), -1);
+    assert_false(exists(dir));
+    assert_int_equal(fdt_db_file_version(path, &(int){0}, &e), -1);
+    assert_false(exists(dir));
+}
+
+/* ------------------------------------------------------------------ ids */
+
+static void test_ids_stable(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "ids.db");
+    fdt_err e = {""};
+    int64_t a, b;
+    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    assert_int_equal(fdt_db_device_id(f.db, &d, &a, &e), 0);
+    assert_int_equal(a, f.dev);
+    snprintf(d.pci, sizeof d.pci, "0000:99:00.0"); /* not identity */
+    assert_int_equal(fdt_db_device_id(f.db, &d, &a, &e), 0);
+    assert_int_equal(a, f.dev);
+    /* Each identity field makes another device. */
+    fdt_rt_device_info d2 = d;
+    snprintf(d2.uuid, sizeof d2.uuid, "GPU-bbbb");
+    assert_int_equal(fdt_db_device_id(f.db, &d2, &b, &e), 0);
+    assert_int_not_equal(b, f.dev);
+    d2 = d;
+    d2.compute_units = 114;
+    assert_int_equal(fdt_db_device_id(f.db, &d2, &b, &e), 0);
+    assert_int_not_equal(b, f.dev);
+    d2 = d;
+    snprintf(d2.arch, sizeof d2.arch, "sm_100");
+    int64_t c;
+    assert_int_equal(fdt_db_device_id(f.db, &d2, &c, &e), 0);
+    assert_int_not_equal(c, b);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM devices"), 4);
+    d2.compute_units = 0;
+    assert_int_equal(fdt_db_device_id(f.db, &d2, &c, &e), -1);
+    assert_contains(e.msg, "incomplete identity");
+
+    /* Environments: any version change is another environment. */
+    fdt_db_env v;
+    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    assert_int_equal(fdt_db_env_id(f.db, &v, &a, &e), 0);
+    assert_int_equal(a, f.env);
+    snprintf(v.driver, sizeof v.driver, "590.1");
+    assert_int_equal(fdt_db_env_id(f.db, &v, &b, &e), 0);
+    assert_int_not_equal(b, f.env);
+    fdt_db_env_from_rt(&d, "0.2.0", &v);
+    assert_int_equal(fdt_db_env_id(f.db, &v, &c, &e), 0);
+    assert_true(c != f.env && c != b);
+    v.generator[0] = 0;
+    assert_int_equal(fdt_db_env_id(f.db, &v, &c, &e), -1);
+
+    /* Problems. */
+    fdt_problem p = problem(FDT_OP_LAP, 4, 512, 512, 512);
+    assert_int_equal(fdt_db_problem_id(f.db, &p, &a, &e), 0);
+    assert_int_equal(a, f.prob);
+    p.prec = FDT_F64;
+    assert_int_equal(fdt_db_problem_id(f.db, &p, &b, &e), 0);
+    assert_int_not_equal(b, f.prob);
+    assert_int_equal(fdt_db_problem_id(f.db, &p, &c, &e), 0);
+    assert_int_equal(c, b);
+    p.R = 9;
+    assert_int_equal(fdt_db_problem_id(f.db, &p, &c, &e), -1);
+    assert_contains(e.msg, "R=9");
+
+    /* Configs: canonical text only, so one config has one id. */
+    assert_int_equal(fdt_db_config_id(f.db, "bx=32,by=8,nw=64,vec=4", &a, &e), 0);
+    assert_int_equal(fdt_db_config_id(f.db, "bx=32,by=8,nw=64,vec=4", &b, &e), 0);
+    assert_int_equal(a, b);
+    assert_int_equal(fdt_db_config_id(f.db, "default", &c, &e), 0);
+    assert_int_not_equal(c, a);
+    assert_int_equal(fdt_db_config_id(f.db, "vec=4,bx=32,by=8,nw=64", &c, &e), -1);
+    assert_contains(e.msg, "not canonical (canonical form 'bx=32,by=8,nw=64,vec=4')");
+    assert_int_equal(fdt_db_config_id(f.db, "bx=64,by=8", &c, &e), -1); /* bx=64 is default */
+    assert_int_equal(fdt_db_config_id(f.db, "colour=red", &c, &e), -1);
+    assert_int_equal(fdt_db_config_id(f.db, "", &c, &e), -1);
+    fdt_db_close(f.db);
+}
+
+/* ------------------------------------------------------------------ evaluations, best */
+
+static void test_insert_and_best(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "best.db");
+    fdt_err e = {""};
+    fdt_problem p2 = problem(FDT_OP_D2Z, 4, 512, 512, 512);
+    int64_t prob2;
+    assert_int_equal(fdt_db_problem_id(f.db, &p2, &prob2, &e), 0);
+
+    /* Faster results that must not count (wrong answer, probe stage), a tie at 2.0 ms
+     * broken by the config text, and a second problem. */
+    fdt_db_eval evs[] = {
+        eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 3.0),
+        eval(f.run, f.prob, "bx=256", FDT_DB_WRONG, FDT_DB_FULL, 0.5),
+        eval(f.run, f.prob, "bx=128", FDT_DB_OK, FDT_DB_PROBE, 0.7),
+        eval(f.run, f.prob, "by=8", FDT_DB_OK, FDT_DB_FULL, 2.0),
+        eval(f.run, f.prob, "bx=16", FDT_DB_OK, FDT_DB_FULL, 2.0),
+        eval(f.run, f.prob, "bx=8", FDT_DB_COMPILE_ERROR, FDT_DB_FULL, NAN),
+        eval(f.run, f.prob, "bx=8", FDT_DB_PRUNED, FDT_DB_PROBE, NAN),
+        eval(f.run, prob2, "nw=64", FDT_DB_OK, FDT_DB_FULL, 1.5),
+        eval(f.run, prob2, "nw=32", FDT_DB_TIMEOUT, FDT_DB_FULL, NAN),
+    };
+    size_t n = sizeof evs / sizeof evs[0];
+    evs[0].reps = 25;
+    evs[0].outliers = 2;
+    evs[0].time_min_ms = 2.9;
+    evs[0].time_max_ms = 3.3;
+    evs[0].time_q1_ms = 2.95;
+    evs[0].time_q3_ms = 3.05;
+    evs[0].max_err = 1e-6;
+    evs[0].rel_err = 1e-7;
+    evs[0].tolerance = 1e-5;
+    evs[0].layout_line = 544;
+    evs[0].layout_offset = 28;
+    evs[0].registers = 64;
+    evs[0].spill_bytes = 0;
+    evs[0].shared_bytes = 4096;
+    evs[0].compile_s = 0.25;
+    evs[3].frac_copy = 0.5; /* given explicitly: kept */
+    snprintf(evs[5].message, sizeof evs[5].message, "error: too many resources requested");
+    int64_t ids[9] = {0};
+    assert_int_equal(fdt_db_eval_insert_batch(f.db, evs, n, ids, &e), 0);
+    for (size_t i = 1; i < n; i++)
+        assert_true(ids[i] > ids[i - 1]);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM evaluations"), (int64_t)n);
+
+    /* Every column comes back; NaN and -1 are NULL; frac_copy derives from the run. */
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_run_evals(f.db, f.run, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, (int)n);
+    const fdt_db_eval *r0 = &rs.r[0].ev;
+    assert_int_equal(r0->id, ids[0]);
+    assert_string_equal(r0->config, "bx=32");
+    assert_int_equal(r0->status, FDT_DB_OK);
+    assert_int_equal(r0->stage, FDT_DB_FULL);
+    assert_true(r0->time_ms == 3.0 && r0->time_min_ms == 2.9 && r0->time_max_ms == 3.3);
+    assert_true(r0->time_q1_ms == 2.95 && r0->time_q3_ms == 3.05);
+    assert_int_equal(r0->reps, 25);
+    assert_int_equal(r0->outliers, 2);
+    assert_true(fabs(r0->gbs - 1000.0 / 3.0) < 1e-9);
+    assert_true(fabs(r0->frac_copy - 1000.0 / 3.0 / 3000.0) < 1e-12);
+    assert_true(r0->max_err == 1e-6 && r0->rel_err == 1e-7 && r0->tolerance == 1e-5);
+    assert_int_equal(r0->layout_line, 544);
+    assert_int_equal(r0->layout_offset, 28);
+    assert_int_equal(r0->registers, 64);
+    assert_int_equal(r0->sgprs, -1);
+    assert_int_equal(r0->spill_bytes, 0);
+    assert_int_equal(r0->scratch_bytes, -1);
+    assert_int_equal(r0->shared_bytes, 4096);
+    assert_true(r0->compile_s == 0.25);
+    assert_int_equal(r0->device_id, f.dev);
+    assert_int_equal(r0->env_id, f.env);
+    assert_int_equal(strlen(r0->created), 24); /* 2025-01-02T03:04:05.678Z */
+    assert_int_equal(r0->created[10], 'T');
+    assert_int_equal(r0->created[23], 'Z');
+    assert_true(rs.r[3].ev.frac_copy == 0.5);
+    assert_true(isnan(rs.r[5].ev.time_ms) && isnan(rs.r[5].ev.gbs));
+    assert_int_equal(rs.r[5].ev.status, FDT_DB_COMPILE_ERROR);
+    assert_string_equal(rs.r[5].ev.message, "error: too many resources requested");
+    assert_string_equal(rs.r[0].device.arch, "sm_90");
+    assert_int_equal(rs.r[0].problem.op, FDT_OP_LAP);
+    assert_int_equal(rs.r[0].problem.nz, 512);
+    assert_string_equal(rs.r[0].env.generator, fdt_gen_fingerprint());
+
+    /* Best: one row per (device, problem), the 2.0 ms tie to "bx=16" < "by=8". */
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    assert_int_equal(rs.r[0].problem.op, FDT_OP_D2Z); /* ordered by op name */
+    assert_string_equal(rs.r[0].ev.config, "nw=64");
+    assert_int_equal(rs.r[1].problem.op, FDT_OP_LAP);
+    assert_string_equal(rs.r[1].ev.config, "bx=16");
+    assert_true(rs.r[1].ev.time_ms == 2.0);
+    /* The view agrees. */
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT id FROM best_evaluations WHERE problem_id = %lld",
+             (long long)f.prob);
+    assert_int_equal(sql_int(f.path, sql), rs.r[1].ev.id);
+
+    /* Filters. */
+    fdt_db_filter flt;
+    fdt_db_filter_init(&flt);
+    flt.op = FDT_OP_LAP;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_string_equal(rs.r[0].ev.config, "bx=16");
+    fdt_db_filter_init(&flt);
+    flt.gpu = "h100";
+    flt.R = 4;
+    flt.prec = FDT_F32;
+    flt.nx = flt.ny = flt.nz = 512;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    flt.gpu = "SM_90";
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    const char *misses[] = {"MI250X", NULL};
+    for (int i = 0; misses[i]; i++) {
+        fdt_db_filter_init(&flt);
+        flt.gpu = misses[i];
+        rs.n = 0;
+        assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+        assert_int_equal(rs.n, 0);
+    }
+    fdt_db_filter_init(&flt);
+    flt.nx = 256, flt.ny = 512, flt.nz = 512;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 0);
+    fdt_db_filter_init(&flt);
+    flt.R = 2;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 0);
+    fdt_db_filter_init(&flt);
+    flt.generator = "0000";
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 0);
+    fdt_db_filter_init(&flt);
+    flt.env_id = f.env;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+
+    /* A faster ok/full result in a later run replaces the best. */
+    int64_t run2 = begin_run(f.db, f.dev, f.env, 3000.0);
+    fdt_db_eval faster = eval(run2, f.prob, "by=8", FDT_DB_OK, FDT_DB_FULL, 1.25);
+    assert_int_equal(fdt_db_eval_insert(f.db, &faster, NULL, &e), 0);
+    fdt_db_filter_init(&flt);
+    flt.op = FDT_OP_LAP;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_string_equal(rs.r[0].ev.config, "by=8");
+    assert_int_equal(rs.r[0].ev.run_id, run2);
+    fdt_db_close(f.db);
+}
+
+static void test_insert_rules(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "rules.db");
+    fdt_err e = {""};
+    fdt_db_eval ev = eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 1.0);
+    assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), 0);
+
+    /* The same measurement twice in one run is a bug. */
+    assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), -1);
+    assert_contains(e.msg, "already recorded");
+    ev.stage = FDT_DB_PROBE; /* its probe is another row */
+    assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), 0);
+
+    /* A batch with one bad row records nothing. */
+    fdt_db_eval batch[3] = {
+        eval(f.run, f.prob, "bx=16", FDT_DB_OK, FDT_DB_FULL, 1.0),
+        eval(f.run, f.prob, "bx=8", FDT_DB_OK, FDT_DB_FULL, 1.0),
+        eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 1.0), /* duplicate */
+    };
+    assert_int_equal(fdt_db_eval_insert_batch(f.db, batch, 3, NULL, &e), -1);
+    assert_contains(e.msg, "3 of 3 (none recorded)");
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM evaluations"), 2);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM configs WHERE key = 'bx=16'"), 0);
+
+    /* Checked before any SQL. */
+    ev = eval(f.run, f.prob, "bx=4", FDT_DB_OK, FDT_DB_FULL, NAN);
+    assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), -1);
+    assert_contains(e.msg, "positive median time");
+    ev = eval(f.run, f.prob, "by=8,bx=4", FDT_DB_OK, FDT_DB_FULL, 1.0);
+    assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), -1);
+    assert_contains(e.msg, "not canonical");
+    /* Unknown problem: the foreign key says no. */
+    ev = eval(f.run, 9999, "bx=4", FDT_DB_OK, FDT_DB_FULL, 1.0);
+    assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), -1);
+    assert_contains(e.msg, "FOREIGN KEY");
+    /* The database itself refuses an evaluation whose device is not its run's. */
+    fdt_rt_device_info d2 = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-other");
+    int64_t dev2;
+    assert_int_equal(fdt_db_device_id(f.db, &d2, &dev2, &e), 0);
+    int64_t cfg2;
+    assert_int_equal(fdt_db_config_id(f.db, "bx=2", &cfg2, &e), 0);
+    sqlite3 *h = fdt_dbi_handle(f.db);
+    char sql[512];
+    const char *ins = "INSERT INTO evaluations (run_id, problem_id, config_id, device_id, env_id,"
+                      " status, stage, time_ms, message) VALUES (%lld, %lld, %lld, %lld, %lld,"
+                      " 'ok', 'full', 1.0, '')";
+    snprintf(sql, sizeof sql, ins, (long long)f.run, (long long)f.prob, (long long)cfg2,
+             (long long)dev2, (long long)f.env);
+    assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_CONSTRAINT_FOREIGNKEY);
+
+    /* A finished run takes no more evaluations, and finishes once. */
+    assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_DONE, &e), 0);
+    ev = eval(f.run, f.prob, "bx=4", FDT_DB_OK, FDT_DB_FULL, 1.0);
+    assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), -1);
+    assert_contains(e.msg, "is done, not running");
+    assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_FAILED, &e), -1);
+    assert_contains(e.msg, "run is done, not running");
+    assert_int_equal(fdt_db_run_finish(f.db, 4242, FDT_DB_DONE, &e), -1);
+    assert_contains(e.msg, "no such run");
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM evaluations"), 2);
+    assert_int_equal(fdt_db_check(f.db, &e), 0);
+    fdt_db_close(f.db);
+}
+
+static void test_full_disk(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "full.db");
+    fdt_err e = {""};
+    fdt_db_eval ev = eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 1.0);
+    assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), 0);
+    int64_t before = sql_int(f.path, "SELECT count(*) FROM evaluations");
+
+    /* Cap the file at its current size: the next pages cannot be allocated. */
+    sqlite3 *h = fdt_dbi_handle(f.db);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA page_count", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int pages = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %d", pages);
+    assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+
+    enum { N = 500 };
+    fdt_db_eval *evs = calloc(N, sizeof *evs);
+    assert_non_null(evs);
+    char key[64];
+    for (int i = 0; i < N; i++) {
+        cfg_key(i + 1, key, sizeof key);
+        evs[i] = eval(f.run, f.prob, key, FDT_DB_OK, FDT_DB_FULL, 1.0 + i);
+        memset(evs[i].message, 'x', 900);
+        evs[i].message[900] = 0;
+    }
+    assert_int_equal(fdt_db_eval_insert_batch(f.db, evs, N, NULL, &e), -1);
+    assert_contains(e.msg, "full");
+    print_message("full disk: %s\n", e.msg);
+    assert_contains(e.msg, "rolled back");
+    assert_true(sqlite3_get_autocommit(h)); /* no transaction left open */
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM evaluations"), before);
+    assert_int_equal(fdt_db_check(f.db, &e), 0);
+
+    /* Space again: the same batch goes in whole. */
+    assert_int_equal(sqlite3_exec(h, "PRAGMA max_page_count = 1000000", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(fdt_db_eval_insert_batch(f.db, evs, N, NULL, &e), 0);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM evaluations"), before + N);
+    free(evs);
+    fdt_db_close(f.db);
+}
+
+/* ------------------------------------------------------------------ runs, history, top */
+
+static int collect_run(void *ctx, const fdt_db_run *r)
+{
+    fdt_db_run *out = ctx;
+    int i = 0;
+    while (out[i].id)
+        i++;
+    out[i] = *r;
+    return 0;
+}
+
+static void test_runs_history_top(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "runs.db");
+    fdt_err e = {""};
+    fdt_db_eval a[] = {
+        eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 2.0),
+        eval(f.run, f.prob, "bx=16", FDT_DB_OK, FDT_DB_FULL, 3.0),
+        eval(f.run, f.prob, "bx=8", FDT_DB_CRASHED, FDT_DB_FULL, NAN),
+    };
+    assert_int_equal(fdt_db_eval_insert_batch(f.db, a, 3, NULL, &e), 0);
+    assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_DONE, &e), 0);
+
+    /* A retune in a newer environment re-measures bx=32, slower now. */
+    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    snprintf(d.driver_version, sizeof d.driver_version, "590.10");
+    fdt_db_env v;
+    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    int64_t env2;
+    assert_int_equal(fdt_db_env_id(f.db, &v, &env2, &e), 0);
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    r.kind = FDT_DB_RETUNE;
+    r.device_id = f.dev;
+    r.env_id = env2;
+    snprintf(r.command, sizeof r.command, "fdtune retune");
+    snprintf(r.host, sizeof r.host, "nightly-box");
+    int64_t run2;
+    assert_int_equal(fdt_db_run_begin(f.db, &r, &run2, &e), 0);
+    assert_true(run2 > f.run);
+    assert_int_equal(fdt_db_run_set_copy(f.db, run2, 2950.0, &e), 0);
+    fdt_db_eval b[] = {
+        eval(run2, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 2.5),
+        eval(run2, f.prob, "bx=4", FDT_DB_OK, FDT_DB_FULL, 2.75),
+    };
+    assert_int_equal(fdt_db_eval_insert_batch(f.db, b, 2, NULL, &e), 0);
+
+    /* Runs, newest first, with counts; the first is done, the retune still running. */
+    fdt_db_run list[4];
+    memset(list, 0, sizeof list);
+    assert_int_equal(fdt_db_runs(f.db, NULL, 0, collect_run, list, &e), 0);
+    assert_int_equal(list[0].id, run2);
+    assert_int_equal(list[1].id, f.run);
+    assert_int_equal(list[2].id, 0);
+    assert_int_equal(list[0].status, FDT_DB_RUNNING);
+    assert_int_equal(list[0].kind, FDT_DB_RETUNE);
+    assert_string_equal(list[0].finished, "");
+    assert_string_equal(list[0].host, "nightly-box");
+    assert_true(list[0].copy_gbs == 2950.0);
+    assert_int_equal(list[0].n_evals, 2);
+    assert_int_equal(list[1].status, FDT_DB_DONE);
+    assert_int_equal(list[1].n_evals, 3);
+    assert_int_equal(list[1].n_ok, 2);
+    assert_int_equal(list[1].seed, 0xfedcba9876543210ULL);
+    assert_int_equal(list[1].budget, 100);
+    assert_int_equal(list[1].pid, getpid());
+    assert_string_equal(list[1].command, "fdtune --gpu H100 --R 4 --grid 512^3");
+    assert_true(strcmp(list[1].finished, list[1].started) >= 0);
+    char host[256];
+    gethostname(host, sizeof host);
+    assert_string_equal(list[1].host, host);
+    memset(list, 0, sizeof list);
+    assert_int_equal(fdt_db_runs(f.db, NULL, 1, collect_run, list, &e), 0);
+    assert_int_equal(list[1].id, 0);
+    fdt_db_filter flt;
+    fdt_db_filter_init(&flt);
+    flt.gpu = "mi300";
+    memset(list, 0, sizeof list);
+    assert_int_equal(fdt_db_runs(f.db, &flt, 0, collect_run, list, &e), 0);
+    assert_int_equal(list[0].id, 0);
+    /* Evaluations of the retune have frac_copy from the copy bandwidth set later. */
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_run_evals(f.db, run2, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    assert_true(fabs(rs.r[0].ev.frac_copy - 400.0 / 2950.0) < 1e-12);
+    assert_int_equal(rs.r[0].ev.env_id, env2);
+
+    /* History of bx=32: both runs, oldest first, each with its environment. */
+    fdt_problem p = problem(FDT_OP_LAP, 4, 512, 512, 512);
+    rs.n = 0;
+    assert_int_equal(fdt_db_history(f.db, &p, "bx=32", 0, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    assert_int_equal(rs.r[0].ev.run_id, f.run);
+    assert_true(rs.r[0].ev.time_ms == 2.0);
+    assert_string_equal(rs.r[0].env.driver, "580.65.06");
+    assert_int_equal(rs.r[1].ev.run_id, run2);
+    assert_string_equal(rs.r[1].env.driver, "590.10");
+    rs.n = 0;
+    assert_int_equal(fdt_db_history(f.db, &p, "bx=32", f.dev + 1, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 0);
+
+    /* Top: one row per config at its best, in any environment or in one. */
+    rs.n = 0;
+    assert_int_equal(fdt_db_top(f.db, f.dev, f.prob, 0, 10, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 3);
+    assert_string_equal(rs.r[0].ev.config, "bx=32");
+    assert_true(rs.r[0].ev.time_ms == 2.0);
+    assert_string_equal(rs.r[1].ev.config, "bx=4");
+    assert_string_equal(rs.r[2].ev.config, "bx=16");
+    rs.n = 0;
+    assert_int_equal(fdt_db_top(f.db, f.dev, f.prob, 0, 2, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    rs.n = 0;
+    assert_int_equal(fdt_db_top(f.db, f.dev, f.prob, env2, 10, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    assert_true(rs.r[0].ev.time_ms == 2.5);
+
+    /* Replay / resume reads: all evaluations of (device, problem), by environment. */
+    rs.n = 0;
+    assert_int_equal(fdt_db_evals(f.db, f.dev, 0, f.prob, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 5);
+    rs.n = 0;
+    assert_int_equal(fdt_db_evals(f.db, f.dev, f.env, f.prob, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 3);
+
+    /* Devices listing. */
+    fdt_db_device dev;
+    assert_int_equal(fdt_db_device_get(f.db, f.dev, &dev, &e), 0);
+    assert_string_equal(dev.uuid, "GPU-aaaa");
+    assert_int_equal(fdt_db_device_get(f.db, 77, &dev, &e), -1);
+
+    /* Stale runs: ours is alive, so nothing is marked. */
+    int n = -1;
+    assert_int_equal(fdt_db_run_mark_stale(f.db, &n, &e), 0);
+    assert_int_equal(n, 0);
+    fdt_db_run got;
+    assert_int_equal(fdt_db_run_get(f.db, run2, &got, &e), 0);
+    assert_int_equal(got.status, FDT_DB_RUNNING);
+    assert_int_equal(fdt_db_run_finish(f.db, run2, FDT_DB_INTERRUPTED, &e), 0);
+    assert_int_equal(fdt_db_run_get(f.db, run2, &got, &e), 0);
+    assert_int_equal(got.status, FDT_DB_INTERRUPTED);
+    assert_true(got.finished[0] != 0);
+    fdt_db_close(f.db);
+}
+
+/* ------------------------------------------------------------------ nearest */
+
+static void add_best(fdt_db *db, const fdt_rt_device_info *d, fdt_problem p, const char *config,
+                     double t)
+{
+    fdt_err e = {""};
+    int64_t dev, env, prob;
+    fdt_db_env v;
+    fdt_db_env_from_rt(d, "0.1.0", &v);
+    if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e) ||
+        fdt_db_problem_id(db, &p, &prob, &e))
+        fail_msg("%s", e.msg);
+    int64_t run = begin_run(db, dev, env, 3000.0);
+    fdt_db_eval ev = eval(run, prob, config, FDT_DB_OK, FDT_DB_FULL, t);
+    if (fdt_db_eval_insert(db, &ev, NULL, &e))
+        fail_msg("%s", e.msg);
+    /* A faster failure that must never be chosen. */
+    ev = eval(run, prob, "bx=1", FDT_DB_WRONG, FDT_DB_FULL, t / 10);
+    if (fdt_db_eval_insert(db, &ev, NULL, &e) || fdt_db_run_finish(db, run, FDT_DB_DONE, &e))
+        fail_msg("%s", e.msg);
+}
+
+static void nearest(fdt_db *db, const fdt_rt_device_info *d, fdt_problem p, const char *gen,
+                    fdt_db_fallback want, const char *config)
+{
+    fdt_db_device dev;
+    fdt_db_device_from_rt(d, &dev);
+    fdt_db_row row;
+    fdt_db_fallback which = (fdt_db_fallback)-1;
+    fdt_err e = {""};
+    if (fdt_db_nearest(db, &dev, &p, gen, &row, &which, &e))
+        fail_msg("%s", e.msg);
+    if (which != want)
+        fail_msg("nearest for %s %lldx%lldx%lld: got %s, want %s", d->name, (long long)p.nx,
+                 (long long)p.ny, (long long)p.nz, fdt_db_fallback_name(which),
+                 fdt_db_fallback_name(want));
+    if (config)
+        assert_string_equal(row.ev.config, config);
+}
+
+static void test_nearest(void **state)
+{
+    (void)state;
+    char path[512];
+    path_in(path, sizeof path, "nearest.db");
+    fdt_db *db = open_ok(path, FDT_DB_CREATE);
+    fdt_rt_device_info sxm = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-1");
+    fdt_rt_device_info sxm2 = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-2");
+    fdt_rt_device_info pcie = device("NVIDIA H100 PCIe", "sm_90", 114, GB80, "GPU-3");
+    fdt_rt_device_info h200 = device("NVIDIA H200", "sm_90", 132, 141LL << 30, "GPU-4");
+    fdt_rt_device_info b200 = device("NVIDIA B200", "sm_100", 148, 180LL << 30, "GPU-5");
+    fdt_rt_device_info mi = device("AMD Instinct MI250X", "gfx90a", 110, 64LL << 30, "GPU-6");
+    snprintf(mi.backend, sizeof mi.backend, "hip");
+    snprintf(mi.vendor, sizeof mi.vendor, "AMD");
+
+    add_best(db, &sxm, problem(FDT_OP_LAP, 4, 512, 512, 512), "bx=32", 2.0);
+    add_best(db, &sxm, problem(FDT_OP_LAP, 4, 256, 256, 256), "bx=16", 0.3);
+    add_best(db, &sxm, problem(FDT_OP_LAP, 4, 1024, 512, 256), "by=8", 2.0); /* = 512^3 volume */
+    add_best(db, &sxm2, problem(FDT_OP_LAP, 4, 128, 128, 128), "bx=8", 0.05);
+    add_best(db, &pcie, problem(FDT_OP_LAP, 2, 1024, 1024, 1024), "nw=64", 20.0);
+    add_best(db, &h200, problem(FDT_OP_LAP, 2, 512, 512, 512), "nw=32", 2.0);
+    add_best(db, &pcie, problem(FDT_OP_LAP, 2, 256, 256, 256), "tile=2", 0.1);
+    add_best(db, &h200, problem(FDT_OP_LAP, 2, 256, 256, 256), "tile=4", 0.2);
+    add_best(db, &b200, problem(FDT_OP_D2Z, 4, 512, 512, 512), "nw=16", 1.0);
+
+    /* 1: exact grid on this device model (also from the sibling GPU of the same model). */
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 512, 512, 512), NULL, FDT_DB_NEAREST_EXACT, "bx=32");
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 128, 128, 128), NULL, FDT_DB_NEAREST_EXACT, "bx=8");
+    nearest(db, &sxm2, problem(FDT_OP_LAP, 4, 256, 256, 256), NULL, FDT_DB_NEAREST_EXACT,
+            "bx=16");
+    /* 2: nearest tuned grid on this model: 400^3 is nearest 512^3 by volume... */
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 400, 400, 400), NULL, FDT_DB_NEAREST_GRID, "bx=32");
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 300, 300, 300), NULL, FDT_DB_NEAREST_GRID, "bx=16");
+    /* ... and between equal volumes the nearer xy plane decides: 1024x1024x128 has the
+     * volume of 512^3 and of 1024x512x256, and the plane of the latter is nearer. */
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 2048, 2048, 2048), NULL, FDT_DB_NEAREST_GRID, "by=8");
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 1024, 1024, 128), NULL, FDT_DB_NEAREST_GRID, "by=8");
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 512, 512, 512), NULL, FDT_DB_NEAREST_EXACT, "bx=32");
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 256, 256, 2048), NULL, FDT_DB_NEAREST_GRID, "bx=32");
+    /* 3: same arch, another model: R=2 is tuned on the PCIe card (other SM count) and on
+     * the H200 (same SM count, more memory). The grid decides first, then the unit count. */
+    nearest(db, &sxm, problem(FDT_OP_LAP, 2, 1024, 1024, 1024), NULL, FDT_DB_NEAREST_ARCH,
+            "nw=64");
+    nearest(db, &sxm, problem(FDT_OP_LAP, 2, 512, 512, 512), NULL, FDT_DB_NEAREST_ARCH, "nw=32");
+    /* Equal grids on both: the nearer unit count wins over the faster PCIe result. */
+    nearest(db, &sxm, problem(FDT_OP_LAP, 2, 256, 256, 256), NULL, FDT_DB_NEAREST_ARCH, "tile=4");
+    nearest(db, &pcie, problem(FDT_OP_LAP, 2, 256, 256, 256), NULL, FDT_DB_NEAREST_EXACT,
+            "tile=2");
+    nearest(db, &pcie, problem(FDT_OP_LAP, 4, 512, 512, 512), NULL, FDT_DB_NEAREST_ARCH, "bx=32");
+    /* 4: nothing for this arch, this op or this generator. */
+    nearest(db, &mi, problem(FDT_OP_LAP, 4, 512, 512, 512), NULL, FDT_DB_NEAREST_NONE, NULL);
+    nearest(db, &sxm, problem(FDT_OP_D2Z, 4, 512, 512, 512), NULL, FDT_DB_NEAREST_NONE, NULL);
+    nearest(db, &sxm, problem(FDT_OP_LAP, 8, 512, 512, 512), NULL, FDT_DB_NEAREST_NONE, NULL);
+    fdt_problem f64 = problem(FDT_OP_LAP, 4, 512, 512, 512);
+    f64.prec = FDT_F64;
+    nearest(db, &sxm, f64, NULL, FDT_DB_NEAREST_NONE, NULL);
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 512, 512, 512), "not-this-generator",
+            FDT_DB_NEAREST_NONE, NULL);
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 512, 512, 512), fdt_gen_fingerprint(),
+            FDT_DB_NEAREST_EXACT, "bx=32");
+    nearest(db, &b200, problem(FDT_OP_D2Z, 4, 512, 512, 512), NULL, FDT_DB_NEAREST_EXACT,
+            "nw=16");
+    assert_string_equal(fdt_db_fallback_name(FDT_DB_NEAREST_ARCH), "arch");
+    fdt_db_close(db);
+
+    /* Read-only is enough for queries. */
+    db = open_ok(path, FDT_DB_READONLY);
+    nearest(db, &sxm, problem(FDT_OP_LAP, 4, 400, 400, 400), NULL, FDT_DB_NEAREST_GRID, "bx=32");
+    fdt_db_close(db);
+}
+
+/* ------------------------------------------------------------------ processes */
+
+/* Child side of the concurrency test: everything checked by hand, the result in the exit
+ * status, never back into cmocka. */
+static int writer(const char *path, int id, int nevals, int per_tx, int barrier)
+{
+    char c;
+    if (read(barrier, &c, 1) < 0) /* returns 0 when the parent releases everyone at once */
+        return 10;
+    fdt_db *db;
+    fdt_err e = {""};
+    if (fdt_db_open(path, FDT_DB_CREATE, &db, &e)) {
+        fprintf(stderr, "writer %d: %s\n", id, e.msg);
+        return 11;
+    }
+    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_db_env v;
+    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_problem p = problem(FDT_OP_LAP, 4, 64 + id, 64, 64);
+    int64_t dev, env, prob, run;
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    if (fdt_db_device_id(db, &d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e) ||
+        fdt_db_problem_id(db, &p, &prob, &e))
+        goto fail;
+    r.device_id = dev;
+    r.env_id = env;
+    if (fdt_db_run_begin(db, &r, &run, &e))
+        goto fail;
+    fdt_db_eval batch[16];
+    for (int i = 0; i < nevals; i += per_tx) {
+        int n = 0;
+        for (int j = i; j < i + per_tx && j < nevals; j++) {
+            char key[64];
+            cfg_key(j, key, sizeof key); /* the same keys in every writer */
+            batch[n++] = eval(run, prob, key, FDT_DB_OK, FDT_DB_FULL, 1.0 + j);
+        }
+        if (fdt_db_eval_insert_batch(db, batch, (size_t)n, NULL, &e))
+            goto fail;
+    }
+    if (fdt_db_run_finish(db, run, FDT_DB_DONE, &e))
+        goto fail;
+    fdt_db_close(db);
+    return 0;
+fail:
+    fprintf(stderr, "writer %d: %s\n", id, e.msg);
+    fdt_db_close(db);
+    return 12;
+}
+
+static int reader(const char *path, int barrier)
+{
+    char c;
+    if (read(barrier, &c, 1) < 0)
+        return 10;
+    fdt_err e = {""};
+    int queries = 0;
+    for (int i = 0; i < 5000 && queries < 100; i++) {
+        fdt_db *db;
+        /* The file may not exist yet, or not be migrated yet: that is a refusal, not a crash. */
+        if (fdt_db_open(path, FDT_DB_READONLY, &db, &e)) {
+            usleep(2000);
+            continue;
+        }
+        rows *rs = calloc(1, sizeof *rs);
+        int rc = rs ? fdt_db_best(db, NULL, collect, rs, &e) : -1;
+        free(rs);
+        fdt_db_close(db);
+        if (rc) {
+            fprintf(stderr, "reader: %s\n", e.msg);
+            return 13;
+        }
+        queries++;
+    }
+    return queries > 0 ? 0 : 14;
+}
+
+static void test_concurrent_writers(void **state)
+{
+    (void)state;
+    char path[512];
+    path_in(path, sizeof path, "concurrent/fdtune.db"); /* created by the racing writers */
+    enum { WRITERS = 3, EVALS = 500, PER_TX = 5 };
+    int barrier[2];
+    assert_int_equal(pipe(barrier), 0);
+    pid_t pids[WRITERS + 1];
+    for (int w = 0; w <= WRITERS; w++) {
+        pids[w] = fork();
+        assert_true(pids[w] >= 0);
+        if (pids[w] == 0) {
+            close(barrier[1]);
+            _exit(w < WRITERS ? writer(path, w, EVALS, PER_TX, barrier[0])
+                              : reader(path, barrier[0]));
+        }
+    }
+    close(barrier[0]);
+    close(barrier[1]); /* go */
+    for (int w = 0; w <= WRITERS; w++) {
+        int status;
+        assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) != 0)
+            fail_msg("process %d exited %d", w, WEXITSTATUS(status));
+    }
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM evaluations"), WRITERS * EVALS);
+    assert_int_equal(sql_int(path, "SELECT count(DISTINCT problem_id) FROM evaluations"),
+                     WRITERS);
+    assert_int_equal(sql_int(path, "SELECT max(n) FROM (SELECT count(*) AS n FROM evaluations"
+                                   " GROUP BY problem_id)"),
+                     EVALS);
+    assert_int_equal(sql_int(path, "SELECT min(n) FROM (SELECT count(*) AS n FROM evaluations"
+                                   " GROUP BY problem_id)"),
+                     EVALS);
+    /* The racing get-or-creates agreed on one row each. */
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM devices"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM environments"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM configs"), EVALS);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"), WRITERS);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    fdt_db *db = open_ok(path, FDT_DB_READONLY);
+    fdt_err e = {""};
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    fdt_db_close(db);
+}
+
+/* Child side of the resume test: one run, one evaluation per transaction, reporting each
+ * commit on the pipe; it never finishes on its own before the parent kills it. */
+static void tuner_child(const char *path, int report, int nevals)
+{
+    fdt_db *db;
+    fdt_err e = {""};
+    if (fdt_db_open(path, FDT_DB_CREATE, &db, &e))
+        _exit(11);
+    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_db_env v;
+    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_problem p = problem(FDT_OP_D2Z, 4, 512, 512, 512);
+    int64_t dev, env, prob, run;
+    if (fdt_db_device_id(db, &d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e) ||
+        fdt_db_problem_id(db, &p, &prob, &e))
+        _exit(12);
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    r.device_id = dev;
+    r.env_id = env;
+    if (fdt_db_run_begin(db, &r, &run, &e))
+        _exit(12);
+    for (int i = 0; i < nevals; i++) {
+        char key[64];
+        cfg_key(i, key, sizeof key);
+        /* Every tenth one timed out: a rerun measures those again. */
+        fdt_db_eval ev = i % 10 == 7 ? eval(run, prob, key, FDT_DB_TIMEOUT, FDT_DB_FULL, NAN)
+                                     : eval(run, prob, key, FDT_DB_OK, FDT_DB_FULL, 1.0 + i);
+        if (fdt_db_eval_insert(db, &ev, NULL, &e)) {
+            fprintf(stderr, "tuner child: %s\n", e.msg);
+            _exit(13);
+        }
+        if (write(report, &i, sizeof i) != sizeof i)
+            _exit(14);
+        usleep(1000);
+    }
+    _exit(15); /* too fast: the parent should have killed us */
+}
+
+static int count_row(void *ctx, const fdt_db_row *row)
+{
+    (void)row;
+    ++*(int *)ctx;
+    return 0;
+}
+
+static void test_resume_after_kill(void **state)
+{
+    (void)state;
+    char path[512];
+    path_in(path, sizeof path, "resume.db");
+    enum { N = 1000, KILL_AFTER = 40 };
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        tuner_child(path, pfd[1], N);
+    }
+    close(pfd[1]);
+    int last = -1, got = 0;
+    while (got < KILL_AFTER && read(pfd[0], &last, sizeof last) == sizeof last)
+        got++;
+    assert_int_equal(got, KILL_AFTER);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(pfd[0]);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+    /* What the killed run committed: at least what it reported, never all. */
+    int64_t k = sql_int(path, "SELECT count(*) FROM evaluations");
+    assert_true(k >= KILL_AFTER && k < N);
+    int64_t timeouts = sql_int(path, "SELECT count(*) FROM evaluations WHERE status = 'timeout'");
+    assert_int_equal(timeouts, (k + 2) / 10); /* i % 10 == 7 for i < k */
+
+    /* The rerun: the dead run is marked interrupted, the committed work is skipped. */
+    fdt_db *db = open_ok(path, FDT_DB_READWRITE);
+    fdt_err e = {""};
+    int stale = 0;
+    assert_int_equal(fdt_db_run_mark_stale(db, &stale, &e), 0);
+    assert_int_equal(stale, 1);
+    fdt_db_run r;
+    assert_int_equal(fdt_db_run_get(db, 1, &r, &e), 0);
+    assert_int_equal(r.status, FDT_DB_INTERRUPTED);
+    assert_int_equal(r.pid, pid);
+    assert_int_equal(r.n_evals, k);
+    assert_int_equal(fdt_db_run_mark_stale(db, &stale, &e), 0);
+    assert_int_equal(stale, 0);
+
+    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_db_env v;
+    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_problem p = problem(FDT_OP_D2Z, 4, 512, 512, 512);
+    int64_t dev, env, prob;
+    assert_int_equal(fdt_db_device_id(db, &d, &dev, &e), 0);
+    assert_int_equal(fdt_db_env_id(db, &v, &env, &e), 0);
+    assert_int_equal(fdt_db_problem_id(db, &p, &prob, &e), 0);
+    int seen = 0;
+    assert_int_equal(fdt_db_evals(db, dev, env, prob, count_row, &seen, &e), 0);
+    assert_int_equal(seen, k);
+
+    int64_t run = begin_run(db, dev, env, 3000.0);
+    int skipped = 0, measured = 0;
+    for (int i = 0; i < N; i++) {
+        char key[64];
+        cfg_key(i, key, sizeof key);
+        int found = -1;
+        assert_int_equal(fdt_db_measured(db, dev, env, prob, key, FDT_DB_FULL,
+                                         FDT_DB_RETRY_DEFAULT, &found, &e),
+                         0);
+        /* Exactly the committed rows are skipped, except the timeouts. */
+        assert_int_equal(found, i < k && i % 10 != 7);
+        int probe_found = -1;
+        assert_int_equal(fdt_db_measured(db, dev, env, prob, key, FDT_DB_PROBE,
+                                         FDT_DB_RETRY_DEFAULT, &probe_found, &e),
+                         0);
+        assert_int_equal(probe_found, 0);
+        if (found) {
+            skipped++;
+            continue;
+        }
+        fdt_db_eval ev = eval(run, prob, key, FDT_DB_OK, FDT_DB_FULL, 1.0 + i);
+        assert_int_equal(fdt_db_eval_insert(db, &ev, NULL, &e), 0);
+        measured++;
+    }
+    assert_int_equal(fdt_db_run_finish(db, run, FDT_DB_DONE, &e), 0);
+    assert_int_equal(skipped, k - timeouts);
+    assert_int_equal(measured, N - k + timeouts);
+    /* With an empty retry mask, a timeout counts as measured too. */
+    char key7[64];
+    cfg_key(7, key7, sizeof key7);
+    int found = 0;
+    assert_int_equal(fdt_db_measured(db, dev, env, prob, key7, FDT_DB_FULL, 0, &found, &e), 0);
+    assert_int_equal(found, 1);
+    /* Another environment has measured nothing. */
+    assert_int_equal(fdt_db_measured(db, dev, env + 1, prob, key7, FDT_DB_FULL, 0, &found, &e), 0);
+    assert_int_equal(found, 0);
+    fdt_db_close(db);
+
+    /* Every config exactly once with a final status; only the timeouts have a second row. */
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM evaluations"), N + timeouts);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM evaluations WHERE status = 'ok'"), N);
+    assert_int_equal(sql_int(path, "SELECT count(DISTINCT config_id) FROM evaluations"), N);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM (SELECT config_id FROM evaluations"
+                                   " WHERE status = 'ok' GROUP BY config_id HAVING count(*) > 1)"),
+                     0);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
+    db = open_ok(path, FDT_DB_READONLY);
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    fdt_db_close(db);
+}
+
+/* ------------------------------------------------------------------ names */
+
+static void test_names(void **state)
+{
+    (void)state;
+    fdt_err e;
+    for (int s = 0; s < FDT_DB_STATUS_COUNT; s++) {
+        fdt_db_status back;
+        assert_int_equal(fdt_db_status_parse(fdt_db_status_name((fdt_db_status)s), &back, &e), 0);
+        assert_int_equal(back, s);
+    }
+    fdt_db_status st;
+    assert_int_equal(fdt_db_status_parse("great", &st, &e), -1);
+    assert_contains(e.msg, "compile_error");
+    fdt_db_stage sg;
+    assert_int_equal(fdt_db_stage_parse("probe", &sg, &e), 0);
+    assert_int_equal(sg, FDT_DB_PROBE);
+    fdt_db_run_kind k;
+    assert_int_equal(fdt_db_run_kind_parse("retune", &k, &e), 0);
+    assert_int_equal(k, FDT_DB_RETUNE);
+    assert_string_equal(fdt_db_run_status_name(FDT_DB_INTERRUPTED), "interrupted");
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_dir, sizeof g_dir, "%s/fdt_test_db.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_create_and_version),
+        cmocka_unit_test(test_reopen),
+        cmocka_unit_test(test_migrate_v0),
+        cmocka_unit_test(test_newer_schema_refused),
+        cmocka_unit_test(test_corrupt_refused),
+        cmocka_unit_test(test_readonly_missing),
+        cmocka_unit_test(test_ids_stable),
+        cmocka_unit_test(test_insert_and_best),
+        cmocka_unit_test(test_insert_rules),
+        cmocka_unit_test(test_full_disk),
+        cmocka_unit_test(test_runs_history_top),
+        cmocka_unit_test(test_nearest),
+        cmocka_unit_test(test_concurrent_writers),
+        cmocka_unit_test(test_resume_after_kill),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
