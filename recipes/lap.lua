@@ -1,0 +1,73 @@
+-- lap and wave: the one-pass 3-D Laplacian and one leapfrog step of the acoustic wave
+-- equation (the same stencil; wave also reads p_prev and c2 at the point). x/y neighbours
+-- come from registers or from a shared-memory tile (lds), z neighbours from a register
+-- sliding window of nw planes; the seeds' one-pass kernel is LDS + window on a 64x4 block.
+-- Grid-index order and y subdomains (split) address the last-level-cache limit of large xy
+-- planes (FD Laplacian part 4).
+ops { "lap", "wave" }
+
+param("bx", { 32, 64, 128, 256 })
+param("by", { 1, 2, 4, 8 })
+param("tile", { 1, 2, 4 })
+param("nw", { 0, 16, 32, 64 })
+param("vec", { 1, 2, 4 })
+param("lds", { 0, 1 })
+param("align", { 1, 32, 64 })
+param("nt", { 0, 1 })
+param("order", { "xyz", "yzx" })
+param("split", { 1, 2, 4 })
+
+constrain("bx is a multiple of the wave size", function(c, dev)
+  return c.bx % dev.warp_size == 0
+end)
+constrain("block has 64 to max threads", function(c, dev)
+  local t = c.bx * c.by * c.bz
+  return t >= 64 and t <= dev.max_threads_per_block
+end)
+constrain("align is 1 or the wave size", function(c, dev)
+  return c.align == 1 or c.align == dev.warp_size
+end)
+constrain("block row not wider than the grid", function(c, dev, prob)
+  return c.bx * c.vec <= math.max(prob.nx, dev.warp_size)
+end)
+-- The z planes (window or not), plus the rows and x halos when lds does not hold them.
+constrain("values per thread fit in registers", function(c, dev, prob)
+  local R = prob.R
+  local values = (2 * R + 1) * c.tile * c.vec
+  if c.lds == 0 then
+    local hx = (R + c.vec - 1) // c.vec * c.vec
+    values = values + (c.tile + 2 * R) * c.vec + 2 * c.tile * hx
+  end
+  values = values * prob.esize // 4
+  return values < 128, values .. " 32-bit values"
+end)
+constrain("lds fills its tile while walking a window", function(c)
+  return c.lds == 0 or c.nw >= 1
+end)
+constrain("shared tile fits the static limit", function(c, dev)
+  local bytes = shared_bytes(c)
+  return bytes <= dev.shared_per_block, bytes .. " bytes"
+end)
+constrain("split only when the planes outgrow the last-level cache", function(c, dev, prob)
+  if c.split == 1 then return true end
+  local planes = (2 * prob.R + 1) * (prob.nx + 2 * prob.R) * (prob.ny + 2 * prob.R) * prob.esize
+  if prob.op == "wave" then planes = planes + 2 * (prob.nx + 2 * prob.R) * (prob.ny + 2 * prob.R) * prob.esize end
+  return planes / (c.split // 2) > dev.llc_bytes,
+         string.format("%.1f MiB of planes vs %.0f MiB of cache", planes / MiB, dev.llc_bytes / MiB)
+end)
+-- Splitting (kernel 7) and the yzx grid order (kernel 6) are two fixes for the same cache
+-- problem; the seeds split with the natural order.
+constrain("split with the xyz order", function(c)
+  return c.split == 1 or c.order == "xyz"
+end)
+-- Two blocks per compute unit, or on grids too small for that, at most 4096 points a block.
+constrain("enough blocks to fill the device", function(c, dev, prob)
+  local n = blocks(c)
+  return n >= math.min(2 * dev.compute_units, prob.nx * prob.ny * prob.nz // 4096), n .. " blocks"
+end)
+
+derive("lb", function(c) return c.bx * c.by * c.bz end)
+
+strategy "model"
+budget(400)
+default { bx = 64, by = 4, lds = 1, nw = 32 }

@@ -1,0 +1,1063 @@
+/* Tests of recipes and the GPU catalogue (CPU only): the shipped recipes and catalogue load
+ * and give sensible spaces; every class of mistake is reported at its exact file:line; the
+ * sandbox refuses I/O, code loading and binary chunks and stops endless loops and memory
+ * hogs; pruning counts and enumeration order are exact; catalogue lookups follow the
+ * name-then-arch rule. Small recipes are written to a temporary directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "fdt_recipe.h"
+
+static char tmpdir[256];
+static char srcdir[1024];
+static fdt_recipe_limits small;
+
+static void assert_prefix(const char *msg, const char *prefix)
+{
+    if (strncmp(msg, prefix, strlen(prefix)) != 0)
+        fail_msg("expected a message starting with \"%s\", got \"%s\"", prefix, msg);
+}
+
+static void assert_contains(const char *msg, const char *part)
+{
+    if (!strstr(msg, part))
+        fail_msg("expected \"%s\" in \"%s\"", part, msg);
+}
+
+static void write_file(const char *name, const char *text, size_t len, char *path, size_t n)
+{
+    fdt_err e;
+    snprintf(path, n, "%s/%s", tmpdir, name);
+    if (fdt_write_file_atomic(path, text, len, &e))
+        fail_msg("%s", e.msg);
+}
+
+/* Writes `text` as tmpdir/name and loads it with the small limits. */
+static int load(const char *name, const char *text, fdt_recipe **r, fdt_err *e)
+{
+    char path[512];
+    write_file(name, text, strlen(text), path, sizeof path);
+    return fdt_recipe_load(path, &small, r, e);
+}
+
+/* Loading must fail with a message starting with `prefix`. */
+static void load_fails(const char *text, const char *prefix, const char *part)
+{
+    fdt_recipe *r = NULL;
+    fdt_err e = {{0}};
+    if (load("bad.lua", text, &r, &e) == 0) {
+        fdt_recipe_free(r);
+        fail_msg("recipe loaded, expected \"%s\"", prefix);
+    }
+    assert_null(r);
+    assert_prefix(e.msg, prefix);
+    if (part)
+        assert_contains(e.msg, part);
+}
+
+static fdt_problem problem(fdt_op op, int R, fdt_prec prec, int64_t n)
+{
+    fdt_problem p = {op, R, prec, n, n, n};
+    return p;
+}
+
+/* A device described by hand: NVIDIA-like, 100 SMs. */
+static fdt_recipe_device test_device(void)
+{
+    fdt_recipe_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.vendor, sizeof d.vendor, "NVIDIA");
+    snprintf(d.name, sizeof d.name, "test GPU");
+    snprintf(d.arch, sizeof d.arch, "sm_90");
+    d.compute_units = 100;
+    d.warp_size = 32;
+    d.max_threads_per_block = 1024;
+    d.shared_per_block = d.shared_per_block_optin = 48 * 1024;
+    d.l2_bytes = d.llc_bytes = 50 << 20;
+    d.mem_bytes = 80LL << 30;
+    d.peak_bw_gbs = 3350;
+    return d;
+}
+
+/* Enumeration must fail with a message starting with `prefix`. */
+static void enumerate_fails(const char *text, const char *prefix, const char *part)
+{
+    fdt_recipe *r = NULL;
+    fdt_err e = {{0}};
+    if (load("bad.lua", text, &r, &e))
+        fail_msg("load: %s", e.msg);
+    fdt_problem p = problem(FDT_OP_D2X, 4, FDT_F32, 64);
+    fdt_recipe_device d = test_device();
+    fdt_recipe_stats st;
+    int rc = fdt_recipe_enumerate(r, &p, &d, NULL, NULL, &st, &e);
+    fdt_recipe_free(r);
+    if (rc == 0)
+        fail_msg("enumeration succeeded, expected \"%s\"", prefix);
+    assert_prefix(e.msg, prefix);
+    if (part)
+        assert_contains(e.msg, part);
+}
+
+static fdt_catalogue *catalogue(void)
+{
+    char path[1100];
+    fdt_err e;
+    fdt_catalogue *c;
+    snprintf(path, sizeof path, "%s/recipes/gpus.lua", srcdir);
+    if (fdt_catalogue_load(path, &c, &e))
+        fail_msg("%s", e.msg);
+    return c;
+}
+
+static fdt_recipe *shipped(const char *name)
+{
+    char path[1100];
+    fdt_err e;
+    fdt_recipe *r;
+    snprintf(path, sizeof path, "%s/recipes/%s", srcdir, name);
+    if (fdt_recipe_load(path, NULL, &r, &e))
+        fail_msg("%s", e.msg);
+    return r;
+}
+
+/* ---------------------------------------------------------------- shipped files */
+
+typedef struct collect {
+    int n;
+    uint64_t last;
+    int ordered;
+    const fdt_problem *p;
+    const fdt_recipe_device *dev;
+    int bad;
+} collect;
+
+static int collect_visit(void *ctx, const fdt_config *c, uint64_t index)
+{
+    collect *k = ctx;
+    fdt_err e;
+    if (k->n && index <= k->last)
+        k->ordered = 0;
+    k->last = index;
+    k->n++;
+    /* Every survivor must be producible and obey the shipped rules. */
+    if (fdt_config_check(k->p, c, &e) || c->bx % k->dev->warp_size ||
+        c->lb != c->bx * c->by * c->bz || (c->align != 1 && c->align != k->dev->warp_size))
+        k->bad++;
+    return 0;
+}
+
+static void test_shipped_recipes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *name;
+        fdt_op op;
+        uint64_t space;
+        const char *strategy;
+        const char *def;
+    } want[] = {
+        {"d2x.lua", "d2x", FDT_OP_D2X, 1440, "exhaustive", "bx=256,by=1,lb=256"},
+        {"d2y.lua", "d2y", FDT_OP_D2Y, 2880, "exhaustive", "lb=256"},
+        {"d2z.lua", "d2z", FDT_OP_D2Z, 25920, "model", "by=8,lb=512"},
+        {"lap.lua", "lap", FDT_OP_LAP, 41472, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_WAVE, 41472, "model", "lb=256,lds=1,nw=32"},
+    };
+    fdt_catalogue *cat = catalogue();
+    fdt_recipe_device h100;
+    fdt_err e;
+    assert_int_equal(fdt_catalogue_find(cat, "H100", NULL, 0, &h100, &e), 0);
+    assert_string_equal(h100.name, "H100 SXM");
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fdt_recipe *r = shipped(want[i].file);
+        assert_string_equal(fdt_recipe_name(r), want[i].name);
+        assert_int_equal(strlen(fdt_recipe_hash(r)), 16);
+        assert_true(fdt_recipe_serves(r, want[i].op));
+        assert_int_equal(fdt_recipe_space_size(r), want[i].space);
+        assert_string_equal(fdt_recipe_strategy(r), want[i].strategy);
+        assert_true(fdt_recipe_budget(r) > 0);
+        fdt_problem p = problem(want[i].op, 4, FDT_F32, 512);
+        collect k = {0, 0, 1, &p, &h100, 0};
+        fdt_recipe_stats st;
+        if (fdt_recipe_enumerate(r, &p, &h100, collect_visit, &k, &st, &e))
+            fail_msg("%s: %s", want[i].file, e.msg);
+        assert_int_equal(st.space, want[i].space);
+        assert_int_equal(st.visited, want[i].space);
+        assert_int_equal(st.survivors, (uint64_t)k.n);
+        assert_true(k.ordered);
+        assert_int_equal(k.bad, 0);
+        /* Exhaustive search must stay affordable, and the space must not collapse. */
+        if (k.n < 200 || k.n > 4000)
+            fail_msg("%s: %d survivors for %s on H100", want[i].file, k.n,
+                     fdt_op_name(want[i].op));
+        uint64_t pruned = 0;
+        for (int j = 0; j < st.nprune; j++)
+            pruned += st.prune[j].count;
+        assert_int_equal(pruned + st.survivors, st.space);
+        fdt_config c;
+        char key[256], why[256];
+        assert_int_equal(fdt_recipe_default_config(r, &p, &h100, &c, &e), 0);
+        fdt_config_format(&c, key, sizeof key);
+        assert_string_equal(key, want[i].def);
+        if (fdt_recipe_check(r, &p, &h100, &c, why, sizeof why, &e) != 1)
+            fail_msg("%s: default %s rejected: %s", want[i].file, key, why);
+        /* The recipe for an operator it does not serve refuses. */
+        fdt_problem other = problem(want[i].op == FDT_OP_D2X ? FDT_OP_D2Y : FDT_OP_D2X, 4,
+                                    FDT_F32, 64);
+        assert_int_equal(fdt_recipe_enumerate(r, &other, &h100, NULL, NULL, NULL, &e), -1);
+        assert_contains(e.msg, "not for");
+        fdt_recipe_free(r);
+    }
+    fdt_catalogue_free(cat);
+}
+
+/* Every shipped recipe keeps some configs on GPUs of every kind (small L2, Infinity Cache,
+ * wave32 AMD, each NVIDIA generation), for small and large problems in both precisions: a
+ * recipe that prunes everything is a bug. */
+static void test_shipped_recipes_everywhere(void **state)
+{
+    (void)state;
+    fdt_catalogue *cat = catalogue();
+    const char *files[] = {"d2x.lua", "d2y.lua", "d2z.lua", "lap.lua"};
+    const fdt_op ops[] = {FDT_OP_D2X, FDT_OP_D2Y, FDT_OP_D2Z, FDT_OP_WAVE};
+    for (int f = 0; f < 4; f++) {
+        fdt_recipe *r = shipped(files[f]);
+        const char *gpus[] = {"MI50", "MI250X", "MI300X", "RX 7900 XTX", "A100", "H100 PCIe"};
+        for (int g = 0; g < 6; g++) {
+            fdt_recipe_device dd;
+            fdt_err fe;
+            if (fdt_catalogue_find(cat, gpus[g], NULL, 0, &dd, &fe))
+                fail_msg("%s", fe.msg);
+            const fdt_recipe_device *d = &dd;
+            const fdt_problem probs[] = {problem(ops[f], 8, FDT_F64, 24),
+                                         problem(ops[f], 1, FDT_F32, 1024)};
+            for (int k = 0; k < 2; k++) {
+                fdt_recipe_stats st;
+                fdt_err e;
+                if (fdt_recipe_enumerate(r, &probs[k], d, NULL, NULL, &st, &e))
+                    fail_msg("%s on %s: %s", files[f], d->name, e.msg);
+                if (st.survivors == 0)
+                    fail_msg("%s on %s (problem %d): no config survives", files[f], d->name, k);
+            }
+        }
+        fdt_recipe_free(r);
+    }
+    fdt_catalogue_free(cat);
+}
+
+static int count_split(void *ctx, const fdt_config *c, uint64_t index)
+{
+    (void)index;
+    if (c->split > 1)
+        ++*(int *)ctx;
+    return 0;
+}
+
+static void test_shipped_split_rule(void **state)
+{
+    (void)state;
+    /* 9 planes of 1032^2 f32 = 37 MiB: more than an MI250X GCD's 8 MiB L2, less than an
+     * H100's 50 MiB; so split survives on one and not the other. */
+    fdt_catalogue *cat = catalogue();
+    fdt_recipe *r = shipped("d2z.lua");
+    const char *gpus[] = {"MI250X", "H100"};
+    for (int g = 0; g < 2; g++) {
+        fdt_recipe_device d;
+        fdt_err e;
+        assert_int_equal(fdt_catalogue_find(cat, gpus[g], NULL, 0, &d, &e), 0);
+        fdt_problem p = problem(FDT_OP_D2Z, 4, FDT_F32, 1024);
+        int split = 0;
+        assert_int_equal(fdt_recipe_enumerate(r, &p, &d, count_split, &split, NULL, &e), 0);
+        if (g == 0)
+            assert_true(split > 100);
+        else
+            assert_int_equal(split, 0);
+    }
+    fdt_recipe_free(r);
+    fdt_catalogue_free(cat);
+}
+
+/* ---------------------------------------------------------------- error classes */
+
+static void test_error_lines(void **state)
+{
+    (void)state;
+    load_fails("param(\"bx\", { 32 })\n"
+               "param(\"by\", { 1, 2 }\n"
+               "param(\"vec\", { 1 })\n",
+               "bad.lua:3: ", "expected");
+    load_fails("param(\"bx\", { 32 })\n"
+               "parm(\"by\", { 1 })\n",
+               "bad.lua:2: unknown name 'parm'", "directives: ops");
+    load_fails("\n\nparam(\"bxx\", { 32 })\n", "bad.lua:3: param 'bxx': unknown parameter",
+               "known: align, bx");
+    load_fails("param(\"bx\", { 32 })\n"
+               "param(\"vec\", { 1, 3 })\n",
+               "bad.lua:2: param 'vec': value #2: 3 is not a vector width", NULL);
+    load_fails("param(\"bx\", { 0 })\n", "bad.lua:1: param 'bx': value #1: 0 is out of range",
+               NULL);
+    load_fails("param(\"align\", { 1, 48 })\n",
+               "bad.lua:1: param 'align': value #2: 48 is not a power of two", NULL);
+    load_fails("-- types\nparam(\"bx\", { \"64\" })\n",
+               "bad.lua:2: param 'bx': value #1: expected an integer, got a string", NULL);
+    load_fails("param(\"bx\", { 64.5 })\n",
+               "bad.lua:1: param 'bx': value #1: expected an integer, got 64.5", NULL);
+    load_fails("param(\"order\", { \"xyz\", 1 })\n",
+               "bad.lua:1: param 'order': value #2: expected one of xyz", NULL);
+    load_fails("param(\"order\", { \"zzz\" })\n", "bad.lua:1: param 'order': value #1: 'zzz'",
+               NULL);
+    load_fails("param(\"bx\", 64)\n", "bad.lua:1: param 'bx': expected a list", NULL);
+    load_fails("param(\"bx\", {})\n", "bad.lua:1: param 'bx': the value list is empty", NULL);
+    load_fails("param(\"bx\", { 32, 64, 32 })\n", "bad.lua:1: param 'bx': value 32 listed twice",
+               NULL);
+    load_fails("param(\"bx\", { 32 })\nparam(\"bx\", { 64 })\n",
+               "bad.lua:2: param 'bx': listed twice (first at line 1)", NULL);
+    load_fails("param(\"bx\", { 32 })\nderive(\"bx\", function(c) return 1 end)\n",
+               "bad.lua:2: derive 'bx': already listed by param at line 1", NULL);
+    load_fails("derive(\"lb\", 5)\n", "bad.lua:1: derive 'lb': expected a function", NULL);
+    load_fails("constrain(\"x\", function() return true end)\n"
+               "constrain(\"x\", function() return true end)\n",
+               "bad.lua:2: constrain 'x': name used twice (first at line 1)", NULL);
+    load_fails("param(\"bx\", { 64 })\n"
+               "default { bx = 64,\n"
+               "          bxx = 2 }\n",
+               "bad.lua:2: default 'bxx': unknown parameter", NULL);
+    load_fails("default { vec = 3 }\n", "bad.lua:1: default: vec: 3 is not a vector width",
+               NULL);
+    load_fails("default { bx = \"64\" }\n", "bad.lua:1: default: bx: expected an integer", NULL);
+    load_fails("default { 64 }\n", "bad.lua:1: default: keys must be parameter names", NULL);
+    load_fails("strategy \"fast\"\n", "bad.lua:1: strategy: 'fast' is not one of", NULL);
+    load_fails("budget(0)\n", "bad.lua:1: budget: 0 is out of range", NULL);
+    load_fails("budget(\"10\")\n", "bad.lua:1: budget: expected an integer, got a string", NULL);
+    load_fails("ops { \"lap\", \"lapx\" }\n", "bad.lua:1: ops: unknown operator 'lapx'", NULL);
+    load_fails("name \"a b\"\n", "bad.lua:1: name 'a b': use letters", NULL);
+    load_fails("param(\"bx\")\n", "bad.lua:1: expected param(\"name\", { values })", NULL);
+    load_fails("x = 1\nlocal y = z + 1\n", "bad.lua:2: unknown name 'z'", NULL);
+    load_fails("error('plain')\n", "bad.lua:1: plain", NULL);
+    load_fails("error('no position', 0)\n", "bad.lua:1: no position", NULL);
+    load_fails("error({})\n", "bad.lua:1: error object is a table value", NULL);
+    load_fails("local t = shared_bytes({})\n",
+               "bad.lua:1: shared_bytes(c) works inside derive and constrain functions only", NULL);
+}
+
+static void test_runtime_error_lines(void **state)
+{
+    (void)state;
+    /* A constraint that raises: the line of the failing code, then which constraint. */
+    enumerate_fails("param(\"bx\", { 32, 64 })\n"
+                    "constrain(\"boom\", function(c, dev, prob)\n"
+                    "  local x = nil\n"
+                    "  return x + c.bx > 0\n"
+                    "end)\n",
+                    "bad.lua:4: attempt to perform arithmetic on a nil value",
+                    "(in constraint 'boom' at bad.lua:2, config bx=32)");
+    /* A helper function defined elsewhere: the line inside the helper. */
+    enumerate_fails("local function helper(c)\n"
+                    "  return c.bx < nil\n"
+                    "end\n"
+                    "param(\"bx\", { 32 })\n"
+                    "constrain(\"uses helper\", function(c) return helper(c) end)\n",
+                    "bad.lua:2: attempt to compare", "constraint 'uses helper' at bad.lua:5");
+    enumerate_fails("param(\"bx\", { 32 })\n"
+                    "constrain(\"typo\", function(c, dev, prob)\n"
+                    "  return c.bx > 0 and\n"
+                    "         c.typo > 1\n"
+                    "end)\n",
+                    "bad.lua:4: c has no field 'typo' (fields: align, bx, by, bz,", NULL);
+    enumerate_fails("constrain(\"dev typo\", function(c, dev, prob)\n"
+                    "  return dev.nonexistent == 1\n"
+                    "end)\n",
+                    "bad.lua:2: dev has no field 'nonexistent' (fields: arch, catalogue,", NULL);
+    enumerate_fails("constrain(\"prob typo\", function(c, dev, prob)\n"
+                    "\n"
+                    "  return prob.size > 1\n"
+                    "end)\n",
+                    "bad.lua:3: prob has no field 'size' (fields: R, esize, nx, ny, nz, op, prec)",
+                    NULL);
+    enumerate_fails("constrain(\"write\", function(c)\n"
+                    "  c.bx = 5\n"
+                    "  return true\n"
+                    "end)\n",
+                    "bad.lua:2: c is read-only (cannot set 'bx')", NULL);
+    enumerate_fails("constrain(\"early\", function(c) return c.lb > 0 end)\n"
+                    "derive(\"lb\", function(c) return c.bx * c.by end)\n",
+                    "bad.lua:1: c.lb is derived later in the recipe", NULL);
+    enumerate_fails("constrain(\"nil\", function(c)\n"
+                    "  local ok = c.bx > 0\n"
+                    "end)\n",
+                    "bad.lua:1: constraint 'nil' returned nil, expected true or false", NULL);
+    enumerate_fails("constrain(\"reason\", function(c) return false, 42 end)\n",
+                    "bad.lua:1: constraint 'reason' gave an integer as its reason", NULL);
+    enumerate_fails("\nderive(\"lb\", function(c)\n"
+                    "  return \"many\"\n"
+                    "end)\n",
+                    "bad.lua:2: derive 'lb' returned a string, expected an integer", NULL);
+    enumerate_fails("derive(\"order\", function(c) return 1 end)\n",
+                    "bad.lua:1: derive 'order' returned an integer, expected one of its names",
+                    NULL);
+    enumerate_fails("constrain(\"directive\", function(c)\n"
+                    "  param(\"bx\", { 1 })\n"
+                    "  return true\n"
+                    "end)\n",
+                    "bad.lua:2: param: directives belong at the top level", NULL);
+    enumerate_fails("constrain(\"state\", function(c)\n"
+                    "  counter = 1\n"
+                    "  return true\n"
+                    "end)\n",
+                    "bad.lua:2: cannot assign the global 'counter' here", NULL);
+    enumerate_fails("constrain(\"spin\", function(c)\n"
+                    "  local n = 0\n"
+                    "  while true do n = n + 1 end\n"
+                    "end)\n",
+                    "bad.lua:3: instruction limit exceeded (200000 instructions)",
+                    "constraint 'spin'");
+    enumerate_fails("constrain(\"proxy\", function(c)\n"
+                    "  setmetatable(c, nil)\n"
+                    "  return true\n"
+                    "end)\n",
+                    "bad.lua:2: cannot change a protected metatable", NULL);
+}
+
+/* ---------------------------------------------------------------- sandbox */
+
+static int dump_writer(lua_State *L, const void *p, size_t n, void *ud)
+{
+    (void)L;
+    fdt_sb_putn(ud, p, n);
+    return 0;
+}
+
+static void test_sandbox(void **state)
+{
+    (void)state;
+    load_fails("local f = io.open(\"/etc/passwd\")\n", "bad.lua:1: unknown name 'io'", NULL);
+    load_fails("\nos.execute(\"true\")\n", "bad.lua:2: unknown name 'os'", NULL);
+    load_fails("local m = require(\"os\")\n", "bad.lua:1: unknown name 'require'", NULL);
+    load_fails("local f = load(\"return 1\")\n", "bad.lua:1: unknown name 'load'", NULL);
+    load_fails("dofile(\"/etc/passwd\")\n", "bad.lua:1: unknown name 'dofile'", NULL);
+    load_fails("loadfile(\"/etc/passwd\")\n", "bad.lua:1: unknown name 'loadfile'", NULL);
+    load_fails("local d = debug.getinfo(1)\n", "bad.lua:1: unknown name 'debug'", NULL);
+    load_fails("collectgarbage()\n", "bad.lua:1: unknown name 'collectgarbage'", NULL);
+    load_fails("print(1)\n", "bad.lua:1: unknown name 'print'", NULL);
+    load_fails("local p = package.loaded\n", "bad.lua:1: unknown name 'package'", NULL);
+    load_fails("local s = string.dump(function() end)\n",
+               "bad.lua:1: attempt to call a nil value (field 'dump')", NULL);
+    load_fails("local r = math.random()\n",
+               "bad.lua:1: attempt to call a nil value (field 'random')", NULL);
+    /* The string metatable is locked: no way back to the library table through it. */
+    load_fails("assert(getmetatable(\"\") == \"locked\")\nerror(\"reached\")\n",
+               "bad.lua:2: reached", NULL);
+
+    /* A real binary chunk (compiled here with the host Lua) is refused. */
+    lua_State *L = luaL_newstate();
+    assert_non_null(L);
+    assert_int_equal(luaL_loadstring(L, "param('bx', { 64 })"), LUA_OK);
+    fdt_sb bin;
+    fdt_sb_init(&bin);
+    assert_int_equal(lua_dump(L, dump_writer, &bin, 0), 0);
+    lua_close(L);
+    assert_true(bin.len > 4 && bin.s[0] == 0x1b);
+    char path[512];
+    write_file("binary.lua", bin.s, bin.len, path, sizeof path);
+    fdt_recipe *r = NULL;
+    fdt_err e;
+    assert_int_equal(fdt_recipe_load(path, &small, &r, &e), -1);
+    assert_string_equal(e.msg, "binary.lua: binary (precompiled) chunks are not accepted; "
+                               "recipes are text");
+    fdt_sb_free(&bin);
+
+    /* Limits. */
+    load_fails("\nwhile true do end\n",
+               "bad.lua:2: instruction limit exceeded (2000000 instructions)", NULL);
+    /* pcall cannot swallow the limit: the catching frame fails at its next instruction. */
+    load_fails("while true do\n"
+               "  pcall(function() while true do end end)\n"
+               "end\n",
+               "bad.lua:", "instruction limit exceeded");
+    load_fails("local t = {}\n"
+               "for i = 1, 1e9 do\n"
+               "  t[i] = i\n"
+               "end\n",
+               "bad.lua:3: memory limit exceeded (8 MiB)", NULL);
+    load_fails("local t = {}\n"
+               "for i = 1, 1e9 do\n"
+               "  t[\"k\" .. i] = {}\n"
+               "end\n",
+               "bad.lua:3: memory limit exceeded (8 MiB)", NULL);
+    load_fails("local s = \"x\"\n"
+               "while true do\n"
+               "  s = s .. s\n"
+               "end\n",
+               "bad.lua:3: memory limit exceeded (8 MiB)", NULL);
+    /* One allocation far beyond the limit is refused outright, still with its line. */
+    load_fails("\nlocal s = string.rep(\"x\", 1 << 30)\n", "bad.lua:2: memory limit exceeded",
+               NULL);
+    /* Garbage alone does not trip the limit: 100 MiB allocated over time, little live. */
+    fdt_recipe *ok = NULL;
+    if (load("garbage.lua",
+             "for i = 1, 1000 do local s = string.rep(\"x\", 100000 + i) end\n"
+             "param(\"bx\", { 64 })\n",
+             &ok, &e))
+        fail_msg("%s", e.msg);
+    fdt_recipe_free(ok);
+}
+
+/* ---------------------------------------------------------------- counting and order */
+
+static const char tiny[] =
+    "-- tiny.lua: a space small enough to count by hand\n"                   /* 1 */
+    "param(\"bx\", { 32, 64, 128 })\n"                                       /* 2 */
+    "param(\"by\", { 1, 2, 4 })\n"                                           /* 3 */
+    "param(\"vec\", { 1, 2 })\n"                                             /* 4 */
+    "param(\"align\", { 1, 2 })\n"                                           /* 5 */
+    "constrain(\"at most 256 threads\", function(c, dev)\n"                  /* 6 */
+    "  return c.bx * c.by <= 256 and c.bx * c.by <= dev.max_threads_per_block\n"
+    "end)\n"                                                                 /* 8 */
+    "derive(\"lb\", function(c) return c.bx * c.by * c.bz * 8 end)\n"        /* 9 */
+    "constrain(\"no 64x2\", function(c)\n"                                   /* 10 */
+    "  return not (c.bx == 64 and c.by == 2), \"64x2 is banned\"\n"
+    "end)\n"
+    "strategy \"random\"\n"
+    "budget(7)\n"
+    "default { bx = 128, by = 1 }\n";
+
+typedef struct trace {
+    int n;
+    uint64_t index[64];
+    fdt_config config[64];
+} trace;
+
+static int trace_visit(void *ctx, const fdt_config *c, uint64_t index)
+{
+    trace *t = ctx;
+    if (t->n < 64) {
+        t->index[t->n] = index;
+        t->config[t->n] = *c;
+    }
+    t->n++;
+    return 0;
+}
+
+static void test_counts(void **state)
+{
+    (void)state;
+    fdt_recipe *r;
+    fdt_err e;
+    if (load("tiny.lua", tiny, &r, &e))
+        fail_msg("%s", e.msg);
+    assert_string_equal(fdt_recipe_name(r), "tiny");
+    assert_string_equal(fdt_recipe_strategy(r), "random");
+    assert_int_equal(fdt_recipe_budget(r), 7);
+    assert_int_equal(fdt_recipe_space_size(r), 36);
+    fdt_problem p = problem(FDT_OP_D2X, 4, FDT_F32, 64);
+    fdt_recipe_device d = test_device();
+    fdt_recipe_stats st;
+    trace t = {0};
+    assert_int_equal(fdt_recipe_enumerate(r, &p, &d, trace_visit, &t, &st, &e), 0);
+    /* bx*by > 256: only 128x4 (x4 vec/align) = 4. lb = 8*bx*by > 1024: 64x4 and 128x2 = 8.
+     * 64x2 banned = 4. Of the 5 block shapes left, vec=2 with align=1 fails in the
+     * generator = 5. 36 - 21 = 15 survive. */
+    assert_int_equal(st.space, 36);
+    assert_int_equal(st.visited, 36);
+    assert_int_equal(st.survivors, 15);
+    assert_int_equal(t.n, 15);
+    assert_int_equal(st.nprune, 4);
+    assert_string_equal(st.prune[0].name, "at most 256 threads");
+    assert_int_equal(st.prune[0].line, 6);
+    assert_int_equal(st.prune[0].count, 4);
+    assert_string_equal(st.prune[0].example, "bx=128"); /* by=4 is the default */
+    assert_string_equal(st.prune[1].name, "derive lb: out of range");
+    assert_int_equal(st.prune[1].line, 9);
+    assert_int_equal(st.prune[1].count, 8);
+    /* the first: 64x4, all defaults until lb is derived */
+    assert_string_equal(st.prune[1].example, "default: derive lb: 2048 is out of range (0..1024)");
+    assert_string_equal(st.prune[2].name, "no 64x2");
+    assert_int_equal(st.prune[2].line, 10);
+    assert_int_equal(st.prune[2].count, 4);
+    assert_string_equal(st.prune[2].example, "by=2,lb=1024: 64x2 is banned");
+    assert_string_equal(st.prune[3].name, "generator: vec");
+    assert_int_equal(st.prune[3].line, 0);
+    assert_int_equal(st.prune[3].count, 5);
+    assert_prefix(st.prune[3].example, "config vec=2: needs align");
+
+    /* Order: first listed parameter slowest, values in listed order. */
+    char key[256];
+    fdt_config_format(&t.config[0], key, sizeof key);
+    assert_int_equal(t.index[0], 0);
+    assert_string_equal(key, "bx=32,by=1,lb=256");
+    fdt_config_format(&t.config[1], key, sizeof key);
+    assert_int_equal(t.index[1], 1);
+    assert_string_equal(key, "align=2,bx=32,by=1,lb=256");
+    fdt_config_format(&t.config[2], key, sizeof key);
+    assert_int_equal(t.index[2], 3); /* index 2 is vec=2,align=1: the generator's */
+    assert_string_equal(key, "align=2,bx=32,by=1,lb=256,vec=2");
+    fdt_config_format(&t.config[14], key, sizeof key);
+    assert_int_equal(t.index[14], 27);
+    assert_string_equal(key, "align=2,bx=128,by=1,lb=1024,vec=2");
+
+    /* The same walk twice gives the same configs; point() agrees with the walk. */
+    trace t2 = {0};
+    assert_int_equal(fdt_recipe_enumerate(r, &p, &d, trace_visit, &t2, NULL, &e), 0);
+    assert_int_equal(t2.n, 15);
+    for (int i = 0; i < 15; i++) {
+        assert_int_equal(t.index[i], t2.index[i]);
+        assert_memory_equal(&t.config[i], &t2.config[i], sizeof(fdt_config));
+        fdt_config c;
+        char why[256];
+        assert_int_equal(fdt_recipe_point(r, &p, &d, t.index[i], &c, why, sizeof why, &e), 1);
+        assert_memory_equal(&c, &t.config[i], sizeof c);
+    }
+    fdt_config c;
+    char why[256];
+    assert_int_equal(fdt_recipe_point(r, &p, &d, 2, &c, why, sizeof why, &e), 0);
+    assert_prefix(why, "generator: config vec=2: needs align");
+    assert_int_equal(fdt_recipe_point(r, &p, &d, 4 * 4, &c, why, sizeof why, &e), 0);
+    assert_string_equal(why, "constraint 'no 64x2': 64x2 is banned");
+    assert_int_equal(fdt_recipe_point(r, &p, &d, 36, &c, why, sizeof why, &e), -1);
+    assert_contains(e.msg, "outside the space");
+
+    /* Stopping early. */
+    fdt_recipe_stats st2;
+    assert_int_equal(fdt_recipe_enumerate(r, &p, &d, NULL, NULL, &st2, &e), 0);
+    assert_int_equal(st2.survivors, 15);
+
+    /* Default: `default {}` then the derives it does not set. */
+    assert_int_equal(fdt_recipe_default_config(r, &p, &d, &c, &e), 0);
+    fdt_config_format(&c, key, sizeof key);
+    assert_string_equal(key, "bx=128,by=1,lb=1024");
+
+    /* A hand-made config: derive fills lb; check says which constraint refuses. */
+    assert_int_equal(fdt_config_parse("bx=64,by=2", &c, &e), 0);
+    assert_int_equal(fdt_recipe_derive(r, &p, &d, &c, &e), 0);
+    assert_int_equal(c.lb, 1024);
+    assert_int_equal(fdt_recipe_check(r, &p, &d, &c, why, sizeof why, &e), 0);
+    assert_string_equal(why, "constraint 'no 64x2': 64x2 is banned");
+    assert_int_equal(fdt_config_parse("bx=32,by=1,lb=256", &c, &e), 0);
+    assert_int_equal(fdt_recipe_check(r, &p, &d, &c, why, sizeof why, &e), 1);
+    c.order = 17; /* garbage from a careless caller: refused, not a crash */
+    assert_int_equal(fdt_recipe_check(r, &p, &d, &c, why, sizeof why, &e), 0);
+    assert_string_equal(why, "generator: config order=17: out of range (0..5)");
+    fdt_recipe_free(r);
+}
+
+static int stop_after_three(void *ctx, const fdt_config *c, uint64_t index)
+{
+    (void)c;
+    (void)index;
+    return ++*(int *)ctx == 3;
+}
+
+static void test_stop_and_identity(void **state)
+{
+    (void)state;
+    fdt_recipe *r, *r2, *r3;
+    fdt_err e;
+    assert_int_equal(load("tiny.lua", tiny, &r, &e), 0);
+    fdt_problem p = problem(FDT_OP_D2X, 4, FDT_F32, 64);
+    fdt_recipe_device d = test_device();
+    fdt_recipe_stats st;
+    int n = 0;
+    assert_int_equal(fdt_recipe_enumerate(r, &p, &d, stop_after_three, &n, &st, &e), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(st.stopped, 1);
+    assert_int_equal(st.survivors, 3);
+    assert_int_equal(st.visited, 4); /* the third survivor is index 3 */
+
+    /* Same text, same hash; any change, another hash; `name` overrides the stem. */
+    assert_int_equal(load("copy.lua", tiny, &r2, &e), 0);
+    assert_string_equal(fdt_recipe_hash(r), fdt_recipe_hash(r2));
+    assert_string_equal(fdt_recipe_name(r2), "copy");
+    char changed[sizeof tiny + 32];
+    snprintf(changed, sizeof changed, "name \"tiny-2\"\n%s", tiny);
+    assert_int_equal(load("tiny2.lua", changed, &r3, &e), 0);
+    assert_string_not_equal(fdt_recipe_hash(r), fdt_recipe_hash(r3));
+    assert_string_equal(fdt_recipe_name(r3), "tiny-2");
+    assert_true(fdt_recipe_serves(r3, FDT_OP_WAVE)); /* no ops {}: any operator */
+    fdt_sb sb;
+    fdt_sb_init(&sb);
+    fdt_recipe_describe(r3, &sb);
+    assert_contains(fdt_sb_str(&sb), "param bx     32 64 128   (tiny2.lua:3)");
+    assert_contains(fdt_sb_str(&sb), "constrain no 64x2   (tiny2.lua:11)");
+    fdt_sb_free(&sb);
+    fdt_recipe_free(r);
+    fdt_recipe_free(r2);
+    fdt_recipe_free(r3);
+}
+
+static void test_helpers(void **state)
+{
+    (void)state;
+    fdt_recipe *r;
+    fdt_err e;
+    /* shared_bytes and blocks agree with the generator for the configs they see. */
+    assert_int_equal(load("helpers.lua",
+                          "ops { \"lap\" }\n"
+                          "param(\"bx\", { 32, 64 })\n"
+                          "param(\"tile\", { 1, 2 })\n"
+                          "param(\"lds\", { 0, 1 })\n"
+                          "param(\"nw\", { 16 })\n"
+                          "constrain(\"shared\", function(c, dev, prob)\n"
+                          "  local want = 0\n"
+                          "  if c.lds == 1 then\n"
+                          "    want = 2 * (c.bx * c.vec + 2 * prob.R) * (c.by * c.tile + 2 * prob.R) * prob.esize\n"
+                          "  end\n"
+                          "  assert(shared_bytes(c) == want, \"shared_bytes\")\n"
+                          "  local b = (prob.nx // (c.bx * c.vec)) * (prob.ny // (c.by * c.tile)) * (prob.nz // c.nw)\n"
+                          "  assert(blocks(c) == b, \"blocks \" .. blocks(c) .. \" vs \" .. b)\n"
+                          "  local seen, f, s = {}, pairs(c)\n"
+                          "  assert(s == c, \"pairs exposes the table behind c\")\n"
+                          "  for k, v in pairs(c) do seen[k] = v end\n"
+                          "  assert(seen.bx == c.bx and seen.order == \"xyz\" and seen.nw == 16)\n"
+                          "  return dev.llc_bytes == 50 * MiB and prob.op == \"lap\" and prob.prec == \"f64\"\n"
+                          "end)\n",
+                          &r, &e), 0);
+    fdt_problem p = problem(FDT_OP_LAP, 2, FDT_F64, 128);
+    fdt_recipe_device d = test_device();
+    fdt_recipe_stats st;
+    if (fdt_recipe_enumerate(r, &p, &d, NULL, NULL, &st, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(st.survivors, 8);
+    fdt_recipe_free(r);
+}
+
+/* ---------------------------------------------------------------- catalogue */
+
+static void test_catalogue_entries(void **state)
+{
+    (void)state;
+    fdt_catalogue *c = catalogue();
+    const char *need[] = {"MI50",     "MI100",     "MI210",          "MI250",    "MI250X",
+                          "MI300A",   "MI300X",    "RX 6900 XT",     "RX 7900 XTX",
+                          "A100 40GB", "A100 80GB", "A100 80GB PCIe", "H100 SXM", "H100 PCIe",
+                          "H200"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        int found = 0;
+        for (int j = 0; j < fdt_catalogue_count(c); j++)
+            if (!strcmp(fdt_catalogue_at(c, j)->dev.name, need[i]))
+                found = 1;
+        if (!found)
+            fail_msg("catalogue lacks %s", need[i]);
+    }
+    for (int j = 0; j < fdt_catalogue_count(c); j++) {
+        const fdt_catalogue_entry *g = fdt_catalogue_at(c, j);
+        assert_true(strlen(g->source) > 20);
+        assert_true(g->dev.peak_bw_gbs > 100);
+        assert_true(g->dev.l2_bytes >= 4 << 20);
+        assert_true(g->dev.llc_bytes >= g->dev.l2_bytes);
+        assert_string_equal(g->dev.catalogue, g->dev.name);
+        assert_int_equal(g->dev.live, 0);
+        assert_int_equal(g->dev.warp_size, !strcmp(g->dev.vendor, "NVIDIA") ||
+                                                   !strncmp(g->dev.name, "RX", 2) ? 32 : 64);
+        assert_int_equal(g->dev.shared_per_block,
+                         !strcmp(g->dev.vendor, "NVIDIA") ? 48 * 1024 : 64 * 1024);
+    }
+    fdt_recipe_device d;
+    fdt_err e;
+    assert_int_equal(fdt_catalogue_find(c, "MI250X", NULL, 0, &d, &e), 0);
+    assert_int_equal(d.compute_units, 110); /* one GCD */
+    assert_int_equal(d.l2_bytes, 8 << 20);
+    assert_int_equal(d.mem_bytes, 64LL << 30);
+    assert_string_equal(d.arch, "gfx90a");
+    assert_int_equal(fdt_catalogue_find(c, "rx7900xtx", NULL, 0, &d, &e), 0);
+    assert_string_equal(d.name, "RX 7900 XTX");
+    assert_int_equal(d.l2_bytes, 6 << 20);
+    assert_int_equal(d.infinity_cache_bytes, 96 << 20);
+    assert_int_equal(d.llc_bytes, 96 << 20);
+    assert_int_equal(fdt_catalogue_find(c, "H100", NULL, 0, &d, &e), 0);
+    assert_int_equal(d.l2_bytes, 50 << 20);
+    assert_int_equal(d.compute_units, 132);
+    assert_true(d.peak_bw_gbs == 3350);
+    fdt_catalogue_free(c);
+}
+
+static fdt_rt_device_info live(const char *name, const char *arch, int cu)
+{
+    fdt_rt_device_info i;
+    memset(&i, 0, sizeof i);
+    snprintf(i.name, sizeof i.name, "%s", name);
+    snprintf(i.arch, sizeof i.arch, "%s", arch);
+    snprintf(i.vendor, sizeof i.vendor, "%s", arch[0] == 's' ? "NVIDIA" : "AMD");
+    i.compute_units = cu;
+    i.warp_size = arch[0] == 's' ? 32 : 64;
+    i.max_threads_per_block = 1024;
+    i.shared_per_block = 65536;
+    i.l2_bytes = 8 << 20;
+    i.mem_bytes = 64LL << 30;
+    return i;
+}
+
+static void test_catalogue_find(void **state)
+{
+    (void)state;
+    fdt_catalogue *c = catalogue();
+    fdt_recipe_device d;
+    fdt_err e;
+    static const struct {
+        const char *text, *name;
+    } names[] = {
+        {"MI250X", "MI250X"},          {"mi250x", "MI250X"},         {"Instinct MI250X", "MI250X"},
+        {"mi-250x", "MI250X"},         {"MI250", "MI250"},           {"rx 6900 xt", "RX 6900 XT"},
+        {"RX7900XTX", "RX 7900 XTX"},  {"h100", "H100 SXM"},         {"H100-PCIe", "H100 PCIe"},
+        {"h200", "H200"},              {"A100", "A100 40GB"},        {"a100-80gb", "A100 80GB"},
+        {"A100 80GB PCIe", "A100 80GB PCIe"}, {"gfx906", "MI50"},    {"GFX1100", "RX 7900 XTX"},
+        {"gfx908", "MI100"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (fdt_catalogue_find(c, names[i].text, NULL, 0, &d, &e))
+            fail_msg("%s: %s", names[i].text, e.msg);
+        assert_string_equal(d.name, names[i].name);
+        assert_int_equal(d.live, 0);
+    }
+    /* An arch shared by several entries: an error naming them, unless one is visible. */
+    assert_int_equal(fdt_catalogue_find(c, "gfx90a", NULL, 0, &d, &e), -1);
+    assert_string_equal(e.msg, "GPU 'gfx90a': several GPUs have this architecture (MI210, "
+                               "MI250, MI250X) and none of them is visible here; name one");
+    assert_int_equal(fdt_catalogue_find(c, "sm_90", NULL, 0, &d, &e), -1);
+    assert_contains(e.msg, "H100 SXM, H100 PCIe, H100 NVL, H200");
+    fdt_rt_device_info vis[2] = {live("NVIDIA H100 PCIe", "sm_90", 114),
+                                 live("AMD Instinct MI250X", "gfx90a", 110)};
+    assert_int_equal(fdt_catalogue_find(c, "gfx90a", vis, 2, &d, &e), 0);
+    assert_string_equal(d.name, "AMD Instinct MI250X");
+    assert_string_equal(d.catalogue, "MI250X");
+    assert_int_equal(d.live, 1);
+    assert_int_equal(fdt_catalogue_find(c, "sm_90", vis, 2, &d, &e), 0);
+    assert_string_equal(d.catalogue, "H100 PCIe");
+    /* A name wins over a visible device. */
+    assert_int_equal(fdt_catalogue_find(c, "MI210", vis, 2, &d, &e), 0);
+    assert_string_equal(d.name, "MI210");
+    assert_int_equal(d.live, 0);
+    /* Unknown names: suggestions, or the whole list. */
+    assert_int_equal(fdt_catalogue_find(c, "mi25x", NULL, 0, &d, &e), -1);
+    assert_string_equal(e.msg, "unknown GPU 'mi25x' (did you mean MI250, MI250X, MI50?)");
+    assert_int_equal(fdt_catalogue_find(c, "H1OO", NULL, 0, &d, &e), -1);
+    assert_contains(e.msg, "did you mean H100 SXM");
+    assert_int_equal(fdt_catalogue_find(c, "voodoo", NULL, 0, &d, &e), -1);
+    assert_prefix(e.msg, "unknown GPU 'voodoo' (known: MI50, MI100, MI210,");
+    assert_int_equal(fdt_catalogue_find(c, "--", NULL, 0, &d, &e), -1);
+    fdt_catalogue_free(c);
+}
+
+static void test_catalogue_match(void **state)
+{
+    (void)state;
+    fdt_catalogue *c = catalogue();
+    static const struct {
+        const char *name, *arch;
+        int cu;
+        const char *want; /* NULL: no match */
+    } cases[] = {
+        {"NVIDIA H100 80GB HBM3", "sm_90", 132, "H100 SXM"},
+        {"NVIDIA H100 PCIe", "sm_90", 114, "H100 PCIe"},
+        {"NVIDIA H100 NVL", "sm_90", 132, "H100 NVL"},
+        {"NVIDIA H200", "sm_90", 132, "H200"},
+        {"NVIDIA H200 NVL", "sm_90", 132, "H200"},
+        {"NVIDIA A100-SXM4-40GB", "sm_80", 108, "A100 40GB"},
+        {"NVIDIA A100-SXM4-80GB", "sm_80", 108, "A100 80GB"},
+        {"NVIDIA A100 80GB PCIe", "sm_80", 108, "A100 80GB PCIe"},
+        {"AMD Instinct MI250X", "gfx90a", 110, "MI250X"},
+        {"AMD Instinct MI250X / MI250", "gfx90a", 104, "MI250"}, /* CUs decide */
+        {"AMD Instinct MI210", "gfx90a", 104, "MI210"},
+        {"", "gfx90a", 110, "MI250X"},                          /* only one with 110 CUs */
+        {"", "gfx90a", 104, NULL},                              /* MI210 or MI250 */
+        {"AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 304, "MI300X"},
+        {"AMD Radeon RX 7900 XTX", "gfx1100", 96, "RX 7900 XTX"},
+        {"AMD Radeon RX 6800", "gfx1030", 60, NULL},
+        {"NVIDIA GeForce RTX 4090", "sm_89", 128, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fdt_rt_device_info info = live(cases[i].name, cases[i].arch, cases[i].cu);
+        const fdt_catalogue_entry *m = fdt_catalogue_match(c, &info);
+        if (!cases[i].want) {
+            if (m)
+                fail_msg("'%s' matched %s", cases[i].name, m->dev.name);
+            continue;
+        }
+        if (!m)
+            fail_msg("'%s' (%s, %d CUs) matched nothing", cases[i].name, cases[i].arch,
+                     cases[i].cu);
+        assert_string_equal(m->dev.name, cases[i].want);
+    }
+    /* describe: live facts win, the catalogue adds the Infinity Cache and missing bandwidth. */
+    fdt_rt_device_info rx = live("AMD Radeon RX 7900 XTX", "gfx1100", 96);
+    rx.warp_size = 32;
+    rx.l2_bytes = 6 << 20;
+    fdt_recipe_device d;
+    fdt_catalogue_describe(c, &rx, &d);
+    assert_string_equal(d.catalogue, "RX 7900 XTX");
+    assert_int_equal(d.infinity_cache_bytes, 96 << 20);
+    assert_int_equal(d.llc_bytes, 96 << 20);
+    assert_true(d.peak_bw_gbs == 960);
+    assert_int_equal(d.live, 1);
+    fdt_rt_device_info other = live("NVIDIA GeForce RTX 4090", "sm_89", 128);
+    other.peak_bw_gbs = 1008;
+    fdt_catalogue_describe(c, &other, &d);
+    assert_string_equal(d.catalogue, "");
+    assert_int_equal(d.llc_bytes, 8 << 20);
+    assert_true(d.peak_bw_gbs == 1008);
+    fdt_catalogue_describe(NULL, &other, &d);
+    assert_string_equal(d.name, "NVIDIA GeForce RTX 4090");
+    fdt_catalogue_free(c);
+}
+
+static void catalogue_fails(const char *text, const char *prefix)
+{
+    fdt_catalogue *c = NULL;
+    fdt_err e;
+    if (fdt_catalogue_load_text("gpus.lua", text, strlen(text), &c, &e) == 0) {
+        fdt_catalogue_free(c);
+        fail_msg("catalogue loaded, expected \"%s\"", prefix);
+    }
+    assert_prefix(e.msg, prefix);
+}
+
+#define GPU_FIELDS                                                                         \
+    "vendor = \"AMD\", arch = \"gfx90a\", compute_units = 1, warp_size = 64, "               \
+    "shared_per_block = 65536, l2_bytes = 1, mem_bytes = 1, peak_bw_gbs = 1, source = \"s\""
+
+static void test_catalogue_errors(void **state)
+{
+    (void)state;
+    catalogue_fails("gpu { name = \"A\", " GPU_FIELDS " }\n"
+                    "gpu { name = \"B\", aliases = { \"x\", \"a\" }, " GPU_FIELDS " }\n",
+                    "gpus.lua:2: gpu B: 'a' already names A (line 1)");
+    catalogue_fails("\ngpu { name = \"A\", aliases = { \"GFX90A\" }, " GPU_FIELDS " }\n",
+                    "gpus.lua:2: gpu A: 'GFX90A' looks like an architecture");
+    catalogue_fails("gpu { name = \"A\", l3_bytes = 5, " GPU_FIELDS " }\n",
+                    "gpus.lua:1: gpu: unknown field 'l3_bytes' (fields: name, aliases,");
+    catalogue_fails("gpu { name = \"A\", vendor = \"AMD\" }\n", "gpus.lua:1: gpu: missing field");
+    catalogue_fails("gpu { name = \"A\", " GPU_FIELDS ", warp_size = \"64\" }\n",
+                    "gpus.lua:1: gpu: warp_size: expected an integer, got a string");
+    catalogue_fails("-- empty\n", "gpus.lua: no gpu { } entries");
+    catalogue_fails("gpu { name = \"A\" " GPU_FIELDS " }\n", "gpus.lua:1: ");
+}
+
+/* ---------------------------------------------------------------- lookup */
+
+static void test_find(void **state)
+{
+    (void)state;
+    char path[4096], srcrec[1100], sub[512];
+    fdt_err e;
+    snprintf(srcrec, sizeof srcrec, "%s/recipes", srcdir);
+    const char *dirs[] = {"/nonexistent/share/fdtune/recipes", srcrec};
+    unsetenv("FDTUNE_RECIPES");
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2Z, NULL, dirs, 2, path, sizeof path, &e), 0);
+    assert_string_equal(strrchr(path, '/'), "/d2z.lua");
+    assert_int_equal(strncmp(path, srcrec, strlen(srcrec)), 0);
+    /* wave has no wave.lua: lap.lua lists it. */
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_WAVE, NULL, dirs, 2, path, sizeof path, &e),
+                     0);
+    assert_string_equal(strrchr(path, '/'), "/lap.lua");
+    assert_int_equal(fdt_recipe_find_file("gpus.lua", dirs, 2, path, sizeof path, &e), 0);
+    assert_string_equal(strrchr(path, '/'), "/gpus.lua");
+
+    /* FDTUNE_RECIPES comes first. */
+    snprintf(sub, sizeof sub, "%s/env", tmpdir);
+    assert_int_equal(fdt_mkdirs(sub, &e), 0);
+    char file[600];
+    snprintf(file, sizeof file, "%s/d2z.lua", sub);
+    assert_int_equal(fdt_write_file_atomic(file, "ops { \"d2z\" }\n", 14, &e), 0);
+    snprintf(file, sizeof file, "%s/zz.lua", sub);
+    assert_int_equal(fdt_write_file_atomic(file, "ops { \"d2y\" }\n", 14, &e), 0);
+    snprintf(file, sizeof file, "%s/broken.lua", sub);
+    assert_int_equal(fdt_write_file_atomic(file, "ops { \"d2x\" \n", 13, &e), 0);
+    setenv("FDTUNE_RECIPES", sub, 1);
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2Z, NULL, dirs, 2, path, sizeof path, &e), 0);
+    snprintf(file, sizeof file, "%s/d2z.lua", sub);
+    assert_string_equal(path, file);
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2Y, NULL, dirs, 2, path, sizeof path, &e), 0);
+    snprintf(file, sizeof file, "%s/zz.lua", sub);
+    assert_string_equal(path, file);
+    /* A broken recipe in the directory does not hide the shipped one. */
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2X, NULL, dirs, 2, path, sizeof path, &e), 0);
+    assert_string_equal(strrchr(path, '/'), "/d2x.lua");
+    assert_int_equal(strncmp(path, srcrec, strlen(srcrec)), 0);
+    /* Nothing anywhere: the message lists where it looked and the broken recipe. */
+    const char *nowhere[] = {"/nonexistent"};
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_LAP, NULL, nowhere, 1, path, sizeof path, &e),
+                     -1);
+    assert_prefix(e.msg, "no recipe for lap (looked for lap.lua and ops { \"lap\" } in: ");
+    assert_contains(e.msg, "/env, /nonexistent)");
+    assert_contains(e.msg, "broken.lua:2:");
+    unsetenv("FDTUNE_RECIPES");
+    assert_int_equal(fdt_recipe_find_file("gpus.lua", nowhere, 1, path, sizeof path, &e), -1);
+    assert_string_equal(e.msg, "gpus.lua: not found (looked in: /nonexistent)");
+
+    /* --recipe FILE wins, and must exist. */
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_LAP, file, dirs, 2, path, sizeof path, &e), 0);
+    assert_string_equal(path, file);
+    assert_int_equal(
+        fdt_recipe_find_for_op(FDT_OP_LAP, "/nonexistent/x.lua", dirs, 2, path, sizeof path, &e),
+        -1);
+    assert_string_equal(e.msg, "recipe /nonexistent/x.lua: No such file or directory");
+    assert_int_equal(unlink(file), 0);
+    snprintf(file, sizeof file, "%s/d2z.lua", sub);
+    assert_int_equal(unlink(file), 0);
+    snprintf(file, sizeof file, "%s/broken.lua", sub);
+    assert_int_equal(unlink(file), 0);
+    assert_int_equal(rmdir(sub), 0);
+}
+
+/* ---------------------------------------------------------------- fixture */
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *src = getenv("FDTUNE_TEST_SRC");
+    snprintf(srcdir, sizeof srcdir, "%s", src ? src : ".");
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/fdt_recipe_XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    fdt_recipe_limits_default(&small);
+    small.mem_bytes = (size_t)8 << 20;
+    small.load_instructions = 2000000;
+    small.call_instructions = 200000;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    const char *files[] = {"bad.lua", "binary.lua", "tiny.lua", "copy.lua", "tiny2.lua",
+                           "helpers.lua", "garbage.lua"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
+        unlink(path);
+    }
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shipped_recipes),
+        cmocka_unit_test(test_shipped_recipes_everywhere),
+        cmocka_unit_test(test_shipped_split_rule),
+        cmocka_unit_test(test_error_lines),
+        cmocka_unit_test(test_runtime_error_lines),
+        cmocka_unit_test(test_sandbox),
+        cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_stop_and_identity),
+        cmocka_unit_test(test_helpers),
+        cmocka_unit_test(test_catalogue_entries),
+        cmocka_unit_test(test_catalogue_find),
+        cmocka_unit_test(test_catalogue_match),
+        cmocka_unit_test(test_catalogue_errors),
+        cmocka_unit_test(test_find),
+    };
+    /* FDTUNE_TEST_FILTER=test_sandbox runs one test (while working on it). */
+    if (getenv("FDTUNE_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("FDTUNE_TEST_FILTER"));
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

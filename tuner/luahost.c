@@ -1,0 +1,500 @@
+/* The sandboxed Lua host behind recipes and the GPU catalogue. Recipes are code that users
+ * download and edit, so the state gets only base, string, table and math (no I/O, no
+ * loading of other code, no binary chunks), a memory limit through its allocator and an
+ * instruction limit through a count hook. Every mistake must surface as "file.lua:LINE:
+ * message": the message handler adds a position where Lua did not, the hook reports the
+ * line it interrupted, and a refused allocation records where it happened because Lua does
+ * not run message handlers for memory errors. */
+#include "luahost.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+/* Instructions between two hook calls while nothing is wrong: cheap, yet a loop is caught
+ * within a thousand instructions of the limit. */
+#define HOOK_STEP 1000
+
+static fdt_luahost *host_of(lua_State *L)
+{
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+static void format_size(size_t bytes, char *buf, size_t n)
+{
+    if (bytes >= ((size_t)1 << 20) && bytes % ((size_t)1 << 20) == 0)
+        snprintf(buf, n, "%zu MiB", bytes >> 20);
+    else if (bytes >= 1024 && bytes % 1024 == 0)
+        snprintf(buf, n, "%zu KiB", bytes >> 10);
+    else
+        snprintf(buf, n, "%zu bytes", bytes);
+}
+
+static void hook(lua_State *L, lua_Debug *ar);
+
+/* The first Lua frame from `level` up, as "file:line"; empty when there is none. */
+static int lua_frame_where(lua_State *L, int level, char *buf, size_t n)
+{
+    lua_Debug ar;
+    for (int lv = level; lua_getstack(L, lv, &ar); lv++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(buf, n, "%s:%d", ar.short_src, ar.currentline);
+            return 1;
+        }
+    }
+    buf[0] = 0;
+    return 0;
+}
+
+static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    fdt_luahost *h = ud;
+    size_t old = ptr ? osize : 0; /* without ptr, osize encodes the object type */
+    if (nsize == 0) {
+        free(ptr);
+        h->used -= old;
+        return NULL;
+    }
+    if (nsize > old && h->used - old + nsize > h->hard) {
+        /* Reading the call stack is safe here (no allocation) and is the only way to say
+         * where a memory error happened: Lua skips message handlers for them. */
+        if (h->L && h->in_call)
+            lua_frame_where(h->L, 0, h->oom_where, sizeof h->oom_where);
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (!p)
+        return NULL;
+    size_t before = h->used;
+    h->used = h->used - old + nsize;
+    /* Crossing the soft limit: run the hook at the next instruction, which reports the
+     * line (after a full collection, so that garbage alone never trips it). */
+    if (h->L && h->in_call && before <= h->soft && h->used > h->soft) {
+        /* The allocating line, not the next instruction's (a loop's back jump). */
+        lua_frame_where(h->L, 0, h->mem_where, sizeof h->mem_where);
+        if (h->step != 1) {
+            h->step = 1;
+            lua_sethook(h->L, hook, LUA_MASKCOUNT, 1);
+        }
+    }
+    return p;
+}
+
+static void raise_at(lua_State *L, lua_Debug *ar, const char *msg)
+{
+    if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
+        lua_pushfstring(L, "%s:%d: %s", ar->short_src, ar->currentline, msg);
+    else
+        lua_pushstring(L, msg);
+    lua_error(L);
+}
+
+static void hook(lua_State *L, lua_Debug *ar)
+{
+    fdt_luahost *h = host_of(L);
+    char msg[160], size[32];
+    if (h->used > h->soft) {
+        if (!h->collected) {
+            h->collected = 1;
+            lua_gc(L, LUA_GCCOLLECT);
+        }
+        if (h->used > h->soft) {
+            format_size(h->soft, size, sizeof size);
+            snprintf(msg, sizeof msg, "memory limit exceeded (%s)", size);
+            if (h->mem_where[0]) {
+                lua_pushfstring(L, "%s: %s", h->mem_where, msg);
+                lua_error(L);
+            }
+            raise_at(L, ar, msg);
+        }
+        h->collected = 0;
+        h->mem_where[0] = 0;
+    }
+    h->left -= h->step;
+    if (h->left < 0) {
+        /* From now on every instruction fails, so a pcall inside the recipe cannot swallow
+         * the error and loop on: the frame that caught it fails at its next instruction. */
+        if (h->step != 1) {
+            h->step = 1;
+            lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+        }
+        snprintf(msg, sizeof msg, "instruction limit exceeded (%lld instructions): an endless "
+                                  "loop?", h->budget);
+        raise_at(L, ar, msg);
+    }
+    if (h->step != HOOK_STEP) {
+        h->step = HOOK_STEP;
+        lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_STEP);
+    }
+}
+
+/* Whether msg already starts with "<chunk>:<digits>:". */
+static int has_position(const char *msg, const char *chunk)
+{
+    size_t n = strlen(chunk);
+    if (strncmp(msg, chunk, n) != 0 || msg[n] != ':' || !isdigit((unsigned char)msg[n + 1]))
+        return 0;
+    const char *p = msg + n + 1;
+    while (isdigit((unsigned char)*p))
+        p++;
+    return *p == ':';
+}
+
+static int message_handler(lua_State *L)
+{
+    fdt_luahost *h = host_of(L);
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            msg = lua_tostring(L, -1);
+        else
+            msg = lua_pushfstring(L, "error object is a %s value", luaL_typename(L, 1));
+    }
+    if (has_position(msg, h->chunk))
+        return 1;
+    char where[96];
+    if (lua_frame_where(L, 1, where, sizeof where))
+        lua_pushfstring(L, "%s: %s", where, msg);
+    else
+        lua_pushfstring(L, "%s: %s", h->chunk, msg);
+    return 1;
+}
+
+static int global_index(lua_State *L)
+{
+    fdt_luahost *h = host_of(L);
+    const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?";
+    return luaL_error(L, "unknown name '%s'%s", key, h->hint);
+}
+
+static int global_newindex(lua_State *L)
+{
+    fdt_luahost *h = host_of(L);
+    if (h->frozen)
+        return luaL_error(L, "cannot assign the global '%s' here: functions of a recipe must "
+                             "not keep state (use a local)",
+                          lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?");
+    lua_rawset(L, 1);
+    return 0;
+}
+
+static int setup(lua_State *L)
+{
+    luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
+    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
+    lua_settop(L, 0);
+    static const char *const unsafe[] = {"dofile", "loadfile", "load", "loadstring", "require",
+                                         "collectgarbage", "print", NULL};
+    lua_pushglobaltable(L);
+    for (int i = 0; unsafe[i]; i++) {
+        lua_pushnil(L);
+        lua_setfield(L, 1, unsafe[i]);
+    }
+    /* string.dump only serves to load binary chunks; math.random would make the search
+     * space depend on the run. */
+    lua_getfield(L, 1, "string");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "dump");
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "math");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "random");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "randomseed");
+    lua_pop(L, 1);
+    /* Lock the string metatable so recipes cannot reach or change the string library's
+     * innards through getmetatable(""). */
+    lua_pushliteral(L, "");
+    if (lua_getmetatable(L, -1)) {
+        lua_pushliteral(L, "locked");
+        lua_setfield(L, -2, "__metatable");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 3);
+    lua_pushcfunction(L, global_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, global_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, 1);
+    return 0;
+}
+
+int fdt_luahost_open(fdt_luahost *h, const char *chunk, size_t mem_limit, fdt_err *e)
+{
+    memset(h, 0, sizeof *h);
+    snprintf(h->chunk, sizeof h->chunk, "%s", chunk);
+    if (mem_limit < ((size_t)1 << 20))
+        mem_limit = (size_t)1 << 20;
+    h->soft = mem_limit;
+    /* Room above the soft limit for the allocation that crosses it (a table doubling, a
+     * string concatenation) so that the hook, not the allocator, reports it with its line. */
+    h->hard = mem_limit > SIZE_MAX / 4 ? SIZE_MAX : mem_limit * 4;
+    h->step = HOOK_STEP;
+    lua_State *L = lua_newstate(host_alloc, h);
+    if (!L)
+        return fdt_err_set(e, "%s: cannot create a Lua state", chunk);
+    h->L = L;
+    lua_pushcfunction(L, setup);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        fdt_err_set(e, "%s: cannot set up the Lua state: %s", chunk,
+                    lua_tostring(L, -1) ? lua_tostring(L, -1) : "out of memory");
+        fdt_luahost_close(h);
+        return -1;
+    }
+    return 0;
+}
+
+void fdt_luahost_close(fdt_luahost *h)
+{
+    if (h->L)
+        lua_close(h->L);
+    h->L = NULL;
+}
+
+int fdt_luahost_load(fdt_luahost *h, const char *text, size_t len, fdt_err *e)
+{
+    char name[80];
+    snprintf(name, sizeof name, "=%s", h->chunk);
+    int rc = luaL_loadbufferx(h->L, text, len, name, "t");
+    if (rc == LUA_OK)
+        return 0;
+    const char *msg = lua_tostring(h->L, -1);
+    if (rc == LUA_ERRMEM || !msg)
+        fdt_err_set(e, "%s: memory limit exceeded while parsing", h->chunk);
+    else if (strstr(msg, "attempt to load a binary chunk"))
+        fdt_err_set(e, "%s: binary (precompiled) chunks are not accepted; recipes are text",
+                    h->chunk);
+    else
+        fdt_err_set(e, "%s", msg); /* the parser's "file:line: ... near 'x'" */
+    lua_pop(h->L, 1);
+    return -1;
+}
+
+int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instructions,
+                     fdt_err *e)
+{
+    lua_State *L = h->L;
+    int fn = lua_gettop(L) - nargs;
+    if (!lua_checkstack(L, 8)) {
+        lua_settop(L, fn - 1);
+        return fdt_err_set(e, "%s: Lua stack overflow", h->chunk);
+    }
+    lua_pushcfunction(L, message_handler);
+    lua_insert(L, fn);
+    h->left = h->budget = instructions;
+    h->step = HOOK_STEP;
+    h->collected = 0;
+    h->oom_where[0] = 0;
+    h->mem_where[0] = 0;
+    h->in_call = 1;
+    lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_STEP);
+    int rc = lua_pcall(L, nargs, nresults, fn);
+    lua_sethook(L, NULL, 0, 0);
+    h->in_call = 0;
+    if (rc == LUA_OK) {
+        lua_remove(L, fn);
+        return 0;
+    }
+    if (rc == LUA_ERRMEM) {
+        char size[32];
+        format_size(h->soft, size, sizeof size);
+        fdt_err_set(e, "%s: memory limit exceeded (%s)", h->oom_where[0] ? h->oom_where : h->chunk,
+                    size);
+    } else {
+        const char *msg = lua_tostring(L, -1);
+        fdt_err_set(e, "%s", msg ? msg : "error with a non-string value");
+    }
+    lua_settop(L, fn - 1);
+    return -1;
+}
+
+static int cpcall_trampoline(lua_State *L)
+{
+    lua_CFunction fn = (lua_CFunction)(uintptr_t)lua_touserdata(L, lua_upvalueindex(1));
+    return fn(L);
+}
+
+int fdt_luahost_cpcall(fdt_luahost *h, lua_CFunction fn, void *ud, fdt_err *e)
+{
+    /* A C function pointer cannot travel as light userdata portably; an upvalue of a
+     * closure can, through uintptr_t, which is fine on every platform fdtune targets. */
+    lua_pushlightuserdata(h->L, (void *)(uintptr_t)fn);
+    lua_pushcclosure(h->L, cpcall_trampoline, 1);
+    lua_pushlightuserdata(h->L, ud);
+    return fdt_luahost_call(h, 1, 0, HOOK_STEP, e);
+}
+
+void fdt_luahost_freeze(fdt_luahost *h) { h->frozen = 1; }
+
+/* ---------------------------------------------------------------- strict proxies */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorted, comma-separated string keys of the tables at upvalues 1 and 2, pushed. */
+static void push_field_list(lua_State *L)
+{
+    const char *names[128];
+    int n = 0;
+    for (int u = 1; u <= 2; u++) {
+        int t = lua_upvalueindex(u);
+        if (!lua_istable(L, t))
+            continue;
+        lua_pushnil(L);
+        while (lua_next(L, t)) {
+            lua_pop(L, 1);
+            if (lua_type(L, -1) == LUA_TSTRING && n < 128)
+                names[n++] = lua_tostring(L, -1); /* keys stay alive in their table */
+        }
+    }
+    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            luaL_addstring(&b, ", ");
+        luaL_addstring(&b, names[i]);
+    }
+    luaL_pushresult(&b);
+}
+
+static int proxy_index(lua_State *L)
+{
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    if (!lua_isnil(L, -1))
+        return 1;
+    lua_pop(L, 1);
+    const char *what = lua_tostring(L, lua_upvalueindex(3));
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return luaL_error(L, "%s has no field [%s]", what, luaL_tolstring(L, 2, NULL));
+    const char *key = lua_tostring(L, 2);
+    if (lua_istable(L, lua_upvalueindex(2))) {
+        lua_pushvalue(L, 2);
+        if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL)
+            return luaL_error(L, "%s.%s is derived later in the recipe and has no value yet "
+                                 "(derive it earlier, or check after its derive)", what, key);
+        lua_pop(L, 1);
+    }
+    push_field_list(L);
+    return luaL_error(L, "%s has no field '%s' (fields: %s)", what, key, lua_tostring(L, -1));
+}
+
+static int proxy_newindex(lua_State *L)
+{
+    return luaL_error(L, "%s is read-only (cannot set '%s')", lua_tostring(L, lua_upvalueindex(1)),
+                      luaL_tolstring(L, 2, NULL));
+}
+
+/* Iterator over the data table held as an upvalue, so that pairs() never hands the
+ * writable table itself to the recipe. */
+static int proxy_next(lua_State *L)
+{
+    lua_settop(L, 2);
+    if (lua_next(L, lua_upvalueindex(1)))
+        return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+static int proxy_pairs(lua_State *L)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushcclosure(L, proxy_next, 1);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *what)
+{
+    data = lua_absindex(L, data);
+    pending = pending ? lua_absindex(L, pending) : 0;
+    lua_createtable(L, 0, 0);
+    lua_createtable(L, 0, 4);
+    lua_pushvalue(L, data);
+    if (pending)
+        lua_pushvalue(L, pending);
+    else
+        lua_pushnil(L);
+    lua_pushstring(L, what);
+    lua_pushcclosure(L, proxy_index, 3);
+    lua_setfield(L, -2, "__index");
+    lua_pushstring(L, what);
+    lua_pushcclosure(L, proxy_newindex, 1);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushvalue(L, data);
+    lua_pushcclosure(L, proxy_pairs, 1);
+    lua_setfield(L, -2, "__pairs");
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+}
+
+/* ---------------------------------------------------------------- small helpers */
+
+void fdt_luahost_where(lua_State *L, int level, char *buf, size_t n)
+{
+    if (!lua_frame_where(L, level, buf, n)) {
+        fdt_luahost *h = host_of(L);
+        snprintf(buf, n, "%s", h->chunk);
+    }
+}
+
+int fdt_luahost_func_line(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TFUNCTION)
+        return 0;
+    lua_Debug ar;
+    lua_pushvalue(L, idx);
+    if (!lua_getinfo(L, ">S", &ar))
+        return 0;
+    return ar.linedefined > 0 ? ar.linedefined : 0;
+}
+
+const char *fdt_luahost_typename(lua_State *L, int idx)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TNIL: return "nil";
+    case LUA_TBOOLEAN: return "a boolean";
+    case LUA_TNUMBER: return lua_isinteger(L, idx) ? "an integer" : "a number";
+    case LUA_TSTRING: return "a string";
+    case LUA_TTABLE: return "a table";
+    case LUA_TFUNCTION: return "a function";
+    default: return "a value of another type";
+    }
+}
+
+int fdt_luahost_tointeger(lua_State *L, int idx, long long *out)
+{
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        return -1;
+    int ok = 0;
+    lua_Integer v = lua_tointegerx(L, idx, &ok);
+    if (!ok)
+        return -1;
+    *out = (long long)v;
+    return 0;
+}
+
+void fdt_luahost_normalize(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *s && k + 1 < n; s++)
+        if (isalnum((unsigned char)*s))
+            out[k++] = (char)tolower((unsigned char)*s);
+    out[k] = 0;
+}

@@ -1,0 +1,76 @@
+/* Private interface of the sandboxed Lua host shared by recipes and the GPU catalogue: a Lua
+ * state with only the safe libraries, a memory limit, an instruction limit per call, strict
+ * read-only tables (reading an unknown field is an error at the reading line), and protected
+ * calls whose errors always come back as "file.lua:LINE: message". */
+#ifndef FDT_LUAHOST_H
+#define FDT_LUAHOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "fdt_common.h"
+
+typedef struct fdt_luahost {
+    lua_State *L;
+    char chunk[64];        /* display name in messages: the file's base name */
+    size_t used;           /* bytes allocated by Lua */
+    size_t soft, hard;     /* soft: the limit users see; hard: refused outright */
+    long long left;        /* instructions left in the current call */
+    long long budget;      /* instructions of the current call (for the message) */
+    int step;              /* current count-hook period */
+    int in_call;
+    int collected;         /* a full collection already ran since memory went over */
+    int frozen;            /* globals are read-only */
+    char oom_where[96];    /* "file.lua:LINE" of the allocation refused at the hard limit */
+    char mem_where[96];    /* and of the one that crossed the soft limit */
+    char hint[256];        /* appended to "unknown name" errors, e.g. the directive list */
+} fdt_luahost;
+
+/* Opens a state with base (minus dofile, loadfile, load, require, collectgarbage, print),
+ * string (minus dump), table and math (minus random, randomseed: results must be
+ * reproducible). Globals are strict: reading an undefined one is an error. `chunk` is the
+ * name used in messages. The host must stay at the same address while open. */
+int fdt_luahost_open(fdt_luahost *h, const char *chunk, size_t mem_limit, fdt_err *e);
+void fdt_luahost_close(fdt_luahost *h);
+
+/* Loads text (binary chunks are refused) and pushes the chunk as a function. */
+int fdt_luahost_load(fdt_luahost *h, const char *text, size_t len, fdt_err *e);
+
+/* lua_pcall under a message handler that keeps file:line, with an instruction limit for
+ * this call. On error the stack is restored (function and arguments popped) and e holds
+ * "file.lua:LINE: message". */
+int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instructions,
+                     fdt_err *e);
+
+/* Runs fn(L, ud) in protected mode (for C code that builds Lua values and could run out
+ * of memory); fn returns nothing on the stack. */
+int fdt_luahost_cpcall(fdt_luahost *h, lua_CFunction fn, void *ud, fdt_err *e);
+
+/* Once frozen, assigning a global is an error (recipe functions must not keep state). */
+void fdt_luahost_freeze(fdt_luahost *h);
+
+/* Pushes a read-only proxy of the table at index `data` (absolute or relative): reading a
+ * field the table lacks raises "`what` has no field 'x' (fields: ...)" at the reading line;
+ * writing raises "`what` is read-only". The data table stays live through the proxy and may
+ * be updated in place by C. Keys listed in the optional table at index `pending` (0: none)
+ * raise "`what`.x is not derived yet" instead. */
+void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *what);
+
+/* "file.lua:LINE" of the innermost running Lua function (level >= 1), or the chunk name. */
+void fdt_luahost_where(lua_State *L, int level, char *buf, size_t n);
+
+/* Line of a Lua function value at stack index idx (where it was defined), 0 if none. */
+int fdt_luahost_func_line(lua_State *L, int idx);
+
+/* Human-readable type of a value for messages: "an integer", "a string", ... */
+const char *fdt_luahost_typename(lua_State *L, int idx);
+
+/* An integer (or a float with an integral value) at idx; 0 on success. */
+int fdt_luahost_tointeger(lua_State *L, int idx, long long *out);
+
+/* Case-folded text with only letters and digits ("RX 7900-XTX" -> "rx7900xtx"). */
+void fdt_luahost_normalize(const char *s, char *out, size_t n);
+
+#endif

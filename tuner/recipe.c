@@ -1,0 +1,700 @@
+/* Loading a recipe: the directives a recipe file calls (ops, name, param, derive, constrain,
+ * strategy, budget, default) and the helpers it may use. A recipe is declarative and
+ * call-based so that each directive knows the line it was called from: every malformed
+ * value is reported as "file.lua:LINE: directive 'x': why" at the call, before any
+ * enumeration runs. */
+#include "recipe_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+static const char *const strategies[] = {"exhaustive", "random", "model", NULL};
+
+void fdt_recipe_limits_default(fdt_recipe_limits *l)
+{
+    l->mem_bytes = (size_t)64 << 20;
+    l->load_instructions = 50000000LL;
+    l->call_instructions = 1000000LL;
+}
+
+int fdt_recipe_param_index(const fdt_param_info *pi)
+{
+    size_t n;
+    const fdt_param_info *all = fdt_config_params(&n);
+    return (int)(pi - all);
+}
+
+void fdt_recipe_format_value(const fdt_param_info *pi, int v, char *buf, size_t n)
+{
+    if (pi->choices && v >= pi->min && v <= pi->max)
+        snprintf(buf, n, "%s", pi->choices[v]);
+    else
+        snprintf(buf, n, "%d", v);
+}
+
+void fdt_recipe_push_value(lua_State *L, const fdt_param_info *pi, int v)
+{
+    /* A hand-made config may hold anything; the generator's check reports it later. */
+    if (pi->choices && v >= pi->min && v <= pi->max)
+        lua_pushstring(L, pi->choices[v]);
+    else
+        lua_pushinteger(L, v);
+}
+
+static void choice_list(const fdt_param_info *pi, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; pi->choices[i] && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", pi->choices[i]);
+}
+
+int fdt_recipe_check_value(lua_State *L, int idx, const fdt_param_info *pi, int *out, char *why,
+                           size_t n)
+{
+    if (pi->choices) {
+        char opts[128];
+        choice_list(pi, opts, sizeof opts);
+        if (lua_type(L, idx) != LUA_TSTRING) {
+            snprintf(why, n, "expected one of %s, got %s", opts, fdt_luahost_typename(L, idx));
+            return -1;
+        }
+        const char *s = lua_tostring(L, idx);
+        for (int i = 0; pi->choices[i]; i++)
+            if (!strcmp(s, pi->choices[i])) {
+                *out = i;
+                return 0;
+            }
+        snprintf(why, n, "'%s' is not one of %s", s, opts);
+        return -1;
+    }
+    long long v;
+    if (fdt_luahost_tointeger(L, idx, &v)) {
+        if (lua_type(L, idx) == LUA_TNUMBER)
+            snprintf(why, n, "expected an integer, got %g", (double)lua_tonumber(L, idx));
+        else if (lua_type(L, idx) == LUA_TSTRING)
+            snprintf(why, n, "expected an integer, got a string (\"%.40s\")", lua_tostring(L, idx));
+        else
+            snprintf(why, n, "expected an integer, got %s", fdt_luahost_typename(L, idx));
+        return -1;
+    }
+    if (v < pi->min || v > pi->max) {
+        snprintf(why, n, "%lld is out of range (%d..%d)", v, pi->min, pi->max);
+        return -1;
+    }
+    /* The generator's own per-value rules, so that a value that can never work is an error
+     * at its line rather than a silently empty slice of the space. */
+    if (!strcmp(pi->name, "vec") && v != 1 && v != 2 && v != 4) {
+        snprintf(why, n, "%lld is not a vector width (1, 2 or 4)", v);
+        return -1;
+    }
+    if (!strcmp(pi->name, "align") && (v & (v - 1)) != 0) {
+        snprintf(why, n, "%lld is not a power of two", v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- directive plumbing */
+
+/* luaL_error with printf formats (lua_pushfstring knows no %lld or %g); the position is that
+ * of the Lua code calling the current C function. */
+static int rerror(lua_State *L, const char *fmt, ...) FDT_PRINTF(2, 3);
+static int rerror(lua_State *L, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return luaL_error(L, "%s", buf);
+}
+
+static fdt_recipe *self(lua_State *L, const char *directive)
+{
+    fdt_recipe *r = lua_touserdata(L, lua_upvalueindex(1));
+    if (r->host.frozen)
+        rerror(L, "%s: directives belong at the top level of a recipe, not inside its "
+                      "functions", directive);
+    return r;
+}
+
+static void want_args(lua_State *L, int n, const char *usage)
+{
+    if (lua_gettop(L) != n)
+        rerror(L, "expected %s (got %d argument%s)", usage, lua_gettop(L),
+                   lua_gettop(L) == 1 ? "" : "s");
+}
+
+static int caller_line(lua_State *L)
+{
+    lua_Debug ar;
+    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "l", &ar))
+        return ar.currentline;
+    return 0;
+}
+
+/* Length of the list at idx; anything but a table whose keys are exactly 1..n is an error. */
+static int list_len(lua_State *L, int idx, const char *what)
+{
+    if (!lua_istable(L, idx))
+        rerror(L, "%s: expected a list { ... }, got %s", what, fdt_luahost_typename(L, idx));
+    lua_Integer n = luaL_len(L, idx);
+    lua_Integer keys = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        lua_Integer k;
+        if (!lua_isinteger(L, -1) || (k = lua_tointeger(L, -1)) < 1 || k > n)
+            rerror(L, "%s: expected a list, but it has the key %s", what,
+                       luaL_tolstring(L, -1, NULL));
+        keys++;
+    }
+    if (keys != n)
+        rerror(L, "%s: the list has holes (nil values)", what);
+    return (int)n;
+}
+
+static const fdt_param_info *known_param(lua_State *L, int idx, const char *directive)
+{
+    if (lua_type(L, idx) != LUA_TSTRING)
+        rerror(L, "%s: expected a parameter name (a string), got %s", directive,
+                   fdt_luahost_typename(L, idx));
+    const char *name = lua_tostring(L, idx);
+    const fdt_param_info *pi = fdt_config_param(name);
+    if (!pi) {
+        size_t np;
+        const fdt_param_info *all = fdt_config_params(&np);
+        char names[256];
+        size_t used = 0;
+        names[0] = 0;
+        for (size_t i = 0; i < np && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                     all[i].name);
+        rerror(L, "%s '%s': unknown parameter (known: %s)", directive, name, names);
+    }
+    return pi;
+}
+
+static const recipe_param *listed(const fdt_recipe *r, const fdt_param_info *pi)
+{
+    for (int i = 0; i < r->nparams; i++)
+        if (r->params[i].pi == pi)
+            return &r->params[i];
+    return NULL;
+}
+
+static const recipe_step *derived(const fdt_recipe *r, const fdt_param_info *pi)
+{
+    for (int i = 0; i < r->nsteps; i++)
+        if (r->steps[i].kind == STEP_DERIVE && r->steps[i].pi == pi)
+            return &r->steps[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- directives */
+
+static int d_ops(lua_State *L)
+{
+    fdt_recipe *r = self(L, "ops");
+    want_args(L, 1, "ops { \"lap\", \"wave\" }");
+    if (r->seen_ops)
+        return rerror(L, "ops: given twice");
+    if (lua_type(L, 1) == LUA_TSTRING) {
+        lua_createtable(L, 1, 0);
+        lua_pushvalue(L, 1);
+        lua_rawseti(L, -2, 1);
+        lua_replace(L, 1);
+    }
+    int n = list_len(L, 1, "ops");
+    if (n == 0)
+        return rerror(L, "ops: the list is empty");
+    unsigned ops = 0;
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, 1, i);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            return rerror(L, "ops: entry #%d is %s, expected an operator name", i,
+                              fdt_luahost_typename(L, -1));
+        fdt_op op;
+        fdt_err e;
+        if (fdt_op_parse(lua_tostring(L, -1), &op, &e))
+            return rerror(L, "ops: %s", e.msg);
+        if (ops & (1u << op))
+            return rerror(L, "ops: '%s' listed twice", lua_tostring(L, -1));
+        ops |= 1u << op;
+        lua_pop(L, 1);
+    }
+    r->ops = ops;
+    r->seen_ops = 1;
+    return 0;
+}
+
+static int d_name(lua_State *L)
+{
+    fdt_recipe *r = self(L, "name");
+    want_args(L, 1, "name \"text\"");
+    if (r->seen_name)
+        return rerror(L, "name: given twice");
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return rerror(L, "name: expected a string, got %s", fdt_luahost_typename(L, 1));
+    size_t len;
+    const char *s = lua_tolstring(L, 1, &len);
+    if (len == 0 || len >= sizeof r->name)
+        return rerror(L, "name: must be 1 to %d characters", (int)sizeof r->name - 1);
+    for (size_t i = 0; i < len; i++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", s[i]))
+            return rerror(L, "name '%s': use letters, digits, '_', '.' and '-' only", s);
+    snprintf(r->name, sizeof r->name, "%s", s);
+    r->seen_name = 1;
+    return 0;
+}
+
+static int d_param(lua_State *L)
+{
+    fdt_recipe *r = self(L, "param");
+    want_args(L, 2, "param(\"name\", { values })");
+    const fdt_param_info *pi = known_param(L, 1, "param");
+    const recipe_param *prev = listed(r, pi);
+    if (prev)
+        return rerror(L, "param '%s': listed twice (first at line %d)", pi->name, prev->line);
+    const recipe_step *d = derived(r, pi);
+    if (d)
+        return rerror(L, "param '%s': already derived at line %d", pi->name, d->line);
+    if (r->nparams >= RECIPE_MAX_PARAMS)
+        return rerror(L, "param '%s': too many parameters", pi->name);
+    char what[64];
+    snprintf(what, sizeof what, "param '%s'", pi->name);
+    int n = list_len(L, 2, what);
+    if (n == 0)
+        return rerror(L, "param '%s': the value list is empty", pi->name);
+    /* The slot owns the array from here on, so an error below leaks nothing. */
+    recipe_param *rp = &r->params[r->nparams];
+    free(rp->values);
+    rp->values = calloc((size_t)n, sizeof *rp->values);
+    if (!rp->values)
+        return rerror(L, "param '%s': out of memory", pi->name);
+    for (int i = 0; i < n; i++) {
+        char why[256], text[64];
+        lua_rawgeti(L, 2, i + 1);
+        if (fdt_recipe_check_value(L, -1, pi, &rp->values[i], why, sizeof why))
+            return rerror(L, "param '%s': value #%d: %s", pi->name, i + 1, why);
+        lua_pop(L, 1);
+        for (int j = 0; j < i; j++)
+            if (rp->values[j] == rp->values[i]) {
+                fdt_recipe_format_value(pi, rp->values[i], text, sizeof text);
+                return rerror(L, "param '%s': value %s listed twice", pi->name, text);
+            }
+    }
+    if (r->space * (uint64_t)n > RECIPE_MAX_SPACE)
+        return rerror(L, "param '%s': the space grows to %llu points, more than %llu "
+                             "(split the recipe or shorten the lists)", pi->name,
+                          (unsigned long long)(r->space * (uint64_t)n),
+                          (unsigned long long)RECIPE_MAX_SPACE);
+    rp->pi = pi;
+    rp->n = n;
+    rp->line = caller_line(L);
+    r->space *= (uint64_t)n;
+    r->nparams++;
+    return 0;
+}
+
+static recipe_step *new_step(lua_State *L, fdt_recipe *r, const char *directive)
+{
+    if (r->nsteps >= RECIPE_MAX_STEPS)
+        rerror(L, "%s: too many derives and constraints (at most %d)", directive,
+                   RECIPE_MAX_STEPS);
+    return &r->steps[r->nsteps];
+}
+
+static int d_derive(lua_State *L)
+{
+    fdt_recipe *r = self(L, "derive");
+    want_args(L, 2, "derive(\"name\", function(c, dev, prob) ... end)");
+    const fdt_param_info *pi = known_param(L, 1, "derive");
+    const recipe_param *lp = listed(r, pi);
+    if (lp)
+        return rerror(L, "derive '%s': already listed by param at line %d", pi->name,
+                          lp->line);
+    const recipe_step *d = derived(r, pi);
+    if (d)
+        return rerror(L, "derive '%s': derived twice (first at line %d)", pi->name, d->line);
+    if (!lua_isfunction(L, 2))
+        return rerror(L, "derive '%s': expected a function(c, dev, prob), got %s", pi->name,
+                          fdt_luahost_typename(L, 2));
+    recipe_step *s = new_step(L, r, "derive");
+    lua_pushvalue(L, 2);
+    s->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    s->kind = STEP_DERIVE;
+    s->pi = pi;
+    snprintf(s->name, sizeof s->name, "%s", pi->name);
+    s->line = caller_line(L);
+    r->nsteps++;
+    return 0;
+}
+
+static int d_constrain(lua_State *L)
+{
+    fdt_recipe *r = self(L, "constrain");
+    want_args(L, 2, "constrain(\"what must hold\", function(c, dev, prob) ... end)");
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return rerror(L, "constrain: the first argument must be its name (a string), got %s",
+                          fdt_luahost_typename(L, 1));
+    size_t len;
+    const char *name = lua_tolstring(L, 1, &len);
+    if (len == 0 || len >= sizeof r->steps[0].name)
+        return rerror(L, "constrain: the name must be 1 to %d characters",
+                          (int)sizeof r->steps[0].name - 1);
+    for (int i = 0; i < r->nsteps; i++)
+        if (r->steps[i].kind == STEP_CONSTRAIN && !strcmp(r->steps[i].name, name))
+            return rerror(L, "constrain '%s': name used twice (first at line %d)", name,
+                              r->steps[i].line);
+    if (!lua_isfunction(L, 2))
+        return rerror(L, "constrain '%s': expected a function(c, dev, prob), got %s", name,
+                          fdt_luahost_typename(L, 2));
+    recipe_step *s = new_step(L, r, "constrain");
+    lua_pushvalue(L, 2);
+    s->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    s->kind = STEP_CONSTRAIN;
+    s->pi = NULL;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->line = caller_line(L);
+    r->nsteps++;
+    return 0;
+}
+
+static int d_strategy(lua_State *L)
+{
+    fdt_recipe *r = self(L, "strategy");
+    want_args(L, 1, "strategy \"exhaustive\" | \"random\" | \"model\"");
+    if (r->seen_strategy)
+        return rerror(L, "strategy: given twice");
+    const char *s = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+    for (int i = 0; s && strategies[i]; i++)
+        if (!strcmp(s, strategies[i])) {
+            snprintf(r->strategy, sizeof r->strategy, "%s", s);
+            r->seen_strategy = 1;
+            return 0;
+        }
+    if (s)
+        return rerror(L, "strategy: '%s' is not one of exhaustive, random, model", s);
+    return rerror(L, "strategy: expected one of exhaustive, random, model, got %s",
+                      fdt_luahost_typename(L, 1));
+}
+
+static int d_budget(lua_State *L)
+{
+    fdt_recipe *r = self(L, "budget");
+    want_args(L, 1, "budget(evaluations)");
+    if (r->seen_budget)
+        return rerror(L, "budget: given twice");
+    long long v;
+    if (fdt_luahost_tointeger(L, 1, &v))
+        return rerror(L, "budget: expected an integer, got %s", fdt_luahost_typename(L, 1));
+    if (v < 1 || v > 10000000)
+        return rerror(L, "budget: %lld is out of range (1..10000000 evaluations)", v);
+    r->budget = (int)v;
+    r->seen_budget = 1;
+    return 0;
+}
+
+static int d_default(lua_State *L)
+{
+    fdt_recipe *r = self(L, "default");
+    want_args(L, 1, "default { bx = 64, ... }");
+    if (r->seen_default)
+        return rerror(L, "default: given twice");
+    if (!lua_istable(L, 1))
+        return rerror(L, "default: expected a table { name = value, ... }, got %s",
+                          fdt_luahost_typename(L, 1));
+    /* The smallest offending key, so the message does not depend on table order. */
+    const char *bad = NULL;
+    int badtype = 0;
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            badtype = 1;
+            continue;
+        }
+        const char *k = lua_tostring(L, -1);
+        if (!fdt_config_param(k) && (!bad || strcmp(k, bad) < 0))
+            bad = k; /* the key stays alive in the table */
+    }
+    if (badtype)
+        return rerror(L, "default: keys must be parameter names (default { bx = 64 }), "
+                             "found a non-string key");
+    if (bad) {
+        lua_pushstring(L, bad);
+        known_param(L, -1, "default");
+    }
+    size_t np;
+    const fdt_param_info *all = fdt_config_params(&np);
+    fdt_config_default(&r->defcfg);
+    r->defset = 0;
+    for (size_t i = 0; i < np; i++) {
+        lua_getfield(L, 1, all[i].name);
+        if (!lua_isnil(L, -1)) {
+            char why[256];
+            int v;
+            if (fdt_recipe_check_value(L, -1, &all[i], &v, why, sizeof why))
+                return rerror(L, "default: %s: %s", all[i].name, why);
+            *(int *)((char *)&r->defcfg + all[i].offset) = v;
+            r->defset |= (uint64_t)1 << i;
+        }
+        lua_pop(L, 1);
+    }
+    r->seen_default = 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- helpers for recipes */
+
+static const fdt_problem *helper_problem(lua_State *L, const char *usage)
+{
+    fdt_recipe *r = lua_touserdata(L, lua_upvalueindex(1));
+    if (!r->cur)
+        rerror(L, "%s works inside derive and constrain functions only", usage);
+    want_args(L, 1, usage);
+    return r->cur;
+}
+
+static int int_field(lua_State *L, int idx, const char *key)
+{
+    lua_getfield(L, idx, key); /* through the proxy: unknown or pending fields raise */
+    long long v;
+    if (fdt_luahost_tointeger(L, -1, &v) || v < 0 || v > (1LL << 30))
+        rerror(L, "c.%s: expected a non-negative integer, got %s", key,
+                   fdt_luahost_typename(L, -1));
+    lua_pop(L, 1);
+    return (int)v;
+}
+
+/* The fields of c that shape the launch, read through c so that recipes may also pass a
+ * table of their own. */
+static void shape_of(lua_State *L, fdt_config *c, int with_split)
+{
+    fdt_config_default(c);
+    c->bx = int_field(L, 1, "bx");
+    c->by = int_field(L, 1, "by");
+    c->bz = int_field(L, 1, "bz");
+    c->vec = int_field(L, 1, "vec");
+    c->tile = int_field(L, 1, "tile");
+    c->nw = int_field(L, 1, "nw");
+    c->lds = int_field(L, 1, "lds");
+    if (with_split)
+        c->split = int_field(L, 1, "split");
+    if (c->bx < 1 || c->by < 1 || c->bz < 1 || c->vec < 1 || c->tile < 1 || c->split < 1)
+        rerror(L, "block, vec, tile and split must be positive");
+}
+
+/* shared_bytes(c): shared memory (LDS) of the config's tile, as the generator sizes it. */
+static int h_shared_bytes(lua_State *L)
+{
+    const fdt_problem *p = helper_problem(L, "shared_bytes(c)");
+    fdt_config c;
+    shape_of(L, &c, 0);
+    fdt_geometry g;
+    fdt_err e;
+    if (fdt_gen_geometry(p, &c, &g, &e))
+        return rerror(L, "shared_bytes: %s", e.msg);
+    lua_pushinteger(L, g.shared_bytes);
+    return 1;
+}
+
+/* blocks(c): thread blocks of one launch (one y subdomain when split > 1). */
+static int h_blocks(lua_State *L)
+{
+    const fdt_problem *p = helper_problem(L, "blocks(c)");
+    fdt_config c;
+    shape_of(L, &c, 1);
+    int64_t rows = (int64_t)c.by * c.tile, chunk = p->ny;
+    if (c.split > 1) {
+        chunk = (p->ny + c.split - 1) / c.split;
+        chunk = (chunk + rows - 1) / rows * rows;
+    }
+    int64_t wx = (int64_t)c.bx * c.vec, wz = (int64_t)c.bz * (c.nw ? c.nw : 1);
+    int64_t n = ((p->nx + wx - 1) / wx) * ((chunk + rows - 1) / rows) * ((p->nz + wz - 1) / wz);
+    lua_pushinteger(L, (lua_Integer)n);
+    return 1;
+}
+
+/* ---------------------------------------------------------------- loading */
+
+static const char directive_hint[] =
+    " (directives: ops, name, param, derive, constrain, strategy, budget, default; helpers: "
+    "shared_bytes, blocks, KiB, MiB, GiB)";
+
+static int register_directives(lua_State *L)
+{
+    void *r = lua_touserdata(L, 1);
+    static const struct {
+        const char *name;
+        lua_CFunction fn;
+    } fns[] = {{"ops", d_ops},           {"name", d_name},         {"param", d_param},
+               {"derive", d_derive},     {"constrain", d_constrain}, {"strategy", d_strategy},
+               {"budget", d_budget},     {"default", d_default},   {"shared_bytes", h_shared_bytes},
+               {"blocks", h_blocks}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        lua_pushlightuserdata(L, r);
+        lua_pushcclosure(L, fns[i].fn, 1);
+        lua_setglobal(L, fns[i].name);
+    }
+    lua_pushinteger(L, 1024);
+    lua_setglobal(L, "KiB");
+    lua_pushinteger(L, 1024 * 1024);
+    lua_setglobal(L, "MiB");
+    lua_pushinteger(L, 1024LL * 1024 * 1024);
+    lua_setglobal(L, "GiB");
+    return 0;
+}
+
+/* After loading: the table behind `c` (every parameter), the names that are derived (so
+ * that reading one before its derive says so) and the read-only proxy recipes see. */
+static int make_config_table(lua_State *L)
+{
+    fdt_recipe *r = lua_touserdata(L, 1);
+    size_t np;
+    const fdt_param_info *all = fdt_config_params(&np);
+    lua_createtable(L, 0, (int)np);
+    for (size_t i = 0; i < np; i++) {
+        fdt_recipe_push_value(L, &all[i], all[i].def);
+        lua_setfield(L, -2, all[i].name);
+    }
+    lua_createtable(L, 0, 4);
+    for (int i = 0; i < r->nsteps; i++)
+        if (r->steps[i].kind == STEP_DERIVE) {
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, r->steps[i].name);
+        }
+    fdt_luahost_push_proxy(L, -2, -1, "c");
+    r->c_proxy = luaL_ref(L, LUA_REGISTRYINDEX);
+    r->pending = luaL_ref(L, LUA_REGISTRYINDEX);
+    r->c_data = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+static void stem_of(const char *path, char *out, size_t n)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base);
+    if (len > 4 && !strcmp(base + len - 4, ".lua"))
+        len -= 4;
+    snprintf(out, n, "%.*s", (int)len, base);
+}
+
+int fdt_recipe_load_text(const char *name, const char *text, size_t len,
+                         const fdt_recipe_limits *lim, fdt_recipe **out, fdt_err *e)
+{
+    *out = NULL;
+    fdt_recipe *r = calloc(1, sizeof *r);
+    if (!r)
+        return fdt_err_set(e, "recipe %s: out of memory", name);
+    if (lim)
+        r->lim = *lim;
+    else
+        fdt_recipe_limits_default(&r->lim);
+    r->space = 1;
+    r->c_data = r->c_proxy = r->pending = r->dev_proxy = r->prob_proxy = LUA_NOREF;
+    fdt_config_default(&r->defcfg);
+    stem_of(name, r->name, sizeof r->name);
+    snprintf(r->hash, sizeof r->hash, "%016llx",
+             (unsigned long long)fdt_hash64(text, len, FDT_HASH_SEED));
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    if (fdt_luahost_open(&r->host, base, r->lim.mem_bytes, e)) {
+        free(r);
+        return -1;
+    }
+    snprintf(r->host.hint, sizeof r->host.hint, "%s", directive_hint);
+    if (fdt_luahost_cpcall(&r->host, register_directives, r, e) ||
+        fdt_luahost_load(&r->host, text, len, e) ||
+        fdt_luahost_call(&r->host, 0, 0, r->lim.load_instructions, e))
+        goto fail;
+    fdt_luahost_freeze(&r->host);
+    if (fdt_luahost_cpcall(&r->host, make_config_table, r, e))
+        goto fail;
+    *out = r;
+    return 0;
+fail:
+    fdt_recipe_free(r);
+    return -1;
+}
+
+int fdt_recipe_load(const char *path, const fdt_recipe_limits *lim, fdt_recipe **out, fdt_err *e)
+{
+    char *text;
+    size_t len;
+    *out = NULL;
+    if (fdt_read_file(path, &text, &len, e))
+        return fdt_err_wrap(e, "recipe");
+    int rc = fdt_recipe_load_text(path, text, len, lim, out, e);
+    free(text);
+    if (rc == 0)
+        snprintf((*out)->path, sizeof (*out)->path, "%s", path);
+    return rc;
+}
+
+void fdt_recipe_free(fdt_recipe *r)
+{
+    if (!r)
+        return;
+    fdt_luahost_close(&r->host);
+    for (int i = 0; i < RECIPE_MAX_PARAMS; i++)
+        free(r->params[i].values);
+    free(r);
+}
+
+/* ---------------------------------------------------------------- identity */
+
+const char *fdt_recipe_name(const fdt_recipe *r) { return r->name; }
+const char *fdt_recipe_path(const fdt_recipe *r) { return r->path; }
+const char *fdt_recipe_hash(const fdt_recipe *r) { return r->hash; }
+int fdt_recipe_serves(const fdt_recipe *r, fdt_op op)
+{
+    return r->ops == 0 || (r->ops & (1u << op)) != 0;
+}
+const char *fdt_recipe_strategy(const fdt_recipe *r) { return r->strategy[0] ? r->strategy : NULL; }
+int fdt_recipe_budget(const fdt_recipe *r) { return r->budget; }
+uint64_t fdt_recipe_space_size(const fdt_recipe *r) { return r->space; }
+
+void fdt_recipe_describe(const fdt_recipe *r, fdt_sb *out)
+{
+    const char *chunk = r->host.chunk;
+    fdt_sb_printf(out, "recipe %s (%s, hash %s)\n", r->name, r->path[0] ? r->path : chunk,
+                  r->hash);
+    fdt_sb_puts(out, "  ops:");
+    if (!r->ops)
+        fdt_sb_puts(out, " any");
+    for (int op = 0; op < FDT_OP_COUNT; op++)
+        if (r->ops & (1u << op))
+            fdt_sb_printf(out, " %s", fdt_op_name((fdt_op)op));
+    fdt_sb_printf(out, "\n  space: %llu points\n", (unsigned long long)r->space);
+    for (int i = 0; i < r->nparams; i++) {
+        const recipe_param *p = &r->params[i];
+        fdt_sb_printf(out, "  param %-6s", p->pi->name);
+        for (int j = 0; j < p->n; j++) {
+            char v[64];
+            fdt_recipe_format_value(p->pi, p->values[j], v, sizeof v);
+            fdt_sb_printf(out, " %s", v);
+        }
+        fdt_sb_printf(out, "   (%s:%d)\n", chunk, p->line);
+    }
+    for (int i = 0; i < r->nsteps; i++)
+        fdt_sb_printf(out, "  %s %s   (%s:%d)\n",
+                      r->steps[i].kind == STEP_DERIVE ? "derive   " : "constrain",
+                      r->steps[i].name, chunk, r->steps[i].line);
+    fdt_sb_printf(out, "  strategy: %s, budget: ", r->strategy[0] ? r->strategy : "(not set)");
+    if (r->budget)
+        fdt_sb_printf(out, "%d\n", r->budget);
+    else
+        fdt_sb_puts(out, "(not set)\n");
+    char key[512];
+    fdt_config_format(&r->defcfg, key, sizeof key);
+    fdt_sb_printf(out, "  default: %s\n", key);
+}

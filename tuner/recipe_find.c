@@ -1,0 +1,137 @@
+/* Where recipes come from: an explicit --recipe file, the directories of FDTUNE_RECIPES,
+ * then the directories the caller names (the installed share/fdtune/recipes and the source
+ * tree). A directory serves an operator through <op>.lua or through any recipe whose
+ * `ops {}` lists it (lap.lua also serves wave). */
+#include "recipe_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_DIRS 32
+
+/* FDTUNE_RECIPES entries first, then the caller's; `store` holds the split copy. */
+static int search_dirs(const char *const *dirs, int ndirs, const char **out, char *store,
+                       size_t storen)
+{
+    int n = 0;
+    const char *env = getenv("FDTUNE_RECIPES");
+    if (env && *env) {
+        snprintf(store, storen, "%s", env);
+        for (char *save = NULL, *tok = strtok_r(store, ":", &save); tok && n < MAX_DIRS;
+             tok = strtok_r(NULL, ":", &save))
+            out[n++] = tok;
+    }
+    for (int i = 0; i < ndirs && n < MAX_DIRS; i++)
+        if (dirs[i] && *dirs[i])
+            out[n++] = dirs[i];
+    return n;
+}
+
+static void looked_in(const char *const *dirs, int n, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", dirs[i]);
+    if (!n)
+        snprintf(buf, len, "no directory: set FDTUNE_RECIPES");
+}
+
+int fdt_recipe_find_file(const char *file, const char *const *dirs, int ndirs, char *path,
+                         size_t n, fdt_err *e)
+{
+    const char *all[MAX_DIRS];
+    char store[4096], list[1024];
+    int nd = search_dirs(dirs, ndirs, all, store, sizeof store);
+    for (int i = 0; i < nd; i++) {
+        snprintf(path, n, "%s/%s", all[i], file);
+        if (access(path, R_OK) == 0)
+            return 0;
+    }
+    looked_in(all, nd, list, sizeof list);
+    path[0] = 0;
+    return fdt_err_set(e, "%s: not found (looked in: %s)", file, list);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The first recipe in dir (by name) whose ops list op. 1 found, 0 not, -1 error. A recipe
+ * that fails to load is remembered in `bad` (the first one), since it may be the one meant. */
+static int scan_dir(const char *dir, fdt_op op, char *path, size_t n, fdt_err *bad, int *nbad)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    char *names[256];
+    int count = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && count < 256) {
+        size_t len = strlen(de->d_name);
+        if (len > 4 && !strcmp(de->d_name + len - 4, ".lua") && strcmp(de->d_name, "gpus.lua"))
+            if ((names[count] = strdup(de->d_name)))
+                count++;
+    }
+    closedir(d);
+    qsort(names, (size_t)count, sizeof names[0], cmp_str);
+    int found = 0;
+    for (int i = 0; i < count && !found; i++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        fdt_recipe *r;
+        fdt_err e;
+        if (fdt_recipe_load(p, NULL, &r, &e)) {
+            if ((*nbad)++ == 0)
+                *bad = e;
+            continue;
+        }
+        if (r->ops & (1u << op)) {
+            snprintf(path, n, "%s", p);
+            found = 1;
+        }
+        fdt_recipe_free(r);
+    }
+    for (int i = 0; i < count; i++)
+        free(names[i]);
+    return found;
+}
+
+int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *dirs, int ndirs,
+                           char *path, size_t n, fdt_err *e)
+{
+    if ((unsigned)op >= FDT_OP_COUNT)
+        return fdt_err_set(e, "recipe: invalid operator");
+    if (override && *override) {
+        if (access(override, R_OK) != 0)
+            return fdt_err_set(e, "recipe %s: %s", override, strerror(errno));
+        snprintf(path, n, "%s", override);
+        return 0;
+    }
+    const char *all[MAX_DIRS];
+    char store[4096], list[1024], file[32];
+    int nd = search_dirs(dirs, ndirs, all, store, sizeof store);
+    snprintf(file, sizeof file, "%s.lua", fdt_op_name(op));
+    fdt_err bad;
+    int nbad = 0;
+    for (int i = 0; i < nd; i++) {
+        snprintf(path, n, "%s/%s", all[i], file);
+        if (access(path, R_OK) == 0)
+            return 0;
+        if (scan_dir(all[i], op, path, n, &bad, &nbad))
+            return 0;
+    }
+    path[0] = 0;
+    looked_in(all, nd, list, sizeof list);
+    if (nbad)
+        return fdt_err_set(e, "no recipe for %s (looked for %s and ops { \"%s\" } in: %s); "
+                              "%d recipe%s failed to load, the first: %s", fdt_op_name(op), file,
+                           fdt_op_name(op), list, nbad, nbad == 1 ? "" : "s", bad.msg);
+    return fdt_err_set(e, "no recipe for %s (looked for %s and ops { \"%s\" } in: %s)",
+                       fdt_op_name(op), file, fdt_op_name(op), list);
+}
