@@ -3,6 +3,7 @@
 # in .gpu/, and packs the results into $OUT (the device tool returns at most 8 files).
 # Usage: bench/gpu_session.sh STAGE... ; stages: devices faults verify explore:LIST sanitize
 set -u
+. "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 export FDTUNE=$root/.gpu/bin/fdtune FDTUNE_CACHE=$root/.gpu/cache OUTDIR=/tmp/fdtune-results
 mkdir -p "$OUTDIR"
@@ -27,6 +28,19 @@ for stage in "$@"; do
             "$FDTUNE" bench --op "$1" --grid "$2" --config "$3" --probe 2>&1 | tail -4
         echo "memcheck $1 $3: exit ${PIPESTATUS[0]}"
       done ;;
+    verify-quick)  # one grid, the radii that stress registers most
+      for op in d2x d2y d2z lap wave; do for R in 1 4 8; do for prec in f32 f64; do
+        "$FDTUNE" bench --op $op --R $R --precision $prec --grid 301x203x157 --probe \
+            $(verify_configs $op $prec | config_args) >/dev/null 2>"$OUTDIR/vq-$op-$R-$prec.log" \
+          || { echo "FAIL $op R=$R $prec"; grep -v " ok " "$OUTDIR/vq-$op-$R-$prec.log" | tail -4; }
+      done; done; done ;;
+    ncu:*)  # ncu:OP:GRID:CONFIG profiles the candidate kernel (not the reference)
+      IFS=: read -r _ op grid cfg <<<"$stage"
+      ncu --target-processes all --kernel-name "regex:fdt_${op}_r" --launch-count 1 \
+          --section SpeedOfLight --section Occupancy --section LaunchStats \
+          --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+          "$FDTUNE" bench --op "$op" --grid "$grid" --config "$cfg" --probe 2>&1 \
+        | grep -vE "^==PROF==|^ *$" | head -150 ;;
     *) echo "unknown stage $stage" ;;
   esac 2>&1 | tee "$OUTDIR/stage-${stage//[:\/]/_}.txt"
   echo "=== $stage took $(( $(date +%s) - t0 )) s"

@@ -64,11 +64,11 @@ static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const f
             fdt_config_default(&rc);
             snprintf(key, sizeof key, "(reference)");
             fdt_eval_reference_name(&pa->p, kernel, sizeof kernel);
-            fdt_gen_source(&pa->p, &rc, kernel, &src, &e);
+            fdt_gen_source(&pa->p, &rc, kernel, NULL, &src, &e);
         } else {
             fdt_config_format(&cfgs[c], key, sizeof key);
             fdt_gen_kernel_name(&pa->p, &cfgs[c], kernel, sizeof kernel);
-            fdt_gen_source(&pa->p, &cfgs[c], kernel, &src, &e);
+            fdt_gen_source(&pa->p, &cfgs[c], kernel, NULL, &src, &e);
         }
         for (int b = 0; b < fdt_rt_backend_count(); b++) {
             const fdt_rt_backend *be = fdt_rt_backend_at(b);

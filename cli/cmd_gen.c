@@ -13,12 +13,14 @@ static void gen_usage(FILE *f)
     fprintf(f,
             "usage: fdtune gen --op OP --R N [--precision f32|f64] [--grid N^3|NXxNYxNZ]\n"
             "                  [--config KEY=VAL,...] [--name KERNEL] [--compile]\n"
-            "                  [--target ARCH]...\n\n"
-            "Prints the HIP source of one candidate kernel on stdout. The source takes the grid\n"
-            "at run time; --grid only matters for checking the config (window length, split).\n\n"
+            "                  [--target ARCH]... [--runtime-dims]\n\n"
+            "Prints the HIP source of one candidate kernel on stdout. The grid is baked into the\n"
+            "kernel as constants (what fdtune tunes); with --runtime-dims the grid and strides\n"
+            "are kernel arguments instead, so one kernel serves any grid.\n\n"
             "  --op OP          d2x, d2y, d2z, lap, wave (default lap)\n"
             "  --R N            stencil radius 1..8, order of accuracy 2N (default 4)\n"
             "  --precision P    f32 or f64 (default f32)\n"
+            "  --grid G         N^3 or NXxNYxNZ (default 512^3)\n"
             "  --config TEXT    e.g. bx=64,by=4,nw=32 (default: the reference config)\n"
             "  --compile        compile with the target's compiler and report its resources\n"
             "  --target ARCH    sm_90, gfx90a, ... (repeatable; default: every backend's\n"
@@ -32,11 +34,13 @@ int cmd_gen(int argc, char **argv)
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
         {"config", required_argument, 0, 'c'}, {"name", required_argument, 0, 'n'},
         {"compile", no_argument, 0, 'C'},      {"target", required_argument, 0, 't'},
+        {"runtime-dims", no_argument, 0, 'D'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     problem_args pa;
     problem_args_init(&pa);
     const char *config = "", *name = NULL, *targets[8];
     int ntargets = 0, compile = 0, c;
+    fdt_gen_opts gopts = {0};
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         int t = problem_args_take(&pa, c, optarg);
@@ -48,6 +52,7 @@ int cmd_gen(int argc, char **argv)
         case 'c': config = optarg; break;
         case 'n': name = optarg; break;
         case 'C': compile = 1; break;
+        case 'D': gopts.runtime_dims = 1; break;
         case 't':
             if (ntargets == 8)
                 die_usage("gen", "at most 8 --target options");
@@ -71,11 +76,13 @@ int cmd_gen(int argc, char **argv)
     char kname[96];
     if (!name) {
         fdt_gen_kernel_name(&pa.p, &cfg, kname, sizeof kname);
+        if (gopts.runtime_dims)
+            strcat(kname, "_rt");
         name = kname;
     }
     fdt_sb src;
     fdt_sb_init(&src);
-    if (fdt_gen_source(&pa.p, &cfg, name, &src, &e)) {
+    if (fdt_gen_source(&pa.p, &cfg, name, &gopts, &src, &e)) {
         print_error("%s", e.msg);
         fdt_sb_free(&src);
         return EXIT_USAGE;

@@ -26,6 +26,7 @@ static const fdt_param_info params[] = {
     P(nt, 0, 0, 1, NULL, "nontemporal output stores"),
     P(nw, 0, 0, 1 << 30, NULL, "z planes per thread, register sliding window (0: none)"),
     P(order, 0, 0, 5, fdt_orders, "axes walked by blockIdx.x, .y, .z"),
+    P(pf, 1, 1, 8, NULL, "planes loaded ahead of the sliding window (needs nw >= 1)"),
     P(split, 1, 1, FDT_SPLIT_MAX, NULL, "y subdomains launched one after another"),
     P(tile, 1, 1, FDT_TILE_MAX, NULL, "outputs per thread along y"),
     P(vec, 1, 1, 4, NULL, "outputs per thread along x as one vector (1, 2, 4)"),
@@ -188,6 +189,8 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
                               "so that vector loads are aligned", c->vec, c->vec, c->align);
     if (c->nw > p->nz)
         return fdt_err_set(e, "config nw=%d: window longer than nz=%lld", c->nw, (long long)p->nz);
+    if (c->pf != 1 && c->nw < 1)
+        return fdt_err_set(e, "config pf=%d: prefetching planes needs a window (nw >= 1)", c->pf);
     if (c->lds) {
         if (r[0] == 0 && r[1] == 0)
             return fdt_err_set(e, "config lds=1: %s has no x or y neighbours to share",

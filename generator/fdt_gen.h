@@ -71,6 +71,7 @@ typedef struct fdt_config {
     int lds;        /* x/y neighbours from a shared-memory (LDS) tile */
     int nt;         /* nontemporal output stores */
     int order;      /* index into fdt_orders: which axis blockIdx.x/.y/.z walk */
+    int pf;         /* planes loaded ahead of the sliding window (latency hiding) */
     int split;      /* y subdomains launched one after another */
     int fault;      /* fdt_fault, test only */
 } fdt_config;
@@ -156,16 +157,27 @@ typedef enum {
     FDT_ARG_COUNT
 } fdt_arg;
 
-/* Fills args (at most FDT_ARG_COUNT) and returns how many. */
-int fdt_gen_kernel_args(fdt_op op, fdt_arg *args);
+/* Fills args (at most FDT_ARG_COUNT) and returns how many. With the grid baked into the
+ * kernel (the default), the dimensions are not arguments. */
+int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *args);
 
 /* ------------------------------------------------------------------ source */
 
-/* HIP source of one candidate with one extern "C" kernel named `name` (a C identifier).
- * The same text compiles with hiprtc and, through fdtune's mapping header, NVRTC. */
-int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name, fdt_sb *out,
-                   fdt_err *e);
-/* Default kernel name, e.g. "fdt_lap_r4_f32_1a2b3c4d" (hash of the canonical config). */
+/* How the source is specialised. */
+typedef struct fdt_gen_opts {
+    /* 0 (what fdtune tunes and times): grid and layout strides are compile-time constants,
+     * which saves registers and address arithmetic. 1: they are kernel arguments, so one
+     * kernel serves any grid (exports use it for sizes that were not tuned). */
+    int runtime_dims;
+} fdt_gen_opts;
+
+/* HIP source of one candidate with one extern "C" kernel named `name` (a C identifier;
+ * NULL: fdt_gen_kernel_name). The same text compiles with hiprtc and, through fdtune's
+ * mapping header, NVRTC. opts NULL: the defaults (grid baked in). */
+int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
+                   const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e);
+/* Default kernel name, e.g. "fdt_lap_r4_f32_1a2b3c4d" (hash of the canonical config and
+ * the grid). */
 void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n);
 /* Utility kernels for verification (fill, poison, compare, gather) in one precision. */
 int fdt_gen_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e);

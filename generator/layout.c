@@ -103,13 +103,15 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
         L->block[2] = (uint32_t)c->bz;
     }
     if (c->lds) {
-        int64_t tx = (int64_t)c->bx * c->vec + 2 * r[0], ty = rows_per_block + 2 * r[1];
+        /* as in templates/stencil.hip: x halo rounded up to whole vectors, two buffers */
+        int64_t hx = (r[0] + c->vec - 1) / c->vec * c->vec;
+        int64_t tx = (int64_t)c->bx * c->vec + 2 * hx, ty = rows_per_block + 2 * r[1];
         g->shared_bytes = (uint32_t)(2 * tx * ty * (int64_t)fdt_prec_size(p->prec));
     }
     return 0;
 }
 
-int fdt_gen_kernel_args(fdt_op op, fdt_arg *a)
+int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *a)
 {
     int n = 0;
     a[n++] = FDT_ARG_OUT;
@@ -118,10 +120,14 @@ int fdt_gen_kernel_args(fdt_op op, fdt_arg *a)
         a[n++] = FDT_ARG_PREV;
         a[n++] = FDT_ARG_C2;
     }
-    static const fdt_arg dims[] = {FDT_ARG_NX, FDT_ARG_NY, FDT_ARG_NZ, FDT_ARG_LINE,
-                                   FDT_ARG_SLICE, FDT_ARG_JBEG, FDT_ARG_JEND};
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        a[n++] = dims[i];
+    if (runtime_dims) {
+        static const fdt_arg dims[] = {FDT_ARG_NX, FDT_ARG_NY, FDT_ARG_NZ, FDT_ARG_LINE,
+                                       FDT_ARG_SLICE};
+        for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+            a[n++] = dims[i];
+    }
+    a[n++] = FDT_ARG_JBEG;
+    a[n++] = FDT_ARG_JEND;
     switch (op) {
     case FDT_OP_D2X: a[n++] = FDT_ARG_SX; break;
     case FDT_OP_D2Y: a[n++] = FDT_ARG_SY; break;

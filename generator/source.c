@@ -18,10 +18,13 @@ const char *fdt_gen_nvrtc_hip_header(void) { return fdt_tpl_text("nvrtc_hip_runt
 
 void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n)
 {
-    char key[256];
+    char key[256], text[320];
     fdt_config_format(c, key, sizeof key);
+    /* the grid is part of the name: kernels are specialised for it */
+    snprintf(text, sizeof text, "%s|%lldx%lldx%lld", key, (long long)p->nx, (long long)p->ny,
+             (long long)p->nz);
     snprintf(buf, n, "fdt_%s_r%d_%s_%08x", fdt_op_name(p->op), p->R, fdt_prec_name(p->prec),
-             (unsigned)(fdt_hash64_str(key, FDT_HASH_SEED) & 0xffffffffu));
+             (unsigned)(fdt_hash64_str(text, FDT_HASH_SEED) & 0xffffffffu));
 }
 
 /* A literal that reads back as exactly the precision's value of x. */
@@ -65,17 +68,15 @@ static int emit_stencil(const fdt_problem *p, const fdt_config *c, fdt_sb *b, fd
 
 static const char *real_name(fdt_prec p) { return p == FDT_F64 ? "double" : "float"; }
 
-static void emit_params(const fdt_problem *p, fdt_sb *b)
+static void emit_params(const fdt_problem *p, int runtime_dims, fdt_sb *b)
 {
     fdt_arg args[FDT_ARG_COUNT];
-    int n = fdt_gen_kernel_args(p->op, args);
+    int n = fdt_gen_kernel_args(p->op, runtime_dims, args);
     const char *real = real_name(p->prec);
     for (int i = 0; i < n; i++) {
-        if (i) /* pointers, then the layout, then the scalars, one group per line */
-            fdt_sb_puts(b, args[i] == FDT_ARG_NX || args[i] == FDT_ARG_SX ||
-                                   args[i] == FDT_ARG_SY || args[i] == FDT_ARG_SZ
-                               ? (args[i - 1] >= FDT_ARG_SX ? ", " : ",\n    ")
-                               : ", ");
+        /* pointers on the first line, the dimensions on the next, then the rest */
+        if (i)
+            fdt_sb_puts(b, args[i] == FDT_ARG_NX || args[i] == FDT_ARG_JBEG ? ",\n    " : ", ");
         switch (args[i]) {
         case FDT_ARG_OUT: fdt_sb_printf(b, "%s* __restrict__ out", real); break;
         case FDT_ARG_IN: fdt_sb_printf(b, "const %s* __restrict__ in", real); break;
@@ -114,7 +115,8 @@ static void emit_combine(const fdt_problem *p, fdt_sb *b)
     }
 }
 
-static void emit_banner(const fdt_problem *p, const fdt_config *c, fdt_sb *b)
+static void emit_banner(const fdt_problem *p, const fdt_config *c, const fdt_layout *l,
+                        int runtime_dims, fdt_sb *b)
 {
     char key[256];
     fdt_config_format(c, key, sizeof key);
@@ -135,6 +137,13 @@ static void emit_banner(const fdt_problem *p, const fdt_config *c, fdt_sb *b)
     fdt_sb_puts(b, "// Layout: halo-padded arrays, pos = i + line*j + slice*k over padded "
                    "coordinates (interior\n// starts at R on every axis); pointers point at "
                    "padded (0,0,0). Writes rows [jbeg, jend).\n");
+    if (runtime_dims)
+        fdt_sb_puts(b, "// The grid and the strides are arguments: one kernel serves any grid.\n");
+    else
+        fdt_sb_printf(b, "// Grid %lldx%lldx%lld baked in (align %d: line %lld, slice %lld): "
+                         "this kernel serves that grid only.\n", (long long)p->nx,
+                      (long long)p->ny, (long long)p->nz, l->align, (long long)l->line,
+                      (long long)l->slice);
     fdt_sb_printf(b, "// Block (%d, %d, %d); each thread computes %d x %d points (x, y)", c->bx,
                   c->by, c->bz, c->vec, c->tile);
     if (c->nw)
@@ -187,10 +196,15 @@ static int valid_name(const char *s)
     return 1;
 }
 
-int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name, fdt_sb *out,
-                   fdt_err *e)
+int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
+                   const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e)
 {
-    if (fdt_problem_check(p, e) || fdt_config_check(p, c, e))
+    fdt_gen_opts defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    fdt_layout lay;
+    if (fdt_problem_check(p, e) || fdt_config_check(p, c, e) ||
+        fdt_layout_make(p, c->align, &lay, e))
         return -1;
     char defname[96];
     if (!name) {
@@ -210,8 +224,17 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name, 
     fdt_sb b;
 
     fdt_sb_init(&b);
-    emit_banner(p, c, &b);
+    emit_banner(p, c, &lay, opts->runtime_dims, &b);
     setsb(&vs, "BANNER", &b);
+    if (opts->runtime_dims)
+        setv(&vs, "DIMS", "%s", "");
+    else
+        setv(&vs, "DIMS",
+             "    // the grid this kernel was generated for\n"
+             "    constexpr int nx = %lld, ny = %lld, nz = %lld, line = %lld;\n"
+             "    constexpr long long slice = %lldLL;\n",
+             (long long)p->nx, (long long)p->ny, (long long)p->nz, (long long)lay.line,
+             (long long)lay.slice);
     setv(&vs, "NAME", "%s", name);
     setv(&vs, "NS", "%s_k", name);
     setv(&vs, "REAL", "%s", real_name(p->prec));
@@ -224,6 +247,7 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name, 
     setv(&vs, "VEC", "%d", V);
     setv(&vs, "TILE", "%d", c->tile);
     setv(&vs, "NW", "%d", c->nw);
+    setv(&vs, "PF", "%d", c->pf);
     setv(&vs, "BX", "%d", c->bx);
     setv(&vs, "BY", "%d", c->by);
     setv(&vs, "BZ", "%d", c->bz);
@@ -237,6 +261,7 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name, 
     setb(&vs, "HAS_Z", r[2] > 0);
     setb(&vs, "WAVE", p->op == FDT_OP_WAVE);
     setb(&vs, "ROWLOOP", r[0] > 0 || r[1] > 0 || c->nw == 0);
+    setv(&vs, "READ_GUARD", "%s", c->lds ? "readx && t < nly" : "t < nly");
     setb(&vs, "NEED_C", p->op == FDT_OP_WAVE || (r[2] > 0 && c->nw == 0));
     setb(&vs, "FAULT_PLANE", c->fault == FDT_FAULT_PLANE);
     setb(&vs, "FAULT_HALO", c->fault == FDT_FAULT_HALO);
@@ -262,7 +287,7 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name, 
          "    const int %s = (int)blockIdx.x, %s = (int)blockIdx.y, %s = (int)blockIdx.z;",
          o, o[0], o[1], o[2], axis_var[o[0] - 'x'], axis_var[o[1] - 'x'], axis_var[o[2] - 'x']);
     fdt_sb_init(&b);
-    emit_params(p, &b);
+    emit_params(p, opts->runtime_dims, &b);
     setsb(&vs, "PARAMS", &b);
     fdt_sb_init(&b);
     emit_combine(p, &b);

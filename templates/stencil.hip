@@ -14,13 +14,17 @@ constexpr int VEC = {{VEC}};       // outputs per thread along x, one vector acc
 constexpr int TILE = {{TILE}};     // outputs per thread along y
 #{if WINDOW}
 constexpr int NW = {{NW}};         // z planes per thread, register sliding window
+constexpr int PF = {{PF}};         // planes loaded ahead of the window
 #{endif}
 constexpr int BX = {{BX}}, BY = {{BY}}, BZ = {{BZ}};
 constexpr int HX = {{HX}};         // x halo per side, in whole vectors
 #{if LDS}
-constexpr int TX = BX * VEC + 2 * RX;    // shared tile: x extent with halo
-constexpr int TY = BY * TILE + 2 * RY;   // shared tile: y extent with halo
-constexpr int NHALO = 2 * RY * BX * VEC + 2 * RX * BY * TILE;  // halo cells per plane
+// Shared tile of one z plane: interior columns start at HX so vector accesses are aligned.
+constexpr int TX = HX + BX * VEC + HX, TY = RY + BY * TILE + RY;
+constexpr int NT = BX * BY;                         // threads per block
+constexpr int NYH = 2 * RY * BX;                    // y-halo cells (vectors) per plane
+constexpr int NXH = 2 * RX * BY * TILE;             // x-halo cells (values) per plane
+constexpr int YPT = (NYH + NT - 1) / NT, XPT = (NXH + NT - 1) / NT;  // per thread
 #{endif}
 
 {{STENCIL}}
@@ -35,6 +39,20 @@ __device__ __forceinline__ void load(real* d, const real* p)
 #{endif}
 }
 
+#{if LDS}
+// VEC consecutive values into shared memory (aligned vector store when VEC > 1).
+__device__ __forceinline__ void put(real* p, const real* v)
+{
+#{if VECTOR}
+    realv t;
+    {{PACK}}
+    *reinterpret_cast<realv*>(p) = t;
+#{else}
+    p[0] = v[0];
+#{endif}
+}
+
+#{endif}
 // The first n of the VEC values at p; one vector store when all are inside the grid.
 __device__ __forceinline__ void store(real* p, const real* v, int n)
 {
@@ -72,7 +90,7 @@ __device__ __forceinline__ void store(real* p, const real* v, int n)
 extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 {
     using namespace {{NS}};
-    {{BLOCK_INDEX}}
+{{DIMS}}    {{BLOCK_INDEX}}
     const int i0 = R + (bi * BX + (int)threadIdx.x) * VEC;
     const int j0 = jbeg + (bj * BY + (int)threadIdx.y) * TILE;
     const int nvx = min(VEC, R + nx - i0);   // outputs of this thread inside the grid, x
@@ -88,12 +106,35 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #{if LDS}
     if (k0 >= k1)
         return;  // uniform across the block (bz = 1)
-    const bool readx = i0 < nx + 2 * R;      // this thread's columns exist in the array
-    const int tx0 = RX + (int)threadIdx.x * VEC, ty0 = RY + (int)threadIdx.y * TILE;
+    // Every thread takes part in filling the tile, also those whose outputs fall outside.
+    const bool readx = i0 < nx + 2 * R;
+    const int tx0 = HX + (int)threadIdx.x * VEC, ty0 = RY + (int)threadIdx.y * TILE;
     const int iblk = R + bi * BX * VEC, jblk = jbeg + bj * BY * TILE;
     const int tid = (int)(threadIdx.x + BX * threadIdx.y);
-    __shared__ real tile[2][TY][TX];
+    alignas(16) __shared__ real tile[2][TY][TX];
     int buf = 0;
+    // This thread's halo cells, fixed for the whole march: plane offset and tile position
+    // (-1: no cell, or outside what the array holds).
+    long long yoff[YPT > 0 ? YPT : 1], xoff[XPT > 0 ? XPT : 1];
+    int ylds[YPT > 0 ? YPT : 1], xlds[XPT > 0 ? XPT : 1];
+#pragma unroll
+    for (int q = 0; q < YPT; ++q) {
+        const int c = tid + q * NT, row = c / BX, col = c % BX;
+        const int ly = row < RY ? row : row + BY * TILE, jj = jblk - RY + ly;
+        const int ii = iblk + col * VEC;
+        ylds[q] = c < NYH ? ly * TX + HX + col * VEC : -1;
+        yoff[q] = c < NYH && jj < jend + RY && ii < nx + 2 * R ? (long long)jj * line + ii : -1;
+    }
+#pragma unroll
+    for (int q = 0; q < XPT; ++q) {
+        const int c = tid + q * NT, row = c / (2 * RX > 0 ? 2 * RX : 1);
+        const int col = c - row * 2 * RX, jj = jblk + row;
+        const int lx = col < RX ? HX - RX + col : HX + BX * VEC + col - RX;
+        const int ii = iblk - HX + lx;
+        xlds[q] = c < NXH ? (RY + row) * TX + lx : -1;
+        xoff[q] = c < NXH && jj < jend + RY && ii < nx + 2 * R ? (long long)jj * line + ii : -1;
+    }
+    real yv[YPT > 0 ? YPT : 1][VEC], xv[XPT > 0 ? XPT : 1];
 #{else}
     if (nvx <= 0 || nvy <= 0 || k0 >= k1)
         return;
@@ -101,66 +142,94 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     const long long base = (long long)j0 * line + i0;
 
 #{if WINDOW}
-    // win[s] holds plane k - RZ + s of this thread's TILE x VEC columns.
-    real win[2 * RZ + 1][TILE][VEC];
+    // win[s] holds plane k - RZ + s of this thread's TILE x VEC columns; nxt[p] holds plane
+    // k + RZ + p, loaded PF iterations ahead so that their latency hides behind the work.
+    real win[2 * RZ + 1][TILE][VEC], nxt[PF][TILE][VEC];
     const real* lead = in + (long long)(k0 - RZ) * slice + base;
 #pragma unroll
     for (int s = 0; s < 2 * RZ; ++s) {
 #pragma unroll
         for (int t = 0; t < TILE; ++t)
-#{if LDS}
-            if (readx && t < nly)
-#{else}
-            if (t < nly)
-#{endif}
+            if ({{READ_GUARD}})
                 load(win[s][t], lead + t * line);
         lead += slice;
     }
+    // lead: plane k + RZ from here on
+#pragma unroll
+    for (int p = 0; p < PF; ++p)
+        if (k0 + p < k1) {
+#pragma unroll
+            for (int t = 0; t < TILE; ++t)
+                if ({{READ_GUARD}})
+                    load(nxt[p][t], lead + p * slice + t * line);
+        }
+#{if LDS}
+    {
+        const real* pl = in + (long long)k0 * slice;
+#pragma unroll
+        for (int q = 0; q < YPT; ++q)
+            if (yoff[q] >= 0)
+                load(yv[q], pl + yoff[q]);
+#pragma unroll
+        for (int q = 0; q < XPT; ++q)
+            if (xoff[q] >= 0)
+                xv[q] = pl[xoff[q]];
+    }
+#{endif}
 
     for (int k = k0; k < k1; ++k) {
-        // the leading plane k + RZ enters the window
 #pragma unroll
         for (int t = 0; t < TILE; ++t)
-#{if LDS}
-            if (readx && t < nly)
-#{else}
-            if (t < nly)
-#{endif}
-                load(win[2 * RZ][t], lead + t * line);
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                win[2 * RZ][t][v] = nxt[0][t][v];
+#pragma unroll
+                for (int p = 0; p + 1 < PF; ++p)
+                    nxt[p][t][v] = nxt[p + 1][t][v];
+            }
         const real* pk = lead - (long long)RZ * slice;  // centre of row j0, plane k
+#{if LDS}
+        // plane k into the shared tile: own values from registers, halo from the prefetch
+#pragma unroll
+        for (int t = 0; t < TILE; ++t)
+            put(&tile[buf][ty0 + t][tx0], win[RZ][t]);
+#pragma unroll
+        for (int q = 0; q < YPT; ++q)
+            if (ylds[q] >= 0)
+                put(&tile[buf][0][0] + ylds[q], yv[q]);
+#pragma unroll
+        for (int q = 0; q < XPT; ++q)
+            if (xlds[q] >= 0)
+                (&tile[buf][0][0])[xlds[q]] = xv[q];
+        __syncthreads();
+#{endif}
+        // PF planes ahead: the leading plane enters the queue while this one is computed
+        if (k + PF < k1) {
+#pragma unroll
+            for (int t = 0; t < TILE; ++t)
+                if ({{READ_GUARD}})
+                    load(nxt[PF - 1][t], lead + PF * slice + t * line);
+        }
+#{if LDS}
+        // and the halo of the next plane goes to registers before the tile is read
+        if (k + 1 < k1) {
+            const real* pl = pk + slice - base;
+#pragma unroll
+            for (int q = 0; q < YPT; ++q)
+                if (yoff[q] >= 0)
+                    load(yv[q], pl + yoff[q]);
+#pragma unroll
+            for (int q = 0; q < XPT; ++q)
+                if (xoff[q] >= 0)
+                    xv[q] = pl[xoff[q]];
+        }
+#{endif}
 #{else}
     {
         const int k = k0;
         const real* pk = in + (long long)k * slice + base;
 #{endif}
-#{if LDS}
-        // plane k into the shared tile: own values from registers, halo from memory
-#pragma unroll
-        for (int t = 0; t < TILE; ++t)
-#pragma unroll
-            for (int v = 0; v < VEC; ++v)
-                tile[buf][ty0 + t][tx0 + v] = win[RZ][t][v];
-        {
-            const real* pl = in + (long long)k * slice;
-            for (int c = tid; c < NHALO; c += BX * BY) {
-                int ly, lx;
-                if (c < 2 * RY * BX * VEC) {         // rows below and above the block
-                    const int row = c / (BX * VEC);
-                    ly = row < RY ? row : row + BY * TILE;
-                    lx = RX + c % (BX * VEC);
-                } else {                             // columns left and right
-                    const int d = c - 2 * RY * BX * VEC;
-                    const int col = d % (2 * RX);
-                    ly = RY + d / (2 * RX);
-                    lx = col < RX ? col : col + BX * VEC;
-                }
-                const int jj = jblk - RY + ly, ii = iblk - RX + lx;
-                if (jj < jend + RY && ii < nx + 2 * R)
-                    tile[buf][ly][lx] = pl[(long long)jj * line + ii];
-            }
-        }
-        __syncthreads();
-#{else}
+#{if !LDS}
 #{if HAS_Y}
         // rows j0-RY .. j0+TILE-1+RY of plane k, ascending addresses
         real cy[TILE + 2 * RY][VEC];
@@ -233,6 +302,33 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #{endif}
 #{endif}
 #{endif}
+#{if LDS}
+#{if HAS_Y}
+        // rows j0-RY .. j0+TILE-1+RY of this thread's columns, from the tile (centre rows
+        // from registers)
+        real cy[TILE + 2 * RY][VEC];
+#pragma unroll
+        for (int t = -RY; t < TILE + RY; ++t) {
+            if (t >= 0 && t < TILE) {
+#pragma unroll
+                for (int v = 0; v < VEC; ++v)
+                    cy[t + RY][v] = win[RZ][t][v];
+            } else {
+                load(cy[t + RY], &tile[buf][ty0 + t][tx0]);
+            }
+        }
+#{endif}
+#{if HAS_X}
+        real xl[TILE][HX], xr[TILE][HX];
+#pragma unroll
+        for (int t = 0; t < TILE; ++t)
+#pragma unroll
+            for (int q = 0; q < HX; q += VEC) {
+                load(&xl[t][q], &tile[buf][ty0 + t][tx0 - HX + q]);
+                load(&xr[t][q], &tile[buf][ty0 + t][tx0 + VEC + q]);
+            }
+#{endif}
+#{endif}
 
 #pragma unroll
         for (int t = 0; t < TILE; ++t) {
@@ -247,9 +343,6 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #pragma unroll
             for (int v = 0; v < VEC; ++v) {
 #{if NEED_C}
-#{if LDS}
-                const real c = tile[buf][ty0 + t][tx0 + v];
-#{else}
 #{if HAS_Y}
                 const real c = cy[t + RY][v];
 #{else}
@@ -260,14 +353,10 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #{endif}
 #{endif}
 #{endif}
-#{endif}
 #{if HAS_X}
                 real wx[2 * R + 1];
 #pragma unroll
                 for (int r = -R; r <= R; ++r) {
-#{if LDS}
-                    wx[r + R] = tile[buf][ty0 + t][tx0 + v + r];
-#{else}
                     const int q = v + r;
 #{if HAS_Y}
                     wx[r + R] = q < 0 ? xl[t][HX + q] : q >= VEC ? xr[t][q - VEC] : cy[t + RY][q];
@@ -278,7 +367,6 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                     wx[r + R] = q < 0 ? xl[t][HX + q] : q >= VEC ? xr[t][q - VEC] : ctr[t][q];
 #{endif}
 #{endif}
-#{endif}
                 }
                 const real dx = d2(wx);
 #{endif}
@@ -286,11 +374,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                 real wy[2 * R + 1];
 #pragma unroll
                 for (int r = -R; r <= R; ++r)
-#{if LDS}
-                    wy[r + R] = tile[buf][ty0 + t + r][tx0 + v];
-#{else}
                     wy[r + R] = cy[t + RY + r][v];
-#{endif}
                 const real dy = d2(wy);
 #{endif}
 #{if HAS_Z}

@@ -378,14 +378,18 @@ static void test_kernel_args(void **state)
 {
     (void)state;
     fdt_arg a[FDT_ARG_COUNT];
-    int n = fdt_gen_kernel_args(FDT_OP_D2Y, a);
+    int n = fdt_gen_kernel_args(FDT_OP_D2Y, 1, a);
     assert_int_equal(n, 10);
     assert_int_equal(a[0], FDT_ARG_OUT);
     assert_int_equal(a[n - 1], FDT_ARG_SY);
-    n = fdt_gen_kernel_args(FDT_OP_WAVE, a);
+    n = fdt_gen_kernel_args(FDT_OP_WAVE, 1, a);
     assert_int_equal(n, 18);
     assert_int_equal(a[2], FDT_ARG_PREV);
     assert_int_equal(a[n - 1], FDT_ARG_SRC);
+    /* grid baked in: no dimensions among the arguments */
+    n = fdt_gen_kernel_args(FDT_OP_LAP, 0, a);
+    assert_int_equal(n, 7);
+    assert_int_equal(a[2], FDT_ARG_JBEG);
 }
 
 /* ------------------------------------------------------------------ templates and source */
@@ -439,7 +443,7 @@ static void test_source_rendering(void **state)
                     continue; /* e.g. lds for d2z */
                 fdt_sb b;
                 fdt_sb_init(&b);
-                if (fdt_gen_source(&p, &c, "k_test", &b, &e))
+                if (fdt_gen_source(&p, &c, "k_test", NULL, &b, &e))
                     fail_msg("%s R=%d %s: %s", fdt_op_name(p.op), R, cfgs[ci], e.msg);
                 const char *s = fdt_sb_str(&b);
                 assert_contains(s, "extern \"C\" __global__ void ");
@@ -455,19 +459,19 @@ static void test_source_rendering(void **state)
     fdt_config_default(&c);
     fdt_sb b;
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "k", &b, &e), 0);
+    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
     assert_contains(fdt_sb_str(&b), "-2.0f * w[1]");
     assert_contains(fdt_sb_str(&b), "1.0f * (w[0] + w[2])");
     fdt_sb_free(&b);
     /* fault=coef differs only in the sign of one pair */
     c.fault = FDT_FAULT_COEF;
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "k", &b, &e), 0);
+    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
     assert_contains(fdt_sb_str(&b), "1.0f * (w[0] - w[2])");
     fdt_sb_free(&b);
     /* names must be identifiers */
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "1abc", &b, &e), -1);
+    assert_int_equal(fdt_gen_source(&p, &c, "1abc", NULL, &b, &e), -1);
     assert_contains(e.msg, "not a C identifier");
     fdt_sb_free(&b);
     fdt_sb_init(&b);

@@ -201,7 +201,7 @@ static void compile_matrix(const char *arch)
                     fdt_gen_kernel_name(&p, &c, name, sizeof name);
                     fdt_sb src;
                     fdt_sb_init(&src);
-                    assert_int_equal(fdt_gen_source(&p, &c, name, &src, &e), 0);
+                    assert_int_equal(fdt_gen_source(&p, &c, name, NULL, &src, &e), 0);
                     fdt_rt_code code;
                     if (fdt_rt_compile(b, fdt_sb_str(&src), name, arch, 300000, &code, &e))
                         fail_msg("%s R=%d %s %s for %s: %s", fdt_op_name(p.op), p.R,

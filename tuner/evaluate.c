@@ -55,7 +55,7 @@ int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
     fdt_gen_kernel_name(p, c, kernel, sizeof kernel);
     fdt_sb src;
     fdt_sb_init(&src);
-    if (fdt_gen_source(p, c, kernel, &src, e)) {
+    if (fdt_gen_source(p, c, kernel, NULL, &src, e)) {
         fdt_sb_free(&src);
         return -1; /* an invalid config is the caller's error, not a result */
     }

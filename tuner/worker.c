@@ -250,7 +250,7 @@ static int send_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, 
     }
     fdt_sb_free(&src);
     fdt_sb_init(&src);
-    if (fdt_gen_source(p, &rc, m.ref_kernel, &src, e) ||
+    if (fdt_gen_source(p, &rc, m.ref_kernel, NULL, &src, e) ||
         compile_for(w, fdt_sb_str(&src), m.ref_kernel, &ref, e)) {
         fdt_err_wrap(e, "reference kernel");
         goto done;

@@ -230,7 +230,7 @@ static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fd
     k->fn = fn;
     k->g = *g;
     fdt_arg a[FDT_ARG_COUNT];
-    int n = fdt_gen_kernel_args(W.p.op, a);
+    int n = fdt_gen_kernel_args(W.p.op, 0, a);
     uint64_t off = (uint64_t)l->offset * esize();
     for (int i = 0; i < n; i++) {
         argval *v = &k->v[i];
