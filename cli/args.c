@@ -80,3 +80,23 @@ int problem_args_take(problem_args *a, int opt, const char *arg)
     print_error("%s", e.msg);
     return -1;
 }
+
+int parse_duration(const char *s, double *seconds)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || errno || v <= 0)
+        return -1;
+    double unit = 1;
+    if (!strcmp(end, "") || !strcmp(end, "s"))
+        unit = 1;
+    else if (!strcmp(end, "m") || !strcmp(end, "min"))
+        unit = 60;
+    else if (!strcmp(end, "h"))
+        unit = 3600;
+    else
+        return -1;
+    *seconds = v * unit;
+    return 0;
+}

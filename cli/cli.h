@@ -18,6 +18,8 @@ enum {
 };
 
 int cmd_gen(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_query(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
@@ -31,6 +33,21 @@ void problem_args_init(problem_args *a);
 /* Returns 1 if the option was consumed, 0 if not a problem option, -1 on error (printed). */
 int problem_args_take(problem_args *a, int opt, const char *arg);
 int parse_int_arg(const char *opt, const char *s, long min, long max, long *out);
+
+/* ---- devices and recipes (select.c) ---- */
+struct fdt_catalogue;
+struct fdt_recipe_device;
+struct fdt_probe;
+/* Directories searched for recipes and gpus.lua: <exe>/../share/fdtune/recipes, the source
+ * tree's recipes/ (FDTUNE_RECIPES comes first, inside the recipe module). */
+int recipe_dirs(const char **dirs, int max);
+int load_catalogue(struct fdt_catalogue **cat, fdt_err *e);
+/* Resolves --gpu (NULL or "auto": the first visible device). *index: the visible device
+ * (-1 when described from the catalogue only, allowed when !need_live). */
+int select_gpu(const struct fdt_catalogue *cat, const char *gpu, const struct fdt_probe *p,
+               int need_live, struct fdt_recipe_device *dev, int *index, fdt_err *e);
+/* "10m", "90s", "2h", "45" (seconds) -> seconds */
+int parse_duration(const char *s, double *seconds);
 
 /* ---- output ---- */
 int use_color(FILE *f); /* TTY and NO_COLOR unset */

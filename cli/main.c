@@ -17,6 +17,8 @@ static const struct {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
+    {"tune", cmd_tune, "search the best configs of problems on a GPU (the default command)"},
+    {"query", cmd_query, "best configs, runs, history of the tuning database"},
     {"gen", cmd_gen, "print the HIP source of one candidate (and compile it)"},
     {"bench", cmd_bench, "run, verify and time candidates on a GPU"},
     {"devices", cmd_devices, "list the visible GPUs with identity and copy bandwidth"},
@@ -24,7 +26,8 @@ static const struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: fdtune <command> [options]\n"
+    fprintf(f, "usage: fdtune [tune] --gpu NAME --R N --grid G [options]\n"
+               "       fdtune <command> [options]\n"
                "       fdtune --version | --help\n\n"
                "fdtune generates, verifies and times high-order finite-difference stencil\n"
                "kernels (HIP source, compiled at run time by hiprtc on AMD and NVRTC on NVIDIA).\n\n"
@@ -35,6 +38,7 @@ static void usage(FILE *f)
                "exit status: 0 success, 1 a check failed, 2 usage error, 3 no GPU visible,\n"
                "4 operational error (device, compiler, database, disk).\n"
                "environment: NO_COLOR, FDTUNE_CACHE (compile cache directory, empty: off),\n"
+               "FDTUNE_DB (tuning database), FDTUNE_RECIPES (recipe directories, ':'),\n"
                "CUDA_HOME (where NVRTC is looked for).\n");
 }
 
@@ -70,6 +74,8 @@ int main(int argc, char **argv)
         version();
         return EXIT_OK;
     }
+    if (cmd[0] == '-') /* `fdtune --gpu H100 --R 4 --grid 1024^3`: tuning is the main job */
+        return cmd_tune(argc, argv);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);

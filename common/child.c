@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,4 +79,173 @@ int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_m
     if (result_len)
         *result_len = n;
     return 0;
+}
+
+/* ---------------------------------------------------------------- many children */
+
+#define MAX_PARALLEL 64
+
+typedef struct slot {
+    size_t job;
+    pid_t pid;
+    int fd;
+    double deadline;
+} slot;
+
+static int start_child(fdt_child_fn fn, void *arg, slot *s, fdt_err *e)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return fdt_err_set(e, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return fdt_err_set(e, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        fdt_sb out;
+        fdt_sb_init(&out);
+        int rc = fn(arg, &out);
+        fdt_err we;
+        int st = fdt_frame_write(fds[1], rc == 0 ? CHILD_OK : CHILD_FAIL, fdt_sb_str(&out),
+                                 out.len, &we);
+        _exit(st == 0 ? 0 : 3);
+    }
+    close(fds[1]);
+    s->pid = pid;
+    s->fd = fds[0];
+    return 0;
+}
+
+/* Collects one child whose pipe is readable (or whose time is up). */
+static int finish_child(slot *s, const char *what, int timed_out, char **result, size_t *len,
+                        fdt_err *err)
+{
+    int failed = 1;
+    if (timed_out) {
+        kill(s->pid, SIGKILL);
+        fdt_err_set(err, "%s: timed out (killed)", what);
+    } else {
+        uint32_t type = 0;
+        void *data = NULL;
+        size_t n = 0;
+        fdt_err re;
+        double left = s->deadline - fdt_now();
+        int r = fdt_frame_read(s->fd, &type, &data, &n, left > 0 ? (int)(left * 1000) + 1 : 1, &re);
+        if (r == 1) {
+            kill(s->pid, SIGKILL);
+            fdt_err_set(err, "%s: timed out (killed)", what);
+        } else if (r == 0 && type == CHILD_OK) {
+            *result = data ? data : calloc(1, 1);
+            *len = n;
+            failed = 0;
+        } else if (r == 0) {
+            fdt_err_set(err, "%s: %s", what, data ? (char *)data : "failed");
+            free(data);
+        } else {
+            err->msg[0] = 0; /* described from the exit status below */
+        }
+    }
+    close(s->fd);
+    int status = 0;
+    while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (failed && !err->msg[0])
+        describe_exit(err, what, status);
+    s->pid = -1;
+    return failed;
+}
+
+int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
+                 int parallel, int timeout_ms, char **results, size_t *lens, fdt_err *errs,
+                 fdt_err *e)
+{
+    if (parallel < 1)
+        parallel = 1;
+    if (parallel > MAX_PARALLEL)
+        parallel = MAX_PARALLEL;
+    slot *slots = calloc((size_t)parallel, sizeof *slots);
+    struct pollfd *pfd = calloc((size_t)parallel, sizeof *pfd);
+    if (!slots || !pfd) {
+        free(slots);
+        free(pfd);
+        return fdt_err_set(e, "out of memory");
+    }
+    for (int i = 0; i < parallel; i++)
+        slots[i].pid = -1;
+    size_t next = 0, done = 0;
+    int failures = 0, running = 0, started = 0;
+    for (size_t i = 0; i < n; i++) {
+        results[i] = NULL;
+        lens[i] = 0;
+        errs[i].msg[0] = 0;
+    }
+    while (done < n) {
+        /* fill free slots */
+        for (int i = 0; i < parallel && next < n; i++) {
+            if (slots[i].pid > 0)
+                continue;
+            slots[i].job = next;
+            slots[i].deadline = fdt_now() + timeout_ms / 1000.0;
+            if (start_child(fn, args[next], &slots[i], &errs[next])) {
+                if (!started && !running) { /* cannot fork at all */
+                    fdt_err_set(e, "%s", errs[next].msg);
+                    free(slots);
+                    free(pfd);
+                    return -1;
+                }
+                fdt_err_wrap(&errs[next], "%s", what[next]);
+                failures++;
+                done++;
+                next++;
+                continue;
+            }
+            started = 1;
+            running++;
+            next++;
+        }
+        int np = 0, idx[MAX_PARALLEL];
+        double soonest = 1e300, now = fdt_now();
+        for (int i = 0; i < parallel; i++)
+            if (slots[i].pid > 0) {
+                pfd[np] = (struct pollfd){.fd = slots[i].fd, .events = POLLIN};
+                idx[np] = i;
+                np++;
+                if (slots[i].deadline < soonest)
+                    soonest = slots[i].deadline;
+            }
+        if (!np)
+            continue;
+        int wait_ms = soonest - now > 0 ? (int)((soonest - now) * 1000) + 1 : 0;
+        int r = poll(pfd, (nfds_t)np, wait_ms);
+        if (r < 0 && errno != EINTR) {
+            fdt_err_set(e, "poll: %s", strerror(errno));
+            break;
+        }
+        now = fdt_now();
+        for (int k = 0; k < np; k++) {
+            slot *s = &slots[idx[k]];
+            int ready = r > 0 && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR));
+            int late = now >= s->deadline;
+            if (!ready && !late)
+                continue;
+            size_t j = s->job;
+            failures += finish_child(s, what[j], !ready && late, &results[j], &lens[j], &errs[j]);
+            running--;
+            done++;
+        }
+    }
+    /* only on a poll failure: do not leave children behind */
+    for (int i = 0; i < parallel; i++)
+        if (slots[i].pid > 0) {
+            kill(slots[i].pid, SIGKILL);
+            finish_child(&slots[i], what[slots[i].job], 1, &results[slots[i].job],
+                         &lens[slots[i].job], &errs[slots[i].job]);
+            failures++;
+        }
+    free(slots);
+    free(pfd);
+    return failures;
 }

@@ -65,6 +65,14 @@ typedef int (*fdt_child_fn)(void *arg, fdt_sb *out);
 int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_ms,
                      char **result, size_t *result_len, fdt_err *e);
 
+/* Runs fn(args[i]) for i < n in child processes, at most `parallel` at a time, each within
+ * timeout_ms. For each job, results[i]/lens[i] receive its bytes (malloc'ed) or stay NULL
+ * with errs[i] filled (failure, crash or timeout, naming what[i]). Returns the number of jobs
+ * that failed, or -1 when no child could be started at all (e). */
+int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
+                 int parallel, int timeout_ms, char **results, size_t *lens, fdt_err *errs,
+                 fdt_err *e);
+
 /* Monotonic wall clock in seconds. */
 double fdt_now(void);
 

@@ -187,35 +187,115 @@ static void cache_store(const char *dir, const char *path, const char *key, cons
     fdt_sb_free(&b);
 }
 
-int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel, const char *arch,
-                   int timeout_ms, fdt_rt_code *out, fdt_err *e)
+int fdt_rt_cpu_count(void)
 {
-    memset(out, 0, sizeof *out);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs, size_t n,
+                        int parallel, int timeout_ms, fdt_err *e)
+{
     char compiler[64];
     if (b->compiler_version(compiler, sizeof compiler, e))
         return -1;
     const char *dir = fdt_rt_cache_dir();
-    char *key = NULL, path[1200] = "";
-    if (dir) {
-        key = cache_key(b, src, kernel, arch, compiler);
-        snprintf(path, sizeof path, "%s/%016llx.bin", dir,
-                 (unsigned long long)fdt_hash64_str(key, FDT_HASH_SEED));
-        if (cache_lookup(path, key, out) == 0) {
-            out->cached = 1;
-            free(key);
-            return 0;
+    /* per job: cache key and path; misses go to the pool */
+    char **keys = calloc(n ? n : 1, sizeof *keys), (*paths)[1200] = calloc(n ? n : 1, sizeof *paths);
+    size_t *miss = calloc(n ? n : 1, sizeof *miss), nmiss = 0;
+    compile_job *cj = calloc(n ? n : 1, sizeof *cj);
+    void **args = calloc(n ? n : 1, sizeof *args);
+    const char **what = calloc(n ? n : 1, sizeof *what);
+    char **whatbuf = calloc(n ? n : 1, sizeof *whatbuf);
+    char **res = calloc(n ? n : 1, sizeof *res);
+    size_t *lens = calloc(n ? n : 1, sizeof *lens);
+    fdt_err *errs = calloc(n ? n : 1, sizeof *errs);
+    int failures = 0;
+    if (!keys || !paths || !miss || !cj || !args || !what || !whatbuf || !res || !lens || !errs) {
+        failures = fdt_err_set(e, "compile: out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memset(&jobs[i].code, 0, sizeof jobs[i].code);
+        jobs[i].rc = 0;
+        jobs[i].err.msg[0] = 0;
+        jobs[i].seconds = 0;
+        if (dir) {
+            keys[i] = cache_key(b, jobs[i].src, jobs[i].kernel, arch, compiler);
+            snprintf(paths[i], sizeof paths[i], "%s/%016llx.bin", dir,
+                     (unsigned long long)fdt_hash64_str(keys[i], FDT_HASH_SEED));
+            if (cache_lookup(paths[i], keys[i], &jobs[i].code) == 0) {
+                jobs[i].code.cached = 1;
+                continue;
+            }
+        }
+        cj[nmiss] = (compile_job){b, jobs[i].src, jobs[i].kernel, arch};
+        args[nmiss] = &cj[nmiss];
+        whatbuf[nmiss] = malloc(160);
+        if (whatbuf[nmiss])
+            snprintf(whatbuf[nmiss], 160, "%s compile of %s for %s", b->name, jobs[i].kernel,
+                     arch);
+        what[nmiss] = whatbuf[nmiss] ? whatbuf[nmiss] : "compile";
+        miss[nmiss++] = i;
+    }
+    if (nmiss) {
+        double t0 = fdt_now();
+        int r = fdt_run_many(what, compile_child, args, nmiss, parallel, timeout_ms, res, lens,
+                             errs, e);
+        if (r < 0) {
+            failures = -1;
+            goto done;
+        }
+        double per = (fdt_now() - t0) * (parallel < (int)nmiss ? parallel : (int)nmiss) / nmiss;
+        for (size_t m = 0; m < nmiss; m++) {
+            fdt_rt_job *j = &jobs[miss[m]];
+            j->seconds = per; /* children run side by side: an average share */
+            if (!res[m]) {
+                j->rc = -1;
+                j->err = errs[m];
+                failures++;
+                continue;
+            }
+            if (fdt_rt_code_unpack(res[m], lens[m], &j->code, &j->err)) {
+                j->rc = -1;
+                failures++;
+                continue;
+            }
+            if (dir)
+                cache_store(dir, paths[miss[m]], keys[miss[m]], &j->code);
         }
     }
-    compile_job job = {b, src, kernel, arch};
-    char what[160], *data = NULL;
-    size_t n = 0;
-    snprintf(what, sizeof what, "%s compile of %s for %s", b->name, kernel, arch);
-    int rc = fdt_run_in_child(what, compile_child, &job, timeout_ms, &data, &n, e);
-    if (rc == 0)
-        rc = fdt_rt_code_unpack(data, n, out, e);
-    free(data);
-    if (rc == 0 && dir)
-        cache_store(dir, path, key, out);
-    free(key);
-    return rc;
+done:
+    for (size_t i = 0; keys && i < n; i++)
+        free(keys[i]);
+    for (size_t m = 0; whatbuf && m < nmiss; m++)
+        free(whatbuf[m]);
+    for (size_t m = 0; res && m < nmiss; m++)
+        free(res[m]);
+    free(keys);
+    free(paths);
+    free(miss);
+    free(cj);
+    free(args);
+    free(what);
+    free(whatbuf);
+    free(res);
+    free(lens);
+    free(errs);
+    return failures;
+}
+
+int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel, const char *arch,
+                   int timeout_ms, fdt_rt_code *out, fdt_err *e)
+{
+    fdt_rt_job j = {.src = src, .kernel = kernel};
+    int r = fdt_rt_compile_many(b, arch, &j, 1, 1, timeout_ms, e);
+    if (r < 0)
+        return -1;
+    if (j.rc) {
+        *e = j.err;
+        return -1;
+    }
+    *out = j.code;
+    return 0;
 }

@@ -103,6 +103,23 @@ const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e);
 int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel, const char *arch,
                    int timeout_ms, fdt_rt_code *out, fdt_err *e);
 void fdt_rt_code_free(fdt_rt_code *c);
+
+/* One compilation of a batch. */
+typedef struct fdt_rt_job {
+    const char *src, *kernel;   /* in */
+    fdt_rt_code code;           /* out, when rc == 0 */
+    int rc;                     /* out: 0 compiled (or cached), -1 failed (err) */
+    fdt_err err;
+    double seconds;             /* out: wall time of this job's child (0 when cached) */
+} fdt_rt_job;
+
+/* Compiles a batch for one arch with up to `parallel` child processes at a time (a process
+ * pool over the CPU cores), through the cache. Returns the number of failed jobs, or -1 when
+ * nothing could be started (e). */
+int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs, size_t n,
+                        int parallel, int timeout_ms, fdt_err *e);
+/* Online CPU cores (the default for `parallel`). */
+int fdt_rt_cpu_count(void);
 /* Compile cache directory: FDTUNE_CACHE, else $XDG_CACHE_HOME/fdtune, else ~/.cache/fdtune.
  * An empty FDTUNE_CACHE disables the cache. */
 const char *fdt_rt_cache_dir(void);

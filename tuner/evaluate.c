@@ -45,6 +45,27 @@ static const char *static_prune(const fdt_rt_code *c, const fdt_config *cfg,
     return NULL;
 }
 
+int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
+                      const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,
+                      fdt_eval_result *r, fdt_err *e)
+{
+    double compile_s = r->compile_s;
+    memset(r, 0, sizeof *r);
+    r->compile_s = compile_s;
+    r->res = code->res;
+    char why[256];
+    if (static_prune(code, c, fdt_worker_device(w), why, sizeof why)) {
+        r->status = FDT_EVAL_PRUNED;
+        snprintf(r->message, sizeof r->message, "%s", why);
+        return 0;
+    }
+    (void)p;
+    int rc = fdt_worker_eval(w, c, code, kernel, t, r, e);
+    r->compile_s = compile_s;
+    r->res = code->res;
+    return rc;
+}
+
 int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                  const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e)
 {
@@ -70,19 +91,7 @@ int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
         snprintf(r->message, sizeof r->message, "%s", ce.msg);
         return 0;
     }
-    r->res = code.res;
-    char why[256];
-    if (static_prune(&code, c, d, why, sizeof why)) {
-        r->status = FDT_EVAL_PRUNED;
-        snprintf(r->message, sizeof r->message, "%s", why);
-        fdt_rt_code_free(&code);
-        return 0;
-    }
-    double compile_s = r->compile_s;
-    fdt_rt_resources res = r->res;
-    rc = fdt_worker_eval(w, c, &code, kernel, t, r, e);
-    r->compile_s = compile_s;
-    r->res = res;
+    rc = fdt_evaluate_code(w, p, c, kernel, &code, t, r, e);
     fdt_rt_code_free(&code);
     return rc;
 }

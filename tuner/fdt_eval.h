@@ -140,5 +140,9 @@ void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n);
  * resources (spills), then verifies and times it. Fills r in every case. */
 int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                  const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
+/* The same for a candidate already compiled (kernel: its name in code). r->compile_s is kept. */
+int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
+                      const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,
+                      fdt_eval_result *r, fdt_err *e);
 
 #endif

@@ -1,0 +1,83 @@
+/* Finding things for commands that name a GPU or need recipes: the recipe directories
+ * (installed share dir next to the binary, then the source tree), the GPU catalogue, and
+ * resolving --gpu against the visible devices through the catalogue. */
+#include "cli.h"
+#include "fdt_eval.h"
+#include "fdt_recipe.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef FDTUNE_SOURCE_DIR
+#define FDTUNE_SOURCE_DIR "."
+#endif
+
+int recipe_dirs(const char **dirs, int max)
+{
+    static char share[1100], src[1100];
+    int n = 0;
+    char exe[1024];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0 && n < max) {
+        exe[len] = 0;
+        snprintf(share, sizeof share, "%s/../share/fdtune/recipes", dirname(exe));
+        dirs[n++] = share;
+    }
+    if (n < max) {
+        snprintf(src, sizeof src, "%s/recipes", FDTUNE_SOURCE_DIR);
+        dirs[n++] = src;
+    }
+    return n;
+}
+
+int load_catalogue(fdt_catalogue **cat, fdt_err *e)
+{
+    const char *dirs[4];
+    int nd = recipe_dirs(dirs, 4);
+    char path[1200];
+    if (fdt_recipe_find_file("gpus.lua", dirs, nd, path, sizeof path, e))
+        return fdt_err_wrap(e, "GPU catalogue");
+    return fdt_catalogue_load(path, cat, e);
+}
+
+int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, int need_live,
+               fdt_recipe_device *dev, int *index, fdt_err *e)
+{
+    *index = -1;
+    memset(dev, 0, sizeof *dev);
+    if (!gpu || !strcmp(gpu, "auto")) {
+        if (p->ndevices == 0)
+            return fdt_err_set(e, "--gpu auto: no GPU is visible%s", need_live ? "" :
+                               " (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100)");
+        *index = 0;
+        fdt_catalogue_describe(cat, &p->device[0], dev);
+        return 0;
+    }
+    if (fdt_catalogue_find(cat, gpu, p->device, p->ndevices, dev, e))
+        return -1;
+    /* which visible device is it? */
+    for (int i = 0; i < p->ndevices; i++) {
+        const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &p->device[i]);
+        int same_entry = m && dev->catalogue[0] && !strcmp(m->dev.name, dev->catalogue);
+        int same_live = dev->live && !strcmp(p->device[i].name, dev->name) &&
+                        !strcmp(p->device[i].arch, dev->arch);
+        if (same_entry || same_live) {
+            *index = i;
+            fdt_catalogue_describe(cat, &p->device[i], dev);
+            return 0;
+        }
+    }
+    if (!need_live)
+        return 0; /* described from the catalogue */
+    fdt_sb vis;
+    fdt_sb_init(&vis);
+    for (int i = 0; i < p->ndevices; i++)
+        fdt_sb_printf(&vis, "%s%d: %s (%s)", i ? ", " : "", i, p->device[i].name,
+                      p->device[i].arch);
+    fdt_err_set(e, "--gpu %s: no visible device is a %s (visible: %s)", gpu, dev->name,
+                p->ndevices ? fdt_sb_str(&vis) : "none");
+    fdt_sb_free(&vis);
+    return -1;
+}

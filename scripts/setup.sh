@@ -1,0 +1,35 @@
+#!/bin/sh
+# Prepares a Debian 12 machine to build fdtune: installs the Debian packages that are
+# missing (asking for root through sudo when not root), then configures and builds with the
+# given CMake preset (default: "default"). Idempotent: a second run installs nothing and only
+# rebuilds what changed. The GPU libraries themselves (libcuda, libamdhip64 at run time) are
+# not installed here: fdtune loads them with dlopen and says when they are missing; only the
+# headers are needed to build, and the HIP runtime package also provides hiprtc so that
+# kernels can be compiled for AMD GPUs on a machine without one.
+set -eu
+
+preset=${1:-default}
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+pkgs="build-essential cmake ninja-build pkg-config libsqlite3-dev liblua5.4-dev libcmocka-dev \
+libamdhip64-dev libamd-comgr-dev python3"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "setup: installing Debian packages:$missing" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing >&2
+fi
+if [ ! -e /usr/local/cuda/include/nvrtc.h ] && [ -z "${CUDA_HOME:-}" ]; then
+    echo "setup: note: no CUDA toolkit headers found (/usr/local/cuda): the cuda backend is" \
+         "left out of this build; install the CUDA toolkit to compile for NVIDIA GPUs" >&2
+fi
+
+cd "$here"
+cmake --preset "$preset" -G Ninja >&2
+cmake --build --preset "$preset" >&2

@@ -1,0 +1,93 @@
+/* Search strategies and fdtune's analytic performance model. A strategy walks a list of
+ * configs (the recipe's surviving space) and proposes which to measure next; results are
+ * reported back as they come. `exhaustive` takes the space in recipe order, `random` a seeded
+ * permutation, `model` ranks every config by the model's predicted time, measures the best
+ * ranked first and then the one-parameter neighbourhoods of the best measured configs. The
+ * same strategies replay offline against times already measured, which is how they are
+ * compared and tested without a GPU. */
+#ifndef FDT_SEARCH_H
+#define FDT_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdt_common.h"
+#include "fdt_gen.h"
+#include "fdt_recipe.h"
+#include "fdt_rt.h"
+
+typedef enum { FDT_SEARCH_EXHAUSTIVE, FDT_SEARCH_RANDOM, FDT_SEARCH_MODEL } fdt_search_kind;
+
+const char *fdt_search_kind_name(fdt_search_kind k);
+int fdt_search_kind_parse(const char *s, fdt_search_kind *k, fdt_err *e);
+
+/* ------------------------------------------------------------------ model */
+
+/* The model's terms for one config, for --dry-run and for tests. */
+typedef struct fdt_model_terms {
+    double dram_bytes, l2_bytes; /* predicted traffic of one launch sequence */
+    double t_dram_ms, t_l2_ms;   /* each at the device's bandwidth */
+    double t_l1_ms;              /* load/store wavefronts through L1 or LDS */
+    double llc_hit;              /* fraction of the z-neighbour re-reads served by the LLC */
+    int regs;                    /* per thread: compiled, or estimated when not compiled */
+    int regs_estimated;
+    int threads_per_cu;          /* resident: limited by registers, shared memory, threads */
+    double occupancy;            /* threads_per_cu / the CU's thread limit */
+    double latency_eff;          /* bytes in flight against what the bandwidth needs (<= 1) */
+    double tail_eff;             /* blocks against whole waves of resident blocks (<= 1) */
+    double time_ms;              /* prediction */
+} fdt_model_terms;
+
+/* Predicted time of (p, c) on dev. res: the compiled resources, or NULL to estimate them.
+ * terms may be NULL. Returns a positive time (ms). */
+double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_recipe_device *dev,
+                      const fdt_rt_resources *res, fdt_model_terms *terms);
+/* One line: "dram 0.356 l2 0.210 l1 0.150 ms, llc hit 1.00, regs ~64, ... -> 0.361 ms". */
+void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out);
+
+/* ------------------------------------------------------------------ strategies */
+
+typedef struct fdt_search fdt_search;
+
+/* Copies the space. The model strategy predicts every config with fdt_model_time. */
+int fdt_search_new(fdt_search_kind kind, const fdt_config *space, size_t n, const fdt_problem *p,
+                   const fdt_recipe_device *dev, uint64_t seed, fdt_search **s, fdt_err *e);
+/* The same with the predictions given (predicted[i] > 0 for config i; lower is better), for
+ * synthetic landscapes in tests. predicted may be NULL for exhaustive and random. */
+int fdt_search_new_predicted(fdt_search_kind kind, const fdt_config *space, size_t n,
+                             const double *predicted, uint64_t seed, fdt_search **s, fdt_err *e);
+/* The next config to measure: 0 and *idx set, or 1 when every config has been proposed.
+ * Several may be taken before their results are reported (batches). */
+int fdt_search_next(fdt_search *s, size_t *idx);
+/* Result of config idx: ok with a time, or failed. Also for configs measured elsewhere
+ * (resumed from the database): they are then never proposed. */
+void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms);
+/* Best reported so far: 0 with idx and ms, or -1 when nothing succeeded. */
+int fdt_search_best(const fdt_search *s, size_t *idx, double *ms);
+/* Configs by predicted time, best first (model strategy; NULL for the others). */
+const size_t *fdt_search_ranking(const fdt_search *s);
+/* The prediction for config idx (ms), or 0 when the strategy has none. */
+double fdt_search_predicted(const fdt_search *s, size_t idx);
+void fdt_search_free(fdt_search *s);
+
+/* ------------------------------------------------------------------ replay */
+
+#define FDT_REPLAY_NWITHIN 3
+extern const double fdt_replay_within[FDT_REPLAY_NWITHIN]; /* 0.01, 0.03, 0.10 */
+
+typedef struct fdt_replay {
+    size_t n;          /* configs with a recorded outcome */
+    size_t best_idx;   /* the recorded best */
+    double best_ms;
+    size_t evals_to_best; /* evaluations the strategy needed to propose the best */
+    size_t evals_within[FDT_REPLAY_NWITHIN]; /* ... to propose one within 1%, 3%, 10% */
+} fdt_replay;
+
+/* Runs a strategy against recorded outcomes: time_ms[i] > 0 is config i's time, <= 0 a
+ * failure. predicted: as for fdt_search_new_predicted, NULL to use the model with p and dev.
+ * Fails when nothing in the record succeeded. */
+int fdt_search_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
+                      const double *time_ms, const double *predicted, const fdt_problem *p,
+                      const fdt_recipe_device *dev, uint64_t seed, fdt_replay *out, fdt_err *e);
+
+#endif

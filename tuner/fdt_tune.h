@@ -1,0 +1,90 @@
+/* Tuning one problem on one GPU: the recipe's space, the strategy's choices, compilation in
+ * a process pool, measurement in two stages (a cheap probe for every candidate, a full sample
+ * for those within a margin of the best so far) on the GPU worker, and every outcome stored
+ * as it happens, so an interrupted run loses nothing and a rerun resumes. Progress goes to a
+ * callback; this module never prints. */
+#ifndef FDT_TUNE_H
+#define FDT_TUNE_H
+
+#include <signal.h>
+
+#include "fdt_db.h"
+#include "fdt_eval.h"
+#include "fdt_recipe.h"
+#include "fdt_search.h"
+
+typedef struct fdt_tune_opts {
+    fdt_search_kind strategy;
+    int budget;           /* evaluations for this problem; 0: unlimited */
+    double deadline;      /* fdt_now() after which no new evaluation starts; 0: none */
+    int force;            /* measure again what the database already holds */
+    uint64_t seed;        /* random strategy */
+    int parallel;         /* compile processes */
+    double full_within;   /* a probe within this fraction of the best gets a full sample */
+    const char *command;  /* recorded with the run */
+    const volatile sig_atomic_t *stop; /* set asynchronously: stop after this evaluation */
+} fdt_tune_opts;
+
+void fdt_tune_opts_default(fdt_tune_opts *o);
+
+typedef enum {
+    FDT_TUNE_SETUP,    /* reference checked, copy bandwidth measured */
+    FDT_TUNE_SPACE,    /* space enumerated; resumed configs counted */
+    FDT_TUNE_COMPILED, /* candidates compiled */
+    FDT_TUNE_EVAL,     /* one evaluation finished (probe or full) */
+} fdt_tune_event_kind;
+
+typedef struct fdt_tune_event {
+    fdt_tune_event_kind kind;
+    const fdt_problem *p;
+    const char *config;       /* EVAL */
+    const char *stage;        /* EVAL: "probe", "full", "baseline" */
+    const fdt_eval_result *r; /* EVAL */
+    int done, total;          /* evaluations done / planned (budget or space) */
+    double best_gbs, best_frac, copy_gbs;
+    double elapsed_s, eta_s;  /* eta < 0: unknown */
+    size_t survivors, resumed, compile_failed, cached;
+    double compile_s;
+    const fdt_setup_result *setup; /* SETUP */
+} fdt_tune_event;
+
+typedef void (*fdt_tune_progress)(void *ctx, const fdt_tune_event *ev);
+
+typedef struct fdt_tune_summary {
+    fdt_problem p;
+    char recipe[128], recipe_path[512], strategy[16];
+    int64_t run_id;
+    fdt_recipe_stats stats; /* space, survivors, pruned per constraint */
+    size_t resumed;         /* configs the database already had (skipped) */
+    int tried, ok, failed, pruned; /* in this run: candidates measured / ok / failed / pruned */
+    int have_best;
+    char best_config[256];  /* best in the database for this device, environment, problem */
+    double best_ms, best_gbs, best_frac;
+    int best_from_run;      /* 1 when this run measured the best, 0 when it was resumed */
+    char base_config[256];  /* the recipe's default config (the seeds' baseline) */
+    int have_base;
+    double base_ms, base_gbs, speedup;
+    double copy_gbs;
+    double wall_s, compile_s, setup_s;
+    int interrupted;        /* stopped by the user or the time limit */
+    char stop_reason[64];
+    int worker_restarts;
+} fdt_tune_summary;
+
+/* Context shared by the problems of one invocation. */
+typedef struct fdt_tune_ctx {
+    fdt_worker *w;
+    fdt_db *db;
+    int64_t device_id, env_id;
+    const fdt_recipe_device *dev;
+} fdt_tune_ctx;
+
+int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *r, const fdt_problem *p,
+                     const fdt_tune_opts *o, fdt_tune_progress cb, void *cbctx,
+                     fdt_tune_summary *out, fdt_err *e);
+
+/* Copies an evaluation result into a database row (status, stage, timings, resources). */
+void fdt_tune_result_to_row(const fdt_eval_result *r, const char *config, int64_t run_id,
+                            int64_t problem_id, fdt_db_stage stage, fdt_db_eval *row);
+
+#endif

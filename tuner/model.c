@@ -1,0 +1,211 @@
+/* fdtune's analytic model of a stencil kernel's time, used to rank a space before anything
+ * is measured. It is a two-level roofline: bytes from DRAM (the effective bytes, plus the z
+ * neighbours re-read when the planes they live in have left the last-level cache, the
+ * seeds' plane-vs-cache effect, which split and grid order change) and bytes through L2
+ * (the footprint of each block with its halo, the loads a thread issues for its neighbours
+ * when they come from registers rather than a shared tile, window and tile overlaps,
+ * partial cache sectors of unaligned rows), each at the device's bandwidth; then divided by
+ * how well the resident threads (registers, shared memory, block limits) keep enough bytes
+ * in flight, and by the tail of the last wave of blocks. It only has to order configs well
+ * enough for the neighbourhood search to take over; measured times decide. */
+#include "fdt_search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SECTOR 32.0        /* bytes: the unit of L2 and DRAM traffic */
+#define L2_OVER_DRAM 2.5   /* L2 bandwidth relative to peak DRAM bandwidth */
+#define DRAM_EFF 0.90      /* achievable fraction of the peak (a copy reaches about this) */
+#define LATENCY_S 700e-9   /* DRAM latency the bytes in flight must cover */
+#define L1_REUSE 0.7       /* share of repeated neighbour loads that L1 serves (no LDS tile) */
+#define LAUNCH_MS 0.004    /* launch overhead, per launch of a split */
+#define CU_THREADS 2048    /* resident threads per CU/SM on every GPU fdtune targets */
+#define CU_REGS 65536      /* 32-bit registers per SM (NVIDIA) or per CU per lane set (AMD) */
+#define CLOCK_HZ 1.7e9     /* shader clock of the GPUs fdtune targets, near enough */
+#define L1_WAVEFRONT 128.0 /* bytes the L1/LDS pipeline moves per clock per CU */
+#define SOFTMAX_K 4.0      /* how sharply the slowest of DRAM, L2 and L1 dominates */
+
+static int imax(int a, int b) { return a > b ? a : b; }
+static int imin(int a, int b) { return a < b ? a : b; }
+static int roundup(int v, int m) { return (v + m - 1) / m * m; }
+
+/* L1 (or LDS) wavefronts one warp instruction costs: its bytes in 128-byte units, plus one
+ * when it does not start on a 128-byte boundary (shifted neighbour loads, unaligned rows). */
+static double wavefronts(double bytes, int aligned)
+{
+    return ceil(bytes / L1_WAVEFRONT) + (aligned ? 0 : 1);
+}
+
+/* Wavefronts per output point through the load/store pipeline: what a warp issues for one
+ * plane step (its rows, their x and y neighbours, the incoming plane of the window, the
+ * extra point-wise inputs of wave, the stores), over the outputs of that step. This is the
+ * term that separates vector widths and alignments, which move the same DRAM bytes. */
+static double l1_per_output(const fdt_problem *p, const fdt_config *c, const int r[3],
+                            double es, int aligned, int HX)
+{
+    double vb = 32.0 * c->vec * es; /* bytes of one vector warp instruction */
+    double wf = 0;
+    int rows = c->tile;
+    if (c->lds) {
+        /* the block fills its tile once per plane (global, mostly aligned), then every
+         * neighbour comes from LDS at full width */
+        double fill = (double)(c->bx * c->vec + 2 * HX) * (c->by * rows + 2 * r[1]) * es;
+        wf += wavefronts(fill, 1) / (c->bx * c->by / 32.0) * 1.25;
+        wf += rows * (double)(c->vec + 2 * HX) / c->vec * wavefronts(vb, 1);
+        wf += 2 * r[1] * wavefronts(vb, 1);
+    } else {
+        if (r[0] > 0)
+            wf += rows * (double)(c->vec + 2 * HX) / c->vec * wavefronts(vb, 0);
+        else
+            wf += rows * wavefronts(vb, aligned);
+        wf += 2 * r[1] * wavefronts(vb, aligned);
+    }
+    if (r[2] > 0)
+        wf += c->nw > 0 ? wavefronts(vb, aligned) * (1 + 2.0 * r[2] / c->nw)
+                        : rows * 2 * r[2] * wavefronts(vb, aligned);
+    if (p->op == FDT_OP_WAVE)
+        wf += rows * 2 * wavefronts(vb, aligned);
+    wf += rows * wavefronts(vb, aligned); /* stores */
+    return wf / (32.0 * rows * c->vec);
+}
+
+/* Registers when the compiler has not said: the window (2R+1 planes plus prefetched ones) of
+ * vec*tile values, the neighbour temporaries, addressing; doubles take two each. */
+static int estimate_regs(const fdt_problem *p, const fdt_config *c)
+{
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    int values = c->vec * c->tile;
+    int planes = c->nw > 0 ? 2 * r[2] + 1 + c->pf : 1;
+    int temps = c->lds ? 2 : 2 + (r[0] > 0) + (r[1] > 0);
+    int per = p->prec == FDT_F64 ? 2 : 1;
+    int regs = 24 + per * values * (planes + temps);
+    if (p->op == FDT_OP_WAVE)
+        regs += per * values * 2;
+    return imin(255, regs);
+}
+
+double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_recipe_device *dev,
+                      const fdt_rt_resources *res, fdt_model_terms *terms)
+{
+    fdt_model_terms t = {0};
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    double es = (double)fdt_prec_size(p->prec);
+    double nx = (double)p->nx, ny = (double)p->ny, nz = (double)p->nz;
+    double npts = nx * ny * nz;
+    double point_bytes = npts * es; /* one array's interior */
+    int nin = fdt_op_ninputs(p->op);
+    int W = c->bx * c->vec;              /* outputs of one block row along x */
+    int HX = r[0] ? roundup(r[0], c->vec) : 0;
+    double rows = (double)c->by * c->tile; /* outputs of one block along y */
+    int nw = c->nw;
+
+    /* --- L2 traffic of the stencil input, per output point (1 = each point once) --- */
+    /* footprint of a block with its halo: what a shared tile or a perfect L1 loads */
+    double xfoot = (W * es + 2 * ceil(HX * es / SECTOR) * SECTOR) / (W * es);
+    int aligned = c->align > 1 && (int)(c->align * es) % (int)SECTOR == 0;
+    if (!aligned)
+        xfoot += SECTOR / (W * es); /* rows straddle one more sector */
+    double yfoot = (rows + 2 * r[1]) / rows;
+    double zload = r[2] == 0 ? 0 : nw > 0 ? 2.0 * r[2] / nw : 2.0 * r[2] / c->bz;
+    double foot = xfoot * yfoot + zload;
+    /* what a thread's own loads cost when only L1 stands between them and L2 */
+    double xinst = (double)(c->vec + 2 * HX) / c->vec;
+    double inst = (c->tile * xinst + 2 * r[1]) / c->tile + (nw > 0 ? zload : 2.0 * r[2]);
+    double l2_in = c->lds ? foot : L1_REUSE * foot + (1 - L1_REUSE) * inst;
+
+    /* --- DRAM: z neighbours come back from DRAM when their planes left the cache --- */
+    double llc = (double)(dev->llc_bytes > 0 ? dev->llc_bytes : dev->l2_bytes);
+    if (!strcmp(dev->vendor, "NVIDIA"))
+        llc *= 0.5; /* the far half of a partitioned L2 does not serve as a near cache */
+    const char *order = fdt_orders[c->order];
+    int z_first = order[0] == 'z';
+    int x_first = order[0] == 'x';
+    /* bytes that stream between a plane's first use and its last as a z neighbour */
+    double plane = (nx + 2 * r[0]) * (ny + 2 * r[1]) * es / c->split;
+    if (!x_first)
+        plane = (W + 2 * r[0]) * (ny / c->split + 2 * r[1]) * es; /* a column of blocks */
+    double span = (2 * r[2] + 1) * plane;
+    t.llc_hit = r[2] == 0 ? 1 : z_first ? 0.9 : span <= llc ? 0.95 : llc / span * 0.5;
+    double zextra = nw > 0 ? 2.0 * r[2] / nw : 2.0 * r[2];
+    double dram_in = 1 + zextra * (1 - t.llc_hit);
+    /* x and y halos of the whole box are read once (the effective bytes count them) */
+    double halo = fdt_effective_bytes(p) / es - npts * (nin + 1);
+    t.dram_bytes = point_bytes * (nin + dram_in) + halo * es;
+    t.l2_bytes = point_bytes * (nin + l2_in) + halo * es;
+    if (c->nt && !x_first)
+        t.dram_bytes *= 0.99; /* streaming stores leave the cache to the inputs */
+
+    double bw = dev->peak_bw_gbs > 0 ? dev->peak_bw_gbs * 1e9 : 1e12;
+    t.t_dram_ms = t.dram_bytes / (bw * DRAM_EFF) * 1e3;
+    t.t_l2_ms = t.l2_bytes / (bw * L2_OVER_DRAM) * 1e3;
+
+    /* --- residency --- */
+    int threads = c->bx * c->by * c->bz;
+    t.regs_estimated = !(res && res->registers > 0);
+    t.regs = t.regs_estimated ? estimate_regs(p, c) : res->registers;
+    int blocks = CU_THREADS / threads;
+    int regs_block = roundup(t.regs, 8) * roundup(threads, 32);
+    int reg_file = !strcmp(dev->vendor, "AMD") ? CU_REGS * 2 : CU_REGS;
+    blocks = imin(blocks, reg_file / imax(regs_block, 1));
+    fdt_geometry g;
+    fdt_err ge;
+    int shared = 0;
+    if (fdt_gen_geometry(p, c, &g, &ge) == 0)
+        shared = (int)g.shared_bytes;
+    if (res && res->shared_bytes > 0)
+        shared = res->shared_bytes;
+    if (shared > 0) {
+        int per_cu = dev->shared_per_block_optin > dev->shared_per_block
+                         ? dev->shared_per_block_optin + 1024
+                         : dev->shared_per_block;
+        blocks = imin(blocks, per_cu / shared);
+    }
+    blocks = imin(blocks, 32);
+    if (blocks < 1)
+        blocks = 0;
+    t.threads_per_cu = blocks * threads;
+    t.occupancy = (double)t.threads_per_cu / CU_THREADS;
+
+    /* bytes each thread has in flight: its loads for one step of the window (pf planes ahead)
+     * or all its loads when there is no window; shared tiles wait for a barrier per plane */
+    double inflight_thread = c->vec * es * (nw > 0 ? c->pf * (1 + (c->lds ? 0 : 0.5 * xinst))
+                                                    : inst * c->tile);
+    if (c->lds)
+        inflight_thread *= 0.6;
+    int cus = dev->compute_units > 0 ? dev->compute_units : 1;
+    double need = bw / cus * LATENCY_S;
+    double have = t.threads_per_cu * inflight_thread * nin;
+    t.latency_eff = have <= 0 ? 0.01 : fmin(1.0, 0.35 + 0.65 * have / need);
+
+    /* --- tail of the last wave --- */
+    double gx = ceil(nx / W), gy = ceil(ny / c->split / rows) * c->split;
+    double gz = nw > 0 ? ceil(nz / nw) : ceil(nz / c->bz);
+    double nblocks = gx * gy * gz;
+    double slots = (double)blocks * cus;
+    if (slots > 0) {
+        double waves = ceil(nblocks / slots);
+        t.tail_eff = nblocks / (waves * slots);
+        if (waves > 4)
+            t.tail_eff = 1 - (1 - t.tail_eff) / waves * 4; /* matters less with many waves */
+    }
+    t.t_l1_ms = npts * l1_per_output(p, c, r, es, aligned, HX) / (cus * CLOCK_HZ) * 1e3;
+    double base = pow(pow(t.t_dram_ms, SOFTMAX_K) + pow(t.t_l2_ms, SOFTMAX_K) +
+                          pow(t.t_l1_ms, SOFTMAX_K), 1 / SOFTMAX_K);
+    t.time_ms = blocks == 0 ? 1e9 : base / (t.latency_eff * fmax(t.tail_eff, 0.05)) +
+                                       LAUNCH_MS * c->split;
+    if (terms)
+        *terms = t;
+    return t.time_ms;
+}
+
+void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out)
+{
+    fdt_sb_printf(out, "dram %.3f l2 %.3f l1 %.3f ms, llc hit %.2f, regs %s%d, occ %.2f, "
+                  "lat %.2f, tail %.2f -> %.4f ms",
+                  t->t_dram_ms, t->t_l2_ms, t->t_l1_ms, t->llc_hit,
+                  t->regs_estimated ? "~" : "", t->regs, t->occupancy, t->latency_eff,
+                  t->tail_eff, t->time_ms);
+}

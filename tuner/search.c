@@ -1,0 +1,339 @@
+/* The search strategies over a list of configs, and their offline replay. Neighbourhoods
+ * (configs that differ from one another in exactly one parameter) are found through one
+ * grouping per parameter: configs equal in every other parameter share a group key, and
+ * sorting by that key puts each group side by side, so a neighbourhood costs its own size
+ * rather than a scan of the space. */
+#include "fdt_search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const double fdt_replay_within[FDT_REPLAY_NWITHIN] = {0.01, 0.03, 0.10};
+
+static const char *const kind_names[] = {"exhaustive", "random", "model"};
+
+const char *fdt_search_kind_name(fdt_search_kind k)
+{
+    return (unsigned)k < 3 ? kind_names[k] : "?";
+}
+
+int fdt_search_kind_parse(const char *s, fdt_search_kind *k, fdt_err *e)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, kind_names[i])) {
+            *k = (fdt_search_kind)i;
+            return 0;
+        }
+    return fdt_err_set(e, "strategy: '%s' is not one of exhaustive, random, model", s);
+}
+
+/* ------------------------------------------------------------------ state */
+
+enum { FRESH, ISSUED, DONE };
+
+typedef struct gentry {
+    uint64_t key;
+    size_t idx;
+} gentry;
+
+struct fdt_search {
+    fdt_search_kind kind;
+    size_t n;
+    unsigned char *state;
+    double *ms;          /* reported: > 0 ok, <= 0 failed */
+    double *pred;        /* model only */
+    size_t *order;       /* proposal order: recipe order, permutation or ranking */
+    size_t pos;          /* next position in order */
+    size_t issued;
+    size_t nseed;        /* model: measured from the ranking before neighbourhoods */
+    int nparams;
+    gentry **group;      /* per parameter: entries sorted by key */
+    size_t **where;      /* per parameter: position of config i in group */
+};
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int cmp_gentry(const void *a, const void *b)
+{
+    const gentry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static const double *sort_pred; /* qsort has no context; set only inside rank_by() */
+
+static int cmp_pred(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    if (sort_pred[i] != sort_pred[j])
+        return sort_pred[i] < sort_pred[j] ? -1 : 1;
+    return i < j ? -1 : i > j; /* stable: recipe order breaks ties */
+}
+
+static void rank_by(size_t *order, size_t n, const double *pred)
+{
+    sort_pred = pred;
+    qsort(order, n, sizeof *order, cmp_pred);
+    sort_pred = NULL;
+}
+
+static int build_groups(fdt_search *s, const fdt_config *space)
+{
+    size_t np;
+    const fdt_param_info *pi = fdt_config_params(&np);
+    s->nparams = (int)np;
+    s->group = calloc(np, sizeof *s->group);
+    s->where = calloc(np, sizeof *s->where);
+    if (!s->group || !s->where)
+        return -1;
+    for (size_t j = 0; j < np; j++) {
+        s->group[j] = malloc(s->n * sizeof **s->group);
+        s->where[j] = malloc(s->n * sizeof **s->where);
+        if (!s->group[j] || !s->where[j])
+            return -1;
+        for (size_t i = 0; i < s->n; i++) {
+            int v[64];
+            for (size_t q = 0; q < np && q < 64; q++)
+                v[q] = q == j ? 0 : *(const int *)((const char *)&space[i] + pi[q].offset);
+            s->group[j][i] = (gentry){fdt_hash64(v, np * sizeof *v, FDT_HASH_SEED), i};
+        }
+        qsort(s->group[j], s->n, sizeof **s->group, cmp_gentry);
+        for (size_t k = 0; k < s->n; k++)
+            s->where[j][s->group[j][k].idx] = k;
+    }
+    return 0;
+}
+
+int fdt_search_new_predicted(fdt_search_kind kind, const fdt_config *space, size_t n,
+                             const double *predicted, uint64_t seed, fdt_search **out, fdt_err *e)
+{
+    *out = NULL;
+    if (n == 0)
+        return fdt_err_set(e, "search: the space is empty");
+    if (kind == FDT_SEARCH_MODEL && !predicted)
+        return fdt_err_set(e, "search: the model strategy needs predictions");
+    fdt_search *s = calloc(1, sizeof *s);
+    if (!s)
+        return fdt_err_set(e, "search: out of memory");
+    s->kind = kind;
+    s->n = n;
+    s->state = calloc(n, 1);
+    s->ms = calloc(n, sizeof *s->ms);
+    s->order = malloc(n * sizeof *s->order);
+    if (!s->state || !s->ms || !s->order)
+        goto oom;
+    for (size_t i = 0; i < n; i++)
+        s->order[i] = i;
+    if (kind == FDT_SEARCH_RANDOM) {
+        uint64_t x = seed;
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = (size_t)(splitmix(&x) % (i + 1));
+            size_t t = s->order[i];
+            s->order[i] = s->order[j];
+            s->order[j] = t;
+        }
+    } else if (kind == FDT_SEARCH_MODEL) {
+        s->pred = malloc(n * sizeof *s->pred);
+        if (!s->pred)
+            goto oom;
+        memcpy(s->pred, predicted, n * sizeof *s->pred);
+        rank_by(s->order, n, s->pred);
+        /* a few of the best ranked first, so that the neighbourhoods start from several
+         * promising regions rather than from the model's single favourite */
+        s->nseed = n / 32;
+        s->nseed = s->nseed < 4 ? 4 : s->nseed > 16 ? 16 : s->nseed;
+        if (build_groups(s, space))
+            goto oom;
+    }
+    *out = s;
+    return 0;
+oom:
+    fdt_search_free(s);
+    return fdt_err_set(e, "search: out of memory");
+}
+
+int fdt_search_new(fdt_search_kind kind, const fdt_config *space, size_t n, const fdt_problem *p,
+                   const fdt_recipe_device *dev, uint64_t seed, fdt_search **s, fdt_err *e)
+{
+    double *pred = NULL;
+    if (kind == FDT_SEARCH_MODEL) {
+        pred = malloc((n ? n : 1) * sizeof *pred);
+        if (!pred)
+            return fdt_err_set(e, "search: out of memory");
+        for (size_t i = 0; i < n; i++)
+            pred[i] = fdt_model_time(p, &space[i], dev, NULL, NULL);
+    }
+    int rc = fdt_search_new_predicted(kind, space, n, pred, seed, s, e);
+    free(pred);
+    return rc;
+}
+
+void fdt_search_free(fdt_search *s)
+{
+    if (!s)
+        return;
+    for (int j = 0; s->group && j < s->nparams; j++)
+        free(s->group[j]);
+    for (int j = 0; s->where && j < s->nparams; j++)
+        free(s->where[j]);
+    free(s->group);
+    free(s->where);
+    free(s->state);
+    free(s->ms);
+    free(s->pred);
+    free(s->order);
+    free(s);
+}
+
+/* ------------------------------------------------------------------ proposing */
+
+static int next_in_order(fdt_search *s, size_t *idx)
+{
+    while (s->pos < s->n && s->state[s->order[s->pos]] != FRESH)
+        s->pos++;
+    if (s->pos == s->n)
+        return 1;
+    *idx = s->order[s->pos++];
+    return 0;
+}
+
+/* The fresh neighbour of config c with the best prediction, or n. */
+static size_t best_neighbour(const fdt_search *s, size_t c)
+{
+    size_t best = s->n;
+    for (int j = 0; j < s->nparams; j++) {
+        const gentry *g = s->group[j];
+        size_t at = s->where[j][c];
+        for (size_t k = at; k-- > 0 && g[k].key == g[at].key;)
+            if (s->state[g[k].idx] == FRESH && (best == s->n || s->pred[g[k].idx] < s->pred[best]))
+                best = g[k].idx;
+        for (size_t k = at + 1; k < s->n && g[k].key == g[at].key; k++)
+            if (s->state[g[k].idx] == FRESH && (best == s->n || s->pred[g[k].idx] < s->pred[best]))
+                best = g[k].idx;
+    }
+    return best;
+}
+
+#define NEIGHBOURHOODS 3 /* best measured configs whose neighbourhoods are searched */
+
+static int next_model(fdt_search *s, size_t *idx)
+{
+    if (s->issued < s->nseed)
+        return next_in_order(s, idx);
+    size_t top[NEIGHBOURHOODS];
+    int ntop = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->state[i] != DONE || s->ms[i] <= 0)
+            continue;
+        int at = ntop < NEIGHBOURHOODS ? ntop++ : NEIGHBOURHOODS;
+        if (at == NEIGHBOURHOODS && s->ms[i] >= s->ms[top[NEIGHBOURHOODS - 1]])
+            continue;
+        if (at == NEIGHBOURHOODS)
+            at = NEIGHBOURHOODS - 1;
+        while (at > 0 && s->ms[top[at - 1]] > s->ms[i]) {
+            top[at] = top[at - 1];
+            at--;
+        }
+        top[at] = i;
+    }
+    for (int t = 0; t < ntop; t++) {
+        size_t nb = best_neighbour(s, top[t]);
+        if (nb < s->n) {
+            *idx = nb;
+            return 0;
+        }
+    }
+    return next_in_order(s, idx);
+}
+
+int fdt_search_next(fdt_search *s, size_t *idx)
+{
+    int rc = s->kind == FDT_SEARCH_MODEL ? next_model(s, idx) : next_in_order(s, idx);
+    if (rc == 0) {
+        s->state[*idx] = ISSUED;
+        s->issued++;
+    }
+    return rc;
+}
+
+void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms)
+{
+    if (idx >= s->n)
+        return;
+    s->state[idx] = DONE;
+    s->ms[idx] = ok && ms > 0 ? ms : -1;
+}
+
+int fdt_search_best(const fdt_search *s, size_t *idx, double *ms)
+{
+    size_t b = s->n;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->state[i] == DONE && s->ms[i] > 0 && (b == s->n || s->ms[i] < s->ms[b]))
+            b = i;
+    if (b == s->n)
+        return -1;
+    *idx = b;
+    *ms = s->ms[b];
+    return 0;
+}
+
+const size_t *fdt_search_ranking(const fdt_search *s)
+{
+    return s->kind == FDT_SEARCH_MODEL ? s->order : NULL;
+}
+
+double fdt_search_predicted(const fdt_search *s, size_t idx)
+{
+    return s->pred && idx < s->n ? s->pred[idx] : 0;
+}
+
+/* ------------------------------------------------------------------ replay */
+
+int fdt_search_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
+                      const double *time_ms, const double *predicted, const fdt_problem *p,
+                      const fdt_recipe_device *dev, uint64_t seed, fdt_replay *out, fdt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    out->best_idx = n;
+    for (size_t i = 0; i < n; i++)
+        if (time_ms[i] > 0 && (out->best_idx == n || time_ms[i] < time_ms[out->best_idx]))
+            out->best_idx = i;
+    if (out->best_idx == n)
+        return fdt_err_set(e, "replay: no recorded config succeeded");
+    out->best_ms = time_ms[out->best_idx];
+    fdt_search *s;
+    int rc = predicted || kind != FDT_SEARCH_MODEL
+                 ? fdt_search_new_predicted(kind, space, n, predicted, seed, &s, e)
+                 : fdt_search_new(kind, space, n, p, dev, seed, &s, e);
+    if (rc)
+        return -1;
+    size_t evals = 0, idx;
+    int open = FDT_REPLAY_NWITHIN + 1;
+    while (open > 0 && fdt_search_next(s, &idx) == 0) {
+        evals++;
+        double t = time_ms[idx];
+        fdt_search_report(s, idx, t > 0, t);
+        if (t <= 0)
+            continue;
+        for (int k = 0; k < FDT_REPLAY_NWITHIN; k++)
+            if (!out->evals_within[k] && t <= out->best_ms * (1 + fdt_replay_within[k])) {
+                out->evals_within[k] = evals;
+                open--;
+            }
+        if (idx == out->best_idx) {
+            out->evals_to_best = evals;
+            open--;
+        }
+    }
+    fdt_search_free(s);
+    return 0;
+}

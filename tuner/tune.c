@@ -1,0 +1,590 @@
+/* Tuning one problem: enumerate the recipe's space, measure the recipe's default config (the
+ * seeds' baseline, for the speedup quoted in the same run), resume what the database already
+ * holds for this device and software environment, compile the rest in a process pool, then
+ * let the strategy pick candidates until it, the budget, the time limit or the user stops.
+ * Each candidate gets a cheap probe; one within `full_within` of the best so far gets a full
+ * sample. Every outcome is a database row written as soon as it exists. */
+#include "fdt_tune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert((int)FDT_EVAL_OK == (int)FDT_DB_OK && (int)FDT_EVAL_TIMEOUT == (int)FDT_DB_TIMEOUT &&
+                   (int)FDT_EVAL_STATUS_COUNT == (int)FDT_DB_STATUS_COUNT,
+               "evaluation and database statuses must match");
+
+void fdt_tune_opts_default(fdt_tune_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->strategy = FDT_SEARCH_MODEL;
+    o->seed = 1;
+    o->parallel = fdt_rt_cpu_count();
+    o->full_within = 0.10;
+    o->command = "";
+}
+
+typedef struct cand {
+    fdt_config c;
+    char key[256];
+    char kernel[96];
+    char *src;
+    fdt_rt_code code;
+    int compiled;      /* 1 compiled, -1 failed, 0 not attempted */
+    fdt_err compile_err;
+    double compile_s;
+    int measured;      /* already known (resumed or measured in this run) */
+} cand;
+
+typedef struct cand_list {
+    cand *v;
+    size_t n, cap;
+    /* open addressing: key hash -> index + 1 */
+    size_t *slots, nslots;
+} cand_list;
+
+static int push_config(void *ctx, const fdt_config *c, uint64_t index)
+{
+    (void)index;
+    cand_list *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        cand *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return 1; /* stops the enumeration; reported by the caller */
+        l->v = v;
+        l->cap = cap;
+    }
+    cand *x = &l->v[l->n++];
+    memset(x, 0, sizeof *x);
+    x->c = *c;
+    fdt_config_format(c, x->key, sizeof x->key);
+    return 0;
+}
+
+static int index_build(cand_list *l)
+{
+    l->nslots = 1;
+    while (l->nslots < 2 * l->n + 1)
+        l->nslots *= 2;
+    l->slots = calloc(l->nslots, sizeof *l->slots);
+    if (!l->slots)
+        return -1;
+    for (size_t i = 0; i < l->n; i++) {
+        size_t h = fdt_hash64_str(l->v[i].key, FDT_HASH_SEED) & (l->nslots - 1);
+        while (l->slots[h])
+            h = (h + 1) & (l->nslots - 1);
+        l->slots[h] = i + 1;
+    }
+    return 0;
+}
+
+static long index_find(const cand_list *l, const char *key)
+{
+    size_t h = fdt_hash64_str(key, FDT_HASH_SEED) & (l->nslots - 1);
+    while (l->slots[h]) {
+        if (!strcmp(l->v[l->slots[h] - 1].key, key))
+            return (long)(l->slots[h] - 1);
+        h = (h + 1) & (l->nslots - 1);
+    }
+    return -1;
+}
+
+static void free_list(cand_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].src);
+        fdt_rt_code_free(&l->v[i].code);
+    }
+    free(l->v);
+    free(l->slots);
+    memset(l, 0, sizeof *l);
+}
+
+void fdt_tune_result_to_row(const fdt_eval_result *r, const char *config, int64_t run_id,
+                            int64_t problem_id, fdt_db_stage stage, fdt_db_eval *row)
+{
+    fdt_db_eval_init(row);
+    row->run_id = run_id;
+    row->problem_id = problem_id;
+    snprintf(row->config, sizeof row->config, "%s", config);
+    row->status = (fdt_db_status)r->status;
+    row->stage = stage;
+    if (r->timing.reps > 0) {
+        row->time_ms = r->timing.median_ms;
+        row->time_min_ms = r->timing.min_ms;
+        row->time_max_ms = r->timing.max_ms;
+        row->time_q1_ms = r->timing.q1_ms;
+        row->time_q3_ms = r->timing.q3_ms;
+        row->reps = r->timing.reps;
+        row->outliers = r->timing.outliers;
+    }
+    if (r->status == FDT_EVAL_OK) {
+        row->gbs = r->gbs;
+        row->frac_copy = r->frac_copy;
+    }
+    if (r->verify.checked) {
+        row->max_err = r->verify.max_err;
+        row->rel_err = r->verify.rel_err;
+        row->tolerance = r->verify.tol;
+    }
+    if (r->line > 0) {
+        row->layout_line = r->line;
+        row->layout_offset = r->offset;
+    }
+    row->registers = r->res.registers;
+    row->sgprs = r->res.sgprs;
+    row->spill_bytes = r->res.spill_bytes;
+    row->scratch_bytes = r->res.scratch_bytes;
+    row->shared_bytes = r->res.shared_bytes;
+    row->compile_s = r->compile_s;
+    snprintf(row->message, sizeof row->message, "%s", r->message);
+}
+
+/* ---------------------------------------------------------------- resume */
+
+typedef struct resume_ctx {
+    cand_list *l;
+    double *full_ms, *probe_ms;
+    int *failed;
+} resume_ctx;
+
+static int resume_row(void *vctx, const fdt_db_row *row)
+{
+    resume_ctx *r = vctx;
+    long i = index_find(r->l, row->ev.config);
+    if (i < 0)
+        return 0; /* outside this recipe's space (another recipe, another run) */
+    unsigned retry = FDT_DB_RETRY_DEFAULT;
+    if (retry & (1u << row->ev.status))
+        return 0; /* crashes and timeouts may come from a busy GPU: measure again */
+    if (row->ev.status != FDT_DB_OK)
+        r->failed[i] = 1;
+    else if (row->ev.stage == FDT_DB_FULL) {
+        if (r->full_ms[i] <= 0 || row->ev.time_ms < r->full_ms[i])
+            r->full_ms[i] = row->ev.time_ms;
+    } else if (r->probe_ms[i] <= 0 || row->ev.time_ms < r->probe_ms[i]) {
+        r->probe_ms[i] = row->ev.time_ms;
+    }
+    return 0;
+}
+
+typedef struct best_row {
+    fdt_db_row row;
+    int have;
+} best_row;
+
+static int take_best(void *ctx, const fdt_db_row *row)
+{
+    best_row *b = ctx;
+    b->row = *row;
+    b->have = 1;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+typedef struct state {
+    const fdt_tune_ctx *ctx;
+    const fdt_problem *p;
+    const fdt_tune_opts *o;
+    fdt_tune_progress cb;
+    void *cbctx;
+    fdt_tune_summary *out;
+    int64_t problem_id, run_id;
+    double best_ms, copy_gbs, t0;
+    int done, planned;
+} state;
+
+static void emit(state *st, fdt_tune_event *ev)
+{
+    if (!st->cb)
+        return;
+    ev->p = st->p;
+    ev->done = st->done;
+    ev->total = st->planned;
+    ev->copy_gbs = st->copy_gbs;
+    if (st->best_ms > 0) {
+        ev->best_gbs = fdt_effective_bytes(st->p) / (st->best_ms * 1e-3) / 1e9;
+        ev->best_frac = st->copy_gbs > 0 ? ev->best_gbs / st->copy_gbs : 0;
+    }
+    ev->elapsed_s = fdt_now() - st->t0;
+    ev->eta_s = st->done > 0 && st->planned > 0
+                    ? ev->elapsed_s / st->done * (st->planned - st->done)
+                    : -1;
+    st->cb(st->cbctx, ev);
+}
+
+static int store(state *st, const fdt_eval_result *r, const char *key, fdt_db_stage stage,
+                 fdt_err *e)
+{
+    fdt_db_eval row;
+    fdt_tune_result_to_row(r, key, st->run_id, st->problem_id, stage, &row);
+    return fdt_db_eval_insert(st->ctx->db, &row, NULL, e);
+}
+
+/* Probe, then a full sample when the probe is close to the best. Returns the time to report
+ * (<= 0: not ok), or -1 with e set when the worker cannot go on. */
+static int measure(state *st, cand *c, const char *stage_name, int full_only, double *reported,
+                   fdt_err *e)
+{
+    fdt_timing_opts probe, full;
+    fdt_timing_opts_probe(&probe);
+    fdt_timing_opts_default(&full);
+    fdt_eval_result r;
+    *reported = 0;
+    memset(&r, 0, sizeof r);
+    r.compile_s = c->compile_s;
+    fdt_tune_event ev = {.kind = FDT_TUNE_EVAL, .config = c->key, .r = &r};
+    if (c->compiled < 0) {
+        r.status = FDT_EVAL_COMPILE_ERROR;
+        snprintf(r.message, sizeof r.message, "%s", c->compile_err.msg);
+        ev.stage = "probe";
+        st->out->failed++;
+        emit(st, &ev);
+        return store(st, &r, c->key, FDT_DB_PROBE, e);
+    }
+    if (!full_only) {
+        if (fdt_evaluate_code(st->ctx->w, st->p, &c->c, c->kernel, &c->code, &probe, &r, e))
+            return -1;
+        if (store(st, &r, c->key, FDT_DB_PROBE, e))
+            return -1;
+        ev.stage = "probe";
+        if (r.status != FDT_EVAL_OK) {
+            if (r.status == FDT_EVAL_PRUNED)
+                st->out->pruned++;
+            else
+                st->out->failed++;
+            emit(st, &ev);
+            return 0;
+        }
+        *reported = r.timing.median_ms;
+        if (st->best_ms > 0 && r.timing.median_ms > st->best_ms * (1 + st->o->full_within)) {
+            st->out->ok++;
+            emit(st, &ev);
+            return 0;
+        }
+        emit(st, &ev);
+    }
+    r.compile_s = c->compile_s;
+    if (fdt_evaluate_code(st->ctx->w, st->p, &c->c, c->kernel, &c->code, &full, &r, e))
+        return -1;
+    if (store(st, &r, c->key, FDT_DB_FULL, e))
+        return -1;
+    ev.stage = stage_name;
+    if (r.status == FDT_EVAL_OK) {
+        st->out->ok++;
+        *reported = r.timing.median_ms;
+        if (st->best_ms <= 0 || r.timing.median_ms < st->best_ms)
+            st->best_ms = r.timing.median_ms;
+    } else {
+        st->out->failed++;
+        *reported = 0;
+    }
+    emit(st, &ev);
+    return 0;
+}
+
+/* Compiles the candidates among v[0..n) not compiled yet, in the process pool. The space is
+ * compiled batch by batch as the strategy proposes it, not all at once: a recipe's space can
+ * be far larger than what a budget will ever measure. */
+static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
+{
+    const fdt_rt_device_info *d = fdt_worker_device(st->ctx->w);
+    const fdt_rt_backend *b = fdt_rt_backend_find(d->backend);
+    size_t nj = 0;
+    fdt_rt_job *jobs = calloc(n ? n : 1, sizeof *jobs);
+    cand **who = calloc(n ? n : 1, sizeof *who);
+    if (!jobs || !who) {
+        free(jobs);
+        free(who);
+        return fdt_err_set(e, "compile: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        cand *c = v[i];
+        if (c->compiled)
+            continue;
+        fdt_gen_kernel_name(st->p, &c->c, c->kernel, sizeof c->kernel);
+        fdt_sb src;
+        fdt_sb_init(&src);
+        if (fdt_gen_source(st->p, &c->c, c->kernel, NULL, &src, &c->compile_err)) {
+            c->compiled = -1;
+            fdt_sb_free(&src);
+            continue;
+        }
+        c->src = fdt_sb_take(&src);
+        jobs[nj] = (fdt_rt_job){.src = c->src, .kernel = c->kernel};
+        who[nj++] = c;
+    }
+    double t0 = fdt_now();
+    int r = nj ? fdt_rt_compile_many(b, d->arch, jobs, nj, st->o->parallel, 300000, e) : 0;
+    double dt = fdt_now() - t0;
+    st->out->compile_s += dt;
+    size_t failed = 0, cached = 0;
+    for (size_t k = 0; r >= 0 && k < nj; k++) {
+        cand *c = who[k];
+        c->compile_s = jobs[k].seconds;
+        if (jobs[k].rc) {
+            c->compiled = -1;
+            c->compile_err = jobs[k].err;
+            failed++;
+        } else {
+            c->compiled = 1;
+            c->code = jobs[k].code;
+            cached += c->code.cached;
+        }
+        free(c->src); /* the code object is what is needed from here on */
+        c->src = NULL;
+    }
+    free(jobs);
+    free(who);
+    if (r < 0)
+        return -1;
+    fdt_tune_event ev = {.kind = FDT_TUNE_COMPILED, .compile_failed = failed,
+                         .compile_s = dt, .survivors = nj, .cached = cached};
+    emit(st, &ev);
+    return 0;
+}
+
+/* Frees a measured candidate's code object: a long search must not hold them all. */
+static void release(cand *c)
+{
+    fdt_rt_code_free(&c->code);
+}
+
+int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem *p,
+                     const fdt_tune_opts *o, fdt_tune_progress cb, void *cbctx,
+                     fdt_tune_summary *out, fdt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->p = *p;
+    snprintf(out->recipe, sizeof out->recipe, "%s", fdt_recipe_name(rec));
+    snprintf(out->recipe_path, sizeof out->recipe_path, "%s", fdt_recipe_path(rec));
+    snprintf(out->strategy, sizeof out->strategy, "%s", fdt_search_kind_name(o->strategy));
+    state st = {.ctx = ctx, .p = p, .o = o, .cb = cb, .cbctx = cbctx, .out = out,
+                .t0 = fdt_now()};
+    cand_list l = {0};
+    cand base = {0};
+    fdt_search *s = NULL;
+    double *full_ms = NULL, *probe_ms = NULL;
+    int *failed = NULL, rc = -1, run_open = 0;
+
+    if (fdt_recipe_enumerate(rec, p, ctx->dev, push_config, &l, &out->stats, e))
+        goto done;
+    if (out->stats.stopped) {
+        fdt_err_set(e, "out of memory listing the space");
+        goto done;
+    }
+    if (l.n == 0) {
+        fdt_err_set(e, "recipe %s leaves no config for %s on %s (space %llu, all pruned)",
+                    fdt_recipe_name(rec), fdt_op_name(p->op), ctx->dev->name,
+                    (unsigned long long)out->stats.space);
+        goto done;
+    }
+    if (index_build(&l)) {
+        fdt_err_set(e, "out of memory");
+        goto done;
+    }
+    /* the baseline: the recipe's default config, measured in this run */
+    if (fdt_recipe_default_config(rec, p, ctx->dev, &base.c, e))
+        goto done;
+    if (fdt_config_check(p, &base.c, e) == 0) {
+        out->have_base = 1;
+        fdt_config_format(&base.c, base.key, sizeof base.key);
+        snprintf(out->base_config, sizeof out->base_config, "%s", base.key);
+    } else {
+        snprintf(out->base_config, sizeof out->base_config, "(default not valid here: %s)",
+                 e->msg);
+    }
+
+    fdt_setup_result setup;
+    double ts = fdt_now();
+    if (fdt_worker_setup(ctx->w, p, &setup, e))
+        goto done;
+    out->setup_s = fdt_now() - ts;
+    st.copy_gbs = out->copy_gbs = setup.copy_gbs;
+    fdt_tune_event sev = {.kind = FDT_TUNE_SETUP, .setup = &setup};
+    emit(&st, &sev);
+
+    if (fdt_db_problem_id(ctx->db, p, &st.problem_id, e))
+        goto done;
+    fdt_db_run run;
+    fdt_db_run_init(&run);
+    run.kind = FDT_DB_TUNE;
+    snprintf(run.command, sizeof run.command, "%s", o->command);
+    run.device_id = ctx->device_id;
+    run.env_id = ctx->env_id;
+    snprintf(run.recipe, sizeof run.recipe, "%s", fdt_recipe_name(rec));
+    snprintf(run.recipe_hash, sizeof run.recipe_hash, "%s", fdt_recipe_hash(rec));
+    snprintf(run.strategy, sizeof run.strategy, "%s", fdt_search_kind_name(o->strategy));
+    run.budget = o->budget;
+    run.seed = o->seed;
+    run.copy_gbs = setup.copy_gbs;
+    if (fdt_db_run_begin(ctx->db, &run, &st.run_id, e))
+        goto done;
+    run_open = 1;
+    out->run_id = st.run_id;
+
+    {
+        fdt_config *space = malloc(l.n * sizeof *space);
+        if (!space) {
+            fdt_err_set(e, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < l.n; i++)
+            space[i] = l.v[i].c;
+        int sr = fdt_search_new(o->strategy, space, l.n, p, ctx->dev, o->seed, &s, e);
+        free(space);
+        if (sr)
+            goto done;
+    }
+
+    /* resume */
+    full_ms = calloc(l.n, sizeof *full_ms);
+    probe_ms = calloc(l.n, sizeof *probe_ms);
+    failed = calloc(l.n, sizeof *failed);
+    if (!full_ms || !probe_ms || !failed) {
+        fdt_err_set(e, "out of memory");
+        goto done;
+    }
+    if (!o->force) {
+        resume_ctx rc2 = {&l, full_ms, probe_ms, failed};
+        if (fdt_db_evals(ctx->db, ctx->device_id, ctx->env_id, st.problem_id, resume_row, &rc2, e))
+            goto done;
+        for (size_t i = 0; i < l.n; i++) {
+            double t = full_ms[i] > 0 ? full_ms[i] : probe_ms[i];
+            if (!failed[i] && t <= 0)
+                continue;
+            l.v[i].measured = 1;
+            out->resumed++;
+            fdt_search_report(s, i, !failed[i] && t > 0, t);
+            if (full_ms[i] > 0 && (st.best_ms <= 0 || full_ms[i] < st.best_ms))
+                st.best_ms = full_ms[i];
+        }
+    }
+    fdt_tune_event pev = {.kind = FDT_TUNE_SPACE, .survivors = l.n, .resumed = out->resumed};
+    emit(&st, &pev);
+
+    size_t remaining = l.n - out->resumed;
+    st.planned = (int)(o->budget > 0 && (size_t)o->budget < remaining ? (size_t)o->budget
+                                                                       : remaining);
+    /* the baseline, always measured in this run: the speedup compares like with like */
+    if (out->have_base) {
+        long bi = index_find(&l, base.key);
+        cand *bc = bi >= 0 && !l.v[bi].measured ? &l.v[bi] : &base;
+        double t = 0;
+        if (compile_batch(&st, &bc, 1, e))
+            goto done;
+        if (measure(&st, bc, "baseline", 1, &t, e))
+            goto done;
+        release(bc);
+        out->tried++;
+        if (t > 0) {
+            out->base_ms = t;
+            out->base_gbs = fdt_effective_bytes(p) / (t * 1e-3) / 1e9;
+        }
+        if (bi >= 0 && bc == &l.v[bi]) {
+            l.v[bi].measured = 1;
+            fdt_search_report(s, (size_t)bi, t > 0, t);
+            st.done++;
+        }
+    }
+    /* batches: the model strategy adapts between batches, so its batches are small */
+    size_t bmax = (size_t)(o->parallel > 0 ? o->parallel : 1) *
+                  (o->strategy == FDT_SEARCH_MODEL ? 1 : 4);
+    if (bmax > 256)
+        bmax = 256;
+    cand **batch = calloc(bmax, sizeof *batch);
+    size_t *bidx = calloc(bmax, sizeof *bidx);
+    if (!batch || !bidx) {
+        free(batch);
+        free(bidx);
+        fdt_err_set(e, "out of memory");
+        goto done;
+    }
+    int failed_loop = 0;
+    while (!failed_loop) {
+        size_t nb = 0, i;
+        while (nb < bmax && st.done + (int)nb < st.planned && fdt_search_next(s, &i) == 0) {
+            if (l.v[i].measured)
+                continue; /* the baseline, already done */
+            bidx[nb] = i;
+            batch[nb++] = &l.v[i];
+        }
+        if (nb == 0)
+            break;
+        if (compile_batch(&st, batch, nb, e)) {
+            failed_loop = 1;
+            break;
+        }
+        for (size_t k = 0; k < nb; k++) {
+            if (o->stop && *o->stop) {
+                out->interrupted = 1;
+                snprintf(out->stop_reason, sizeof out->stop_reason, "interrupted");
+                break;
+            }
+            if (o->deadline > 0 && fdt_now() > o->deadline) {
+                out->interrupted = 1;
+                snprintf(out->stop_reason, sizeof out->stop_reason, "time limit");
+                break;
+            }
+            double t = 0;
+            if (measure(&st, batch[k], "full", 0, &t, e)) {
+                failed_loop = 1;
+                break;
+            }
+            release(batch[k]);
+            batch[k]->measured = 1;
+            out->tried++;
+            st.done++;
+            fdt_search_report(s, bidx[k], t > 0, t);
+        }
+        for (size_t k = 0; k < nb; k++)
+            release(batch[k]);
+        if (out->interrupted)
+            break;
+    }
+    free(batch);
+    free(bidx);
+    if (failed_loop)
+        goto done;
+    rc = 0;
+done:
+    if (run_open) {
+        fdt_err fe;
+        fdt_db_run_status rs = rc ? FDT_DB_FAILED
+                               : out->interrupted ? FDT_DB_INTERRUPTED
+                                                  : FDT_DB_DONE;
+        if (fdt_db_run_finish(ctx->db, st.run_id, rs, &fe) && rc == 0) {
+            *e = fe;
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        /* the best this device and environment has for the problem, resumed or new */
+        best_row b = {.have = 0};
+        if (fdt_db_top(ctx->db, ctx->device_id, st.problem_id, ctx->env_id, 1, take_best, &b, e))
+            rc = -1;
+        else if (b.have) {
+            out->have_best = 1;
+            snprintf(out->best_config, sizeof out->best_config, "%s", b.row.ev.config);
+            out->best_ms = b.row.ev.time_ms;
+            out->best_gbs = fdt_effective_bytes(p) / (b.row.ev.time_ms * 1e-3) / 1e9;
+            out->best_frac = out->copy_gbs > 0 ? out->best_gbs / out->copy_gbs : 0;
+            out->best_from_run = b.row.ev.run_id == st.run_id;
+            if (out->base_ms > 0)
+                out->speedup = out->base_ms / out->best_ms;
+        }
+    }
+    out->wall_s = fdt_now() - st.t0;
+    out->worker_restarts = fdt_worker_restarts(ctx->w);
+    fdt_search_free(s);
+    free(full_ms);
+    free(probe_ms);
+    free(failed);
+    fdt_rt_code_free(&base.code);
+    free(base.src);
+    free_list(&l);
+    return rc;
+}
