@@ -2,10 +2,13 @@
 # Runs a list of bench stages on the GPU machine with the binary and compile cache carried
 # in .gpu/, and packs the results into $OUT (the device tool returns at most 8 files).
 # Usage: bench/gpu_session.sh STAGE... ; stages: devices faults verify explore:LIST sanitize
+#   tune:STRATEGY:BUDGET:DB[:OPS[:SECONDS[:GRID]]]  fdtune --gpu auto --R 4 into $OUTDIR/DB.db
+#   crash  a tuning run over tests/data/crash.lua (illegal-address configs)
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 export FDTUNE=$root/.gpu/bin/fdtune FDTUNE_CACHE=$root/.gpu/cache OUTDIR=/tmp/fdtune-results
+export FDTUNE_RECIPES=$root/recipes
 mkdir -p "$OUTDIR"
 OUT=${OUT:-$OUTDIR}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
@@ -41,6 +44,18 @@ for stage in "$@"; do
           --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
           "$FDTUNE" bench --op "$op" --grid "$grid" --config "$cfg" --probe 2>&1 \
         | grep -vE "^==PROF==|^ *$" | head -150 ;;
+    tune:*)  # stopped gracefully (SIGINT) after SECONDS: the database keeps what was measured
+      IFS=: read -r _ strat budget db ops secs grid <<<"$stage"
+      opsarg=(); [ -n "${ops:-}" ] && opsarg=(--op "$ops")
+      timeout -s INT "${secs:-500}" "$FDTUNE" --gpu auto --R 4 \
+          --grid "${grid:-512^3}" --strategy "$strat" --budget "$budget" "${opsarg[@]}" \
+          --db "$OUTDIR/$db.db" --json >"$OUTDIR/$db.json" 2>"$OUTDIR/$db.log"
+      echo "exit $?"; tail -3 "$OUTDIR/$db.log"; cat "$OUTDIR/$db.json" ;;
+    crash)
+      "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
+          --op d2x --db "$OUTDIR/crash.db" --timeout 20
+      echo "exit $?"
+      "$FDTUNE" query show 1 --db "$OUTDIR/crash.db" ;;
     *) echo "unknown stage $stage" ;;
   esac 2>&1 | tee "$OUTDIR/stage-${stage//[:\/]/_}.txt"
   echo "=== $stage took $(( $(date +%s) - t0 )) s"

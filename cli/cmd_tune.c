@@ -319,13 +319,16 @@ int cmd_tune(int argc, char **argv)
     fdt_recipe_device dev;
     int index;
     if (pr.ndevices == 0) {
-        print_error("no GPU is visible, nothing can be tuned here (backends tried: %s%s%s%s%s).\n"
-                    "  Without a GPU: --dry-run shows the space and the model's ranking, "
-                    "--replay DB compares strategies on stored results",
-                    pr.nbackends > 0 ? pr.backend[0].name : "none",
-                    pr.nbackends > 0 && pr.backend[0].message[0] ? ": " : "",
-                    pr.nbackends > 0 ? pr.backend[0].message : "",
-                    pr.nbackends > 1 ? "; " : "", pr.nbackends > 1 ? pr.backend[1].name : "");
+        fdt_sb why;
+        fdt_sb_init(&why);
+        for (int i = 0; i < pr.nbackends; i++)
+            fdt_sb_printf(&why, "\n  %s: %s", pr.backend[i].name,
+                          pr.backend[i].message[0] ? pr.backend[i].message : "no device");
+        print_error("no GPU is visible, so nothing can be tuned here. Backends tried:%s\n"
+                    "  Without a GPU: --dry-run shows the space, the pruning and the model's "
+                    "ranking; --replay DB compares the strategies on stored results",
+                    pr.nbackends ? fdt_sb_str(&why) : " none compiled in");
+        fdt_sb_free(&why);
         rc = EXIT_NO_GPU;
         goto out;
     }

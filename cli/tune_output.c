@@ -363,12 +363,12 @@ int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_re
         fdt_sb_free(&b);
     } else {
         printf("\n%s: recipe %s\n", pk, fdt_recipe_path(r));
+        char bud[32];
+        snprintf(bud, sizeof bud, budget > 0 ? "%d evaluations" : "none", budget);
         printf("  space %llu configs, %llu survive the constraints and the generator's checks; "
                "strategy %s, budget %s\n",
                (unsigned long long)st.space, (unsigned long long)st.survivors,
-               fdt_search_kind_name(k), budget > 0 ? "" : "none");
-        if (budget > 0)
-            printf("  (budget: %d evaluations)\n", budget);
+               fdt_search_kind_name(k), bud);
         for (int i = 0; i < st.nprune; i++)
             if (st.prune[i].count)
                 printf("  pruned %8llu  %s%s%.0d: %s\n", (unsigned long long)st.prune[i].count,

@@ -46,7 +46,13 @@ struct fdt_search {
     size_t *order;       /* proposal order: recipe order, permutation or ranking */
     size_t pos;          /* next position in order */
     size_t issued;
-    size_t nseed;        /* model: measured from the ranking before neighbourhoods */
+    size_t ntop;         /* model: measured straight from the ranking before anything else */
+    size_t *seeds;       /* model: per value of every parameter, its best-ranked config */
+    size_t nseed, seed_pos;
+    struct resid *res;   /* model: per parameter and value, log(measured / predicted) */
+    unsigned char *vidx; /* model: value index of config i, parameter j at [i * nparams + j] */
+    double rsum;
+    int rcnt;
     int nparams;
     gentry **group;      /* per parameter: entries sorted by key */
     size_t **where;      /* per parameter: position of config i in group */
@@ -85,13 +91,34 @@ static void rank_by(size_t *order, size_t n, const double *pred)
     sort_pred = NULL;
 }
 
+/* Sorts config indices by their values with the parameters in `skip` left out. */
+static void group_by(fdt_search *s, const fdt_config *space, const fdt_param_info *pi, size_t np,
+                     const unsigned char *skip, gentry *g)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        int v[64] = {0};
+        for (size_t q = 0; q < np && q < 64; q++)
+            if (!skip[q])
+                v[q] = *(const int *)((const char *)&space[i] + pi[q].offset);
+        g[i] = (gentry){fdt_hash64(v, np * sizeof *v, FDT_HASH_SEED), i};
+    }
+    qsort(g, s->n, sizeof *g, cmp_gentry);
+}
+
+/* A parameter that never differs alone between two configs of the space is a function of the
+ * others (launch bounds derived from the block, a constant): it is left out of every
+ * neighbourhood key, otherwise changing `by` would never have a neighbour because `lb`
+ * changes with it. */
 static int build_groups(fdt_search *s, const fdt_config *space)
 {
     size_t np;
     const fdt_param_info *pi = fdt_config_params(&np);
+    if (np > 64)
+        np = 64;
     s->nparams = (int)np;
     s->group = calloc(np, sizeof *s->group);
     s->where = calloc(np, sizeof *s->where);
+    unsigned char dep[64] = {0}, skip[64];
     if (!s->group || !s->where)
         return -1;
     for (size_t j = 0; j < np; j++) {
@@ -99,17 +126,122 @@ static int build_groups(fdt_search *s, const fdt_config *space)
         s->where[j] = malloc(s->n * sizeof **s->where);
         if (!s->group[j] || !s->where[j])
             return -1;
-        for (size_t i = 0; i < s->n; i++) {
-            int v[64];
-            for (size_t q = 0; q < np && q < 64; q++)
-                v[q] = q == j ? 0 : *(const int *)((const char *)&space[i] + pi[q].offset);
-            s->group[j][i] = (gentry){fdt_hash64(v, np * sizeof *v, FDT_HASH_SEED), i};
-        }
-        qsort(s->group[j], s->n, sizeof **s->group, cmp_gentry);
+        memset(skip, 0, sizeof skip);
+        skip[j] = 1;
+        group_by(s, space, pi, np, skip, s->group[j]);
+        dep[j] = 1;
+        for (size_t k = 1; k < s->n && dep[j]; k++)
+            if (s->group[j][k].key == s->group[j][k - 1].key)
+                dep[j] = 0;
+    }
+    for (size_t j = 0; j < np; j++) {
+        memcpy(skip, dep, sizeof skip);
+        skip[j] = 1;
+        if (!dep[j])
+            group_by(s, space, pi, np, skip, s->group[j]);
+        else /* no neighbours along j: every config its own group */
+            for (size_t k = 0; k < s->n; k++)
+                s->group[j][k] = (gentry){k, k};
         for (size_t k = 0; k < s->n; k++)
             s->where[j][s->group[j][k].idx] = k;
     }
     return 0;
+}
+
+/* The model strategy's memory of how wrong the model is: the log of measured over predicted
+ * time, averaged per value of every parameter. Added up (an additive model in log space,
+ * shrunk towards zero while a value has few measurements), it corrects the predictions of
+ * configs not measured yet, so that a structural choice the model misjudges (a shared tile,
+ * the window length, small blocks) is learnt from the first few measurements instead of
+ * steering the whole search. */
+#define MAXV 64
+
+typedef struct resid {
+    double sum[MAXV];
+    int cnt[MAXV];
+    int val[MAXV], nval;
+} resid;
+
+static int value_index(resid *r, int v)
+{
+    for (int q = 0; q < r->nval; q++)
+        if (r->val[q] == v)
+            return q;
+    if (r->nval == MAXV)
+        return MAXV - 1; /* more distinct values than tracked: share the last slot */
+    r->val[r->nval] = v;
+    return r->nval++;
+}
+
+/* Contrast for the correction: it can only learn about a parameter value once something
+ * with that value was measured, so the best-ranked config of every value is measured early. */
+static int pick_seeds(fdt_search *s)
+{
+    s->seeds = malloc(s->n * sizeof *s->seeds);
+    unsigned char *mark = calloc(s->n, 1);
+    if (!s->seeds || !mark) {
+        free(mark);
+        return -1;
+    }
+    for (int j = 0; j < s->nparams; j++) {
+        unsigned char seen[MAXV] = {0};
+        for (size_t k = 0; k < s->n; k++) {
+            size_t i = s->order[k];
+            int q = s->vidx[i * s->nparams + j];
+            if (!seen[q])
+                mark[i] = 1;
+            seen[q] = 1;
+        }
+    }
+    for (size_t k = 0; k < s->n; k++)
+        if (mark[s->order[k]])
+            s->seeds[s->nseed++] = s->order[k];
+    free(mark);
+    return 0;
+}
+
+static int init_correction(fdt_search *s, const fdt_config *space)
+{
+    size_t np;
+    const fdt_param_info *pi = fdt_config_params(&np);
+    s->res = calloc((size_t)s->nparams, sizeof *s->res);
+    s->vidx = malloc(s->n * (size_t)s->nparams);
+    if (!s->res || !s->vidx)
+        return -1;
+    for (size_t i = 0; i < s->n; i++)
+        for (int j = 0; j < s->nparams; j++)
+            s->vidx[i * s->nparams + j] = (unsigned char)value_index(
+                &s->res[j], *(const int *)((const char *)&space[i] + pi[j].offset));
+    return 0;
+}
+
+/* A config that failed (pruned for spills, refused at launch) says its region is worse than
+ * predicted: it counts as a measurement FAIL_FACTOR times slower than the prediction. */
+#define FAIL_FACTOR 4.0
+
+static void learn(fdt_search *s, size_t i, double ms)
+{
+    double r = ms > 0 ? log(ms / s->pred[i]) : log(FAIL_FACTOR);
+    s->rsum += r;
+    s->rcnt++;
+    for (int j = 0; j < s->nparams; j++) {
+        int q = s->vidx[i * s->nparams + j];
+        s->res[j].sum[q] += r;
+        s->res[j].cnt[q]++;
+    }
+}
+
+static double corrected(const fdt_search *s, size_t i)
+{
+    if (s->rcnt == 0)
+        return s->pred[i];
+    double mean = s->rsum / s->rcnt, c = mean;
+    for (int j = 0; j < s->nparams; j++) {
+        int q = s->vidx[i * s->nparams + j], n = s->res[j].cnt[q];
+        if (n)
+            c += (s->res[j].sum[q] / n - mean) * n / (n + 2.0);
+    }
+    return s->pred[i] * exp(c);
 }
 
 int fdt_search_new_predicted(fdt_search_kind kind, const fdt_config *space, size_t n,
@@ -146,11 +278,8 @@ int fdt_search_new_predicted(fdt_search_kind kind, const fdt_config *space, size
             goto oom;
         memcpy(s->pred, predicted, n * sizeof *s->pred);
         rank_by(s->order, n, s->pred);
-        /* a few of the best ranked first, so that the neighbourhoods start from several
-         * promising regions rather than from the model's single favourite */
-        s->nseed = n / 32;
-        s->nseed = s->nseed < 4 ? 4 : s->nseed > 16 ? 16 : s->nseed;
-        if (build_groups(s, space))
+        s->ntop = n / 32 < 4 ? 4 : n / 32 > 16 ? 16 : n / 32;
+        if (build_groups(s, space) || init_correction(s, space) || pick_seeds(s))
             goto oom;
     }
     *out = s;
@@ -190,6 +319,9 @@ void fdt_search_free(fdt_search *s)
     free(s->ms);
     free(s->pred);
     free(s->order);
+    free(s->res);
+    free(s->vidx);
+    free(s->seeds);
     free(s);
 }
 
@@ -213,10 +345,12 @@ static size_t best_neighbour(const fdt_search *s, size_t c)
         const gentry *g = s->group[j];
         size_t at = s->where[j][c];
         for (size_t k = at; k-- > 0 && g[k].key == g[at].key;)
-            if (s->state[g[k].idx] == FRESH && (best == s->n || s->pred[g[k].idx] < s->pred[best]))
+            if (s->state[g[k].idx] == FRESH &&
+                (best == s->n || corrected(s, g[k].idx) < corrected(s, best)))
                 best = g[k].idx;
         for (size_t k = at + 1; k < s->n && g[k].key == g[at].key; k++)
-            if (s->state[g[k].idx] == FRESH && (best == s->n || s->pred[g[k].idx] < s->pred[best]))
+            if (s->state[g[k].idx] == FRESH &&
+                (best == s->n || corrected(s, g[k].idx) < corrected(s, best)))
                 best = g[k].idx;
     }
     return best;
@@ -226,8 +360,34 @@ static size_t best_neighbour(const fdt_search *s, size_t c)
 
 static int next_model(fdt_search *s, size_t *idx)
 {
-    if (s->issued < s->nseed)
+    /* the top of the ranking first; then steps into the neighbourhoods of the best measured
+     * configs alternate with the best of the whole space by corrected prediction */
+    if (s->issued < s->ntop || s->rcnt == 0)
         return next_in_order(s, idx);
+    while (s->issued % 3 == 0 && s->seed_pos < s->nseed) {
+        size_t i = s->seeds[s->seed_pos++];
+        if (s->state[i] == FRESH) {
+            *idx = i;
+            return 0;
+        }
+    }
+    if (s->issued % 3 == 1) {
+        size_t b = s->n;
+        double bc = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            if (s->state[i] != FRESH)
+                continue;
+            double c = corrected(s, i);
+            if (b == s->n || c < bc) {
+                b = i;
+                bc = c;
+            }
+        }
+        if (b < s->n) {
+            *idx = b;
+            return 0;
+        }
+    }
     size_t top[NEIGHBOURHOODS];
     int ntop = 0;
     for (size_t i = 0; i < s->n; i++) {
@@ -270,6 +430,8 @@ void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms)
         return;
     s->state[idx] = DONE;
     s->ms[idx] = ok && ms > 0 ? ms : -1;
+    if (s->kind == FDT_SEARCH_MODEL)
+        learn(s, idx, s->ms[idx]);
 }
 
 int fdt_search_best(const fdt_search *s, size_t *idx, double *ms)

@@ -1,0 +1,851 @@
+/* Tests of `fdtune query` as users and scripts meet it: a database is written through the
+ * fdt_db API (two GPUs, three runs, ok, wrong and failed evaluations), then the built fdtune
+ * binary is run on it and its stdout, stderr and exit status are checked: the best config wins
+ * over slower and wrong ones, the JSON is well-formed and versioned, the CSV survives RFC 4180
+ * parsing (configs and messages hold commas and quotes), --nearest names the rung that answered
+ * and the recipe default when nothing was tuned, runs/show/history list what was stored, and
+ * mistakes exit 2 or 4 with a message. The database file must be byte-identical afterwards
+ * (queries are read-only). CPU only; everything lives under a mkdtemp directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fdt_db.h"
+#include "fdt_recipe.h"
+
+#ifndef FDTUNE_BIN
+#error "FDTUNE_BIN (the fdtune executable) must be defined by the build"
+#endif
+#ifndef FDT_SOURCE_DIR
+#define FDT_SOURCE_DIR "."
+#endif
+
+static char g_dir[256], g_db[512], g_src[1024];
+static char *g_db_bytes;
+static size_t g_db_len;
+static int64_t g_run1, g_run2, g_run3;
+
+/* Canonical keys, computed through the generator so the test follows its rules. */
+static char FAST[64], SLOW[64], WRONG[64], D2X[64], BROKEN[64], MI[64];
+static const char BROKEN_MSG[] = "nvrtc: error: \"vec\" needs aligned rows, line 3";
+
+/* ------------------------------------------------------------------ running fdtune */
+
+typedef struct result {
+    int status; /* exit status, or 128+signal */
+    char *out, *err;
+} result;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("%s: cannot open", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    assert_non_null(s);
+    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Runs fdtune with the arguments of argv (NULL-terminated) and captures both streams. */
+static void runv(result *r, const char *const *argv)
+{
+    char *args[64];
+    int n = 0;
+    args[n++] = (char *)FDTUNE_BIN;
+    for (; *argv && n < 63; argv++)
+        args[n++] = (char *)*argv;
+    args[n] = NULL;
+    char out[600], err[600];
+    snprintf(out, sizeof out, "%s/stdout", g_dir);
+    snprintf(err, sizeof err, "%s/stderr", g_dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
+            _exit(126);
+        execv(FDTUNE_BIN, args);
+        _exit(127);
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    r->out = slurp(out);
+    r->err = slurp(err);
+    unlink(out);
+    unlink(err);
+}
+
+static void run(result *r, ...)
+{
+    const char *args[64];
+    int n = 0;
+    va_list ap;
+    va_start(ap, r);
+    for (const char *a; (a = va_arg(ap, const char *)) && n < 63;)
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    runv(r, args);
+}
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static void expect_status(const result *r, int status)
+{
+    if (r->status != status)
+        fail_msg("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r->status, status, r->out, r->err);
+}
+
+static void assert_has(const char *s, const char *part)
+{
+    if (!strstr(s, part))
+        fail_msg("'%s' not found in:\n%s", part, s);
+}
+
+static void assert_lacks(const char *s, const char *part)
+{
+    if (strstr(s, part))
+        fail_msg("'%s' unexpectedly found in:\n%s", part, s);
+}
+
+/* ------------------------------------------------------------------ JSON and CSV checks */
+
+/* A strict JSON recogniser: enough to prove a document parses, without a library. */
+static const char *js_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')
+        s++;
+    return s;
+}
+
+static const char *js_value(const char *s, int depth);
+
+static const char *js_string(const char *s)
+{
+    if (*s++ != '"')
+        return NULL;
+    for (; *s != '"'; s++) {
+        if (!*s || (unsigned char)*s < 0x20)
+            return NULL;
+        if (*s == '\\') {
+            s++;
+            if (*s == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)s[i]))
+                        return NULL;
+                s += 4;
+            } else if (!strchr("\"\\/bfnrt", *s) || !*s)
+                return NULL;
+        }
+    }
+    return s + 1;
+}
+
+static const char *js_number(const char *s)
+{
+    const char *b = s;
+    if (*s == '-')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return NULL;
+    if (*s == '0')
+        s++;
+    else
+        while (isdigit((unsigned char)*s))
+            s++;
+    if (*s == '.') {
+        s++;
+        if (!isdigit((unsigned char)*s))
+            return NULL;
+        while (isdigit((unsigned char)*s))
+            s++;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        if (!isdigit((unsigned char)*s))
+            return NULL;
+        while (isdigit((unsigned char)*s))
+            s++;
+    }
+    return s > b ? s : NULL;
+}
+
+static const char *js_value(const char *s, int depth)
+{
+    if (depth > 64)
+        return NULL;
+    s = js_ws(s);
+    if (*s == '{' || *s == '[') {
+        char close = *s == '{' ? '}' : ']';
+        s = js_ws(s + 1);
+        if (*s == close)
+            return s + 1;
+        for (;;) {
+            if (close == '}') {
+                if (!(s = js_string(js_ws(s))))
+                    return NULL;
+                s = js_ws(s);
+                if (*s++ != ':')
+                    return NULL;
+            }
+            if (!(s = js_value(s, depth + 1)))
+                return NULL;
+            s = js_ws(s);
+            if (*s == close)
+                return s + 1;
+            if (*s++ != ',')
+                return NULL;
+        }
+    }
+    if (*s == '"')
+        return js_string(s);
+    if (!strncmp(s, "true", 4) || !strncmp(s, "null", 4))
+        return s + 4;
+    if (!strncmp(s, "false", 5))
+        return s + 5;
+    return js_number(s);
+}
+
+static void assert_json(const char *doc)
+{
+    const char *end = js_value(doc, 0);
+    if (!end || *js_ws(end))
+        fail_msg("not one JSON document (fails near offset %ld):\n%s",
+                 end ? (long)(end - doc) : -1L, doc);
+    /* Versioned at the top level, before anything else. */
+    if (strncmp(doc, "{\"schema\": 1,", 13))
+        fail_msg("the document does not start with \"schema\": 1:\n%s", doc);
+}
+
+/* An RFC 4180 reader: records of fields, quotes doubled inside quoted fields. */
+typedef struct csv {
+    int nrec, nfield[64];
+    char *field[64][64];
+} csv;
+
+static void csv_parse(const char *s, csv *c)
+{
+    memset(c, 0, sizeof *c);
+    while (*s) {
+        assert_true(c->nrec < 64);
+        int r = c->nrec++;
+        for (;;) {
+            char buf[2048];
+            size_t n = 0;
+            if (*s == '"') {
+                for (s++;; s++) {
+                    if (!*s)
+                        fail_msg("CSV: unterminated quoted field");
+                    if (*s == '"') {
+                        if (s[1] != '"')
+                            break;
+                        s++;
+                    }
+                    assert_true(n < sizeof buf - 1);
+                    buf[n++] = *s;
+                }
+                s++;
+                if (*s != ',' && *s != '\n' && *s != '\r' && *s)
+                    fail_msg("CSV: text after a closing quote: %.20s", s);
+            } else {
+                for (; *s && *s != ',' && *s != '\n' && *s != '\r'; s++) {
+                    if (*s == '"')
+                        fail_msg("CSV: a quote inside an unquoted field");
+                    assert_true(n < sizeof buf - 1);
+                    buf[n++] = *s;
+                }
+            }
+            buf[n] = 0;
+            assert_true(c->nfield[r] < 64);
+            c->field[r][c->nfield[r]++] = strdup(buf);
+            if (*s == ',') {
+                s++;
+                continue;
+            }
+            if (*s == '\r')
+                s++;
+            if (*s == '\n')
+                s++;
+            break;
+        }
+    }
+}
+
+static void csv_free(csv *c)
+{
+    for (int r = 0; r < c->nrec; r++)
+        for (int f = 0; f < c->nfield[r]; f++)
+            free(c->field[r][f]);
+}
+
+/* Parses and checks there are `rows` data rows, each as wide as the header. */
+static void csv_load(const char *text, csv *c, int rows)
+{
+    csv_parse(text, c);
+    if (c->nrec != rows + 1)
+        fail_msg("CSV has %d data rows, want %d:\n%s", c->nrec - 1, rows, text);
+    for (int r = 1; r < c->nrec; r++)
+        if (c->nfield[r] != c->nfield[0])
+            fail_msg("CSV record %d has %d fields, the header %d:\n%s", r, c->nfield[r],
+                     c->nfield[0], text);
+}
+
+/* The column named `key` in the header. */
+static int csv_col(const csv *c, const char *key)
+{
+    for (int f = 0; f < c->nfield[0]; f++)
+        if (!strcmp(c->field[0][f], key))
+            return f;
+    fail_msg("CSV header lacks '%s'", key);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ the database */
+
+static fdt_rt_device_info device(const char *backend, const char *vendor, const char *name,
+                                 const char *arch, int cu, const char *uuid)
+{
+    fdt_rt_device_info d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.backend, sizeof d.backend, "%s", backend);
+    snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    snprintf(d.arch, sizeof d.arch, "%s", arch);
+    d.compute_units = cu;
+    d.warp_size = !strcmp(vendor, "AMD") ? 64 : 32;
+    d.l2_bytes = 50LL << 20;
+    d.mem_bytes = 80LL << 30;
+    snprintf(d.uuid, sizeof d.uuid, "%s", uuid);
+    snprintf(d.driver_version, sizeof d.driver_version, "580.65.06");
+    snprintf(d.runtime_version, sizeof d.runtime_version, "13.0");
+    snprintf(d.compiler_version, sizeof d.compiler_version, "13.0.48");
+    return d;
+}
+
+static void canon(const char *text, char *key, size_t n)
+{
+    fdt_config c;
+    fdt_err e;
+    if (fdt_config_parse(text, &c, &e))
+        fail_msg("%s: %s", text, e.msg);
+    fdt_config_format(&c, key, n);
+}
+
+static int64_t begin(fdt_db *db, const fdt_rt_device_info *d, fdt_db_run_kind kind,
+                     const char *cmd, double copy)
+{
+    fdt_err e;
+    int64_t dev, env, id;
+    fdt_db_env v;
+    fdt_db_env_from_rt(d, "0.1.0", &v);
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e))
+        fail_msg("%s", e.msg);
+    r.kind = kind;
+    r.device_id = dev;
+    r.env_id = env;
+    r.copy_gbs = copy;
+    snprintf(r.command, sizeof r.command, "%s", cmd);
+    snprintf(r.recipe, sizeof r.recipe, "lap");
+    snprintf(r.strategy, sizeof r.strategy, "model");
+    if (fdt_db_run_begin(db, &r, &id, &e))
+        fail_msg("%s", e.msg);
+    return id;
+}
+
+static void add(fdt_db *db, int64_t run_id, fdt_problem p, const char *config, fdt_db_status s,
+                double ms, const char *msg)
+{
+    fdt_err e;
+    fdt_db_eval ev;
+    fdt_db_eval_init(&ev);
+    ev.run_id = run_id;
+    if (fdt_db_problem_id(db, &p, &ev.problem_id, &e))
+        fail_msg("%s", e.msg);
+    snprintf(ev.config, sizeof ev.config, "%s", config);
+    ev.status = s;
+    ev.time_ms = ms;
+    ev.gbs = isnan(ms) ? NAN : 2.0 / ms * 1000;
+    ev.layout_line = 544;
+    ev.layout_offset = 28;
+    ev.registers = 40;
+    ev.spill_bytes = 0;
+    ev.shared_bytes = 0;
+    snprintf(ev.message, sizeof ev.message, "%s", msg);
+    if (fdt_db_eval_insert(db, &ev, NULL, &e))
+        fail_msg("%s", e.msg);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/fdt_query_XXXXXX");
+    if (!mkdtemp(g_dir))
+        return -1;
+    snprintf(g_db, sizeof g_db, "%s/tune.db", g_dir);
+    const char *src = getenv("FDTUNE_TEST_SRC");
+    snprintf(g_src, sizeof g_src, "%s", src && *src ? src : FDT_SOURCE_DIR);
+    char recipes[1100];
+    snprintf(recipes, sizeof recipes, "%s/recipes", g_src);
+    setenv("FDTUNE_RECIPES", recipes, 1);
+    setenv("NO_COLOR", "1", 1);
+    unsetenv("FDTUNE_DB");
+
+    canon("bx=32,by=8", FAST, sizeof FAST);
+    canon("bx=128,by=2", SLOW, sizeof SLOW);
+    canon("bx=256,by=1", WRONG, sizeof WRONG);
+    canon("bx=64,tile=2", D2X, sizeof D2X);
+    canon("bx=96,vec=4", BROKEN, sizeof BROKEN);
+    canon("bx=512", MI, sizeof MI);
+
+    fdt_db *db;
+    fdt_err e;
+    if (fdt_db_open(g_db, FDT_DB_CREATE, &db, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    fdt_rt_device_info h100 = device("cuda", "NVIDIA", "NVIDIA H100 80GB HBM3", "sm_90", 132,
+                                     "GPU-h100");
+    fdt_rt_device_info mi = device("hip", "AMD", "AMD Instinct MI250X", "gfx90a", 110, "GPU-mi");
+    fdt_problem lap = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
+    fdt_problem d2x = {FDT_OP_D2X, 4, FDT_F32, 256, 256, 256};
+
+    g_run1 = begin(db, &h100, FDT_DB_TUNE, "fdtune --gpu H100 --R 4 --grid 512^3", 3000);
+    add(db, g_run1, lap, FAST, FDT_DB_OK, 1.0, "");
+    add(db, g_run1, lap, SLOW, FDT_DB_OK, 2.0, "");
+    /* Faster than everything, but it computed the wrong answer: never the best. */
+    add(db, g_run1, lap, WRONG, FDT_DB_WRONG, 0.5, "max |err| 3e-2 > tolerance 1e-5");
+    add(db, g_run1, d2x, D2X, FDT_DB_OK, 0.25, "");
+    add(db, g_run1, d2x, BROKEN, FDT_DB_COMPILE_ERROR, NAN, BROKEN_MSG);
+    if (fdt_db_run_finish(db, g_run1, FDT_DB_DONE, &e))
+        fail_msg("%s", e.msg);
+    /* A retune re-measures the winner, a little slower; it is still running. */
+    g_run2 = begin(db, &h100, FDT_DB_RETUNE, "fdtune retune", 2900);
+    add(db, g_run2, lap, FAST, FDT_DB_OK, 1.1, "");
+    g_run3 = begin(db, &mi, FDT_DB_TUNE, "fdtune --gpu MI250X --R 4 --grid 512^3", 1300);
+    add(db, g_run3, lap, MI, FDT_DB_OK, 1.5, "");
+    if (fdt_db_run_finish(db, g_run3, FDT_DB_DONE, &e))
+        fail_msg("%s", e.msg);
+    fdt_db_close(db);
+    g_db_bytes = slurp(g_db);
+    struct stat sb;
+    stat(g_db, &sb);
+    g_db_len = (size_t)sb.st_size;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(g_db_bytes);
+    nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ best */
+
+static void test_best_text(void **state)
+{
+    (void)state;
+    result r;
+    run(&r, "query", "best", "--db", g_db, NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, FAST);
+    assert_lacks(r.out, SLOW);
+    assert_lacks(r.out, WRONG);
+    assert_lacks(r.out, BROKEN);
+    assert_has(r.out, D2X);
+    assert_has(r.out, MI);
+    assert_has(r.out, "NVIDIA H100 80GB HBM3");
+    assert_has(r.out, "gfx90a");
+    assert_has(r.out, "lap R=4 f32 512x512x512");
+    assert_has(r.out, "1.0000");   /* median ms of the winner, not the retune's 1.1 */
+    assert_has(r.out, "0.667");    /* 2000 GB/s of the run's 3000 GB/s copy */
+    assert_has(r.out, "544/28");   /* layout line/offset */
+    assert_has(r.out, "580.65.06 / 13.0.48");
+    assert_string_equal(r.err, "");
+    result_free(&r);
+
+    /* Filters: the GPU substring, the op. */
+    run(&r, "query", "best", "--db", g_db, "--gpu", "h100", "--op", "lap", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, FAST);
+    assert_lacks(r.out, MI);
+    assert_lacks(r.out, D2X);
+    result_free(&r);
+    run(&r, "query", "best", "--db", g_db, "--gpu", "b200", NULL);
+    expect_status(&r, 0);
+    assert_string_equal(r.out, "");
+    assert_has(r.err, "no tuned result");
+    result_free(&r);
+}
+
+static void test_best_json_csv(void **state)
+{
+    (void)state;
+    result r;
+    run(&r, "query", "best", "--db", g_db, "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    char want[128];
+    snprintf(want, sizeof want, "\"config\": \"%s\"", FAST);
+    assert_has(r.out, want);
+    assert_has(r.out, "\"layout_line\": 544");
+    assert_lacks(r.out, SLOW);
+    assert_lacks(r.out, WRONG);
+    result_free(&r);
+
+    run(&r, "query", "best", "--db", g_db, "--csv", NULL);
+    expect_status(&r, 0);
+    csv c;
+    csv_load(r.out, &c, 3);
+    int k = csv_col(&c, "config"); /* H100 lap, H100 d2x, MI250X lap */
+    int found = 0;
+    for (int i = 1; i < c.nrec; i++) {
+        found += !strcmp(c.field[i][k], FAST);
+        assert_string_not_equal(c.field[i][k], SLOW);
+    }
+    assert_int_equal(found, 1);
+    /* Rows come by device name: AMD before NVIDIA. */
+    assert_string_equal(c.field[1][k], MI);
+    csv_free(&c);
+    result_free(&r);
+
+    run(&r, "query", "best", "--db", g_db, "--csv", "--R", "4", "--grid", "256^3", NULL);
+    expect_status(&r, 0);
+    csv_load(r.out, &c, 1);
+    k = csv_col(&c, "config");
+    assert_string_equal(c.field[1][k], D2X);
+    csv_free(&c);
+    result_free(&r);
+}
+
+static void test_nearest(void **state)
+{
+    (void)state;
+    result r;
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "lap", "--R",
+        "4", "--grid", "600^3", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "fallback  grid:");
+    assert_has(r.out, FAST);
+    assert_has(r.out, "512x512x512");
+    assert_lacks(r.out, WRONG);
+    result_free(&r);
+
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "lap", "--R",
+        "4", "--grid", "512^3", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "fallback  exact:");
+    assert_has(r.out, FAST);
+    result_free(&r);
+
+    /* An H200 was never tuned here: the catalogue says it is sm_90, so the H100's result of
+     * the same arch answers. */
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H200", "--op", "lap", "--R",
+        "4", "--grid", "600^3", "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "\"fallback\": \"arch\"");
+    assert_has(r.out, "\"requested_nx\": 600");
+    assert_has(r.out, "\"nx\": 512");
+    char want[128];
+    snprintf(want, sizeof want, "\"config\": \"%s\"", FAST);
+    assert_has(r.out, want);
+    result_free(&r);
+
+    /* Nothing tuned for d2z: the recipe's default, as the recipe module computes it. */
+    char path[1200], rdir[1100];
+    snprintf(rdir, sizeof rdir, "%s/recipes", g_src);
+    const char *dirs[1] = {rdir};
+    fdt_err e;
+    fdt_recipe *rec;
+    fdt_catalogue *cat;
+    fdt_recipe_device dev;
+    fdt_config c;
+    fdt_problem p = {FDT_OP_D2Z, 4, FDT_F32, 600, 600, 600};
+    char cat_path[1200], def[256];
+    snprintf(cat_path, sizeof cat_path, "%s/gpus.lua", rdir);
+    if (fdt_recipe_find_for_op(FDT_OP_D2Z, NULL, dirs, 1, path, sizeof path, &e) ||
+        fdt_recipe_load(path, NULL, &rec, &e) || fdt_catalogue_load(cat_path, &cat, &e) ||
+        fdt_catalogue_find(cat, "H100", NULL, 0, &dev, &e) ||
+        fdt_recipe_default_config(rec, &p, &dev, &c, &e))
+        fail_msg("%s", e.msg);
+    fdt_recipe_free(rec);
+    fdt_catalogue_free(cat);
+    fdt_config_format(&c, def, sizeof def);
+    assert_string_not_equal(def, "default"); /* the recipe's own default, not fdtune's */
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "d2z", "--R",
+        "4", "--grid", "600^3", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "fallback  none:");
+    char line[300];
+    snprintf(line, sizeof line, "config    %s\n", def);
+    assert_has(r.out, line);
+    assert_has(r.out, "d2z.lua");
+    result_free(&r);
+
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "d2z", "--R",
+        "4", "--grid", "600^3", "--csv", NULL);
+    expect_status(&r, 0);
+    csv cs;
+    csv_load(r.out, &cs, 1);
+    int k = csv_col(&cs, "config");
+    assert_string_equal(cs.field[1][k], def);
+    assert_string_equal(cs.field[1][0], "none");
+    csv_free(&cs);
+    result_free(&r);
+}
+
+/* ------------------------------------------------------------------ runs, show, history */
+
+static void test_runs(void **state)
+{
+    (void)state;
+    result r;
+    char id[32];
+    run(&r, "query", "runs", "--db", g_db, NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "fdtune --gpu MI250X --R 4 --grid 512^3");
+    assert_has(r.out, "retune");
+    assert_has(r.out, "running");
+    result_free(&r);
+
+    run(&r, "query", "runs", "--db", g_db, "--csv", NULL);
+    expect_status(&r, 0);
+    csv c;
+    csv_load(r.out, &c, 3);
+    int k = csv_col(&c, "id");
+    int n = csv_col(&c, "evaluations");
+    snprintf(id, sizeof id, "%lld", (long long)g_run3); /* newest first */
+    assert_string_equal(c.field[1][k], id);
+    snprintf(id, sizeof id, "%lld", (long long)g_run1);
+    assert_string_equal(c.field[3][k], id);
+    assert_string_equal(c.field[3][n], "5");
+    csv_free(&c);
+    result_free(&r);
+
+    run(&r, "query", "runs", "--db", g_db, "--csv", "--gpu", "mi250", NULL);
+    expect_status(&r, 0);
+    csv_load(r.out, &c, 1);
+    k = csv_col(&c, "id");
+    snprintf(id, sizeof id, "%lld", (long long)g_run3);
+    assert_string_equal(c.field[1][k], id);
+    csv_free(&c);
+    result_free(&r);
+
+    run(&r, "query", "runs", "--db", g_db, "--limit", "2", "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "\"command\": \"fdtune retune\"");
+    assert_lacks(r.out, "fdtune --gpu H100"); /* the oldest run is past the limit */
+    result_free(&r);
+}
+
+static void test_show(void **state)
+{
+    (void)state;
+    result r;
+    char id[32];
+    snprintf(id, sizeof id, "%lld", (long long)g_run1);
+    run(&r, "query", "show", id, "--db", g_db, NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "NVIDIA H100 80GB HBM3");
+    assert_has(r.out, "fdtune --gpu H100 --R 4 --grid 512^3");
+    assert_has(r.out, FAST);
+    assert_has(r.out, SLOW);
+    assert_has(r.out, WRONG);
+    assert_has(r.out, BROKEN);
+    assert_has(r.out, "compile_error");
+    assert_has(r.out, BROKEN_MSG);
+    assert_has(r.out, "evaluations 5, 3 ok");
+    assert_lacks(r.out, MI);
+    result_free(&r);
+
+    run(&r, "query", "show", id, "--db", g_db, "--csv", NULL);
+    expect_status(&r, 0);
+    csv c;
+    csv_load(r.out, &c, 5);
+    int m = csv_col(&c, "message");
+    int s = csv_col(&c, "status");
+    int cfg = csv_col(&c, "config");
+    /* The message with a comma and quotes comes back exactly, in insertion order. */
+    assert_string_equal(c.field[5][cfg], BROKEN);
+    assert_string_equal(c.field[5][s], "compile_error");
+    assert_string_equal(c.field[5][m], BROKEN_MSG);
+    assert_string_equal(c.field[3][s], "wrong");
+    csv_free(&c);
+    result_free(&r);
+
+    run(&r, "query", "show", id, "--db", g_db, "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "\"message\": \"nvrtc: error: \\\"vec\\\" needs aligned rows, line 3\"");
+    assert_has(r.out, "\"status\": \"done\"");
+    result_free(&r);
+}
+
+static void test_history(void **state)
+{
+    (void)state;
+    result r;
+    /* Keys out of order and a default value spelled out: the same config. */
+    run(&r, "query", "history", "--db", g_db, "--op", "lap", "--R", "4", "--grid", "512^3",
+        "--config", "by=8,bx=32,bz=1", "--csv", NULL);
+    expect_status(&r, 0);
+    csv c;
+    csv_load(r.out, &c, 2);
+    int k = csv_col(&c, "run");
+    int t = csv_col(&c, "median_ms");
+    char id[32];
+    snprintf(id, sizeof id, "%lld", (long long)g_run1); /* oldest first */
+    assert_string_equal(c.field[1][k], id);
+    assert_true(fabs(atof(c.field[1][t]) - 1.0) < 1e-9);
+    snprintf(id, sizeof id, "%lld", (long long)g_run2);
+    assert_string_equal(c.field[2][k], id);
+    assert_true(fabs(atof(c.field[2][t]) - 1.1) < 1e-9);
+    csv_free(&c);
+    result_free(&r);
+
+    run(&r, "query", "history", "--db", g_db, "--op", "lap", "--R", "4", "--grid", "512^3",
+        "--config", FAST, NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "1.0000");
+    assert_has(r.out, "1.1000");
+    result_free(&r);
+
+    run(&r, "query", "history", "--db", g_db, "--op", "lap", "--R", "4", "--grid", "512^3",
+        "--config", FAST, "--gpu", "mi250", "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "\"evaluations\": []");
+    result_free(&r);
+}
+
+/* ------------------------------------------------------------------ errors and defaults */
+
+static void test_errors(void **state)
+{
+    (void)state;
+    result r;
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/nope/none.db", g_dir);
+    run(&r, "query", "best", "--db", missing, NULL);
+    expect_status(&r, 4);
+    assert_has(r.err, "no tuning database at");
+    assert_has(r.err, missing);
+    assert_string_equal(r.out, "");
+    result_free(&r);
+    struct stat sb;
+    assert_int_not_equal(stat(missing, &sb), 0); /* and nothing was created */
+
+    static const char *const bad[][12] = {
+        {"query", "best", "--grid", "600^", NULL},
+        {"query", "best", "--R", "9", NULL},
+        {"query", "best", "--json", "--csv", NULL},
+        {"query", "best", "--limit", "3", NULL},
+        {"query", "best", "--nearest", "--gpu", "H100", "--op", "lap", "--R", "4", NULL},
+        {"query", "history", "--op", "lap", "--R", "4", "--grid", "512^3", NULL},
+        {"query", "history", "--op", "lap", "--R", "4", "--grid", "8^3", "--config", "zz=1",
+         NULL},
+        {"query", "show", NULL},
+        {"query", "show", "999", NULL},
+        {"query", "frobnicate", NULL},
+        {"query", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *const *a = bad[i];
+        const char *args[16] = {0};
+        int n = 0;
+        for (; a[n]; n++)
+            args[n] = a[n];
+        args[n] = "--db"; /* a real database: only the arguments are wrong */
+        args[n + 1] = g_db;
+        runv(&r, args);
+        if (r.status != 2 || !r.err[0])
+            fail_msg("'%s %s %s ...': exit %d, want 2 with a message\n%s", a[0], a[1],
+                     a[2] ? a[2] : "", r.status, r.err);
+        result_free(&r);
+    }
+    run(&r, "query", "show", "999", "--db", g_db, NULL);
+    assert_has(r.err, "no run 999");
+    result_free(&r);
+
+    run(&r, "query", "best", "--help", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "--nearest");
+    result_free(&r);
+}
+
+static void test_default_path(void **state)
+{
+    (void)state;
+    setenv("FDTUNE_DB", g_db, 1);
+    result r;
+    run(&r, "query", "runs", "--csv", NULL);
+    unsetenv("FDTUNE_DB");
+    expect_status(&r, 0);
+    csv c;
+    csv_load(r.out, &c, 3);
+    csv_col(&c, "id");
+    csv_free(&c);
+    result_free(&r);
+}
+
+/* Last: after every query above, the file is exactly as the tuner left it. */
+static void test_read_only(void **state)
+{
+    (void)state;
+    struct stat sb;
+    assert_int_equal(stat(g_db, &sb), 0);
+    assert_int_equal((size_t)sb.st_size, g_db_len);
+    char *now = slurp(g_db);
+    assert_memory_equal(now, g_db_bytes, g_db_len);
+    free(now);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_best_text),   cmocka_unit_test(test_best_json_csv),
+        cmocka_unit_test(test_nearest),     cmocka_unit_test(test_runs),
+        cmocka_unit_test(test_show),        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_errors),      cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_read_only),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
