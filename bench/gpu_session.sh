@@ -4,6 +4,7 @@
 # Usage: bench/gpu_session.sh STAGE... ; stages: devices faults verify explore:LIST sanitize
 #   tune:STRATEGY:BUDGET:DB[:OPS[:SECONDS[:GRID]]]  fdtune --gpu auto --R 4 into $OUTDIR/DB.db
 #   crash  a tuning run over tests/data/crash.lua (illegal-address configs)
+#   issue5 bench/issue5.sh (tune 512^3 and 1024^3 with the model strategy, then seeds vs tuned)
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +52,8 @@ for stage in "$@"; do
           --grid "${grid:-512^3}" --strategy "$strat" --budget "$budget" "${opsarg[@]}" \
           --db "$OUTDIR/$db.db" --json >"$OUTDIR/$db.json" 2>"$OUTDIR/$db.log"
       echo "exit $?"; tail -3 "$OUTDIR/$db.log"; cat "$OUTDIR/$db.json" ;;
+    issue5) BUDGET=${BUDGET:-100} "$root/bench/issue5.sh" "$OUTDIR/issue5.db" ;;
+    issue5-report) TUNE=0 "$root/bench/issue5.sh" "$OUTDIR/issue5.db" ;;
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20

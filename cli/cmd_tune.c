@@ -80,10 +80,11 @@ static int add_ops(const char *arg, int *want, fdt_err *e)
     return 0;
 }
 
+/* The command line for the record: argv[0] is the program, or "tune" when given. */
 static void join_argv(int argc, char **argv, char *buf, size_t n)
 {
-    size_t used = snprintf(buf, n, "fdtune");
-    for (int i = 0; i < argc && used < n; i++)
+    size_t used = snprintf(buf, n, strcmp(argv[0], "tune") ? "fdtune" : "fdtune tune");
+    for (int i = 1; i < argc && used < n; i++)
         used += snprintf(buf + used, n - used, " %s", argv[i]);
 }
 
@@ -380,8 +381,7 @@ int cmd_tune(int argc, char **argv)
     sigaction(SIGTERM, &sa, &old_term);
 
     char command[1024];
-    join_argv(argc - (strcmp(argv[0], "tune") ? 0 : 1), argv + (strcmp(argv[0], "tune") ? 0 : 1),
-              command, sizeof command);
+    join_argv(argc, argv, command, sizeof command);
     double deadline = a.time_s > 0 ? fdt_now() + a.time_s : 0;
     tune_progress prog;
     tune_progress_init(&prog, a.json);

@@ -53,15 +53,16 @@ void fdt_rt_nvidia_kernel_driver(char *buf, size_t n)
         return;
     char line[512];
     if (fgets(line, sizeof line, f)) {
-        /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." */
-        char *p = strstr(line, "Kernel Module");
-        if (p) {
-            p += strlen("Kernel Module");
-            while (*p == ' ')
-                p++;
-            size_t len = strcspn(p, " \n");
-            snprintf(buf, n, "%.*s", (int)len, p);
-        }
+        /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or
+         * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release ...":
+         * the version is the first token made of digits and dots after "Module" */
+        char *p = strstr(line, "Module");
+        for (char *tok = p ? strtok(p + 6, " \t\n") : NULL; tok; tok = strtok(NULL, " \t\n"))
+            if (tok[0] >= '0' && tok[0] <= '9' && strchr(tok, '.') &&
+                strspn(tok, "0123456789.") == strlen(tok)) {
+                snprintf(buf, n, "%s", tok);
+                break;
+            }
     }
     fclose(f);
 }
