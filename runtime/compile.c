@@ -41,14 +41,14 @@ int fdt_rt_code_unpack(const char *data, size_t n, fdt_rt_code *c, fdt_err *e)
     uint64_t len;
     if (n < p + 8 || memcmp(data, PACK_MAGIC, p))
         return fdt_err_set(e, "compiled code: bad header");
-#define TAKE_LEN()                                           \
-    do {                                                     \
-        if (p + 8 > n)                                       \
-            return fdt_err_set(e, "compiled code: truncated"); \
-        memcpy(&len, data + p, 8);                           \
-        p += 8;                                              \
-        if (len > n - p)                                     \
-            return fdt_err_set(e, "compiled code: truncated"); \
+    /* a truncated record frees what was taken before it (c->log): callers see no code */
+#define TAKE_LEN()                                                                 \
+    do {                                                                           \
+        if (p + 8 > n || (memcpy(&len, data + p, 8), len > n - p - 8)) {           \
+            fdt_rt_code_free(c);                                                   \
+            return fdt_err_set(e, "compiled code: truncated");                     \
+        }                                                                          \
+        p += 8;                                                                    \
     } while (0)
     TAKE_LEN();
     if (len != sizeof c->res)

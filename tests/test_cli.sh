@@ -1,0 +1,139 @@
+#!/bin/sh
+# CLI test: the user-facing basics and errors of the fdtune binary given as $1. --version
+# names fdtune, SQLite and Lua; --help works; an unknown command, a bad radius, a bad grid
+# (zero, incomplete, negative, overflowing, garbage), an unknown operator and a bad config
+# are usage errors (exit 2) with a message on stderr that names the problem and nothing on
+# stdout; `gen` prints compilable source and, with --compile, the compiler's resource usage
+# (for every compiler this build has). Every failed check is printed; the exit status is 1
+# when any check failed. CTest runs it with FDTUNE_CACHE pointing into the build tree.
+set -eu
+
+fdtune=${1:?usage: test_cli.sh PATH/TO/fdtune}
+[ -x "$fdtune" ] || { echo "test_cli: $fdtune is not an executable" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fdtune-test-cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/stdout
+err=$tmp/stderr
+failed=0
+checks=0
+
+fail() {
+    failed=$((failed + 1))
+    echo "FAIL: $*" >&2
+}
+
+# run ARGS...: runs fdtune, leaves the exit status in $rc, stdout in $out, stderr in $err.
+run() {
+    rc=0
+    "$fdtune" "$@" >"$out" 2>"$err" || rc=$?
+}
+
+# expect NAME STATUS: the last run exited with STATUS.
+expect_status() {
+    checks=$((checks + 1))
+    if [ "$rc" -ne "$2" ]; then
+        fail "$1: exit status $rc, expected $2"
+        sed 's/^/    stderr: /' "$err" | head -5 >&2
+    fi
+}
+
+# expect_in NAME FILE TEXT: FILE (stdout or stderr of the last run) contains TEXT.
+expect_in() {
+    checks=$((checks + 1))
+    if ! grep -qF -- "$3" "$2"; then
+        fail "$1: '$3' not found in $(basename "$2")"
+        sed 's/^/    /' "$2" | head -5 >&2
+    fi
+}
+
+# expect_usage_error NAME TEXT ARGS...: exit 2, TEXT on stderr, nothing on stdout.
+expect_usage_error() {
+    name=$1 text=$2
+    shift 2
+    run "$@"
+    expect_status "$name" 2
+    expect_in "$name" "$err" "$text"
+    checks=$((checks + 1))
+    [ ! -s "$out" ] || fail "$name: a usage error printed on stdout"
+}
+
+# --- version, help, unknown command -------------------------------------------------
+run --version
+expect_status "--version" 0
+expect_in "--version" "$out" "fdtune "
+expect_in "--version" "$out" "SQLite "
+expect_in "--version" "$out" "Lua "
+cp "$out" "$tmp/version"
+
+run --help
+expect_status "--help" 0
+expect_in "--help" "$out" "usage: fdtune"
+expect_in "--help" "$out" "exit status"
+
+run gen --help
+expect_status "gen --help" 0
+expect_in "gen --help" "$out" "usage: fdtune gen"
+
+expect_usage_error "unknown command" "unknown command 'frobnicate'" frobnicate
+expect_usage_error "unknown option" "--bogus" gen --bogus
+
+# --- gen: source of one candidate ---------------------------------------------------
+run gen --op lap --R 4 --config bx=64
+expect_status "gen lap" 0
+expect_in "gen lap" "$out" 'extern "C"'
+expect_in "gen lap" "$out" '__global__'
+
+run gen --op d2z --R 8 --precision f64 --grid 301x203x157 --config bx=32,by=8,nw=32
+expect_status "gen d2z NXxNYxNZ" 0
+expect_in "gen d2z NXxNYxNZ" "$out" 'extern "C"'
+
+# --- gen: usage errors name the problem ---------------------------------------------
+expect_usage_error "R=0" "--R 0" gen --op lap --R 0
+expect_usage_error "R=9" "--R 9" gen --op lap --R 9
+expect_usage_error "R=abc" "--R 'abc'" gen --op lap --R abc
+expect_usage_error "grid 0^3" "grid '0^3'" gen --op lap --R 4 --grid '0^3'
+expect_usage_error "grid 12x" "grid '12x'" gen --op lap --R 4 --grid 12x
+expect_usage_error "grid -5^3" "grid '-5^3'" gen --op lap --R 4 --grid '-5^3'
+expect_usage_error "grid overflow" "too large" gen --op lap --R 4 --grid '99999999999^3'
+expect_usage_error "grid allocation" "GiB" gen --op lap --R 4 --grid 1000000x1000000x1000000
+expect_usage_error "grid abc" "grid 'abc'" gen --op lap --R 4 --grid abc
+expect_usage_error "unknown op" "operator 'nope'" gen --op nope --R 4
+expect_usage_error "unknown precision" "precision 'f16'" gen --op lap --R 4 --precision f16
+expect_usage_error "config bx=abc" "bx" gen --op lap --R 4 --config bx=abc
+expect_in "config bx=abc" "$err" "integer"
+expect_usage_error "config nope=1" "'nope'" gen --op lap --R 4 --config nope=1
+expect_usage_error "config vec=3" "vec" gen --op lap --R 4 --config vec=3
+
+# --- gen --compile: the compiler's resource usage -----------------------------------
+# Only for the compilers this build has (--version says "backend NAME: compiler
+# unavailable" or "backends: none compiled in" otherwise).
+compiled=0
+if grep -q '^backend cuda: nvrtc' "$tmp/version"; then
+    run gen --op lap --R 4 --config bx=64 --compile --target sm_90
+    expect_status "gen --compile sm_90" 0
+    expect_in "gen --compile sm_90" "$out" 'extern "C"'
+    expect_in "gen --compile sm_90" "$out" "for sm_90"
+    expect_in "gen --compile sm_90" "$out" "registers"
+    compiled=$((compiled + 1))
+else
+    echo "note: no NVRTC in this build: gen --compile --target sm_90 not checked" >&2
+fi
+if grep -q '^backend hip: hiprtc' "$tmp/version"; then
+    run gen --op d2z --R 4 --config nw=16 --compile --target gfx90a
+    expect_status "gen --compile gfx90a" 0
+    expect_in "gen --compile gfx90a" "$out" "for gfx90a"
+    expect_in "gen --compile gfx90a" "$out" "VGPRs"
+    compiled=$((compiled + 1))
+else
+    echo "note: no hiprtc in this build: gen --compile --target gfx90a not checked" >&2
+fi
+
+# --- devices: works with and without a GPU ------------------------------------------
+run devices --no-bandwidth
+expect_status "devices" 0
+checks=$((checks + 1))
+[ -s "$out" ] || fail "devices: printed nothing"
+
+echo "test_cli: $checks checks, $failed failed ($compiled compilers exercised)" >&2
+[ "$failed" -eq 0 ]
