@@ -53,7 +53,7 @@ for stage in "$@"; do
           --db "$OUTDIR/$db.db" --json >"$OUTDIR/$db.json" 2>"$OUTDIR/$db.log"
       echo "exit $?"; tail -3 "$OUTDIR/$db.log"; cat "$OUTDIR/$db.json" ;;
     issue5) BUDGET=${BUDGET:-100} "$root/bench/issue5.sh" "$OUTDIR/issue5.db" ;;
-    issue5-report) TUNE=0 "$root/bench/issue5.sh" "$OUTDIR/issue5.db" ;;
+    issue5-report) TUNE=0 "$root/bench/issue5.sh" "$OUTDIR/issue5.db" ;;  # EXTRA_DB: see issue5.sh
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20

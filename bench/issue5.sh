@@ -6,7 +6,8 @@
 # device-to-device copy and every speedup comes from one run on one worker. Writes
 # $OUTDIR/issue5-OP-GRID.json; bench/issue5_report.py turns them into a table, a CSV and an
 # SVG plot. Usage: bench/issue5.sh [DB]  (env: BUDGET, default 150; GRIDS, default
-# "512 1024"; TUNE=0 skips tuning and uses what DB holds).
+# "512 1024"; TUNE=0 skips tuning and uses what DB holds; EXTRA_DB=PATH also runs the best
+# that another database holds, e.g. an exhaustive run's, labelled fdtune-extra).
 set -u
 . "$(dirname "$0")/lib.sh"
 db=${1:-$OUTDIR/issue5.db}
@@ -24,6 +25,11 @@ baselines() {
     esac
 }
 
+best_of() {
+    "$FDTUNE" query best --db "$1" --op "$2" --R 4 --grid "$3^3" --csv 2>/dev/null |
+        python3 -c 'import csv,sys; r=list(csv.DictReader(sys.stdin)); print(r[0]["config"] if r else "")'
+}
+
 for g in $grids; do
     if [ "${TUNE:-1}" != 0 ]; then
         echo "tuning R=4 f32 $g^3 (model strategy, budget $budget per operator) into $db" >&2
@@ -32,14 +38,18 @@ for g in $grids; do
             echo "tuning $g^3 ended with status $? (see $OUTDIR/issue5-tune-$g.log)" >&2
     fi
     for op in d2x d2y d2z lap wave; do
-        best=$("$FDTUNE" query best --db "$db" --op "$op" --R 4 --grid "$g^3" --csv |
-               python3 -c 'import csv,sys; r=list(csv.DictReader(sys.stdin)); print(r[0]["config"] if r else "")')
+        best=$(best_of "$db" "$op" "$g")
         args=()
         labels=()
         while IFS= read -r b; do
             labels+=("${b%%=*}"); args+=(--config "${b#*=}")
         done < <(baselines "$op")
         if [ -n "$best" ]; then labels+=("fdtune-tuned"); args+=(--config "$best"); fi
+        extra=""
+        [ -n "${EXTRA_DB:-}" ] && extra=$(best_of "$EXTRA_DB" "$op" "$g")
+        if [ -n "$extra" ] && [ "$extra" != "$best" ]; then
+            labels+=("fdtune-extra"); args+=(--config "$extra")
+        fi
         echo "bench $op $g^3: ${labels[*]}" >&2
         "$FDTUNE" bench --op "$op" --R 4 --grid "$g^3" "${args[@]}" --json \
             >"$OUTDIR/issue5-$op-$g.json" 2>"$OUTDIR/issue5-$op-$g.log"

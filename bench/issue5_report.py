@@ -41,7 +41,7 @@ def load(outdir):
             if row["op"] == op and row["grid"] == f"{grid}^3":
                 row["speedup_vs_seed"] = (row["gbs"] / base_gbs
                                           if row["gbs"] and base_gbs else None)
-    rows.sort(key=lambda r: (int(r["grid"][:-2]), OPS.index(r["op"]), r["kernel"] != "fdtune-tuned"))
+    rows.sort(key=lambda r: (int(r["grid"][:-2]), OPS.index(r["op"]), not r["kernel"].startswith("fdtune")))
     return rows
 
 
@@ -72,7 +72,7 @@ def svg(rows, path):
         x0 = x
         for r in rs:
             v = r["gbs"] or 0
-            colour = "#1f77b4" if r["kernel"] == "fdtune-tuned" else "#999"
+            colour = "#999" if r["kernel"].startswith("seed") else "#1f77b4"
             out.append(f'<rect x="{x}" y="{y(v):.1f}" width="{bar - 2}" height="{top + h - y(v):.1f}" '
                        f'fill="{colour}"><title>{r["kernel"]} {r["config"]}: {v:.0f} GB/s</title></rect>')
             x += bar

@@ -95,6 +95,8 @@ int parse_duration(const char *s, double *seconds)
         unit = 60;
     else if (!strcmp(end, "h"))
         unit = 3600;
+    else if (!strcmp(end, "d"))
+        unit = 86400;
     else
         return -1;
     *seconds = v * unit;

@@ -15,12 +15,15 @@ enum {
     EXIT_USAGE = 2,  /* bad arguments or input */
     EXIT_NO_GPU = 3, /* the command needs a GPU and none is visible */
     EXIT_ERROR = 4,  /* an operational error (device, compiler, database, disk) */
+    EXIT_BUSY = 5,   /* retune: another retune holds the database's retune lock */
 };
 
 int cmd_gen(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_retune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
 /* ---- arguments ---- */
@@ -46,7 +49,7 @@ int load_catalogue(struct fdt_catalogue **cat, fdt_err *e);
  * (-1 when described from the catalogue only, allowed when !need_live). */
 int select_gpu(const struct fdt_catalogue *cat, const char *gpu, const struct fdt_probe *p,
                int need_live, struct fdt_recipe_device *dev, int *index, fdt_err *e);
-/* "10m", "90s", "2h", "45" (seconds) -> seconds */
+/* "10m", "90s", "2h", "7d", "45" (seconds) -> seconds */
 int parse_duration(const char *s, double *seconds);
 
 /* ---- output ---- */

@@ -15,7 +15,9 @@ struct fdt_db {
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 1
+#define FDT_DBI_SCHEMA_VERSION 2
+/* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
+#define FDT_DBI_READABLE_VERSION 1
 
 /* The file's application_id ("FDTU"), so a foreign SQLite file is recognised as such. */
 #define FDT_DBI_APPLICATION_ID 0x46445455
@@ -44,6 +46,9 @@ int64_t fdt_dbi_opt_int(sqlite3_stmt *st, int col); /* NULL: -1 */
 
 /* Forward migrations up to fdt_db_schema_version(); schema.c. */
 int fdt_dbi_migrate(fdt_db *db, fdt_err *e);
+/* Read-only connection to an older file (version >= FDT_DBI_READABLE_VERSION): creates the
+ * temporary stand-ins the queries need; an older file is refused. schema.c. */
+int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e);
 
 /* Inside an open transaction (ids.c). */
 int fdt_dbi_config_id_locked(fdt_db *db, const char *key, int64_t *id, fdt_err *e);
@@ -66,21 +71,36 @@ int fdt_dbi_check_config_key(const char *key, fdt_err *e);
 #define FDT_DBI_ROW_JOINS " JOIN configs c ON c.id = e.config_id" FDT_DBI_KEY_JOINS
 void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row);
 
+/* The latest decision of every (device, problem) that has one (best_decisions is a log). */
+#define FDT_DBI_LATEST_DECISIONS                                                              \
+    "SELECT b.device_id, b.problem_id, b.eval_id FROM best_decisions b WHERE NOT EXISTS"      \
+    " (SELECT 1 FROM best_decisions n WHERE n.device_id = b.device_id"                       \
+    "  AND n.problem_id = b.problem_id AND n.id > b.id)"
+
 /* The best evaluation per (device, problem) among the rows of `e` matching WHERE (a condition
- * on e, p, d, v): status ok, stage full, smallest median time, then smallest config text,
- * then smallest id (the order of the best_evaluations view). The minimum comes from the
- * partial index first; only the rows at the minimum are ranked, as ranking every row
- * costs a sort of the whole table. */
+ * on e, p, d, v): the latest recorded decision when its evaluation matches WHERE; otherwise
+ * status ok, stage full, smallest median time, then smallest config text, then smallest id
+ * (the order of the best_evaluations view). The minimum comes from the partial index first;
+ * only the rows at the minimum are ranked, as ranking every row costs a sort of the whole
+ * table. A decided pair also goes through the minimum, which is then dropped: cheaper than
+ * excluding the decided pairs from the indexed scan. */
 #define FDT_DBI_BEST_SQL(WHERE, ORDER)                                                        \
-    "WITH m AS (SELECT e.device_id, e.problem_id, min(e.time_ms) AS t FROM evaluations e"    \
+    "WITH latest AS (" FDT_DBI_LATEST_DECISIONS "),"                                         \
+    " decided AS (SELECT e.id, e.device_id, e.problem_id FROM latest l JOIN evaluations e"   \
+    "  ON e.id = l.eval_id" FDT_DBI_KEY_JOINS " WHERE e.status = 'ok' AND e.stage = 'full'"  \
+    "  AND " WHERE "),"                                                                     \
+    " m AS (SELECT e.device_id, e.problem_id, min(e.time_ms) AS t FROM evaluations e"        \
     FDT_DBI_KEY_JOINS " WHERE e.status = 'ok' AND e.stage = 'full' AND " WHERE               \
     " GROUP BY e.device_id, e.problem_id),"                                                 \
-    " ranked AS (SELECT e.id, ROW_NUMBER() OVER (PARTITION BY e.device_id, e.problem_id"     \
-    "  ORDER BY c.key, e.id) AS rn FROM m JOIN evaluations e ON e.device_id = m.device_id"   \
-    "  AND e.problem_id = m.problem_id AND e.time_ms = m.t" FDT_DBI_ROW_JOINS                \
-    "  WHERE e.status = 'ok' AND e.stage = 'full' AND " WHERE ")"                            \
-    " SELECT " FDT_DBI_ROW_COLUMNS " FROM ranked r JOIN evaluations e ON e.id = r.id"        \
-    FDT_DBI_ROW_JOINS " WHERE r.rn = 1 " ORDER
+    " ranked AS (SELECT e.id, e.device_id, e.problem_id, ROW_NUMBER() OVER (PARTITION BY"    \
+    "  e.device_id, e.problem_id ORDER BY c.key, e.id) AS rn FROM m JOIN evaluations e"      \
+    "  ON e.device_id = m.device_id AND e.problem_id = m.problem_id AND e.time_ms = m.t"     \
+    FDT_DBI_ROW_JOINS "  WHERE e.status = 'ok' AND e.stage = 'full' AND " WHERE "),"        \
+    " chosen AS (SELECT id FROM decided UNION ALL SELECT r.id FROM ranked r WHERE r.rn = 1"  \
+    "  AND NOT EXISTS (SELECT 1 FROM decided x WHERE x.device_id = r.device_id"             \
+    "  AND x.problem_id = r.problem_id))"                                                   \
+    " SELECT " FDT_DBI_ROW_COLUMNS " FROM chosen r JOIN evaluations e ON e.id = r.id"        \
+    FDT_DBI_ROW_JOINS " " ORDER
 /* Steps st to the end, handing each row to fn; finalizes st. */
 int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, fdt_err *e,
                      const char *what);

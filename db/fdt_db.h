@@ -31,7 +31,8 @@ enum {
 /* FDTUNE_DB if set, else $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db. */
 int fdt_db_default_path(char *buf, size_t n, fdt_err *e);
 /* path NULL: the default path. A corrupt or foreign file, or one whose schema is newer than
- * this fdtune, is refused and left untouched. */
+ * this fdtune, is refused and left untouched. Read-write migrates an older schema; read-only
+ * reads a v1 file as it is (it has no best decisions). */
 int fdt_db_open(const char *path, int flags, fdt_db **db, fdt_err *e);
 void fdt_db_close(fdt_db *db); /* NULL is fine */
 const char *fdt_db_path(const fdt_db *db);
@@ -194,15 +195,26 @@ typedef struct fdt_db_filter {
 } fdt_db_filter;
 void fdt_db_filter_init(fdt_db_filter *f);
 
-/* Best evaluation per (device, problem): status ok, stage full, smallest median time; ties
- * go to the smaller config text, then the earlier evaluation. The env and generator filters
- * apply before ranking. Rows by device, then problem. Also the SQL view best_evaluations.
- * With f->device_id set: the (device, problem) pairs a retune of that device revisits. */
+/* Best evaluation per (device, problem): the latest recorded decision (fdt_db_best_decide)
+ * when there is one and its evaluation passes the filter; otherwise status ok, stage full,
+ * smallest median time, ties to the smaller config text, then the earlier evaluation. The
+ * env and generator filters apply before ranking. Rows by device, then problem. Also the
+ * SQL view best_evaluations. With f->device_id set: the (device, problem) pairs a retune of
+ * that device revisits. */
 int fdt_db_best(fdt_db *db, const fdt_db_filter *f, fdt_db_row_fn fn, void *ctx, fdt_err *e);
-/* The n fastest configs (each at its best evaluation) of one (device, problem); env_id 0:
- * any environment. Each row carries the environment that produced it (for retune). */
+/* The n best configs of one (device, problem): the decided best first (when its evaluation is
+ * in env_id), then the other configs by their fastest evaluation; env_id 0: any environment.
+ * Each row carries the environment that produced it (for retune). */
 int fdt_db_top(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t env_id, int n,
                fdt_db_row_fn fn, void *ctx, fdt_err *e);
+/* The fastest ok full evaluation of one problem in one run (ties: config text, then id),
+ * decisions aside; *found = 0 when the run has none. */
+int fdt_db_run_best(fdt_db *db, int64_t run_id, int64_t problem_id, fdt_db_row *row,
+                    int *found, fdt_err *e);
+/* Start time (ISO-8601 UTC) of the newest run with evaluations of (device, problem); ""
+ * when none. */
+int fdt_db_last_run(fdt_db *db, int64_t device_id, int64_t problem_id, char *started,
+                    size_t n, fdt_err *e);
 /* Every evaluation of one (device, problem) in insertion order, env_id 0: any environment.
  * For resume (one environment) and for replaying strategies offline. */
 int fdt_db_evals(fdt_db *db, int64_t device_id, int64_t env_id, int64_t problem_id,
@@ -216,6 +228,26 @@ int fdt_db_run_evals(fdt_db *db, int64_t run_id, fdt_db_row_fn fn, void *ctx, fd
  * limit 0: all. n_evals and n_ok are filled. */
 int fdt_db_runs(fdt_db *db, const fdt_db_filter *f, int limit, fdt_db_run_fn fn, void *ctx,
                 fdt_err *e);
+
+/* ------------------------------------------------------------------ best decisions */
+
+/* Which evaluation is the best of a (device, problem). Without a decision the best is the
+ * smallest median; a decision pins it, so that a later result that is faster only within
+ * the measurement noise (a re-measurement, a rerun) does not take over. The tuner records one
+ * at the end of each problem, retune after judging re-measurements. The latest decision of a
+ * pair is in force; older ones stay as history. Schema v2. */
+typedef struct fdt_db_decision {
+    int64_t id, device_id, problem_id, eval_id;
+    char decided_at[32]; /* ISO-8601 UTC */
+    char reason[128];
+} fdt_db_decision;
+
+/* eval_id must be an ok full evaluation of that device and problem (else an error). */
+int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t eval_id,
+                       const char *reason, fdt_err *e);
+/* The decision in force; *found = 0 when the pair has none. */
+int fdt_db_best_decision(fdt_db *db, int64_t device_id, int64_t problem_id,
+                         fdt_db_decision *d, int *found, fdt_err *e);
 
 /* Which rung of fdt_db_nearest answered. */
 typedef enum {

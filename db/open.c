@@ -1,8 +1,9 @@
 /* Opening the tuning database: where it lives by default, and the gate every connection
  * passes before use. A file is read (version, application id, tables) before anything is
  * written, so a corrupt, foreign or newer file is refused untouched; a read-only open never
- * creates a file; a read-write open sets WAL, foreign keys and the busy timeout, then runs
- * the forward migrations. Also the explicit integrity check. */
+ * creates a file (an older schema is read as it is, see fdt_dbi_compat_readonly); a
+ * read-write open sets WAL, foreign keys and the busy timeout, then runs the forward
+ * migrations. Also the explicit integrity check. */
 #include "db_internal.h"
 
 #include <errno.h>
@@ -139,13 +140,9 @@ static int check_file(fdt_db *db, int64_t *version, fdt_err *e)
     if (*version == 0 && tables)
         return fdt_err_set(e, "%s: not an fdtune database (it has %lld schema objects but "
                            "no fdtune schema version)", db->path, (long long)tables);
-    if (db->readonly && *version < known) {
-        if (*version == 0)
-            return fdt_err_set(e, "%s: empty database (no fdtune schema yet)", db->path);
-        return fdt_err_set(e, "%s: database schema v%lld is older than this fdtune (v%d): "
-                           "open it for writing once to upgrade", db->path,
-                           (long long)*version, known);
-    }
+    if (db->readonly && *version == 0)
+        return fdt_err_set(e, "%s: empty database (no fdtune schema yet)", db->path);
+    /* An older schema read-only: read as it is (fdt_dbi_compat_readonly), or refused there. */
     return 0;
 }
 
@@ -192,9 +189,12 @@ int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
     sqlite3_extended_result_codes(db->h, 1);
     sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
 
-    int64_t version;
-    if (check_file(db, &version, e) || (write && set_write_pragmas(db, e)) ||
-        (write && version < fdt_db_schema_version() && fdt_dbi_migrate(db, e))) {
+    int64_t version = 0;
+    int rc_open = check_file(db, &version, e);
+    int older = version < fdt_db_schema_version();
+    if (rc_open || (write && set_write_pragmas(db, e)) ||
+        (write && older && fdt_dbi_migrate(db, e)) ||
+        (!write && older && fdt_dbi_compat_readonly(db, (int)version, e))) {
         fdt_db_close(db);
         return -1;
     }

@@ -1,7 +1,9 @@
-/* The questions people and the retuner ask: the best result per (device, problem), the top
- * configs of one pair, and the history of one config across runs. Optional filters are
- * written into constant SQL as "(:x IS NULL OR ...)" and bound, so no query text is ever
- * built from values. The ranking here is the one of the best_evaluations view. */
+/* The questions people and the retuner ask: the best result per (device, problem) (the
+ * latest recorded decision, else the smallest median), the top configs of one pair, the
+ * fastest result of one run, the newest run of a pair, and the history of one config across
+ * runs. Optional filters are written into constant SQL as "(:x IS NULL OR ...)" and bound,
+ * so no query text is ever built from values. The ranking here is the one of the
+ * best_evaluations view. */
 #include "db_internal.h"
 
 #include <string.h>
@@ -71,17 +73,28 @@ int fdt_db_best(fdt_db *db, const fdt_db_filter *f, fdt_db_row_fn fn, void *ctx,
 int fdt_db_top(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t env_id, int n,
                fdt_db_row_fn fn, void *ctx, fdt_err *e)
 {
-    /* One row per config (its fastest evaluation), so a config measured in many runs does
-     * not crowd the others out of the top n. */
+    /* The decided best first (when its evaluation is in the asked environment), then one row
+     * per other config (its fastest evaluation), so a config measured in many runs does not
+     * crowd the others out of the top n. */
     sqlite3_stmt *st;
     if (fdt_dbi_prepare(db,
-                        "WITH per_config AS (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY"
-                        "  e.config_id ORDER BY e.time_ms, e.id) AS rn FROM evaluations e"
-                        " WHERE e.device_id = :device AND e.problem_id = :problem"
+                        "WITH decided AS (SELECT e.id, e.config_id FROM evaluations e"
+                        "  WHERE e.id = (SELECT b.eval_id FROM best_decisions b"
+                        "   WHERE b.device_id = :device AND b.problem_id = :problem"
+                        "   ORDER BY b.id DESC LIMIT 1)"
                         "  AND e.status = 'ok' AND e.stage = 'full'"
-                        "  AND (:env IS NULL OR e.env_id = :env))"
-                        " SELECT " FDT_DBI_ROW_COLUMNS " FROM per_config e" FDT_DBI_ROW_JOINS
-                        " WHERE e.rn = 1 ORDER BY e.time_ms, c.key, e.id LIMIT :n",
+                        "  AND (:env IS NULL OR e.env_id = :env)),"
+                        " per_config AS (SELECT e.id, ROW_NUMBER() OVER (PARTITION BY"
+                        "  e.config_id ORDER BY e.time_ms, e.id) AS rn FROM evaluations e"
+                        "  WHERE e.device_id = :device AND e.problem_id = :problem"
+                        "  AND e.status = 'ok' AND e.stage = 'full'"
+                        "  AND (:env IS NULL OR e.env_id = :env)"
+                        "  AND e.config_id NOT IN (SELECT config_id FROM decided)),"
+                        " picked AS (SELECT id, 0 AS grp FROM decided"
+                        "  UNION ALL SELECT id, 1 FROM per_config WHERE rn = 1)"
+                        " SELECT " FDT_DBI_ROW_COLUMNS " FROM picked k"
+                        " JOIN evaluations e ON e.id = k.id" FDT_DBI_ROW_JOINS
+                        " ORDER BY k.grp, e.time_ms, c.key, e.id LIMIT :n",
                         &st, e))
         return fdt_err_wrap(e, "top");
     int rc = fdt_dbi_bind_int(st, ":device", device_id);
@@ -94,6 +107,66 @@ int fdt_db_top(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t env_id
         return -1;
     }
     return fdt_dbi_each_row(db, st, fn, ctx, e, "top");
+}
+
+typedef struct one_row {
+    fdt_db_row *row;
+    int *found;
+} one_row;
+
+static int take_one(void *ctx, const fdt_db_row *row)
+{
+    one_row *o = ctx;
+    *o->row = *row;
+    *o->found = 1;
+    return 1;
+}
+
+int fdt_db_run_best(fdt_db *db, int64_t run_id, int64_t problem_id, fdt_db_row *row,
+                    int *found, fdt_err *e)
+{
+    *found = 0;
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db,
+                        "SELECT " FDT_DBI_ROW_COLUMNS " FROM evaluations e" FDT_DBI_ROW_JOINS
+                        " WHERE e.run_id = :run AND e.problem_id = :problem"
+                        " AND e.status = 'ok' AND e.stage = 'full'"
+                        " ORDER BY e.time_ms, c.key, e.id LIMIT 1",
+                        &st, e))
+        return fdt_err_wrap(e, "run %lld: best", (long long)run_id);
+    int rc = fdt_dbi_bind_int(st, ":run", run_id);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":problem", problem_id);
+    if (rc != SQLITE_OK) {
+        fdt_dbi_fail(db, e, rc, "run %lld: best", (long long)run_id);
+        sqlite3_finalize(st);
+        return -1;
+    }
+    one_row o = {row, found};
+    return fdt_dbi_each_row(db, st, take_one, &o, e, "run best");
+}
+
+int fdt_db_last_run(fdt_db *db, int64_t device_id, int64_t problem_id, char *started,
+                    size_t n, fdt_err *e)
+{
+    if (n)
+        started[0] = 0;
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db,
+                        "SELECT max(r.started) FROM evaluations e JOIN runs r ON r.id = e.run_id"
+                        " WHERE e.device_id = :device AND e.problem_id = :problem",
+                        &st, e))
+        return fdt_err_wrap(e, "last run");
+    int rc = fdt_dbi_bind_int(st, ":device", device_id);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":problem", problem_id);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        fdt_dbi_copy(started, n, st, 0);
+        rc = SQLITE_DONE;
+    }
+    if (rc != SQLITE_DONE)
+        fdt_dbi_fail(db, e, rc, "last run");
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int fdt_db_history(fdt_db *db, const fdt_problem *p, const char *config, int64_t device_id,

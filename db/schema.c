@@ -3,7 +3,8 @@
  * new schema version is one more entry (plus FDT_DBI_SCHEMA_VERSION). All pending steps run
  * in one IMMEDIATE transaction after the version is read again under the lock, so two
  * processes opening a fresh file at once migrate it exactly once. Tables are STRICT;
- * enumerations are CHECKed; every identity column is NOT NULL so UNIQUE really dedupes. */
+ * enumerations are CHECKed; every identity column is NOT NULL so UNIQUE really dedupes.
+ * Also the stand-ins that let a read-only connection query an older file as it is. */
 #include "db_internal.h"
 
 /* v0 -> v1: the first schema. */
@@ -110,7 +111,45 @@ static const char v1[] =
     "PRAGMA application_id = 1178883157;" /* FDT_DBI_APPLICATION_ID, "FDTU" */
     "PRAGMA user_version = 1;";
 
-static const char *const steps[] = {v1};
+/* v1 -> v2: recorded best decisions. "Best" was the smallest median of the ok full
+ * evaluations, so a re-measurement that came out faster by noise alone became the best. A
+ * decision names the evaluation that is the best of a (device, problem) from then on, until
+ * a later decision replaces it (the latest row wins; the table is a log, never rewritten).
+ * Pairs without a decision keep the smallest-median rule, so every v1 answer is unchanged
+ * by the migration. The trigger keeps a decision pointing at an ok full evaluation of its
+ * own device and problem, whoever writes it. */
+static const char v2[] =
+    "CREATE TABLE best_decisions ("
+    " id INTEGER PRIMARY KEY,"
+    " device_id INTEGER NOT NULL REFERENCES devices (id),"
+    " problem_id INTEGER NOT NULL REFERENCES problems (id),"
+    " eval_id INTEGER NOT NULL REFERENCES evaluations (id),"
+    " decided_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"
+    " reason TEXT NOT NULL CHECK (length(reason) > 0)"
+    ") STRICT;"
+    "CREATE INDEX best_decisions_latest ON best_decisions (device_id, problem_id, id);"
+    "CREATE TRIGGER best_decisions_valid BEFORE INSERT ON best_decisions"
+    " WHEN NOT EXISTS (SELECT 1 FROM evaluations e WHERE e.id = NEW.eval_id"
+    "  AND e.device_id = NEW.device_id AND e.problem_id = NEW.problem_id"
+    "  AND e.status = 'ok' AND e.stage = 'full')"
+    " BEGIN SELECT RAISE(ABORT, 'a best decision must name an ok full evaluation of its"
+    " device and problem'); END;"
+
+    /* The view follows the new ranking: the latest decision first, then the smallest median
+     * (FDT_DBI_BEST_SQL in db_internal.h). */
+    "DROP VIEW best_evaluations;"
+    "CREATE VIEW best_evaluations AS"
+    " SELECT * FROM (SELECT e.*, ROW_NUMBER() OVER (PARTITION BY e.device_id, e.problem_id"
+    "  ORDER BY e.id IS NOT (SELECT b.eval_id FROM best_decisions b"
+    "   WHERE b.device_id = e.device_id AND b.problem_id = e.problem_id"
+    "   ORDER BY b.id DESC LIMIT 1), e.time_ms, c.key, e.id) AS rank"
+    "  FROM evaluations e JOIN configs c ON c.id = e.config_id"
+    "  WHERE e.status = 'ok' AND e.stage = 'full')"
+    " WHERE rank = 1;"
+
+    "PRAGMA user_version = 2;";
+
+static const char *const steps[] = {v1, v2};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -134,6 +173,28 @@ static int read_version(fdt_db *db, int *v, int *objects, fdt_err *e)
     *v = sqlite3_column_int(st, 0);
     *objects = sqlite3_column_int(st, 1);
     sqlite3_finalize(st);
+    return 0;
+}
+
+/* A v1 file read without migrating it (read-only connections never write): an empty
+ * temporary best_decisions table stands in for the v2 one, so every query runs unchanged
+ * and answers as v1 did (no decisions: the smallest median). The temp schema belongs to
+ * this connection alone; the file is not touched. */
+static const char compat_v1[] =
+    "CREATE TEMP TABLE best_decisions ("
+    " id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, problem_id INTEGER NOT NULL,"
+    " eval_id INTEGER NOT NULL, decided_at TEXT NOT NULL, reason TEXT NOT NULL) STRICT;";
+
+int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)
+{
+    if (version >= NSTEPS)
+        return 0;
+    if (version < FDT_DBI_READABLE_VERSION)
+        return fdt_err_set(e, "%s: database schema v%d is older than this fdtune (v%d): open it "
+                           "for writing once to upgrade", db->path, version, NSTEPS);
+    int rc = sqlite3_exec(db->h, compat_v1, NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return fdt_dbi_fail(db, e, rc, "%s: read schema v%d", db->path, version);
     return 0;
 }
 

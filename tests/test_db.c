@@ -1,8 +1,8 @@
 /* Tests of the tuning database (db/): creation, reopening and migration; refusal of newer,
  * foreign, corrupt and missing files without touching them; stable ids; inserts, batches and
- * their rules; the best, top, history and run queries; the nearest fallback ladder; a full
- * disk; several processes writing one file at once; and resuming after a tuner was killed
- * mid-run. Every file lives under a mkdtemp directory removed at the end. CPU only. */
+ * their rules; the best, top, history and run queries; the nearest fallback ladder; best
+ * decisions (schema v2) and the migration of a recorded v1 file; a full disk; several
+ * processes writing one file at once; and resuming after a tuner was killed mid-run. Every file lives under a mkdtemp directory removed at the end. CPU only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -256,10 +256,10 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 1);
+    assert_int_equal(fdt_db_schema_version(), 2);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA application_id"), FDT_DBI_APPLICATION_ID);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND"
                                    " name IN ('devices', 'environments', 'problems', 'configs',"
@@ -347,7 +347,7 @@ static void test_migrate_v0(void **state)
     assert_contains(e.msg, "empty database");
     db = open_ok(path, FDT_DB_READWRITE);
     fdt_db_close(db);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
     assert_int_equal(sql_int(path, "SELECT count(*) FROM evaluations"), 0);
 
     /* An SQLite file with a header but no tables and user_version 0. */
@@ -356,7 +356,7 @@ static void test_migrate_v0(void **state)
     assert_int_equal(sql_int(path, "PRAGMA user_version"), 0);
     db = open_ok(path, FDT_DB_READWRITE);
     fdt_db_close(db);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
     assert_int_equal(sql_int(path, "SELECT count(*) FROM runs"), 0);
 
     /* Somebody else's database: refused and left alone. */
@@ -393,7 +393,7 @@ static void test_newer_schema_refused(void **state)
         int flags[] = {FDT_DB_READONLY, FDT_DB_READWRITE, FDT_DB_CREATE};
         assert_int_equal(fdt_db_open(path, flags[i], &db, &e), -1);
         assert_null(db);
-        assert_contains(e.msg, "database schema v3 is newer than this fdtune (v1): upgrade fdtune");
+        assert_contains(e.msg, "database schema v3 is newer than this fdtune (v2): upgrade fdtune");
     }
     int v = 0;
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
@@ -1091,6 +1091,240 @@ static void test_nearest(void **state)
     fdt_db_close(db);
 }
 
+/* ------------------------------------------------------------------ best decisions (v2) */
+
+static int64_t insert_one(fdt_db *db, fdt_db_eval ev)
+{
+    fdt_err e = {""};
+    int64_t id = 0;
+    if (fdt_db_eval_insert(db, &ev, &id, &e))
+        fail_msg("insert %s: %s", ev.config, e.msg);
+    return id;
+}
+
+static void best_is(fdt_db *db, const fdt_db_filter *f, int64_t prob, int64_t want_id)
+{
+    rows rs = {.n = 0};
+    fdt_err e = {""};
+    if (fdt_db_best(db, f, collect, &rs, &e))
+        fail_msg("best: %s", e.msg);
+    for (int i = 0; i < rs.n && i < 64; i++)
+        if (rs.r[i].ev.problem_id == prob) {
+            if (rs.r[i].ev.id != want_id)
+                fail_msg("best of problem %lld: evaluation %lld (%s), want %lld",
+                         (long long)prob, (long long)rs.r[i].ev.id, rs.r[i].ev.config,
+                         (long long)want_id);
+            return;
+        }
+    fail_msg("best: no row for problem %lld", (long long)prob);
+}
+
+static void test_decisions(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "decisions.db");
+    fdt_err e = {""};
+    int64_t slow = insert_one(f.db, eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 2.0));
+    int64_t fast = insert_one(f.db, eval(f.run, f.prob, "bx=16", FDT_DB_OK, FDT_DB_FULL, 1.9));
+    int64_t wrong = insert_one(f.db, eval(f.run, f.prob, "bx=8", FDT_DB_WRONG, FDT_DB_FULL, 1.0));
+    int64_t probe = insert_one(f.db, eval(f.run, f.prob, "bx=4", FDT_DB_OK, FDT_DB_PROBE, 1.0));
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions"), 0);
+
+    /* No decision: the smallest median, as in v1. */
+    fdt_db_decision d;
+    int found = -1;
+    assert_int_equal(fdt_db_best_decision(f.db, f.dev, f.prob, &d, &found, &e), 0);
+    assert_int_equal(found, 0);
+    best_is(f.db, NULL, f.prob, fast);
+
+    /* A decision pins the slower one (e.g. the faster is within noise of it). */
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, slow, "test: pinned", &e), 0);
+    assert_int_equal(fdt_db_best_decision(f.db, f.dev, f.prob, &d, &found, &e), 0);
+    assert_int_equal(found, 1);
+    assert_int_equal(d.eval_id, slow);
+    assert_string_equal(d.reason, "test: pinned");
+    assert_int_equal(strlen(d.decided_at), 24);
+    best_is(f.db, NULL, f.prob, slow);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT id FROM best_evaluations WHERE problem_id = %lld",
+             (long long)f.prob);
+    assert_int_equal(sql_int(f.path, sql), slow); /* the view agrees */
+    /* A later, faster result does not take over by itself. */
+    int64_t run2 = begin_run(f.db, f.dev, f.env, 3000.0);
+    int64_t faster = insert_one(f.db, eval(run2, f.prob, "by=8", FDT_DB_OK, FDT_DB_FULL, 0.5));
+    best_is(f.db, NULL, f.prob, slow);
+    /* Top: the decided best first, then the other configs by their fastest evaluation. */
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_top(f.db, f.dev, f.prob, 0, 3, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 3);
+    assert_int_equal(rs.r[0].ev.id, slow);
+    assert_int_equal(rs.r[1].ev.id, faster);
+    assert_int_equal(rs.r[2].ev.id, fast);
+    /* The same config measured again, faster: the decided evaluation still leads. */
+    int64_t again = insert_one(f.db, eval(run2, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 1.0));
+    rs.n = 0;
+    assert_int_equal(fdt_db_top(f.db, f.dev, f.prob, 0, 10, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 3); /* one row per config */
+    assert_int_equal(rs.r[0].ev.id, slow);
+    /* Nearest answers with the decision too. */
+    fdt_db_device dev;
+    assert_int_equal(fdt_db_device_get(f.db, f.dev, &dev, &e), 0);
+    fdt_problem p = problem(FDT_OP_LAP, 4, 512, 512, 512);
+    fdt_db_row row;
+    fdt_db_fallback which;
+    assert_int_equal(fdt_db_nearest(f.db, &dev, &p, NULL, &row, &which, &e), 0);
+    assert_int_equal(which, FDT_DB_NEAREST_EXACT);
+    assert_int_equal(row.ev.id, slow);
+
+    /* The latest decision is in force. */
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, faster, "test: faster", &e), 0);
+    best_is(f.db, NULL, f.prob, faster);
+    assert_int_equal(sql_int(f.path, sql), faster);
+    assert_int_equal(fdt_db_best_decision(f.db, f.dev, f.prob, &d, &found, &e), 0);
+    assert_int_equal(d.eval_id, faster);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions"), 2);
+
+    /* A decided evaluation outside the filter: the smallest median of what the filter keeps. */
+    fdt_rt_device_info di = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    snprintf(di.driver_version, sizeof di.driver_version, "590.10");
+    fdt_db_env v;
+    fdt_db_env_from_rt(&di, "0.1.0", &v);
+    int64_t env2;
+    assert_int_equal(fdt_db_env_id(f.db, &v, &env2, &e), 0);
+    int64_t run3 = begin_run(f.db, f.dev, env2, 3000.0);
+    int64_t other_env = insert_one(f.db, eval(run3, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 3.0));
+    insert_one(f.db, eval(run3, f.prob, "bx=16", FDT_DB_OK, FDT_DB_FULL, 3.5));
+    fdt_db_filter flt;
+    fdt_db_filter_init(&flt);
+    flt.env_id = env2;
+    best_is(f.db, &flt, f.prob, other_env);
+    flt.env_id = f.env;
+    best_is(f.db, &flt, f.prob, faster);
+    rs.n = 0;
+    assert_int_equal(fdt_db_top(f.db, f.dev, f.prob, env2, 10, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    assert_int_equal(rs.r[0].ev.id, other_env);
+
+    /* Run best: decisions aside, the fastest ok full result of one run. */
+    int got = 0;
+    assert_int_equal(fdt_db_run_best(f.db, run2, f.prob, &row, &got, &e), 0);
+    assert_int_equal(got, 1);
+    assert_int_equal(row.ev.id, faster);
+    assert_int_equal(fdt_db_run_best(f.db, f.run, f.prob, &row, &got, &e), 0);
+    assert_int_equal(row.ev.id, fast); /* the wrong and the probe do not count */
+    assert_int_equal(fdt_db_run_best(f.db, run3 + 100, f.prob, &row, &got, &e), 0);
+    assert_int_equal(got, 0);
+    (void)again;
+
+    /* Newest run of the pair. */
+    char last[32];
+    assert_int_equal(fdt_db_last_run(f.db, f.dev, f.prob, last, sizeof last, &e), 0);
+    fdt_db_run r3;
+    assert_int_equal(fdt_db_run_get(f.db, run3, &r3, &e), 0);
+    assert_string_equal(last, r3.started);
+    assert_int_equal(fdt_db_last_run(f.db, f.dev, f.prob + 100, last, sizeof last, &e), 0);
+    assert_string_equal(last, "");
+
+    /* Refused: a wrong result, a probe, another problem's or device's evaluation, no reason. */
+    fdt_problem p2 = problem(FDT_OP_D2Z, 4, 512, 512, 512);
+    int64_t prob2;
+    assert_int_equal(fdt_db_problem_id(f.db, &p2, &prob2, &e), 0);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, wrong, "x", &e), -1);
+    assert_contains(e.msg, "ok full evaluation");
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, probe, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, prob2, slow, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev + 1, f.prob, slow, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, slow, "", &e), -1);
+    assert_contains(e.msg, "reason");
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, 0, "x", &e), -1);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions"), 2);
+    assert_int_equal(fdt_db_check(f.db, &e), 0);
+    fdt_db_close(f.db);
+
+    /* Read-only: answers the same, decides nothing. */
+    fdt_db *ro = open_ok(f.path, FDT_DB_READONLY);
+    best_is(ro, NULL, f.prob, faster);
+    assert_int_equal(fdt_db_best_decide(ro, f.dev, f.prob, slow, "x", &e), -1);
+    assert_contains(e.msg, "read-only");
+    fdt_db_close(ro);
+}
+
+/* Every best answer of a database, as "device problem -> evaluation" lines. */
+static char *best_answers(fdt_db *db)
+{
+    rows *rs = calloc(1, sizeof *rs);
+    assert_non_null(rs);
+    fdt_err e = {""};
+    if (fdt_db_best(db, NULL, collect, rs, &e))
+        fail_msg("best: %s", e.msg);
+    assert_true(rs->n > 0 && rs->n <= 64);
+    fdt_sb b;
+    fdt_sb_init(&b);
+    for (int i = 0; i < rs->n; i++)
+        fdt_sb_printf(&b, "%lld %lld -> %lld %s %.9g\n", (long long)rs->r[i].ev.device_id,
+                      (long long)rs->r[i].ev.problem_id, (long long)rs->r[i].ev.id,
+                      rs->r[i].ev.config, rs->r[i].ev.time_ms);
+    free(rs);
+    return fdt_sb_take(&b);
+}
+
+/* A v1 file recorded by an earlier fdtune on an H100 (tests/data): read as it is when opened
+ * read-only (the file untouched), migrated to v2 by a read-write open, with the same best
+ * answers before and after; the view and the integrity check agree. */
+static void test_migrate_v1(void **state)
+{
+    (void)state;
+    const char *src = getenv("FDTUNE_TEST_SRC");
+    if (!src || !*src)
+        skip();
+    char from[1024], path[512];
+    snprintf(from, sizeof from, "%s/tests/data/h100-replay.db", src);
+    path_in(path, sizeof path, "v1.db");
+    size_t n;
+    char *bytes = slurp(from, &n);
+    fdt_err e = {""};
+    assert_int_equal(fdt_write_file_atomic(path, bytes, n, &e), 0);
+    free(bytes);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    char *before = slurp(path, &n);
+
+    fdt_db *db = open_ok(path, FDT_DB_READONLY);
+    char *v1 = best_answers(db);
+    rows rs = {.n = 0};
+    /* A pair of the file: top and decisions work on the stand-in table. */
+    int64_t dev = sql_int(path, "SELECT device_id FROM evaluations LIMIT 1");
+    int64_t prob = sql_int(path, "SELECT problem_id FROM evaluations LIMIT 1");
+    assert_int_equal(fdt_db_top(db, dev, prob, 0, 3, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 3);
+    fdt_db_decision d;
+    int found = -1;
+    assert_int_equal(fdt_db_best_decision(db, dev, prob, &d, &found, &e), 0);
+    assert_int_equal(found, 0);
+    fdt_db_close(db);
+    assert_same_bytes(path, before, n); /* reading never migrates */
+    free(before);
+
+    db = open_ok(path, FDT_DB_READWRITE);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
+    char *v2 = best_answers(db);
+    assert_string_equal(v2, v1);
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM best_decisions"), 0);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM best_evaluations"),
+                     sql_int(path, "SELECT count(*) FROM (SELECT DISTINCT device_id, problem_id"
+                                   " FROM evaluations WHERE status = 'ok' AND stage = 'full')"));
+    fdt_db_close(db);
+    /* Read-only again, now at v2: still the same answers. */
+    db = open_ok(path, FDT_DB_READONLY);
+    char *again = best_answers(db);
+    assert_string_equal(again, v1);
+    fdt_db_close(db);
+    free(v1);
+    free(v2);
+    free(again);
+}
+
 /* ------------------------------------------------------------------ processes */
 
 /* Child side of the concurrency test: everything checked by hand, the result in the exit
@@ -1209,7 +1443,7 @@ static void test_concurrent_writers(void **state)
     assert_int_equal(sql_int(path, "SELECT count(*) FROM environments"), 1);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM configs"), EVALS);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"), WRITERS);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
     fdt_db *db = open_ok(path, FDT_DB_READONLY);
     fdt_err e = {""};
     assert_int_equal(fdt_db_check(db, &e), 0);
@@ -1433,6 +1667,8 @@ int main(void)
         cmocka_unit_test(test_full_disk),
         cmocka_unit_test(test_runs_history_top),
         cmocka_unit_test(test_nearest),
+        cmocka_unit_test(test_decisions),
+        cmocka_unit_test(test_migrate_v1),
         cmocka_unit_test(test_concurrent_writers),
         cmocka_unit_test(test_resume_after_kill),
         cmocka_unit_test(test_names),

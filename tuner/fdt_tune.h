@@ -23,6 +23,9 @@ typedef struct fdt_tune_opts {
     double full_within;   /* a probe within this fraction of the best gets a full sample */
     const char *command;  /* recorded with the run */
     const volatile sig_atomic_t *stop; /* set asynchronously: stop after this evaluation */
+    fdt_db_run_kind kind; /* recorded with the run: tune, or retune for a retune's re-search */
+    int decide;           /* record the best decision at the end (default 1; retune judges
+                             its re-search itself, so it passes 0) */
 } fdt_tune_opts;
 
 void fdt_tune_opts_default(fdt_tune_opts *o);
@@ -79,6 +82,9 @@ typedef struct fdt_tune_ctx {
     const fdt_recipe_device *dev;
 } fdt_tune_ctx;
 
+/* With o->decide, the end of a problem records the best decision of (device, problem): this
+ * run's fastest verified result when it beats the decided best beyond the noise of both, or,
+ * when none was decided yet, the better of the two (fdt_db_best_decide). */
 int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *r, const fdt_problem *p,
                      const fdt_tune_opts *o, fdt_tune_progress cb, void *cbctx,
                      fdt_tune_summary *out, fdt_err *e);

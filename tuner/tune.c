@@ -5,6 +5,7 @@
  * Each candidate gets a cheap probe; one within `full_within` of the best so far gets a full
  * sample. Every outcome is a database row written as soon as it exists. */
 #include "fdt_tune.h"
+#include "fdt_retune.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@ void fdt_tune_opts_default(fdt_tune_opts *o)
     o->parallel = fdt_rt_cpu_count();
     o->full_within = 0.10;
     o->command = "";
+    o->kind = FDT_DB_TUNE;
+    o->decide = 1;
 }
 
 typedef struct cand {
@@ -181,6 +184,38 @@ static int take_best(void *ctx, const fdt_db_row *row)
     b->row = *row;
     b->have = 1;
     return 1;
+}
+
+/* Records the best decision of (device, problem) at the end of a problem. This run's fastest
+ * verified result replaces the current best only when it is faster beyond the noise of both
+ * (fdt_retune_beats), so a rerun that is faster by noise alone never moves the best. With no
+ * decision yet, the current best (the smallest median: what queries answered so far) is
+ * recorded unless this run beat it. */
+static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_id, fdt_err *e)
+{
+    best_row cur = {.have = 0}, run = {.have = 0};
+    fdt_db_decision d;
+    int decided = 0;
+    if (fdt_db_top(ctx->db, ctx->device_id, problem_id, 0, 1, take_best, &cur, e) ||
+        fdt_db_best_decision(ctx->db, ctx->device_id, problem_id, &d, &decided, e) ||
+        fdt_db_run_best(ctx->db, run_id, problem_id, &run.row, &run.have, e))
+        return -1;
+    int64_t pick = 0;
+    const char *why = "tune: first decision";
+    if (run.have && cur.have && run.row.ev.id != cur.row.ev.id) {
+        fdt_retune_timing tc, tr;
+        fdt_retune_timing_of(&cur.row.ev, &tc);
+        fdt_retune_timing_of(&run.row.ev, &tr);
+        if (fdt_retune_beats(&tc, &tr)) {
+            pick = run.row.ev.id;
+            why = "tune: faster beyond noise";
+        }
+    }
+    if (!pick && !decided)
+        pick = cur.have ? cur.row.ev.id : run.have ? run.row.ev.id : 0;
+    if (!pick || (decided && d.eval_id == pick))
+        return 0;
+    return fdt_db_best_decide(ctx->db, ctx->device_id, problem_id, pick, why, e);
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -411,7 +446,7 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
         goto done;
     fdt_db_run run;
     fdt_db_run_init(&run);
-    run.kind = FDT_DB_TUNE;
+    run.kind = o->kind;
     snprintf(run.command, sizeof run.command, "%s", o->command);
     run.device_id = ctx->device_id;
     run.env_id = ctx->env_id;
@@ -561,6 +596,8 @@ done:
             rc = -1;
         }
     }
+    if (rc == 0 && o->decide && decide_best(ctx, st.problem_id, st.run_id, e))
+        rc = -1;
     if (rc == 0) {
         /* the best this device and environment has for the problem, resumed or new */
         best_row b = {.have = 0};

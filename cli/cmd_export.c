@@ -1,0 +1,283 @@
+/* fdtune export: writes what the tuning database knows as one self-contained header for a
+ * user's HIP or CUDA code (or as JSON for build systems): the best kernels per device and
+ * tuned grid, a fallback for other devices, launchers that pick at run time, layout helpers
+ * and the provenance of every result. The database is opened read-only. A request the
+ * database cannot answer is refused before anything is written, so a stale or partial
+ * header never replaces a good one. */
+#include "cli.h"
+#include "fdt_db.h"
+#include "fdt_export.h"
+#include "fdt_recipe.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void export_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fdtune export [--gpu X]... [--op OP[,OP...]] [--R N] [--precision f32|f64]\n"
+            "                     [--grid G]... [--db PATH] [-o FILE] [--format header|json]\n\n"
+            "Writes one self-contained header (default) that HIP code compiled by hipcc, or CUDA\n"
+            "code compiled by nvcc, includes to run fdtune's tuned kernels. Per operator, radius\n"
+            "and precision it defines a launcher, e.g.\n"
+            "  hipError_t fdtuned_lap_r4_f32(float *out, const float *in, int nx, int ny, int nz,\n"
+            "                                float sx, float sy, float sz, hipStream_t stream);\n"
+            "that picks a variant from the current device's architecture and compute units and\n"
+            "the grid: on a tuned device model and grid the kernel tuned for it (grid baked in),\n"
+            "on other grids of a tuned architecture the best config of the nearest tuned grid\n"
+            "(grid as arguments), elsewhere a fallback (fdtune's default config). Layout helpers\n"
+            "(fdtuned_lap_r4_f32_layout) say how to allocate and index the halo-padded arrays;\n"
+            "pointers passed to launchers are allocation bases. The comment at the top records\n"
+            "where every result comes from (runs, devices, driver and compiler versions, median\n"
+            "time, bandwidth, fraction of copy, date). With -DFDTUNED_SELECT_ONLY the header is\n"
+            "plain C/C++ with the variant tables and the selection only.\n\n"
+            "  --gpu X        devices whose stored name or arch contains X (case-insensitive),\n"
+            "                 else a GPU catalogue name or alias (H100, MI250X); repeatable\n"
+            "                 (default: every device in the database)\n"
+            "  --op OP        d2x, d2y, d2z, lap, wave; comma-separated or repeated (default:\n"
+            "                 every tuned operator)\n"
+            "  --R N          radius 1..8 (default: every tuned radius)\n"
+            "  --precision P  f32 or f64 (default: both)\n"
+            "  --grid G       only results tuned on this grid (N^3 or NXxNYxNZ); repeatable\n"
+            "                 (default: every tuned grid)\n"
+            "  --db PATH      the database (default: $FDTUNE_DB, else\n"
+            "                 $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db)\n"
+            "  -o FILE        where to write (default: stdout); written atomically\n"
+            "  --format F     header (default) or json: the same selection as data (schema %d:\n"
+            "                 variants, configs, layouts, provenance)\n\n"
+            "Every --gpu must have a tuned result for each --op and --grid asked for (or, without\n"
+            "them, for anything matching --R and --precision); otherwise nothing is written.\n\n"
+            "exit status: 0 written, 1 the database has nothing tuned for a requested device,\n"
+            "operator or grid, 2 bad arguments, 4 the database is missing or unreadable, the\n"
+            "generator failed or the file cannot be written.\n",
+            FDT_EXP_JSON_SCHEMA);
+}
+
+enum { OPT_OP = 1000, OPT_R, OPT_PREC, OPT_GRID, OPT_FORMAT, OPT_DB, OPT_GPU };
+
+typedef struct eopts {
+    fdt_exp_opts x;
+    const char *db, *out;
+    int json;
+} eopts;
+
+static int parse_ops(const char *s, unsigned *mask)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        fdt_op op;
+        fdt_err e;
+        if (fdt_op_parse(tok, &op, &e)) {
+            print_error("--op: %s", e.msg);
+            return -1;
+        }
+        *mask |= 1u << op;
+        n++;
+    }
+    if (!n) {
+        print_error("--op '%s': expected d2x, d2y, d2z, lap or wave", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
+{
+    static const struct option opts[] = {
+        {"gpu", required_argument, 0, OPT_GPU},   {"op", required_argument, 0, OPT_OP},
+        {"R", required_argument, 0, OPT_R},       {"precision", required_argument, 0, OPT_PREC},
+        {"grid", required_argument, 0, OPT_GRID}, {"db", required_argument, 0, OPT_DB},
+        {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, OPT_FORMAT},
+        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+    memset(o, 0, sizeof *o);
+    fdt_exp_opts_init(&o->x);
+    fdt_err e;
+    long v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_GPU:
+            if (!*optarg)
+                die_usage("export", "--gpu needs a name or an arch");
+            if (o->x.ngpus == FDT_EXP_MAX_GPUS)
+                die_usage("export", "at most %d --gpu options", FDT_EXP_MAX_GPUS);
+            o->x.gpus[o->x.ngpus++] = optarg;
+            break;
+        case OPT_OP:
+            if (parse_ops(optarg, &o->x.ops))
+                return EXIT_USAGE;
+            break;
+        case OPT_R:
+            if (parse_int_arg("--R", optarg, FDT_R_MIN, FDT_R_MAX, &v))
+                return EXIT_USAGE;
+            o->x.R = (int)v;
+            break;
+        case OPT_PREC: {
+            fdt_prec p;
+            if (fdt_prec_parse(optarg, &p, &e)) {
+                print_error("--precision: %s", e.msg);
+                return EXIT_USAGE;
+            }
+            o->x.prec = (int)p;
+            break;
+        }
+        case OPT_GRID:
+            if (o->x.ngrids == FDT_EXP_MAX_GRIDS)
+                die_usage("export", "at most %d --grid options", FDT_EXP_MAX_GRIDS);
+            if (fdt_grid_parse(optarg, o->x.grids[o->x.ngrids], &e)) {
+                print_error("--grid: %s", e.msg);
+                return EXIT_USAGE;
+            }
+            o->x.ngrids++;
+            break;
+        case OPT_DB: o->db = optarg; break;
+        case 'o': o->out = optarg; break;
+        case OPT_FORMAT:
+            if (!strcmp(optarg, "json"))
+                o->json = 1;
+            else if (strcmp(optarg, "header"))
+                die_usage("export", "--format '%s': expected header or json", optarg);
+            break;
+        case 'h': export_usage(stdout); return EXIT_OK;
+        default: export_usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        die_usage("export", "unexpected argument '%s'", argv[optind]);
+    if (o->out && !*o->out)
+        die_usage("export", "-o needs a file name");
+    /* The command line goes into the provenance, as typed after "fdtune". */
+    fdt_sb_puts(cmdline, "fdtune export");
+    for (int i = 1; i < argc; i++)
+        fdt_sb_printf(cmdline, strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
+    return -1;
+}
+
+static int open_db(const char *path, fdt_db **db)
+{
+    char def[4096];
+    fdt_err e;
+    if (!path) {
+        if (fdt_db_default_path(def, sizeof def, &e)) {
+            print_error("%s", e.msg);
+            return -1;
+        }
+        path = def;
+    }
+    struct stat sb;
+    if (stat(path, &sb) != 0 && errno == ENOENT) {
+        print_error("no tuning database at %s: run fdtune --gpu NAME --R N --grid G first "
+                    "(or name one with --db PATH or FDTUNE_DB)", path);
+        return -1;
+    }
+    if (fdt_db_open(path, FDT_DB_READONLY, db, &e)) {
+        print_error("%s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void summary(const fdt_exp_plan *p, const char *where, int json)
+{
+    size_t nt = 0;
+    fdt_sb fams;
+    fdt_sb_init(&fams);
+    for (size_t f = 0; f < p->nfam; f++) {
+        nt += p->fam[f].ntuned;
+        fdt_sb_printf(&fams, "%s%s R=%d %s", f ? ", " : "", fdt_op_name(p->fam[f].op),
+                      p->fam[f].R, fdt_prec_name(p->fam[f].prec));
+    }
+    fdt_sb runs;
+    fdt_sb_init(&runs);
+    for (size_t i = 0; i < p->nruns; i++)
+        fdt_sb_printf(&runs, "%s%lld", i ? ", " : "", (long long)p->runs[i]);
+    fprintf(stderr, "fdtune export: wrote %s (%s): %s; %zu tuned results from %zu device%s "
+                    "(run%s %s)", where, json ? "json" : "header", fdt_sb_str(&fams), nt,
+            p->ndevices, p->ndevices == 1 ? "" : "s", p->nruns == 1 ? "" : "s",
+            fdt_sb_str(&runs));
+    if (!json)
+        fprintf(stderr, ", %zu kernels", fdt_exp_kernel_count(p));
+    fputc('\n', stderr);
+    for (size_t i = 0; i < p->nnotes; i++)
+        print_note("%s", p->notes[i]);
+    fdt_sb_free(&fams);
+    fdt_sb_free(&runs);
+}
+
+int cmd_export(int argc, char **argv)
+{
+    eopts o;
+    fdt_sb cmdline;
+    fdt_sb_init(&cmdline);
+    int rc = parse_opts(argc, argv, &o, &cmdline);
+    if (rc >= 0) {
+        fdt_sb_free(&cmdline);
+        return rc;
+    }
+    o.x.fdtune_version = FDTUNE_VERSION;
+    o.x.command = fdt_sb_str(&cmdline);
+
+    /* The catalogue only resolves names the database does not hold; without it, --gpu is a
+     * substring match alone. */
+    fdt_catalogue *cat = NULL;
+    fdt_err e;
+    if (o.x.ngpus && load_catalogue(&cat, &e) == 0)
+        o.x.cat = cat;
+
+    fdt_db *db = NULL;
+    fdt_exp_plan *plan = NULL;
+    fdt_sb text;
+    fdt_sb_init(&text);
+    if (open_db(o.db, &db)) {
+        rc = EXIT_ERROR;
+        goto done;
+    }
+    int st = fdt_exp_plan_make(db, &o.x, &plan, &e);
+    if (st == FDT_EXP_NOTHING) {
+        print_error("%s", e.msg);
+        rc = EXIT_FAIL;
+        goto done;
+    }
+    if (st) {
+        print_error("%s", e.msg);
+        rc = EXIT_ERROR;
+        goto done;
+    }
+    if ((o.json ? fdt_exp_render_json(plan, &text, &e) : fdt_exp_render_header(plan, &text, &e))) {
+        print_error("%s", e.msg);
+        rc = EXIT_ERROR;
+        goto done;
+    }
+    if (o.out && strcmp(o.out, "-")) {
+        if (fdt_write_file_atomic(o.out, text.s ? text.s : "", text.len, &e)) {
+            print_error("%s", e.msg);
+            rc = EXIT_ERROR;
+            goto done;
+        }
+    } else {
+        fwrite(fdt_sb_str(&text), 1, text.len, stdout);
+        fflush(stdout);
+        if (ferror(stdout)) {
+            print_error("writing the export: %s", strerror(errno));
+            rc = EXIT_ERROR;
+            goto done;
+        }
+    }
+    summary(plan, o.out && strcmp(o.out, "-") ? o.out : "stdout", o.json);
+    rc = EXIT_OK;
+done:
+    fdt_sb_free(&text);
+    fdt_exp_plan_free(plan);
+    fdt_db_close(db);
+    fdt_catalogue_free(cat);
+    fdt_sb_free(&cmdline);
+    return rc;
+}

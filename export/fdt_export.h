@@ -1,0 +1,104 @@
+/* Export: turns what the tuning database knows into something a user's code can use
+ * without fdtune. A plan is collected first (which devices --gpu names, the best config of
+ * every tuned (device model, problem), grouped per operator/R/precision into one launcher
+ * each, with a fallback config for devices nothing was tuned on), then rendered either as
+ * one self-contained header (generated kernels, variant tables, run-time selection by
+ * architecture, compute units and grid, layout helpers, host launchers, provenance) or as
+ * JSON carrying the same selection as data. Pure library code: nothing is printed; what
+ * the user should hear comes back as notes and "what: why" errors. */
+#ifndef FDT_EXPORT_H
+#define FDT_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdt_common.h"
+#include "fdt_db.h"
+#include "fdt_gen.h"
+
+struct fdt_catalogue;
+
+/* Status of fdt_exp_plan_make (0 is success). */
+enum {
+    FDT_EXP_ERROR = -1,   /* operational: the database failed, out of memory, generator */
+    FDT_EXP_NOTHING = -2, /* the database has nothing for a requested device or problem */
+};
+
+#define FDT_EXP_MAX_GPUS 16
+#define FDT_EXP_MAX_GRIDS 16
+
+typedef struct fdt_exp_opts {
+    /* Devices: each a case-insensitive substring of the stored device name or arch, else a
+     * catalogue name or alias (needs cat). None: every device in the database. */
+    const char *gpus[FDT_EXP_MAX_GPUS];
+    int ngpus;
+    unsigned ops;      /* bit (1u << fdt_op) per operator; 0: every tuned operator */
+    int R;             /* 0: any */
+    int prec;          /* fdt_prec; -1: any */
+    int64_t grids[FDT_EXP_MAX_GRIDS][3]; /* tuned grids to export; none: every tuned grid */
+    int ngrids;
+    const struct fdt_catalogue *cat; /* resolves catalogue names and aliases; may be NULL */
+    const char *fdtune_version;      /* of this binary, for the provenance */
+    const char *command;             /* the command line, for the provenance; may be NULL */
+} fdt_exp_opts;
+
+void fdt_exp_opts_init(fdt_exp_opts *o);
+
+/* One tuned result: the best config of one device model for one problem (grid included). */
+typedef struct fdt_exp_tuned {
+    fdt_db_row row;         /* the evaluation, its problem, device and environment */
+    fdt_config cfg;
+    fdt_layout layout;      /* on the tuned grid */
+    char kconst[96];        /* kernel with the tuned grid baked in */
+    char kruntime[96];      /* the same config with the grid as arguments */
+    int vconst, vruntime;   /* indices in the family's variant table */
+} fdt_exp_tuned;
+
+/* One operator/R/precision: one launcher, its variant table and a fallback. */
+typedef struct fdt_exp_family {
+    fdt_op op;
+    int R;
+    fdt_prec prec;
+    char name[32];          /* "lap_r4_f32": launcher fdtuned_lap_r4_f32 */
+    fdt_config fallback;    /* fdtune's default config (variant 0) */
+    char kfallback[96];
+    fdt_exp_tuned *tuned;   /* by arch, compute units, device name, grid volume */
+    size_t ntuned;
+} fdt_exp_family;
+
+typedef struct fdt_exp_plan {
+    char database[4096];
+    char exported[32];       /* ISO-8601 UTC */
+    char fdtune_version[32];
+    char generator[80];      /* fingerprint of the generator that writes the kernels */
+    char command[1024];
+    fdt_db_device *devices;  /* the devices --gpu selected, by id */
+    size_t ndevices;
+    int64_t *runs;           /* run ids the exported results come from, ascending */
+    size_t nruns;
+    fdt_exp_family *fam;     /* by op, R, precision */
+    size_t nfam;
+    char **notes;            /* what the user should know (gaps covered by the fallback,
+                                results measured with another generator) */
+    size_t nnotes;
+} fdt_exp_plan;
+
+/* Collects the plan. Returns 0, FDT_EXP_NOTHING (e says which device or problem the
+ * database lacks) or FDT_EXP_ERROR. */
+int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt_err *e);
+void fdt_exp_plan_free(fdt_exp_plan *p);
+
+/* Variants of a family: 0 is the fallback, then per tuned result its constant and its
+ * runtime-dims kernel (fdt_exp_tuned.vconst, .vruntime). */
+int fdt_exp_family_nvariants(const fdt_exp_family *f);
+
+/* The self-contained header (appended to out). */
+int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
+/* The same selection as JSON (appended to out); "schema" is FDT_EXP_JSON_SCHEMA. */
+#define FDT_EXP_JSON_SCHEMA 1
+int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
+
+/* Distinct kernels the header defines (identical kernels are emitted once). */
+size_t fdt_exp_kernel_count(const fdt_exp_plan *p);
+
+#endif

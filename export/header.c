@@ -1,0 +1,583 @@
+/* Rendering an export plan as one self-contained header for users' HIP (hipcc) or CUDA
+ * (nvcc, through fdtune's own mapping of the HIP dialect) code. Its parts, in order: the
+ * provenance and usage comment; the portable selection part (variant tables, layout and
+ * geometry arithmetic, selection; plain C/C++, alone under FDTUNED_SELECT_ONLY); the
+ * platform prelude; the generated kernels, each once; and the host launchers and layout
+ * helpers that ask the current device what it is. Under a runtime compiler (hiprtc, NVRTC)
+ * only the kernels remain, with C names, so fdtune's tests can compile the header as is. */
+#include "exp_internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ text helpers */
+
+/* Text that is safe inside a C block comment: no comment end, no control characters. */
+static void comment_text(fdt_sb *b, const char *s)
+{
+    for (; *s; s++) {
+        if (s[0] == '*' && s[1] == '/')
+            fdt_sb_puts(b, "* ");
+        else if ((unsigned char)*s < 0x20)
+            fdt_sb_puts(b, " ");
+        else
+            fdt_sb_putn(b, s, 1);
+    }
+}
+
+/* A C/C++ string literal ('?' escaped: trigraphs exist in strict C modes). */
+static void c_str(fdt_sb *b, const char *s)
+{
+    fdt_sb_puts(b, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\' || ch == '?')
+            fdt_sb_printf(b, "\\%c", ch);
+        else if (ch < 0x20 || ch >= 0x7f)
+            fdt_sb_printf(b, "\\%03o", ch);
+        else
+            fdt_sb_putn(b, s, 1);
+    }
+    fdt_sb_puts(b, "\"");
+}
+
+static void upper(const char *s, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        out[i] = (char)toupper((unsigned char)s[i]);
+    out[i] = 0;
+}
+
+static const char *real_name(fdt_prec p) { return p == FDT_F64 ? "double" : "float"; }
+
+static void num(fdt_sb *b, double v)
+{
+    if (isfinite(v))
+        fdt_sb_printf(b, "%.6g", v);
+    else
+        fdt_sb_puts(b, "-1");
+}
+
+/* ------------------------------------------------------------------ comment block */
+
+/* A measured number with its unit, or "unknown" (the copy bandwidth of a run may be
+ * missing, and with it the fraction of copy). */
+static void measure(char *buf, size_t n, const char *fmt, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, n, fmt, v);
+    else
+        snprintf(buf, n, "%s unknown", strchr(fmt, ' ') + 1);
+}
+
+static void provenance(const fdt_exp_plan *p, fdt_sb *b)
+{
+    fdt_sb_puts(b, " * Provenance\n *   exported by fdtune ");
+    comment_text(b, p->fdtune_version[0] ? p->fdtune_version : "(unknown version)");
+    fdt_sb_printf(b, " on %s", p->exported);
+    if (p->command[0]) {
+        fdt_sb_puts(b, "\n *   command: ");
+        comment_text(b, p->command);
+    }
+    fdt_sb_puts(b, "\n *   database: ");
+    comment_text(b, p->database);
+    fdt_sb_puts(b, "\n *   runs:");
+    for (size_t i = 0; i < p->nruns; i++)
+        fdt_sb_printf(b, "%s %lld", i ? "," : "", (long long)p->runs[i]);
+    fdt_sb_printf(b, "\n *   generator fingerprint of the kernels below: %s\n", p->generator);
+    fdt_sb_puts(b, " *   devices:\n");
+    for (size_t i = 0; i < p->ndevices; i++) {
+        const fdt_db_device *d = &p->devices[i];
+        fdt_sb_puts(b, " *     ");
+        comment_text(b, d->name);
+        fdt_sb_printf(b, ": %s, %s, %d CUs, %.0f GiB", d->backend, d->arch, d->compute_units,
+                      d->mem_bytes / 1073741824.0);
+        if (d->uuid[0]) {
+            fdt_sb_puts(b, ", uuid ");
+            comment_text(b, d->uuid);
+        }
+        fdt_sb_puts(b, "\n");
+    }
+    fdt_sb_puts(b, " *   tuned results (best config per device model and grid: median time of the "
+                   "run's\n *   timing, effective bandwidth, fraction of the device-to-device "
+                   "copy bandwidth\n *   measured in the same run, and where it was measured):\n");
+    for (size_t f = 0; f < p->nfam; f++)
+        for (size_t t = 0; t < p->fam[f].ntuned; t++) {
+            const fdt_exp_tuned *tu = &p->fam[f].tuned[t];
+            const fdt_db_eval *ev = &tu->row.ev;
+            const fdt_db_env *v = &tu->row.env;
+            char key[160];
+            fdt_problem_format(&tu->row.problem, key, sizeof key);
+            fdt_sb_printf(b, " *     fdtuned_%s variants %d/%d: %s on ", p->fam[f].name,
+                          tu->vconst, tu->vruntime, key);
+            comment_text(b, tu->row.device.name);
+            char ms[32], gbs[32], frac[32];
+            measure(ms, sizeof ms, "%.4f ms", ev->time_ms);
+            measure(gbs, sizeof gbs, "%.0f GB/s", ev->gbs);
+            measure(frac, sizeof frac, "%.3f of copy", ev->frac_copy);
+            fdt_sb_printf(b, " (%s, %d CUs)\n *       config %s\n *       median %s, %s, %s; "
+                             "run %lld, evaluated %s\n *       driver ",
+                          tu->row.device.arch, tu->row.device.compute_units, ev->config, ms,
+                          gbs, frac, (long long)ev->run_id, ev->created);
+            comment_text(b, v->driver[0] ? v->driver : "-");
+            fdt_sb_puts(b, ", runtime ");
+            comment_text(b, v->runtime[0] ? v->runtime : "-");
+            fdt_sb_puts(b, ", compiler ");
+            comment_text(b, v->compiler[0] ? v->compiler : "-");
+            fdt_sb_puts(b, ", fdtune ");
+            comment_text(b, v->fdtune_version[0] ? v->fdtune_version : "-");
+            fdt_sb_puts(b, ", generator ");
+            comment_text(b, v->generator[0] ? v->generator : "-");
+            fdt_sb_puts(b, "\n");
+        }
+    for (size_t i = 0; i < p->nnotes; i++) {
+        fdt_sb_puts(b, " *   note: ");
+        comment_text(b, p->notes[i]);
+        fdt_sb_puts(b, "\n");
+    }
+}
+
+/* The launcher's parameters after the pointers and the grid, from the generator's argument
+ * list, so the header follows the kernels when operators gain parameters. */
+static void scalar_params(const fdt_exp_family *f, fdt_sb *decl, fdt_sb *names)
+{
+    fdt_arg a[FDT_ARG_COUNT];
+    int n = fdt_gen_kernel_args(f->op, 0, a);
+    const char *T = real_name(f->prec);
+    for (int i = 0; i < n; i++) {
+        const char *nm = NULL, *type = T;
+        switch (a[i]) {
+        case FDT_ARG_SX: nm = "sx"; break;
+        case FDT_ARG_SY: nm = "sy"; break;
+        case FDT_ARG_SZ: nm = "sz"; break;
+        case FDT_ARG_SI: nm = "si"; type = "int"; break;
+        case FDT_ARG_SJ: nm = "sj"; type = "int"; break;
+        case FDT_ARG_SK: nm = "sk"; type = "int"; break;
+        case FDT_ARG_SRC: nm = "src"; break;
+        default: break;
+        }
+        if (!nm)
+            continue;
+        fdt_sb_printf(decl, ", %s %s", type, nm);
+        fdt_sb_printf(names, ", %s", nm);
+    }
+}
+
+static int is_wave(const fdt_exp_family *f) { return f->op == FDT_OP_WAVE; }
+
+static void pointer_params(const fdt_exp_family *f, fdt_sb *decl, fdt_sb *names)
+{
+    const char *T = real_name(f->prec);
+    if (is_wave(f)) {
+        fdt_sb_printf(decl, "%s *p_next, const %s *p, const %s *p_prev, const %s *c2", T, T, T,
+                      T);
+        fdt_sb_puts(names, "p_next, p, p_prev, c2");
+    } else {
+        fdt_sb_printf(decl, "%s *out, const %s *in", T, T);
+        fdt_sb_puts(names, "out, in");
+    }
+}
+
+static void usage(const fdt_exp_plan *p, fdt_sb *b)
+{
+    fdt_sb_puts(b,
+        " * Use\n"
+        " *   #include \"this header\" in HIP code compiled by hipcc, or in CUDA code compiled "
+        "by nvcc\n"
+        " *   (-x cu): without HIP's headers, fdtune's mapping of the HIP dialect onto CUDA is "
+        "used\n"
+        " *   (FDTUNED_CUDA is then defined). Kernels are static and launchers static inline, "
+        "so\n"
+        " *   any number of translation units may include it.\n"
+        " *   Define FDTUNED_SELECT_ONLY before including it to get only the variant tables, "
+        "the\n"
+        " *   layout and selection functions (plain C99 or C++, no GPU, no includes): for "
+        "build\n"
+        " *   systems and tests. Under hiprtc or NVRTC only the kernels remain (extern \"C\").\n"
+        " *\n"
+        " *   Arrays are halo-padded boxes of (nx+2R) x (ny+2R) x (nz+2R) points, the interior "
+        "from\n"
+        " *   R to R+n-1 on each axis. Element (i, j, k) of the padded box is at\n"
+        " *   base[offset + i + line*j + slice*k], where base is what hipMalloc/cudaMalloc "
+        "returned.\n"
+        " *   Every pointer a launcher takes is such an ALLOCATION BASE of at least `elems`\n"
+        " *   elements; the launcher adds the offset of the variant it picks. Take line, "
+        "slice,\n"
+        " *   offset and elems from the layout helper for the same grid on the same device: "
+        "the\n"
+        " *   variants differ in alignment, so the layout depends on what is picked. The "
+        "launcher\n"
+        " *   writes the interior of the output only; halos are read, never written. Launches "
+        "are\n"
+        " *   asynchronous on `stream`; the result is hipGetLastError() (cudaGetLastError())\n"
+        " *   after them, or hipErrorInvalidValue when no variant can run the grid.\n"
+        " *\n"
+        " *   Selection (fdtuned_select_in below): the tuned results of the current device's\n"
+        " *   architecture, those with its compute-unit count first; the nearest tuned grid\n"
+        " *   (|log volume ratio|, then |log xy-plane ratio|); on that very grid its constant "
+        "kernel\n"
+        " *   (grid baked in, as tuned), otherwise its runtime-dims kernel; with nothing tuned "
+        "for\n"
+        " *   the architecture, the fallback (fdtune's default config). Devices that share an\n"
+        " *   architecture and a compute-unit count are not told apart.\n"
+        " *\n"
+        " *   Per operator (T float or double; wave: p_next = 2p - p_prev + c2 * "
+        "lap(p) + src at the\n"
+        " *   padded point (si, sj, sk); sx, sy, sz are 1/h^2 per axis):\n");
+    for (size_t f = 0; f < p->nfam; f++) {
+        const fdt_exp_family *fam = &p->fam[f];
+        char up[32];
+        upper(fam->name, up, sizeof up);
+        fdt_sb decl, names;
+        fdt_sb_init(&decl);
+        fdt_sb_init(&names);
+        pointer_params(fam, &decl, &names);
+        fdt_sb_puts(&decl, ", int nx, int ny, int nz");
+        scalar_params(fam, &decl, &names);
+        fdt_sb_printf(b,
+                      " *     hipError_t fdtuned_%s(%s, hipStream_t stream);\n"
+                      " *     hipError_t fdtuned_%s_run(int variant, ...same...);  a given "
+                      "variant\n"
+                      " *     int fdtuned_%s_layout(int nx, int ny, int nz, fdtuned_layout *l);"
+                      "  current device\n"
+                      " *     int fdtuned_%s_current(int nx, int ny, int nz);  variant index\n"
+                      " *     int fdtuned_%s_select(const char *arch, int cus, long nx, long ny, "
+                      "long nz);\n"
+                      " *     int fdtuned_%s_layout_for(const char *arch, int cus, long nx, long "
+                      "ny, long nz,\n"
+                      " *                         fdtuned_layout *l);\n"
+                      " *     fdtuned_%s_variants[], FDTUNED_%s_NVARIANTS\n",
+                      fam->name, fdt_sb_str(&decl), fam->name, fam->name, fam->name, fam->name,
+                      fam->name, fam->name, up);
+        fdt_sb_free(&decl);
+        fdt_sb_free(&names);
+    }
+    fdt_sb_puts(b, " *   FDTUNED_OPERATORS(X) expands X(op, R, precision, type) once per "
+                   "operator.\n");
+}
+
+/* ------------------------------------------------------------------ portable part */
+
+static void variant_row(fdt_sb *b, const fdt_exp_family *f, int index, int kind,
+                        const char *kernel, const fdt_config *c, const fdt_exp_tuned *t,
+                        int sibling)
+{
+    static const char *kinds[] = {"FDTUNED_FALLBACK", "FDTUNED_CONSTANT", "FDTUNED_RUNTIME"};
+    static const char *words[] = {"fallback", "constant", "runtime dims"};
+    char key[256];
+    fdt_config_format(c, key, sizeof key);
+    fdt_sb_printf(b, "    /* %d: %s", index, words[kind]);
+    if (t) {
+        char pk[160];
+        fdt_problem_format(&t->row.problem, pk, sizeof pk);
+        fdt_sb_puts(b, ", ");
+        comment_text(b, t->row.device.name);
+        fdt_sb_printf(b, ", %s", pk);
+    }
+    fdt_sb_printf(b, " */\n    {%s, ", kinds[kind]);
+    c_str(b, kernel);
+    fdt_sb_puts(b, ", ");
+    c_str(b, key);
+    fdt_sb_puts(b, ", ");
+    c_str(b, t ? t->row.device.name : "");
+    fdt_sb_puts(b, ", ");
+    c_str(b, t ? t->row.device.arch : "");
+    fdt_sb_printf(b, ", %d, %lldLL, %lldLL, %lldLL, %d,\n     %d, %d, %d, %d, %d, %d, %d, %d, %d, "
+                     "%d, \"%s\", ",
+                  t ? t->row.device.compute_units : 0, t ? (long long)t->row.problem.nx : 0LL,
+                  t ? (long long)t->row.problem.ny : 0LL, t ? (long long)t->row.problem.nz : 0LL,
+                  sibling, f->R, (int)fdt_prec_size(f->prec), c->bx, c->by, c->bz, c->vec,
+                  c->tile, c->nw, c->split, c->align, fdt_orders[c->order]);
+    num(b, t ? t->row.ev.time_ms : NAN);
+    fdt_sb_puts(b, ", ");
+    num(b, t ? t->row.ev.gbs : NAN);
+    fdt_sb_puts(b, ", ");
+    num(b, t ? t->row.ev.frac_copy : NAN);
+    fdt_sb_printf(b, ", %lldLL},\n", t && t->row.ev.run_id > 0 ? (long long)t->row.ev.run_id : 0LL);
+}
+
+static void family_tables(const fdt_exp_family *f, fdt_sb *b)
+{
+    char up[32];
+    upper(f->name, up, sizeof up);
+    fdt_sb_printf(b, "\n/* ---- %s R=%d %s: variant 0 is the fallback, then per tuned result its "
+                     "constant and its\n * runtime-dims kernel. Fields as in fdtuned_variant. */\n",
+                  fdt_op_name(f->op), f->R, fdt_prec_name(f->prec));
+    fdt_sb_printf(b, "#define FDTUNED_%s_NVARIANTS %d\n", up, fdt_exp_family_nvariants(f));
+    fdt_sb_printf(b, "static const fdtuned_variant fdtuned_%s_variants[FDTUNED_%s_NVARIANTS] = {\n",
+                  f->name, up);
+    variant_row(b, f, 0, 0, f->kfallback, &f->fallback, NULL, -1);
+    for (size_t t = 0; t < f->ntuned; t++) {
+        const fdt_exp_tuned *tu = &f->tuned[t];
+        variant_row(b, f, tu->vconst, 1, tu->kconst, &tu->cfg, tu, -1);
+        variant_row(b, f, tu->vruntime, 2, tu->kruntime, &tu->cfg, tu, tu->vconst);
+    }
+    fdt_sb_puts(b, "};\n\n");
+    fdt_sb_printf(b,
+                  "/* The variant for a device and grid (see fdtuned_select_in), -1 when none "
+                  "can run it. */\n"
+                  "static inline int fdtuned_%s_select(const char *arch, int cus, long nx, long "
+                  "ny, long nz)\n{\n"
+                  "    return fdtuned_select_in(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS, arch, "
+                  "cus, nx, ny, nz);\n}\n\n",
+                  f->name, f->name, up);
+    fdt_sb_printf(b,
+                  "/* The layout the selected variant expects: 0, or -1 when none can run the "
+                  "grid. */\n"
+                  "static inline int fdtuned_%s_layout_for(const char *arch, int cus, long nx, "
+                  "long ny, long nz,\n"
+                  "                                        fdtuned_layout *l)\n{\n"
+                  "    return fdtuned_variant_layout(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS,\n"
+                  "                                  fdtuned_%s_select(arch, cus, nx, ny, nz), "
+                  "nx, ny, nz, l);\n}\n",
+                  f->name, f->name, up, f->name);
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+/* A generated kernel made fit for the header: the runtime include goes (the prelude makes
+ * it once, for both platforms), and the kernel's linkage becomes FDTUNED_GLOBAL (static for
+ * hipcc/nvcc, extern "C" for the runtime compilers). The generator's output is used as is
+ * otherwise, so the exported kernels are the tuned ones to the byte. */
+static int adapt_kernel(const char *src, const char *name, fdt_sb *out, fdt_err *e)
+{
+    static const char inc[] = "#include <hip/hip_runtime.h>\n";
+    static const char glob[] = "extern \"C\" __global__ void ";
+    const char *a = strstr(src, inc), *g = strstr(src, glob);
+    if (!a || strstr(a + 1, inc) || !g || strstr(g + 1, glob) || g < a)
+        return fdt_err_set(e, "export: kernel %s: the generator's source does not have the "
+                              "expected include and kernel declaration", name);
+    fdt_sb_putn(out, src, (size_t)(a - src));
+    const char *rest = a + strlen(inc);
+    fdt_sb_putn(out, rest, (size_t)(g - rest));
+    fdt_sb_puts(out, "FDTUNED_GLOBAL void ");
+    fdt_sb_puts(out, g + strlen(glob));
+    return 0;
+}
+
+static int kernels(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
+{
+    fdt_exp_kernels ks;
+    int kc = fdt_exp_kernels_collect(p, &ks);
+    if (kc)
+        return fdt_err_set(e, "export: %s", kc == -2 ? "two different kernels got the same "
+                                                       "name (a hash collision); export fewer "
+                                                       "results" : "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < ks.n && !rc; i++) {
+        fdt_exp_kernel *k = &ks.v[i];
+        fdt_gen_opts go = {0};
+        go.runtime_dims = k->runtime_dims;
+        fdt_sb src;
+        fdt_sb_init(&src);
+        rc = fdt_gen_source(&k->problem, &k->cfg, k->name, &go, &src, e);
+        if (rc)
+            fdt_err_wrap(e, "export: kernel %s", k->name);
+        else {
+            fdt_sb_puts(b, "\n");
+            rc = adapt_kernel(fdt_sb_str(&src), k->name, b, e);
+        }
+        fdt_sb_free(&src);
+    }
+    fdt_exp_kernels_free(&ks);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ launchers */
+
+static const char *call_arg(fdt_arg a)
+{
+    switch (a) {
+    case FDT_ARG_OUT: return "o";
+    case FDT_ARG_IN: return "x";
+    case FDT_ARG_PREV: return "xp";
+    case FDT_ARG_C2: return "xc";
+    case FDT_ARG_NX: return "nx";
+    case FDT_ARG_NY: return "ny";
+    case FDT_ARG_NZ: return "nz";
+    case FDT_ARG_LINE: return "(int)lay.line";
+    case FDT_ARG_SLICE: return "lay.slice";
+    case FDT_ARG_JBEG: return "L->jbeg";
+    case FDT_ARG_JEND: return "L->jend";
+    case FDT_ARG_SX: return "sx";
+    case FDT_ARG_SY: return "sy";
+    case FDT_ARG_SZ: return "sz";
+    case FDT_ARG_SI: return "si";
+    case FDT_ARG_SJ: return "sj";
+    case FDT_ARG_SK: return "sk";
+    case FDT_ARG_SRC: return "src";
+    default: return "?";
+    }
+}
+
+static void launch_case(fdt_sb *b, const fdt_exp_family *f, int index, const char *kernel,
+                        int runtime_dims)
+{
+    fdt_arg a[FDT_ARG_COUNT];
+    int n = fdt_gen_kernel_args(f->op, runtime_dims, a);
+    fdt_sb_printf(b, "        case %d:\n            %s<<<grid, block, 0, stream>>>(", index, kernel);
+    for (int i = 0; i < n; i++)
+        fdt_sb_printf(b, "%s%s", i ? ", " : "", call_arg(a[i]));
+    fdt_sb_puts(b, ");\n            break;\n");
+}
+
+static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
+{
+    char up[32];
+    upper(f->name, up, sizeof up);
+    const char *T = real_name(f->prec);
+    fdt_sb decl, names;
+    fdt_sb_init(&decl);
+    fdt_sb_init(&names);
+    pointer_params(f, &decl, &names);
+    fdt_sb_puts(&decl, ", int nx, int ny, int nz");
+    fdt_sb_puts(&names, ", nx, ny, nz");
+    scalar_params(f, &decl, &names);
+
+    fdt_sb_printf(b, "\n/* ---- %s R=%d %s on the current device */\n\n", fdt_op_name(f->op),
+                  f->R, fdt_prec_name(f->prec));
+    fdt_sb_printf(b,
+                  "/* The variant the launcher picks for this grid on the current device, or "
+                  "-1. */\n"
+                  "static inline int fdtuned_%s_current(int nx, int ny, int nz)\n{\n"
+                  "    const char *arch;\n    int cus;\n"
+                  "    if (fdtuned_current_device(&arch, &cus) != hipSuccess)\n        return -1;\n"
+                  "    return fdtuned_%s_select(arch, cus, nx, ny, nz);\n}\n\n",
+                  f->name, f->name);
+    fdt_sb_printf(b,
+                  "/* The layout to allocate for this grid on the current device: 0, or -1. */\n"
+                  "static inline int fdtuned_%s_layout(int nx, int ny, int nz, fdtuned_layout *l)"
+                  "\n{\n"
+                  "    return fdtuned_variant_layout(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS,\n"
+                  "                                  fdtuned_%s_current(nx, ny, nz), nx, ny, nz, "
+                  "l);\n}\n\n",
+                  f->name, f->name, up, f->name);
+    fdt_sb_printf(b,
+                  "/* Runs one given variant (pointers: allocation bases, see the top). */\n"
+                  "static inline hipError_t fdtuned_%s_run(int variant, %s, hipStream_t stream)"
+                  "\n{\n"
+                  "    fdtuned_layout lay;\n    fdtuned_geometry geo;\n"
+                  "    if (fdtuned_variant_layout(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS, "
+                  "variant, nx, ny, nz,\n"
+                  "                               &lay) != 0 ||\n"
+                  "        fdtuned_geometry_make(&fdtuned_%s_variants[variant], nx, ny, nz, &geo) "
+                  "!= 0)\n"
+                  "        return hipErrorInvalidValue;\n",
+                  f->name, fdt_sb_str(&decl), f->name, up, f->name);
+    if (is_wave(f))
+        fdt_sb_printf(b, "    %s *o = p_next + lay.offset;\n    const %s *x = p + lay.offset, "
+                         "*xp = p_prev + lay.offset, *xc = c2 + lay.offset;\n", T, T);
+    else
+        fdt_sb_printf(b, "    %s *o = out + lay.offset;\n    const %s *x = in + lay.offset;\n",
+                      T, T);
+    fdt_sb_puts(b, "    for (int s = 0; s < geo.nlaunch; ++s) {\n"
+                   "        const fdtuned_launch *L = &geo.launch[s];\n"
+                   "        const dim3 grid(L->grid[0], L->grid[1], L->grid[2]);\n"
+                   "        const dim3 block(L->block[0], L->block[1], L->block[2]);\n"
+                   "        switch (variant) {\n");
+    launch_case(b, f, 0, f->kfallback, 1);
+    for (size_t t = 0; t < f->ntuned; t++) {
+        launch_case(b, f, f->tuned[t].vconst, f->tuned[t].kconst, 0);
+        launch_case(b, f, f->tuned[t].vruntime, f->tuned[t].kruntime, 1);
+    }
+    fdt_sb_puts(b, "        default:\n            return hipErrorInvalidValue;\n        }\n"
+                   "    }\n    return FDTUNED_LAST_ERROR();\n}\n\n");
+    fdt_sb_printf(b,
+                  "/* The launcher: picks the variant for this grid on the current device and "
+                  "runs it. */\n"
+                  "static inline hipError_t fdtuned_%s(%s, hipStream_t stream)\n{\n"
+                  "    const char *arch;\n    int cus, v;\n"
+                  "    hipError_t err = fdtuned_current_device(&arch, &cus);\n"
+                  "    if (err != hipSuccess)\n        return err;\n"
+                  "    v = fdtuned_%s_select(arch, cus, nx, ny, nz);\n"
+                  "    if (v < 0)\n        return hipErrorInvalidValue;\n"
+                  "    return fdtuned_%s_run(v, %s, stream);\n}\n",
+                  f->name, fdt_sb_str(&decl), f->name, f->name, fdt_sb_str(&names));
+    fdt_sb_free(&decl);
+    fdt_sb_free(&names);
+}
+
+/* ------------------------------------------------------------------ the header */
+
+/* fdtune's mapping header for NVRTC, minus `#pragma once` (it is inlined here). */
+static void cuda_mapping(fdt_sb *b)
+{
+    const char *m = fdt_gen_nvrtc_hip_header();
+    while (m && *m) {
+        const char *nl = strchr(m, '\n');
+        size_t len = nl ? (size_t)(nl - m + 1) : strlen(m);
+        if (strncmp(m, "#pragma once", 12))
+            fdt_sb_putn(b, m, len);
+        m += len;
+    }
+}
+
+int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
+{
+    const char *sel = fdt_exp_snippet("fdtuned_select.h");
+    const char *host = fdt_exp_snippet("fdtuned_host.h");
+    if (!sel || !host)
+        return fdt_err_set(e, "export: the header snippets are not embedded");
+    fdt_sb_puts(b, "/* Finite-difference stencil kernels tuned by fdtune, with launchers that "
+                   "pick the tuned\n * variant for the current GPU and grid. Generated by "
+                   "`fdtune export`: do not edit,\n * export again after tuning.\n *\n");
+    provenance(p, b);
+    fdt_sb_puts(b, " *\n");
+    usage(p, b);
+    fdt_sb_puts(b, " */\n#ifndef FDTUNED_EXPORT_H\n#define FDTUNED_EXPORT_H\n\n");
+    fdt_sb_puts(b, "/* Runtime compilers (hiprtc, NVRTC) get the kernels only. */\n"
+                   "#if defined(__HIPCC_RTC__) || defined(__CUDACC_RTC__)\n"
+                   "#ifndef FDTUNED_DEVICE_ONLY\n#define FDTUNED_DEVICE_ONLY 1\n#endif\n#endif\n"
+                   "#if defined(FDTUNED_DEVICE_ONLY) && defined(FDTUNED_SELECT_ONLY)\n"
+                   "#error \"FDTUNED_SELECT_ONLY is for host compilers, not for a runtime "
+                   "compiler\"\n#endif\n\n");
+    fdt_sb_puts(b, "/* The exported operators: X(op, R, precision, element type). */\n"
+                   "#define FDTUNED_OPERATORS(X)");
+    for (size_t f = 0; f < p->nfam; f++)
+        fdt_sb_printf(b, " \\\n    X(%s, %d, %s, %s)", fdt_op_name(p->fam[f].op), p->fam[f].R,
+                      fdt_prec_name(p->fam[f].prec), real_name(p->fam[f].prec));
+    fdt_sb_printf(b, "\n#define FDTUNED_GENERATOR \"%s\"\n\n", p->generator);
+
+    fdt_sb_puts(b, "#ifndef FDTUNED_DEVICE_ONLY\n");
+    fdt_sb_puts(b, sel);
+    for (size_t f = 0; f < p->nfam; f++)
+        family_tables(&p->fam[f], b);
+    fdt_sb_puts(b, "#endif /* !FDTUNED_DEVICE_ONLY */\n\n");
+
+    fdt_sb_puts(b, "#ifndef FDTUNED_SELECT_ONLY\n");
+    fdt_sb_puts(b, "#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__) && "
+                   "!defined(HIP_INCLUDE_HIP_HIP_RUNTIME_H)\n"
+                   "/* CUDA without HIP's headers: fdtune's mapping of the HIP dialect the "
+                   "kernels use (what\n * fdtune compiles them with through NVRTC). */\n"
+                   "#define FDTUNED_CUDA 1\n");
+    cuda_mapping(b);
+    fdt_sb_puts(b, "#else\n#include <hip/hip_runtime.h>\n#endif\n\n");
+    fdt_sb_puts(b, "/* hipcc/nvcc: one private copy per translation unit; runtime compilers look "
+                   "kernels up by\n * their C names. */\n#ifndef FDTUNED_GLOBAL\n"
+                   "#ifdef FDTUNED_DEVICE_ONLY\n#define FDTUNED_GLOBAL extern \"C\" __global__\n"
+                   "#else\n#define FDTUNED_GLOBAL static __global__\n#endif\n#endif\n");
+    /* The generated kernels keep constants and arguments an operator may not use (ny of
+     * d2z); that is not the user's concern, so such warnings are off for them. */
+    fdt_sb_puts(b, "#if defined(__clang__)\n#pragma clang diagnostic push\n"
+                   "#pragma clang diagnostic ignored \"-Wunused-variable\"\n"
+                   "#pragma clang diagnostic ignored \"-Wunused-parameter\"\n"
+                   "#elif defined(__NVCC__) || defined(__CUDACC_RTC__)\n"
+                   "#pragma nv_diagnostic push\n#pragma nv_diag_suppress 177\n#endif\n");
+    if (kernels(p, b, e))
+        return -1;
+    fdt_sb_puts(b, "\n#if defined(__clang__)\n#pragma clang diagnostic pop\n"
+                   "#elif defined(__NVCC__) || defined(__CUDACC_RTC__)\n"
+                   "#pragma nv_diagnostic pop\n#endif\n");
+    fdt_sb_puts(b, "\n#ifndef FDTUNED_DEVICE_ONLY\n");
+    fdt_sb_puts(b, host);
+    for (size_t f = 0; f < p->nfam; f++)
+        family_launchers(&p->fam[f], b);
+    fdt_sb_puts(b, "#endif /* !FDTUNED_DEVICE_ONLY */\n#endif /* !FDTUNED_SELECT_ONLY */\n"
+                   "#endif /* FDTUNED_EXPORT_H */\n");
+    if (b->oom)
+        return fdt_err_set(e, "export: out of memory");
+    return 0;
+}

@@ -1,0 +1,601 @@
+/* Collecting an export plan from the database: which stored devices each --gpu names
+ * (substring of name or arch, then the GPU catalogue's names and aliases), the best
+ * evaluation of every (device, problem) among them, one result per device model and grid
+ * (the fastest when several GPUs of one model were tuned), grouped into one family per
+ * operator/R/precision with fdtune's default config as the fallback. A request the database
+ * cannot answer is refused here, before anything is generated, so an export never silently
+ * ships fallbacks where the user asked for tuned kernels. */
+#include "fdt_export.h"
+#include "exp_internal.h"
+#include "fdt_recipe.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void fdt_exp_opts_init(fdt_exp_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->prec = -1;
+}
+
+int fdt_exp_family_nvariants(const fdt_exp_family *f) { return 1 + 2 * (int)f->ntuned; }
+
+void fdt_exp_runtime_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n)
+{
+    /* The grid is not part of a runtime-dims kernel, so the name hashes the config only:
+     * one kernel then serves every grid and device the config was best for. */
+    char key[256];
+    fdt_config_format(c, key, sizeof key);
+    snprintf(buf, n, "fdt_%s_r%d_%s_rt_%08x", fdt_op_name(p->op), p->R, fdt_prec_name(p->prec),
+             (unsigned)(fdt_hash64_str(key, FDT_HASH_SEED) & 0xffffffffu));
+}
+
+/* ------------------------------------------------------------------ growable arrays */
+
+typedef struct devlist {
+    fdt_db_device *v;
+    size_t n, cap;
+    int oom;
+} devlist;
+
+static int collect_device(void *ctx, const fdt_db_device *d)
+{
+    devlist *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        fdt_db_device *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            l->oom = 1;
+            return 1;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *d;
+    return 0;
+}
+
+typedef struct rowlist {
+    fdt_db_row *v;
+    size_t n, cap;
+    int oom;
+    const fdt_exp_opts *o; /* filters fdt_db_best cannot express */
+} rowlist;
+
+static int grid_wanted(const fdt_exp_opts *o, const fdt_problem *p)
+{
+    if (!o->ngrids)
+        return 1;
+    for (int i = 0; i < o->ngrids; i++)
+        if (o->grids[i][0] == p->nx && o->grids[i][1] == p->ny && o->grids[i][2] == p->nz)
+            return 1;
+    return 0;
+}
+
+static int collect_row(void *ctx, const fdt_db_row *r)
+{
+    rowlist *l = ctx;
+    if (l->o->ops && !(l->o->ops & (1u << r->problem.op)))
+        return 0;
+    if (!grid_wanted(l->o, &r->problem))
+        return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        fdt_db_row *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            l->oom = 1;
+            return 1;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *r;
+    return 0;
+}
+
+static int add_note(fdt_exp_plan *p, const char *fmt, ...) FDT_PRINTF(2, 3);
+static int add_note(fdt_exp_plan *p, const char *fmt, ...)
+{
+    fdt_sb b;
+    fdt_sb_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    fdt_sb_vprintf(&b, fmt, ap);
+    va_end(ap);
+    char **v = b.oom ? NULL : realloc(p->notes, (p->nnotes + 1) * sizeof *v);
+    if (!v) {
+        fdt_sb_free(&b);
+        return -1;
+    }
+    p->notes = v;
+    p->notes[p->nnotes++] = fdt_sb_take(&b);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ devices */
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!n)
+        return 0;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+static void rt_from_db(const fdt_db_device *d, fdt_rt_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    snprintf(info->backend, sizeof info->backend, "%s", d->backend);
+    snprintf(info->vendor, sizeof info->vendor, "%s", d->vendor);
+    snprintf(info->name, sizeof info->name, "%s", d->name);
+    snprintf(info->arch, sizeof info->arch, "%s", d->arch);
+    info->compute_units = d->compute_units;
+    info->warp_size = d->warp_size;
+    info->l2_bytes = d->l2_bytes;
+    info->mem_bytes = d->mem_bytes;
+}
+
+/* One device model: what the selection can tell apart, plus the name. */
+static int same_model(const fdt_db_device *a, const fdt_db_device *b)
+{
+    return !strcmp(a->backend, b->backend) && !strcmp(a->name, b->name) &&
+           !strcmp(a->arch, b->arch) && a->compute_units == b->compute_units;
+}
+
+static void describe_devices(const devlist *all, fdt_sb *b)
+{
+    if (!all->n) {
+        fdt_sb_puts(b, "it holds no device");
+        return;
+    }
+    fdt_sb_puts(b, "it holds ");
+    for (size_t i = 0, k = 0; i < all->n; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < i; j++)
+            dup |= same_model(&all->v[j], &all->v[i]);
+        if (!dup)
+            fdt_sb_printf(b, "%s%s (%s, %d CUs)", k++ ? ", " : "", all->v[i].name,
+                          all->v[i].arch, all->v[i].compute_units);
+    }
+}
+
+/* Marks in `hit` (one flag per device of `all`) the devices `gpu` names. *resolved receives
+ * the catalogue name when the catalogue answered (for messages). */
+static void match_gpu(const devlist *all, const char *gpu, const struct fdt_catalogue *cat,
+                      char *hit, char *resolved, size_t rn)
+{
+    int any = 0;
+    resolved[0] = 0;
+    for (size_t i = 0; i < all->n; i++)
+        if (contains_ci(all->v[i].name, gpu) || contains_ci(all->v[i].arch, gpu))
+            any = hit[i] = 1;
+    if (any || !cat)
+        return;
+    /* Not a substring of what the driver called it: perhaps a catalogue name or alias
+     * ("H100 SXM" for "NVIDIA H100 80GB HBM3"); the catalogue decides which stored devices
+     * are that GPU the way it matches live ones. */
+    fdt_recipe_device rdev;
+    fdt_err ce;
+    if (fdt_catalogue_find(cat, gpu, NULL, 0, &rdev, &ce))
+        return;
+    snprintf(resolved, rn, "%s (%s)", rdev.name, rdev.arch);
+    for (size_t i = 0; i < all->n; i++) {
+        fdt_rt_device_info info;
+        rt_from_db(&all->v[i], &info);
+        const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &info);
+        if (m && !strcmp(m->dev.name, rdev.name))
+            hit[i] = 1;
+    }
+}
+
+/* ------------------------------------------------------------------ grouping */
+
+static int same_family(const fdt_problem *a, const fdt_problem *b)
+{
+    return a->op == b->op && a->R == b->R && a->prec == b->prec;
+}
+
+static int cmp_family(const fdt_problem *a, const fdt_problem *b)
+{
+    if (a->op != b->op)
+        return a->op < b->op ? -1 : 1;
+    if (a->R != b->R)
+        return a->R < b->R ? -1 : 1;
+    if (a->prec != b->prec)
+        return a->prec < b->prec ? -1 : 1;
+    return 0;
+}
+
+static int cmp_int64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
+/* Family, then arch, compute units, device name, grid volume, grid: the order of the
+ * variant tables (the selection breaks remaining ties by it). */
+static int cmp_rows(const void *pa, const void *pb)
+{
+    const fdt_db_row *a = pa, *b = pb;
+    int c = cmp_family(&a->problem, &b->problem);
+    if (!c)
+        c = strcmp(a->device.arch, b->device.arch);
+    if (!c)
+        c = a->device.compute_units < b->device.compute_units ? -1
+            : a->device.compute_units > b->device.compute_units;
+    if (!c)
+        c = strcmp(a->device.name, b->device.name);
+    if (!c) {
+        double va = (double)a->problem.nx * a->problem.ny * a->problem.nz;
+        double vb = (double)b->problem.nx * b->problem.ny * b->problem.nz;
+        c = va < vb ? -1 : va > vb;
+    }
+    if (!c)
+        c = cmp_int64(a->problem.nx, b->problem.nx);
+    if (!c)
+        c = cmp_int64(a->problem.ny, b->problem.ny);
+    if (!c)
+        c = cmp_int64(a->problem.nz, b->problem.nz);
+    if (!c)
+        c = a->ev.time_ms < b->ev.time_ms ? -1 : a->ev.time_ms > b->ev.time_ms;
+    if (!c)
+        c = strcmp(a->ev.config, b->ev.config);
+    return c;
+}
+
+static int same_slot(const fdt_db_row *a, const fdt_db_row *b)
+{
+    return same_family(&a->problem, &b->problem) && same_model(&a->device, &b->device) &&
+           a->problem.nx == b->problem.nx && a->problem.ny == b->problem.ny &&
+           a->problem.nz == b->problem.nz;
+}
+
+static void problem_filters(const fdt_exp_opts *o, char *buf, size_t n)
+{
+    fdt_sb b;
+    fdt_sb_init(&b);
+    if (o->R)
+        fdt_sb_printf(&b, " R=%d", o->R);
+    if (o->prec >= 0)
+        fdt_sb_printf(&b, " %s", fdt_prec_name((fdt_prec)o->prec));
+    snprintf(buf, n, "%s", fdt_sb_str(&b));
+    fdt_sb_free(&b);
+}
+
+/* Every --gpu must have something tuned for what was asked: each --op (when given), each
+ * --grid (when given), or anything matching the filters. gpu NULL: no --gpu, every device. */
+static int check_coverage(const fdt_exp_opts *o, const devlist *all, const char *hit,
+                          const char *gpu, const rowlist *rows, fdt_err *e)
+{
+    char filt[64];
+    problem_filters(o, filt, sizeof filt);
+    fdt_sb names;
+    fdt_sb_init(&names);
+    for (size_t i = 0, k = 0; i < all->n; i++)
+        if (hit[i])
+            fdt_sb_printf(&names, "%s%s", k++ ? ", " : "", all->v[i].name);
+    int rc = 0;
+    for (int op = 0; op < FDT_OP_COUNT && !rc; op++) {
+        if (o->ops ? !(o->ops & (1u << op)) : op > 0)
+            continue;
+        for (int g = 0; g < (o->ngrids ? o->ngrids : 1) && !rc; g++) {
+            int found = 0;
+            for (size_t r = 0; r < rows->n && !found; r++) {
+                const fdt_db_row *row = &rows->v[r];
+                if (o->ops && (int)row->problem.op != op)
+                    continue;
+                if (o->ngrids && (row->problem.nx != o->grids[g][0] ||
+                                  row->problem.ny != o->grids[g][1] ||
+                                  row->problem.nz != o->grids[g][2]))
+                    continue;
+                for (size_t i = 0; i < all->n; i++)
+                    if (hit[i] && all->v[i].id == row->device.id)
+                        found = 1;
+            }
+            if (found)
+                continue;
+            fdt_sb what;
+            fdt_sb_init(&what);
+            if (o->ops)
+                fdt_sb_printf(&what, "%s%s", fdt_op_name((fdt_op)op), filt);
+            else
+                fdt_sb_printf(&what, "result%s%s", *filt ? " for" : "", filt);
+            if (o->ngrids)
+                fdt_sb_printf(&what, " on %lldx%lldx%lld", (long long)o->grids[g][0],
+                              (long long)o->grids[g][1], (long long)o->grids[g][2]);
+            if (gpu)
+                rc = fdt_err_set(e, "--gpu %s: the database has no tuned %s for %s (see "
+                                    "'fdtune query best --gpu %s'; tune it first)",
+                                 gpu, fdt_sb_str(&what), fdt_sb_str(&names), gpu);
+            else
+                rc = fdt_err_set(e, "the database has no tuned %s (see 'fdtune query best'; "
+                                    "tune it first)", fdt_sb_str(&what));
+            fdt_sb_free(&what);
+        }
+    }
+    fdt_sb_free(&names);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the plan */
+
+static void utc_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int add_run(fdt_exp_plan *p, int64_t run)
+{
+    for (size_t i = 0; i < p->nruns; i++)
+        if (p->runs[i] == run)
+            return 0;
+    int64_t *v = realloc(p->runs, (p->nruns + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    p->runs = v;
+    size_t i = p->nruns++;
+    while (i > 0 && p->runs[i - 1] > run) {
+        p->runs[i] = p->runs[i - 1];
+        i--;
+    }
+    p->runs[i] = run;
+    return 0;
+}
+
+/* Config, layout and kernel names of one tuned result; a stored config this generator no
+ * longer accepts is an error rather than a silent gap. */
+static int fill_tuned(fdt_exp_tuned *t, fdt_err *e)
+{
+    char key[160];
+    fdt_problem_format(&t->row.problem, key, sizeof key);
+    if (fdt_config_parse(t->row.ev.config, &t->cfg, e) ||
+        fdt_config_check(&t->row.problem, &t->cfg, e) ||
+        fdt_layout_make(&t->row.problem, t->cfg.align, &t->layout, e))
+        return fdt_err_wrap(e, "%s on %s: stored best config '%s'", key, t->row.device.name,
+                            t->row.ev.config);
+    if (t->cfg.fault != FDT_FAULT_NONE)
+        return fdt_err_set(e, "%s on %s: stored best config '%s' is a deliberately broken "
+                              "test kernel", key, t->row.device.name, t->row.ev.config);
+    fdt_gen_kernel_name(&t->row.problem, &t->cfg, t->kconst, sizeof t->kconst);
+    fdt_exp_runtime_name(&t->row.problem, &t->cfg, t->kruntime, sizeof t->kruntime);
+    return 0;
+}
+
+static int build_families(fdt_exp_plan *p, rowlist *rows, fdt_err *e)
+{
+    qsort(rows->v, rows->n, sizeof *rows->v, cmp_rows);
+    /* One result per (family, device model, grid): the first after sorting is the fastest. */
+    size_t n = 0;
+    for (size_t i = 0; i < rows->n; i++)
+        if (!n || !same_slot(&rows->v[n - 1], &rows->v[i]))
+            rows->v[n++] = rows->v[i];
+    rows->n = n;
+    for (size_t i = 0; i < rows->n;) {
+        size_t j = i;
+        while (j < rows->n && same_family(&rows->v[i].problem, &rows->v[j].problem))
+            j++;
+        fdt_exp_family *v = realloc(p->fam, (p->nfam + 1) * sizeof *v);
+        if (!v)
+            return fdt_err_set(e, "export: out of memory");
+        p->fam = v;
+        fdt_exp_family *f = &p->fam[p->nfam++];
+        memset(f, 0, sizeof *f);
+        const fdt_problem *pr = &rows->v[i].problem;
+        f->op = pr->op;
+        f->R = pr->R;
+        f->prec = pr->prec;
+        snprintf(f->name, sizeof f->name, "%s_r%d_%s", fdt_op_name(pr->op), pr->R,
+                 fdt_prec_name(pr->prec));
+        fdt_config_default(&f->fallback);
+        fdt_exp_runtime_name(pr, &f->fallback, f->kfallback, sizeof f->kfallback);
+        f->tuned = calloc(j - i, sizeof *f->tuned);
+        if (!f->tuned)
+            return fdt_err_set(e, "export: out of memory");
+        for (size_t k = i; k < j; k++) {
+            fdt_exp_tuned *t = &f->tuned[f->ntuned];
+            t->row = rows->v[k];
+            if (fill_tuned(t, e))
+                return -1;
+            t->vconst = 1 + 2 * (int)f->ntuned;
+            t->vruntime = 2 + 2 * (int)f->ntuned;
+            f->ntuned++;
+            if (t->row.ev.run_id > 0 && add_run(p, t->row.ev.run_id))
+                return fdt_err_set(e, "export: out of memory");
+        }
+        i = j;
+    }
+    return 0;
+}
+
+/* What the user should know about the result: device models of the selection that a
+ * family has no result for (they get a same-arch result or the fallback), and results
+ * measured with another generator than the one writing the kernels now. */
+static int collect_notes(fdt_exp_plan *p)
+{
+    for (size_t f = 0; f < p->nfam; f++) {
+        const fdt_exp_family *fam = &p->fam[f];
+        for (size_t d = 0; d < p->ndevices; d++) {
+            const fdt_db_device *dev = &p->devices[d];
+            int dup = 0, have = 0, arch = 0;
+            for (size_t k = 0; k < d; k++)
+                dup |= same_model(&p->devices[k], dev);
+            for (size_t t = 0; t < fam->ntuned; t++) {
+                have |= same_model(&fam->tuned[t].row.device, dev);
+                arch |= !strcmp(fam->tuned[t].row.device.arch, dev->arch);
+            }
+            if (dup || have)
+                continue;
+            if (add_note(p, "%s (%s, %d CUs) has no tuned %s R=%d %s: it uses %s", dev->name,
+                         dev->arch, dev->compute_units, fdt_op_name(fam->op), fam->R,
+                         fdt_prec_name(fam->prec),
+                         arch ? "the nearest result of its arch" : "the fallback (default "
+                                                                   "config)"))
+                return -1;
+        }
+    }
+    const char *gen = fdt_gen_fingerprint();
+    for (size_t f = 0; f < p->nfam; f++)
+        for (size_t t = 0; t < p->fam[f].ntuned; t++) {
+            const char *g = p->fam[f].tuned[t].row.env.generator;
+            if (!strcmp(g, gen))
+                continue;
+            int seen = 0;
+            for (size_t i = 0; i < p->nnotes; i++)
+                seen |= strstr(p->notes[i], g) != NULL && *g;
+            if (seen)
+                continue;
+            if (add_note(p, "results measured with generator %s are exported with generator "
+                            "%s: the kernels may differ from the measured ones (re-tune to "
+                            "refresh)", *g ? g : "(unknown)", gen))
+                return -1;
+        }
+    return 0;
+}
+
+int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt_err *e)
+{
+    *out = NULL;
+    if (o->ngpus < 0 || o->ngpus > FDT_EXP_MAX_GPUS || o->ngrids < 0 ||
+        o->ngrids > FDT_EXP_MAX_GRIDS)
+        return fdt_err_set(e, "export: at most %d devices and %d grids", FDT_EXP_MAX_GPUS,
+                           FDT_EXP_MAX_GRIDS);
+    fdt_exp_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return fdt_err_set(e, "export: out of memory");
+    snprintf(p->database, sizeof p->database, "%s", fdt_db_path(db));
+    utc_now(p->exported, sizeof p->exported);
+    snprintf(p->fdtune_version, sizeof p->fdtune_version, "%s",
+             o->fdtune_version ? o->fdtune_version : "");
+    snprintf(p->generator, sizeof p->generator, "%s", fdt_gen_fingerprint());
+    snprintf(p->command, sizeof p->command, "%s", o->command ? o->command : "");
+
+    int rc = FDT_EXP_ERROR;
+    devlist all = {0};
+    rowlist rows = {0};
+    char *hit = NULL, *sel = NULL;
+    rows.o = o;
+    if (fdt_db_devices(db, NULL, collect_device, &all, e))
+        goto done;
+    if (all.oom) {
+        fdt_err_set(e, "export: out of memory");
+        goto done;
+    }
+    hit = calloc(all.n + 1, 1);
+    sel = calloc(all.n + 1, 1);
+    if (!hit || !sel) {
+        fdt_err_set(e, "export: out of memory");
+        goto done;
+    }
+    /* Which devices: each --gpu must name at least one. */
+    for (int g = 0; g < (o->ngpus ? o->ngpus : 1); g++) {
+        memset(hit, 0, all.n + 1);
+        if (!o->ngpus)
+            memset(hit, 1, all.n);
+        char resolved[200] = "";
+        if (o->ngpus)
+            match_gpu(&all, o->gpus[g], o->cat, hit, resolved, sizeof resolved);
+        int any = 0;
+        for (size_t i = 0; i < all.n; i++)
+            any |= hit[i];
+        if (!any) {
+            fdt_sb held;
+            fdt_sb_init(&held);
+            describe_devices(&all, &held);
+            if (!o->ngpus)
+                fdt_err_set(e, "%s: the database holds no device", p->database);
+            else if (resolved[0])
+                fdt_err_set(e, "--gpu %s: %s was never tuned in %s (%s)", o->gpus[g], resolved,
+                            p->database, fdt_sb_str(&held));
+            else
+                fdt_err_set(e, "--gpu %s: no device in %s matches (%s)", o->gpus[g],
+                            p->database, fdt_sb_str(&held));
+            fdt_sb_free(&held);
+            rc = FDT_EXP_NOTHING;
+            goto done;
+        }
+        /* Their best results; fdt_db_best filters what it can, collect_row the rest. */
+        for (size_t i = 0; i < all.n; i++) {
+            if (!hit[i] || sel[i])
+                continue;
+            sel[i] = 1;
+            fdt_db_filter f;
+            fdt_db_filter_init(&f);
+            f.device_id = all.v[i].id;
+            f.R = o->R;
+            f.prec = o->prec;
+            if (fdt_db_best(db, &f, collect_row, &rows, e))
+                goto done;
+            if (rows.oom) {
+                fdt_err_set(e, "export: out of memory");
+                goto done;
+            }
+        }
+        if (check_coverage(o, &all, hit, o->ngpus ? o->gpus[g] : NULL, &rows, e)) {
+            rc = FDT_EXP_NOTHING;
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < all.n; i++) {
+        if (!sel[i])
+            continue;
+        fdt_db_device *v = realloc(p->devices, (p->ndevices + 1) * sizeof *v);
+        if (!v) {
+            fdt_err_set(e, "export: out of memory");
+            goto done;
+        }
+        p->devices = v;
+        p->devices[p->ndevices++] = all.v[i];
+    }
+    if (build_families(p, &rows, e))
+        goto done;
+    if (collect_notes(p)) {
+        fdt_err_set(e, "export: out of memory");
+        goto done;
+    }
+    rc = 0;
+done:
+    free(all.v);
+    free(rows.v);
+    free(hit);
+    free(sel);
+    if (rc)
+        fdt_exp_plan_free(p);
+    else
+        *out = p;
+    return rc;
+}
+
+void fdt_exp_plan_free(fdt_exp_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t f = 0; f < p->nfam; f++)
+        free(p->fam[f].tuned);
+    free(p->fam);
+    for (size_t i = 0; i < p->nnotes; i++)
+        free(p->notes[i]);
+    free(p->notes);
+    free(p->devices);
+    free(p->runs);
+    free(p);
+}
+
+size_t fdt_exp_kernel_count(const fdt_exp_plan *p)
+{
+    fdt_exp_kernels ks;
+    if (fdt_exp_kernels_collect(p, &ks))
+        return 0;
+    size_t n = ks.n;
+    fdt_exp_kernels_free(&ks);
+    return n;
+}

@@ -1,0 +1,1033 @@
+/* Tests of fdtune export. A database is written through the fdt_db API: an H100 (sm_90, 132
+ * SMs) and an MI250X (gfx90a, 110 CUs) tuned for lap and d2z, R=4, f32, on 256^3 and 512^3,
+ * with a different best config for every (device, problem) and slower or wrong ones beside
+ * them; an MI210 (gfx90a, 104 CUs) with one result shows the compute-unit preference. Then:
+ * the plan picks the best configs of the devices --gpu names (substring and catalogue name);
+ * the header's device code compiles as it is through fdt_rt_compile, with hiprtc for gfx90a
+ * and NVRTC for sm_90 (a missing compiler is skipped, both missing fails); the header's
+ * portable part, compiled by the host's C++ and C compilers with FDTUNED_SELECT_ONLY, selects
+ * the expected variant for each (arch, compute units, grid) and its layout helper agrees with
+ * fdt_layout_make; requests the database cannot answer are refused; the JSON parses; the
+ * fdtune binary writes the file and exits 0, 1, 2 or 4 as documented; and a user program
+ * including the header builds with nvcc and with clang's HIP mode where they work. CPU only;
+ * everything lives under a mkdtemp directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fdt_db.h"
+#include "fdt_export.h"
+#include "fdt_recipe.h"
+#include "fdt_rt.h"
+
+#ifndef FDTUNE_BIN
+#error "FDTUNE_BIN (the fdtune executable) must be defined by the build"
+#endif
+#ifndef FDT_SOURCE_DIR
+#define FDT_SOURCE_DIR "."
+#endif
+
+static char g_dir[256], g_db[512], g_src[1024];
+static fdt_catalogue *g_cat;
+
+static const char H100[] = "NVIDIA H100 80GB HBM3";
+static const char MI250X[] = "AMD Instinct MI250X";
+static const char MI210[] = "AMD Instinct MI210";
+
+/* The best config of each (device, op, grid) and a slower one beside it. */
+typedef struct tuned {
+    const char *device, *op;
+    int n;               /* grid n^3 */
+    const char *best, *slower;
+    double ms;
+    char key[128];       /* canonical form of best */
+} tuned;
+
+static tuned g_tuned[] = {
+    {H100, "lap", 256, "bx=32,by=8,nw=16,vec=4,align=32", "bx=64,by=4", 0.2, ""},
+    {H100, "lap", 512, "bx=64,by=4,lds=1,nw=32,align=16", "bx=128,by=2", 1.0, ""},
+    {H100, "d2z", 256, "bx=64,by=4,nw=32,align=32,vec=4", "bx=32,by=4", 0.1, ""},
+    {H100, "d2z", 512, "bx=32,by=8,nw=64,order=yxz,align=32,nt=1", "bx=64,by=2", 0.7, ""},
+    {MI250X, "lap", 256, "bx=64,by=4,tile=2,nw=8,align=64", "bx=256,by=1", 0.5, ""},
+    {MI250X, "lap", 512, "bx=128,by=2,nw=16,vec=2,align=64,split=2", "bx=64,by=8", 2.5, ""},
+    {MI250X, "d2z", 256, "bx=64,by=2,nw=16,align=16,pf=2", "bx=64,by=1", 0.3, ""},
+    {MI250X, "d2z", 512, "bx=256,by=1,nw=32,align=64,vec=2", "bx=128,by=1", 1.9, ""},
+    {MI210, "lap", 512, "bx=64,by=4,tile=4,nw=8,align=8", "bx=32,by=2", 2.8, ""},
+};
+#define NTUNED (sizeof g_tuned / sizeof g_tuned[0])
+static char g_wrong[128];
+static int64_t g_run_h100, g_run_mi, g_run_mi210;
+
+/* ------------------------------------------------------------------ helpers */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("%s: cannot open", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    assert_non_null(s);
+    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static void spit(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        fail_msg("%s: cannot create", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void assert_has(const char *s, const char *part)
+{
+    if (!strstr(s, part))
+        fail_msg("'%s' not found in:\n%.3000s", part, s);
+}
+
+static size_t count(const char *s, const char *part)
+{
+    size_t n = 0, len = strlen(part);
+    for (const char *p = strstr(s, part); p; p = strstr(p + len, part))
+        n++;
+    return n;
+}
+
+static fdt_op op_of(const char *name)
+{
+    fdt_op op;
+    fdt_err e;
+    if (fdt_op_parse(name, &op, &e))
+        fail_msg("%s", e.msg);
+    return op;
+}
+
+static void canon(const char *text, char *key, size_t n)
+{
+    fdt_config c;
+    fdt_err e;
+    if (fdt_config_parse(text, &c, &e))
+        fail_msg("%s: %s", text, e.msg);
+    fdt_config_format(&c, key, n);
+}
+
+static fdt_problem problem(const char *op, int64_t nx, int64_t ny, int64_t nz)
+{
+    fdt_problem p = {op_of(op), 4, FDT_F32, nx, ny, nz};
+    return p;
+}
+
+/* ------------------------------------------------------------------ the database */
+
+static fdt_rt_device_info device(const char *backend, const char *vendor, const char *name,
+                                 const char *arch, int cu, const char *uuid)
+{
+    fdt_rt_device_info d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.backend, sizeof d.backend, "%s", backend);
+    snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    snprintf(d.arch, sizeof d.arch, "%s", arch);
+    d.compute_units = cu;
+    d.warp_size = !strcmp(vendor, "AMD") ? 64 : 32;
+    d.l2_bytes = 50LL << 20;
+    d.mem_bytes = 64LL << 30;
+    snprintf(d.uuid, sizeof d.uuid, "%s", uuid);
+    snprintf(d.driver_version, sizeof d.driver_version, "%s",
+             !strcmp(vendor, "AMD") ? "6.3.6" : "580.65.06");
+    snprintf(d.runtime_version, sizeof d.runtime_version, "%s",
+             !strcmp(vendor, "AMD") ? "6.3" : "13.0");
+    snprintf(d.compiler_version, sizeof d.compiler_version, "%s",
+             !strcmp(vendor, "AMD") ? "hiprtc 6.3" : "nvrtc 13.0");
+    return d;
+}
+
+static int64_t begin(fdt_db *db, const fdt_rt_device_info *d, const char *cmd, double copy)
+{
+    fdt_err e;
+    int64_t dev, env, id;
+    fdt_db_env v;
+    fdt_db_env_from_rt(d, "0.1.0", &v);
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e))
+        fail_msg("%s", e.msg);
+    r.kind = FDT_DB_TUNE;
+    r.device_id = dev;
+    r.env_id = env;
+    r.copy_gbs = copy;
+    snprintf(r.command, sizeof r.command, "%s", cmd);
+    snprintf(r.recipe, sizeof r.recipe, "lap");
+    snprintf(r.strategy, sizeof r.strategy, "model");
+    if (fdt_db_run_begin(db, &r, &id, &e))
+        fail_msg("%s", e.msg);
+    return id;
+}
+
+static void add(fdt_db *db, int64_t run, fdt_problem p, const char *config, fdt_db_status s,
+                double ms)
+{
+    fdt_err e;
+    fdt_db_eval ev;
+    fdt_db_eval_init(&ev);
+    ev.run_id = run;
+    if (fdt_db_problem_id(db, &p, &ev.problem_id, &e))
+        fail_msg("%s", e.msg);
+    canon(config, ev.config, sizeof ev.config);
+    fdt_config c;
+    fdt_layout l;
+    if (fdt_config_parse(config, &c, &e) || fdt_layout_make(&p, c.align, &l, &e))
+        fail_msg("%s", e.msg);
+    ev.status = s;
+    ev.time_ms = ms;
+    ev.time_min_ms = ms * 0.98;
+    ev.time_max_ms = ms * 1.05;
+    ev.gbs = fdt_effective_bytes(&p) / (ms * 1e-3) / 1e9;
+    ev.layout_line = l.line;
+    ev.layout_offset = l.offset;
+    ev.registers = 64;
+    ev.spill_bytes = 0;
+    ev.shared_bytes = c.lds ? 9000 : 0;
+    if (fdt_db_eval_insert(db, &ev, NULL, &e))
+        fail_msg("%s", e.msg);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/fdt_export_XXXXXX");
+    if (!mkdtemp(g_dir))
+        return -1;
+    snprintf(g_db, sizeof g_db, "%s/tune.db", g_dir);
+    const char *src = getenv("FDTUNE_TEST_SRC");
+    snprintf(g_src, sizeof g_src, "%s", src && *src ? src : FDT_SOURCE_DIR);
+    char recipes[1100], gpus[1200];
+    snprintf(recipes, sizeof recipes, "%s/recipes", g_src);
+    snprintf(gpus, sizeof gpus, "%s/gpus.lua", recipes);
+    setenv("FDTUNE_RECIPES", recipes, 1);
+    setenv("NO_COLOR", "1", 1);
+    unsetenv("FDTUNE_DB");
+    fdt_err e;
+    if (fdt_catalogue_load(gpus, &g_cat, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    for (size_t i = 0; i < NTUNED; i++)
+        canon(g_tuned[i].best, g_tuned[i].key, sizeof g_tuned[i].key);
+    canon("bx=16,by=16", g_wrong, sizeof g_wrong);
+
+    fdt_db *db;
+    if (fdt_db_open(g_db, FDT_DB_CREATE, &db, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    fdt_rt_device_info h = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100");
+    fdt_rt_device_info m = device("hip", "AMD", MI250X, "gfx90a", 110, "GPU-mi250x");
+    fdt_rt_device_info m2 = device("hip", "AMD", MI210, "gfx90a", 104, "GPU-mi210");
+    g_run_h100 = begin(db, &h, "fdtune --gpu H100 --R 4 --grid 256^3", 3000);
+    g_run_mi = begin(db, &m, "fdtune --gpu MI250X --R 4 --grid 256^3", 1300);
+    g_run_mi210 = begin(db, &m2, "fdtune --gpu MI210 --R 4 --grid 512^3", 1300);
+    for (size_t i = 0; i < NTUNED; i++) {
+        const tuned *t = &g_tuned[i];
+        int64_t run = t->device == H100 ? g_run_h100 : t->device == MI250X ? g_run_mi
+                                                                             : g_run_mi210;
+        fdt_problem p = problem(t->op, t->n, t->n, t->n);
+        add(db, run, p, t->slower, FDT_DB_OK, t->ms * 1.3);
+        add(db, run, p, t->best, FDT_DB_OK, t->ms);
+        /* faster, but wrong: never exported */
+        add(db, run, p, g_wrong, FDT_DB_WRONG, t->ms * 0.5);
+    }
+    /* Another H100 of the same model (other UUID), slower: one result per model and grid. */
+    fdt_rt_device_info h2 = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100-b");
+    int64_t run2 = begin(db, &h2, "fdtune --gpu H100 --R 4 --grid 256^3", 3000);
+    add(db, run2, problem("lap", 256, 256, 256), "bx=128,by=1", FDT_DB_OK, 0.3);
+    int64_t runs[] = {g_run_h100, g_run_mi, g_run_mi210, run2};
+    for (size_t i = 0; i < 4; i++)
+        if (fdt_db_run_finish(db, runs[i], FDT_DB_DONE, &e))
+            fail_msg("%s", e.msg);
+    fdt_db_close(db);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fdt_catalogue_free(g_cat);
+    if (!getenv("FDT_TEST_KEEP"))
+        nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+/* The plan for --gpu mi250x --gpu "H100 SXM" (a catalogue name, not a substring of the
+ * stored name), or for every device when all is set. */
+static int make_plan(const char *const *gpus, int ngpus, unsigned ops, const int64_t (*grids)[3],
+                     int ngrids, fdt_exp_plan **plan, fdt_err *e)
+{
+    fdt_db *db;
+    if (fdt_db_open(g_db, FDT_DB_READONLY, &db, e))
+        fail_msg("%s", e->msg);
+    fdt_exp_opts o;
+    fdt_exp_opts_init(&o);
+    for (int i = 0; i < ngpus; i++)
+        o.gpus[o.ngpus++] = gpus[i];
+    o.ops = ops;
+    o.R = 4;
+    o.prec = FDT_F32;
+    for (int i = 0; i < ngrids; i++) {
+        memcpy(o.grids[i], grids[i], sizeof o.grids[i]);
+        o.ngrids++;
+    }
+    o.cat = g_cat;
+    o.fdtune_version = "0.1.0";
+    o.command = "fdtune export --gpu mi250x --gpu 'H100 SXM' --R 4";
+    int rc = fdt_exp_plan_make(db, &o, plan, e);
+    fdt_db_close(db);
+    return rc;
+}
+
+static const char *const TWO[] = {"mi250x", "H100 SXM"};
+
+static fdt_exp_plan *two_device_plan(void)
+{
+    fdt_exp_plan *p;
+    fdt_err e;
+    if (make_plan(TWO, 2, 0, NULL, 0, &p, &e))
+        fail_msg("%s", e.msg);
+    return p;
+}
+
+static const tuned *find_tuned(const char *device, const char *op, int n)
+{
+    for (size_t i = 0; i < NTUNED; i++)
+        if (!strcmp(g_tuned[i].device, device) && !strcmp(g_tuned[i].op, op) &&
+            g_tuned[i].n == n)
+            return &g_tuned[i];
+    fail_msg("no tuned %s %s %d in the test table", device, op, n);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ the plan */
+
+static void test_plan(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = two_device_plan();
+    assert_int_equal(p->ndevices, 3); /* two H100s (one model) and the MI250X, not the MI210 */
+    assert_int_equal(p->nfam, 2);
+    assert_int_equal(p->fam[0].op, FDT_OP_D2Z);
+    assert_int_equal(p->fam[1].op, FDT_OP_LAP);
+    assert_string_equal(p->fam[1].name, "lap_r4_f32");
+    for (size_t f = 0; f < p->nfam; f++) {
+        assert_int_equal(p->fam[f].ntuned, 4);
+        assert_int_equal(fdt_exp_family_nvariants(&p->fam[f]), 9);
+        for (size_t t = 0; t < p->fam[f].ntuned; t++) {
+            const fdt_exp_tuned *tu = &p->fam[f].tuned[t];
+            const tuned *want = find_tuned(
+                !strcmp(tu->row.device.name, H100) ? H100 : MI250X,
+                fdt_op_name(tu->row.problem.op), (int)tu->row.problem.nx);
+            assert_string_equal(tu->row.ev.config, want->key);
+            assert_true(fabs(tu->row.ev.time_ms - want->ms) < 1e-9);
+            assert_int_equal(tu->vconst, 1 + 2 * (int)t);
+            assert_int_equal(tu->vruntime, 2 + 2 * (int)t);
+        }
+    }
+    assert_int_equal(p->nruns, 2);
+    assert_int_equal(p->runs[0], g_run_h100);
+    assert_int_equal(p->runs[1], g_run_mi);
+    /* per family: fallback + 4 constant + 4 runtime, no duplicates here */
+    assert_int_equal(fdt_exp_kernel_count(p), 18);
+    fdt_exp_plan_free(p);
+}
+
+/* ------------------------------------------------------------------ refusals */
+
+static void test_refusal(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = NULL;
+    fdt_err e;
+    const char *b200[] = {"H100", "B200"};
+    assert_int_equal(make_plan(b200, 2, 0, NULL, 0, &p, &e), FDT_EXP_NOTHING);
+    assert_null(p);
+    assert_has(e.msg, "B200");
+    assert_has(e.msg, "NVIDIA H100 80GB HBM3 (sm_90, 132 CUs)"); /* what it does hold */
+    /* A catalogue name the database has never seen. */
+    const char *mi300[] = {"MI300X"};
+    assert_int_equal(make_plan(mi300, 1, 0, NULL, 0, &p, &e), FDT_EXP_NOTHING);
+    assert_has(e.msg, "MI300X (gfx942) was never tuned");
+    /* Known devices, unknown problem: wave was never tuned. */
+    assert_int_equal(make_plan(TWO, 2, (1u << FDT_OP_LAP) | (1u << FDT_OP_WAVE), NULL, 0, &p,
+                               &e), FDT_EXP_NOTHING);
+    assert_has(e.msg, "no tuned wave R=4 f32");
+    /* The MI210 has lap but no d2z. */
+    const char *mi210[] = {"MI210"};
+    assert_int_equal(make_plan(mi210, 1, 1u << FDT_OP_D2Z, NULL, 0, &p, &e), FDT_EXP_NOTHING);
+    assert_has(e.msg, "no tuned d2z");
+    /* A grid nobody tuned. */
+    const int64_t g1024[][3] = {{1024, 1024, 1024}};
+    assert_int_equal(make_plan(TWO, 2, 0, g1024, 1, &p, &e), FDT_EXP_NOTHING);
+    assert_has(e.msg, "1024x1024x1024");
+    /* ...while what exists is answered, restricted to it. */
+    const int64_t g256[][3] = {{256, 256, 256}};
+    assert_int_equal(make_plan(TWO, 2, 1u << FDT_OP_LAP, g256, 1, &p, &e), 0);
+    assert_int_equal(p->nfam, 1);
+    assert_int_equal(p->fam[0].ntuned, 2);
+    fdt_exp_plan_free(p);
+}
+
+/* ------------------------------------------------------------------ device code */
+
+static int compiler_ok(const fdt_rt_backend *b)
+{
+    char v[64];
+    fdt_err e;
+    return b && b->compiler_version(v, sizeof v, &e) == 0;
+}
+
+static void test_header_compiles(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = two_device_plan();
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_header(p, &h, &e))
+        fail_msg("%s", e.msg);
+    const char *text = fdt_sb_str(&h);
+    /* Each kernel once; provenance present. */
+    assert_int_equal(count(text, "FDTUNED_GLOBAL void "), fdt_exp_kernel_count(p));
+    for (size_t f = 0; f < p->nfam; f++)
+        for (size_t t = 0; t < p->fam[f].ntuned; t++) {
+            char def[128];
+            snprintf(def, sizeof def, "namespace %s_k {", p->fam[f].tuned[t].kconst);
+            assert_int_equal(count(text, def), 1);
+            assert_has(text, p->fam[f].tuned[t].row.ev.config);
+        }
+    assert_has(text, g_db);
+    assert_has(text, "runs: 1, 2");
+    assert_has(text, "580.65.06");
+    assert_has(text, "hiprtc 6.3");
+    assert_has(text, "nvrtc 13.0");
+    assert_has(text, fdt_gen_fingerprint());
+    assert_has(text, "of copy");
+    assert_int_equal(count(text, "#include <hip/hip_runtime.h>"), 1);
+
+    int compiled = 0;
+    static const struct {
+        const char *backend, *arch;
+    } targets[] = {{"hip", "gfx90a"}, {"cuda", "sm_90"}};
+    for (size_t i = 0; i < 2; i++) {
+        const fdt_rt_backend *b = fdt_rt_backend_find(targets[i].backend);
+        if (!compiler_ok(b)) {
+            fprintf(stderr, "note: %s compiler unavailable, %s not compiled\n",
+                    targets[i].backend, targets[i].arch);
+            continue;
+        }
+        fdt_rt_code code;
+        /* The whole header is the program; any kernel names the resource report. */
+        if (fdt_rt_compile(b, text, p->fam[1].tuned[0].kconst, targets[i].arch, 900000, &code,
+                           &e))
+            fail_msg("header for %s: %s", targets[i].arch, e.msg);
+        assert_true(code.size > 0);
+        fprintf(stderr, "note: header compiled for %s: %zu-byte code object\n", targets[i].arch, code.size);
+        fdt_rt_code_free(&code);
+        compiled++;
+    }
+    if (!compiled)
+        fail_msg("neither hiprtc nor NVRTC is available: the header was not compiled");
+    fdt_sb_free(&h);
+    fdt_exp_plan_free(p);
+}
+
+/* ------------------------------------------------------------------ users' compilers */
+
+/* What a user writes: allocate with the layout helper, launch, run a given variant. */
+static const char USER_PROG[] =
+    "#include \"fd_tuned.h\"\n"
+    "#include <cstdio>\n"
+    "#ifdef FDTUNED_CUDA\n#define ALLOC cudaMalloc\n#else\n#define ALLOC hipMalloc\n#endif\n"
+    "int main()\n"
+    "{\n"
+    "    fdtuned_layout l;\n"
+    "    float *in = 0, *out = 0;\n"
+    "    if (fdtuned_lap_r4_f32_layout(256, 256, 256, &l))\n"
+    "        return 1;\n"
+    "    if (ALLOC((void **)&in, l.elems * sizeof(float)) != hipSuccess ||\n"
+    "        ALLOC((void **)&out, l.elems * sizeof(float)) != hipSuccess)\n"
+    "        return 2;\n"
+    "    hipStream_t stream = 0;\n"
+    "    hipError_t e = fdtuned_lap_r4_f32(out, in, 256, 256, 256, 1.0f, 0.5f, 0.25f, stream);\n"
+    "    if (e == hipSuccess)\n"
+    "        e = fdtuned_d2z_r4_f32_run(0, out, in, 300, 200, 100, 0.25f, stream);\n"
+    "    std::printf(\"%d %d\\n\", (int)e, fdtuned_d2z_r4_f32_current(300, 300, 300));\n"
+    "    return 0;\n"
+    "}\n";
+
+/* Runs a shell command in dir; 0 when it exits 0. The output goes to dir/log. */
+static int sh(const char *dir, const char *cmd)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "cd '%s' && (%s) > log 2>&1", dir, cmd);
+    return system(full);
+}
+
+/* The header with the compilers users have: nvcc (CUDA, through fdtune's mapping) and clang
+ * in HIP mode (what hipcc drives on AMD; host and device passes, no device link, which would
+ * need ROCm's device libraries). A compiler that cannot build a trivial program here is
+ * skipped; one that can must build the user program without warnings. */
+static void test_user_compilers(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = two_device_plan();
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_header(p, &h, &e))
+        fail_msg("%s", e.msg);
+    char dir[600], path[700], nvcc[600];
+    snprintf(dir, sizeof dir, "%s/user", g_dir);
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/fd_tuned.h", dir);
+    spit(path, fdt_sb_str(&h));
+    snprintf(path, sizeof path, "%s/user.cpp", dir);
+    spit(path, USER_PROG);
+    snprintf(path, sizeof path, "%s/probe_cuda.cpp", dir);
+    spit(path, "#include <cstdio>\n__global__ void k(int *p) { *p = 1; }\n"
+               "int main() { k<<<1, 1>>>(0); std::printf(\"x\"); return 0; }\n");
+    snprintf(path, sizeof path, "%s/probe_hip.cpp", dir);
+    spit(path, "#include <hip/hip_runtime.h>\n#include <cstdio>\n"
+               "__global__ void k(int *p) { *p = 1; }\n"
+               "int main() { k<<<1, 1>>>(0); std::printf(\"x\"); return 0; }\n");
+    const char *env = getenv("NVCC");
+    snprintf(nvcc, sizeof nvcc, "%s", env && *env ? env : "/usr/local/cuda/bin/nvcc");
+    struct {
+        const char *name;
+        char cmd[2][1200];
+    } comp[2];
+    comp[0].name = "nvcc";
+    for (int i = 0; i < 2; i++)
+        snprintf(comp[0].cmd[i], sizeof comp[0].cmd[i],
+                 "'%s' -std=c++17 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -x cu -c %s "
+                 "-o out.o", nvcc, i ? "user.cpp" : "probe_cuda.cpp");
+    comp[1].name = "clang HIP";
+    static const char hip[] = "clang++ -x hip --offload-arch=gfx90a -nogpulib --rocm-path=/usr "
+                              "-D__HIP_PLATFORM_AMD__ -Wall -Wextra -Werror";
+    snprintf(comp[1].cmd[0], sizeof comp[1].cmd[0],
+             "%s --cuda-host-only -c probe_hip.cpp -o probe.o && "
+             "%s --cuda-device-only -emit-llvm -c probe_hip.cpp -o probe.bc", hip, hip);
+    snprintf(comp[1].cmd[1], sizeof comp[1].cmd[1],
+             "%s --cuda-host-only -c user.cpp -o host.o && "
+             "%s --cuda-device-only -emit-llvm -c user.cpp -o device.bc", hip, hip);
+    int built = 0;
+    for (int c = 0; c < 2; c++) {
+        if (sh(dir, comp[c].cmd[0]) != 0) {
+            fprintf(stderr, "note: %s cannot build a trivial program here: skipped\n",
+                    comp[c].name);
+            continue;
+        }
+        if (sh(dir, comp[c].cmd[1]) != 0) {
+            snprintf(path, sizeof path, "%s/log", dir);
+            char *log = slurp(path);
+            fail_msg("%s: the user program does not build:\n%s\n%s", comp[c].name,
+                     comp[c].cmd[1], log);
+        }
+        fprintf(stderr, "note: the user program builds with %s\n", comp[c].name);
+        built++;
+    }
+    if (!built)
+        fprintf(stderr, "note: neither nvcc nor clang's HIP mode is usable here: the header "
+                        "was not compiled as users compile it\n");
+    fdt_sb_free(&h);
+    fdt_exp_plan_free(p);
+}
+
+/* ------------------------------------------------------------------ host-side selection */
+
+/* A C/C++ program over the portable part: reads "family arch cus nx ny nz" lines, prints the
+ * selected variant and the layout helper's answer. */
+static const char SELECT_PROG[] =
+    "#define FDTUNED_SELECT_ONLY 1\n"
+    "#include \"fd_tuned.h\"\n"
+    "#include <stdio.h>\n"
+    "#include <string.h>\n"
+    "typedef struct fam {\n"
+    "    const char *name;\n"
+    "    const fdtuned_variant *v;\n"
+    "    int n;\n"
+    "    int (*select)(const char *, int, long, long, long);\n"
+    "    int (*layout)(const char *, int, long, long, long, fdtuned_layout *);\n"
+    "} fam;\n"
+    "#define X(op, R, p, T) {#op \"_r\" #R \"_\" #p, fdtuned_##op##_r##R##_##p##_variants, \\\n"
+    "    (int)(sizeof fdtuned_##op##_r##R##_##p##_variants / sizeof(fdtuned_variant)), \\\n"
+    "    fdtuned_##op##_r##R##_##p##_select, fdtuned_##op##_r##R##_##p##_layout_for},\n"
+    "static const fam fams[] = {FDTUNED_OPERATORS(X)};\n"
+    "int main(void)\n"
+    "{\n"
+    "    char name[64], arch[64];\n"
+    "    int cus;\n"
+    "    long nx, ny, nz;\n"
+    "    while (scanf(\"%63s %63s %d %ld %ld %ld\", name, arch, &cus, &nx, &ny, &nz) == 6) {\n"
+    "        const fam *f = NULL;\n"
+    "        size_t i;\n"
+    "        int v, rc;\n"
+    "        fdtuned_layout l;\n"
+    "        for (i = 0; i < sizeof fams / sizeof fams[0]; i++)\n"
+    "            if (!strcmp(fams[i].name, name))\n"
+    "                f = &fams[i];\n"
+    "        if (!f) {\n"
+    "            printf(\"nofamily\\n\");\n"
+    "            continue;\n"
+    "        }\n"
+    "        v = f->select(arch, cus, nx, ny, nz);\n"
+    "        rc = f->layout(arch, cus, nx, ny, nz, &l);\n"
+    "        if (v < 0) {\n"
+    "            printf(\"none %d\\n\", rc);\n"
+    "            continue;\n"
+    "        }\n"
+    "        printf(\"%d %d %s %lld %s| %d %lld %lld %lld %lld %d\\n\", v, f->v[v].kind,\n"
+    "               f->v[v].config, f->v[v].nx, f->v[v].device[0] ? f->v[v].device : \"-\",\n"
+    "               rc, l.line, l.slice,\n"
+    "               l.offset, l.elems, l.align);\n"
+    "    }\n"
+    "    return 0;\n"
+    "}\n";
+
+typedef struct sel_case {
+    const char *family, *arch;
+    int cus;
+    int64_t nx, ny, nz;
+    int kind;             /* expected: 0 fallback, 1 constant, 2 runtime dims */
+    const char *device;   /* the tuned result expected (kind 1, 2) */
+    int n;                /* its tuned grid n^3 */
+} sel_case;
+
+static void run_selection(const char *header, const char *tag, const sel_case *cases,
+                          size_t ncases)
+{
+    char dir[600], hdr[700], prog[700], in[700], out[700], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/%s", g_dir, tag);
+    mkdir(dir, 0700);
+    snprintf(hdr, sizeof hdr, "%s/fd_tuned.h", dir);
+    spit(hdr, header);
+    snprintf(prog, sizeof prog, "%s/select.c", dir);
+    spit(prog, SELECT_PROG);
+    snprintf(in, sizeof in, "%s/cases.txt", dir);
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < ncases; i++)
+        fprintf(f, "%s %s %d %lld %lld %lld\n", cases[i].family, cases[i].arch, cases[i].cus,
+                (long long)cases[i].nx, (long long)cases[i].ny, (long long)cases[i].nz);
+    fclose(f);
+
+    /* The portable part is plain C++ and plain C: both compilers, warnings as errors. */
+    static const char *const compilers[] = {
+        "c++ -std=c++11 -x c++", "cc -std=c99 -x c"};
+    for (size_t c = 0; c < 2; c++) {
+        snprintf(out, sizeof out, "%s/out%zu.txt", dir, c);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && %s -Wall -Wextra -Wpedantic -Werror -o select%zu select.c "
+                 "> build%zu.log 2>&1 && ./select%zu < cases.txt > '%s'",
+                 dir, compilers[c], c, c, c, out);
+        int st = system(cmd);
+        if (st != 0) {
+            char log[700];
+            snprintf(log, sizeof log, "%s/build%zu.log", dir, c);
+            char *l = slurp(log);
+            fail_msg("%s: exit %d\n%s", cmd, st, l);
+        }
+        char *text = slurp(out);
+        char *save = NULL, *line = strtok_r(text, "\n", &save);
+        for (size_t i = 0; i < ncases; i++, line = strtok_r(NULL, "\n", &save)) {
+            const sel_case *k = &cases[i];
+            if (!line)
+                fail_msg("%s: no answer for case %zu", compilers[c], i);
+            int v, kind, rc, align;
+            long long tnx, line_, slice, offset, elems;
+            char config[200], device[200];
+            if (sscanf(line, "%d %d %199s %lld %199[^|]| %d %lld %lld %lld %lld %d", &v, &kind,
+                       config, &tnx, device, &rc, &line_, &slice, &offset, &elems,
+                       &align) != 11)
+                fail_msg("case %zu (%s %s %d %lldx%lldx%lld): unexpected answer '%s'", i,
+                         k->family, k->arch, k->cus, (long long)k->nx, (long long)k->ny,
+                         (long long)k->nz, line);
+            size_t dl = strlen(device);
+            while (dl && device[dl - 1] == ' ')
+                device[--dl] = 0;
+            char want_key[128];
+            if (k->kind == 0)
+                canon("default", want_key, sizeof want_key);
+            else
+                snprintf(want_key, sizeof want_key, "%s",
+                         find_tuned(k->device, k->family[0] == 'l' ? "lap" : "d2z", k->n)->key);
+            if (kind != k->kind || strcmp(config, want_key) ||
+                (k->kind && (tnx != k->n || strcmp(device, k->device))))
+                fail_msg("%s: case %zu (%s %s %d CUs %lldx%lldx%lld): got variant %d kind %d "
+                         "config %s tuned %lld on '%s', want kind %d config %s tuned %d on %s",
+                         compilers[c], i, k->family, k->arch, k->cus, (long long)k->nx,
+                         (long long)k->ny, (long long)k->nz, v, kind, config, tnx, device,
+                         k->kind, want_key, k->n, k->kind ? k->device : "-");
+            /* The layout helper agrees with the generator's layout for that config. */
+            fdt_config cfg;
+            fdt_layout l;
+            fdt_err e;
+            fdt_problem p = problem(k->family[0] == 'l' ? "lap" : "d2z", k->nx, k->ny, k->nz);
+            if (fdt_config_parse(want_key, &cfg, &e) || fdt_layout_make(&p, cfg.align, &l, &e))
+                fail_msg("%s", e.msg);
+            if (rc != 0 || line_ != l.line || slice != l.slice || offset != l.offset ||
+                elems != l.elems || align != l.align)
+                fail_msg("case %zu: layout rc %d line %lld slice %lld offset %lld elems %lld "
+                         "align %d, generator: line %lld slice %lld offset %lld elems %lld "
+                         "align %d", i, rc, line_, slice, offset, elems, align,
+                         (long long)l.line, (long long)l.slice, (long long)l.offset,
+                         (long long)l.elems, l.align);
+        }
+        free(text);
+    }
+}
+
+static void test_select_host(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = two_device_plan();
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_header(p, &h, &e))
+        fail_msg("%s", e.msg);
+    static const sel_case cases[] = {
+        /* exact device and grid: the constant kernel of that result */
+        {"lap_r4_f32", "sm_90", 132, 512, 512, 512, 1, H100, 512},
+        {"lap_r4_f32", "sm_90", 132, 256, 256, 256, 1, H100, 256},
+        {"d2z_r4_f32", "sm_90", 132, 512, 512, 512, 1, H100, 512},
+        {"lap_r4_f32", "gfx90a:sramecc+:xnack-", 110, 512, 512, 512, 1, MI250X, 512},
+        {"d2z_r4_f32", "gfx90a", 110, 256, 256, 256, 1, MI250X, 256},
+        /* other grids: the runtime-dims kernel of the nearest tuned grid (by volume) */
+        {"lap_r4_f32", "sm_90", 132, 300, 300, 300, 2, H100, 256},
+        {"lap_r4_f32", "sm_90", 132, 450, 450, 450, 2, H100, 512},
+        {"lap_r4_f32", "sm_90", 132, 1024, 1024, 1024, 2, H100, 512},
+        {"d2z_r4_f32", "gfx90a", 110, 301, 203, 157, 2, MI250X, 256},
+        {"lap_r4_f32", "gfx90a:xnack-", 110, 400, 400, 400, 2, MI250X, 512},
+        /* same arch, another compute-unit count: still that arch's results */
+        {"lap_r4_f32", "sm_90", 114, 512, 512, 512, 1, H100, 512},
+        {"lap_r4_f32", "sm_90", 114, 200, 200, 200, 2, H100, 256},
+        /* nearest tuned config cannot run the grid (nw 32 and 64 > nz 20): fallback */
+        {"d2z_r4_f32", "sm_90", 132, 600, 600, 20, 0, NULL, 0},
+        /* MI250X lap 512 has split=2: with ny = 1 it cannot run; 256's config can */
+        {"lap_r4_f32", "gfx90a", 110, 2048, 1, 4096, 2, MI250X, 256},
+        /* unknown architectures: the fallback */
+        {"lap_r4_f32", "gfx942", 304, 512, 512, 512, 0, NULL, 0},
+        {"d2z_r4_f32", "sm_80", 108, 256, 256, 256, 0, NULL, 0},
+        {"lap_r4_f32", "sm_9", 132, 512, 512, 512, 0, NULL, 0},
+        {"lap_r4_f32", "gfx90", 110, 512, 512, 512, 0, NULL, 0},
+    };
+    run_selection(fdt_sb_str(&h), "two", cases, sizeof cases / sizeof cases[0]);
+    fdt_sb_free(&h);
+    fdt_exp_plan_free(p);
+
+    /* Every device: the MI210 (104 CUs) prefers its own result over the MI250X's. */
+    if (make_plan(NULL, 0, 0, NULL, 0, &p, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(p->ndevices, 4);
+    fdt_sb_init(&h);
+    if (fdt_exp_render_header(p, &h, &e))
+        fail_msg("%s", e.msg);
+    static const sel_case cu_cases[] = {
+        {"lap_r4_f32", "gfx90a", 104, 512, 512, 512, 1, MI210, 512},
+        {"lap_r4_f32", "gfx90a", 104, 256, 256, 256, 2, MI210, 512}, /* own CUs beat grid */
+        {"lap_r4_f32", "gfx90a", 110, 256, 256, 256, 1, MI250X, 256},
+        {"lap_r4_f32", "gfx90a", 120, 256, 256, 256, 1, MI250X, 256}, /* nearest of any */
+        {"d2z_r4_f32", "gfx90a", 104, 512, 512, 512, 1, MI250X, 512}, /* MI210 has no d2z */
+    };
+    run_selection(fdt_sb_str(&h), "all", cu_cases, sizeof cu_cases / sizeof cu_cases[0]);
+    fdt_sb_free(&h);
+    fdt_exp_plan_free(p);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+/* A strict JSON recogniser: enough to prove a document parses, without a library. */
+static const char *js_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')
+        s++;
+    return s;
+}
+
+static const char *js_value(const char *s, int depth);
+
+static const char *js_string(const char *s)
+{
+    if (*s++ != '"')
+        return NULL;
+    for (; *s != '"'; s++) {
+        if (!*s || (unsigned char)*s < 0x20)
+            return NULL;
+        if (*s == '\\') {
+            s++;
+            if (*s == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)s[i]))
+                        return NULL;
+                s += 4;
+            } else if (!*s || !strchr("\"\\/bfnrt", *s))
+                return NULL;
+        }
+    }
+    return s + 1;
+}
+
+static const char *js_number(const char *s)
+{
+    const char *b = s;
+    if (*s == '-')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return NULL;
+    while (isdigit((unsigned char)*s))
+        s++;
+    if (*s == '.') {
+        s++;
+        if (!isdigit((unsigned char)*s))
+            return NULL;
+        while (isdigit((unsigned char)*s))
+            s++;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        if (!isdigit((unsigned char)*s))
+            return NULL;
+        while (isdigit((unsigned char)*s))
+            s++;
+    }
+    return s > b ? s : NULL;
+}
+
+static const char *js_value(const char *s, int depth)
+{
+    if (depth > 64)
+        return NULL;
+    s = js_ws(s);
+    if (*s == '{' || *s == '[') {
+        char close = *s == '{' ? '}' : ']';
+        s = js_ws(s + 1);
+        if (*s == close)
+            return s + 1;
+        for (;;) {
+            if (close == '}') {
+                if (!(s = js_string(js_ws(s))))
+                    return NULL;
+                s = js_ws(s);
+                if (*s++ != ':')
+                    return NULL;
+            }
+            if (!(s = js_value(s, depth + 1)))
+                return NULL;
+            s = js_ws(s);
+            if (*s == close)
+                return s + 1;
+            if (*s++ != ',')
+                return NULL;
+        }
+    }
+    if (*s == '"')
+        return js_string(s);
+    if (!strncmp(s, "true", 4) || !strncmp(s, "null", 4))
+        return s + 4;
+    if (!strncmp(s, "false", 5))
+        return s + 5;
+    return js_number(s);
+}
+
+static void assert_json(const char *doc)
+{
+    const char *end = js_value(doc, 0);
+    if (!end || *js_ws(end))
+        fail_msg("not one JSON document (fails near offset %ld):\n%s",
+                 end ? (long)(end - doc) : -1L, doc);
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = two_device_plan();
+    fdt_sb j;
+    fdt_sb_init(&j);
+    fdt_err e;
+    if (fdt_exp_render_json(p, &j, &e))
+        fail_msg("%s", e.msg);
+    const char *doc = fdt_sb_str(&j);
+    assert_json(doc);
+    assert_true(!strncmp(doc, "{\"schema\": 1, ", 14));
+    assert_has(doc, "\"launcher\": \"fdtuned_lap_r4_f32\"");
+    assert_has(doc, "\"launcher\": \"fdtuned_d2z_r4_f32\"");
+    assert_int_equal(count(doc, "\"kind\": \"fallback\""), 2);
+    assert_int_equal(count(doc, "\"kind\": \"constant\""), 8);
+    assert_int_equal(count(doc, "\"kind\": \"runtime\""), 8);
+    for (size_t i = 0; i < NTUNED; i++)
+        if (g_tuned[i].device != MI210)
+            assert_has(doc, g_tuned[i].key);
+    assert_has(doc, "\"runs\": [1, 2]");
+    /* the layout of a tuned grid, as the generator computes it */
+    const tuned *t = find_tuned(H100, "lap", 512);
+    fdt_config c;
+    fdt_layout l;
+    fdt_problem pr = problem("lap", 512, 512, 512);
+    if (fdt_config_parse(t->key, &c, &e) || fdt_layout_make(&pr, c.align, &l, &e))
+        fail_msg("%s", e.msg);
+    char want[160];
+    snprintf(want, sizeof want, "\"line\": %lld, \"slice\": %lld, \"offset\": %lld",
+             (long long)l.line, (long long)l.slice, (long long)l.offset);
+    assert_has(doc, want);
+    fdt_sb_free(&j);
+    fdt_exp_plan_free(p);
+}
+
+/* ------------------------------------------------------------------ the command */
+
+typedef struct result {
+    int status;
+    char *out, *err;
+} result;
+
+static void run(result *r, ...)
+{
+    char *args[64];
+    int n = 0;
+    args[n++] = (char *)FDTUNE_BIN;
+    va_list ap;
+    va_start(ap, r);
+    for (char *a; (a = va_arg(ap, char *)) && n < 63;)
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    char out[600], err[600];
+    snprintf(out, sizeof out, "%s/stdout", g_dir);
+    snprintf(err, sizeof err, "%s/stderr", g_dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
+            _exit(126);
+        execv(FDTUNE_BIN, args);
+        _exit(127);
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    r->out = slurp(out);
+    r->err = slurp(err);
+}
+
+static void expect_status(const result *r, int status)
+{
+    if (r->status != status)
+        fail_msg("exit %d, want %d\nstdout:\n%.2000s\nstderr:\n%s", r->status, status, r->out,
+                 r->err);
+}
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static void test_command(void **state)
+{
+    (void)state;
+    char path[600], missing[600];
+    snprintf(path, sizeof path, "%s/cli_tuned.h", g_dir);
+    snprintf(missing, sizeof missing, "%s/none.db", g_dir);
+    result r;
+    run(&r, "export", "--db", g_db, "--gpu", "MI250X", "--gpu", "H100", "--R", "4", "-o", path,
+        NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "wrote");
+    char *h = slurp(path);
+    assert_has(h, "fdtuned_lap_r4_f32(float *out, const float *in, int nx, int ny, int nz, "
+                  "float sx, float sy, float sz, hipStream_t stream)");
+    assert_has(h, "fdtuned_d2z_r4_f32(float *out, const float *in, int nx, int ny, int nz, "
+                  "float sz, hipStream_t stream)");
+    assert_has(h, "command: fdtune export --db");
+    free(h);
+    result_free(&r);
+
+    run(&r, "export", "--db", g_db, "--gpu", "mi250x", "--op", "lap", "--format", "json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "\"kind\": \"fdtune-export\"");
+    result_free(&r);
+
+    /* refusals: exit 1, nothing written */
+    snprintf(path, sizeof path, "%s/refused.h", g_dir);
+    run(&r, "export", "--db", g_db, "--gpu", "B200", "-o", path, NULL);
+    expect_status(&r, 1);
+    assert_has(r.err, "B200");
+    assert_true(access(path, F_OK) != 0);
+    result_free(&r);
+    run(&r, "export", "--db", g_db, "--gpu", "H100", "--op", "wave", NULL);
+    expect_status(&r, 1);
+    assert_has(r.err, "no tuned wave");
+    result_free(&r);
+    /* bad arguments: 2 */
+    run(&r, "export", "--db", g_db, "--op", "curl", NULL);
+    expect_status(&r, 2);
+    result_free(&r);
+    run(&r, "export", "--db", g_db, "--format", "yaml", NULL);
+    expect_status(&r, 2);
+    result_free(&r);
+    run(&r, "export", "--db", g_db, "--R", "9", NULL);
+    expect_status(&r, 2);
+    result_free(&r);
+    /* no database: 4 */
+    run(&r, "export", "--db", missing, NULL);
+    expect_status(&r, 4);
+    assert_has(r.err, "no tuning database");
+    result_free(&r);
+    run(&r, "export", "--help", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "exit status");
+    result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_refusal),
+        cmocka_unit_test(test_select_host),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_command),
+        cmocka_unit_test(test_header_compiles),
+        cmocka_unit_test(test_user_compilers),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,253 @@
+/* Re-tuning: the nightly check that what the tuning database calls best is still best. For
+ * every (device, problem) whose device is visible now, the stored best and its runners-up
+ * are measured again (a run of kind retune); a changed software environment (driver,
+ * runtime, compiler, fdtune version, generator) or a best that got slower than its stored
+ * median beyond a threshold triggers a budgeted re-search of that problem; and a new best
+ * is recorded (fdt_db_best_decide) only when it is faster than the old one beyond the
+ * measurement noise of both. The decision rules are pure functions over timings and rows
+ * (tested without a GPU); fdt_retune_problem strings them together with the GPU worker. A
+ * lock file keeps two retunes off one database. This module never prints. */
+#ifndef FDT_RETUNE_H
+#define FDT_RETUNE_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "fdt_db.h"
+#include "fdt_eval.h"
+#include "fdt_recipe.h"
+#include "fdt_tune.h"
+
+#define FDT_RETUNE_TOP 3            /* configs measured again per problem: best + runners-up */
+#define FDT_RETUNE_THRESHOLD 0.05   /* default regression threshold (fraction of the median) */
+#define FDT_RETUNE_BUDGET 100       /* default evaluations of a re-search */
+/* The smallest noise credited to a median, as a fraction of it: the timing loop stops when
+ * the median moves less than 0.5% (fdt_timing_opts_default), so no median is known better. */
+#define FDT_RETUNE_NOISE_FLOOR 0.005
+
+/* ------------------------------------------------------------------ timing rules (pure) */
+
+/* The part of an evaluation the rules look at. Unknown values are NaN. */
+typedef struct fdt_retune_timing {
+    double median_ms;          /* NaN or <= 0: the measurement failed */
+    double q1_ms, q3_ms;
+    double min_ms, max_ms;
+} fdt_retune_timing;
+
+/* From a database row; an evaluation that is not ok gets a NaN median. */
+void fdt_retune_timing_of(const fdt_db_eval *ev, fdt_retune_timing *t);
+
+/* The noise of a median: the interquartile range when both quartiles are known, else the
+ * min-max range, never below FDT_RETUNE_NOISE_FLOOR of the median. */
+double fdt_retune_noise(const fdt_retune_timing *t);
+
+/* 1 when cand is faster than old beyond the noise of both:
+ * cand.median < old.median - max(noise(old), noise(cand)). A failed cand never beats; any ok
+ * cand beats a failed old. */
+int fdt_retune_beats(const fdt_retune_timing *old, const fdt_retune_timing *cand);
+
+typedef enum {
+    FDT_RETUNE_UNCHANGED, /* within the threshold of the stored median */
+    FDT_RETUNE_REGRESSED, /* slower than stored by more than the threshold */
+    FDT_RETUNE_IMPROVED,  /* faster than stored by more than the threshold */
+    FDT_RETUNE_FAILED,    /* the measurement now is not ok (wrong, crashed, ...) */
+} fdt_retune_verdict;
+
+const char *fdt_retune_verdict_name(fdt_retune_verdict v); /* "unchanged", ... */
+
+/* stored: the median in the database; now: the one just measured; threshold: a fraction
+ * (0.05 = 5%). Regressed when now > stored * (1 + threshold), improved when
+ * now < stored * (1 - threshold). */
+fdt_retune_verdict fdt_retune_judge(const fdt_retune_timing *stored,
+                                    const fdt_retune_timing *now, double threshold);
+
+/* ------------------------------------------------------------------ environment (pure) */
+
+enum {
+    FDT_RETUNE_ENV_DRIVER = 1u << 0,
+    FDT_RETUNE_ENV_RUNTIME = 1u << 1,
+    FDT_RETUNE_ENV_COMPILER = 1u << 2,
+    FDT_RETUNE_ENV_FDTUNE = 1u << 3,
+    FDT_RETUNE_ENV_GENERATOR = 1u << 4,
+};
+
+/* The fields of `now` that differ from `stored`, as FDT_RETUNE_ENV_* bits; buf (may be NULL)
+ * gets "driver 580.65.06 -> 590.10, compiler 13.0.48 -> 13.1.80", "" when none differ. */
+unsigned fdt_retune_env_diff(const fdt_db_env *stored, const fdt_db_env *now, char *buf,
+                             size_t n);
+/* "driver", "runtime", "compiler", "fdtune", "generator" for one bit; "?" otherwise. */
+const char *fdt_retune_env_field(unsigned bit);
+
+/* The --since cutoff: `now` minus seconds as ISO-8601 UTC ("2025-01-02T03:04:05.000Z"),
+ * the format of the database's timestamps, which compare as text. */
+void fdt_retune_cutoff(time_t now, double seconds, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ plan */
+
+typedef struct fdt_retune_filter {
+    const char *gpu;   /* substring of the stored device's name or arch, any case; NULL: any */
+    unsigned ops;      /* bits 1u << fdt_op; 0: every operator */
+    const char *since; /* ISO-8601 UTC: only pairs with a run started at or after it; NULL: any */
+    int top;           /* configs per problem, 1..FDT_RETUNE_TOP; 0: FDT_RETUNE_TOP */
+} fdt_retune_filter;
+
+void fdt_retune_filter_init(fdt_retune_filter *f);
+
+/* One (device, problem) to revisit, with what the database holds for it. */
+typedef struct fdt_retune_item {
+    int live;                 /* index of the visible device that measures it */
+    int same_gpu;             /* 1: that very GPU (UUID); 0: another GPU of the same model */
+    fdt_db_device device;     /* where the stored results were measured */
+    fdt_problem problem;
+    int64_t problem_id;
+    int decided;              /* the best is a recorded decision (else the smallest median) */
+    char last_run[32];        /* start of the newest run with results for the pair */
+    int ncand;
+    fdt_db_row cand[FDT_RETUNE_TOP]; /* [0]: the stored best, then the runners-up */
+} fdt_retune_item;
+
+typedef struct fdt_retune_plan {
+    fdt_retune_item *items;   /* by visible device, then operator, radius, precision, grid */
+    size_t n;
+    size_t absent;            /* pairs skipped: their device is not visible */
+    size_t older;             /* pairs skipped: no run since the cutoff */
+    size_t duplicate;         /* pairs skipped: another stored device maps to the same GPU */
+} fdt_retune_plan;
+
+/* Which stored device a visible one stands for: the same model (backend, vendor, name,
+ * arch, compute units); *same_gpu when the UUID is equal too. Returns the index into live,
+ * preferring the GPU with the same UUID, else the first of the same model; -1: none. */
+int fdt_retune_match(const fdt_db_device *stored, const fdt_rt_device_info *live, int nlive,
+                     int *same_gpu);
+
+/* Lists what a retune revisits: every (device, problem) with an ok full result whose device
+ * matches a visible GPU, narrowed by f. When several stored devices map to one visible GPU
+ * for a problem, the one that is that GPU wins, then the one with the newer run. */
+int fdt_retune_plan_build(fdt_db *db, const fdt_rt_device_info *live, int nlive,
+                          const fdt_retune_filter *f, fdt_retune_plan *plan, fdt_err *e);
+void fdt_retune_plan_free(fdt_retune_plan *plan);
+
+/* ------------------------------------------------------------------ assessment */
+
+/* One config measured again. */
+typedef struct fdt_retune_check {
+    char config[256];
+    int64_t stored_eval_id, eval_id;  /* eval_id: the new measurement (0: none stored) */
+    fdt_db_status status;             /* of the new measurement */
+    fdt_retune_timing stored, now;
+    fdt_retune_verdict verdict;
+    double change;                    /* now / stored - 1; NaN when it failed */
+    char message[256];                /* why it failed */
+} fdt_retune_check;
+
+typedef enum {
+    FDT_RETUNE_KEPT,      /* the decided best stays */
+    FDT_RETUNE_ADOPTED,   /* no decision existed: the stored best is now recorded as one */
+    FDT_RETUNE_REFRESHED, /* same config; the decision moves to its measurement of today */
+    FDT_RETUNE_REPLACED,  /* another result is the best now */
+    FDT_RETUNE_LOST,      /* nothing measured today is ok; the old decision stays */
+} fdt_retune_action;
+
+const char *fdt_retune_action_name(fdt_retune_action a); /* "kept", "adopted", ... */
+
+typedef struct fdt_retune_outcome {
+    int ncheck;
+    fdt_retune_check check[FDT_RETUNE_TOP]; /* [0]: the stored best */
+    unsigned env_changed;      /* FDT_RETUNE_ENV_* against the stored best's environment */
+    char env_diff[512];
+    int forced;                /* --force-env-change: treated as an environment change */
+    int regressed;             /* the best is slower beyond the threshold, or fails now */
+    int research;              /* a re-search is due (environment, regression or forced) */
+    int researched;            /* it ran */
+    int64_t run_id;            /* the retune run holding the re-measurements */
+    int64_t research_run_id;   /* 0: none */
+    int research_tried;        /* candidates the re-search measured */
+    char research_best[256];   /* its fastest verified config, "" when none */
+    double research_best_ms;
+    fdt_retune_action action;
+    char reason[128];          /* recorded with the decision */
+    int64_t best_eval_id;      /* the best after this retune */
+    char best_config[256];
+    fdt_retune_timing best;
+    double fastest_ms;         /* fastest verified today (re-measure or re-search); NaN: none */
+    int recovered;             /* regressed, and a config within the threshold of the stored
+                                  median was found today */
+    double wall_s;
+    char error[512];           /* set when this problem could not be completed */
+} fdt_retune_outcome;
+
+/* Fills the checks from the new measurements (measured[i] is cand[i] measured again; an
+ * eval with status not ok is a failure) and decides whether to re-search: the environment
+ * `now` differs from the stored best's, or the best regressed or failed, or force_env. */
+void fdt_retune_assess(const fdt_retune_item *it, const fdt_db_eval *measured, int nmeasured,
+                       const fdt_db_env *now, double threshold, int force_env,
+                       fdt_retune_outcome *out);
+
+/* After the measurements (and the re-search, if any) are stored: the fastest verified result
+ * of today's runs (run_ids) is compared with the stored best's re-measurement, and the
+ * decision for (device_id, problem) is recorded when it changes:
+ *   - the best failed today: the fastest ok result replaces it;
+ *   - another config beats its re-measurement beyond noise (fdt_retune_beats): replaced;
+ *   - environment changed, regression, forced, or measured on another GPU: the decision
+ *     moves to today's measurement of the same config (so tomorrow compares with today);
+ *   - no decision yet: the stored best is recorded as it is (adopted);
+ *   - otherwise the decision is kept.
+ * device_id is the visible GPU's id (where today's results are). */
+int fdt_retune_conclude(fdt_db *db, const fdt_retune_item *it, int64_t device_id,
+                        const int64_t *run_ids, int nruns, double threshold,
+                        fdt_retune_outcome *out, fdt_err *e);
+
+/* ------------------------------------------------------------------ on the GPU */
+
+typedef struct fdt_retune_ctx {
+    fdt_worker *w;
+    fdt_db *db;
+    int64_t device_id, env_id;     /* the visible GPU and its environment now */
+    const fdt_recipe_device *dev;
+    fdt_db_env env;                /* the environment now */
+    int64_t run_id;                /* the running retune run of this GPU */
+    int copy_set;                  /* the run's copy bandwidth has been recorded */
+} fdt_retune_ctx;
+
+typedef struct fdt_retune_opts {
+    double threshold;          /* regression threshold, fraction */
+    int force_env;             /* treat every problem as if the environment changed */
+    fdt_search_kind strategy;  /* of a re-search */
+    int budget;                /* evaluations of a re-search */
+    uint64_t seed;
+    int parallel;              /* compile processes */
+    const char *command;       /* recorded with a re-search run */
+    const volatile sig_atomic_t *stop;
+} fdt_retune_opts;
+
+void fdt_retune_opts_default(fdt_retune_opts *o);
+
+/* Measures it->cand again with a full sample on the worker, stores the results in
+ * ctx->run_id, assesses them, re-searches when due (fdt_tune_problem with rec, as a retune
+ * run, without its own decision) and concludes. cb gets the re-search's progress. Returns -1
+ * only when the problem could not be completed (out->error says why, and so does e). */
+int fdt_retune_problem(fdt_retune_ctx *ctx, const fdt_retune_item *it, fdt_recipe *rec,
+                       const fdt_retune_opts *o, fdt_tune_progress cb, void *cbctx,
+                       fdt_retune_outcome *out, fdt_err *e);
+
+/* ------------------------------------------------------------------ lock */
+
+/* An advisory lock (fcntl, whole file) on "<db>.retune.lock", holding the holder's pid, host
+ * and start time. The kernel drops it when the holder exits, however it exits, so a lock
+ * left by a killed retune is simply taken over; children (GPU worker, compilers) do not
+ * inherit it. As with every fcntl lock, the holder must not open and close the lock file
+ * elsewhere: closing any descriptor of it drops the process's lock. */
+typedef struct fdt_retune_lock {
+    int fd;                   /* -1: not held */
+    char path[4200];
+    int took_over;            /* the file named a holder that is gone (killed, crashed) */
+    char previous[256];       /* that holder, as written in the file */
+} fdt_retune_lock;
+
+/* 0: acquired. 1: another process holds it; e says who ("pid 1234 on node7 since ..."). -1:
+ * the lock file cannot be used (e). */
+int fdt_retune_lock_acquire(const char *db_path, fdt_retune_lock *l, fdt_err *e);
+/* Empties the file and drops the lock; harmless when not held. */
+void fdt_retune_lock_release(fdt_retune_lock *l);
+
+#endif
