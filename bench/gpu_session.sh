@@ -5,6 +5,8 @@
 #   tune:STRATEGY:BUDGET:DB[:OPS[:SECONDS[:GRID]]]  fdtune --gpu auto --R 4 into $OUTDIR/DB.db
 #   crash  a tuning run over tests/data/crash.lua (illegal-address configs)
 #   issue5 bench/issue5.sh (tune 512^3 and 1024^3 with the model strategy, then seeds vs tuned)
+#   export-check  bench/export_check/run.sh on issue5's database (two tuned grids)
+#   retune-demo   bench/retune_demo.sh on 256^3 with a budget of 20
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +28,10 @@ for stage in "$@"; do
       for c in "lap 61x37x29 bx=32,by=8,nw=8,lds=1,vec=4,align=64,tile=3" \
                "d2x 61x37x29 bx=16,by=16,vec=4,align=64,nt=1" \
                "wave 61x37x29 bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3" \
-               "d2z 61x37x29 bx=32,by=8,nw=16,vec=4,align=64,tile=2"; do
+               "d2z 61x37x29 bx=32,by=8,nw=16,vec=4,align=64,tile=2" \
+               "lap 61x37x29 bx=32,by=4,nw=8,lds=2,vec=4,align=64,tile=2,pf=3" \
+               "wave 61x37x29 bx=24,by=5,nw=7,lds=2,align=2,tile=2,order=yzx,split=2" \
+               "d2z 61x37x29 bx=32,by=8,nw=16,lds=2,vec=4,align=64,pf=4"; do
         set -- $c
         compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
             "$FDTUNE" bench --op "$1" --grid "$2" --config "$3" --probe 2>&1 | tail -4
@@ -40,9 +45,10 @@ for stage in "$@"; do
       done; done; done ;;
     ncu:*)  # ncu:OP:GRID:CONFIG profiles the candidate kernel (not the reference)
       IFS=: read -r _ op grid cfg <<<"$stage"
-      ncu --target-processes all --kernel-name "regex:fdt_${op}_r" --launch-count 1 \
+      ncu --clock-control none --target-processes all --kernel-name "regex:fdt_${op}_r" --launch-count 1 \
           --section SpeedOfLight --section Occupancy --section LaunchStats \
           --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+          --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio \
           "$FDTUNE" bench --op "$op" --grid "$grid" --config "$cfg" --probe 2>&1 \
         | grep -vE "^==PROF==|^ *$" | head -150 ;;
     tune:*)  # stopped gracefully (SIGINT) after SECONDS: the database keeps what was measured
@@ -54,6 +60,11 @@ for stage in "$@"; do
       echo "exit $?"; tail -3 "$OUTDIR/$db.log"; cat "$OUTDIR/$db.json" ;;
     issue5) BUDGET=${BUDGET:-100} "$root/bench/issue5.sh" "$OUTDIR/issue5.db" ;;
     issue5-report) TUNE=0 "$root/bench/issue5.sh" "$OUTDIR/issue5.db" ;;  # EXTRA_DB: see issue5.sh
+    export-check)
+      OUTDIR=$OUTDIR/export_check BUILD=$root/.gpu/build \
+          "$root/bench/export_check/run.sh" "$OUTDIR/issue5.db"
+      echo "exit $?" ;;
+    retune-demo) OUTDIR=$OUTDIR/retune "$root/bench/retune_demo.sh" '256^3' 20 ;;
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20

@@ -6,8 +6,9 @@
 # device-to-device copy and every speedup comes from one run on one worker. Writes
 # $OUTDIR/issue5-OP-GRID.json; bench/issue5_report.py turns them into a table, a CSV and an
 # SVG plot. Usage: bench/issue5.sh [DB]  (env: BUDGET, default 150; GRIDS, default
-# "512 1024"; TUNE=0 skips tuning and uses what DB holds; EXTRA_DB=PATH also runs the best
-# that another database holds, e.g. an exhaustive run's, labelled fdtune-extra).
+# "512 1024"; TUNE=0 skips tuning and uses what DB holds; TUNE_TIME=150s bounds each grid's
+# tuning (fdtune --time); EXTRA_DB=PATH also runs the best that another database holds, e.g.
+# an exhaustive run's, labelled fdtune-extra).
 set -u
 . "$(dirname "$0")/lib.sh"
 db=${1:-$OUTDIR/issue5.db}
@@ -34,7 +35,7 @@ for g in $grids; do
     if [ "${TUNE:-1}" != 0 ]; then
         echo "tuning R=4 f32 $g^3 (model strategy, budget $budget per operator) into $db" >&2
         "$FDTUNE" --gpu auto --R 4 --grid "$g^3" --strategy model --budget "$budget" \
-            --db "$db" --json >"$OUTDIR/issue5-tune-$g.json" 2>"$OUTDIR/issue5-tune-$g.log" ||
+            ${TUNE_TIME:+--time "$TUNE_TIME"} --db "$db" --json >"$OUTDIR/issue5-tune-$g.json" 2>"$OUTDIR/issue5-tune-$g.log" ||
             echo "tuning $g^3 ended with status $? (see $OUTDIR/issue5-tune-$g.log)" >&2
     fi
     for op in d2x d2y d2z lap wave; do

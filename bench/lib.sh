@@ -21,6 +21,11 @@ verify_configs() {
         echo "bx=32,by=8,nw=32,lds=1,vec=$v,align=64"
         echo "bx=32,by=4,nw=8,tile=2,lds=1,nt=1,lb=256"
     fi
+    # the asynchronous ring (lds=2): vector and scalar copies, deeper prefetch, an odd block
+    # with a tile, order and split; none of them spills up to R=8 in f64
+    echo "bx=32,by=8,nw=32,lds=2,vec=$v,align=64,pf=2"
+    echo "bx=24,by=5,nw=7,lds=2,align=2,tile=2,order=yzx,split=3"
+    echo "bx=16,by=4,nw=157,lds=2,vec=2,align=2,nt=1"
 }
 
 config_args() { while read -r c; do printf -- '--config %s ' "$c"; done; }

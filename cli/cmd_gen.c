@@ -117,8 +117,12 @@ int cmd_gen(int argc, char **argv)
         printf("//   registers %d%s", r->registers, r->sgprs >= 0 ? " VGPRs" : " per thread");
         if (r->sgprs >= 0)
             printf(", %d SGPRs, %d AGPRs", r->sgprs, r->agprs);
-        printf(", spills %d bytes, scratch/stack %d bytes, shared %d bytes\n", r->spill_bytes,
+        printf(", spills %d bytes, scratch/stack %d bytes, shared %d bytes", r->spill_bytes,
                r->scratch_bytes, r->shared_bytes);
+        fdt_geometry g;
+        if (fdt_gen_geometry(&pa.p, &cfg, &g, &e) == 0 && g.shared_dynamic)
+            printf(" + %u bytes dynamic (at launch)", g.shared_bytes);
+        printf("\n");
         if (code.log && *code.log) {
             /* The compiler's own report, kept verbatim as comments. */
             for (char *line = strtok(code.log, "\n"); line; line = strtok(NULL, "\n"))

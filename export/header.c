@@ -413,12 +413,29 @@ static const char *call_arg(fdt_arg a)
     }
 }
 
+/* Dynamic shared memory of a config's kernel (the ring of lds=2), 0 for none: a function of
+ * the operator, radius, precision and config, not of the grid. */
+static unsigned dynamic_shared(const fdt_exp_family *f, const fdt_config *c)
+{
+    fdt_problem p = {.op = f->op, .R = f->R, .prec = f->prec, .nx = 64, .ny = 64, .nz = 64};
+    if (c->nw > p.nz)
+        p.nz = c->nw;
+    fdt_geometry g;
+    fdt_err e;
+    return fdt_gen_geometry(&p, c, &g, &e) == 0 && g.shared_dynamic ? g.shared_bytes : 0;
+}
+
 static void launch_case(fdt_sb *b, const fdt_exp_family *f, int index, const char *kernel,
-                        int runtime_dims)
+                        const fdt_config *c, int runtime_dims)
 {
     fdt_arg a[FDT_ARG_COUNT];
     int n = fdt_gen_kernel_args(f->op, runtime_dims, a);
-    fdt_sb_printf(b, "        case %d:\n            %s<<<grid, block, 0, stream>>>(", index, kernel);
+    unsigned shared = dynamic_shared(f, c);
+    fdt_sb_printf(b, "        case %d:\n", index);
+    if (shared)
+        fdt_sb_printf(b, "            if ((err = fdtuned_allow_shared((const void *)%s, %u)) != "
+                         "hipSuccess)\n                return err;\n", kernel, shared);
+    fdt_sb_printf(b, "            %s<<<grid, block, %u, stream>>>(", kernel, shared);
     for (int i = 0; i < n; i++)
         fdt_sb_printf(b, "%s%s", i ? ", " : "", call_arg(a[i]));
     fdt_sb_puts(b, ");\n            break;\n");
@@ -473,15 +490,20 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
     else
         fdt_sb_printf(b, "    %s *o = out + lay.offset;\n    const %s *x = in + lay.offset;\n",
                       T, T);
+    int ring = dynamic_shared(f, &f->fallback) != 0;
+    for (size_t t = 0; t < f->ntuned; t++)
+        ring |= dynamic_shared(f, &f->tuned[t].cfg) != 0;
+    if (ring) /* the opt-in for dynamic shared memory can fail */
+        fdt_sb_puts(b, "    hipError_t err;\n");
     fdt_sb_puts(b, "    for (int s = 0; s < geo.nlaunch; ++s) {\n"
                    "        const fdtuned_launch *L = &geo.launch[s];\n"
                    "        const dim3 grid(L->grid[0], L->grid[1], L->grid[2]);\n"
                    "        const dim3 block(L->block[0], L->block[1], L->block[2]);\n"
                    "        switch (variant) {\n");
-    launch_case(b, f, 0, f->kfallback, 1);
+    launch_case(b, f, 0, f->kfallback, &f->fallback, 1);
     for (size_t t = 0; t < f->ntuned; t++) {
-        launch_case(b, f, f->tuned[t].vconst, f->tuned[t].kconst, 0);
-        launch_case(b, f, f->tuned[t].vruntime, f->tuned[t].kruntime, 1);
+        launch_case(b, f, f->tuned[t].vconst, f->tuned[t].kconst, &f->tuned[t].cfg, 0);
+        launch_case(b, f, f->tuned[t].vruntime, f->tuned[t].kruntime, &f->tuned[t].cfg, 1);
     }
     fdt_sb_puts(b, "        default:\n            return hipErrorInvalidValue;\n        }\n"
                    "    }\n    return FDTUNED_LAST_ERROR();\n}\n\n");

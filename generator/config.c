@@ -22,7 +22,8 @@ static const fdt_param_info params[] = {
     P(bz, 1, 1, 64, NULL, "threads per block along z"),
     P(fault, 0, 0, FDT_FAULT_COUNT - 1, faults, "test only: deliberately broken kernel"),
     P(lb, 0, 0, 1024, NULL, "launch bounds (max threads per block), 0 for none"),
-    P(lds, 0, 0, 1, NULL, "x/y neighbours from a shared-memory tile (needs nw >= 1)"),
+    P(lds, 0, 0, 2, NULL, "shared-memory tile: 1 x/y neighbours of one plane, 2 an "
+                          "asynchronously filled ring of planes (both need nw >= 1)"),
     P(nt, 0, 0, 1, NULL, "nontemporal output stores"),
     P(nw, 0, 0, 1 << 30, NULL, "z planes per thread, register sliding window (0: none)"),
     P(order, 0, 0, 5, fdt_orders, "axes walked by blockIdx.x, .y, .z"),
@@ -192,15 +193,16 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     if (c->pf != 1 && c->nw < 1)
         return fdt_err_set(e, "config pf=%d: prefetching planes needs a window (nw >= 1)", c->pf);
     if (c->lds) {
-        if (r[0] == 0 && r[1] == 0)
+        /* lds=2 also serves d2z: its ring is then a queue of this thread's own planes */
+        if (c->lds == 1 && r[0] == 0 && r[1] == 0)
             return fdt_err_set(e, "config lds=1: %s has no x or y neighbours to share",
                                fdt_op_name(p->op));
         if (c->nw < 1)
-            return fdt_err_set(e, "config lds=1: needs nw >= 1 (the tile is filled plane by "
-                                  "plane while the block marches along z)");
+            return fdt_err_set(e, "config lds=%d: needs nw >= 1 (the tile is filled plane by "
+                                  "plane while the block marches along z)", c->lds);
         if (c->bz != 1)
-            return fdt_err_set(e, "config lds=1: needs bz=1 (one tile per block), got bz=%d",
-                               c->bz);
+            return fdt_err_set(e, "config lds=%d: needs bz=1 (one tile per block), got bz=%d",
+                               c->lds, c->bz);
     }
     if (c->split > p->ny)
         return fdt_err_set(e, "config split=%d: more subdomains than ny=%lld rows", c->split,

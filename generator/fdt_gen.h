@@ -68,7 +68,9 @@ typedef struct fdt_config {
     int nw;         /* z planes per thread with a register sliding window; 0: none */
     int vec;        /* outputs per thread along x, loaded and stored as vectors */
     int align;      /* leading-dimension alignment in elements (x = R starts aligned) */
-    int lds;        /* x/y neighbours from a shared-memory (LDS) tile */
+    int lds;        /* shared-memory (LDS) tiles: 0 none, 1 one plane's x/y neighbours
+                     * (registers carry the next plane), 2 a ring of planes filled by
+                     * asynchronous copies pf planes ahead, feeding the window too */
     int nt;         /* nontemporal output stores */
     int order;      /* index into fdt_orders: which axis blockIdx.x/.y/.z walk */
     int pf;         /* planes loaded ahead of the sliding window (latency hiding) */
@@ -138,7 +140,8 @@ typedef struct fdt_launch {
 typedef struct fdt_geometry {
     int nlaunch;
     fdt_launch launch[FDT_SPLIT_MAX];
-    uint32_t shared_bytes; /* static shared memory of the kernel */
+    uint32_t shared_bytes; /* shared memory of the kernel's tiles per block */
+    int shared_dynamic;    /* 1: shared_bytes is dynamic, passed at launch (lds=2) */
 } fdt_geometry;
 
 int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g, fdt_err *e);

@@ -103,10 +103,24 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
         L->block[2] = (uint32_t)c->bz;
     }
     if (c->lds) {
-        /* as in templates/stencil.hip: x halo rounded up to whole vectors, two buffers */
+        /* as in templates/stencil.hip: x halo rounded up to whole vectors; lds=1 has two
+         * buffers, lds=2 a ring of R_z + 1 + pf planes (plus wave's p_prev and c2 of the
+         * block's outputs, pf + 1 planes of each) */
         int64_t hx = (r[0] + c->vec - 1) / c->vec * c->vec;
-        int64_t tx = (int64_t)c->bx * c->vec + 2 * hx, ty = rows_per_block + 2 * r[1];
-        g->shared_bytes = (uint32_t)(2 * tx * ty * (int64_t)fdt_prec_size(p->prec));
+        int64_t w = (int64_t)c->bx * c->vec;
+        int64_t tx = w + 2 * hx, ty = rows_per_block + 2 * r[1];
+        int64_t elems = 2 * tx * ty;
+        if (c->lds == 2) {
+            elems = (r[2] + 1 + c->pf) * tx * ty;
+            if (p->op == FDT_OP_WAVE)
+                elems += 2 * (c->pf + 1) * w * rows_per_block;
+        }
+        int64_t bytes = elems * (int64_t)fdt_prec_size(p->prec);
+        if (bytes > UINT32_MAX)
+            return fdt_err_set(e, "config lds=%d: the shared tiles would need %lld bytes",
+                               c->lds, (long long)bytes);
+        g->shared_bytes = (uint32_t)bytes;
+        g->shared_dynamic = c->lds == 2;
     }
     return 0;
 }

@@ -254,7 +254,18 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
     setv(&vs, "HX", "%d", (r[0] + V - 1) / V * V);
     setb(&vs, "VECTOR", V > 1);
     setb(&vs, "WINDOW", c->nw > 0);
-    setb(&vs, "LDS", c->lds);
+    setb(&vs, "LDS", c->lds == 1);
+    setb(&vs, "RING", c->lds == 2);
+    setb(&vs, "SHARED", c->lds != 0);
+    setb(&vs, "SHARE", c->lds == 2 && (r[0] > 0 || r[1] > 0)); /* halos: threads share */
+    setb(&vs, "REGWIN", c->nw > 0 && c->lds != 2);
+    /* where the window keeps the centre plane of output k (and its neighbour at z offset r):
+     * fixed slots for the register window, rotating ones (by the unrolled step u) for the
+     * ring's */
+    setv(&vs, "WC", "%s", c->lds == 2 ? "(u + U - RZ) % U" : "RZ");
+    setv(&vs, "WZ", "%s", c->lds == 2 ? "(u + U - RZ + r) % U" : "RZ + r");
+    /* 16-byte copies may bypass L1 (the ring is read from shared memory only) */
+    setv(&vs, "CP_CACHE", "%s", V * fdt_prec_size(p->prec) == 16 ? "cg" : "ca");
     setb(&vs, "NT", c->nt);
     setb(&vs, "HAS_X", r[0] > 0);
     setb(&vs, "HAS_Y", r[1] > 0);

@@ -1,7 +1,10 @@
 -- lap and wave: the one-pass 3-D Laplacian and one leapfrog step of the acoustic wave
 -- equation (the same stencil; wave also reads p_prev and c2 at the point). x/y neighbours
--- come from registers or from a shared-memory tile (lds), z neighbours from a register
+-- come from registers or from a shared-memory tile (lds=1), z neighbours from a register
 -- sliding window of nw planes; the seeds' one-pass kernel is LDS + window on a 64x4 block.
+-- lds=2 is a ring of shared tiles filled by asynchronous copies pf planes ahead (cp.async on
+-- NVIDIA): large tiles cut the L2 traffic of the halos, and the planes in flight cost no
+-- registers.
 -- Grid-index order and y subdomains (split) address the last-level-cache limit of large xy
 -- planes (FD Laplacian part 4).
 ops { "lap", "wave" }
@@ -9,9 +12,10 @@ ops { "lap", "wave" }
 param("bx", { 32, 64, 128, 256 })
 param("by", { 1, 2, 4, 8 })
 param("tile", { 1, 2, 4 })
-param("nw", { 0, 16, 32, 64 })
+param("nw", { 0, 16, 32, 64, 128 })
 param("vec", { 1, 2, 4 })
-param("lds", { 0, 1 })
+param("lds", { 0, 1, 2 })
+param("pf", { 1, 2, 3, 4 })
 param("align", { 1, 32, 64 })
 param("nt", { 0, 1 })
 param("order", { "xyz", "yzx" })
@@ -44,9 +48,28 @@ end)
 constrain("lds fills its tile while walking a window", function(c)
   return c.lds == 0 or c.nw >= 1
 end)
-constrain("shared tile fits the static limit", function(c, dev)
+-- Deeper prefetch is the ring's business: the register window stays one plane ahead.
+constrain("prefetch depth with the ring", function(c)
+  return c.pf == 1 or c.lds == 2
+end)
+-- What the ring needs to pay off (measured on an H100, R=4): two planes or more in flight
+-- (one leaves the barrier waiting on the copy), vectors and two rows or more per thread
+-- (each load from shared memory serves more outputs, each copy moves 8 or 16 bytes),
+-- windows of 32 planes or more (the 2R planes of z halo a block loads are amortised), and
+-- the xyz order (yzx walks other blocks' planes).
+constrain("the ring keeps planes in flight, vectors, rows and long windows", function(c)
+  return c.lds ~= 2 or (c.pf >= 2 and c.vec >= 2 and c.tile >= 2 and c.nw >= 32
+                        and c.order == "xyz")
+end)
+-- Register windows lose to shorter ones beyond 64 planes (fewer blocks, one plane in flight).
+constrain("128-plane windows only in the ring", function(c)
+  return c.nw < 128 or c.lds == 2
+end)
+-- The ring lives in dynamic shared memory, which may use the opt-in limit.
+constrain("shared tiles fit the limit per block", function(c, dev)
   local bytes = shared_bytes(c)
-  return bytes <= dev.shared_per_block, bytes .. " bytes"
+  local limit = c.lds == 2 and dev.shared_per_block_optin or dev.shared_per_block
+  return bytes <= limit, bytes .. " bytes"
 end)
 constrain("split only when the planes outgrow the last-level cache", function(c, dev, prob)
   if c.split == 1 then return true end

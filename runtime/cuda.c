@@ -165,6 +165,7 @@ DECL(cuModuleLoadData);
 DECL(cuModuleGetFunction);
 DECL(cuModuleUnload);
 DECL(cuLaunchKernel);
+DECL(cuFuncSetAttribute);
 DECL(cuEventCreate);
 DECL(cuEventDestroy);
 DECL(cuEventRecord);
@@ -201,6 +202,7 @@ static int load_driver(fdt_err *e)
     SYM(lib, cuModuleGetFunction);
     SYM(lib, cuModuleUnload);
     SYM(lib, cuLaunchKernel);
+    SYM(lib, cuFuncSetAttribute);
     SYM(lib, cuEventCreate);
     SYM(lib, cuEventDestroy);
     SYM(lib, cuEventRecord);
@@ -395,6 +397,14 @@ static void cuda_module_unload(void *module)
         p_cuModuleUnload((CUmodule)module);
 }
 
+static int cuda_allow_shared(void *fn, unsigned bytes, fdt_err *e)
+{
+    CU(p_cuFuncSetAttribute((CUfunction)fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            (int)bytes),
+       "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    return 0;
+}
+
 static int cuda_launch(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
                        void **args, fdt_err *e)
 {
@@ -477,6 +487,7 @@ const fdt_rt_backend fdt_rt_cuda = {
     .module_load = cuda_module_load,
     .module_function = cuda_module_function,
     .module_unload = cuda_module_unload,
+    .allow_shared = cuda_allow_shared,
     .launch = cuda_launch,
     .event_create = cuda_event_create,
     .event_destroy = cuda_event_destroy,

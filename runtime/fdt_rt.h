@@ -80,6 +80,9 @@ typedef struct fdt_rt_backend {
     int (*module_load)(const void *image, size_t n, void **module, fdt_err *e);
     int (*module_function)(void *module, const char *kernel, void **fn, fdt_err *e);
     void (*module_unload)(void *module);
+    /* Lets fn use `bytes` of dynamic shared memory beyond the default limit (NVIDIA's opt-in
+     * above 48 KB); NULL where no opt-in exists (AMD: a workgroup may use all its LDS). */
+    int (*allow_shared)(void *fn, unsigned bytes, fdt_err *e);
     int (*launch)(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
                   void **args, fdt_err *e);
     int (*event_create)(void **ev, fdt_err *e);

@@ -26,6 +26,18 @@ constexpr int NYH = 2 * RY * BX;                    // y-halo cells (vectors) pe
 constexpr int NXH = 2 * RX * BY * TILE;             // x-halo cells (values) per plane
 constexpr int YPT = (NYH + NT - 1) / NT, XPT = (NXH + NT - 1) / NT;  // per thread
 #{endif}
+#{if RING}
+// Ring of shared tiles: plane p of the block's march (p = 0 is plane k0 - RZ) lives in slot
+// p % S from the moment its copy is issued, PF planes ahead, until it has served as the
+// centre plane RZ steps after it entered the window. Copies move whole vectors (chunks).
+constexpr int TX = HX + BX * VEC + HX, TY = RY + BY * TILE + RY;
+constexpr int NT = BX * BY;                         // threads per block
+constexpr int S = RZ + 1 + PF;                      // ring slots
+constexpr int HC = HX / VEC;                        // x-halo chunks per side of a row
+constexpr int NYH = 2 * RY * BX;                    // y-halo chunks per plane
+constexpr int NXH = BY * TILE * 2 * HC;             // x-halo chunks per plane
+constexpr int YPT = (NYH + NT - 1) / NT, XPT = (NXH + NT - 1) / NT;  // per thread
+#{endif}
 
 {{STENCIL}}
 // VEC consecutive values at p, as one aligned vector load when VEC > 1.
@@ -39,7 +51,7 @@ __device__ __forceinline__ void load(real* d, const real* p)
 #{endif}
 }
 
-#{if LDS}
+#{if SHARED}
 // VEC consecutive values into shared memory (aligned vector store when VEC > 1).
 __device__ __forceinline__ void put(real* p, const real* v)
 {
@@ -50,6 +62,45 @@ __device__ __forceinline__ void put(real* p, const real* v)
 #{else}
     p[0] = v[0];
 #{endif}
+}
+
+#{endif}
+#{if RING}
+// VEC values from global into shared memory without holding registers while they travel:
+// cp.async on NVIDIA from sm_80 on, so PF planes can be in flight at no register cost. HIP on
+// AMD has no asynchronous global-to-LDS copy in source form: there the copy is an ordinary
+// load and store, complete when it returns, and commit/wait do nothing.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define FDT_ASYNC_COPY 1
+#endif
+__device__ __forceinline__ void copy_async(real* s, const real* g)
+{
+#ifdef FDT_ASYNC_COPY
+    const unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+    asm volatile("cp.async.{{CP_CACHE}}.shared.global [%0], [%1], %2;"
+                 :: "r"(sa), "l"(g), "n"(VEC * (int)sizeof(real)) : "memory");
+#else
+    real v[VEC];
+    load(v, g);
+    put(s, v);
+#endif
+}
+
+// Closes the group of copies issued since the last commit (one group per plane).
+__device__ __forceinline__ void async_commit()
+{
+#ifdef FDT_ASYNC_COPY
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until at most N of this thread's groups are still in flight.
+template <int N>
+__device__ __forceinline__ void async_wait()
+{
+#ifdef FDT_ASYNC_COPY
+    asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#endif
 }
 
 #{endif}
@@ -136,11 +187,143 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     }
     real yv[YPT > 0 ? YPT : 1][VEC], xv[XPT > 0 ? XPT : 1];
 #{else}
+#{if RING}
+    if (k0 >= k1)
+        return;  // uniform across the block (bz = 1)
+    // Every thread takes part in the copies and barriers, also those whose outputs fall outside.
+    const bool readx = i0 < nx + 2 * R;
+    const int tx0 = HX + (int)threadIdx.x * VEC, ty0 = RY + (int)threadIdx.y * TILE;
+#{if SHARE}
+    const int iblk = R + bi * BX * VEC, jblk = jbeg + bj * BY * TILE;
+    const int tid = (int)(threadIdx.x + BX * threadIdx.y);
+#{endif}
+#{else}
     if (nvx <= 0 || nvy <= 0 || k0 >= k1)
         return;
 #{endif}
+#{endif}
     const long long base = (long long)j0 * line + i0;
 
+#{if RING}
+    // The ring (and wave's queues) in dynamic shared memory, sized at launch
+    // (fdt_geometry.shared_bytes): deep rings of large tiles outgrow the 48 KB of static
+    // shared memory that NVIDIA allows without the opt-in.
+    extern __shared__ __attribute__((aligned(16))) unsigned char fdt_dyn_shared[];
+    real (*const ring)[TY][TX] = reinterpret_cast<real (*)[TY][TX]>(fdt_dyn_shared);
+#{if WAVE}
+    // p_prev and c2 at the block's outputs of plane k, copied with plane k + RZ (the plane that
+    // completes the window of k), read PF steps later: PF + 1 slots of each.
+    real (*const rprev)[BY * TILE][BX * VEC] =
+        reinterpret_cast<real (*)[BY * TILE][BX * VEC]>(&ring[S][0][0]);
+    real (*const rc2)[BY * TILE][BX * VEC] = rprev + (PF + 1);
+#{endif}
+#{if SHARE}
+    // The halo chunks this thread copies, the same in every plane: offset in the plane and
+    // position in the tile (-1: no chunk, or outside what the array holds).
+    long long yoff[YPT > 0 ? YPT : 1], xoff[XPT > 0 ? XPT : 1];
+    int ylds[YPT > 0 ? YPT : 1], xlds[XPT > 0 ? XPT : 1];
+#pragma unroll
+    for (int q = 0; q < YPT; ++q) {
+        const int c = tid + q * NT, row = c / BX, col = c % BX;
+        const int ly = row < RY ? row : row + BY * TILE, jj = jblk - RY + ly;
+        const int ii = iblk + col * VEC;
+        ylds[q] = c < NYH ? ly * TX + HX + col * VEC : -1;
+        yoff[q] = c < NYH && jj < jend + RY && ii < nx + 2 * R ? (long long)jj * line + ii : -1;
+    }
+#pragma unroll
+    for (int q = 0; q < XPT; ++q) {
+        const int c = tid + q * NT, row = c / (2 * HC > 0 ? 2 * HC : 1);
+        const int col = c - row * 2 * HC, jj = jblk + row;
+        const int lx = col < HC ? col * VEC : BX * VEC + col * VEC;
+        const int ii = iblk - HX + lx;
+        xlds[q] = c < NXH ? (RY + row) * TX + lx : -1;
+        xoff[q] = c < NXH && jj < jend + RY && ii < nx + 2 * R ? (long long)jj * line + ii : -1;
+    }
+#{endif}
+    // Issues the copies of march plane m (plane k0 - RZ + m) into ring slot rs: this thread's
+    // own chunks always; the halo only for planes that are computed (the others serve as z
+    // neighbours alone); wave's p_prev and c2 of the plane whose window m completes, into
+    // queue slot ws.
+    auto issue = [&](int m, int rs, int ws) {
+        const int p = k0 - RZ + m;
+        const real* pl = in + (long long)p * slice;
+        real* tl = &ring[rs][0][0];
+#pragma unroll
+        for (int t = 0; t < TILE; ++t)
+            if ({{READ_GUARD}})
+                copy_async(tl + (ty0 + t) * TX + tx0, pl + base + t * line);
+#{if SHARE}
+        if (p >= k0 && p < k1) {
+#pragma unroll
+            for (int q = 0; q < YPT; ++q)
+                if (yoff[q] >= 0)
+                    copy_async(tl + ylds[q], pl + yoff[q]);
+#pragma unroll
+            for (int q = 0; q < XPT; ++q)
+                if (xoff[q] >= 0)
+                    copy_async(tl + xlds[q], pl + xoff[q]);
+        }
+#{endif}
+#{if WAVE}
+        const int o = p - RZ;
+        if (o >= k0 && o < k1 && nvx > 0) {
+            const long long at = (long long)o * slice + base;
+#pragma unroll
+            for (int t = 0; t < TILE; ++t)
+                if (t < nvy) {
+                    const int row = (int)threadIdx.y * TILE + t, col = (int)threadIdx.x * VEC;
+                    copy_async(&rprev[ws][row][col], prev + at + t * line);
+                    copy_async(&rc2[ws][row][col], c2 + at + t * line);
+                }
+        }
+#{else}
+        (void)ws;
+#{endif}
+    };
+    // win[p % U] holds march plane p of this thread's TILE x VEC columns, read from the ring
+    // as the plane lands. The march is unrolled by the window's period U, so the planes stay
+    // in their registers while the window moves (no copies from register to register).
+    constexpr int U = 2 * RZ + 1;
+    real win[U][TILE][VEC];
+    const int steps = k1 - k0 + 2 * RZ;
+#pragma unroll
+    for (int m = 0; m < PF; ++m) {
+        if (m < steps)
+            issue(m, m % S, m % (PF + 1));
+        async_commit();  // empty groups too: the wait below counts groups
+    }
+    int rs = 0, ris = PF % S;      // ring slots of planes m and m + PF
+    int wr = 0, wis = PF;          // queue slots read at step m and written for m + PF
+    for (int m0 = 0; m0 < steps; m0 += U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const int m = m0 + u;
+        if (m >= steps)
+            break;
+        async_wait<PF - 1>();  // this thread's copies of plane m have landed
+#{if SHARE}
+        __syncthreads();       // everyone's have, and step m - 1 is done with the slot reused now
+#{endif}
+        if (m + PF < steps)
+            issue(m + PF, ris, wis);
+        async_commit();
+#pragma unroll
+        for (int t = 0; t < TILE; ++t)
+            load(win[u][t], &ring[rs][ty0 + t][tx0]);
+        const int cs = rs < RZ ? rs + S - RZ : rs - RZ;  // slot of plane m - RZ
+#{if WAVE}
+        const int wq = wr;
+        wr = wr == PF ? 0 : wr + 1;
+#{endif}
+        rs = rs + 1 == S ? 0 : rs + 1;
+        ris = ris + 1 == S ? 0 : ris + 1;
+        wis = wis == PF ? 0 : wis + 1;
+        if (m < 2 * RZ)
+            continue;  // still filling the window
+        const int k = k0 + m - 2 * RZ;
+        const real* pk = in + (long long)k * slice + base;  // centre of row j0, plane k
+        const real* tl = &ring[cs][0][0];                  // plane k with its halo
+#{else}
 #{if WINDOW}
     // win[s] holds plane k - RZ + s of this thread's TILE x VEC columns; nxt[p] holds plane
     // k + RZ + p, loaded PF iterations ahead so that their latency hides behind the work.
@@ -229,7 +412,8 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
         const int k = k0;
         const real* pk = in + (long long)k * slice + base;
 #{endif}
-#{if !LDS}
+#{endif}
+#{if !SHARED}
 #{if HAS_Y}
         // rows j0-RY .. j0+TILE-1+RY of plane k, ascending addresses
         real cy[TILE + 2 * RY][VEC];
@@ -267,7 +451,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
             if (t >= 0 && t < TILE) {
 #pragma unroll
                 for (int v = 0; v < VEC; ++v)
-                    cy[t + RY][v] = win[RZ][t][v];
+                    cy[t + RY][v] = win[{{WC}}][t][v];
             } else if (t < nly) {
                 load(cy[t + RY], pr);
             }
@@ -302,7 +486,10 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #{endif}
 #{endif}
 #{endif}
+#{if SHARED}
 #{if LDS}
+        const real* tl = &tile[buf][0][0];
+#{endif}
 #{if HAS_Y}
         // rows j0-RY .. j0+TILE-1+RY of this thread's columns, from the tile (centre rows
         // from registers)
@@ -312,9 +499,9 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
             if (t >= 0 && t < TILE) {
 #pragma unroll
                 for (int v = 0; v < VEC; ++v)
-                    cy[t + RY][v] = win[RZ][t][v];
+                    cy[t + RY][v] = win[{{WC}}][t][v];
             } else {
-                load(cy[t + RY], &tile[buf][ty0 + t][tx0]);
+                load(cy[t + RY], tl + (ty0 + t) * TX + tx0);
             }
         }
 #{endif}
@@ -324,8 +511,8 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
         for (int t = 0; t < TILE; ++t)
 #pragma unroll
             for (int q = 0; q < HX; q += VEC) {
-                load(&xl[t][q], &tile[buf][ty0 + t][tx0 - HX + q]);
-                load(&xr[t][q], &tile[buf][ty0 + t][tx0 + VEC + q]);
+                load(&xl[t][q], tl + (ty0 + t) * TX + tx0 - HX + q);
+                load(&xr[t][q], tl + (ty0 + t) * TX + tx0 + VEC + q);
             }
 #{endif}
 #{endif}
@@ -334,10 +521,15 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
         for (int t = 0; t < TILE; ++t) {
 #{if WAVE}
             real pv[VEC], cv[VEC];
+#{if RING}
+            load(pv, &rprev[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
+            load(cv, &rc2[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
+#{else}
             if (t < nvy && nvx > 0) {
                 load(pv, prev + (pk - in) + t * line);
                 load(cv, c2 + (pk - in) + t * line);
             }
+#{endif}
 #{endif}
             real res[VEC];
 #pragma unroll
@@ -347,7 +539,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                 const real c = cy[t + RY][v];
 #{else}
 #{if WINDOW}
-                const real c = win[RZ][t][v];
+                const real c = win[{{WC}}][t][v];
 #{else}
                 const real c = ctr[t][v];
 #{endif}
@@ -362,7 +554,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                     wx[r + R] = q < 0 ? xl[t][HX + q] : q >= VEC ? xr[t][q - VEC] : cy[t + RY][q];
 #{else}
 #{if WINDOW}
-                    wx[r + R] = q < 0 ? xl[t][HX + q] : q >= VEC ? xr[t][q - VEC] : win[RZ][t][q];
+                    wx[r + R] = q < 0 ? xl[t][HX + q] : q >= VEC ? xr[t][q - VEC] : win[{{WC}}][t][q];
 #{else}
                     wx[r + R] = q < 0 ? xl[t][HX + q] : q >= VEC ? xr[t][q - VEC] : ctr[t][q];
 #{endif}
@@ -382,7 +574,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #pragma unroll
                 for (int r = -R; r <= R; ++r)
 #{if WINDOW}
-                    wz[r + R] = win[RZ + r][t][v];
+                    wz[r + R] = win[{{WZ}}][t][v];
 #{else}
                     wz[r + R] = r < 0 ? zlo[-r - 1][t][v] : r > 0 ? zhi[r - 1][t][v] : c;
 #{endif}
@@ -410,7 +602,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
             while (*(volatile const real*)in != (real)2) {
             }
 #{endif}
-#{if WINDOW}
+#{if REGWIN}
 #pragma unroll
         for (int s = 0; s < 2 * RZ; ++s)
 #pragma unroll
@@ -424,4 +616,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #{endif}
 #{endif}
     }
+#{if RING}
+    }
+#{endif}
 }

@@ -56,7 +56,7 @@ typedef struct tuned {
 } tuned;
 
 static tuned g_tuned[] = {
-    {H100, "lap", 256, "bx=32,by=8,nw=16,vec=4,align=32", "bx=64,by=4", 0.2, ""},
+    {H100, "lap", 256, "bx=32,by=8,tile=2,vec=2,nw=32,lds=2,pf=3,align=32", "bx=64,by=4", 0.2, ""},
     {H100, "lap", 512, "bx=64,by=4,lds=1,nw=32,align=16", "bx=128,by=2", 1.0, ""},
     {H100, "d2z", 256, "bx=64,by=4,nw=32,align=32,vec=4", "bx=32,by=4", 0.1, ""},
     {H100, "d2z", 512, "bx=32,by=8,nw=64,order=yxz,align=32,nt=1", "bx=64,by=2", 0.7, ""},
@@ -437,6 +437,12 @@ static void test_header_compiles(void **state)
     assert_has(text, fdt_gen_fingerprint());
     assert_has(text, "of copy");
     assert_int_equal(count(text, "#include <hip/hip_runtime.h>"), 1);
+    /* The ring variant (lds=2) gets its dynamic shared memory at launch, after the opt-in;
+     * its two kernels (grid baked in, grid as arguments) each: 8 tiles of 72 x 24 floats
+     * (R + 1 + pf planes, x halo of whole vectors, y halo of R rows) */
+    assert_int_equal(count(text, ", 55296)) != hipSuccess"), 2);
+    assert_int_equal(count(text, "<<<grid, block, 55296, stream>>>"), 2);
+    assert_int_equal(count(text, "extern __shared__"), 2);
 
     int compiled = 0;
     static const struct {

@@ -246,6 +246,10 @@ static void test_config_check_names_parameter(void **state)
         {FDT_OP_D2Z, FDT_F32, 64, "lds=1,nw=4", "config lds=1: d2z has no x or y"},
         {FDT_OP_LAP, FDT_F32, 64, "lds=1", "config lds=1: needs nw >= 1"},
         {FDT_OP_LAP, FDT_F32, 64, "lds=1,nw=4,bz=2", "config lds=1: needs bz=1"},
+        {FDT_OP_WAVE, FDT_F32, 64, "lds=2", "config lds=2: needs nw >= 1"},
+        {FDT_OP_D2Z, FDT_F32, 64, "lds=2,nw=4,bz=2", "config lds=2: needs bz=1"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=3,nw=4", "config lds=3: out of range (0..2)"},
+        {FDT_OP_LAP, FDT_F32, 64, "pf=2", "config pf=2: prefetching planes needs a window"},
         {FDT_OP_LAP, FDT_F32, 64, "nw=65", "config nw=65: window longer than nz=64"},
         {FDT_OP_LAP, FDT_F32, 64, "bx=64,by=4,lb=128", "config lb=128: below the block size"},
         {FDT_OP_LAP, FDT_F32, 64, "bx=512,by=4", "config bx*by*bz=2048"},
@@ -372,6 +376,23 @@ static void test_geometry_split_and_order(void **state)
     fdt_config_parse("bx=32,by=8,tile=2,vec=4,align=64,nw=16,lds=1", &c, &e);
     assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
     assert_int_equal(g.shared_bytes, 2 * (32 * 4 + 8) * (8 * 2 + 8) * 4);
+    assert_int_equal(g.shared_dynamic, 0);
+    /* ring: R + 1 + pf tiles, dynamic (passed at launch) */
+    fdt_config_parse("bx=32,by=8,tile=2,vec=4,align=64,nw=16,lds=2,pf=3", &c, &e);
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.shared_bytes, (4 + 1 + 3) * (32 * 4 + 8) * (8 * 2 + 8) * 4);
+    assert_int_equal(g.shared_dynamic, 1);
+    /* wave adds pf + 1 planes of p_prev and of c2 at the block's outputs */
+    p.op = FDT_OP_WAVE;
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.shared_bytes, ((4 + 1 + 3) * (32 * 4 + 8) * (8 * 2 + 8) +
+                                      2 * (3 + 1) * (32 * 4) * (8 * 2)) * 4);
+    /* d2z: no halo, the ring holds the block's own columns; f64 doubles the bytes */
+    p.op = FDT_OP_D2Z;
+    p.prec = FDT_F64;
+    fdt_config_parse("bx=32,by=8,vec=2,align=64,nw=16,lds=2,pf=2", &c, &e);
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.shared_bytes, (4 + 1 + 2) * (32 * 2) * 8 * 8);
 }
 
 static void test_kernel_args(void **state)
@@ -431,7 +452,8 @@ static void test_source_rendering(void **state)
     (void)state;
     static const char *const cfgs[] = {
         "default", "bx=32,by=8,tile=4", "bx=16,by=16,vec=4,align=64,nt=1", "bx=64,by=4,nw=16",
-        "bx=32,by=8,nw=32,lds=1,vec=4,align=64", "bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3"};
+        "bx=32,by=8,nw=32,lds=1,vec=4,align=64", "bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3",
+        "bx=32,by=4,nw=16,lds=2,vec=4,align=64,pf=2,tile=2", "bx=24,by=5,nw=7,lds=2,pf=3,split=2"};
     for (int op = 0; op < FDT_OP_COUNT; op++)
         for (int R = 1; R <= FDT_R_MAX; R++)
             for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {

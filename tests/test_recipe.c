@@ -170,8 +170,8 @@ static void test_shipped_recipes(void **state)
         {"d2x.lua", "d2x", FDT_OP_D2X, 1440, "exhaustive", "bx=256,by=1,lb=256"},
         {"d2y.lua", "d2y", FDT_OP_D2Y, 2880, "exhaustive", "lb=256"},
         {"d2z.lua", "d2z", FDT_OP_D2Z, 25920, "model", "by=8,lb=512"},
-        {"lap.lua", "lap", FDT_OP_LAP, 41472, "model", "lb=256,lds=1,nw=32"},
-        {"lap.lua", "lap", FDT_OP_WAVE, 41472, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_LAP, 311040, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_WAVE, 311040, "model", "lb=256,lds=1,nw=32"},
     };
     fdt_catalogue *cat = catalogue();
     fdt_recipe_device h100;
@@ -196,8 +196,9 @@ static void test_shipped_recipes(void **state)
         assert_int_equal(st.survivors, (uint64_t)k.n);
         assert_true(k.ordered);
         assert_int_equal(k.bad, 0);
-        /* Exhaustive search must stay affordable, and the space must not collapse. */
-        if (k.n < 200 || k.n > 4000)
+        /* Exhaustive search must stay affordable (an H100 measured about 30 candidates a
+         * second at 512^3, so 5000 is under 3 minutes), and the space must not collapse. */
+        if (k.n < 200 || k.n > 5000)
             fail_msg("%s: %d survivors for %s on H100", want[i].file, k.n,
                      fdt_op_name(want[i].op));
         uint64_t pruned = 0;

@@ -9,16 +9,22 @@
 
 /* Reason a compiled candidate should not be run, or NULL. */
 static const char *static_prune(const fdt_rt_code *c, const fdt_config *cfg,
-                                const fdt_rt_device_info *d, char *buf, size_t n)
+                                const fdt_geometry *g, const fdt_rt_device_info *d, char *buf,
+                                size_t n)
 {
     if (c->res.spill_bytes > 0) {
         snprintf(buf, n, "spills %d bytes of registers", c->res.spill_bytes);
         return buf;
     }
-    if (c->res.shared_bytes > 0 && d->shared_per_block > 0 &&
-        c->res.shared_bytes > d->shared_per_block) {
-        snprintf(buf, n, "needs %d bytes of shared memory, the device allows %d per block",
-                 c->res.shared_bytes, d->shared_per_block);
+    /* dynamic shared memory may go up to the opt-in limit, static only to the default one */
+    long shared = (c->res.shared_bytes > 0 ? c->res.shared_bytes : 0) +
+                  (g->shared_dynamic ? (long)g->shared_bytes : 0);
+    int limit = g->shared_dynamic && d->shared_per_block_optin > d->shared_per_block
+                    ? d->shared_per_block_optin
+                    : d->shared_per_block;
+    if (shared > 0 && limit > 0 && shared > limit) {
+        snprintf(buf, n, "needs %ld bytes of shared memory, the device allows %d per block",
+                 shared, limit);
         return buf;
     }
     int threads = cfg->bx * cfg->by * cfg->bz;
@@ -52,17 +58,23 @@ int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
     double compile_s = r->compile_s;
     memset(r, 0, sizeof *r);
     r->compile_s = compile_s;
-    r->res = code->res;
+    fdt_geometry g;
+    if (fdt_gen_geometry(p, c, &g, e))
+        return -1; /* generated, so it has a geometry: anything else is the caller's error */
+    /* what a block holds: the compiler sees only the static part of the shared memory */
+    fdt_rt_resources res = code->res;
+    if (g.shared_dynamic)
+        res.shared_bytes = (res.shared_bytes > 0 ? res.shared_bytes : 0) + (int)g.shared_bytes;
+    r->res = res;
     char why[256];
-    if (static_prune(code, c, fdt_worker_device(w), why, sizeof why)) {
+    if (static_prune(code, c, &g, fdt_worker_device(w), why, sizeof why)) {
         r->status = FDT_EVAL_PRUNED;
         snprintf(r->message, sizeof r->message, "%s", why);
         return 0;
     }
-    (void)p;
     int rc = fdt_worker_eval(w, c, code, kernel, t, r, e);
     r->compile_s = compile_s;
-    r->res = code->res;
+    r->res = res;
     return rc;
 }
 

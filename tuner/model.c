@@ -6,7 +6,8 @@
  * when they come from registers rather than a shared tile, window and tile overlaps,
  * partial cache sectors of unaligned rows), each at the device's bandwidth; then divided by
  * how well the resident threads (registers, shared memory, block limits) keep enough bytes
- * in flight, and by the tail of the last wave of blocks. It only has to order configs well
+ * in flight (a ring of shared tiles, lds=2, keeps pf planes in flight without registers),
+ * and by the tail of the last wave of blocks. It only has to order configs well
  * enough for the neighbourhood search to take over; measured times decide. */
 #include "fdt_search.h"
 
@@ -77,7 +78,8 @@ static int estimate_regs(const fdt_problem *p, const fdt_config *c)
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     int values = c->vec * c->tile;
-    int planes = c->nw > 0 ? 2 * r[2] + 1 + c->pf : 1;
+    /* the ring's prefetched planes wait in shared memory, not in registers */
+    int planes = c->nw > 0 ? 2 * r[2] + 1 + (c->lds == 2 ? 0 : c->pf) : 1;
     int temps = c->lds ? 2 : 2 + (r[0] > 0) + (r[1] > 0);
     int per = p->prec == FDT_F64 ? 2 : 1;
     int regs = 24 + per * values * (planes + temps);
@@ -181,8 +183,12 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_recip
      * or all its loads when there is no window; shared tiles wait for a barrier per plane */
     double inflight_thread = c->vec * es * (nw > 0 ? c->pf * (1 + (c->lds ? 0 : 0.5 * xinst))
                                                     : inst * c->tile);
-    if (c->lds)
+    if (c->lds == 1)
         inflight_thread *= 0.6;
+    else if (c->lds == 2) /* the thread's share of the tiles in flight (halo included): the
+                           * next plane's copy lands while this one is computed, so pf = 1
+                           * keeps half a plane in flight on average */
+        inflight_thread = (c->pf - 0.5) * xfoot * yfoot * c->vec * c->tile * es;
     int cus = dev->compute_units > 0 ? dev->compute_units : 1;
     double need = bw / cus * LATENCY_S;
     double have = t.threads_per_cu * inflight_thread * nin;

@@ -265,7 +265,8 @@ static int run_kernel(void *ctx, fdt_err *e)
     for (int s = 0; s < k->g.nlaunch; s++) {
         k->v[k->jbeg].i = k->g.launch[s].jbeg;
         k->v[k->jend].i = k->g.launch[s].jend;
-        if (W.b->launch(k->fn, k->g.launch[s].grid, k->g.launch[s].block, 0, k->args, e))
+        if (W.b->launch(k->fn, k->g.launch[s].grid, k->g.launch[s].block,
+                        k->g.shared_dynamic ? k->g.shared_bytes : 0, k->args, e))
             return -1;
     }
     return 0;
@@ -702,7 +703,8 @@ static int do_eval(const char *payload, size_t n, fdt_eval_result *r)
     void *mod = NULL, *fn = NULL;
     if (W.b->module_load(image, m.image_len, &mod, &e))
         return device_failure(r, "loading the kernel", &e);
-    if (W.b->module_function(mod, m.kernel, &fn, &e)) {
+    if (W.b->module_function(mod, m.kernel, &fn, &e) ||
+        (g.shared_dynamic && W.b->allow_shared && W.b->allow_shared(fn, g.shared_bytes, &e))) {
         W.b->module_unload(mod);
         return device_failure(r, "loading the kernel", &e);
     }

@@ -21,6 +21,17 @@ typedef cudaError_t hipError_t;
 #define FDTUNED_LAST_ERROR() hipGetLastError()
 #endif
 
+/* Lets a kernel take `bytes` of dynamic shared memory per block (the variants whose tiles
+ * form a ring, lds=2): NVIDIA wants this opt-in above 48 KB; on AMD it checks the limit. */
+static inline hipError_t fdtuned_allow_shared(const void *kernel, unsigned bytes)
+{
+#if defined(FDTUNED_CUDA)
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+#else
+    return hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+#endif
+}
+
 #define FDTUNED_MAX_DEVICES 64
 
 /* "sm_" + major + minor, e.g. sm_90, sm_100. */
