@@ -221,16 +221,12 @@ typedef struct rows {
 static int collect_row(void *ctx, const fdt_db_row *r)
 {
     rows *rs = ctx;
-    if (rs->n == rs->cap) {
-        size_t cap = rs->cap ? 2 * rs->cap : 16;
-        fdt_db_row *v = realloc(rs->v, cap * sizeof *v);
-        if (!v) {
-            rs->oom = 1;
-            return 1;
-        }
-        rs->v = v;
-        rs->cap = cap;
+    fdt_db_row *v = fdt_grow(rs->v, &rs->cap, rs->n, sizeof *v, 16);
+    if (!v) {
+        rs->oom = 1;
+        return 1;
     }
+    rs->v = v;
     rs->v[rs->n++] = *r;
     return 0;
 }
@@ -244,16 +240,12 @@ typedef struct runs {
 static int collect_run(void *ctx, const fdt_db_run *r)
 {
     runs *rs = ctx;
-    if (rs->n == rs->cap) {
-        size_t cap = rs->cap ? 2 * rs->cap : 16;
-        fdt_db_run *v = realloc(rs->v, cap * sizeof *v);
-        if (!v) {
-            rs->oom = 1;
-            return 1;
-        }
-        rs->v = v;
-        rs->cap = cap;
+    fdt_db_run *v = fdt_grow(rs->v, &rs->cap, rs->n, sizeof *v, 16);
+    if (!v) {
+        rs->oom = 1;
+        return 1;
     }
+    rs->v = v;
     rs->v[rs->n++] = *r;
     return 0;
 }
@@ -267,16 +259,12 @@ typedef struct devices {
 static int collect_device(void *ctx, const fdt_db_device *d)
 {
     devices *ds = ctx;
-    if (ds->n == ds->cap) {
-        size_t cap = ds->cap ? 2 * ds->cap : 8;
-        fdt_db_device *v = realloc(ds->v, cap * sizeof *v);
-        if (!v) {
-            ds->oom = 1;
-            return 1;
-        }
-        ds->v = v;
-        ds->cap = cap;
+    fdt_db_device *v = fdt_grow(ds->v, &ds->cap, ds->n, sizeof *v, 8);
+    if (!v) {
+        ds->oom = 1;
+        return 1;
     }
+    ds->v = v;
     ds->v[ds->n++] = *d;
     return 0;
 }

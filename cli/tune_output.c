@@ -258,14 +258,10 @@ static int push(void *ctx, const fdt_config *c, uint64_t index)
 {
     (void)index;
     space *s = ctx;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        fdt_config *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return 1;
-        s->v = v;
-        s->cap = cap;
-    }
+    fdt_config *v = fdt_grow(s->v, &s->cap, s->n, sizeof *v, 256);
+    if (!v)
+        return 1;
+    s->v = v;
     s->v[s->n++] = *c;
     return 0;
 }

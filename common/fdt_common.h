@@ -43,6 +43,12 @@ uint64_t fdt_hash64(const void *data, size_t n, uint64_t seed);
 uint64_t fdt_hash64_str(const char *s, uint64_t seed);
 #define FDT_HASH_SEED 0xcbf29ce484222325ULL
 
+/* ---- growable arrays ---- */
+/* Room for element n of an array v of *cap elements of `size` bytes: returns v when there
+ * is room, else the array grown (doubling; `first` elements the first time) with *cap
+ * updated, or NULL when out of memory (v and *cap are then unchanged and v still owned). */
+void *fdt_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
+
 /* ---- files ---- */
 /* Reads a whole file; *out is NUL-terminated (and *len excludes the NUL). */
 int fdt_read_file(const char *path, char **out, size_t *len, fdt_err *e);

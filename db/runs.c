@@ -172,15 +172,12 @@ int fdt_db_run_mark_stale(fdt_db *db, int *n, fdt_err *e)
         /* EPERM means the process exists under another user: still alive. */
         if (pid == getpid() || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
             continue;
-        if (nids == cap) {
-            cap = cap ? 2 * cap : 16;
-            int64_t *grown = realloc(ids, cap * sizeof *ids);
-            if (!grown) {
-                fdt_err_set(e, "out of memory");
-                goto fail;
-            }
-            ids = grown;
+        int64_t *grown = fdt_grow(ids, &cap, nids, sizeof *ids, 16);
+        if (!grown) {
+            fdt_err_set(e, "out of memory");
+            goto fail;
         }
+        ids = grown;
         ids[nids++] = id;
     }
     if (rc != SQLITE_DONE) {

@@ -24,14 +24,10 @@ static int add(fdt_exp_kernels *ks, size_t *cap, const char *name, const fdt_pro
                                      k->problem.nz == p->nz));
         return same ? 0 : -2;
     }
-    if (ks->n == *cap) {
-        size_t n = *cap ? 2 * *cap : 16;
-        fdt_exp_kernel *v = realloc(ks->v, n * sizeof *v);
-        if (!v)
-            return -1;
-        ks->v = v;
-        *cap = n;
-    }
+    fdt_exp_kernel *v = fdt_grow(ks->v, cap, ks->n, sizeof *v, 16);
+    if (!v)
+        return -1;
+    ks->v = v;
     fdt_exp_kernel *k = &ks->v[ks->n++];
     memset(k, 0, sizeof *k);
     snprintf(k->name, sizeof k->name, "%s", name);

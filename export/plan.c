@@ -44,16 +44,12 @@ typedef struct devlist {
 static int collect_device(void *ctx, const fdt_db_device *d)
 {
     devlist *l = ctx;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        fdt_db_device *v = realloc(l->v, cap * sizeof *v);
-        if (!v) {
-            l->oom = 1;
-            return 1;
-        }
-        l->v = v;
-        l->cap = cap;
+    fdt_db_device *v = fdt_grow(l->v, &l->cap, l->n, sizeof *v, 8);
+    if (!v) {
+        l->oom = 1;
+        return 1;
     }
+    l->v = v;
     l->v[l->n++] = *d;
     return 0;
 }
@@ -82,16 +78,12 @@ static int collect_row(void *ctx, const fdt_db_row *r)
         return 0;
     if (!grid_wanted(l->o, &r->problem))
         return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        fdt_db_row *v = realloc(l->v, cap * sizeof *v);
-        if (!v) {
-            l->oom = 1;
-            return 1;
-        }
-        l->v = v;
-        l->cap = cap;
+    fdt_db_row *v = fdt_grow(l->v, &l->cap, l->n, sizeof *v, 16);
+    if (!v) {
+        l->oom = 1;
+        return 1;
     }
+    l->v = v;
     l->v[l->n++] = *r;
     return 0;
 }

@@ -153,16 +153,12 @@ typedef struct row_list {
 static int push_row(void *ctx, const fdt_db_row *row)
 {
     row_list *l = ctx;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        fdt_db_row *v = realloc(l->v, cap * sizeof *v);
-        if (!v) {
-            l->oom = 1;
-            return 1;
-        }
-        l->v = v;
-        l->cap = cap;
+    fdt_db_row *v = fdt_grow(l->v, &l->cap, l->n, sizeof *v, 16);
+    if (!v) {
+        l->oom = 1;
+        return 1;
     }
+    l->v = v;
     l->v[l->n++] = *row;
     return 0;
 }

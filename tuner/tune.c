@@ -51,14 +51,10 @@ static int push_config(void *ctx, const fdt_config *c, uint64_t index)
 {
     (void)index;
     cand_list *l = ctx;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 256;
-        cand *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return 1; /* stops the enumeration; reported by the caller */
-        l->v = v;
-        l->cap = cap;
-    }
+    cand *v = fdt_grow(l->v, &l->cap, l->n, sizeof *v, 256);
+    if (!v)
+        return 1; /* stops the enumeration; reported by the caller */
+    l->v = v;
     cand *x = &l->v[l->n++];
     memset(x, 0, sizeof *x);
     x->c = *c;
