@@ -49,6 +49,14 @@ int load_catalogue(struct fdt_catalogue **cat, fdt_err *e);
  * (-1 when described from the catalogue only, allowed when !need_live). */
 int select_gpu(const struct fdt_catalogue *cat, const char *gpu, const struct fdt_probe *p,
                int need_live, struct fdt_recipe_device *dev, int *index, fdt_err *e);
+struct fdt_recipe;
+struct fdt_db;
+/* The recipe for op: `override` (--recipe) or the one found in recipe_dirs; NULL when it
+ * cannot be loaded or does not serve op (printed). */
+struct fdt_recipe *load_recipe(fdt_op op, const char *override);
+/* The tuning database for reading: path, else the default location; a missing file says
+ * how to make one. -1 on failure (printed). */
+int open_db_readonly(const char *path, struct fdt_db **db);
 /* "10m", "90s", "2h", "7d", "45" (seconds) -> seconds */
 int parse_duration(const char *s, double *seconds);
 

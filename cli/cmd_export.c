@@ -13,7 +13,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static void export_usage(FILE *f)
 {
@@ -161,30 +160,6 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
     return -1;
 }
 
-static int open_db(const char *path, fdt_db **db)
-{
-    char def[4096];
-    fdt_err e;
-    if (!path) {
-        if (fdt_db_default_path(def, sizeof def, &e)) {
-            print_error("%s", e.msg);
-            return -1;
-        }
-        path = def;
-    }
-    struct stat sb;
-    if (stat(path, &sb) != 0 && errno == ENOENT) {
-        print_error("no tuning database at %s: run fdtune --gpu NAME --R N --grid G first "
-                    "(or name one with --db PATH or FDTUNE_DB)", path);
-        return -1;
-    }
-    if (fdt_db_open(path, FDT_DB_READONLY, db, &e)) {
-        print_error("%s", e.msg);
-        return -1;
-    }
-    return 0;
-}
-
 static void summary(const fdt_exp_plan *p, const char *where, int json)
 {
     size_t nt = 0;
@@ -236,7 +211,7 @@ int cmd_export(int argc, char **argv)
     fdt_exp_plan *plan = NULL;
     fdt_sb text;
     fdt_sb_init(&text);
-    if (open_db(o.db, &db)) {
+    if (open_db_readonly(o.db, &db)) {
         rc = EXIT_ERROR;
         goto done;
     }

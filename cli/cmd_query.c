@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 /* ------------------------------------------------------------------ output */
 
@@ -572,30 +571,6 @@ static int parse_opts(int argc, char **argv, qopts *o)
     if ((o->nearest || !strcmp(o->sub, "history")) && fdt_problem_check(&o->pa.p, &e))
         die_usage(cmd, "%s", e.msg);
     return -1;
-}
-
-static int open_db(const char *path, fdt_db **db)
-{
-    char def[4096];
-    fdt_err e;
-    if (!path) {
-        if (fdt_db_default_path(def, sizeof def, &e)) {
-            print_error("%s", e.msg);
-            return -1;
-        }
-        path = def;
-    }
-    struct stat sb;
-    if (stat(path, &sb) != 0 && errno == ENOENT) {
-        print_error("no tuning database at %s: run fdtune --gpu NAME --R N --grid G first "
-                    "(or name one with --db PATH or FDTUNE_DB)", path);
-        return -1;
-    }
-    if (fdt_db_open(path, FDT_DB_READONLY, db, &e)) {
-        print_error("%s", e.msg);
-        return -1;
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------------ best */
@@ -1256,7 +1231,7 @@ int cmd_query(int argc, char **argv)
     if (rc >= 0)
         return rc;
     fdt_db *db = NULL;
-    if (open_db(o.db, &db))
+    if (open_db_readonly(o.db, &db))
         return EXIT_ERROR;
     if (!strcmp(o.sub, "best"))
         rc = o.nearest ? query_nearest(db, &o) : query_best(db, &o);

@@ -188,27 +188,6 @@ static void join_argv(int argc, char **argv, char *buf, size_t n)
         used += (size_t)snprintf(buf + used, n - used, " %s", argv[i]);
 }
 
-/* Loads the recipe for op; prints the error. */
-static fdt_recipe *load_recipe(fdt_op op)
-{
-    const char *dirs[4];
-    int nd = recipe_dirs(dirs, 4);
-    char path[1200];
-    fdt_err e;
-    fdt_recipe *r = NULL;
-    if (fdt_recipe_find_for_op(op, NULL, dirs, nd, path, sizeof path, &e) ||
-        fdt_recipe_load(path, NULL, &r, &e)) {
-        print_error("%s", e.msg);
-        return NULL;
-    }
-    if (!fdt_recipe_serves(r, op)) {
-        print_error("%s: the recipe does not serve %s (its ops {} list)", path, fdt_op_name(op));
-        fdt_recipe_free(r);
-        return NULL;
-    }
-    return r;
-}
-
 /* ------------------------------------------------------------------ report */
 
 /* Everything the report needs about one visible GPU that had work. */
@@ -705,7 +684,7 @@ int cmd_retune(int argc, char **argv)
     /* Recipes first: a missing one should cost no GPU time. */
     for (size_t i = 0; i < plan.n; i++) {
         fdt_op op = plan.items[i].problem.op;
-        if (!rec[op] && !(rec[op] = load_recipe(op))) {
+        if (!rec[op] && !(rec[op] = load_recipe(op, NULL))) {
             rc = EXIT_USAGE;
             goto out;
         }

@@ -88,27 +88,6 @@ static void join_argv(int argc, char **argv, char *buf, size_t n)
         used += snprintf(buf + used, n - used, " %s", argv[i]);
 }
 
-/* Loads the recipe for op; prints the error. */
-static fdt_recipe *load_recipe(fdt_op op, const char *override)
-{
-    const char *dirs[4];
-    int nd = recipe_dirs(dirs, 4);
-    char path[1200];
-    fdt_err e;
-    fdt_recipe *r = NULL;
-    if (fdt_recipe_find_for_op(op, override, dirs, nd, path, sizeof path, &e) ||
-        fdt_recipe_load(path, NULL, &r, &e)) {
-        print_error("%s", e.msg);
-        return NULL;
-    }
-    if (!fdt_recipe_serves(r, op)) {
-        print_error("%s: the recipe does not serve %s (its ops {} list)", path, fdt_op_name(op));
-        fdt_recipe_free(r);
-        return NULL;
-    }
-    return r;
-}
-
 typedef struct tune_args {
     problem_args pa;
     int want[FDT_OP_COUNT];

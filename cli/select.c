@@ -1,13 +1,17 @@
-/* Finding things for commands that name a GPU or need recipes: the recipe directories
- * (installed share dir next to the binary, then the source tree), the GPU catalogue, and
- * resolving --gpu against the visible devices through the catalogue. */
+/* Finding things for commands that name a GPU, need recipes or read the database: the
+ * recipe directories (installed share dir next to the binary, then the source tree), the
+ * recipe of an operator, the GPU catalogue, resolving --gpu against the visible devices
+ * through the catalogue, and the tuning database opened for reading. */
 #include "cli.h"
 #include "fdt_eval.h"
+#include "fdt_db.h"
 #include "fdt_recipe.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef FDTUNE_SOURCE_DIR
@@ -80,4 +84,48 @@ int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, in
                 p->ndevices ? fdt_sb_str(&vis) : "none");
     fdt_sb_free(&vis);
     return -1;
+}
+
+fdt_recipe *load_recipe(fdt_op op, const char *override)
+{
+    const char *dirs[4];
+    int nd = recipe_dirs(dirs, 4);
+    char path[1200];
+    fdt_err e;
+    fdt_recipe *r = NULL;
+    if (fdt_recipe_find_for_op(op, override, dirs, nd, path, sizeof path, &e) ||
+        fdt_recipe_load(path, NULL, &r, &e)) {
+        print_error("%s", e.msg);
+        return NULL;
+    }
+    if (!fdt_recipe_serves(r, op)) {
+        print_error("%s: the recipe does not serve %s (its ops {} list)", path, fdt_op_name(op));
+        fdt_recipe_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+int open_db_readonly(const char *path, fdt_db **db)
+{
+    char def[4096];
+    fdt_err e;
+    if (!path) {
+        if (fdt_db_default_path(def, sizeof def, &e)) {
+            print_error("%s", e.msg);
+            return -1;
+        }
+        path = def;
+    }
+    struct stat sb;
+    if (stat(path, &sb) != 0 && errno == ENOENT) {
+        print_error("no tuning database at %s: run fdtune --gpu NAME --R N --grid G first "
+                    "(or name one with --db PATH or FDTUNE_DB)", path);
+        return -1;
+    }
+    if (fdt_db_open(path, FDT_DB_READONLY, db, &e)) {
+        print_error("%s", e.msg);
+        return -1;
+    }
+    return 0;
 }

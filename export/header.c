@@ -413,16 +413,14 @@ static const char *call_arg(fdt_arg a)
     }
 }
 
-/* Dynamic shared memory of a config's kernel (the ring of lds=2), 0 for none: a function of
- * the operator, radius, precision and config, not of the grid. */
+/* Dynamic shared memory of a config's kernel (the ring of lds=2), 0 for none. */
 static unsigned dynamic_shared(const fdt_exp_family *f, const fdt_config *c)
 {
-    fdt_problem p = {.op = f->op, .R = f->R, .prec = f->prec, .nx = 64, .ny = 64, .nz = 64};
-    if (c->nw > p.nz)
-        p.nz = c->nw;
-    fdt_geometry g;
+    fdt_problem p = {.op = f->op, .R = f->R, .prec = f->prec}; /* the grid plays no part */
+    uint32_t bytes;
+    int dynamic;
     fdt_err e;
-    return fdt_gen_geometry(&p, c, &g, &e) == 0 && g.shared_dynamic ? g.shared_bytes : 0;
+    return fdt_gen_shared(&p, c, &bytes, &dynamic, &e) == 0 && dynamic ? bytes : 0;
 }
 
 static void launch_case(fdt_sb *b, const fdt_exp_family *f, int index, const char *kernel,

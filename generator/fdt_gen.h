@@ -145,6 +145,10 @@ typedef struct fdt_geometry {
 } fdt_geometry;
 
 int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g, fdt_err *e);
+/* The shared memory of a config's tiles per block, and whether it is dynamic (passed at
+ * launch): a function of the operator, radius, precision and config alone, not the grid. */
+int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, int *dynamic,
+                   fdt_err *e);
 
 /* ------------------------------------------------------------------ kernel arguments */
 

@@ -63,8 +63,6 @@ double fdt_effective_bytes(const fdt_problem *p)
 int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g, fdt_err *e)
 {
     memset(g, 0, sizeof *g);
-    int r[3];
-    fdt_op_radii(p->op, p->R, r);
     int64_t rows_per_block = (int64_t)c->by * c->tile;
     int64_t chunk = p->ny;
     if (c->split > 1) {
@@ -102,26 +100,37 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
         L->block[1] = (uint32_t)c->by;
         L->block[2] = (uint32_t)c->bz;
     }
-    if (c->lds) {
-        /* as in templates/stencil.hip: x halo rounded up to whole vectors; lds=1 has two
-         * buffers, lds=2 a ring of R_z + 1 + pf planes (plus wave's p_prev and c2 of the
-         * block's outputs, pf + 1 planes of each) */
-        int64_t hx = (r[0] + c->vec - 1) / c->vec * c->vec;
-        int64_t w = (int64_t)c->bx * c->vec;
-        int64_t tx = w + 2 * hx, ty = rows_per_block + 2 * r[1];
-        int64_t elems = 2 * tx * ty;
-        if (c->lds == 2) {
-            elems = (r[2] + 1 + c->pf) * tx * ty;
-            if (p->op == FDT_OP_WAVE)
-                elems += 2 * (c->pf + 1) * w * rows_per_block;
-        }
-        int64_t bytes = elems * (int64_t)fdt_prec_size(p->prec);
-        if (bytes > UINT32_MAX)
-            return fdt_err_set(e, "config lds=%d: the shared tiles would need %lld bytes",
-                               c->lds, (long long)bytes);
-        g->shared_bytes = (uint32_t)bytes;
-        g->shared_dynamic = c->lds == 2;
+    return fdt_gen_shared(p, c, &g->shared_bytes, &g->shared_dynamic, e);
+}
+
+int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, int *dynamic,
+                   fdt_err *e)
+{
+    *bytes = 0;
+    *dynamic = 0;
+    if (!c->lds)
+        return 0;
+    /* as in templates/stencil.hip: x halo rounded up to whole vectors; lds=1 has two
+     * buffers, lds=2 a ring of R_z + 1 + pf planes (plus wave's p_prev and c2 of the
+     * block's outputs, pf + 1 planes of each) */
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    int64_t rows = (int64_t)c->by * c->tile;
+    int64_t hx = (r[0] + c->vec - 1) / c->vec * c->vec;
+    int64_t w = (int64_t)c->bx * c->vec;
+    int64_t tx = w + 2 * hx, ty = rows + 2 * r[1];
+    int64_t elems = 2 * tx * ty;
+    if (c->lds == 2) {
+        elems = (r[2] + 1 + c->pf) * tx * ty;
+        if (p->op == FDT_OP_WAVE)
+            elems += 2 * (c->pf + 1) * w * rows;
     }
+    int64_t n = elems * (int64_t)fdt_prec_size(p->prec);
+    if (n > UINT32_MAX)
+        return fdt_err_set(e, "config lds=%d: the shared tiles would need %lld bytes", c->lds,
+                           (long long)n);
+    *bytes = (uint32_t)n;
+    *dynamic = c->lds == 2;
     return 0;
 }
 

@@ -393,6 +393,13 @@ static void test_geometry_split_and_order(void **state)
     fdt_config_parse("bx=32,by=8,vec=2,align=64,nw=16,lds=2,pf=2", &c, &e);
     assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
     assert_int_equal(g.shared_bytes, (4 + 1 + 2) * (32 * 2) * 8 * 8);
+    /* the same without a grid: exports size the ring of variants that run any grid */
+    fdt_problem nogrid = {FDT_OP_D2Z, 4, FDT_F64, 0, 0, 0};
+    uint32_t bytes;
+    int dynamic;
+    assert_int_equal(fdt_gen_shared(&nogrid, &c, &bytes, &dynamic, &e), 0);
+    assert_int_equal(bytes, g.shared_bytes);
+    assert_int_equal(dynamic, 1);
 }
 
 static void test_kernel_args(void **state)
