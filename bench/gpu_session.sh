@@ -30,7 +30,7 @@ for stage in "$@"; do
                "wave 61x37x29 bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3" \
                "d2z 61x37x29 bx=32,by=8,nw=16,vec=4,align=64,tile=2" \
                "lap 61x37x29 bx=32,by=4,nw=8,lds=2,vec=4,align=64,tile=2,pf=3" \
-               "wave 61x37x29 bx=24,by=5,nw=7,lds=2,align=2,tile=2,order=yzx,split=2" \
+               "wave 61x37x29 bx=24,by=5,nw=7,lds=2,align=2,tile=2,order=yzx,split=2,l2pf=256" \
                "d2z 61x37x29 bx=32,by=8,nw=16,lds=2,vec=4,align=64,pf=4"; do
         set -- $c
         compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \

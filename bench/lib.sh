@@ -14,6 +14,8 @@ verify_configs() {
     echo "bx=16,by=16,vec=$v,align=64,nt=1"
     echo "bx=64,by=4,nw=16"
     echo "bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3"
+    # the register window with planes loaded ahead, a window length that leaves a remainder
+    echo "bx=64,by=2,nw=23,pf=3,vec=$v,align=64,order=zyx"
     if [ "$op" = d2z ]; then
         echo "bx=32,by=8,nw=64,vec=$v,align=64,tile=2"
         echo "bx=64,by=2,nw=157,vec=$v,align=64,order=zyx,nt=1"
@@ -26,6 +28,8 @@ verify_configs() {
     echo "bx=32,by=8,nw=32,lds=2,vec=$v,align=64,pf=2"
     echo "bx=24,by=5,nw=7,lds=2,align=2,tile=2,order=yzx,split=3"
     echo "bx=16,by=4,nw=157,lds=2,vec=2,align=2,nt=1"
+    # a deep ring with the L2 prefetch hint on a window that leaves a remainder, with a split
+    echo "bx=64,by=2,nw=40,lds=2,vec=2,align=32,tile=2,pf=6,split=2,l2pf=256"
 }
 
 config_args() { while read -r c; do printf -- '--config %s ' "$c"; done; }

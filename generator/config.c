@@ -21,6 +21,8 @@ static const fdt_param_info params[] = {
     P(by, 4, 1, 1024, NULL, "threads per block along y"),
     P(bz, 1, 1, 64, NULL, "threads per block along z"),
     P(fault, 0, 0, FDT_FAULT_COUNT - 1, faults, "test only: deliberately broken kernel"),
+    P(l2pf, 0, 0, 256, NULL, "L2 prefetch size hint of the ring's asynchronous copies in "
+                             "bytes: 0 (none), 64, 128, 256 (NVIDIA; no effect on AMD)"),
     P(lb, 0, 0, 1024, NULL, "launch bounds (max threads per block), 0 for none"),
     P(lds, 0, 0, 2, NULL, "shared-memory tile: 1 x/y neighbours of one plane, 2 an "
                           "asynchronously filled ring of planes (both need nw >= 1)"),
@@ -204,6 +206,11 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
             return fdt_err_set(e, "config lds=%d: needs bz=1 (one tile per block), got bz=%d",
                                c->lds, c->bz);
     }
+    if (c->l2pf && c->l2pf != 64 && c->l2pf != 128 && c->l2pf != 256)
+        return fdt_err_set(e, "config l2pf=%d: expected 0, 64, 128 or 256", c->l2pf);
+    if (c->l2pf && c->lds != 2)
+        return fdt_err_set(e, "config l2pf=%d: only the ring (lds=2) issues asynchronous "
+                              "copies to give the hint to", c->l2pf);
     if (c->split > p->ny)
         return fdt_err_set(e, "config split=%d: more subdomains than ny=%lld rows", c->split,
                            (long long)p->ny);

@@ -75,6 +75,7 @@ typedef struct fdt_config {
     int order;      /* index into fdt_orders: which axis blockIdx.x/.y/.z walk */
     int pf;         /* planes loaded ahead of the sliding window (latency hiding) */
     int split;      /* y subdomains launched one after another */
+    int l2pf;       /* L2 prefetch size hint (bytes) of the ring's asynchronous copies */
     int fault;      /* fdt_fault, test only */
 } fdt_config;
 

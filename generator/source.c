@@ -152,8 +152,9 @@ static void emit_banner(const fdt_problem *p, const fdt_config *c, const fdt_lay
 }
 
 typedef struct vars {
-    fdt_tpl_var v[48];
+    fdt_tpl_var v[64];
     size_t n;
+    int full; /* a variable did not fit: rendering fails rather than miss it */
 } vars;
 
 static void setv(vars *vs, const char *name, const char *fmt, ...) FDT_PRINTF(3, 4);
@@ -165,6 +166,11 @@ static void setv(vars *vs, const char *name, const char *fmt, ...)
     va_start(ap, fmt);
     fdt_sb_vprintf(&b, fmt, ap);
     va_end(ap);
+    if (vs->n == sizeof vs->v / sizeof vs->v[0]) {
+        vs->full = 1;
+        fdt_sb_free(&b);
+        return;
+    }
     vs->v[vs->n].name = name;
     vs->v[vs->n].value = fdt_sb_take(&b);
     vs->n++;
@@ -180,6 +186,11 @@ static void free_vars(vars *vs)
 
 static void setsb(vars *vs, const char *name, fdt_sb *b)
 {
+    if (vs->n == sizeof vs->v / sizeof vs->v[0]) {
+        vs->full = 1;
+        fdt_sb_free(b);
+        return;
+    }
     vs->v[vs->n].name = name;
     vs->v[vs->n].value = fdt_sb_take(b);
     vs->n++;
@@ -266,6 +277,10 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
     setv(&vs, "WZ", "%s", c->lds == 2 ? "(u + U - RZ + r) % U" : "RZ + r");
     /* 16-byte copies may bypass L1 (the ring is read from shared memory only) */
     setv(&vs, "CP_CACHE", "%s", V * fdt_prec_size(p->prec) == 16 ? "cg" : "ca");
+    if (c->l2pf)
+        setv(&vs, "CP_L2", ".L2::%dB", c->l2pf);
+    else
+        setv(&vs, "CP_L2", "%s", "");
     setb(&vs, "NT", c->nt);
     setb(&vs, "HAS_X", r[0] > 0);
     setb(&vs, "HAS_Y", r[1] > 0);
@@ -306,6 +321,9 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
     fdt_sb_init(&b);
     int rc = emit_stencil(p, c, &b, e);
     setsb(&vs, "STENCIL", &b);
+    if (rc == 0 && vs.full)
+        rc = fdt_err_set(e, "generator: more template variables than the table holds (%zu)",
+                         sizeof vs.v / sizeof vs.v[0]);
     if (rc == 0)
         rc = fdt_tpl_render(tpl, "stencil.hip", vs.v, vs.n, out, e);
     free_vars(&vs);

@@ -77,7 +77,7 @@ __device__ __forceinline__ void copy_async(real* s, const real* g)
 {
 #ifdef FDT_ASYNC_COPY
     const unsigned sa = (unsigned)__cvta_generic_to_shared(s);
-    asm volatile("cp.async.{{CP_CACHE}}.shared.global [%0], [%1], %2;"
+    asm volatile("cp.async.{{CP_CACHE}}.shared.global{{CP_L2}} [%0], [%1], %2;"
                  :: "r"(sa), "l"(g), "n"(VEC * (int)sizeof(real)) : "memory");
 #else
     real v[VEC];

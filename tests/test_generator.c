@@ -249,6 +249,8 @@ static void test_config_check_names_parameter(void **state)
         {FDT_OP_WAVE, FDT_F32, 64, "lds=2", "config lds=2: needs nw >= 1"},
         {FDT_OP_D2Z, FDT_F32, 64, "lds=2,nw=4,bz=2", "config lds=2: needs bz=1"},
         {FDT_OP_LAP, FDT_F32, 64, "lds=3,nw=4", "config lds=3: out of range (0..2)"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=2,nw=4,l2pf=100", "config l2pf=100: expected 0, 64"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=1,nw=4,l2pf=256", "config l2pf=256: only the ring"},
         {FDT_OP_LAP, FDT_F32, 64, "pf=2", "config pf=2: prefetching planes needs a window"},
         {FDT_OP_LAP, FDT_F32, 64, "nw=65", "config nw=65: window longer than nz=64"},
         {FDT_OP_LAP, FDT_F32, 64, "bx=64,by=4,lb=128", "config lb=128: below the block size"},
@@ -498,6 +500,22 @@ static void test_source_rendering(void **state)
     assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
     assert_contains(fdt_sb_str(&b), "1.0f * (w[0] - w[2])");
     fdt_sb_free(&b);
+    /* the ring's copies carry the L2 prefetch hint only when asked */
+    p.op = FDT_OP_LAP;
+    p.R = 4;
+    p.nx = p.ny = p.nz = 64;
+    assert_int_equal(fdt_config_parse("lds=2,nw=16,vec=2,align=32", &c, &e), 0);
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
+    assert_contains(fdt_sb_str(&b), "cp.async.ca.shared.global [%0]");
+    fdt_sb_free(&b);
+    c.l2pf = 256;
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
+    assert_contains(fdt_sb_str(&b), "cp.async.ca.shared.global.L2::256B [%0]");
+    fdt_sb_free(&b);
+    p = (fdt_problem){FDT_OP_D2X, 1, FDT_F32, 8, 8, 8};
+    fdt_config_default(&c);
     /* names must be identifiers */
     fdt_sb_init(&b);
     assert_int_equal(fdt_gen_source(&p, &c, "1abc", NULL, &b, &e), -1);

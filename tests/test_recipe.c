@@ -170,8 +170,8 @@ static void test_shipped_recipes(void **state)
         {"d2x.lua", "d2x", FDT_OP_D2X, 1440, "exhaustive", "bx=256,by=1,lb=256"},
         {"d2y.lua", "d2y", FDT_OP_D2Y, 2880, "exhaustive", "lb=256"},
         {"d2z.lua", "d2z", FDT_OP_D2Z, 25920, "model", "by=8,lb=512"},
-        {"lap.lua", "lap", FDT_OP_LAP, 311040, "model", "lb=256,lds=1,nw=32"},
-        {"lap.lua", "lap", FDT_OP_WAVE, 311040, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_LAP, 653184, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_WAVE, 653184, "model", "lb=256,lds=1,nw=32"},
     };
     fdt_catalogue *cat = catalogue();
     fdt_recipe_device h100;
@@ -256,33 +256,41 @@ static void test_shipped_recipes_everywhere(void **state)
     fdt_catalogue_free(cat);
 }
 
+/* counts[0]: configs with split = 2, counts[1]: with a deeper split */
 static int count_split(void *ctx, const fdt_config *c, uint64_t index)
 {
     (void)index;
-    if (c->split > 1)
-        ++*(int *)ctx;
+    int *counts = ctx;
+    if (c->split == 2)
+        counts[0]++;
+    else if (c->split > 2)
+        counts[1]++;
     return 0;
 }
 
 static void test_shipped_split_rule(void **state)
 {
     (void)state;
-    /* 9 planes of 1032^2 f32 = 37 MiB: more than an MI250X GCD's 8 MiB L2, less than an
-     * H100's 50 MiB; so split survives on one and not the other. */
+    /* 9 planes of 1032^2 f32 = 37 MiB, of 520^2 = 9.3 MiB, against half the L2 (the near half
+     * of a partitioned one): an MI250X GCD (8 MiB) splits both grids as deep as the recipe
+     * goes; an H100 (50 MiB) splits 1024^3 in two (37 > 25, 18.5 < 25) and 512^3 not at all. */
     fdt_catalogue *cat = catalogue();
     fdt_recipe *r = shipped("d2z.lua");
-    const char *gpus[] = {"MI250X", "H100"};
-    for (int g = 0; g < 2; g++) {
+    const struct {
+        const char *gpu;
+        int n, two, deeper;
+    } want[] = {{"MI250X", 1024, 1, 1}, {"MI250X", 512, 1, 1}, {"H100", 1024, 1, 0},
+                {"H100", 512, 0, 0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         fdt_recipe_device d;
         fdt_err e;
-        assert_int_equal(fdt_catalogue_find(cat, gpus[g], NULL, 0, &d, &e), 0);
-        fdt_problem p = problem(FDT_OP_D2Z, 4, FDT_F32, 1024);
-        int split = 0;
-        assert_int_equal(fdt_recipe_enumerate(r, &p, &d, count_split, &split, NULL, &e), 0);
-        if (g == 0)
-            assert_true(split > 100);
-        else
-            assert_int_equal(split, 0);
+        assert_int_equal(fdt_catalogue_find(cat, want[i].gpu, NULL, 0, &d, &e), 0);
+        fdt_problem p = problem(FDT_OP_D2Z, 4, FDT_F32, want[i].n);
+        int counts[2] = {0, 0};
+        assert_int_equal(fdt_recipe_enumerate(r, &p, &d, count_split, counts, NULL, &e), 0);
+        if ((counts[0] > 0) != want[i].two || (counts[1] > 0) != want[i].deeper)
+            fail_msg("%s %d^3: %d configs with split=2, %d deeper", want[i].gpu, want[i].n,
+                     counts[0], counts[1]);
     }
     fdt_recipe_free(r);
     fdt_catalogue_free(cat);

@@ -173,9 +173,10 @@ static const char *const spread[] = {
     "bx=64,by=4,nw=16,tile=2",
     "bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=2,nt=1",
     "bx=32,by=8,nw=32,lds=1,vec=V,align=64,lb=256",
-    /* the ring (lds=2): vector copies with a tile, scalar copies on an odd block */
+    /* the ring (lds=2): vector copies with a tile, scalar copies on an odd block with the
+     * L2 prefetch hint */
     "bx=32,by=4,nw=16,lds=2,vec=V,align=64,pf=2,tile=2,lb=128",
-    "bx=24,by=5,nw=7,lds=2,align=2,pf=3,order=yzx,split=2",
+    "bx=24,by=5,nw=7,lds=2,align=2,pf=3,order=yzx,split=2,l2pf=256",
 };
 
 static void compile_matrix(const char *arch)
