@@ -209,66 +209,10 @@ static const char *short_time(const char *iso, char *buf, size_t n)
 
 /* ------------------------------------------------------------------ collecting rows */
 
-/* Queries hand rows to callbacks; collecting them first lets one answer be printed in any
- * form and lets other lookups run without a statement still open. */
-typedef struct rows {
-    fdt_db_row *v;
-    size_t n, cap;
-    int oom;
-} rows;
+/* Queries hand rows to callbacks; collecting them first (fdt_db_collect_*) lets one answer be
+ * printed in any form and lets other lookups run without a statement still open. */
 
-static int collect_row(void *ctx, const fdt_db_row *r)
-{
-    rows *rs = ctx;
-    fdt_db_row *v = fdt_grow(rs->v, &rs->cap, rs->n, sizeof *v, 16);
-    if (!v) {
-        rs->oom = 1;
-        return 1;
-    }
-    rs->v = v;
-    rs->v[rs->n++] = *r;
-    return 0;
-}
-
-typedef struct runs {
-    fdt_db_run *v;
-    size_t n, cap;
-    int oom;
-} runs;
-
-static int collect_run(void *ctx, const fdt_db_run *r)
-{
-    runs *rs = ctx;
-    fdt_db_run *v = fdt_grow(rs->v, &rs->cap, rs->n, sizeof *v, 16);
-    if (!v) {
-        rs->oom = 1;
-        return 1;
-    }
-    rs->v = v;
-    rs->v[rs->n++] = *r;
-    return 0;
-}
-
-typedef struct devices {
-    fdt_db_device *v;
-    size_t n, cap;
-    int oom;
-} devices;
-
-static int collect_device(void *ctx, const fdt_db_device *d)
-{
-    devices *ds = ctx;
-    fdt_db_device *v = fdt_grow(ds->v, &ds->cap, ds->n, sizeof *v, 8);
-    if (!v) {
-        ds->oom = 1;
-        return 1;
-    }
-    ds->v = v;
-    ds->v[ds->n++] = *d;
-    return 0;
-}
-
-static const fdt_db_device *device_by_id(const devices *ds, int64_t id)
+static const fdt_db_device *device_by_id(const fdt_db_device_list *ds, int64_t id)
 {
     for (size_t i = 0; i < ds->n; i++)
         if (ds->v[i].id == id)
@@ -276,10 +220,10 @@ static const fdt_db_device *device_by_id(const devices *ds, int64_t id)
     return NULL;
 }
 
-static int list_devices(fdt_db *db, const char *gpu, devices *ds)
+static int list_devices(fdt_db *db, const char *gpu, fdt_db_device_list *ds)
 {
     fdt_err e;
-    if (fdt_db_devices(db, gpu, collect_device, ds, &e)) {
+    if (fdt_db_devices(db, gpu, fdt_db_collect_device, ds, &e)) {
         print_error("%s", e.msg);
         return -1;
     }
@@ -591,9 +535,9 @@ static int query_best(fdt_db *db, const qopts *o)
         f.ny = o->pa.p.ny;
         f.nz = o->pa.p.nz;
     }
-    rows rs = {0};
+    fdt_db_rows rs = {0};
     fdt_err e;
-    if (fdt_db_best(db, &f, collect_row, &rs, &e) || rs.oom) {
+    if (fdt_db_best(db, &f, fdt_db_collect_row, &rs, &e) || rs.oom) {
         print_error("%s", rs.oom ? "best: out of memory" : e.msg);
         free(rs.v);
         return EXIT_ERROR;
@@ -725,7 +669,7 @@ static int default_config(const fdt_problem *p, const fdt_recipe_device *dev, ch
 static int query_nearest(fdt_db *db, const qopts *o)
 {
     const fdt_problem *p = &o->pa.p;
-    devices ds = {0};
+    fdt_db_device_list ds = {0};
     if (list_devices(db, o->gpu, &ds))
         return EXIT_ERROR;
     fdt_db_device dev;
@@ -914,10 +858,10 @@ static int query_runs(fdt_db *db, const qopts *o)
     fdt_db_filter f;
     fdt_db_filter_init(&f);
     f.gpu = o->gpu;
-    runs rs = {0};
-    devices ds = {0};
+    fdt_db_run_list rs = {0};
+    fdt_db_device_list ds = {0};
     fdt_err e;
-    if (fdt_db_runs(db, &f, o->limit, collect_run, &rs, &e) || rs.oom) {
+    if (fdt_db_runs(db, &f, o->limit, fdt_db_collect_run, &rs, &e) || rs.oom) {
         print_error("%s", rs.oom ? "runs: out of memory" : e.msg);
         free(rs.v);
         return EXIT_ERROR;
@@ -1050,11 +994,11 @@ static int query_history(fdt_db *db, const qopts *o)
 {
     const char *key = o->config;
     fdt_err e;
-    devices ds = {0};
+    fdt_db_device_list ds = {0};
     if (o->gpu && list_devices(db, o->gpu, &ds))
         return EXIT_ERROR;
-    rows rs = {0};
-    if (fdt_db_history(db, &o->pa.p, key, 0, collect_row, &rs, &e) || rs.oom) {
+    fdt_db_rows rs = {0};
+    if (fdt_db_history(db, &o->pa.p, key, 0, fdt_db_collect_row, &rs, &e) || rs.oom) {
         print_error("%s", rs.oom ? "history: out of memory" : e.msg);
         free(rs.v);
         free(ds.v);
@@ -1118,7 +1062,7 @@ static int find_run_cb(void *ctx, const fdt_db_run *r)
 static const char *dash(const char *s) { return *s ? s : "-"; }
 
 static void show_header(const fdt_db_run *r, const fdt_db_device *d, const fdt_db_env *v,
-                        const rows *rs)
+                        const fdt_db_rows *rs)
 {
     char s[32], f[32];
     size_t ok = 0;
@@ -1173,8 +1117,8 @@ static int query_show(fdt_db *db, const qopts *o)
     fdt_db_env v;
     int have_d = fdt_db_device_get(db, r.device_id, &d, &e) == 0;
     int have_v = fdt_db_env_get(db, r.env_id, &v, &e) == 0;
-    rows rs = {0};
-    if (fdt_db_run_evals(db, rid, collect_row, &rs, &e) || rs.oom) {
+    fdt_db_rows rs = {0};
+    if (fdt_db_run_evals(db, rid, fdt_db_collect_row, &rs, &e) || rs.oom) {
         print_error("%s", rs.oom ? "show: out of memory" : e.msg);
         free(rs.v);
         return EXIT_ERROR;

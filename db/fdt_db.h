@@ -183,6 +183,29 @@ typedef struct fdt_db_row {
 typedef int (*fdt_db_row_fn)(void *ctx, const fdt_db_row *row);
 typedef int (*fdt_db_run_fn)(void *ctx, const fdt_db_run *run);
 
+/* Collectors for the queries' callbacks, for callers that want the whole answer before they
+ * use it (or run another query, one statement at a time): pass fdt_db_collect_row with a
+ * zeroed fdt_db_rows as ctx, and so on. When memory runs out, oom is set and the query stops
+ * early; the caller checks oom after the query and frees v. */
+typedef struct fdt_db_rows {
+    fdt_db_row *v;
+    size_t n, cap;
+    int oom;
+} fdt_db_rows;
+typedef struct fdt_db_run_list {
+    fdt_db_run *v;
+    size_t n, cap;
+    int oom;
+} fdt_db_run_list;
+typedef struct fdt_db_device_list {
+    fdt_db_device *v;
+    size_t n, cap;
+    int oom;
+} fdt_db_device_list;
+int fdt_db_collect_row(void *ctx, const fdt_db_row *row);
+int fdt_db_collect_run(void *ctx, const fdt_db_run *run);
+int fdt_db_collect_device(void *ctx, const fdt_db_device *d);
+
 /* Unset fields match anything. */
 typedef struct fdt_db_filter {
     const char *gpu;        /* substring of the device name or arch, case-insensitive */

@@ -33,33 +33,13 @@ void fdt_exp_runtime_name(const fdt_problem *p, const fdt_config *c, char *buf, 
              (unsigned)(fdt_hash64_str(key, FDT_HASH_SEED) & 0xffffffffu));
 }
 
-/* ------------------------------------------------------------------ growable arrays */
+/* ------------------------------------------------------------------ collecting rows */
 
-typedef struct devlist {
-    fdt_db_device *v;
-    size_t n, cap;
-    int oom;
-} devlist;
-
-static int collect_device(void *ctx, const fdt_db_device *d)
-{
-    devlist *l = ctx;
-    fdt_db_device *v = fdt_grow(l->v, &l->cap, l->n, sizeof *v, 8);
-    if (!v) {
-        l->oom = 1;
-        return 1;
-    }
-    l->v = v;
-    l->v[l->n++] = *d;
-    return 0;
-}
-
-typedef struct rowlist {
-    fdt_db_row *v;
-    size_t n, cap;
-    int oom;
-    const fdt_exp_opts *o; /* filters fdt_db_best cannot express */
-} rowlist;
+/* fdt_db_collect_row behind the filters fdt_db_best cannot express (operators, grids). */
+typedef struct wanted_rows {
+    fdt_db_rows *rows;
+    const fdt_exp_opts *o;
+} wanted_rows;
 
 static int grid_wanted(const fdt_exp_opts *o, const fdt_problem *p)
 {
@@ -71,21 +51,14 @@ static int grid_wanted(const fdt_exp_opts *o, const fdt_problem *p)
     return 0;
 }
 
-static int collect_row(void *ctx, const fdt_db_row *r)
+static int collect_wanted(void *ctx, const fdt_db_row *r)
 {
-    rowlist *l = ctx;
-    if (l->o->ops && !(l->o->ops & (1u << r->problem.op)))
+    const wanted_rows *w = ctx;
+    if (w->o->ops && !(w->o->ops & (1u << r->problem.op)))
         return 0;
-    if (!grid_wanted(l->o, &r->problem))
+    if (!grid_wanted(w->o, &r->problem))
         return 0;
-    fdt_db_row *v = fdt_grow(l->v, &l->cap, l->n, sizeof *v, 16);
-    if (!v) {
-        l->oom = 1;
-        return 1;
-    }
-    l->v = v;
-    l->v[l->n++] = *r;
-    return 0;
+    return fdt_db_collect_row(w->rows, r);
 }
 
 static int add_note(fdt_exp_plan *p, const char *fmt, ...) FDT_PRINTF(2, 3);
@@ -145,7 +118,7 @@ static int same_model(const fdt_db_device *a, const fdt_db_device *b)
            !strcmp(a->arch, b->arch) && a->compute_units == b->compute_units;
 }
 
-static void describe_devices(const devlist *all, fdt_sb *b)
+static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
 {
     if (!all->n) {
         fdt_sb_puts(b, "it holds no device");
@@ -164,7 +137,7 @@ static void describe_devices(const devlist *all, fdt_sb *b)
 
 /* Marks in `hit` (one flag per device of `all`) the devices `gpu` names. *resolved receives
  * the catalogue name when the catalogue answered (for messages). */
-static void match_gpu(const devlist *all, const char *gpu, const struct fdt_catalogue *cat,
+static void match_gpu(const fdt_db_device_list *all, const char *gpu, const struct fdt_catalogue *cat,
                       char *hit, char *resolved, size_t rn)
 {
     int any = 0;
@@ -263,8 +236,8 @@ static void problem_filters(const fdt_exp_opts *o, char *buf, size_t n)
 
 /* Every --gpu must have something tuned for what was asked: each --op (when given), each
  * --grid (when given), or anything matching the filters. gpu NULL: no --gpu, every device. */
-static int check_coverage(const fdt_exp_opts *o, const devlist *all, const char *hit,
-                          const char *gpu, const rowlist *rows, fdt_err *e)
+static int check_coverage(const fdt_exp_opts *o, const fdt_db_device_list *all, const char *hit,
+                          const char *gpu, const fdt_db_rows *rows, fdt_err *e)
 {
     char filt[64];
     problem_filters(o, filt, sizeof filt);
@@ -363,7 +336,7 @@ static int fill_tuned(fdt_exp_tuned *t, fdt_err *e)
     return 0;
 }
 
-static int build_families(fdt_exp_plan *p, rowlist *rows, fdt_err *e)
+static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
 {
     qsort(rows->v, rows->n, sizeof *rows->v, cmp_rows);
     /* One result per (family, device model, grid): the first after sorting is the fastest. */
@@ -472,11 +445,11 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
     snprintf(p->command, sizeof p->command, "%s", o->command ? o->command : "");
 
     int rc = FDT_EXP_ERROR;
-    devlist all = {0};
-    rowlist rows = {0};
+    fdt_db_device_list all = {0};
+    fdt_db_rows rows = {0};
+    wanted_rows want = {&rows, o};
     char *hit = NULL, *sel = NULL;
-    rows.o = o;
-    if (fdt_db_devices(db, NULL, collect_device, &all, e))
+    if (fdt_db_devices(db, NULL, fdt_db_collect_device, &all, e))
         goto done;
     if (all.oom) {
         fdt_err_set(e, "export: out of memory");
@@ -515,7 +488,7 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
             rc = FDT_EXP_NOTHING;
             goto done;
         }
-        /* Their best results; fdt_db_best filters what it can, collect_row the rest. */
+        /* Their best results; fdt_db_best filters what it can, collect_wanted the rest. */
         for (size_t i = 0; i < all.n; i++) {
             if (!hit[i] || sel[i])
                 continue;
@@ -525,7 +498,7 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
             f.device_id = all.v[i].id;
             f.R = o->R;
             f.prec = o->prec;
-            if (fdt_db_best(db, &f, collect_row, &rows, e))
+            if (fdt_db_best(db, &f, collect_wanted, &want, e))
                 goto done;
             if (rows.oom) {
                 fdt_err_set(e, "export: out of memory");

@@ -144,25 +144,6 @@ int fdt_retune_match(const fdt_db_device *stored, const fdt_rt_device_info *live
     return first;
 }
 
-typedef struct row_list {
-    fdt_db_row *v;
-    size_t n, cap;
-    int oom;
-} row_list;
-
-static int push_row(void *ctx, const fdt_db_row *row)
-{
-    row_list *l = ctx;
-    fdt_db_row *v = fdt_grow(l->v, &l->cap, l->n, sizeof *v, 16);
-    if (!v) {
-        l->oom = 1;
-        return 1;
-    }
-    l->v = v;
-    l->v[l->n++] = *row;
-    return 0;
-}
-
 typedef struct cand_fill {
     fdt_retune_item *it;
     int max;
@@ -217,9 +198,9 @@ int fdt_retune_plan_build(fdt_db *db, const fdt_rt_device_info *live, int nlive,
     fdt_db_filter q;
     fdt_db_filter_init(&q);
     q.gpu = f->gpu;
-    row_list bests = {0};
+    fdt_db_rows bests = {0};
     /* The pairs first, the per-pair queries after: one statement at a time. */
-    if (fdt_db_best(db, &q, push_row, &bests, e)) {
+    if (fdt_db_best(db, &q, fdt_db_collect_row, &bests, e)) {
         free(bests.v);
         return fdt_err_wrap(e, "retune plan");
     }
