@@ -31,6 +31,7 @@
 #include "fdt_export.h"
 #include "fdt_recipe.h"
 #include "fdt_rt.h"
+#include "json_check.h"
 
 #ifndef FDTUNE_BIN
 #error "FDTUNE_BIN (the fdtune executable) must be defined by the build"
@@ -777,107 +778,11 @@ static void test_select_host(void **state)
 
 /* ------------------------------------------------------------------ JSON */
 
-/* A strict JSON recogniser: enough to prove a document parses, without a library. */
-static const char *js_ws(const char *s)
-{
-    while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')
-        s++;
-    return s;
-}
-
-static const char *js_value(const char *s, int depth);
-
-static const char *js_string(const char *s)
-{
-    if (*s++ != '"')
-        return NULL;
-    for (; *s != '"'; s++) {
-        if (!*s || (unsigned char)*s < 0x20)
-            return NULL;
-        if (*s == '\\') {
-            s++;
-            if (*s == 'u') {
-                for (int i = 1; i <= 4; i++)
-                    if (!isxdigit((unsigned char)s[i]))
-                        return NULL;
-                s += 4;
-            } else if (!*s || !strchr("\"\\/bfnrt", *s))
-                return NULL;
-        }
-    }
-    return s + 1;
-}
-
-static const char *js_number(const char *s)
-{
-    const char *b = s;
-    if (*s == '-')
-        s++;
-    if (!isdigit((unsigned char)*s))
-        return NULL;
-    while (isdigit((unsigned char)*s))
-        s++;
-    if (*s == '.') {
-        s++;
-        if (!isdigit((unsigned char)*s))
-            return NULL;
-        while (isdigit((unsigned char)*s))
-            s++;
-    }
-    if (*s == 'e' || *s == 'E') {
-        s++;
-        if (*s == '+' || *s == '-')
-            s++;
-        if (!isdigit((unsigned char)*s))
-            return NULL;
-        while (isdigit((unsigned char)*s))
-            s++;
-    }
-    return s > b ? s : NULL;
-}
-
-static const char *js_value(const char *s, int depth)
-{
-    if (depth > 64)
-        return NULL;
-    s = js_ws(s);
-    if (*s == '{' || *s == '[') {
-        char close = *s == '{' ? '}' : ']';
-        s = js_ws(s + 1);
-        if (*s == close)
-            return s + 1;
-        for (;;) {
-            if (close == '}') {
-                if (!(s = js_string(js_ws(s))))
-                    return NULL;
-                s = js_ws(s);
-                if (*s++ != ':')
-                    return NULL;
-            }
-            if (!(s = js_value(s, depth + 1)))
-                return NULL;
-            s = js_ws(s);
-            if (*s == close)
-                return s + 1;
-            if (*s++ != ',')
-                return NULL;
-        }
-    }
-    if (*s == '"')
-        return js_string(s);
-    if (!strncmp(s, "true", 4) || !strncmp(s, "null", 4))
-        return s + 4;
-    if (!strncmp(s, "false", 5))
-        return s + 5;
-    return js_number(s);
-}
-
 static void assert_json(const char *doc)
 {
-    const char *end = js_value(doc, 0);
-    if (!end || *js_ws(end))
-        fail_msg("not one JSON document (fails near offset %ld):\n%s",
-                 end ? (long)(end - doc) : -1L, doc);
+    long at;
+    if (json_check(doc, &at))
+        fail_msg("not one JSON document (fails near offset %ld):\n%s", at, doc);
 }
 
 static void test_json(void **state)
