@@ -13,18 +13,17 @@
 #include <cmocka.h>
 
 #include <ctype.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fdt_db.h"
 #include "fdt_recipe.h"
 #include "json_check.h"
+#include "testutil.h"
 
 #ifndef FDTUNE_BIN
 #error "FDTUNE_BIN (the fdtune executable) must be defined by the build"
@@ -44,29 +43,8 @@ static const char BROKEN_MSG[] = "nvrtc: error: \"vec\" needs aligned rows, line
 
 /* ------------------------------------------------------------------ running fdtune */
 
-typedef struct result {
-    int status; /* exit status, or 128+signal */
-    char *out, *err;
-} result;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("%s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* Runs fdtune with the arguments of argv (NULL-terminated) and captures both streams. */
-static void runv(result *r, const char *const *argv)
+static void runv(tu_result *r, const char *const *argv)
 {
     char *args[64];
     int n = 0;
@@ -74,28 +52,10 @@ static void runv(result *r, const char *const *argv)
     for (; *argv && n < 63; argv++)
         args[n++] = (char *)*argv;
     args[n] = NULL;
-    char out[600], err[600];
-    snprintf(out, sizeof out, "%s/stdout", g_dir);
-    snprintf(err, sizeof err, "%s/stderr", g_dir);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
-            _exit(126);
-        execv(FDTUNE_BIN, args);
-        _exit(127);
-    }
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-    r->out = slurp(out);
-    r->err = slurp(err);
-    unlink(out);
-    unlink(err);
+    tu_run(r, g_dir, args);
 }
 
-static void run(result *r, ...)
+static void run(tu_result *r, ...)
 {
     const char *args[64];
     int n = 0;
@@ -108,13 +68,7 @@ static void run(result *r, ...)
     runv(r, args);
 }
 
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-static void expect_status(const result *r, int status)
+static void expect_status(const tu_result *r, int status)
 {
     if (r->status != status)
         fail_msg("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r->status, status, r->out, r->err);
@@ -304,19 +258,10 @@ static void add(fdt_db *db, int64_t run_id, fdt_problem p, const char *config, f
         fail_msg("%s", e.msg);
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/fdt_query_XXXXXX");
-    if (!mkdtemp(g_dir))
+    if (tu_mkdtemp(g_dir, sizeof g_dir, "fdt_query"))
         return -1;
     snprintf(g_db, sizeof g_db, "%s/tune.db", g_dir);
     const char *src = getenv("FDTUNE_TEST_SRC");
@@ -363,7 +308,7 @@ static int setup(void **state)
     if (fdt_db_run_finish(db, g_run3, FDT_DB_DONE, &e))
         fail_msg("%s", e.msg);
     fdt_db_close(db);
-    g_db_bytes = slurp(g_db);
+    g_db_bytes = tu_slurp(g_db);
     struct stat sb;
     stat(g_db, &sb);
     g_db_len = (size_t)sb.st_size;
@@ -374,7 +319,7 @@ static int teardown(void **state)
 {
     (void)state;
     free(g_db_bytes);
-    nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmtree(g_dir);
     return 0;
 }
 
@@ -383,7 +328,7 @@ static int teardown(void **state)
 static void test_best_text(void **state)
 {
     (void)state;
-    result r;
+    tu_result r;
     run(&r, "query", "best", "--db", g_db, NULL);
     expect_status(&r, 0);
     assert_has(r.out, FAST);
@@ -400,7 +345,7 @@ static void test_best_text(void **state)
     assert_has(r.out, "544/28");   /* layout line/offset */
     assert_has(r.out, "580.65.06 / 13.0.48");
     assert_string_equal(r.err, "");
-    result_free(&r);
+    tu_result_free(&r);
 
     /* Filters: the GPU substring, the op. */
     run(&r, "query", "best", "--db", g_db, "--gpu", "h100", "--op", "lap", NULL);
@@ -408,18 +353,18 @@ static void test_best_text(void **state)
     assert_has(r.out, FAST);
     assert_lacks(r.out, MI);
     assert_lacks(r.out, D2X);
-    result_free(&r);
+    tu_result_free(&r);
     run(&r, "query", "best", "--db", g_db, "--gpu", "b200", NULL);
     expect_status(&r, 0);
     assert_string_equal(r.out, "");
     assert_has(r.err, "no tuned result");
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 static void test_best_json_csv(void **state)
 {
     (void)state;
-    result r;
+    tu_result r;
     run(&r, "query", "best", "--db", g_db, "--json", NULL);
     expect_status(&r, 0);
     assert_json(r.out);
@@ -429,7 +374,7 @@ static void test_best_json_csv(void **state)
     assert_has(r.out, "\"layout_line\": 544");
     assert_lacks(r.out, SLOW);
     assert_lacks(r.out, WRONG);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "best", "--db", g_db, "--csv", NULL);
     expect_status(&r, 0);
@@ -445,7 +390,7 @@ static void test_best_json_csv(void **state)
     /* Rows come by device name: AMD before NVIDIA. */
     assert_string_equal(c.field[1][k], MI);
     csv_free(&c);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "best", "--db", g_db, "--csv", "--R", "4", "--grid", "256^3", NULL);
     expect_status(&r, 0);
@@ -453,13 +398,13 @@ static void test_best_json_csv(void **state)
     k = csv_col(&c, "config");
     assert_string_equal(c.field[1][k], D2X);
     csv_free(&c);
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 static void test_nearest(void **state)
 {
     (void)state;
-    result r;
+    tu_result r;
     run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "lap", "--R",
         "4", "--grid", "600^3", NULL);
     expect_status(&r, 0);
@@ -467,14 +412,14 @@ static void test_nearest(void **state)
     assert_has(r.out, FAST);
     assert_has(r.out, "512x512x512");
     assert_lacks(r.out, WRONG);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "lap", "--R",
         "4", "--grid", "512^3", NULL);
     expect_status(&r, 0);
     assert_has(r.out, "fallback  exact:");
     assert_has(r.out, FAST);
-    result_free(&r);
+    tu_result_free(&r);
 
     /* An H200 was never tuned here: the catalogue says it is sm_90, so the H100's result of
      * the same arch answers. */
@@ -488,7 +433,7 @@ static void test_nearest(void **state)
     char want[128];
     snprintf(want, sizeof want, "\"config\": \"%s\"", FAST);
     assert_has(r.out, want);
-    result_free(&r);
+    tu_result_free(&r);
 
     /* Nothing tuned for d2z: the recipe's default, as the recipe module computes it. */
     char path[1200], rdir[1100];
@@ -519,7 +464,7 @@ static void test_nearest(void **state)
     snprintf(line, sizeof line, "config    %s\n", def);
     assert_has(r.out, line);
     assert_has(r.out, "d2z.lua");
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "d2z", "--R",
         "4", "--grid", "600^3", "--csv", NULL);
@@ -530,7 +475,7 @@ static void test_nearest(void **state)
     assert_string_equal(cs.field[1][k], def);
     assert_string_equal(cs.field[1][0], "none");
     csv_free(&cs);
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 /* ------------------------------------------------------------------ runs, show, history */
@@ -538,14 +483,14 @@ static void test_nearest(void **state)
 static void test_runs(void **state)
 {
     (void)state;
-    result r;
+    tu_result r;
     char id[32];
     run(&r, "query", "runs", "--db", g_db, NULL);
     expect_status(&r, 0);
     assert_has(r.out, "fdtune --gpu MI250X --R 4 --grid 512^3");
     assert_has(r.out, "retune");
     assert_has(r.out, "running");
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "runs", "--db", g_db, "--csv", NULL);
     expect_status(&r, 0);
@@ -559,7 +504,7 @@ static void test_runs(void **state)
     assert_string_equal(c.field[3][k], id);
     assert_string_equal(c.field[3][n], "5");
     csv_free(&c);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "runs", "--db", g_db, "--csv", "--gpu", "mi250", NULL);
     expect_status(&r, 0);
@@ -568,20 +513,20 @@ static void test_runs(void **state)
     snprintf(id, sizeof id, "%lld", (long long)g_run3);
     assert_string_equal(c.field[1][k], id);
     csv_free(&c);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "runs", "--db", g_db, "--limit", "2", "--json", NULL);
     expect_status(&r, 0);
     assert_json(r.out);
     assert_has(r.out, "\"command\": \"fdtune retune\"");
     assert_lacks(r.out, "fdtune --gpu H100"); /* the oldest run is past the limit */
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 static void test_show(void **state)
 {
     (void)state;
-    result r;
+    tu_result r;
     char id[32];
     snprintf(id, sizeof id, "%lld", (long long)g_run1);
     run(&r, "query", "show", id, "--db", g_db, NULL);
@@ -596,7 +541,7 @@ static void test_show(void **state)
     assert_has(r.out, BROKEN_MSG);
     assert_has(r.out, "evaluations 5, 3 ok");
     assert_lacks(r.out, MI);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "show", id, "--db", g_db, "--csv", NULL);
     expect_status(&r, 0);
@@ -611,20 +556,20 @@ static void test_show(void **state)
     assert_string_equal(c.field[5][m], BROKEN_MSG);
     assert_string_equal(c.field[3][s], "wrong");
     csv_free(&c);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "show", id, "--db", g_db, "--json", NULL);
     expect_status(&r, 0);
     assert_json(r.out);
     assert_has(r.out, "\"message\": \"nvrtc: error: \\\"vec\\\" needs aligned rows, line 3\"");
     assert_has(r.out, "\"status\": \"done\"");
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 static void test_history(void **state)
 {
     (void)state;
-    result r;
+    tu_result r;
     /* Keys out of order and a default value spelled out: the same config. */
     run(&r, "query", "history", "--db", g_db, "--op", "lap", "--R", "4", "--grid", "512^3",
         "--config", "by=8,bx=32,bz=1", "--csv", NULL);
@@ -641,21 +586,21 @@ static void test_history(void **state)
     assert_string_equal(c.field[2][k], id);
     assert_true(fabs(atof(c.field[2][t]) - 1.1) < 1e-9);
     csv_free(&c);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "history", "--db", g_db, "--op", "lap", "--R", "4", "--grid", "512^3",
         "--config", FAST, NULL);
     expect_status(&r, 0);
     assert_has(r.out, "1.0000");
     assert_has(r.out, "1.1000");
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "history", "--db", g_db, "--op", "lap", "--R", "4", "--grid", "512^3",
         "--config", FAST, "--gpu", "mi250", "--json", NULL);
     expect_status(&r, 0);
     assert_json(r.out);
     assert_has(r.out, "\"evaluations\": []");
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 /* ------------------------------------------------------------------ errors and defaults */
@@ -663,7 +608,7 @@ static void test_history(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    result r;
+    tu_result r;
     char missing[600];
     snprintf(missing, sizeof missing, "%s/nope/none.db", g_dir);
     run(&r, "query", "best", "--db", missing, NULL);
@@ -671,7 +616,7 @@ static void test_errors(void **state)
     assert_has(r.err, "no tuning database at");
     assert_has(r.err, missing);
     assert_string_equal(r.out, "");
-    result_free(&r);
+    tu_result_free(&r);
     struct stat sb;
     assert_int_not_equal(stat(missing, &sb), 0); /* and nothing was created */
 
@@ -701,23 +646,23 @@ static void test_errors(void **state)
         if (r.status != 2 || !r.err[0])
             fail_msg("'%s %s %s ...': exit %d, want 2 with a message\n%s", a[0], a[1],
                      a[2] ? a[2] : "", r.status, r.err);
-        result_free(&r);
+        tu_result_free(&r);
     }
     run(&r, "query", "show", "999", "--db", g_db, NULL);
     assert_has(r.err, "no run 999");
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "query", "best", "--help", NULL);
     expect_status(&r, 0);
     assert_has(r.out, "--nearest");
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 static void test_default_path(void **state)
 {
     (void)state;
     setenv("FDTUNE_DB", g_db, 1);
-    result r;
+    tu_result r;
     run(&r, "query", "runs", "--csv", NULL);
     unsetenv("FDTUNE_DB");
     expect_status(&r, 0);
@@ -725,7 +670,7 @@ static void test_default_path(void **state)
     csv_load(r.out, &c, 3);
     csv_col(&c, "id");
     csv_free(&c);
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 /* Last: after every query above, the file is exactly as the tuner left it. */
@@ -735,7 +680,7 @@ static void test_read_only(void **state)
     struct stat sb;
     assert_int_equal(stat(g_db, &sb), 0);
     assert_int_equal((size_t)sb.st_size, g_db_len);
-    char *now = slurp(g_db);
+    char *now = tu_slurp(g_db);
     assert_memory_equal(now, g_db_bytes, g_db_len);
     free(now);
 }

@@ -10,7 +10,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 
 #include "db_internal.h"
 #include "fdt_db.h"
+#include "testutil.h"
 
 static char g_dir[256];
 
@@ -1629,26 +1629,16 @@ static void test_names(void **state)
 
 /* ------------------------------------------------------------------ main */
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(g_dir, sizeof g_dir, "%s/fdt_test_db.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return tu_mkdtemp(g_dir, sizeof g_dir, "fdt_test_db");
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    return nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return tu_rmtree(g_dir);
 }
 
 int main(void)

@@ -18,7 +18,6 @@
 #include <cmocka.h>
 
 #include <ctype.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include "fdt_recipe.h"
 #include "fdt_rt.h"
 #include "json_check.h"
+#include "testutil.h"
 
 #ifndef FDTUNE_BIN
 #error "FDTUNE_BIN (the fdtune executable) must be defined by the build"
@@ -72,22 +72,6 @@ static char g_wrong[128];
 static int64_t g_run_h100, g_run_mi, g_run_mi210;
 
 /* ------------------------------------------------------------------ helpers */
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("%s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 static void spit(const char *path, const char *text)
 {
@@ -211,19 +195,10 @@ static void add(fdt_db *db, int64_t run, fdt_problem p, const char *config, fdt_
         fail_msg("%s", e.msg);
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/fdt_export_XXXXXX");
-    if (!mkdtemp(g_dir))
+    if (tu_mkdtemp(g_dir, sizeof g_dir, "fdt_export"))
         return -1;
     snprintf(g_db, sizeof g_db, "%s/tune.db", g_dir);
     const char *src = getenv("FDTUNE_TEST_SRC");
@@ -281,7 +256,7 @@ static int teardown(void **state)
     (void)state;
     fdt_catalogue_free(g_cat);
     if (!getenv("FDT_TEST_KEEP"))
-        nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        tu_rmtree(g_dir);
     return 0;
 }
 
@@ -560,7 +535,7 @@ static void test_user_compilers(void **state)
         }
         if (sh(dir, comp[c].cmd[1]) != 0) {
             snprintf(path, sizeof path, "%s/log", dir);
-            char *log = slurp(path);
+            char *log = tu_slurp(path);
             fail_msg("%s: the user program does not build:\n%s\n%s", comp[c].name,
                      comp[c].cmd[1], log);
         }
@@ -665,10 +640,10 @@ static void run_selection(const char *header, const char *tag, const sel_case *c
         if (st != 0) {
             char log[700];
             snprintf(log, sizeof log, "%s/build%zu.log", dir, c);
-            char *l = slurp(log);
+            char *l = tu_slurp(log);
             fail_msg("%s: exit %d\n%s", cmd, st, l);
         }
-        char *text = slurp(out);
+        char *text = tu_slurp(out);
         char *save = NULL, *line = strtok_r(text, "\n", &save);
         for (size_t i = 0; i < ncases; i++, line = strtok_r(NULL, "\n", &save)) {
             const sel_case *k = &cases[i];
@@ -823,12 +798,7 @@ static void test_json(void **state)
 
 /* ------------------------------------------------------------------ the command */
 
-typedef struct result {
-    int status;
-    char *out, *err;
-} result;
-
-static void run(result *r, ...)
+static void run(tu_result *r, ...)
 {
     char *args[64];
     int n = 0;
@@ -839,36 +809,14 @@ static void run(result *r, ...)
         args[n++] = a;
     va_end(ap);
     args[n] = NULL;
-    char out[600], err[600];
-    snprintf(out, sizeof out, "%s/stdout", g_dir);
-    snprintf(err, sizeof err, "%s/stderr", g_dir);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
-            _exit(126);
-        execv(FDTUNE_BIN, args);
-        _exit(127);
-    }
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-    r->out = slurp(out);
-    r->err = slurp(err);
+    tu_run(r, g_dir, args);
 }
 
-static void expect_status(const result *r, int status)
+static void expect_status(const tu_result *r, int status)
 {
     if (r->status != status)
         fail_msg("exit %d, want %d\nstdout:\n%.2000s\nstderr:\n%s", r->status, status, r->out,
                  r->err);
-}
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
 }
 
 static void test_command(void **state)
@@ -877,25 +825,25 @@ static void test_command(void **state)
     char path[600], missing[600];
     snprintf(path, sizeof path, "%s/cli_tuned.h", g_dir);
     snprintf(missing, sizeof missing, "%s/none.db", g_dir);
-    result r;
+    tu_result r;
     run(&r, "export", "--db", g_db, "--gpu", "MI250X", "--gpu", "H100", "--R", "4", "-o", path,
         NULL);
     expect_status(&r, 0);
     assert_has(r.err, "wrote");
-    char *h = slurp(path);
+    char *h = tu_slurp(path);
     assert_has(h, "fdtuned_lap_r4_f32(float *out, const float *in, int nx, int ny, int nz, "
                   "float sx, float sy, float sz, hipStream_t stream)");
     assert_has(h, "fdtuned_d2z_r4_f32(float *out, const float *in, int nx, int ny, int nz, "
                   "float sz, hipStream_t stream)");
     assert_has(h, "command: fdtune export --db");
     free(h);
-    result_free(&r);
+    tu_result_free(&r);
 
     run(&r, "export", "--db", g_db, "--gpu", "mi250x", "--op", "lap", "--format", "json", NULL);
     expect_status(&r, 0);
     assert_json(r.out);
     assert_has(r.out, "\"kind\": \"fdtune-export\"");
-    result_free(&r);
+    tu_result_free(&r);
 
     /* refusals: exit 1, nothing written */
     snprintf(path, sizeof path, "%s/refused.h", g_dir);
@@ -903,30 +851,30 @@ static void test_command(void **state)
     expect_status(&r, 1);
     assert_has(r.err, "B200");
     assert_true(access(path, F_OK) != 0);
-    result_free(&r);
+    tu_result_free(&r);
     run(&r, "export", "--db", g_db, "--gpu", "H100", "--op", "wave", NULL);
     expect_status(&r, 1);
     assert_has(r.err, "no tuned wave");
-    result_free(&r);
+    tu_result_free(&r);
     /* bad arguments: 2 */
     run(&r, "export", "--db", g_db, "--op", "curl", NULL);
     expect_status(&r, 2);
-    result_free(&r);
+    tu_result_free(&r);
     run(&r, "export", "--db", g_db, "--format", "yaml", NULL);
     expect_status(&r, 2);
-    result_free(&r);
+    tu_result_free(&r);
     run(&r, "export", "--db", g_db, "--R", "9", NULL);
     expect_status(&r, 2);
-    result_free(&r);
+    tu_result_free(&r);
     /* no database: 4 */
     run(&r, "export", "--db", missing, NULL);
     expect_status(&r, 4);
     assert_has(r.err, "no tuning database");
-    result_free(&r);
+    tu_result_free(&r);
     run(&r, "export", "--help", NULL);
     expect_status(&r, 0);
     assert_has(r.out, "exit status");
-    result_free(&r);
+    tu_result_free(&r);
 }
 
 int main(void)

@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -26,6 +25,7 @@
 
 #include "fdt_db.h"
 #include "fdt_retune.h"
+#include "testutil.h"
 
 #ifndef FDTUNE_BIN
 #error "FDTUNE_BIN (the fdtune executable) must be defined by the build"
@@ -945,15 +945,6 @@ typedef struct result {
     char out[8192], err[8192];
 } result;
 
-static void read_all(int fd, char *buf, size_t n)
-{
-    size_t len = 0;
-    ssize_t got;
-    while (len + 1 < n && (got = read(fd, buf + len, n - 1 - len)) > 0)
-        len += (size_t)got;
-    buf[len] = 0;
-}
-
 /* Runs fdtune retune with the arguments (NULL-terminated); small outputs only. */
 static void retune(result *r, ...)
 {
@@ -967,27 +958,12 @@ static void retune(result *r, ...)
         args[n++] = a;
     va_end(ap);
     args[n] = NULL;
-    char out[600], err[600];
-    path_in(out, sizeof out, "stdout");
-    path_in(err, sizeof err, "stderr");
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
-            _exit(126);
-        execv(FDTUNE_BIN, args);
-        _exit(127);
-    }
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-    FILE *fp = fopen(out, "r");
-    read_all(fileno(fp), r->out, sizeof r->out);
-    fclose(fp);
-    fp = fopen(err, "r");
-    read_all(fileno(fp), r->err, sizeof r->err);
-    fclose(fp);
+    tu_result t;
+    tu_run(&t, g_dir, args);
+    r->status = t.status;
+    snprintf(r->out, sizeof r->out, "%s", t.out);
+    snprintf(r->err, sizeof r->err, "%s", t.err);
+    tu_result_free(&t);
 }
 
 static void test_cli(void **state)
@@ -1052,26 +1028,16 @@ static void test_cli(void **state)
 
 /* ------------------------------------------------------------------ main */
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(g_dir, sizeof g_dir, "%s/fdt_test_retune.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return tu_mkdtemp(g_dir, sizeof g_dir, "fdt_test_retune");
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    return nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return tu_rmtree(g_dir);
 }
 
 int main(void)
