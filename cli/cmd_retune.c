@@ -317,10 +317,10 @@ static void report_json(const report *r, int status)
                       (long long)it->problem.ny, (long long)it->problem.nz);
         fdt_sb_puts(&b, "\"env_changed\": [");
         int fc = 0;
-        for (unsigned bit = 1; bit <= FDT_RETUNE_ENV_GENERATOR; bit <<= 1)
+        for (unsigned bit = 1; bit <= FDT_DECIDE_ENV_GENERATOR; bit <<= 1)
             if (o->env_changed & bit) {
                 fdt_sb_puts(&b, fc++ ? ", " : "");
-                json_str(&b, fdt_retune_env_field(bit));
+                json_str(&b, fdt_decide_env_field(bit));
             }
         fdt_sb_puts(&b, "], ");
         json_kv_str(&b, "env_diff", o->env_diff, 1);
@@ -354,7 +354,7 @@ static void report_json(const report *r, int status)
             num_or_null(&b, "stored_ms", c->stored.median_ms, 1);
             num_or_null(&b, "ms", c->now.median_ms, 1);
             json_kv_num(&b, "change", c->change, 1);
-            json_kv_str(&b, "verdict", fdt_retune_verdict_name(c->verdict), 1);
+            json_kv_str(&b, "verdict", fdt_decide_verdict_name(c->verdict), 1);
             json_kv_int(&b, "eval_id", c->eval_id, 1);
             json_kv_str(&b, "message", c->message, 0);
             fdt_sb_puts(&b, "}");
@@ -433,10 +433,10 @@ static void report_text(const report *r)
             table_add(&t, "%s", s1);
             table_add(&t, "%s", s2);
             table_add(&t, "%s", s3);
-            if (c->verdict == FDT_RETUNE_FAILED)
+            if (c->verdict == FDT_DECIDE_FAILED)
                 table_add(&t, "failed: %s", c->message);
             else
-                table_add(&t, "%s", fdt_retune_verdict_name(c->verdict));
+                table_add(&t, "%s", fdt_decide_verdict_name(c->verdict));
             any = 1;
         }
     }
@@ -482,13 +482,13 @@ static void report_text(const report *r)
                     snprintf(line, sizeof line,
                              "%s %s: best %s %s -> %s ms (%s); %s (fastest today %s ms)", gpu,
                              pk, c->config, s1, s2,
-                             c->verdict == FDT_RETUNE_FAILED ? c->message : s3,
+                             c->verdict == FDT_DECIDE_FAILED ? c->message : s3,
                              o->recovered ? "recovered" : "NOT recovered", fast);
                 }
                 break;
             case 2:
                 for (int k = 0; k < o->ncheck; k++)
-                    if (o->check[k].verdict == FDT_RETUNE_IMPROVED) {
+                    if (o->check[k].verdict == FDT_DECIDE_IMPROVED) {
                         size_t len = strlen(line);
                         fmt_change(s3, sizeof s3, o->check[k].change);
                         snprintf(line + len, sizeof line - len, "%s%s %s: %s %s", len ? "; " : "",
@@ -781,7 +781,7 @@ int cmd_retune(int argc, char **argv)
                 fmt_change(s3, sizeof s3, oc->check[0].change);
                 fprintf(stderr, "retune [%zu/%zu] %s: best %s %s -> %s ms (%s, %s)%s%s -> %s\n",
                         k, count, pk, oc->check[0].config, s1, s2, s3,
-                        fdt_retune_verdict_name(oc->check[0].verdict),
+                        fdt_decide_verdict_name(oc->check[0].verdict),
                         oc->env_changed ? "; environment changed: " : "",
                         oc->env_changed ? oc->env_diff : "", fdt_retune_action_name(oc->action));
             }

@@ -1,6 +1,6 @@
-/* Array layout (padding, base offset, allocation size), the seeds' effective-bandwidth
- * byte count, launch geometry (blocks per axis, grid-index order, y split) and the kernel
- * argument order. Every size is computed with overflow checks: grids come from users. */
+/* Whether a problem is valid (radius, grid, and that its arrays can be laid out), the array
+ * layout (padding, base offset, allocation size), the seeds' effective-bandwidth byte count,
+ * launch geometry (blocks per axis, grid-index order, y split) and the kernel argument order. Every size is computed with overflow checks: grids come from users. */
 #include "fdt_gen.h"
 
 #include <stdio.h>
@@ -12,6 +12,24 @@ static int mul_ok(int64_t a, int64_t b, int64_t limit, int64_t *out)
         return 0;
     *out = a * b;
     return *out <= limit;
+}
+
+int fdt_problem_check(const fdt_problem *p, fdt_err *e)
+{
+    if ((unsigned)p->op >= FDT_OP_COUNT)
+        return fdt_err_set(e, "problem: invalid operator");
+    if (p->R < FDT_R_MIN || p->R > FDT_R_MAX)
+        return fdt_err_set(e, "R=%d is out of range (%d..%d, order of accuracy 2R)", p->R,
+                           FDT_R_MIN, FDT_R_MAX);
+    if (p->prec != FDT_F32 && p->prec != FDT_F64)
+        return fdt_err_set(e, "problem: invalid precision");
+    int64_t d[3] = {p->nx, p->ny, p->nz};
+    for (int i = 0; i < 3; i++)
+        if (d[i] < 1 || d[i] > FDT_DIM_MAX)
+            return fdt_err_set(e, "grid: n%c=%lld is out of range (1..%lld)", "xyz"[i],
+                               (long long)d[i], (long long)FDT_DIM_MAX);
+    fdt_layout l;
+    return fdt_layout_make(p, 1, &l, e);
 }
 
 int fdt_layout_make(const fdt_problem *p, int align, fdt_layout *l, fdt_err *e)

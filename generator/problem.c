@@ -1,5 +1,7 @@
-/* The problem: operator names, precision, grid parsing and validation. Grid text is user
- * input, so every malformed, zero, negative or overflowing form gets a precise message. */
+/* The problem's vocabulary: operator names, precision, grid parsing, radii per axis and the
+ * text key. Grid text is user input, so every malformed, zero, negative or overflowing form
+ * gets a precise message. (Whether a whole problem is valid, arrays included, is checked
+ * with its layout: fdt_problem_check in layout.c.) */
 #include "fdt_gen.h"
 
 #include <ctype.h>
@@ -93,24 +95,6 @@ int fdt_grid_parse(const char *s, int64_t dims[3], fdt_err *e)
     if (*p)
         return fdt_err_set(e, "grid '%s': unexpected text '%s' after three dimensions", s, p);
     return 0;
-}
-
-int fdt_problem_check(const fdt_problem *p, fdt_err *e)
-{
-    if ((unsigned)p->op >= FDT_OP_COUNT)
-        return fdt_err_set(e, "problem: invalid operator");
-    if (p->R < FDT_R_MIN || p->R > FDT_R_MAX)
-        return fdt_err_set(e, "R=%d is out of range (%d..%d, order of accuracy 2R)", p->R,
-                           FDT_R_MIN, FDT_R_MAX);
-    if (p->prec != FDT_F32 && p->prec != FDT_F64)
-        return fdt_err_set(e, "problem: invalid precision");
-    int64_t d[3] = {p->nx, p->ny, p->nz};
-    for (int i = 0; i < 3; i++)
-        if (d[i] < 1 || d[i] > FDT_DIM_MAX)
-            return fdt_err_set(e, "grid: n%c=%lld is out of range (1..%lld)", "xyz"[i],
-                               (long long)d[i], (long long)FDT_DIM_MAX);
-    fdt_layout l;
-    return fdt_layout_make(p, 1, &l, e);
 }
 
 void fdt_problem_format(const fdt_problem *p, char *buf, size_t n)

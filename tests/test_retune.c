@@ -199,80 +199,80 @@ static int64_t best_eval(fdt_db *db, int64_t dev, const fdt_problem *p)
 
 /* ------------------------------------------------------------------ pure rules */
 
-static fdt_retune_timing tm(double median, double iqr)
+static fdt_decide_timing tm(double median, double iqr)
 {
-    fdt_retune_timing t = {median, median - iqr / 2, median + iqr / 2, NAN, NAN};
+    fdt_decide_timing t = {median, median - iqr / 2, median + iqr / 2, NAN, NAN};
     return t;
 }
 
 static void test_judge_threshold(void **state)
 {
     (void)state;
-    fdt_retune_timing stored = tm(1.0, 0.01);
+    fdt_decide_timing stored = tm(1.0, 0.01);
     struct {
         double now;
-        fdt_retune_verdict want;
+        fdt_decide_verdict want;
     } cases[] = {
-        {1.0, FDT_RETUNE_UNCHANGED},   {1.049, FDT_RETUNE_UNCHANGED},
-        {1.05, FDT_RETUNE_UNCHANGED},  /* "more than 5%": exactly 5% is not */
-        {1.051, FDT_RETUNE_REGRESSED}, {1.5, FDT_RETUNE_REGRESSED},
-        {0.951, FDT_RETUNE_UNCHANGED}, {0.949, FDT_RETUNE_IMPROVED},
-        {NAN, FDT_RETUNE_FAILED},      {0.0, FDT_RETUNE_FAILED},
+        {1.0, FDT_DECIDE_UNCHANGED},   {1.049, FDT_DECIDE_UNCHANGED},
+        {1.05, FDT_DECIDE_UNCHANGED},  /* "more than 5%": exactly 5% is not */
+        {1.051, FDT_DECIDE_REGRESSED}, {1.5, FDT_DECIDE_REGRESSED},
+        {0.951, FDT_DECIDE_UNCHANGED}, {0.949, FDT_DECIDE_IMPROVED},
+        {NAN, FDT_DECIDE_FAILED},      {0.0, FDT_DECIDE_FAILED},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fdt_retune_timing now = tm(cases[i].now, 0.01);
-        fdt_retune_verdict v = fdt_retune_judge(&stored, &now, 0.05);
+        fdt_decide_timing now = tm(cases[i].now, 0.01);
+        fdt_decide_verdict v = fdt_decide_judge(&stored, &now, 0.05);
         if (v != cases[i].want)
-            fail_msg("now %.3f: %s, want %s", cases[i].now, fdt_retune_verdict_name(v),
-                     fdt_retune_verdict_name(cases[i].want));
+            fail_msg("now %.3f: %s, want %s", cases[i].now, fdt_decide_verdict_name(v),
+                     fdt_decide_verdict_name(cases[i].want));
     }
     /* Another threshold moves the line. */
-    fdt_retune_timing now = tm(1.03, 0.01);
-    assert_int_equal(fdt_retune_judge(&stored, &now, 0.02), FDT_RETUNE_REGRESSED);
-    assert_int_equal(fdt_retune_judge(&stored, &now, 0.05), FDT_RETUNE_UNCHANGED);
-    assert_string_equal(fdt_retune_verdict_name(FDT_RETUNE_REGRESSED), "regressed");
+    fdt_decide_timing now = tm(1.03, 0.01);
+    assert_int_equal(fdt_decide_judge(&stored, &now, 0.02), FDT_DECIDE_REGRESSED);
+    assert_int_equal(fdt_decide_judge(&stored, &now, 0.05), FDT_DECIDE_UNCHANGED);
+    assert_string_equal(fdt_decide_verdict_name(FDT_DECIDE_REGRESSED), "regressed");
 }
 
 static void test_noise_rule(void **state)
 {
     (void)state;
     /* Interquartile ranges: the larger of the two counts. */
-    fdt_retune_timing old = tm(1.0, 0.02), cand;
-    assert_true(fabs(fdt_retune_noise(&old) - 0.02) < 1e-12);
+    fdt_decide_timing old = tm(1.0, 0.02), cand;
+    assert_true(fabs(fdt_decide_noise(&old) - 0.02) < 1e-12);
     cand = tm(0.985, 0.002);
-    assert_int_equal(fdt_retune_beats(&old, &cand), 0); /* 1.5% faster, noise 2% */
+    assert_int_equal(fdt_decide_beats(&old, &cand), 0); /* 1.5% faster, noise 2% */
     cand = tm(0.975, 0.002);
-    assert_int_equal(fdt_retune_beats(&old, &cand), 1);
+    assert_int_equal(fdt_decide_beats(&old, &cand), 1);
     old = tm(1.0, 0.002);
     cand = tm(0.975, 0.05); /* the candidate's own noise counts too */
-    assert_int_equal(fdt_retune_beats(&old, &cand), 0);
+    assert_int_equal(fdt_decide_beats(&old, &cand), 0);
     cand = tm(0.94, 0.05);
-    assert_int_equal(fdt_retune_beats(&old, &cand), 1);
+    assert_int_equal(fdt_decide_beats(&old, &cand), 1);
     /* A floor of 0.5% of the median, however tight the quartiles. */
     old = tm(1.0, 0.0);
-    assert_true(fabs(fdt_retune_noise(&old) - 0.005) < 1e-12);
+    assert_true(fabs(fdt_decide_noise(&old) - 0.005) < 1e-12);
     cand = tm(0.996, 0.0);
-    assert_int_equal(fdt_retune_beats(&old, &cand), 0);
+    assert_int_equal(fdt_decide_beats(&old, &cand), 0);
     cand = tm(0.99, 0.0);
-    assert_int_equal(fdt_retune_beats(&old, &cand), 1);
+    assert_int_equal(fdt_decide_beats(&old, &cand), 1);
     /* Without quartiles, min..max. */
-    fdt_retune_timing mm = {1.0, NAN, NAN, 0.97, 1.06};
-    assert_true(fabs(fdt_retune_noise(&mm) - 0.09) < 1e-12);
+    fdt_decide_timing mm = {1.0, NAN, NAN, 0.97, 1.06};
+    assert_true(fabs(fdt_decide_noise(&mm) - 0.09) < 1e-12);
     cand = tm(0.92, 0.0);
-    assert_int_equal(fdt_retune_beats(&mm, &cand), 0);
+    assert_int_equal(fdt_decide_beats(&mm, &cand), 0);
     cand = tm(0.90, 0.0);
-    assert_int_equal(fdt_retune_beats(&mm, &cand), 1);
+    assert_int_equal(fdt_decide_beats(&mm, &cand), 1);
     /* Failed measurements: never a winner, always beaten. */
-    fdt_retune_timing failed = tm(NAN, 0);
-    assert_int_equal(fdt_retune_beats(&old, &failed), 0);
-    assert_int_equal(fdt_retune_beats(&failed, &old), 1);
+    fdt_decide_timing failed = tm(NAN, 0);
+    assert_int_equal(fdt_decide_beats(&old, &failed), 0);
+    assert_int_equal(fdt_decide_beats(&failed, &old), 1);
     /* From a database row: only an ok row has a median. */
     fdt_db_eval ev = timed(1, 1, "bx=32", 2.0, 0.04);
-    fdt_retune_timing t;
-    fdt_retune_timing_of(&ev, &t);
+    fdt_decide_timing t;
+    fdt_decide_timing_of(&ev, &t);
     assert_true(t.median_ms == 2.0 && fabs(t.q3_ms - t.q1_ms - 0.04) < 1e-12);
     ev.status = FDT_DB_CRASHED;
-    fdt_retune_timing_of(&ev, &t);
+    fdt_decide_timing_of(&ev, &t);
     assert_true(isnan(t.median_ms));
 }
 
@@ -282,40 +282,40 @@ static void test_env_diff(void **state)
     fdt_db_env a = {0, "580.65.06", "13.0", "13.0.48", "0.1.0", "gen-aaaa"};
     fdt_db_env b = a;
     char buf[512];
-    assert_int_equal(fdt_retune_env_diff(&a, &b, buf, sizeof buf), 0u);
+    assert_int_equal(fdt_decide_env_diff(&a, &b, buf, sizeof buf), 0u);
     assert_string_equal(buf, "");
     struct {
         size_t off;
         unsigned bit;
         const char *name;
     } fields[] = {
-        {offsetof(fdt_db_env, driver), FDT_RETUNE_ENV_DRIVER, "driver"},
-        {offsetof(fdt_db_env, runtime), FDT_RETUNE_ENV_RUNTIME, "runtime"},
-        {offsetof(fdt_db_env, compiler), FDT_RETUNE_ENV_COMPILER, "compiler"},
-        {offsetof(fdt_db_env, fdtune_version), FDT_RETUNE_ENV_FDTUNE, "fdtune"},
-        {offsetof(fdt_db_env, generator), FDT_RETUNE_ENV_GENERATOR, "generator"},
+        {offsetof(fdt_db_env, driver), FDT_DECIDE_ENV_DRIVER, "driver"},
+        {offsetof(fdt_db_env, runtime), FDT_DECIDE_ENV_RUNTIME, "runtime"},
+        {offsetof(fdt_db_env, compiler), FDT_DECIDE_ENV_COMPILER, "compiler"},
+        {offsetof(fdt_db_env, fdtune_version), FDT_DECIDE_ENV_FDTUNE, "fdtune"},
+        {offsetof(fdt_db_env, generator), FDT_DECIDE_ENV_GENERATOR, "generator"},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         b = a;
         char *f = (char *)&b + fields[i].off;
         const char *was = (const char *)&a + fields[i].off;
         snprintf(f, 16, "new-%zu", i);
-        unsigned m = fdt_retune_env_diff(&a, &b, buf, sizeof buf);
+        unsigned m = fdt_decide_env_diff(&a, &b, buf, sizeof buf);
         if (m != fields[i].bit)
             fail_msg("%s changed: mask 0x%x, want 0x%x", fields[i].name, m, fields[i].bit);
         char want[128];
         snprintf(want, sizeof want, "%s %s -> new-%zu", fields[i].name, was, i);
         assert_string_equal(buf, want);
-        assert_string_equal(fdt_retune_env_field(fields[i].bit), fields[i].name);
+        assert_string_equal(fdt_decide_env_field(fields[i].bit), fields[i].name);
     }
     /* Several at once, in field order; an empty value reads "(none)"; NULL buffer is fine. */
     b = a;
     snprintf(b.driver, sizeof b.driver, "590.10");
     snprintf(b.compiler, sizeof b.compiler, "%s", "");
-    unsigned m = fdt_retune_env_diff(&a, &b, buf, sizeof buf);
-    assert_int_equal(m, FDT_RETUNE_ENV_DRIVER | FDT_RETUNE_ENV_COMPILER);
+    unsigned m = fdt_decide_env_diff(&a, &b, buf, sizeof buf);
+    assert_int_equal(m, FDT_DECIDE_ENV_DRIVER | FDT_DECIDE_ENV_COMPILER);
     assert_string_equal(buf, "driver 580.65.06 -> 590.10, compiler 13.0.48 -> (none)");
-    assert_int_equal(fdt_retune_env_diff(&a, &b, NULL, 0), m);
+    assert_int_equal(fdt_decide_env_diff(&a, &b, NULL, 0), m);
 }
 
 static void test_cutoff(void **state)
@@ -610,8 +610,8 @@ static void test_steady_and_noise(void **state)
     assert_int_equal(n.out.regressed, 0);
     assert_int_equal(n.out.research, 0);
     assert_int_equal(n.out.ncheck, 3);
-    assert_int_equal(n.out.check[0].verdict, FDT_RETUNE_UNCHANGED);
-    assert_int_equal(n.out.check[2].verdict, FDT_RETUNE_UNCHANGED); /* +0.95% */
+    assert_int_equal(n.out.check[0].verdict, FDT_DECIDE_UNCHANGED);
+    assert_int_equal(n.out.check[2].verdict, FDT_DECIDE_UNCHANGED); /* +0.95% */
     assert_true(fabs(n.out.check[1].change - (0.995 / 1.02 - 1)) < 1e-12);
     conclude(&n, 0.05);
     assert_int_equal(n.out.action, FDT_RETUNE_ADOPTED);
@@ -635,7 +635,7 @@ static void test_steady_and_noise(void **state)
     tonight(&n, "580.65.06");
     assert_true(n.it->cand[1].ev.time_ms == 0.995);
     measure(&n, (double[]){1.00, 0.94, 1.05}, 0.05, 0);
-    assert_int_equal(n.out.check[1].verdict, FDT_RETUNE_IMPROVED);
+    assert_int_equal(n.out.check[1].verdict, FDT_DECIDE_IMPROVED);
     conclude(&n, 0.05);
     assert_int_equal(n.out.action, FDT_RETUNE_REPLACED);
     assert_string_equal(n.out.best_config, "bx=128");
@@ -659,7 +659,7 @@ static void test_env_change(void **state)
     history(&n, "env.db");
     tonight(&n, "590.10");
     measure(&n, (double[]){1.02, 1.03, 1.06}, 0.05, 0);
-    assert_int_equal(n.out.env_changed, FDT_RETUNE_ENV_DRIVER);
+    assert_int_equal(n.out.env_changed, FDT_DECIDE_ENV_DRIVER);
     assert_string_equal(n.out.env_diff, "driver 580.65.06 -> 590.10");
     assert_int_equal(n.out.regressed, 0);
     assert_int_equal(n.out.research, 1);
@@ -690,7 +690,7 @@ static void test_regression_recovered(void **state)
     history(&n, "recovered.db");
     tonight(&n, "580.65.06");
     measure(&n, (double[]){1.10, 1.12, 1.15}, 0.05, 0);
-    assert_int_equal(n.out.check[0].verdict, FDT_RETUNE_REGRESSED);
+    assert_int_equal(n.out.check[0].verdict, FDT_DECIDE_REGRESSED);
     assert_int_equal(n.out.regressed, 1);
     assert_int_equal(n.out.research, 1);
     const char *cfg[] = {"nw=32", "tile=2"};
@@ -743,7 +743,7 @@ static void test_best_fails(void **state)
     history(&n, "fails.db");
     tonight(&n, "580.65.06");
     measure(&n, (double[]){NAN, 1.03, 1.06}, 0.05, 0);
-    assert_int_equal(n.out.check[0].verdict, FDT_RETUNE_FAILED);
+    assert_int_equal(n.out.check[0].verdict, FDT_DECIDE_FAILED);
     assert_has(n.out.check[0].message, "wrong");
     assert_true(isnan(n.out.check[0].change));
     assert_int_equal(n.out.regressed, 1);

@@ -16,68 +16,12 @@
 #include "fdt_db.h"
 #include "fdt_eval.h"
 #include "fdt_recipe.h"
+#include "fdt_decide.h"
 #include "fdt_tune.h"
 
 #define FDT_RETUNE_TOP 3            /* configs measured again per problem: best + runners-up */
 #define FDT_RETUNE_THRESHOLD 0.05   /* default regression threshold (fraction of the median) */
 #define FDT_RETUNE_BUDGET 100       /* default evaluations of a re-search */
-/* The smallest noise credited to a median, as a fraction of it: the timing loop stops when
- * the median moves less than 0.5% (fdt_timing_opts_default), so no median is known better. */
-#define FDT_RETUNE_NOISE_FLOOR 0.005
-
-/* ------------------------------------------------------------------ timing rules (pure) */
-
-/* The part of an evaluation the rules look at. Unknown values are NaN. */
-typedef struct fdt_retune_timing {
-    double median_ms;          /* NaN or <= 0: the measurement failed */
-    double q1_ms, q3_ms;
-    double min_ms, max_ms;
-} fdt_retune_timing;
-
-/* From a database row; an evaluation that is not ok gets a NaN median. */
-void fdt_retune_timing_of(const fdt_db_eval *ev, fdt_retune_timing *t);
-
-/* The noise of a median: the interquartile range when both quartiles are known, else the
- * min-max range, never below FDT_RETUNE_NOISE_FLOOR of the median. */
-double fdt_retune_noise(const fdt_retune_timing *t);
-
-/* 1 when cand is faster than old beyond the noise of both:
- * cand.median < old.median - max(noise(old), noise(cand)). A failed cand never beats; any ok
- * cand beats a failed old. */
-int fdt_retune_beats(const fdt_retune_timing *old, const fdt_retune_timing *cand);
-
-typedef enum {
-    FDT_RETUNE_UNCHANGED, /* within the threshold of the stored median */
-    FDT_RETUNE_REGRESSED, /* slower than stored by more than the threshold */
-    FDT_RETUNE_IMPROVED,  /* faster than stored by more than the threshold */
-    FDT_RETUNE_FAILED,    /* the measurement now is not ok (wrong, crashed, ...) */
-} fdt_retune_verdict;
-
-const char *fdt_retune_verdict_name(fdt_retune_verdict v); /* "unchanged", ... */
-
-/* stored: the median in the database; now: the one just measured; threshold: a fraction
- * (0.05 = 5%). Regressed when now > stored * (1 + threshold), improved when
- * now < stored * (1 - threshold). */
-fdt_retune_verdict fdt_retune_judge(const fdt_retune_timing *stored,
-                                    const fdt_retune_timing *now, double threshold);
-
-/* ------------------------------------------------------------------ environment (pure) */
-
-enum {
-    FDT_RETUNE_ENV_DRIVER = 1u << 0,
-    FDT_RETUNE_ENV_RUNTIME = 1u << 1,
-    FDT_RETUNE_ENV_COMPILER = 1u << 2,
-    FDT_RETUNE_ENV_FDTUNE = 1u << 3,
-    FDT_RETUNE_ENV_GENERATOR = 1u << 4,
-};
-
-/* The fields of `now` that differ from `stored`, as FDT_RETUNE_ENV_* bits; buf (may be NULL)
- * gets "driver 580.65.06 -> 590.10, compiler 13.0.48 -> 13.1.80", "" when none differ. */
-unsigned fdt_retune_env_diff(const fdt_db_env *stored, const fdt_db_env *now, char *buf,
-                             size_t n);
-/* "driver", "runtime", "compiler", "fdtune", "generator" for one bit; "?" otherwise. */
-const char *fdt_retune_env_field(unsigned bit);
-
 /* The --since cutoff: `now` minus seconds as ISO-8601 UTC ("2025-01-02T03:04:05.000Z"),
  * the format of the database's timestamps, which compare as text. */
 void fdt_retune_cutoff(time_t now, double seconds, char *buf, size_t n);
@@ -134,8 +78,8 @@ typedef struct fdt_retune_check {
     char config[256];
     int64_t stored_eval_id, eval_id;  /* eval_id: the new measurement (0: none stored) */
     fdt_db_status status;             /* of the new measurement */
-    fdt_retune_timing stored, now;
-    fdt_retune_verdict verdict;
+    fdt_decide_timing stored, now;
+    fdt_decide_verdict verdict;
     double change;                    /* now / stored - 1; NaN when it failed */
     char message[256];                /* why it failed */
 } fdt_retune_check;
@@ -153,7 +97,7 @@ const char *fdt_retune_action_name(fdt_retune_action a); /* "kept", "adopted", .
 typedef struct fdt_retune_outcome {
     int ncheck;
     fdt_retune_check check[FDT_RETUNE_TOP]; /* [0]: the stored best */
-    unsigned env_changed;      /* FDT_RETUNE_ENV_* against the stored best's environment */
+    unsigned env_changed;      /* FDT_DECIDE_ENV_* against the stored best's environment */
     char env_diff[512];
     int forced;                /* --force-env-change: treated as an environment change */
     int regressed;             /* the best is slower beyond the threshold, or fails now */
@@ -168,7 +112,7 @@ typedef struct fdt_retune_outcome {
     char reason[128];          /* recorded with the decision */
     int64_t best_eval_id;      /* the best after this retune */
     char best_config[256];
-    fdt_retune_timing best;
+    fdt_decide_timing best;
     double fastest_ms;         /* fastest verified today (re-measure or re-search); NaN: none */
     int recovered;             /* regressed, and a config within the threshold of the stored
                                   median was found today */
@@ -187,7 +131,7 @@ void fdt_retune_assess(const fdt_retune_item *it, const fdt_db_eval *measured, i
  * of today's runs (run_ids) is compared with the stored best's re-measurement, and the
  * decision for (device_id, problem) is recorded when it changes:
  *   - the best failed today: the fastest ok result replaces it;
- *   - another config beats its re-measurement beyond noise (fdt_retune_beats): replaced;
+ *   - another config beats its re-measurement beyond noise (fdt_decide_beats): replaced;
  *   - environment changed, regression, forced, or measured on another GPU: the decision
  *     moves to today's measurement of the same config (so tomorrow compares with today);
  *   - no decision yet: the stored best is recorded as it is (adopted);

@@ -1,8 +1,8 @@
-/* Re-tuning what the database holds: the rules (noise, regression, environment change), the
- * plan of (device, problem) pairs to revisit, the verdict after measuring again and the
- * decision that follows, the GPU part that measures and re-searches, and the lock that keeps
- * two retunes off one database. The rules are pure and the plan and the conclusion talk only
- * to the database, so all of it but fdt_retune_problem is tested without a GPU. */
+/* Re-tuning what the database holds: the plan of (device, problem) pairs to revisit, the
+ * verdict after measuring again and the decision that follows (by the rules of decide.c), the
+ * GPU part that measures and re-searches, and the lock that keeps two retunes off one
+ * database. The plan and the conclusion talk only to the database, so all of it but
+ * fdt_retune_problem is tested without a GPU. */
 #include "fdt_retune.h"
 
 #include <errno.h>
@@ -12,101 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---------------------------------------------------------------- timing rules */
-
-static int ok_median(double ms) { return isfinite(ms) && ms > 0; }
-
-void fdt_retune_timing_of(const fdt_db_eval *ev, fdt_retune_timing *t)
-{
-    int ok = ev->status == FDT_DB_OK;
-    t->median_ms = ok ? ev->time_ms : NAN;
-    t->q1_ms = ok ? ev->time_q1_ms : NAN;
-    t->q3_ms = ok ? ev->time_q3_ms : NAN;
-    t->min_ms = ok ? ev->time_min_ms : NAN;
-    t->max_ms = ok ? ev->time_max_ms : NAN;
-}
-
-double fdt_retune_noise(const fdt_retune_timing *t)
-{
-    if (!ok_median(t->median_ms))
-        return 0;
-    double floor = FDT_RETUNE_NOISE_FLOOR * t->median_ms, spread = 0;
-    /* The quartiles describe the bulk of the samples; min and max only when there are no
-     * quartiles (older rows), since one stray launch stretches them. */
-    if (isfinite(t->q1_ms) && isfinite(t->q3_ms) && t->q3_ms >= t->q1_ms)
-        spread = t->q3_ms - t->q1_ms;
-    else if (isfinite(t->min_ms) && isfinite(t->max_ms) && t->max_ms >= t->min_ms)
-        spread = t->max_ms - t->min_ms;
-    return spread > floor ? spread : floor;
-}
-
-int fdt_retune_beats(const fdt_retune_timing *old, const fdt_retune_timing *cand)
-{
-    if (!ok_median(cand->median_ms))
-        return 0;
-    if (!ok_median(old->median_ms))
-        return 1;
-    double a = fdt_retune_noise(old), b = fdt_retune_noise(cand);
-    return cand->median_ms < old->median_ms - (a > b ? a : b);
-}
-
-const char *fdt_retune_verdict_name(fdt_retune_verdict v)
-{
-    static const char *const names[] = {"unchanged", "regressed", "improved", "failed"};
-    return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "?";
-}
-
-fdt_retune_verdict fdt_retune_judge(const fdt_retune_timing *stored,
-                                    const fdt_retune_timing *now, double threshold)
-{
-    if (!ok_median(now->median_ms))
-        return FDT_RETUNE_FAILED;
-    if (!ok_median(stored->median_ms))
-        return FDT_RETUNE_UNCHANGED; /* nothing to compare with: not a regression */
-    if (now->median_ms > stored->median_ms * (1 + threshold))
-        return FDT_RETUNE_REGRESSED;
-    if (now->median_ms < stored->median_ms * (1 - threshold))
-        return FDT_RETUNE_IMPROVED;
-    return FDT_RETUNE_UNCHANGED;
-}
-
-/* ---------------------------------------------------------------- environment */
-
-const char *fdt_retune_env_field(unsigned bit)
-{
-    switch (bit) {
-    case FDT_RETUNE_ENV_DRIVER: return "driver";
-    case FDT_RETUNE_ENV_RUNTIME: return "runtime";
-    case FDT_RETUNE_ENV_COMPILER: return "compiler";
-    case FDT_RETUNE_ENV_FDTUNE: return "fdtune";
-    case FDT_RETUNE_ENV_GENERATOR: return "generator";
-    default: return "?";
-    }
-}
-
-unsigned fdt_retune_env_diff(const fdt_db_env *stored, const fdt_db_env *now, char *buf,
-                             size_t n)
-{
-    const char *was[] = {stored->driver, stored->runtime, stored->compiler,
-                         stored->fdtune_version, stored->generator};
-    const char *is[] = {now->driver, now->runtime, now->compiler, now->fdtune_version,
-                        now->generator};
-    unsigned mask = 0;
-    fdt_sb b;
-    fdt_sb_init(&b);
-    for (int i = 0; i < 5; i++) {
-        if (!strcmp(was[i], is[i]))
-            continue;
-        mask |= 1u << i;
-        fdt_sb_printf(&b, "%s%s %s -> %s", b.len ? ", " : "", fdt_retune_env_field(1u << i),
-                      *was[i] ? was[i] : "(none)", *is[i] ? is[i] : "(none)");
-    }
-    if (buf && n)
-        snprintf(buf, n, "%s", fdt_sb_str(&b));
-    fdt_sb_free(&b);
-    return mask;
-}
 
 void fdt_retune_cutoff(time_t now, double seconds, char *buf, size_t n)
 {
@@ -296,10 +201,10 @@ void fdt_retune_assess(const fdt_retune_item *it, const fdt_db_eval *measured, i
         c->stored_eval_id = it->cand[i].ev.id;
         c->eval_id = m->id;
         c->status = m->status;
-        fdt_retune_timing_of(&it->cand[i].ev, &c->stored);
-        fdt_retune_timing_of(m, &c->now);
-        c->verdict = fdt_retune_judge(&c->stored, &c->now, threshold);
-        c->change = c->verdict == FDT_RETUNE_FAILED ? NAN
+        fdt_decide_timing_of(&it->cand[i].ev, &c->stored);
+        fdt_decide_timing_of(m, &c->now);
+        c->verdict = fdt_decide_judge(&c->stored, &c->now, threshold);
+        c->change = c->verdict == FDT_DECIDE_FAILED ? NAN
                                                     : c->now.median_ms / c->stored.median_ms - 1;
         if (m->status != FDT_DB_OK)
             snprintf(c->message, sizeof c->message, "%s%s%s", fdt_db_status_name(m->status),
@@ -307,17 +212,17 @@ void fdt_retune_assess(const fdt_retune_item *it, const fdt_db_eval *measured, i
     }
     out->ncheck = n;
     if (it->ncand > 0)
-        out->env_changed = fdt_retune_env_diff(&it->cand[0].env, now, out->env_diff,
+        out->env_changed = fdt_decide_env_diff(&it->cand[0].env, now, out->env_diff,
                                                sizeof out->env_diff);
     out->forced = force_env != 0;
     /* A best that was not measured at all counts as failed: nothing vouches for it today. */
-    out->regressed = n == 0 || out->check[0].verdict == FDT_RETUNE_REGRESSED ||
-                     out->check[0].verdict == FDT_RETUNE_FAILED;
+    out->regressed = n == 0 || out->check[0].verdict == FDT_DECIDE_REGRESSED ||
+                     out->check[0].verdict == FDT_DECIDE_FAILED;
     out->research = out->env_changed || out->forced || out->regressed;
     if (it->ncand > 0) {
         out->best_eval_id = it->cand[0].ev.id;
         snprintf(out->best_config, sizeof out->best_config, "%s", it->cand[0].ev.config);
-        fdt_retune_timing_of(&it->cand[0].ev, &out->best);
+        fdt_decide_timing_of(&it->cand[0].ev, &out->best);
     }
 }
 
@@ -347,13 +252,13 @@ int fdt_retune_conclude(fdt_db *db, const fdt_retune_item *it, int64_t device_id
         }
     }
     const fdt_db_row *stored = &it->cand[0];
-    fdt_retune_timing ts, tx;
-    fdt_retune_timing_of(&stored->ev, &ts);
+    fdt_decide_timing ts, tx;
+    fdt_decide_timing_of(&stored->ev, &ts);
     if (have_x) {
-        fdt_retune_timing_of(&x->ev, &tx);
+        fdt_decide_timing_of(&x->ev, &tx);
         out->fastest_ms = x->ev.time_ms;
     }
-    out->recovered = out->regressed && have_x && ok_median(ts.median_ms) &&
+    out->recovered = out->regressed && have_x && fdt_decide_ok(&ts) &&
                      x->ev.time_ms <= ts.median_ms * (1 + threshold);
 
     /* Is there a decision for the GPU that measured today, and which? */
@@ -375,7 +280,7 @@ int fdt_retune_conclude(fdt_db *db, const fdt_retune_item *it, int64_t device_id
     int m_ok = m && m->status == FDT_DB_OK && m->eval_id > 0;
     int64_t pick = 0;
     const char *cfg = stored->ev.config;
-    fdt_retune_timing tp = ts;
+    fdt_decide_timing tp = ts;
     if (!have_x) {
         out->action = FDT_RETUNE_LOST;
         snprintf(out->reason, sizeof out->reason, "no verified config today");
@@ -384,7 +289,7 @@ int fdt_retune_conclude(fdt_db *db, const fdt_retune_item *it, int64_t device_id
         out->action = FDT_RETUNE_REPLACED;
         snprintf(out->reason, sizeof out->reason, "retune: the best %s today",
                  m ? fdt_db_status_name(m->status) : "was not measured");
-    } else if (strcmp(x->ev.config, stored->ev.config) != 0 && fdt_retune_beats(&m->now, &tx)) {
+    } else if (strcmp(x->ev.config, stored->ev.config) != 0 && fdt_decide_beats(&m->now, &tx)) {
         pick = x->ev.id;
         out->action = FDT_RETUNE_REPLACED;
         snprintf(out->reason, sizeof out->reason, "retune: faster beyond noise");

@@ -5,7 +5,7 @@
  * Each candidate gets a cheap probe; one within `full_within` of the best so far gets a full
  * sample. Every outcome is a database row written as soon as it exists. */
 #include "fdt_tune.h"
-#include "fdt_retune.h"
+#include "fdt_decide.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -184,7 +184,7 @@ static int take_best(void *ctx, const fdt_db_row *row)
 
 /* Records the best decision of (device, problem) at the end of a problem. This run's fastest
  * verified result replaces the current best only when it is faster beyond the noise of both
- * (fdt_retune_beats), so a rerun that is faster by noise alone never moves the best. With no
+ * (fdt_decide_beats), so a rerun that is faster by noise alone never moves the best. With no
  * decision yet, the current best (the smallest median: what queries answered so far) is
  * recorded unless this run beat it. */
 static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_id, fdt_err *e)
@@ -199,10 +199,10 @@ static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_
     int64_t pick = 0;
     const char *why = "tune: first decision";
     if (run.have && cur.have && run.row.ev.id != cur.row.ev.id) {
-        fdt_retune_timing tc, tr;
-        fdt_retune_timing_of(&cur.row.ev, &tc);
-        fdt_retune_timing_of(&run.row.ev, &tr);
-        if (fdt_retune_beats(&tc, &tr)) {
+        fdt_decide_timing tc, tr;
+        fdt_decide_timing_of(&cur.row.ev, &tc);
+        fdt_decide_timing_of(&run.row.ev, &tr);
+        if (fdt_decide_beats(&tc, &tr)) {
             pick = run.row.ev.id;
             why = "tune: faster beyond noise";
         }
