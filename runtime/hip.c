@@ -7,7 +7,11 @@
 #include "fdt_rt.h"
 #include "rt_internal.h"
 
-#include <amd_comgr.h>
+#if FDTUNE_COMGR_SUBDIR
+#include <amd_comgr/amd_comgr.h> /* ROCm >= 5.3 */
+#else
+#include <amd_comgr.h> /* ROCm <= 5.2, Debian 12 */
+#endif
 #include <dlfcn.h>
 #include <hip/hip_runtime_api.h>
 #include <hip/hiprtc.h>
