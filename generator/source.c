@@ -1,7 +1,10 @@
-/* Turns (problem, config) into HIP source: decides the template variables (radii per axis,
- * vector types, the block-index order, the kernel parameters), emits the stencil as one
- * expression with literal coefficients and symmetric pairs folded, and renders
- * templates/stencil.hip. Also renders the verification utilities of templates/util.hip. */
+/* Turns (problem, config) into HIP source: picks the kernel family from one table
+ * (fdt_gen_families: direct, window, tile, ring, each its own template that includes
+ * templates/prelude.hip), decides the template variables (the shared ones: radii per axis,
+ * vector types, the block-index order, the kernel parameters; then the family's own), emits
+ * the stencil as one expression with literal coefficients and symmetric pairs folded, and
+ * renders the family's template. Also renders the verification utilities of
+ * templates/util.hip. */
 #include "fdt_gen.h"
 #include "gen_internal.h"
 
@@ -151,11 +154,12 @@ static void emit_banner(const fdt_problem *p, const fdt_config *c, const fdt_lay
     fdt_sb_puts(b, ".\n");
 }
 
-typedef struct vars {
+struct fdt_tpl_vars {
     fdt_tpl_var v[64];
     size_t n;
     int full; /* a variable did not fit: rendering fails rather than miss it */
-} vars;
+};
+typedef fdt_tpl_vars vars;
 
 static void setv(vars *vs, const char *name, const char *fmt, ...) FDT_PRINTF(3, 4);
 static void setv(vars *vs, const char *name, const char *fmt, ...)
@@ -207,8 +211,145 @@ static int valid_name(const char *s)
     return 1;
 }
 
-int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
-                   const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e)
+/* The variables of the prelude and of every family's template: the banner, names, types,
+ * radii and block constants, the helpers' code (d2, load/put/store packing) and which of the
+ * optional helpers family f uses, the faults, the operator's axes, the kernel's parameters and
+ * its output. */
+static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_config *c,
+                       const fdt_layout *lay, const char *name, const fdt_gen_opts *opts,
+                       vars *vs, fdt_err *e)
+{
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    const int V = c->vec;
+    fdt_sb b;
+    fdt_sb_init(&b);
+    emit_banner(p, c, lay, opts->runtime_dims, &b);
+    setsb(vs, "BANNER", &b);
+    if (opts->runtime_dims)
+        setv(vs, "DIMS", "%s", "");
+    else
+        setv(vs, "DIMS",
+             "    // the grid this kernel was generated for\n"
+             "    constexpr int nx = %lld, ny = %lld, nz = %lld, line = %lld;\n"
+             "    constexpr long long slice = %lldLL;\n",
+             (long long)p->nx, (long long)p->ny, (long long)p->nz, (long long)lay->line,
+             (long long)lay->slice);
+    setv(vs, "NAME", "%s", name);
+    setv(vs, "NS", "%s_k", name);
+    setv(vs, "REAL", "%s", real_name(p->prec));
+    setv(vs, "REALV", "%s%d", real_name(p->prec), V);
+    setv(vs, "R", "%d", p->R);
+    setv(vs, "ORDER", "%d", 2 * p->R);
+    setv(vs, "RX", "%d", r[0]);
+    setv(vs, "RY", "%d", r[1]);
+    setv(vs, "RZ", "%d", r[2]);
+    setv(vs, "VEC", "%d", V);
+    setv(vs, "TILE", "%d", c->tile);
+    setv(vs, "BX", "%d", c->bx);
+    setv(vs, "BY", "%d", c->by);
+    setv(vs, "BZ", "%d", c->bz);
+    setv(vs, "HX", "%d", (r[0] + V - 1) / V * V);
+    setb(vs, "VECTOR", V > 1);
+    setb(vs, "SHARED", f->shared);
+    setb(vs, "ASYNC", f->async);
+    setb(vs, "NT", c->nt);
+    setb(vs, "HAS_X", r[0] > 0);
+    setb(vs, "HAS_Y", r[1] > 0);
+    setb(vs, "HAS_Z", r[2] > 0);
+    setb(vs, "HAS_XY", r[0] > 0 || r[1] > 0);
+    setb(vs, "WAVE", p->op == FDT_OP_WAVE);
+    setb(vs, "FAULT", c->fault >= FDT_FAULT_PLANE); /* coef is d2's */
+    setb(vs, "FAULT_PLANE", c->fault == FDT_FAULT_PLANE);
+    setb(vs, "FAULT_HALO", c->fault == FDT_FAULT_HALO);
+    setb(vs, "FAULT_OOB", c->fault == FDT_FAULT_OOB);
+    setb(vs, "FAULT_HANG", c->fault == FDT_FAULT_HANG);
+    static const char comp[] = "xyzw";
+    fdt_sb_init(&b);
+    for (int q = 0; q < V; q++)
+        fdt_sb_printf(&b, "%sd[%d] = t.%c;", q ? " " : "", q, comp[q]);
+    setsb(vs, "UNPACK", &b);
+    fdt_sb_init(&b);
+    for (int q = 0; q < V; q++)
+        fdt_sb_printf(&b, "%st.%c = v[%d];", q ? " " : "", comp[q], q);
+    setsb(vs, "PACK", &b);
+    if (c->lb)
+        setv(vs, "LAUNCH_BOUNDS", "__launch_bounds__(%d)\n", c->lb);
+    else
+        setv(vs, "LAUNCH_BOUNDS", "%s", "");
+    const char *o = fdt_orders[c->order];
+    static const char *axis_var[3] = {"bi", "bj", "bk"};
+    setv(vs, "BLOCK_INDEX",
+         "// grid index order %s: blockIdx.x walks %c, .y walks %c, .z walks %c\n"
+         "    const int %s = (int)blockIdx.x, %s = (int)blockIdx.y, %s = (int)blockIdx.z;",
+         o, o[0], o[1], o[2], axis_var[o[0] - 'x'], axis_var[o[1] - 'x'], axis_var[o[2] - 'x']);
+    fdt_sb_init(&b);
+    emit_params(p, opts->runtime_dims, &b);
+    setsb(vs, "PARAMS", &b);
+    fdt_sb_init(&b);
+    emit_combine(p, &b);
+    setsb(vs, "COMBINE", &b);
+    fdt_sb_init(&b);
+    int rc = emit_stencil(p, c, &b, e);
+    setsb(vs, "STENCIL", &b);
+    return rc;
+}
+
+/* direct: the centre value c is read by wave's update and by the z stencil (from the row
+ * loads; the windowed families take it from the window). */
+static void direct_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
+{
+    (void)c;
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    setb(vs, "NEED_C", p->op == FDT_OP_WAVE || r[2] > 0);
+}
+
+/* window, tile and ring: the register window's length and how far it loads ahead. */
+static void window_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
+{
+    (void)p;
+    setv(vs, "NW", "%d", c->nw);
+    setv(vs, "PF", "%d", c->pf);
+}
+
+/* ring: the window's, and the cache operator and L2 prefetch hint of its copies. */
+static void ring_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
+{
+    window_vars(p, c, vs);
+    /* 16-byte copies may bypass L1 (the ring is read from shared memory only) */
+    setv(vs, "CP_CACHE", "%s", c->vec * fdt_prec_size(p->prec) == 16 ? "cg" : "ca");
+    if (c->l2pf)
+        setv(vs, "CP_L2", ".L2::%dB", c->l2pf);
+    else
+        setv(vs, "CP_L2", "%s", "");
+}
+
+const fdt_gen_family fdt_gen_families[] = {
+    /* name, template, lds, window, shared (put), async (copy_async), variables */
+    {"direct", "direct.hip", 0, 0, 0, 0, direct_vars},
+    {"window", "window.hip", 0, 1, 0, 0, window_vars},
+    {"tile", "tile.hip", 1, 1, 1, 0, window_vars},
+    {"ring", "ring.hip", 2, 1, 1, 1, ring_vars},
+};
+const size_t fdt_gen_family_count = sizeof fdt_gen_families / sizeof fdt_gen_families[0];
+
+static int family_takes(const fdt_gen_family *f, const fdt_config *c)
+{
+    return c->lds == f->lds && (c->nw > 0) == f->window;
+}
+
+const fdt_gen_family *fdt_gen_family_of(const fdt_config *c, fdt_err *e)
+{
+    for (size_t i = 0; i < fdt_gen_family_count; i++)
+        if (family_takes(&fdt_gen_families[i], c))
+            return &fdt_gen_families[i];
+    fdt_err_set(e, "generator: no kernel family generates lds=%d with nw=%d", c->lds, c->nw);
+    return NULL;
+}
+
+int fdt_gen_family_source(const fdt_gen_family *f, const fdt_problem *p, const fdt_config *c,
+                          const char *name, const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e)
 {
     fdt_gen_opts defaults = {0};
     if (!opts)
@@ -217,6 +358,10 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
     if (fdt_problem_check(p, e) || fdt_config_check(p, c, e) ||
         fdt_layout_make(p, c->align, &lay, e))
         return -1;
+    if (!family_takes(f, c))
+        return fdt_err_set(e, "generator: kernel family %s (lds=%d, nw %s) does not generate "
+                              "lds=%d with nw=%d", f->name, f->lds, f->window ? ">= 1" : "= 0",
+                           c->lds, c->nw);
     char defname[96];
     if (!name) {
         fdt_gen_kernel_name(p, c, defname, sizeof defname);
@@ -225,109 +370,30 @@ int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
     if (!valid_name(name) || strlen(name) > 80)
         return fdt_err_set(e, "kernel name '%s': not a C identifier of at most 80 characters",
                            name);
-    const char *tpl = fdt_tpl_text("stencil.hip");
+    const char *tpl = fdt_tpl_text(f->tpl);
     if (!tpl)
-        return fdt_err_set(e, "generator: template stencil.hip is not embedded");
-    int r[3];
-    fdt_op_radii(p->op, p->R, r);
-    const int V = c->vec;
+        return fdt_err_set(e, "generator: template %s of kernel family %s is not embedded",
+                           f->tpl, f->name);
     vars vs = {.n = 0};
-    fdt_sb b;
-
-    fdt_sb_init(&b);
-    emit_banner(p, c, &lay, opts->runtime_dims, &b);
-    setsb(&vs, "BANNER", &b);
-    if (opts->runtime_dims)
-        setv(&vs, "DIMS", "%s", "");
-    else
-        setv(&vs, "DIMS",
-             "    // the grid this kernel was generated for\n"
-             "    constexpr int nx = %lld, ny = %lld, nz = %lld, line = %lld;\n"
-             "    constexpr long long slice = %lldLL;\n",
-             (long long)p->nx, (long long)p->ny, (long long)p->nz, (long long)lay.line,
-             (long long)lay.slice);
-    setv(&vs, "NAME", "%s", name);
-    setv(&vs, "NS", "%s_k", name);
-    setv(&vs, "REAL", "%s", real_name(p->prec));
-    setv(&vs, "REALV", "%s%d", real_name(p->prec), V);
-    setv(&vs, "R", "%d", p->R);
-    setv(&vs, "ORDER", "%d", 2 * p->R);
-    setv(&vs, "RX", "%d", r[0]);
-    setv(&vs, "RY", "%d", r[1]);
-    setv(&vs, "RZ", "%d", r[2]);
-    setv(&vs, "VEC", "%d", V);
-    setv(&vs, "TILE", "%d", c->tile);
-    setv(&vs, "NW", "%d", c->nw);
-    setv(&vs, "PF", "%d", c->pf);
-    setv(&vs, "BX", "%d", c->bx);
-    setv(&vs, "BY", "%d", c->by);
-    setv(&vs, "BZ", "%d", c->bz);
-    setv(&vs, "HX", "%d", (r[0] + V - 1) / V * V);
-    setb(&vs, "VECTOR", V > 1);
-    setb(&vs, "WINDOW", c->nw > 0);
-    setb(&vs, "LDS", c->lds == 1);
-    setb(&vs, "RING", c->lds == 2);
-    setb(&vs, "SHARED", c->lds != 0);
-    setb(&vs, "SHARE", c->lds == 2 && (r[0] > 0 || r[1] > 0)); /* halos: threads share */
-    setb(&vs, "REGWIN", c->nw > 0 && c->lds != 2);
-    /* where the window keeps the centre plane of output k (and its neighbour at z offset r):
-     * fixed slots for the register window, rotating ones (by the unrolled step u) for the
-     * ring's */
-    setv(&vs, "WC", "%s", c->lds == 2 ? "(u + U - RZ) % U" : "RZ");
-    setv(&vs, "WZ", "%s", c->lds == 2 ? "(u + U - RZ + r) % U" : "RZ + r");
-    /* 16-byte copies may bypass L1 (the ring is read from shared memory only) */
-    setv(&vs, "CP_CACHE", "%s", V * fdt_prec_size(p->prec) == 16 ? "cg" : "ca");
-    if (c->l2pf)
-        setv(&vs, "CP_L2", ".L2::%dB", c->l2pf);
-    else
-        setv(&vs, "CP_L2", "%s", "");
-    setb(&vs, "NT", c->nt);
-    setb(&vs, "HAS_X", r[0] > 0);
-    setb(&vs, "HAS_Y", r[1] > 0);
-    setb(&vs, "HAS_Z", r[2] > 0);
-    setb(&vs, "WAVE", p->op == FDT_OP_WAVE);
-    setb(&vs, "ROWLOOP", r[0] > 0 || r[1] > 0 || c->nw == 0);
-    setv(&vs, "READ_GUARD", "%s", c->lds ? "readx && t < nly" : "t < nly");
-    setb(&vs, "NEED_C", p->op == FDT_OP_WAVE || (r[2] > 0 && c->nw == 0));
-    setb(&vs, "FAULT_PLANE", c->fault == FDT_FAULT_PLANE);
-    setb(&vs, "FAULT_HALO", c->fault == FDT_FAULT_HALO);
-    setb(&vs, "FAULT_OOB", c->fault == FDT_FAULT_OOB);
-    setb(&vs, "FAULT_HANG", c->fault == FDT_FAULT_HANG);
-    static const char comp[] = "xyzw";
-    fdt_sb_init(&b);
-    for (int q = 0; q < V; q++)
-        fdt_sb_printf(&b, "%sd[%d] = t.%c;", q ? " " : "", q, comp[q]);
-    setsb(&vs, "UNPACK", &b);
-    fdt_sb_init(&b);
-    for (int q = 0; q < V; q++)
-        fdt_sb_printf(&b, "%st.%c = v[%d];", q ? " " : "", comp[q], q);
-    setsb(&vs, "PACK", &b);
-    if (c->lb)
-        setv(&vs, "LAUNCH_BOUNDS", "__launch_bounds__(%d)\n", c->lb);
-    else
-        setv(&vs, "LAUNCH_BOUNDS", "%s", "");
-    const char *o = fdt_orders[c->order];
-    static const char *axis_var[3] = {"bi", "bj", "bk"};
-    setv(&vs, "BLOCK_INDEX",
-         "// grid index order %s: blockIdx.x walks %c, .y walks %c, .z walks %c\n"
-         "    const int %s = (int)blockIdx.x, %s = (int)blockIdx.y, %s = (int)blockIdx.z;",
-         o, o[0], o[1], o[2], axis_var[o[0] - 'x'], axis_var[o[1] - 'x'], axis_var[o[2] - 'x']);
-    fdt_sb_init(&b);
-    emit_params(p, opts->runtime_dims, &b);
-    setsb(&vs, "PARAMS", &b);
-    fdt_sb_init(&b);
-    emit_combine(p, &b);
-    setsb(&vs, "COMBINE", &b);
-    fdt_sb_init(&b);
-    int rc = emit_stencil(p, c, &b, e);
-    setsb(&vs, "STENCIL", &b);
+    int rc = shared_vars(f, p, c, &lay, name, opts, &vs, e);
+    f->vars(p, c, &vs);
     if (rc == 0 && vs.full)
         rc = fdt_err_set(e, "generator: more template variables than the table holds (%zu)",
                          sizeof vs.v / sizeof vs.v[0]);
     if (rc == 0)
-        rc = fdt_tpl_render(tpl, "stencil.hip", vs.v, vs.n, out, e);
+        rc = fdt_tpl_render(tpl, f->tpl, vs.v, vs.n, out, e);
     free_vars(&vs);
     return rc;
+}
+
+int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
+                   const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e)
+{
+    /* the problem's and config's own errors come first (e.g. lds without nw) */
+    if (fdt_problem_check(p, e) || fdt_config_check(p, c, e))
+        return -1;
+    const fdt_gen_family *f = fdt_gen_family_of(c, e);
+    return f ? fdt_gen_family_source(f, p, c, name, opts, out, e) : -1;
 }
 
 int fdt_gen_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e)

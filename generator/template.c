@@ -1,12 +1,13 @@
-/* A deliberately small template engine: {{NAME}} substitution and whole-line #{if} blocks.
- * Conditionals are resolved here, so the emitted HIP source carries no dead branches and
- * reads like hand-written code. */
+/* A deliberately small template engine: {{NAME}} substitution, whole-line #{if} blocks and
+ * #{include} of another embedded template. Conditionals are resolved here, so the emitted HIP
+ * source carries no dead branches and reads like hand-written code. */
 #include "gen_internal.h"
 
 #include <ctype.h>
 #include <string.h>
 
 #define TPL_DEPTH 16
+#define TPL_INCLUDES 4 /* templates open at once: an include cycle stops here */
 
 static const fdt_tpl_var *lookup(const fdt_tpl_var *v, size_t n, const char *name, size_t len)
 {
@@ -18,7 +19,8 @@ static const fdt_tpl_var *lookup(const fdt_tpl_var *v, size_t n, const char *nam
 
 static int truthy(const char *s) { return s && *s && strcmp(s, "0") != 0; }
 
-/* Parses a directive body ("if NAME", "if !NAME", "else", "endif") at p (after "#{"). */
+/* Parses a directive body ("if NAME", "if !NAME", "else", "endif", "include NAME") at p
+ * (after "#{"). */
 static int directive(const char *p, const char *end, const char **kw, size_t *kwlen,
                      const char **arg, size_t *arglen)
 {
@@ -39,8 +41,35 @@ static int directive(const char *p, const char *end, const char **kw, size_t *kw
     return p < end && *p == '}' ? 0 : -1;
 }
 
+static int render(const char *tpl, const char *tpl_name, const fdt_tpl_var *vars, size_t nvars,
+                  int level, fdt_sb *out, fdt_err *e);
+
+/* #{include NAME} at line `line` of tpl_name: renders the embedded template NAME in place. */
+static int include(const char *arg, size_t arglen, const char *tpl_name, int line,
+                   const fdt_tpl_var *vars, size_t nvars, int level, fdt_sb *out, fdt_err *e)
+{
+    char name[64];
+    if (!arglen || arglen >= sizeof name)
+        return fdt_err_set(e, "template %s:%d: #{include} needs a template name", tpl_name, line);
+    memcpy(name, arg, arglen);
+    name[arglen] = 0;
+    const char *text = fdt_tpl_text(name);
+    if (!text)
+        return fdt_err_set(e, "template %s:%d: unknown template '%s'", tpl_name, line, name);
+    if (level == TPL_INCLUDES)
+        return fdt_err_set(e, "template %s:%d: #{include %s} nested too deeply (a cycle?)",
+                           tpl_name, line, name);
+    return render(text, name, vars, nvars, level + 1, out, e);
+}
+
 int fdt_tpl_render(const char *tpl, const char *tpl_name, const fdt_tpl_var *vars, size_t nvars,
                    fdt_sb *out, fdt_err *e)
+{
+    return render(tpl, tpl_name, vars, nvars, 0, out, e);
+}
+
+static int render(const char *tpl, const char *tpl_name, const fdt_tpl_var *vars, size_t nvars,
+                  int level, fdt_sb *out, fdt_err *e)
 {
     int active[TPL_DEPTH + 1], taken[TPL_DEPTH + 1], depth = 0, line = 0;
     active[0] = 1;
@@ -81,6 +110,10 @@ int fdt_tpl_render(const char *tpl, const char *tpl_name, const fdt_tpl_var *var
                     return fdt_err_set(e, "template %s:%d: #{endif} without #{if}", tpl_name,
                                        line);
                 depth--;
+            } else if (kwlen == 7 && !strncmp(kw, "include", 7)) {
+                if (active[depth] &&
+                    include(arg, arglen, tpl_name, line, vars, nvars, level, out, e))
+                    return -1;
             } else {
                 return fdt_err_set(e, "template %s:%d: unknown directive '%.*s'", tpl_name, line,
                                    (int)kwlen, kw);

@@ -1,5 +1,5 @@
 {{BANNER}}
-#include <hip/hip_runtime.h>
+#{include header.hip}
 
 namespace fdt_util_{{PREC}} {
 
