@@ -126,6 +126,12 @@ int fdt_recipe_default_config(fdt_recipe *r, const fdt_problem *p, const fdt_rec
 
 /* ------------------------------------------------------------------ finding files */
 
+/* The search path is the directories of FDTUNE_RECIPES (colon-separated), then the caller's
+ * directories, which fdtune takes from here: <directory of the running program>/../share/
+ * fdtune/recipes (the installed recipes), then the source tree's recipes/. Fills dirs with
+ * pointers into store and returns how many (at most max). */
+int fdt_recipe_install_dirs(const char **dirs, int max, char *store, size_t n);
+
 /* Finds `file` (e.g. "gpus.lua") in the directories of FDTUNE_RECIPES (colon-separated),
  * then in dirs (e.g. <exe dir>/../share/fdtune/recipes and the source tree's recipes/). */
 int fdt_recipe_find_file(const char *file, const char *const *dirs, int ndirs, char *path,

@@ -1,5 +1,5 @@
 /* Private state of a loaded recipe, shared by recipe.c (loading, directives), recipe_space.c
- * (enumeration, checks) and recipe_find.c. */
+ * (enumeration, checks), recipe_path.c (the search path) and recipe_find.c. */
 #ifndef FDT_RECIPE_INTERNAL_H
 #define FDT_RECIPE_INTERNAL_H
 
@@ -11,6 +11,8 @@
 #define RECIPE_MAX_PARAMS 32
 /* Walking more points than this is not a search any strategy can afford. */
 #define RECIPE_MAX_SPACE 10000000ULL
+/* Directories of the search path (FDTUNE_RECIPES entries and the caller's together). */
+#define RECIPE_MAX_DIRS 32
 
 typedef struct recipe_param {
     const fdt_param_info *pi;
@@ -63,5 +65,17 @@ int fdt_recipe_check_value(lua_State *L, int idx, const fdt_param_info *pi, int 
 void fdt_recipe_push_value(lua_State *L, const fdt_param_info *pi, int v);
 /* Formats a parameter value for messages ("64", "yzx"). */
 void fdt_recipe_format_value(const fdt_param_info *pi, int v, char *buf, size_t n);
+
+
+/* ---- the search path (recipe_path.c) ---- */
+
+/* The directories of FDTUNE_RECIPES (colon-separated; `store` holds the split copy), then
+ * dirs; at most RECIPE_MAX_DIRS. */
+int fdt_recipe_search_dirs(const char *const *dirs, int ndirs, const char **out, char *store,
+                           size_t storen);
+/* FDTUNE_RECIPES, then fdt_recipe_install_dirs: the whole search path. */
+int fdt_recipe_search_path(const char **out, char *store, size_t storen);
+/* "a, b, c" for messages ("no directory: set FDTUNE_RECIPES" when n is 0). */
+void fdt_recipe_dir_list(const char *const *dirs, int n, char *buf, size_t len);
 
 #endif
