@@ -1,7 +1,8 @@
 /* Where recipes come from: an explicit --recipe file, else the search path (recipe_path.c:
  * the directories of FDTUNE_RECIPES, then those the caller names, normally the installed
  * share/fdtune/recipes and the source tree). A directory serves an operator through <op>.lua
- * or through any recipe whose `ops {}` lists it (lap.lua also serves wave). */
+ * or through any recipe whose `ops {}` lists it (lap.lua also serves wave); only the
+ * directory's own *.lua files are recipes, so the modules in its lib/ never are. */
 #include "recipe_internal.h"
 
 #include <dirent.h>

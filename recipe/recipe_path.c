@@ -1,7 +1,7 @@
 /* The recipe search path, in one place: the directories of FDTUNE_RECIPES, then where fdtune
  * installs its recipes (<prefix>/share/fdtune/recipes, found next to the running program),
- * then the source tree's recipes/. The lookup of recipes and of gpus.lua (recipe_find.c)
- * walks it. */
+ * then the source tree's recipes/. The lookup of recipes and of gpus.lua (recipe_find.c) and
+ * the modules recipes include (recipe_include.c, from lib/ of each directory) all walk it. */
 #include "recipe_internal.h"
 
 #include <libgen.h>
