@@ -645,7 +645,8 @@ static int default_config(const fdt_problem *p, const fdt_recipe_device *dev, ch
                           size_t n, char *path, size_t pn, fdt_err *e)
 {
     const char *dirs[4];
-    int nd = recipe_dirs(dirs, 4);
+    char store[4400];
+    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
     fdt_config c;
     fdt_err fe;
     path[0] = 0;

@@ -1,46 +1,24 @@
 /* Finding things for commands that name a GPU, need recipes or read the database: the
- * recipe directories (installed share dir next to the binary, then the source tree), the
- * recipe of an operator, the GPU catalogue, resolving --gpu against the visible devices
- * through the catalogue, and the tuning database opened for reading. */
+ * recipe of an operator and the GPU catalogue (along the recipe search path, which
+ * recipe/recipe_path.c defines), resolving --gpu against the visible devices through the
+ * catalogue, and the tuning database opened for reading. */
 #include "cli.h"
 #include "fdt_eval.h"
 #include "fdt_db.h"
 #include "fdt_recipe.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef FDTUNE_SOURCE_DIR
-#define FDTUNE_SOURCE_DIR "."
-#endif
-
-int recipe_dirs(const char **dirs, int max)
-{
-    static char share[1100], src[1100];
-    int n = 0;
-    char exe[1024];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0 && n < max) {
-        exe[len] = 0;
-        snprintf(share, sizeof share, "%s/../share/fdtune/recipes", dirname(exe));
-        dirs[n++] = share;
-    }
-    if (n < max) {
-        snprintf(src, sizeof src, "%s/recipes", FDTUNE_SOURCE_DIR);
-        dirs[n++] = src;
-    }
-    return n;
-}
-
 int load_catalogue(fdt_catalogue **cat, fdt_err *e)
 {
     const char *dirs[4];
-    int nd = recipe_dirs(dirs, 4);
-    char path[1200];
+    char store[4400];
+    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
+    char path[4200];
     if (fdt_recipe_find_file("gpus.lua", dirs, nd, path, sizeof path, e))
         return fdt_err_wrap(e, "GPU catalogue");
     return fdt_catalogue_load(path, cat, e);
@@ -89,8 +67,9 @@ int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, in
 fdt_recipe *load_recipe(fdt_op op, const char *override)
 {
     const char *dirs[4];
-    int nd = recipe_dirs(dirs, 4);
-    char path[1200];
+    char store[4400];
+    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
+    char path[4200];
     fdt_err e;
     fdt_recipe *r = NULL;
     if (fdt_recipe_find_for_op(op, override, dirs, nd, path, sizeof path, &e) ||

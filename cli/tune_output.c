@@ -334,6 +334,7 @@ int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_re
             fdt_sb_puts(&b, first ? "{" : ", {");
             first = 0;
             json_kv_str(&b, "by", st.prune[i].name, 1);
+            json_kv_str(&b, "file", st.prune[i].file, 1);
             json_kv_int(&b, "line", st.prune[i].line, 1);
             json_kv_int(&b, "count", (long long)st.prune[i].count, 1);
             json_kv_str(&b, "example", st.prune[i].example, 0);
@@ -365,11 +366,15 @@ int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_re
                "strategy %s, budget %s\n",
                (unsigned long long)st.space, (unsigned long long)st.survivors,
                fdt_search_kind_name(k), bud);
-        for (int i = 0; i < st.nprune; i++)
-            if (st.prune[i].count)
-                printf("  pruned %8llu  %s%s%.0d: %s\n", (unsigned long long)st.prune[i].count,
-                       st.prune[i].name, st.prune[i].line ? " line " : "",
-                       st.prune[i].line, st.prune[i].example);
+        for (int i = 0; i < st.nprune; i++) {
+            const fdt_recipe_prune *pr = &st.prune[i];
+            char at[96] = "";
+            if (pr->line) /* the rule's own file: the recipe, or a module it includes */
+                snprintf(at, sizeof at, " (%s:%d)", pr->file, pr->line);
+            if (pr->count)
+                printf("  pruned %8llu  %s%s: %s\n", (unsigned long long)pr->count, pr->name, at,
+                       pr->example);
+        }
         printf("  not compiled here: configs that spill registers or exceed shared memory are "
                "pruned after compilation, during the run\n");
         if (shown) {

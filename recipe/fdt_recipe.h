@@ -48,15 +48,19 @@ typedef struct fdt_recipe_limits {
 
 void fdt_recipe_limits_default(fdt_recipe_limits *l);
 
-/* Loads and runs a recipe file; lim may be NULL (defaults). Errors read "file.lua:LINE: ...". */
+/* Loads and runs a recipe file; lim may be NULL (defaults). Errors read "file.lua:LINE: ...".
+ * `include "name"` finds lib/name.lua next to the file, then in lib/ of each directory of
+ * the search path (see fdt_recipe_install_dirs). */
 int fdt_recipe_load(const char *path, const fdt_recipe_limits *lim, fdt_recipe **out, fdt_err *e);
-/* Same from text; `name` is the file name used in messages and for the recipe name. */
+/* Same from text; `name` is the file name used in messages and for the recipe name. Text
+ * has no directory of its own: modules come from the search path only. */
 int fdt_recipe_load_text(const char *name, const char *text, size_t len,
                          const fdt_recipe_limits *lim, fdt_recipe **out, fdt_err *e);
 void fdt_recipe_free(fdt_recipe *r);
 
 /* Identity for the database: the name (`name "..."`, else the file stem), the path it was
- * loaded from ("" for text) and a hash of the file's bytes (16 hex digits). */
+ * loaded from ("" for text) and a hash of the file's bytes and of the modules it includes
+ * (16 hex digits; a recipe that includes nothing hashes its own bytes only). */
 const char *fdt_recipe_name(const fdt_recipe *r);
 const char *fdt_recipe_path(const fdt_recipe *r);
 const char *fdt_recipe_hash(const fdt_recipe *r);
@@ -79,7 +83,9 @@ void fdt_recipe_describe(const fdt_recipe *r, fdt_sb *out);
  * in order of first appearance. */
 typedef struct fdt_recipe_prune {
     char name[96];     /* constraint name, "derive lb: out of range", "generator: vec" */
-    int line;          /* line of the directive, 0 for the generator */
+    char file[64];     /* of the directive: the recipe or a module ("common.lua"); "" for
+                        * the generator */
+    int line;          /* line of the directive in that file, 0 for the generator */
     uint64_t count;
     char example[192]; /* the first reason given (constraint's reason, generator message) */
 } fdt_recipe_prune;
@@ -125,6 +131,12 @@ int fdt_recipe_default_config(fdt_recipe *r, const fdt_problem *p, const fdt_rec
                               fdt_config *c, fdt_err *e);
 
 /* ------------------------------------------------------------------ finding files */
+
+/* The search path is the directories of FDTUNE_RECIPES (colon-separated), then the caller's
+ * directories, which fdtune takes from here: <directory of the running program>/../share/
+ * fdtune/recipes (the installed recipes), then the source tree's recipes/. Fills dirs with
+ * pointers into store and returns how many (at most max). */
+int fdt_recipe_install_dirs(const char **dirs, int max, char *store, size_t n);
 
 /* Finds `file` (e.g. "gpus.lua") in the directories of FDTUNE_RECIPES (colon-separated),
  * then in dirs (e.g. <exe dir>/../share/fdtune/recipes and the source tree's recipes/). */

@@ -134,16 +134,58 @@ static void hook(lua_State *L, lua_Debug *ar)
     }
 }
 
-/* Whether msg already starts with "<chunk>:<digits>:". */
-static int has_position(const char *msg, const char *chunk)
+/* Past "<chunk>:<digits>" at the start of s, or NULL. */
+static const char *past_position(const char *s, const char *chunk)
 {
     size_t n = strlen(chunk);
-    if (strncmp(msg, chunk, n) != 0 || msg[n] != ':' || !isdigit((unsigned char)msg[n + 1]))
-        return 0;
-    const char *p = msg + n + 1;
+    if (strncmp(s, chunk, n) != 0 || s[n] != ':' || !isdigit((unsigned char)s[n + 1]))
+        return NULL;
+    const char *p = s + n + 1;
     while (isdigit((unsigned char)*p))
         p++;
-    return *p == ':';
+    return p;
+}
+
+/* Whether msg starts with "<chunk>:<digits>:". */
+static int has_position(const char *msg, const char *chunk)
+{
+    const char *p = past_position(msg, chunk);
+    return p && *p == ':';
+}
+
+/* The module that s ("common.lua:12: message" or "common.lua:12") is positioned in, -1 for
+ * none. */
+static int module_of(const fdt_luahost *h, const char *s)
+{
+    for (int i = 0; i < h->nmodules; i++) {
+        const char *p = past_position(s, h->modules[i].chunk);
+        if (p && (*p == ':' || *p == 0))
+            return i;
+    }
+    return -1;
+}
+
+/* Whether msg starts with a position in the main chunk or in a module. */
+static int positioned(const fdt_luahost *h, const char *msg)
+{
+    return has_position(msg, h->chunk) || module_of(h, msg) >= 0;
+}
+
+/* " (included from a.lua:1, included from lap.lua:3)" for a message positioned in a
+ * module, "" otherwise: each module's include site, up to the main chunk. */
+static void include_note(const fdt_luahost *h, const char *msg, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    int m = module_of(h, msg);
+    for (int hops = 0; m >= 0 && hops < FDT_LUAHOST_MAX_MODULES && used < n; hops++) {
+        const char *from = h->modules[m].from;
+        used += (size_t)snprintf(buf + used, n - used, "%sincluded from %s", hops ? ", " : " (",
+                                 from);
+        m = module_of(h, from);
+    }
+    if (used && used < n)
+        snprintf(buf + used, n - used, ")");
 }
 
 static int message_handler(lua_State *L)
@@ -156,13 +198,17 @@ static int message_handler(lua_State *L)
         else
             msg = lua_pushfstring(L, "error object is a %s value", luaL_typename(L, 1));
     }
-    if (has_position(msg, h->chunk))
-        return 1;
-    char where[96];
-    if (lua_frame_where(L, 1, where, sizeof where))
-        lua_pushfstring(L, "%s: %s", where, msg);
-    else
-        lua_pushfstring(L, "%s: %s", h->chunk, msg);
+    if (!positioned(h, msg)) {
+        char where[96];
+        if (lua_frame_where(L, 1, where, sizeof where))
+            msg = lua_pushfstring(L, "%s: %s", where, msg);
+        else
+            msg = lua_pushfstring(L, "%s: %s", h->chunk, msg);
+    }
+    char note[512];
+    include_note(h, msg, note, sizeof note);
+    if (note[0] && !strstr(msg, note)) /* not twice for an error raised again */
+        lua_pushfstring(L, "%s%s", msg, note);
     return 1;
 }
 
@@ -262,23 +308,41 @@ void fdt_luahost_close(fdt_luahost *h)
     h->L = NULL;
 }
 
-int fdt_luahost_load(fdt_luahost *h, const char *text, size_t len, fdt_err *e)
+/* Parses text as the chunk `chunk` and pushes it; on error pushes nothing. */
+static int load_chunk(fdt_luahost *h, const char *chunk, const char *text, size_t len,
+                      fdt_err *e)
 {
     char name[80];
-    snprintf(name, sizeof name, "=%s", h->chunk);
+    snprintf(name, sizeof name, "=%s", chunk);
     int rc = luaL_loadbufferx(h->L, text, len, name, "t");
     if (rc == LUA_OK)
         return 0;
     const char *msg = lua_tostring(h->L, -1);
     if (rc == LUA_ERRMEM || !msg)
-        fdt_err_set(e, "%s: memory limit exceeded while parsing", h->chunk);
+        fdt_err_set(e, "%s: memory limit exceeded while parsing", chunk);
     else if (strstr(msg, "attempt to load a binary chunk"))
         fdt_err_set(e, "%s: binary (precompiled) chunks are not accepted; recipes are text",
-                    h->chunk);
+                    chunk);
     else
         fdt_err_set(e, "%s", msg); /* the parser's "file:line: ... near 'x'" */
     lua_pop(h->L, 1);
     return -1;
+}
+
+int fdt_luahost_load(fdt_luahost *h, const char *text, size_t len, fdt_err *e)
+{
+    return load_chunk(h, h->chunk, text, len, e);
+}
+
+int fdt_luahost_load_module(fdt_luahost *h, const char *chunk, const char *from,
+                            const char *text, size_t len, fdt_err *e)
+{
+    if (h->nmodules >= FDT_LUAHOST_MAX_MODULES)
+        return fdt_err_set(e, "%s: more than %d modules", from, FDT_LUAHOST_MAX_MODULES);
+    fdt_luahost_module *m = &h->modules[h->nmodules++];
+    snprintf(m->chunk, sizeof m->chunk, "%s", chunk);
+    snprintf(m->from, sizeof m->from, "%s", from);
+    return load_chunk(h, chunk, text, len, e);
 }
 
 int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instructions,
@@ -307,10 +371,11 @@ int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instruct
         return 0;
     }
     if (rc == LUA_ERRMEM) {
-        char size[32];
+        char size[32], note[512];
         format_size(h->soft, size, sizeof size);
-        fdt_err_set(e, "%s: memory limit exceeded (%s)", h->oom_where[0] ? h->oom_where : h->chunk,
-                    size);
+        const char *where = h->oom_where[0] ? h->oom_where : h->chunk;
+        include_note(h, where, note, sizeof note);
+        fdt_err_set(e, "%s: memory limit exceeded (%s)%s", where, size, note);
     } else {
         const char *msg = lua_tostring(L, -1);
         fdt_err_set(e, "%s", msg ? msg : "error with a non-string value");
@@ -454,15 +519,16 @@ void fdt_luahost_where(lua_State *L, int level, char *buf, size_t n)
     }
 }
 
-int fdt_luahost_func_line(lua_State *L, int idx)
+int fdt_luahost_func_where(lua_State *L, int idx, char *buf, size_t n)
 {
     if (lua_type(L, idx) != LUA_TFUNCTION)
-        return 0;
+        return -1;
     lua_Debug ar;
     lua_pushvalue(L, idx);
-    if (!lua_getinfo(L, ">S", &ar))
-        return 0;
-    return ar.linedefined > 0 ? ar.linedefined : 0;
+    if (!lua_getinfo(L, ">S", &ar) || ar.linedefined <= 0)
+        return -1;
+    snprintf(buf, n, "%s:%d", ar.short_src, ar.linedefined);
+    return 0;
 }
 
 const char *fdt_luahost_typename(lua_State *L, int idx)

@@ -1,7 +1,9 @@
 /* Private interface of the sandboxed Lua host shared by recipes and the GPU catalogue: a Lua
  * state with only the safe libraries, a memory limit, an instruction limit per call, strict
- * read-only tables (reading an unknown field is an error at the reading line), and protected
- * calls whose errors always come back as "file.lua:LINE: message". */
+ * read-only tables (reading an unknown field is an error at the reading line), protected
+ * calls whose errors always come back as "file.lua:LINE: message", and further chunks
+ * (modules a recipe includes) whose messages keep their own file name and say where they
+ * were included from. */
 #ifndef FDT_LUAHOST_H
 #define FDT_LUAHOST_H
 
@@ -11,6 +13,16 @@
 #include <lua.h>
 
 #include "fdt_common.h"
+
+/* At most this many modules in one state. */
+#define FDT_LUAHOST_MAX_MODULES 16
+
+/* A chunk loaded after the main one (a module): its name in messages ("common.lua") and
+ * where it was first included ("lap.lua:3"). */
+typedef struct fdt_luahost_module {
+    char chunk[64];
+    char from[96];
+} fdt_luahost_module;
 
 typedef struct fdt_luahost {
     lua_State *L;
@@ -26,6 +38,8 @@ typedef struct fdt_luahost {
     char oom_where[96];    /* "file.lua:LINE" of the allocation refused at the hard limit */
     char mem_where[96];    /* and of the one that crossed the soft limit */
     char hint[256];        /* appended to "unknown name" errors, e.g. the directive list */
+    int nmodules;
+    fdt_luahost_module modules[FDT_LUAHOST_MAX_MODULES];
 } fdt_luahost;
 
 /* Opens a state with base (minus dofile, loadfile, load, require, collectgarbage, print),
@@ -37,6 +51,14 @@ void fdt_luahost_close(fdt_luahost *h);
 
 /* Loads text (binary chunks are refused) and pushes the chunk as a function. */
 int fdt_luahost_load(fdt_luahost *h, const char *text, size_t len, fdt_err *e);
+
+/* Loads a module's text the same way as a further chunk named `chunk` ("common.lua"),
+ * included from `from` ("lap.lua:3"), and pushes it as a function; on error nothing is
+ * pushed and e holds "common.lua:LINE: message". From then on, a message positioned in the
+ * module ends with "(included from lap.lua:3)", the whole chain for nested modules. At
+ * most FDT_LUAHOST_MAX_MODULES modules. */
+int fdt_luahost_load_module(fdt_luahost *h, const char *chunk, const char *from,
+                            const char *text, size_t len, fdt_err *e);
 
 /* lua_pcall under a message handler that keeps file:line, with an instruction limit for
  * this call. On error the stack is restored (function and arguments popped) and e holds
@@ -61,8 +83,9 @@ void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *wha
 /* "file.lua:LINE" of the innermost running Lua function (level >= 1), or the chunk name. */
 void fdt_luahost_where(lua_State *L, int level, char *buf, size_t n);
 
-/* Line of a Lua function value at stack index idx (where it was defined), 0 if none. */
-int fdt_luahost_func_line(lua_State *L, int idx);
+/* "file.lua:LINE" where the Lua function at stack index idx is defined; 0 on success, -1
+ * (buf untouched) when it is not a Lua function. */
+int fdt_luahost_func_where(lua_State *L, int idx, char *buf, size_t n);
 
 /* Human-readable type of a value for messages: "an integer", "a string", ... */
 const char *fdt_luahost_typename(lua_State *L, int idx);

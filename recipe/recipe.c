@@ -131,12 +131,32 @@ static void want_args(lua_State *L, int n, const char *usage)
                    lua_gettop(L) == 1 ? "" : "s");
 }
 
-static int caller_line(lua_State *L)
+/* The file (the recipe, or a module it includes) and line of the Lua code calling the
+ * current directive; line 0 and the recipe when there is none. */
+static int caller_where(lua_State *L, char *file, size_t n)
 {
     lua_Debug ar;
-    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "l", &ar))
-        return ar.currentline;
+    for (int level = 1; lua_getstack(L, level, &ar); level++)
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(file, n, "%s", ar.short_src);
+            return ar.currentline;
+        }
+    fdt_recipe *r = lua_touserdata(L, lua_upvalueindex(1));
+    snprintf(file, n, "%s", r->host.chunk);
     return 0;
+}
+
+/* Where an earlier directive is, for messages: "line 12" in the caller's own file, else
+ * "common.lua:12". */
+static const char *earlier(lua_State *L, const char *file, int line, char *buf, size_t n)
+{
+    char here[64];
+    caller_where(L, here, sizeof here);
+    if (!strcmp(here, file))
+        snprintf(buf, n, "line %d", line);
+    else
+        snprintf(buf, n, "%s:%d", file, line);
+    return buf;
 }
 
 /* Length of the list at idx; anything but a table whose keys are exactly 1..n is an error. */
@@ -258,13 +278,16 @@ static int d_param(lua_State *L)
 {
     fdt_recipe *r = self(L, "param");
     want_args(L, 2, "param(\"name\", { values })");
+    char at[96];
     const fdt_param_info *pi = known_param(L, 1, "param");
     const recipe_param *prev = listed(r, pi);
     if (prev)
-        return rerror(L, "param '%s': listed twice (first at line %d)", pi->name, prev->line);
+        return rerror(L, "param '%s': listed twice (first at %s)", pi->name,
+                      earlier(L, prev->file, prev->line, at, sizeof at));
     const recipe_step *d = derived(r, pi);
     if (d)
-        return rerror(L, "param '%s': already derived at line %d", pi->name, d->line);
+        return rerror(L, "param '%s': already derived at %s", pi->name,
+                      earlier(L, d->file, d->line, at, sizeof at));
     if (r->nparams >= RECIPE_MAX_PARAMS)
         return rerror(L, "param '%s': too many parameters", pi->name);
     char what[64];
@@ -297,7 +320,7 @@ static int d_param(lua_State *L)
                           (unsigned long long)RECIPE_MAX_SPACE);
     rp->pi = pi;
     rp->n = n;
-    rp->line = caller_line(L);
+    rp->line = caller_where(L, rp->file, sizeof rp->file);
     r->space *= (uint64_t)n;
     r->nparams++;
     return 0;
@@ -315,14 +338,16 @@ static int d_derive(lua_State *L)
 {
     fdt_recipe *r = self(L, "derive");
     want_args(L, 2, "derive(\"name\", function(c, dev, prob) ... end)");
+    char at[96];
     const fdt_param_info *pi = known_param(L, 1, "derive");
     const recipe_param *lp = listed(r, pi);
     if (lp)
-        return rerror(L, "derive '%s': already listed by param at line %d", pi->name,
-                          lp->line);
+        return rerror(L, "derive '%s': already listed by param at %s", pi->name,
+                      earlier(L, lp->file, lp->line, at, sizeof at));
     const recipe_step *d = derived(r, pi);
     if (d)
-        return rerror(L, "derive '%s': derived twice (first at line %d)", pi->name, d->line);
+        return rerror(L, "derive '%s': derived twice (first at %s)", pi->name,
+                      earlier(L, d->file, d->line, at, sizeof at));
     if (!lua_isfunction(L, 2))
         return rerror(L, "derive '%s': expected a function(c, dev, prob), got %s", pi->name,
                           fdt_luahost_typename(L, 2));
@@ -332,7 +357,7 @@ static int d_derive(lua_State *L)
     s->kind = STEP_DERIVE;
     s->pi = pi;
     snprintf(s->name, sizeof s->name, "%s", pi->name);
-    s->line = caller_line(L);
+    s->line = caller_where(L, s->file, sizeof s->file);
     r->nsteps++;
     return 0;
 }
@@ -341,6 +366,7 @@ static int d_constrain(lua_State *L)
 {
     fdt_recipe *r = self(L, "constrain");
     want_args(L, 2, "constrain(\"what must hold\", function(c, dev, prob) ... end)");
+    char at[96];
     if (lua_type(L, 1) != LUA_TSTRING)
         return rerror(L, "constrain: the first argument must be its name (a string), got %s",
                           fdt_luahost_typename(L, 1));
@@ -351,8 +377,8 @@ static int d_constrain(lua_State *L)
                           (int)sizeof r->steps[0].name - 1);
     for (int i = 0; i < r->nsteps; i++)
         if (r->steps[i].kind == STEP_CONSTRAIN && !strcmp(r->steps[i].name, name))
-            return rerror(L, "constrain '%s': name used twice (first at line %d)", name,
-                              r->steps[i].line);
+            return rerror(L, "constrain '%s': name used twice (first at %s)", name,
+                          earlier(L, r->steps[i].file, r->steps[i].line, at, sizeof at));
     if (!lua_isfunction(L, 2))
         return rerror(L, "constrain '%s': expected a function(c, dev, prob), got %s", name,
                           fdt_luahost_typename(L, 2));
@@ -362,7 +388,7 @@ static int d_constrain(lua_State *L)
     s->kind = STEP_CONSTRAIN;
     s->pi = NULL;
     snprintf(s->name, sizeof s->name, "%s", name);
-    s->line = caller_line(L);
+    s->line = caller_where(L, s->file, sizeof s->file);
     r->nsteps++;
     return 0;
 }
@@ -452,6 +478,17 @@ static int d_default(lua_State *L)
     return 0;
 }
 
+/* include "name": a module from lib/ (recipe_include.c); returns what the module returned. */
+static int d_include(lua_State *L)
+{
+    fdt_recipe *r = self(L, "include");
+    want_args(L, 1, "include \"module\"");
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return rerror(L, "include: expected a module name (a string), got %s",
+                      fdt_luahost_typename(L, 1));
+    return fdt_recipe_include(L, &r->host, &r->mods, lua_tostring(L, 1));
+}
+
 /* ---------------------------------------------------------------- helpers for recipes */
 
 static const fdt_problem *helper_problem(lua_State *L, const char *usage)
@@ -526,8 +563,8 @@ static int h_blocks(lua_State *L)
 /* ---------------------------------------------------------------- loading */
 
 static const char directive_hint[] =
-    " (directives: ops, name, param, derive, constrain, strategy, budget, default; helpers: "
-    "shared_bytes, blocks, KiB, MiB, GiB)";
+    " (directives: ops, name, param, derive, constrain, strategy, budget, default, include; "
+    "helpers: shared_bytes, blocks, KiB, MiB, GiB)";
 
 static int register_directives(lua_State *L)
 {
@@ -537,8 +574,8 @@ static int register_directives(lua_State *L)
         lua_CFunction fn;
     } fns[] = {{"ops", d_ops},           {"name", d_name},         {"param", d_param},
                {"derive", d_derive},     {"constrain", d_constrain}, {"strategy", d_strategy},
-               {"budget", d_budget},     {"default", d_default},   {"shared_bytes", h_shared_bytes},
-               {"blocks", h_blocks}};
+               {"budget", d_budget},     {"default", d_default},   {"include", d_include},
+               {"shared_bytes", h_shared_bytes}, {"blocks", h_blocks}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         lua_pushlightuserdata(L, r);
         lua_pushcclosure(L, fns[i].fn, 1);
@@ -588,8 +625,10 @@ static void stem_of(const char *path, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)len, base);
 }
 
-int fdt_recipe_load_text(const char *name, const char *text, size_t len,
-                         const fdt_recipe_limits *lim, fdt_recipe **out, fdt_err *e)
+/* Loads text named `name` in messages; modules are looked for next to `path` (NULL: only
+ * along the search path). */
+static int load_from_text(const char *name, const char *path, const char *text, size_t len,
+                          const fdt_recipe_limits *lim, fdt_recipe **out, fdt_err *e)
 {
     *out = NULL;
     fdt_recipe *r = calloc(1, sizeof *r);
@@ -603,8 +642,6 @@ int fdt_recipe_load_text(const char *name, const char *text, size_t len,
     r->c_data = r->c_proxy = r->pending = r->dev_proxy = r->prob_proxy = LUA_NOREF;
     fdt_config_default(&r->defcfg);
     stem_of(name, r->name, sizeof r->name);
-    snprintf(r->hash, sizeof r->hash, "%016llx",
-             (unsigned long long)fdt_hash64(text, len, FDT_HASH_SEED));
     const char *base = strrchr(name, '/');
     base = base ? base + 1 : name;
     if (fdt_luahost_open(&r->host, base, r->lim.mem_bytes, e)) {
@@ -612,18 +649,29 @@ int fdt_recipe_load_text(const char *name, const char *text, size_t len,
         return -1;
     }
     snprintf(r->host.hint, sizeof r->host.hint, "%s", directive_hint);
-    if (fdt_luahost_cpcall(&r->host, register_directives, r, e) ||
+    if (fdt_recipe_modules_init(&r->mods, path, e) ||
+        fdt_luahost_cpcall(&r->host, register_directives, r, e) ||
         fdt_luahost_load(&r->host, text, len, e) ||
         fdt_luahost_call(&r->host, 0, 0, r->lim.load_instructions, e))
         goto fail;
     fdt_luahost_freeze(&r->host);
     if (fdt_luahost_cpcall(&r->host, make_config_table, r, e))
         goto fail;
+    /* The identity covers what the recipe included: a changed module is a changed space. */
+    uint64_t h = fdt_hash64(text, len, FDT_HASH_SEED);
+    snprintf(r->hash, sizeof r->hash, "%016llx",
+             (unsigned long long)fdt_recipe_modules_hash(&r->mods, h));
     *out = r;
     return 0;
 fail:
     fdt_recipe_free(r);
     return -1;
+}
+
+int fdt_recipe_load_text(const char *name, const char *text, size_t len,
+                         const fdt_recipe_limits *lim, fdt_recipe **out, fdt_err *e)
+{
+    return load_from_text(name, NULL, text, len, lim, out, e);
 }
 
 int fdt_recipe_load(const char *path, const fdt_recipe_limits *lim, fdt_recipe **out, fdt_err *e)
@@ -633,7 +681,7 @@ int fdt_recipe_load(const char *path, const fdt_recipe_limits *lim, fdt_recipe *
     *out = NULL;
     if (fdt_read_file(path, &text, &len, e))
         return fdt_err_wrap(e, "recipe");
-    int rc = fdt_recipe_load_text(path, text, len, lim, out, e);
+    int rc = load_from_text(path, path, text, len, lim, out, e);
     free(text);
     if (rc == 0)
         snprintf((*out)->path, sizeof (*out)->path, "%s", path);
@@ -645,6 +693,7 @@ void fdt_recipe_free(fdt_recipe *r)
     if (!r)
         return;
     fdt_luahost_close(&r->host);
+    fdt_recipe_modules_free(&r->mods);
     for (int i = 0; i < RECIPE_MAX_PARAMS; i++)
         free(r->params[i].values);
     free(r);
@@ -675,6 +724,8 @@ void fdt_recipe_describe(const fdt_recipe *r, fdt_sb *out)
         if (r->ops & (1u << op))
             fdt_sb_printf(out, " %s", fdt_op_name((fdt_op)op));
     fdt_sb_printf(out, "\n  space: %llu points\n", (unsigned long long)r->space);
+    for (int i = 0; i < r->mods.n; i++)
+        fdt_sb_printf(out, "  include %s   (%s)\n", r->mods.m[i].name, r->mods.m[i].path);
     for (int i = 0; i < r->nparams; i++) {
         const recipe_param *p = &r->params[i];
         fdt_sb_printf(out, "  param %-6s", p->pi->name);
@@ -683,12 +734,12 @@ void fdt_recipe_describe(const fdt_recipe *r, fdt_sb *out)
             fdt_recipe_format_value(p->pi, p->values[j], v, sizeof v);
             fdt_sb_printf(out, " %s", v);
         }
-        fdt_sb_printf(out, "   (%s:%d)\n", chunk, p->line);
+        fdt_sb_printf(out, "   (%s:%d)\n", p->file, p->line);
     }
     for (int i = 0; i < r->nsteps; i++)
         fdt_sb_printf(out, "  %s %s   (%s:%d)\n",
                       r->steps[i].kind == STEP_DERIVE ? "derive   " : "constrain",
-                      r->steps[i].name, chunk, r->steps[i].line);
+                      r->steps[i].name, r->steps[i].file, r->steps[i].line);
     fdt_sb_printf(out, "  strategy: %s, budget: ", r->strategy[0] ? r->strategy : "(not set)");
     if (r->budget)
         fdt_sb_printf(out, "%d\n", r->budget);

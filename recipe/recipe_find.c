@@ -1,7 +1,8 @@
-/* Where recipes come from: an explicit --recipe file, the directories of FDTUNE_RECIPES,
- * then the directories the caller names (the installed share/fdtune/recipes and the source
- * tree). A directory serves an operator through <op>.lua or through any recipe whose
- * `ops {}` lists it (lap.lua also serves wave). */
+/* Where recipes come from: an explicit --recipe file, else the search path (recipe_path.c:
+ * the directories of FDTUNE_RECIPES, then those the caller names, normally the installed
+ * share/fdtune/recipes and the source tree). A directory serves an operator through <op>.lua
+ * or through any recipe whose `ops {}` lists it (lap.lua also serves wave); only the
+ * directory's own *.lua files are recipes, so the modules in its lib/ never are. */
 #include "recipe_internal.h"
 
 #include <dirent.h>
@@ -11,48 +12,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_DIRS 32
-
-/* FDTUNE_RECIPES entries first, then the caller's; `store` holds the split copy. */
-static int search_dirs(const char *const *dirs, int ndirs, const char **out, char *store,
-                       size_t storen)
-{
-    int n = 0;
-    const char *env = getenv("FDTUNE_RECIPES");
-    if (env && *env) {
-        snprintf(store, storen, "%s", env);
-        for (char *save = NULL, *tok = strtok_r(store, ":", &save); tok && n < MAX_DIRS;
-             tok = strtok_r(NULL, ":", &save))
-            out[n++] = tok;
-    }
-    for (int i = 0; i < ndirs && n < MAX_DIRS; i++)
-        if (dirs[i] && *dirs[i])
-            out[n++] = dirs[i];
-    return n;
-}
-
-static void looked_in(const char *const *dirs, int n, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", dirs[i]);
-    if (!n)
-        snprintf(buf, len, "no directory: set FDTUNE_RECIPES");
-}
-
 int fdt_recipe_find_file(const char *file, const char *const *dirs, int ndirs, char *path,
                          size_t n, fdt_err *e)
 {
-    const char *all[MAX_DIRS];
+    const char *all[RECIPE_MAX_DIRS];
     char store[4096], list[1024];
-    int nd = search_dirs(dirs, ndirs, all, store, sizeof store);
+    int nd = fdt_recipe_search_dirs(dirs, ndirs, all, store, sizeof store);
     for (int i = 0; i < nd; i++) {
         snprintf(path, n, "%s/%s", all[i], file);
         if (access(path, R_OK) == 0)
             return 0;
     }
-    looked_in(all, nd, list, sizeof list);
+    fdt_recipe_dir_list(all, nd, list, sizeof list);
     path[0] = 0;
     return fdt_err_set(e, "%s: not found (looked in: %s)", file, list);
 }
@@ -113,9 +84,9 @@ int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *d
         snprintf(path, n, "%s", override);
         return 0;
     }
-    const char *all[MAX_DIRS];
+    const char *all[RECIPE_MAX_DIRS];
     char store[4096], list[1024], file[32];
-    int nd = search_dirs(dirs, ndirs, all, store, sizeof store);
+    int nd = fdt_recipe_search_dirs(dirs, ndirs, all, store, sizeof store);
     snprintf(file, sizeof file, "%s.lua", fdt_op_name(op));
     fdt_err bad;
     int nbad = 0;
@@ -127,7 +98,7 @@ int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *d
             return 0;
     }
     path[0] = 0;
-    looked_in(all, nd, list, sizeof list);
+    fdt_recipe_dir_list(all, nd, list, sizeof list);
     if (nbad)
         return fdt_err_set(e, "no recipe for %s (looked for %s and ops { \"%s\" } in: %s); "
                               "%d recipe%s failed to load, the first: %s", fdt_op_name(op), file,

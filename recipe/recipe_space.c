@@ -146,25 +146,25 @@ static int *field_of(fdt_config *c, const fdt_param_info *pi)
 }
 
 /* Appends where a recipe error happened (which step, which config) to e; returns -1. */
-static int in_step(fdt_recipe *r, const recipe_step *s, const fdt_config *c, fdt_err *e)
+static int in_step(const recipe_step *s, const fdt_config *c, fdt_err *e)
 {
     char key[256], msg[sizeof e->msg];
     fdt_config_format(c, key, sizeof key);
     snprintf(msg, sizeof msg, "%s (in %s '%s' at %s:%d, config %s)", e->msg,
-             s->kind == STEP_DERIVE ? "derive" : "constraint", s->name, r->host.chunk, s->line,
-             key);
+             s->kind == STEP_DERIVE ? "derive" : "constraint", s->name, s->file, s->line, key);
     snprintf(e->msg, sizeof e->msg, "%s", msg);
     return -1;
 }
 
-/* Line where the step's function is defined, for errors about what it returned. */
-static int step_func_line(fdt_recipe *r, const recipe_step *s)
+/* "file.lua:LINE" where the step's function is defined, for errors about what it returned. */
+static const char *step_func_where(fdt_recipe *r, const recipe_step *s, char *buf, size_t n)
 {
     lua_State *L = r->host.L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref);
-    int line = fdt_luahost_func_line(L, -1);
+    if (fdt_luahost_func_where(L, -1, buf, n))
+        snprintf(buf, n, "%s:%d", s->file, s->line);
     lua_pop(L, 1);
-    return line ? line : s->line;
+    return buf;
 }
 
 /* Runs one derive or constraint on c: 0 passes, 1 prunes (why), -1 error. */
@@ -172,13 +172,14 @@ static int run_step(fdt_recipe *r, const recipe_step *s, fdt_config *c, char *wh
                     fdt_err *e)
 {
     lua_State *L = r->host.L;
+    char at[96];
     int nres = s->kind == STEP_DERIVE ? 1 : 2;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref);
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_proxy);
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->dev_proxy);
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->prob_proxy);
     if (fdt_luahost_call(&r->host, 3, nres, r->lim.call_instructions, e))
-        return in_step(r, s, c, e);
+        return in_step(s, c, e);
     int rc = 0;
     if (s->kind == STEP_DERIVE) {
         const fdt_param_info *pi = s->pi;
@@ -188,11 +189,11 @@ static int run_step(fdt_recipe *r, const recipe_step *s, fdt_config *c, char *wh
         if (!pi->choices && !ok && fdt_luahost_tointeger(L, -1, &iv) == 0)
             ok = 1; /* 256.0 from a division is meant as 256 */
         if (!ok) {
-            fdt_err_set(e, "%s:%d: derive '%s' returned %s, expected %s", r->host.chunk,
-                        step_func_line(r, s), s->name, fdt_luahost_typename(L, -1),
+            fdt_err_set(e, "%s: derive '%s' returned %s, expected %s",
+                        step_func_where(r, s, at, sizeof at), s->name, fdt_luahost_typename(L, -1),
                         pi->choices ? "one of its names (a string)" : "an integer");
             lua_pop(L, 1);
-            return in_step(r, s, c, e);
+            return in_step(s, c, e);
         }
         int v;
         char w[256];
@@ -211,11 +212,11 @@ static int run_step(fdt_recipe *r, const recipe_step *s, fdt_config *c, char *wh
         return rc;
     }
     if (lua_type(L, -2) != LUA_TBOOLEAN) {
-        fdt_err_set(e, "%s:%d: constraint '%s' returned %s, expected true or false (and "
-                       "optionally a reason)", r->host.chunk, step_func_line(r, s), s->name,
+        fdt_err_set(e, "%s: constraint '%s' returned %s, expected true or false (and "
+                       "optionally a reason)", step_func_where(r, s, at, sizeof at), s->name,
                     fdt_luahost_typename(L, -2));
         lua_pop(L, 2);
-        return in_step(r, s, c, e);
+        return in_step(s, c, e);
     }
     if (!lua_toboolean(L, -2)) {
         char key[256];
@@ -225,10 +226,11 @@ static int run_step(fdt_recipe *r, const recipe_step *s, fdt_config *c, char *wh
         else if (lua_isnil(L, -1))
             why[0] = 0;
         else {
-            fdt_err_set(e, "%s:%d: constraint '%s' gave %s as its reason, expected a string",
-                        r->host.chunk, step_func_line(r, s), s->name, fdt_luahost_typename(L, -1));
+            fdt_err_set(e, "%s: constraint '%s' gave %s as its reason, expected a string",
+                        step_func_where(r, s, at, sizeof at), s->name,
+                        fdt_luahost_typename(L, -1));
             lua_pop(L, 2);
-            return in_step(r, s, c, e);
+            return in_step(s, c, e);
         }
         rc = 1;
     }
@@ -306,6 +308,7 @@ static void stats_init(const fdt_recipe *r, fdt_recipe_stats *st)
             snprintf(row->name, sizeof row->name, "derive %s: out of range", r->steps[i].name);
         else
             snprintf(row->name, sizeof row->name, "%s", r->steps[i].name);
+        snprintf(row->file, sizeof row->file, "%s", r->steps[i].file);
         row->line = r->steps[i].line;
     }
     st->nprune = r->nsteps;

@@ -3,6 +3,8 @@
 -- shared-memory tile (lds) shares them across the block; the seeds' baseline is 64x4.
 ops { "d2y" }
 
+local common = include "common"
+
 param("bx", { 32, 64, 128, 256 })
 param("by", { 1, 2, 4, 8, 16 })
 param("tile", { 1, 2, 4, 8 })
@@ -11,19 +13,8 @@ param("align", { 1, 32, 64 })
 param("nt", { 0, 1 })
 param("lds", { 0, 1 })
 
-constrain("bx is a multiple of the wave size", function(c, dev)
-  return c.bx % dev.warp_size == 0
-end)
-constrain("block has 64 to max threads", function(c, dev)
-  local t = c.bx * c.by * c.bz
-  return t >= 64 and t <= dev.max_threads_per_block
-end)
-constrain("align is 1 or the wave size", function(c, dev)
-  return c.align == 1 or c.align == dev.warp_size
-end)
-constrain("block row not wider than the grid", function(c, dev, prob)
-  return c.bx * c.vec <= math.max(prob.nx, dev.warp_size)
-end)
+-- Whole waves, 64 threads or more, padding to the wave size, rows that fit (lib/common.lua).
+common.block_rules()
 -- Rows j-R .. j+tile-1+R of vec columns; with lds they live in shared memory instead.
 constrain("values per thread fit in registers", function(c, dev, prob)
   local values = (c.lds == 1 and c.tile or c.tile + 2 * prob.R) * c.vec * prob.esize // 4
@@ -36,17 +27,13 @@ derive("nw", function(c, dev, prob)
   if c.lds == 1 then return math.min(16, prob.nz) end
   return 0
 end)
-derive("lb", function(c) return c.bx * c.by * c.bz end)
+common.launch_bounds()
 
 constrain("shared tile fits the static limit", function(c, dev)
   local bytes = shared_bytes(c)
   return bytes <= dev.shared_per_block, bytes .. " bytes"
 end)
--- Two blocks per compute unit, or on grids too small for that, at most 4096 points a block.
-constrain("enough blocks to fill the device", function(c, dev, prob)
-  local n = blocks(c)
-  return n >= math.min(2 * dev.compute_units, prob.nx * prob.ny * prob.nz // 4096), n .. " blocks"
-end)
+common.fill_device()
 
 strategy "exhaustive"
 budget(1000)

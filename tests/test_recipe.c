@@ -1,7 +1,9 @@
 /* Tests of recipes and the GPU catalogue (CPU only): the shipped recipes and catalogue load
  * and give sensible spaces; every class of mistake is reported at its exact file:line; the
  * sandbox refuses I/O, code loading and binary chunks and stops endless loops and memory
- * hogs; pruning counts and enumeration order are exact; catalogue lookups follow the
+ * hogs; pruning counts and enumeration order are exact; modules (`include`) are found along
+ * the search path, run once in the same sandbox, report their own file:line and take part
+ * in the recipe's hash, and are never taken for recipes; catalogue lookups follow the
  * name-then-arch rule. Small recipes are written to a temporary directory. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <lua.h>
 
 #include "fdt_recipe.h"
+#include "testutil.h"
 
 static char tmpdir[256];
 static char srcdir[1024];
@@ -90,6 +93,15 @@ static fdt_recipe_device test_device(void)
     return d;
 }
 
+/* Enumerates r for the small problem most tests use (d2x, R=4, f32, 64^3) on test_device. */
+static int walk_small(fdt_recipe *r, fdt_recipe_visit visit, void *ctx, fdt_recipe_stats *st,
+                      fdt_err *e)
+{
+    fdt_problem p = problem(FDT_OP_D2X, 4, FDT_F32, 64);
+    fdt_recipe_device d = test_device();
+    return fdt_recipe_enumerate(r, &p, &d, visit, ctx, st, e);
+}
+
 /* Enumeration must fail with a message starting with `prefix`. */
 static void enumerate_fails(const char *text, const char *prefix, const char *part)
 {
@@ -97,10 +109,8 @@ static void enumerate_fails(const char *text, const char *prefix, const char *pa
     fdt_err e = {{0}};
     if (load("bad.lua", text, &r, &e))
         fail_msg("load: %s", e.msg);
-    fdt_problem p = problem(FDT_OP_D2X, 4, FDT_F32, 64);
-    fdt_recipe_device d = test_device();
     fdt_recipe_stats st;
-    int rc = fdt_recipe_enumerate(r, &p, &d, NULL, NULL, &st, &e);
+    int rc = walk_small(r, NULL, NULL, &st, &e);
     fdt_recipe_free(r);
     if (rc == 0)
         fail_msg("enumeration succeeded, expected \"%s\"", prefix);
@@ -163,15 +173,15 @@ static void test_shipped_recipes(void **state)
     static const struct {
         const char *file, *name;
         fdt_op op;
-        uint64_t space;
+        uint64_t space, survivors; /* on an H100 at 512^3, R=4, f32 (recipes/README.md) */
         const char *strategy;
         const char *def;
     } want[] = {
-        {"d2x.lua", "d2x", FDT_OP_D2X, 1440, "exhaustive", "bx=256,by=1,lb=256"},
-        {"d2y.lua", "d2y", FDT_OP_D2Y, 2880, "exhaustive", "lb=256"},
-        {"d2z.lua", "d2z", FDT_OP_D2Z, 25920, "model", "by=8,lb=512"},
-        {"lap.lua", "lap", FDT_OP_LAP, 653184, "model", "lb=256,lds=1,nw=32"},
-        {"lap.lua", "lap", FDT_OP_WAVE, 653184, "model", "lb=256,lds=1,nw=32"},
+        {"d2x.lua", "d2x", FDT_OP_D2X, 1440, 342, "exhaustive", "bx=256,by=1,lb=256"},
+        {"d2y.lua", "d2y", FDT_OP_D2Y, 2880, 900, "exhaustive", "lb=256"},
+        {"d2z.lua", "d2z", FDT_OP_D2Z, 25920, 2460, "model", "by=8,lb=512"},
+        {"lap.lua", "lap", FDT_OP_LAP, 653184, 4830, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_WAVE, 653184, 4770, "model", "lb=256,lds=1,nw=32"},
     };
     fdt_catalogue *cat = catalogue();
     fdt_recipe_device h100;
@@ -194,6 +204,7 @@ static void test_shipped_recipes(void **state)
         assert_int_equal(st.space, want[i].space);
         assert_int_equal(st.visited, want[i].space);
         assert_int_equal(st.survivors, (uint64_t)k.n);
+        assert_int_equal(st.survivors, want[i].survivors);
         assert_true(k.ordered);
         assert_int_equal(k.bad, 0);
         /* Exhaustive search must stay affordable (an H100 measured about 30 candidates a
@@ -446,6 +457,21 @@ static int dump_writer(lua_State *L, const void *p, size_t n, void *ud)
     return 0;
 }
 
+/* Compiles source with the host Lua and writes the binary chunk as tmpdir/name. */
+static void write_binary(const char *name, const char *source, char *path, size_t n)
+{
+    lua_State *L = luaL_newstate();
+    assert_non_null(L);
+    assert_int_equal(luaL_loadstring(L, source), LUA_OK);
+    fdt_sb bin;
+    fdt_sb_init(&bin);
+    assert_int_equal(lua_dump(L, dump_writer, &bin, 0), 0);
+    lua_close(L);
+    assert_true(bin.len > 4 && bin.s[0] == 0x1b);
+    write_file(name, bin.s, bin.len, path, n);
+    fdt_sb_free(&bin);
+}
+
 static void test_sandbox(void **state)
 {
     (void)state;
@@ -467,23 +493,14 @@ static void test_sandbox(void **state)
     load_fails("assert(getmetatable(\"\") == \"locked\")\nerror(\"reached\")\n",
                "bad.lua:2: reached", NULL);
 
-    /* A real binary chunk (compiled here with the host Lua) is refused. */
-    lua_State *L = luaL_newstate();
-    assert_non_null(L);
-    assert_int_equal(luaL_loadstring(L, "param('bx', { 64 })"), LUA_OK);
-    fdt_sb bin;
-    fdt_sb_init(&bin);
-    assert_int_equal(lua_dump(L, dump_writer, &bin, 0), 0);
-    lua_close(L);
-    assert_true(bin.len > 4 && bin.s[0] == 0x1b);
+    /* A real binary chunk is refused. */
     char path[512];
-    write_file("binary.lua", bin.s, bin.len, path, sizeof path);
+    write_binary("binary.lua", "param('bx', { 64 })", path, sizeof path);
     fdt_recipe *r = NULL;
     fdt_err e;
     assert_int_equal(fdt_recipe_load(path, &small, &r, &e), -1);
     assert_string_equal(e.msg, "binary.lua: binary (precompiled) chunks are not accepted; "
                                "recipes are text");
-    fdt_sb_free(&bin);
 
     /* Limits. */
     load_fails("\nwhile true do end\n",
@@ -546,6 +563,18 @@ typedef struct trace {
     fdt_config config[64];
 } trace;
 
+/* A pruning row: its name, where its rule is, its count and (unless NULL) its example. */
+static void assert_row(const fdt_recipe_prune *row, const char *name, const char *file, int line,
+                       uint64_t count, const char *example)
+{
+    assert_string_equal(row->name, name);
+    assert_string_equal(row->file, file);
+    assert_int_equal(row->line, line);
+    assert_int_equal(row->count, count);
+    if (example)
+        assert_string_equal(row->example, example);
+}
+
 static int trace_visit(void *ctx, const fdt_config *c, uint64_t index)
 {
     trace *t = ctx;
@@ -581,22 +610,13 @@ static void test_counts(void **state)
     assert_int_equal(st.survivors, 15);
     assert_int_equal(t.n, 15);
     assert_int_equal(st.nprune, 4);
-    assert_string_equal(st.prune[0].name, "at most 256 threads");
-    assert_int_equal(st.prune[0].line, 6);
-    assert_int_equal(st.prune[0].count, 4);
-    assert_string_equal(st.prune[0].example, "bx=128"); /* by=4 is the default */
-    assert_string_equal(st.prune[1].name, "derive lb: out of range");
-    assert_int_equal(st.prune[1].line, 9);
-    assert_int_equal(st.prune[1].count, 8);
+    assert_row(&st.prune[0], "at most 256 threads", "tiny.lua", 6, 4,
+               "bx=128"); /* by=4 is the default */
     /* the first: 64x4, all defaults until lb is derived */
-    assert_string_equal(st.prune[1].example, "default: derive lb: 2048 is out of range (0..1024)");
-    assert_string_equal(st.prune[2].name, "no 64x2");
-    assert_int_equal(st.prune[2].line, 10);
-    assert_int_equal(st.prune[2].count, 4);
-    assert_string_equal(st.prune[2].example, "by=2,lb=1024: 64x2 is banned");
-    assert_string_equal(st.prune[3].name, "generator: vec");
-    assert_int_equal(st.prune[3].line, 0);
-    assert_int_equal(st.prune[3].count, 5);
+    assert_row(&st.prune[1], "derive lb: out of range", "tiny.lua", 9, 8,
+               "default: derive lb: 2048 is out of range (0..1024)");
+    assert_row(&st.prune[2], "no 64x2", "tiny.lua", 10, 4, "by=2,lb=1024: 64x2 is banned");
+    assert_row(&st.prune[3], "generator: vec", "", 0, 5, NULL);
     assert_prefix(st.prune[3].example, "config vec=2: needs align");
 
     /* Order: first listed parameter slowest, values in listed order. */
@@ -1017,6 +1037,341 @@ static void test_find(void **state)
     assert_int_equal(rmdir(sub), 0);
 }
 
+/* ---------------------------------------------------------------- modules */
+
+/* Writes text as <dir>/lib/<name>.lua (dir NULL: tmpdir). */
+static void write_module_in(const char *dir, const char *name, const char *text)
+{
+    char lib[512], path[700];
+    fdt_err e;
+    snprintf(lib, sizeof lib, "%s/lib", dir ? dir : tmpdir);
+    if (fdt_mkdirs(lib, &e))
+        fail_msg("%s", e.msg);
+    snprintf(path, sizeof path, "%s/%s.lua", lib, name);
+    if (fdt_write_file_atomic(path, text, strlen(text), &e))
+        fail_msg("%s", e.msg);
+}
+
+static void write_module(const char *name, const char *text)
+{
+    write_module_in(NULL, name, text);
+}
+
+static void test_include(void **state)
+{
+    (void)state;
+    unsetenv("FDTUNE_RECIPES");
+    write_module("shared", "-- shared.lua: a value and a rule for the recipe\n"  /* 1 */
+                           "local M = { widths = { 32, 64, 128 } }\n"           /* 2 */
+                           "function M.rules()\n"                               /* 3 */
+                           "  constrain(\"not 128\", function(c)\n"             /* 4 */
+                           "    return c.bx ~= 128, \"128 is out\"\n"
+                           "  end)\n"
+                           "end\n"
+                           "M.inner = include \"inner\"\n"
+                           "return M\n");
+    write_module("inner", "return { n = 7 }\n");
+    write_module("quiet", "local unused = 1\n");
+    fdt_recipe *r;
+    fdt_err e;
+    /* A second include hands back the same table (a second run would make a new one), also
+     * for a module that another module included first; a module returning nothing gives
+     * true. */
+    if (load("inc.lua",
+             "local a = include \"shared\"\n"                                          /* 1 */
+             "local b = include \"shared\"\n"                                          /* 2 */
+             "if not rawequal(a, b) then error(\"shared ran twice\") end\n"
+             "if not rawequal(a.inner, include \"inner\") then error(\"inner ran twice\") end\n"
+             "if include \"quiet\" ~= true then error(\"quiet gave no true\") end\n"
+             "param(\"bx\", a.widths)\n"                                               /* 6 */
+             "a.rules()\n"                                                             /* 7 */
+             "derive(\"lb\", function(c) return c.bx * a.inner.n end)\n",              /* 8 */
+             &r, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(fdt_recipe_space_size(r), 3);
+    fdt_recipe_stats st;
+    trace t = {0};
+    assert_int_equal(walk_small(r, trace_visit, &t, &st, &e), 0);
+    assert_int_equal(st.survivors, 2);
+    assert_int_equal(t.config[0].lb, 32 * 7);
+    assert_int_equal(t.config[1].lb, 64 * 7);
+    /* The rule's row names the module's file and line. */
+    assert_row(&st.prune[0], "not 128", "shared.lua", 4, 1, "bx=128: 128 is out");
+    assert_row(&st.prune[1], "derive lb: out of range", "inc.lua", 8, 0, NULL);
+    fdt_sb sb;
+    fdt_sb_init(&sb);
+    fdt_recipe_describe(r, &sb);
+    assert_contains(fdt_sb_str(&sb), "param bx     32 64 128   (inc.lua:6)");
+    assert_contains(fdt_sb_str(&sb), "constrain not 128   (shared.lua:4)");
+    char line[700];
+    snprintf(line, sizeof line, "include shared   (%s/lib/shared.lua)", tmpdir);
+    assert_contains(fdt_sb_str(&sb), line);
+    fdt_sb_free(&sb);
+    fdt_recipe_free(r);
+}
+
+/* The recipe's own lib/ first, then lib/ of FDTUNE_RECIPES, of the installed recipes and of
+ * the source tree; a module found nowhere names every directory looked in. */
+static void test_include_resolution(void **state)
+{
+    (void)state;
+    char own[400], env[400], path[600], want[2048];
+    fdt_err e;
+    snprintf(own, sizeof own, "%s/own", tmpdir);
+    snprintf(env, sizeof env, "%s/env2", tmpdir);
+    write_module_in(own, "prio", "return \"own\"\n");
+    write_module_in(env, "prio", "return \"env\"\n");
+    write_module_in(env, "envonly", "return \"env\"\n");
+    setenv("FDTUNE_RECIPES", env, 1);
+    static const char text[] =
+        "if include \"prio\" ~= \"own\" then error(\"prio from elsewhere\") end\n"
+        "if include \"envonly\" ~= \"env\" then error(\"envonly\") end\n"
+        "local common = include \"common\"\n"   /* the shipped one, from the source tree */
+        "common.block_rules()\n";
+    snprintf(path, sizeof path, "%s/r.lua", own);
+    assert_int_equal(fdt_write_file_atomic(path, text, strlen(text), &e), 0);
+    fdt_recipe *r;
+    if (fdt_recipe_load(path, NULL, &r, &e))
+        fail_msg("%s", e.msg);
+    fdt_sb sb;
+    fdt_sb_init(&sb);
+    fdt_recipe_describe(r, &sb);
+    snprintf(want, sizeof want, "include common   (%s/recipes/lib/common.lua)", srcdir);
+    assert_contains(fdt_sb_str(&sb), want);
+    assert_contains(fdt_sb_str(&sb), "constrain bx is a multiple of the wave size   (common.lua:");
+    fdt_sb_free(&sb);
+    fdt_recipe_free(r);
+    /* Text has no directory of its own: prio comes from FDTUNE_RECIPES. */
+    assert_int_equal(fdt_recipe_load_text("t.lua", text, strlen(text), NULL, &r, &e), -1);
+    assert_string_equal(e.msg, "t.lua:1: prio from elsewhere");
+    static const char env_prio[] = "if include \"prio\" ~= \"env\" then error(\"no\") end\n";
+    assert_int_equal(fdt_recipe_load_text("t.lua", env_prio, strlen(env_prio), NULL, &r, &e), 0);
+    fdt_recipe_free(r);
+
+    static const char missing[] = "\ninclude \"nosuch\"\n";
+    snprintf(path, sizeof path, "%s/m.lua", own);
+    assert_int_equal(fdt_write_file_atomic(path, missing, strlen(missing), &e), 0);
+    assert_int_equal(fdt_recipe_load(path, NULL, &r, &e), -1);
+    snprintf(want, sizeof want, "m.lua:2: include 'nosuch': not found in %s/lib, %s/lib, ", own,
+             env);
+    assert_prefix(e.msg, want);
+    assert_contains(e.msg, "/../share/fdtune/recipes/lib, ");
+    snprintf(want, sizeof want, ", %s/recipes/lib", srcdir);
+    assert_contains(e.msg, want);
+    unsetenv("FDTUNE_RECIPES");
+}
+
+static void test_include_names(void **state)
+{
+    (void)state;
+    /* Each of these would name a readable file if it were taken as a path. */
+    char path[512];
+    write_file("escape.lua", "return 1\n", 9, path, sizeof path);
+    write_module("plain", "return 1\n");
+    load_fails("include \"../escape\"\n",
+               "bad.lua:1: include '../escape': a module is named, not given as a path", NULL);
+    char text[700], want[800];
+    snprintf(text, sizeof text, "include \"%s/escape\"\n", tmpdir);
+    snprintf(want, sizeof want, "bad.lua:1: include '%s/escape': a module is named", tmpdir);
+    load_fails(text, want, NULL);
+    load_fails("include \"lib/plain\"\n", "bad.lua:1: include 'lib/plain': a module is named",
+               NULL);
+    load_fails("include \"..\"\n", "bad.lua:1: include '..': a module is named", NULL);
+    load_fails("include \"plain.lua\"\n",
+               "bad.lua:1: include 'plain.lua': name the module without .lua (include "
+               "\"plain\")", NULL);
+    load_fails("include \"pl ain\"\n",
+               "bad.lua:1: include 'pl ain': a module name has only letters, digits, _ and -",
+               NULL);
+    load_fails("include \"pl.ain\"\n", "bad.lua:1: include 'pl.ain': a module name has only",
+               NULL);
+    load_fails("include \"\"\n", "bad.lua:1: include '': a module name has 1 to 47 characters",
+               NULL);
+    load_fails("include(42)\n", "bad.lua:1: include: expected a module name (a string), got an "
+                                "integer", NULL);
+    load_fails("include(\"plain\", \"plain\")\n", "bad.lua:1: expected include \"module\"",
+               NULL);
+    /* The plain name works. */
+    fdt_recipe *r;
+    fdt_err e;
+    if (load("ok.lua", "if include \"plain\" ~= 1 then error(\"no\") end\n", &r, &e))
+        fail_msg("%s", e.msg);
+    fdt_recipe_free(r);
+}
+
+static void test_include_errors(void **state)
+{
+    (void)state;
+    /* Cycles name the chain; where each link was included follows. */
+    write_module("cyca", "include \"cycb\"\nreturn {}\n");
+    write_module("cycb", "\ninclude \"cyca\"\n");
+    load_fails("include \"cyca\"\n",
+               "cycb.lua:2: include 'cyca': include cycle: cyca -> cycb -> cyca "
+               "(included from cyca.lua:1, included from bad.lua:1)", NULL);
+    write_module("selfinc", "include \"selfinc\"\n");
+    load_fails("\ninclude \"selfinc\"\n",
+               "selfinc.lua:1: include 'selfinc': include cycle: selfinc -> selfinc "
+               "(included from bad.lua:2)", NULL);
+    /* Errors inside a module: its own file and line, then where it was included. */
+    write_module("broken", "local M = {}\n\nerror(\"broken module\")\n");
+    load_fails("param(\"bx\", { 32 })\ninclude \"broken\"\n",
+               "broken.lua:3: broken module (included from bad.lua:2)", NULL);
+    write_module("syntax", "local M = {\n  x = = 1\n}\n");
+    load_fails("include \"syntax\"\n", "syntax.lua:2: unexpected symbol near '='",
+               "(included from bad.lua:1)");
+    write_module("typo", "local M = {}\nM.x = undefined_name + 1\nreturn M\n");
+    load_fails("include \"typo\"\n", "typo.lua:2: unknown name 'undefined_name'",
+               "(included from bad.lua:1)");
+    /* A module's rule failing while the space is walked. */
+    write_module("rules", "local M = {}\n"
+                          "function M.add()\n"
+                          "  constrain(\"boom\", function(c)\n"
+                          "    return c.bx < nil\n"
+                          "  end)\n"
+                          "end\n"
+                          "function M.silent()\n"
+                          "  constrain(\"silent\", function(c) end)\n"
+                          "end\n"
+                          "return M\n");
+    enumerate_fails("param(\"bx\", { 32 })\nlocal m = include \"rules\"\nm.add()\n",
+                    "rules.lua:4: attempt to compare number with nil (included from bad.lua:2) "
+                    "(in constraint 'boom' at rules.lua:3, config bx=32)", NULL);
+    enumerate_fails("local m = include \"rules\"\nm.silent()\n",
+                    "rules.lua:8: constraint 'silent' returned nil", NULL);
+    /* Directives a module calls are checked against the recipe's own. */
+    load_fails("local m = include \"rules\"\nm.add()\nm.add()\n",
+               "rules.lua:3: constrain 'boom': name used twice (first at line 3)", NULL);
+    load_fails("constrain(\"boom\", function() return true end)\n"
+               "local m = include \"rules\"\nm.add()\n",
+               "rules.lua:3: constrain 'boom': name used twice (first at bad.lua:1)", NULL);
+    /* include belongs at the top level, like every directive. */
+    enumerate_fails("constrain(\"late\", function(c)\n"
+                    "  include \"rules\"\n"
+                    "  return true\n"
+                    "end)\n",
+                    "bad.lua:2: include: directives belong at the top level", NULL);
+}
+
+/* A module runs in the recipe's sandbox, under its memory and instruction limits. */
+static void test_include_sandbox(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *module, *text, *want;
+    } cases[] = {
+        {"uio", "local f = io.open(\"/etc/passwd\")\n", "uio.lua:1: unknown name 'io'"},
+        {"uos", "\nos.execute(\"true\")\n", "uos.lua:2: unknown name 'os'"},
+        {"uload", "local f = load(\"return 1\")\n", "uload.lua:1: unknown name 'load'"},
+        {"ureq", "local m = require(\"os\")\n", "ureq.lua:1: unknown name 'require'"},
+        {"udebug", "local d = debug.getinfo(1)\n", "udebug.lua:1: unknown name 'debug'"},
+        {"udofile", "dofile(\"/etc/passwd\")\n", "udofile.lua:1: unknown name 'dofile'"},
+        {"uloadfile", "loadfile(\"/etc/passwd\")\n", "uloadfile.lua:1: unknown name 'loadfile'"},
+        {"upackage", "local p = package.loaded\n", "upackage.lua:1: unknown name 'package'"},
+        {"ugc", "collectgarbage()\n", "ugc.lua:1: unknown name 'collectgarbage'"},
+        {"udump", "local s = string.dump(function() end)\n",
+         "udump.lua:1: attempt to call a nil value (field 'dump')"},
+        {"urandom", "local r = math.random()\n",
+         "urandom.lua:1: attempt to call a nil value (field 'random')"},
+        {"spin", "local M = {}\n\nwhile true do end\n",
+         "spin.lua:3: instruction limit exceeded (2000000 instructions)"},
+        {"hog", "local t = {}\nfor i = 1, 1e9 do\n  t[i] = i\nend\n",
+         "hog.lua:3: memory limit exceeded (8 MiB)"},
+        {"bighog", "\nlocal s = string.rep(\"x\", 1 << 30)\n",
+         "bighog.lua:2: memory limit exceeded (8 MiB)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[128];
+        write_module(cases[i].module, cases[i].text);
+        snprintf(text, sizeof text, "include \"%s\"\n", cases[i].module);
+        load_fails(text, cases[i].want, "(included from bad.lua:1)");
+    }
+    /* The instruction budget of a load covers the recipe and its modules together: two loops
+     * of 2 instructions a turn (1.2 and 1.0 million of the 2 million) pass alone, not
+     * together. */
+    write_module("half", "local n = 0\nfor i = 1, 500000 do n = n + 1 end\n");
+    static const char six[] = "local n = 0\nfor i = 1, 600000 do n = n + 1 end\n";
+    fdt_recipe *r;
+    fdt_err e;
+    if (load("six.lua", six, &r, &e) || (fdt_recipe_free(r), 0) ||
+        load("five.lua", "include \"half\"\n", &r, &e))
+        fail_msg("%s", e.msg);
+    fdt_recipe_free(r);
+    char both[256];
+    snprintf(both, sizeof both, "include \"half\"\n%s", six);
+    load_fails(both, "bad.lua:", "instruction limit exceeded (2000000 instructions)");
+    /* A module's function in a derive or constraint: the limit of one call. */
+    write_module("spinfn", "return function(c)\n  while true do end\nend\n");
+    enumerate_fails("constrain(\"spin\", include \"spinfn\")\n",
+                    "spinfn.lua:2: instruction limit exceeded (200000 instructions): an endless "
+                    "loop? (included from bad.lua:1) (in constraint 'spin' at bad.lua:1", NULL);
+    /* Binary modules are refused like binary recipes. */
+    char path[512];
+    write_binary("lib/binmod.lua", "return 1", path, sizeof path);
+    load_fails("include \"binmod\"\n", "bad.lua:1: binmod.lua: binary (precompiled) chunks are "
+                                       "not accepted", NULL);
+}
+
+static void test_include_hash(void **state)
+{
+    (void)state;
+    fdt_recipe *r;
+    fdt_err e;
+    char h1[17], h2[17], h3[17], want[17];
+    static const char text[] = "local m = include \"hmod\"\nparam(\"bx\", { 32 * m.v })\n";
+    write_module("hmod", "return { v = 1 }\n");
+    assert_int_equal(load("hashed.lua", text, &r, &e), 0);
+    snprintf(h1, sizeof h1, "%s", fdt_recipe_hash(r));
+    fdt_recipe_free(r);
+    /* The same space from other module bytes: another identity. */
+    write_module("hmod", "return { v = 1 } -- edited\n");
+    assert_int_equal(load("hashed.lua", text, &r, &e), 0);
+    snprintf(h2, sizeof h2, "%s", fdt_recipe_hash(r));
+    assert_int_equal(fdt_recipe_space_size(r), 1);
+    fdt_recipe_free(r);
+    assert_string_not_equal(h1, h2);
+    write_module("hmod", "return { v = 1 }\n");
+    assert_int_equal(load("hashed.lua", text, &r, &e), 0);
+    snprintf(h3, sizeof h3, "%s", fdt_recipe_hash(r));
+    fdt_recipe_free(r);
+    assert_string_equal(h1, h3);
+    /* A recipe that includes nothing keeps the hash of its own bytes. */
+    assert_int_equal(load("tiny.lua", tiny, &r, &e), 0);
+    snprintf(want, sizeof want, "%016llx",
+             (unsigned long long)fdt_hash64(tiny, strlen(tiny), FDT_HASH_SEED));
+    assert_string_equal(fdt_recipe_hash(r), want);
+    fdt_recipe_free(r);
+}
+
+/* The lookup reads the directory's own *.lua files only: modules in lib/ are never taken
+ * for recipes, even one named after an operator or listing one in ops {}. */
+static void test_modules_are_not_recipes(void **state)
+{
+    (void)state;
+    char dir[400], path[600];
+    fdt_err e;
+    snprintf(dir, sizeof dir, "%s/look", tmpdir);
+    write_module_in(dir, "d2x", "ops { \"d2x\" }\nreturn {}\n");
+    write_module_in(dir, "any", "ops { \"d2y\" }\nreturn {}\n");
+    write_module_in(dir, "helper", "return { op = \"d2z\" }\n");
+    static const char zz[] = "local m = include \"helper\"\nops { m.op }\n";
+    snprintf(path, sizeof path, "%s/zz.lua", dir);
+    assert_int_equal(fdt_write_file_atomic(path, zz, strlen(zz), &e), 0);
+    setenv("FDTUNE_RECIPES", dir, 1);
+    const char *nowhere[] = {"/nonexistent"};
+    char found[4096];
+    assert_int_equal(
+        fdt_recipe_find_for_op(FDT_OP_D2X, NULL, nowhere, 1, found, sizeof found, &e), -1);
+    assert_prefix(e.msg, "no recipe for d2x");
+    assert_int_equal(
+        fdt_recipe_find_for_op(FDT_OP_D2Y, NULL, nowhere, 1, found, sizeof found, &e), -1);
+    assert_prefix(e.msg, "no recipe for d2y");
+    /* A recipe of the directory finds its module while the lookup loads it. */
+    assert_int_equal(
+        fdt_recipe_find_for_op(FDT_OP_D2Z, NULL, nowhere, 1, found, sizeof found, &e), 0);
+    assert_string_equal(found, path);
+    unsetenv("FDTUNE_RECIPES");
+}
+
 /* ---------------------------------------------------------------- fixture */
 
 static int setup(void **state)
@@ -1037,14 +1392,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    const char *files[] = {"bad.lua", "binary.lua", "tiny.lua", "copy.lua", "tiny2.lua",
-                           "helpers.lua", "garbage.lua"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
-        unlink(path);
-    }
-    return rmdir(tmpdir);
+    return tu_rmtree(tmpdir);
 }
 
 int main(void)
@@ -1064,6 +1412,13 @@ int main(void)
         cmocka_unit_test(test_catalogue_match),
         cmocka_unit_test(test_catalogue_errors),
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_include),
+        cmocka_unit_test(test_include_resolution),
+        cmocka_unit_test(test_include_names),
+        cmocka_unit_test(test_include_errors),
+        cmocka_unit_test(test_include_sandbox),
+        cmocka_unit_test(test_include_hash),
+        cmocka_unit_test(test_modules_are_not_recipes),
     };
     /* FDTUNE_TEST_FILTER=test_sandbox runs one test (while working on it). */
     if (getenv("FDTUNE_TEST_FILTER"))

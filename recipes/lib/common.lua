@@ -1,0 +1,70 @@
+-- common.lua: the rules the recipes of every operator share (d2x, d2y, d2z, lap and wave).
+-- A recipe takes them with `local common = include "common"` and calls the groups it needs
+-- where it wants them in its own order: rules run in the order they are registered, and the
+-- first one a config fails is the one the dry run counts. Each group registers its rules
+-- (constrain, derive) under the names the pruning report uses, so a name and its rule live
+-- here once; including the module registers nothing by itself.
+local common = {}
+
+-- Whole waves per block row, enough threads per block, padding that lines up with the
+-- waves, and a block row that fits the grid.
+function common.block_rules()
+  constrain("bx is a multiple of the wave size", function(c, dev)
+    return c.bx % dev.warp_size == 0
+  end)
+  constrain("block has 64 to max threads", function(c, dev)
+    local t = c.bx * c.by * c.bz
+    return t >= 64 and t <= dev.max_threads_per_block
+  end)
+  -- Padding to the wave size in elements gives whole cache lines per wave on both vendors
+  -- (32 x 4 B = one 128 B line on NVIDIA, 64 elements as the seeds pad on AMD).
+  constrain("align is 1 or the wave size", function(c, dev)
+    return c.align == 1 or c.align == dev.warp_size
+  end)
+  constrain("block row not wider than the grid", function(c, dev, prob)
+    return c.bx * c.vec <= math.max(prob.nx, dev.warp_size)
+  end)
+end
+
+-- Bytes of the xy planes (with their halos) a z stencil keeps in flight: the 2R+1 planes of
+-- the input, and for wave the p_prev and c2 planes it also reads at the point.
+function common.planes_in_flight(prob)
+  local plane = (prob.nx + 2 * prob.R) * (prob.ny + 2 * prob.R) * prob.esize
+  local planes = (2 * prob.R + 1) * plane
+  if prob.op == "wave" then planes = planes + 2 * plane end
+  return planes
+end
+
+-- y subdomains (split) for the operators that walk z.
+function common.split_rules()
+  -- Splitting only pays when the planes in flight outgrow half the last-level cache (the
+  -- part a partitioned L2, as on NVIDIA, serves near; an H100 ran the lap ring at 1024^3,
+  -- 38 MiB of planes vs 50 MiB, 2% faster split in two); each doubling of split must still
+  -- be needed.
+  constrain("split only when the planes outgrow half the last-level cache", function(c, dev, prob)
+    if c.split == 1 then return true end
+    local planes = common.planes_in_flight(prob)
+    return planes / (c.split // 2) > dev.llc_bytes / 2,
+           string.format("%.1f MiB of planes vs %.0f MiB of cache", planes / MiB, dev.llc_bytes / MiB)
+  end)
+  -- Splitting (kernel 7) and the yzx grid order (kernel 6) are two fixes for the same cache
+  -- problem; the seeds split with the natural order.
+  constrain("split with the xyz order", function(c)
+    return c.split == 1 or c.order == "xyz"
+  end)
+end
+
+-- Two blocks per compute unit, or on grids too small for that, at most 4096 points a block.
+function common.fill_device()
+  constrain("enough blocks to fill the device", function(c, dev, prob)
+    local n = blocks(c)
+    return n >= math.min(2 * dev.compute_units, prob.nx * prob.ny * prob.nz // 4096), n .. " blocks"
+  end)
+end
+
+-- Launch bounds equal to the block size (FD Laplacian part 3).
+function common.launch_bounds()
+  derive("lb", function(c) return c.bx * c.by * c.bz end)
+end
+
+return common
