@@ -17,6 +17,8 @@
 #include "fdt_common.h"
 #include "fdt_gen.h"
 #include "fdt_rt.h"
+#include "fdtuned_model.h"
+#include "fdtuned_nearest.h"
 
 typedef struct fdt_db fdt_db;
 
@@ -272,22 +274,29 @@ int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_
 int fdt_db_best_decision(fdt_db *db, int64_t device_id, int64_t problem_id,
                          fdt_db_decision *d, int *found, fdt_err *e);
 
-/* Which rung of fdt_db_nearest answered. */
+/* Which rung of fdt_db_nearest answered (the FDTUNED_RUNG_* of portable/fdtuned_nearest.h). */
 typedef enum {
     FDT_DB_NEAREST_EXACT, /* this device model, this grid */
     FDT_DB_NEAREST_GRID,  /* this device model, nearest tuned grid of the same op, R, precision */
-    FDT_DB_NEAREST_ARCH,  /* another device model of the same backend and arch (e.g. another
+    FDT_DB_NEAREST_ARCH,  /* another device model of the same base arch (e.g. another
                              compute-unit count), nearest grid, then nearest unit count */
-    FDT_DB_NEAREST_NONE   /* nothing tuned: use the recipe's default */
+    FDT_DB_NEAREST_NONE   /* nothing usable tuned: use fdt_config_fallback */
 } fdt_db_fallback;
 const char *fdt_db_fallback_name(fdt_db_fallback f); /* "exact", "grid", "arch", "none" */
 
-/* The best tuned result to use for (device, problem). A device model is its identity without
- * the UUID (any GPU of the same backend, vendor, name, arch, compute units and memory). Grid
- * distance is |log(volume ratio)|, then |log(xy-plane ratio)|; remaining ties go to the
- * faster result. generator: only results of this generator fingerprint (NULL: any; the row
- * names the environment either way). *out is filled unless *which is FDT_DB_NEAREST_NONE. */
+/* The best tuned result to use for (device, problem), by the rule exported headers apply
+ * (portable/fdtuned_nearest.h): a device model is (name, base arch, compute units), only the
+ * dev fields name, arch and compute_units are read. Candidates are the best results of the
+ * problem's op, R and precision on devices of dev's base arch, one per device model and
+ * grid (the faster), whose config can run the problem's grid (fdt_config_fit); they rank by
+ * rung, |log volume ratio|, |log xy-plane ratio|, compute-unit difference, time, then grid
+ * and evaluation id. generator: only results of this generator fingerprint (NULL: any; the
+ * row names the environment either way). *out is filled unless *which is
+ * FDT_DB_NEAREST_NONE. */
 int fdt_db_nearest(fdt_db *db, const fdt_db_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_row *out, fdt_db_fallback *which, fdt_err *e);
+/* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id);
+ * r points into row. */
+void fdt_db_row_result(const fdt_db_row *row, fdtuned_result *r);
 
 #endif

@@ -111,11 +111,10 @@ static void rt_from_db(const fdt_db_device *d, fdt_rt_device_info *info)
     info->mem_bytes = d->mem_bytes;
 }
 
-/* One device model: what the selection can tell apart, plus the name. */
 static int same_model(const fdt_db_device *a, const fdt_db_device *b)
 {
-    return !strcmp(a->backend, b->backend) && !strcmp(a->name, b->name) &&
-           !strcmp(a->arch, b->arch) && a->compute_units == b->compute_units;
+    return fdtuned_same_model(a->name, a->arch, a->compute_units, b->name, b->arch,
+                              b->compute_units);
 }
 
 static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
@@ -184,14 +183,19 @@ static int cmp_family(const fdt_problem *a, const fdt_problem *b)
 
 static int cmp_int64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
-/* Family, then arch, compute units, device name, grid volume, grid: the order of the
- * variant tables (the selection breaks remaining ties by it). */
+/* Family, then base arch, compute units, device name, grid volume, grid, then the order
+ * fdtuned_tiebreak gives results of one device model and grid (the faster first): the order
+ * of the variant tables. */
 static int cmp_rows(const void *pa, const void *pb)
 {
     const fdt_db_row *a = pa, *b = pb;
     int c = cmp_family(&a->problem, &b->problem);
-    if (!c)
-        c = strcmp(a->device.arch, b->device.arch);
+    if (!c) {
+        int la = fdtuned_arch_base_len(a->device.arch), lb = fdtuned_arch_base_len(b->device.arch);
+        c = strncmp(a->device.arch, b->device.arch, (size_t)(la < lb ? la : lb));
+        if (!c)
+            c = la < lb ? -1 : la > lb;
+    }
     if (!c)
         c = a->device.compute_units < b->device.compute_units ? -1
             : a->device.compute_units > b->device.compute_units;
@@ -208,18 +212,22 @@ static int cmp_rows(const void *pa, const void *pb)
         c = cmp_int64(a->problem.ny, b->problem.ny);
     if (!c)
         c = cmp_int64(a->problem.nz, b->problem.nz);
-    if (!c)
-        c = a->ev.time_ms < b->ev.time_ms ? -1 : a->ev.time_ms > b->ev.time_ms;
-    if (!c)
-        c = strcmp(a->ev.config, b->ev.config);
+    if (!c) {
+        fdtuned_result ra, rb;
+        fdt_db_row_result(a, &ra);
+        fdt_db_row_result(b, &rb);
+        c = fdtuned_tiebreak(&ra, &rb);
+    }
     return c;
 }
 
+/* One tuned result per (family, device model, grid): the nearest ranking's candidates. */
 static int same_slot(const fdt_db_row *a, const fdt_db_row *b)
 {
-    return same_family(&a->problem, &b->problem) && same_model(&a->device, &b->device) &&
-           a->problem.nx == b->problem.nx && a->problem.ny == b->problem.ny &&
-           a->problem.nz == b->problem.nz;
+    fdtuned_result ra, rb;
+    fdt_db_row_result(a, &ra);
+    fdt_db_row_result(b, &rb);
+    return same_family(&a->problem, &b->problem) && fdtuned_same_slot(&ra, &rb);
 }
 
 static void problem_filters(const fdt_exp_opts *o, char *buf, size_t n)
@@ -339,7 +347,8 @@ static int fill_tuned(fdt_exp_tuned *t, fdt_err *e)
 static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
 {
     qsort(rows->v, rows->n, sizeof *rows->v, cmp_rows);
-    /* One result per (family, device model, grid): the first after sorting is the fastest. */
+    /* One result per (family, device model, grid): the first after sorting, which
+     * fdtuned_tiebreak puts first (the fastest), as fdt_db_nearest keeps it. */
     size_t n = 0;
     for (size_t i = 0; i < rows->n; i++)
         if (!n || !same_slot(&rows->v[n - 1], &rows->v[i]))
@@ -396,7 +405,7 @@ static int collect_notes(fdt_exp_plan *p)
                 dup |= same_model(&p->devices[k], dev);
             for (size_t t = 0; t < fam->ntuned; t++) {
                 have |= same_model(&fam->tuned[t].row.device, dev);
-                arch |= !strcmp(fam->tuned[t].row.device.arch, dev->arch);
+                arch |= fdtuned_same_arch(fam->tuned[t].row.device.arch, dev->arch);
             }
             if (dup || have)
                 continue;

@@ -739,6 +739,79 @@ static void test_helpers(void **state)
     fdt_recipe_free(r);
 }
 
+/* The helpers read the whole config: a ring's shared memory counts its pf planes (366080
+ * bytes for lap R=4 f32 bx=256 by=2 tile=4 vec=2 lds=2 pf=6, against 199680 with pf=1), and
+ * blocks(c) splits and orders as the generator launches; a parameter derived later counts
+ * with its default unless the answer depends on it. */
+static void test_helpers_whole_config(void **state)
+{
+    (void)state;
+    fdt_problem ring = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
+    fdt_config c;
+    fdt_err e;
+    uint32_t bytes, pf1;
+    int dynamic;
+    if (fdt_config_parse("bx=256,by=2,tile=4,vec=2,nw=32,lds=2,pf=6", &c, &e) ||
+        fdt_gen_shared(&ring, &c, &bytes, &dynamic, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(bytes, 366080); /* (R+1+pf) planes of (256*2 + 2*4) x (2*4 + 2*4) */
+    c.pf = 1;
+    if (fdt_gen_shared(&ring, &c, &pf1, &dynamic, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(pf1, 199680);
+    fdt_problem split = {FDT_OP_LAP, 4, FDT_F32, 256, 100, 64};
+    int64_t b[3];
+    if (fdt_config_parse("bx=64,by=4,tile=2,vec=2,nw=16,split=3,order=yzx", &c, &e))
+        fail_msg("%s", e.msg);
+    fdt_gen_blocks(&split, &c, b);
+    assert_int_equal(b[0] * b[1] * b[2], 40); /* 2 x 5 (40 of 100 rows) x 4 per launch */
+
+    char text[2048];
+    snprintf(text, sizeof text,
+             "ops { \"lap\" }\n"
+             "param(\"bx\", { 256, 64 })\nparam(\"by\", { 2, 4 })\nparam(\"tile\", { 4, 2 })\n"
+             "param(\"vec\", { 2 })\nparam(\"nw\", { 32, 16 })\nparam(\"lds\", { 2, 0 })\n"
+             "param(\"pf\", { 6 })\nparam(\"split\", { 1, 3 })\n"
+             "param(\"order\", { \"xyz\", \"yzx\" })\n"
+             "constrain(\"the ring of pf planes\", function(c)\n"
+             "  if c.lds ~= 2 or c.bx ~= 256 or c.by ~= 2 or c.tile ~= 4 then return true end\n"
+             "  return shared_bytes(c) == %u, shared_bytes(c) .. \" bytes\"\n"
+             "end)\n"
+             "constrain(\"blocks as launched\", function(c, dev, prob)\n"
+             "  if c.bx ~= 64 or c.by ~= 4 or c.tile ~= 2 or c.nw ~= 16 or c.split ~= 3 or\n"
+             "     prob.ny ~= 100 then return true end\n"
+             "  return blocks(c) == %lld, blocks(c) .. \" blocks\"\n"
+             "end)\n"
+             "constrain(\"tables of the recipe's own\", function(c)\n"
+             "  return shared_bytes({ bx = 256, by = 2, tile = 4, vec = 2, nw = 32, lds = 2,\n"
+             "                        pf = 6 }) == %u and\n"
+             "         blocks({ bx = 64, by = 4, tile = 2, vec = 2, nw = 16, split = 3 }) == %lld\n"
+             "end)\n"
+             "constrain(\"lb is derived later, which no helper needs\", function(c)\n"
+             "  return shared_bytes(c) >= 0 and blocks(c) > 0\n"
+             "end)\n"
+             "derive(\"lb\", function(c) return c.bx * c.by * c.bz end)\n",
+             bytes, (long long)(b[0] * b[1] * b[2]), bytes, (long long)(b[0] * b[1] * b[2]));
+    fdt_recipe *r;
+    assert_int_equal(load("whole.lua", text, &r, &e), 0);
+    fdt_recipe_device d = test_device();
+    d.shared_per_block_optin = 400 * 1024;
+    fdt_recipe_stats st;
+    if (fdt_recipe_enumerate(r, &split, &d, NULL, NULL, &st, &e))
+        fail_msg("%s", e.msg);
+    for (int i = 0; i < st.nprune; i++)
+        if (st.prune[i].line && st.prune[i].count)
+            fail_msg("constraint '%s' pruned %llu configs: %s", st.prune[i].name,
+                     (unsigned long long)st.prune[i].count, st.prune[i].example);
+    fdt_recipe_free(r);
+
+    /* pf derived after a shared_bytes call: the ring's size depends on it, an error */
+    enumerate_fails("ops { \"d2x\" }\nparam(\"lds\", { 2 })\nparam(\"nw\", { 32 })\n"
+                    "constrain(\"fits\", function(c) return shared_bytes(c) < 100000 end)\n"
+                    "derive(\"pf\", function(c) return 4 end)\n",
+                    "bad.lua:4: shared_bytes: c.pf is derived later in the recipe", NULL);
+}
+
 /* ---------------------------------------------------------------- catalogue */
 
 static void test_catalogue_entries(void **state)
@@ -1038,7 +1111,7 @@ static int teardown(void **state)
 {
     (void)state;
     const char *files[] = {"bad.lua", "binary.lua", "tiny.lua", "copy.lua", "tiny2.lua",
-                           "helpers.lua", "garbage.lua"};
+                           "helpers.lua", "garbage.lua", "whole.lua"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
@@ -1059,6 +1132,7 @@ int main(void)
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_stop_and_identity),
         cmocka_unit_test(test_helpers),
+        cmocka_unit_test(test_helpers_whole_config),
         cmocka_unit_test(test_catalogue_entries),
         cmocka_unit_test(test_catalogue_find),
         cmocka_unit_test(test_catalogue_match),
