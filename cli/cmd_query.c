@@ -212,7 +212,7 @@ static const char *short_time(const char *iso, char *buf, size_t n)
 /* Queries hand rows to callbacks; collecting them first (fdt_db_collect_*) lets one answer be
  * printed in any form and lets other lookups run without a statement still open. */
 
-static const fdt_db_device *device_by_id(const fdt_db_device_list *ds, int64_t id)
+static const fdt_device *device_by_id(const fdt_db_device_list *ds, int64_t id)
 {
     for (size_t i = 0; i < ds->n; i++)
         if (ds->v[i].id == id)
@@ -576,64 +576,25 @@ static const char *fallback_why(fdt_db_fallback f)
     }
 }
 
-static void rt_from_db(const fdt_db_device *d, fdt_rt_device_info *info)
-{
-    memset(info, 0, sizeof *info);
-    snprintf(info->backend, sizeof info->backend, "%s", d->backend);
-    snprintf(info->vendor, sizeof info->vendor, "%s", d->vendor);
-    snprintf(info->name, sizeof info->name, "%s", d->name);
-    snprintf(info->arch, sizeof info->arch, "%s", d->arch);
-    info->compute_units = d->compute_units;
-    info->warp_size = d->warp_size;
-    info->l2_bytes = d->l2_bytes;
-    info->mem_bytes = d->mem_bytes;
-    snprintf(info->uuid, sizeof info->uuid, "%s", d->uuid);
-    snprintf(info->pci, sizeof info->pci, "%s", d->pci);
-}
-
-/* A catalogue entry as a database device, so the ladder can look for its arch. Its name is
- * the catalogue's, never a driver's, so it can only answer at the arch rung. */
-static void db_from_catalogue(const fdt_recipe_device *r, fdt_db_device *d)
-{
-    memset(d, 0, sizeof *d);
-    snprintf(d->backend, sizeof d->backend, "%s",
-             !strcasecmp(r->vendor, "AMD") ? "hip" : "cuda");
-    snprintf(d->vendor, sizeof d->vendor, "%s", r->vendor);
-    snprintf(d->name, sizeof d->name, "%s", r->name);
-    snprintf(d->arch, sizeof d->arch, "%s", r->arch);
-    d->compute_units = r->compute_units;
-    d->warp_size = r->warp_size;
-    d->l2_bytes = r->l2_bytes;
-    d->mem_bytes = r->mem_bytes;
-}
-
-static int same_model(const fdt_db_device *a, const fdt_db_device *b)
-{
-    return !strcmp(a->backend, b->backend) && !strcmp(a->name, b->name) &&
-           !strcmp(a->arch, b->arch) && a->compute_units == b->compute_units &&
-           a->mem_bytes == b->mem_bytes;
-}
-
 /* What the recipe sees as `dev`: the database's device completed by its catalogue entry when
  * there is one (a real GPU's facts), else the catalogue entry --gpu names, else the database's
  * device alone. */
-static int recipe_device(const char *gpu, const fdt_db_device *dbdev, fdt_recipe_device *out,
+static int recipe_device(const char *gpu, const fdt_device *dbdev, fdt_device *out,
                          fdt_err *e)
 {
     fdt_catalogue *cat = NULL;
     fdt_err ce;
     int have_cat = load_catalogue(&cat, &ce) == 0;
     int rc = 0;
-    fdt_rt_device_info info;
-    if (dbdev)
-        rt_from_db(dbdev, &info);
-    if (dbdev && have_cat && fdt_catalogue_match(cat, &info))
-        fdt_catalogue_describe(cat, &info, out);
-    else if (have_cat && fdt_catalogue_find(cat, gpu, NULL, 0, out, &ce) == 0)
+    if (dbdev && have_cat && fdt_catalogue_match(cat, dbdev)) {
+        *out = *dbdev;
+        fdt_catalogue_complete(cat, out);
+    } else if (have_cat && fdt_catalogue_find(cat, gpu, NULL, 0, out, &ce) == 0)
         ;
-    else if (dbdev)
-        fdt_catalogue_describe(have_cat ? cat : NULL, &info, out);
-    else
+    else if (dbdev) {
+        *out = *dbdev;
+        fdt_catalogue_complete(NULL, out);
+    } else
         rc = fdt_err_set(e, "--gpu %s: no device in the database matches, and %s", gpu, ce.msg);
     fdt_catalogue_free(cat);
     return rc;
@@ -641,7 +602,7 @@ static int recipe_device(const char *gpu, const fdt_db_device *dbdev, fdt_recipe
 
 /* The config used when nothing was tuned. No recipe for the op is not an error: fdtune's
  * built-in defaults then apply, and *path stays empty. */
-static int default_config(const fdt_problem *p, const fdt_recipe_device *dev, char *key,
+static int default_config(const fdt_problem *p, const fdt_device *dev, char *key,
                           size_t n, char *path, size_t pn, fdt_err *e)
 {
     const char *dirs[4];
@@ -672,8 +633,8 @@ static int query_nearest(fdt_db *db, const qopts *o)
     fdt_db_device_list ds = {0};
     if (list_devices(db, o->gpu, &ds))
         return EXIT_ERROR;
-    fdt_db_device dev;
-    fdt_recipe_device rdev;
+    fdt_device dev;
+    fdt_device rdev;
     fdt_err e;
     int have_rdev = 0;
     if (ds.n) {
@@ -681,7 +642,7 @@ static int query_nearest(fdt_db *db, const qopts *o)
         fdt_sb others;
         fdt_sb_init(&others);
         for (size_t i = 1; i < ds.n; i++)
-            if (!same_model(&ds.v[i], &dev))
+            if (!fdt_device_same_model(&ds.v[i], &dev))
                 fdt_sb_printf(&others, ", %s (%s, %d CUs)", ds.v[i].name, ds.v[i].arch,
                               ds.v[i].compute_units);
         if (others.len)
@@ -698,7 +659,7 @@ static int query_nearest(fdt_db *db, const qopts *o)
             return EXIT_USAGE;
         }
         have_rdev = 1;
-        db_from_catalogue(&rdev, &dev);
+        dev = rdev;
     }
     free(ds.v);
 
@@ -824,7 +785,7 @@ static const column run_cols[] = {
     {"command", "command", C_STR, NULL, IN_ALL},
 };
 
-static void emit_run_row(emitter *m, const fdt_db_run *r, const fdt_db_device *d)
+static void emit_run_row(emitter *m, const fdt_db_run *r, const fdt_device *d)
 {
     char s[32], f[32], seed[24];
     int text = m->mode == OUT_TEXT;
@@ -1061,7 +1022,7 @@ static int find_run_cb(void *ctx, const fdt_db_run *r)
 
 static const char *dash(const char *s) { return *s ? s : "-"; }
 
-static void show_header(const fdt_db_run *r, const fdt_db_device *d, const fdt_db_env *v,
+static void show_header(const fdt_db_run *r, const fdt_device *d, const fdt_db_env *v,
                         const fdt_db_rows *rs)
 {
     char s[32], f[32];
@@ -1113,7 +1074,7 @@ static int query_show(fdt_db *db, const qopts *o)
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
-    fdt_db_device d;
+    fdt_device d;
     fdt_db_env v;
     int have_d = fdt_db_device_get(db, r.device_id, &d, &e) == 0;
     int have_v = fdt_db_env_get(db, r.env_id, &v, &e) == 0;

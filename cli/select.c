@@ -47,16 +47,17 @@ int load_catalogue(fdt_catalogue **cat, fdt_err *e)
 }
 
 int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, int need_live,
-               fdt_recipe_device *dev, int *index, fdt_err *e)
+               fdt_device *dev, int *index, fdt_err *e)
 {
     *index = -1;
-    memset(dev, 0, sizeof *dev);
+    fdt_device_init(dev);
     if (!gpu || !strcmp(gpu, "auto")) {
         if (p->ndevices == 0)
             return fdt_err_set(e, "--gpu auto: no GPU is visible%s", need_live ? "" :
                                " (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100)");
         *index = 0;
-        fdt_catalogue_describe(cat, &p->device[0], dev);
+        *dev = p->device[0];
+        fdt_catalogue_complete(cat, dev);
         return 0;
     }
     if (fdt_catalogue_find(cat, gpu, p->device, p->ndevices, dev, e))
@@ -69,7 +70,8 @@ int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, in
                         !strcmp(p->device[i].arch, dev->arch);
         if (same_entry || same_live) {
             *index = i;
-            fdt_catalogue_describe(cat, &p->device[i], dev);
+            *dev = p->device[i];
+            fdt_catalogue_complete(cat, dev);
             return 0;
         }
     }

@@ -69,27 +69,18 @@ int fdt_db_run_kind_parse(const char *s, fdt_db_run_kind *out, fdt_err *e);
 
 /* ------------------------------------------------------------------ devices, environments */
 
-typedef struct fdt_db_device {
-    int64_t id; /* 0 until stored */
-    char backend[8], vendor[16], name[128], arch[32];
-    int compute_units, warp_size;
-    int64_t l2_bytes, mem_bytes;
-    char uuid[48], pci[24];
-} fdt_db_device;
-
 typedef struct fdt_db_env {
     int64_t id; /* 0 until stored */
     char driver[64], runtime[64], compiler[64], fdtune_version[32], generator[80];
 } fdt_db_env;
 
-void fdt_db_device_from_rt(const fdt_rt_device_info *info, fdt_db_device *d);
 /* The environment of a run on this device: its driver/runtime/compiler versions, the given
  * fdtune version and this binary's generator fingerprint. */
-void fdt_db_env_from_rt(const fdt_rt_device_info *info, const char *fdtune_version,
-                        fdt_db_env *v);
+void fdt_db_env_from_device(const fdt_device *d, const char *fdtune_version, fdt_db_env *v);
 
-/* Get-or-create: the same identity always gives the same id. */
-int fdt_db_device_id(fdt_db *db, const fdt_rt_device_info *info, int64_t *id, fdt_err *e);
+/* Get-or-create: the same identity (backend, vendor, name, arch, compute units, memory, UUID;
+ * with warp size, L2 and PCI stored beside) always gives the same id. */
+int fdt_db_device_id(fdt_db *db, const fdt_device *d, int64_t *id, fdt_err *e);
 int fdt_db_env_id(fdt_db *db, const fdt_db_env *v, int64_t *id, fdt_err *e);
 int fdt_db_problem_id(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e);
 /* key: canonical config text (fdt_config_format); anything else is refused. */
@@ -97,9 +88,10 @@ int fdt_db_config_id(fdt_db *db, const char *key, int64_t *id, fdt_err *e);
 /* Lookup only (works read-only): *id = 0 when the problem was never stored. */
 int fdt_db_problem_find(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e);
 
-int fdt_db_device_get(fdt_db *db, int64_t id, fdt_db_device *d, fdt_err *e);
+/* A stored device: its identity fields and id (the rest zero, index -1, live 0). */
+int fdt_db_device_get(fdt_db *db, int64_t id, fdt_device *d, fdt_err *e);
 int fdt_db_env_get(fdt_db *db, int64_t id, fdt_db_env *v, fdt_err *e);
-typedef int (*fdt_db_device_fn)(void *ctx, const fdt_db_device *d);
+typedef int (*fdt_db_device_fn)(void *ctx, const fdt_device *d);
 /* Devices whose name or arch contains gpu (case-insensitive; NULL: all), by id. */
 int fdt_db_devices(fdt_db *db, const char *gpu, fdt_db_device_fn fn, void *ctx, fdt_err *e);
 
@@ -179,7 +171,7 @@ int fdt_db_measured(fdt_db *db, int64_t device_id, int64_t env_id, int64_t probl
 typedef struct fdt_db_row {
     fdt_db_eval ev;
     fdt_problem problem;
-    fdt_db_device device;
+    fdt_device device;
     fdt_db_env env;
 } fdt_db_row;
 typedef int (*fdt_db_row_fn)(void *ctx, const fdt_db_row *row);
@@ -200,13 +192,13 @@ typedef struct fdt_db_run_list {
     int oom;
 } fdt_db_run_list;
 typedef struct fdt_db_device_list {
-    fdt_db_device *v;
+    fdt_device *v;
     size_t n, cap;
     int oom;
 } fdt_db_device_list;
 int fdt_db_collect_row(void *ctx, const fdt_db_row *row);
 int fdt_db_collect_run(void *ctx, const fdt_db_run *run);
-int fdt_db_collect_device(void *ctx, const fdt_db_device *d);
+int fdt_db_collect_device(void *ctx, const fdt_device *d);
 
 /* Unset fields match anything. */
 typedef struct fdt_db_filter {
@@ -293,7 +285,7 @@ const char *fdt_db_fallback_name(fdt_db_fallback f); /* "exact", "grid", "arch",
  * and evaluation id. generator: only results of this generator fingerprint (NULL: any; the
  * row names the environment either way). *out is filled unless *which is
  * FDT_DB_NEAREST_NONE. */
-int fdt_db_nearest(fdt_db *db, const fdt_db_device *dev, const fdt_problem *p,
+int fdt_db_nearest(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_row *out, fdt_db_fallback *which, fdt_err *e);
 /* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id);
  * r points into row. */

@@ -53,7 +53,7 @@ static const char nearest_sql[] = FDT_DBI_BEST_SQL(
     " AND (:generator IS NULL OR v.generator = :generator)", "");
 
 /* The best results of the request's op, R, precision and base arch. */
-static int collect(fdt_db *db, const fdt_db_device *dev, const fdt_problem *p,
+static int collect(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_rows *rows, fdt_err *e)
 {
     char arch[sizeof dev->arch];
@@ -76,7 +76,7 @@ static int collect(fdt_db *db, const fdt_db_device *dev, const fdt_problem *p,
     return rows->oom ? fdt_err_set(e, "out of memory") : 0;
 }
 
-int fdt_db_nearest(fdt_db *db, const fdt_db_device *dev, const fdt_problem *p,
+int fdt_db_nearest(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_row *out, fdt_db_fallback *which, fdt_err *e)
 {
     *which = FDT_DB_NEAREST_NONE;

@@ -72,7 +72,7 @@ typedef struct fdt_exp_plan {
     char fdtune_version[32];
     char generator[80];      /* fingerprint of the generator that writes the kernels */
     char command[1024];
-    fdt_db_device *devices;  /* the devices --gpu selected, by id */
+    fdt_device *devices;  /* the devices --gpu selected, by id */
     size_t ndevices;
     int64_t *runs;           /* run ids the exported results come from, ascending */
     size_t nruns;

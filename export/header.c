@@ -91,7 +91,7 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
     fdt_sb_printf(b, "\n *   generator fingerprint of the kernels below: %s\n", p->generator);
     fdt_sb_puts(b, " *   devices:\n");
     for (size_t i = 0; i < p->ndevices; i++) {
-        const fdt_db_device *d = &p->devices[i];
+        const fdt_device *d = &p->devices[i];
         fdt_sb_puts(b, " *     ");
         comment_text(b, d->name);
         fdt_sb_printf(b, ": %s, %s, %d CUs, %.0f GiB", d->backend, d->arch, d->compute_units,

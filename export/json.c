@@ -173,7 +173,7 @@ int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     key(b, "devices", &f);
     fdt_sb_puts(b, "[\n");
     for (size_t i = 0; i < p->ndevices; i++) {
-        const fdt_db_device *d = &p->devices[i];
+        const fdt_device *d = &p->devices[i];
         int g = 1;
         fdt_sb_puts(b, "    {");
         kv_str(b, "name", d->name, &g);

@@ -98,24 +98,6 @@ static int contains_ci(const char *hay, const char *needle)
     return 0;
 }
 
-static void rt_from_db(const fdt_db_device *d, fdt_rt_device_info *info)
-{
-    memset(info, 0, sizeof *info);
-    snprintf(info->backend, sizeof info->backend, "%s", d->backend);
-    snprintf(info->vendor, sizeof info->vendor, "%s", d->vendor);
-    snprintf(info->name, sizeof info->name, "%s", d->name);
-    snprintf(info->arch, sizeof info->arch, "%s", d->arch);
-    info->compute_units = d->compute_units;
-    info->warp_size = d->warp_size;
-    info->l2_bytes = d->l2_bytes;
-    info->mem_bytes = d->mem_bytes;
-}
-
-static int same_model(const fdt_db_device *a, const fdt_db_device *b)
-{
-    return fdtuned_same_model(a->name, a->arch, a->compute_units, b->name, b->arch,
-                              b->compute_units);
-}
 
 static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
 {
@@ -127,7 +109,7 @@ static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
     for (size_t i = 0, k = 0; i < all->n; i++) {
         int dup = 0;
         for (size_t j = 0; j < i; j++)
-            dup |= same_model(&all->v[j], &all->v[i]);
+            dup |= fdt_device_same_model(&all->v[j], &all->v[i]);
         if (!dup)
             fdt_sb_printf(b, "%s%s (%s, %d CUs)", k++ ? ", " : "", all->v[i].name,
                           all->v[i].arch, all->v[i].compute_units);
@@ -149,15 +131,13 @@ static void match_gpu(const fdt_db_device_list *all, const char *gpu, const stru
     /* Not a substring of what the driver called it: perhaps a catalogue name or alias
      * ("H100 SXM" for "NVIDIA H100 80GB HBM3"); the catalogue decides which stored devices
      * are that GPU the way it matches live ones. */
-    fdt_recipe_device rdev;
+    fdt_device rdev;
     fdt_err ce;
     if (fdt_catalogue_find(cat, gpu, NULL, 0, &rdev, &ce))
         return;
     snprintf(resolved, rn, "%s (%s)", rdev.name, rdev.arch);
     for (size_t i = 0; i < all->n; i++) {
-        fdt_rt_device_info info;
-        rt_from_db(&all->v[i], &info);
-        const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &info);
+        const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &all->v[i]);
         if (m && !strcmp(m->dev.name, rdev.name))
             hit[i] = 1;
     }
@@ -399,12 +379,12 @@ static int collect_notes(fdt_exp_plan *p)
     for (size_t f = 0; f < p->nfam; f++) {
         const fdt_exp_family *fam = &p->fam[f];
         for (size_t d = 0; d < p->ndevices; d++) {
-            const fdt_db_device *dev = &p->devices[d];
+            const fdt_device *dev = &p->devices[d];
             int dup = 0, have = 0, arch = 0;
             for (size_t k = 0; k < d; k++)
-                dup |= same_model(&p->devices[k], dev);
+                dup |= fdt_device_same_model(&p->devices[k], dev);
             for (size_t t = 0; t < fam->ntuned; t++) {
-                have |= same_model(&fam->tuned[t].row.device, dev);
+                have |= fdt_device_same_model(&fam->tuned[t].row.device, dev);
                 arch |= fdtuned_same_arch(fam->tuned[t].row.device.arch, dev->arch);
             }
             if (dup || have)
@@ -522,7 +502,7 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
     for (size_t i = 0; i < all.n; i++) {
         if (!sel[i])
             continue;
-        fdt_db_device *v = realloc(p->devices, (p->ndevices + 1) * sizeof *v);
+        fdt_device *v = realloc(p->devices, (p->ndevices + 1) * sizeof *v);
         if (!v) {
             fdt_err_set(e, "export: out of memory");
             goto done;

@@ -485,10 +485,10 @@ static int blocks_of(const fdt_problem *p, const fdt_config *c, int64_t *value, 
     return 0;
 }
 
-/* The config a helper is asked about, every parameter read from argument 1: the recipe's c
- * (through the table behind it) or a table of the recipe's own. A parameter with no value
- * keeps fdtune's default: in c, one derived later in the recipe (marked in *pending); in an
- * own table, one it leaves out. */
+/* The config a helper is asked about, whole: the recipe's c (the config its derives and
+ * constraints are running on), or a table of the recipe's own read parameter by parameter.
+ * A parameter with no value keeps fdtune's default: in c, one derived later in the recipe
+ * (marked in *pending); in an own table, one it leaves out. */
 static void config_arg(lua_State *L, fdt_recipe *r, fdt_config *c, uint64_t *pending)
 {
     if (!lua_istable(L, 1))
@@ -496,30 +496,28 @@ static void config_arg(lua_State *L, fdt_recipe *r, fdt_config *c, uint64_t *pen
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_proxy);
     int is_c = lua_rawequal(L, 1, -1);
     lua_pop(L, 1);
-    if (is_c)
-        lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_data);
-    else
-        lua_pushvalue(L, 1);
-    int t = lua_gettop(L);
     size_t np;
     const fdt_param_info *all = fdt_config_params(&np);
-    fdt_config_default(c);
-    *pending = 0;
+    fdt_config def;
+    fdt_config_default(&def);
+    *c = is_c && r->cfg ? *r->cfg : def;
+    *pending = is_c && r->cfg ? r->cfg_pending : 0;
     for (size_t i = 0; i < np; i++) {
-        lua_getfield(L, t, all[i].name);
-        if (lua_isnil(L, -1)) {
-            if (is_c)
-                *pending |= (uint64_t)1 << i;
-        } else {
+        int *f = (int *)((char *)c + all[i].offset);
+        if (*pending & ((uint64_t)1 << i)) {
+            *f = *(const int *)((const char *)&def + all[i].offset);
+            continue;
+        }
+        if (is_c)
+            continue;
+        lua_getfield(L, 1, all[i].name);
+        if (!lua_isnil(L, -1)) {
             char why[256];
-            int v;
-            if (fdt_recipe_check_value(L, -1, &all[i], &v, why, sizeof why))
+            if (fdt_recipe_check_value(L, -1, &all[i], f, why, sizeof why))
                 rerror(L, "c.%s: %s", all[i].name, why);
-            *(int *)((char *)c + all[i].offset) = v;
         }
         lua_pop(L, 1);
     }
-    lua_pop(L, 1);
 }
 
 /* Runs a helper on argument 1 and pushes its value. A parameter c has no value for yet

@@ -387,9 +387,9 @@ static int hattr(int dev, hipDeviceAttribute_t a)
     return p_hipDeviceGetAttribute(&v, a, dev) == hipSuccess ? v : -1;
 }
 
-static int hip_device_info(int idx, fdt_rt_device_info *info, fdt_err *e)
+static int hip_device_info(int idx, fdt_device *info, fdt_err *e)
 {
-    memset(info, 0, sizeof *info);
+    fdt_device_init(info);
     if (load_hip(e))
         return -1;
     hipDevice_t d;
@@ -397,6 +397,7 @@ static int hip_device_info(int idx, fdt_rt_device_info *info, fdt_err *e)
     snprintf(info->backend, sizeof info->backend, "hip");
     snprintf(info->vendor, sizeof info->vendor, "AMD");
     info->index = idx;
+    info->live = 1;
     HIPCALL(p_hipDeviceGetName(info->name, sizeof info->name, d), "hipDeviceGetName");
     /* Oversized buffer: later ROCm versions grew hipDeviceProp_t. */
     union {
@@ -578,7 +579,6 @@ static int hip_context_lost(void)
 const fdt_rt_backend fdt_rt_hip = {
     .name = "hip",
     .vendor = "AMD",
-    .arch_prefix = "gfx",
     .example_arch = "gfx90a",
     .options = HIP_OPTIONS_TEXT,
     .compiler_version = hip_compiler_version,

@@ -128,7 +128,7 @@ static void footprint_of(const fdt_problem *p, const fdt_config *c, footprint *f
 }
 
 /* DRAM and L2 traffic and their times (t); returns the DRAM bandwidth in bytes/s. */
-static double traffic(const fdt_problem *p, const fdt_config *c, const fdt_recipe_device *dev,
+static double traffic(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const footprint *f, fdt_model_terms *t)
 {
     const int *r = f->r;
@@ -170,7 +170,7 @@ static double traffic(const fdt_problem *p, const fdt_config *c, const fdt_recip
 
 /* Resident blocks per CU (0 when none fits), with registers and occupancy in t; *spills is
  * set when launch bounds force the estimated registers to spill. */
-static int residency(const fdt_problem *p, const fdt_config *c, const fdt_recipe_device *dev,
+static int residency(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                      const fdt_rt_resources *res, fdt_model_terms *t, int *spills)
 {
     int threads = c->bx * c->by * c->bz;
@@ -249,7 +249,7 @@ static void tail(const fdt_problem *p, const fdt_config *c, int blocks, int cus,
     }
 }
 
-double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_recipe_device *dev,
+double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms)
 {
     fdt_model_terms t = {0};

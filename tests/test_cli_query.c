@@ -183,10 +183,10 @@ static int csv_col(const csv *c, const char *key)
 
 /* ------------------------------------------------------------------ the database */
 
-static fdt_rt_device_info device(const char *backend, const char *vendor, const char *name,
+static fdt_device device(const char *backend, const char *vendor, const char *name,
                                  const char *arch, int cu, const char *uuid)
 {
-    fdt_rt_device_info d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.backend, sizeof d.backend, "%s", backend);
     snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
@@ -212,13 +212,13 @@ static void canon(const char *text, char *key, size_t n)
     fdt_config_format(&c, key, n);
 }
 
-static int64_t begin(fdt_db *db, const fdt_rt_device_info *d, fdt_db_run_kind kind,
+static int64_t begin(fdt_db *db, const fdt_device *d, fdt_db_run_kind kind,
                      const char *cmd, double copy)
 {
     fdt_err e;
     int64_t dev, env, id;
     fdt_db_env v;
-    fdt_db_env_from_rt(d, "0.1.0", &v);
+    fdt_db_env_from_device(d, "0.1.0", &v);
     fdt_db_run r;
     fdt_db_run_init(&r);
     if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e))
@@ -285,9 +285,9 @@ static int setup(void **state)
         fprintf(stderr, "%s\n", e.msg);
         return -1;
     }
-    fdt_rt_device_info h100 = device("cuda", "NVIDIA", "NVIDIA H100 80GB HBM3", "sm_90", 132,
+    fdt_device h100 = device("cuda", "NVIDIA", "NVIDIA H100 80GB HBM3", "sm_90", 132,
                                      "GPU-h100");
-    fdt_rt_device_info mi = device("hip", "AMD", "AMD Instinct MI250X", "gfx90a", 110, "GPU-mi");
+    fdt_device mi = device("hip", "AMD", "AMD Instinct MI250X", "gfx90a", 110, "GPU-mi");
     fdt_problem lap = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
     fdt_problem d2x = {FDT_OP_D2X, 4, FDT_F32, 256, 256, 256};
 
@@ -442,7 +442,7 @@ static void test_nearest(void **state)
     fdt_err e;
     fdt_recipe *rec;
     fdt_catalogue *cat;
-    fdt_recipe_device dev;
+    fdt_device dev;
     fdt_config c;
     fdt_problem p = {FDT_OP_D2Z, 4, FDT_F32, 600, 600, 600};
     char cat_path[1200], def[256];

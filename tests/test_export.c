@@ -122,10 +122,10 @@ static fdt_problem problem(const char *op, int64_t nx, int64_t ny, int64_t nz)
 
 /* ------------------------------------------------------------------ the database */
 
-static fdt_rt_device_info device(const char *backend, const char *vendor, const char *name,
+static fdt_device device(const char *backend, const char *vendor, const char *name,
                                  const char *arch, int cu, const char *uuid)
 {
-    fdt_rt_device_info d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.backend, sizeof d.backend, "%s", backend);
     snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
@@ -145,12 +145,12 @@ static fdt_rt_device_info device(const char *backend, const char *vendor, const 
     return d;
 }
 
-static int64_t begin(fdt_db *db, const fdt_rt_device_info *d, const char *cmd, double copy)
+static int64_t begin(fdt_db *db, const fdt_device *d, const char *cmd, double copy)
 {
     fdt_err e;
     int64_t dev, env, id;
     fdt_db_env v;
-    fdt_db_env_from_rt(d, "0.1.0", &v);
+    fdt_db_env_from_device(d, "0.1.0", &v);
     fdt_db_run r;
     fdt_db_run_init(&r);
     if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e))
@@ -223,9 +223,9 @@ static int setup(void **state)
         fprintf(stderr, "%s\n", e.msg);
         return -1;
     }
-    fdt_rt_device_info h = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100");
-    fdt_rt_device_info m = device("hip", "AMD", MI250X, "gfx90a", 110, "GPU-mi250x");
-    fdt_rt_device_info m2 = device("hip", "AMD", MI210, "gfx90a", 104, "GPU-mi210");
+    fdt_device h = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100");
+    fdt_device m = device("hip", "AMD", MI250X, "gfx90a", 110, "GPU-mi250x");
+    fdt_device m2 = device("hip", "AMD", MI210, "gfx90a", 104, "GPU-mi210");
     g_run_h100 = begin(db, &h, "fdtune --gpu H100 --R 4 --grid 256^3", 3000);
     g_run_mi = begin(db, &m, "fdtune --gpu MI250X --R 4 --grid 256^3", 1300);
     g_run_mi210 = begin(db, &m2, "fdtune --gpu MI210 --R 4 --grid 512^3", 1300);
@@ -240,7 +240,7 @@ static int setup(void **state)
         add(db, run, p, g_wrong, FDT_DB_WRONG, t->ms * 0.5);
     }
     /* Another H100 of the same model (other UUID), slower: one result per model and grid. */
-    fdt_rt_device_info h2 = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100-b");
+    fdt_device h2 = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100-b");
     int64_t run2 = begin(db, &h2, "fdtune --gpu H100 --R 4 --grid 256^3", 3000);
     add(db, run2, problem("lap", 256, 256, 256), "bx=128,by=1", FDT_DB_OK, 0.3);
     int64_t runs[] = {g_run_h100, g_run_mi, g_run_mi210, run2};
@@ -688,7 +688,7 @@ static void check_db_agrees(const sel_case *k, size_t i, const sel_answer *a)
     fdt_err e;
     if (fdt_db_open(g_db, FDT_DB_READONLY, &db, &e))
         fail_msg("%s", e.msg);
-    fdt_db_device dev;
+    fdt_device dev;
     memset(&dev, 0, sizeof dev);
     snprintf(dev.name, sizeof dev.name, "%s", k->name);
     snprintf(dev.arch, sizeof dev.arch, "%s", k->arch);

@@ -73,9 +73,9 @@ static fdt_problem problem(fdt_op op, int R, fdt_prec prec, int64_t n)
 }
 
 /* A device described by hand: NVIDIA-like, 100 SMs. */
-static fdt_recipe_device test_device(void)
+static fdt_device test_device(void)
 {
-    fdt_recipe_device d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.vendor, sizeof d.vendor, "NVIDIA");
     snprintf(d.name, sizeof d.name, "test GPU");
@@ -98,7 +98,7 @@ static void enumerate_fails(const char *text, const char *prefix, const char *pa
     if (load("bad.lua", text, &r, &e))
         fail_msg("load: %s", e.msg);
     fdt_problem p = problem(FDT_OP_D2X, 4, FDT_F32, 64);
-    fdt_recipe_device d = test_device();
+    fdt_device d = test_device();
     fdt_recipe_stats st;
     int rc = fdt_recipe_enumerate(r, &p, &d, NULL, NULL, &st, &e);
     fdt_recipe_free(r);
@@ -138,7 +138,7 @@ typedef struct collect {
     uint64_t last;
     int ordered;
     const fdt_problem *p;
-    const fdt_recipe_device *dev;
+    const fdt_device *dev;
     int bad;
 } collect;
 
@@ -174,7 +174,7 @@ static void test_shipped_recipes(void **state)
         {"lap.lua", "lap", FDT_OP_WAVE, 653184, "model", "lb=256,lds=1,nw=32"},
     };
     fdt_catalogue *cat = catalogue();
-    fdt_recipe_device h100;
+    fdt_device h100;
     fdt_err e;
     assert_int_equal(fdt_catalogue_find(cat, "H100", NULL, 0, &h100, &e), 0);
     assert_string_equal(h100.name, "H100 SXM");
@@ -235,11 +235,11 @@ static void test_shipped_recipes_everywhere(void **state)
         fdt_recipe *r = shipped(files[f]);
         const char *gpus[] = {"MI50", "MI250X", "MI300X", "RX 7900 XTX", "A100", "H100 PCIe"};
         for (int g = 0; g < 6; g++) {
-            fdt_recipe_device dd;
+            fdt_device dd;
             fdt_err fe;
             if (fdt_catalogue_find(cat, gpus[g], NULL, 0, &dd, &fe))
                 fail_msg("%s", fe.msg);
-            const fdt_recipe_device *d = &dd;
+            const fdt_device *d = &dd;
             const fdt_problem probs[] = {problem(ops[f], 8, FDT_F64, 24),
                                          problem(ops[f], 1, FDT_F32, 1024)};
             for (int k = 0; k < 2; k++) {
@@ -282,7 +282,7 @@ static void test_shipped_split_rule(void **state)
     } want[] = {{"MI250X", 1024, 1, 1}, {"MI250X", 512, 1, 1}, {"H100", 1024, 1, 0},
                 {"H100", 512, 0, 0}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        fdt_recipe_device d;
+        fdt_device d;
         fdt_err e;
         assert_int_equal(fdt_catalogue_find(cat, want[i].gpu, NULL, 0, &d, &e), 0);
         fdt_problem p = problem(FDT_OP_D2Z, 4, FDT_F32, want[i].n);
@@ -569,7 +569,7 @@ static void test_counts(void **state)
     assert_int_equal(fdt_recipe_budget(r), 7);
     assert_int_equal(fdt_recipe_space_size(r), 36);
     fdt_problem p = problem(FDT_OP_D2X, 4, FDT_F32, 64);
-    fdt_recipe_device d = test_device();
+    fdt_device d = test_device();
     fdt_recipe_stats st;
     trace t = {0};
     assert_int_equal(fdt_recipe_enumerate(r, &p, &d, trace_visit, &t, &st, &e), 0);
@@ -673,7 +673,7 @@ static void test_stop_and_identity(void **state)
     fdt_err e;
     assert_int_equal(load("tiny.lua", tiny, &r, &e), 0);
     fdt_problem p = problem(FDT_OP_D2X, 4, FDT_F32, 64);
-    fdt_recipe_device d = test_device();
+    fdt_device d = test_device();
     fdt_recipe_stats st;
     int n = 0;
     assert_int_equal(fdt_recipe_enumerate(r, &p, &d, stop_after_three, &n, &st, &e), 0);
@@ -731,7 +731,7 @@ static void test_helpers(void **state)
                           "end)\n",
                           &r, &e), 0);
     fdt_problem p = problem(FDT_OP_LAP, 2, FDT_F64, 128);
-    fdt_recipe_device d = test_device();
+    fdt_device d = test_device();
     fdt_recipe_stats st;
     if (fdt_recipe_enumerate(r, &p, &d, NULL, NULL, &st, &e))
         fail_msg("%s", e.msg);
@@ -794,7 +794,7 @@ static void test_helpers_whole_config(void **state)
              bytes, (long long)(b[0] * b[1] * b[2]), bytes, (long long)(b[0] * b[1] * b[2]));
     fdt_recipe *r;
     assert_int_equal(load("whole.lua", text, &r, &e), 0);
-    fdt_recipe_device d = test_device();
+    fdt_device d = test_device();
     d.shared_per_block_optin = 400 * 1024;
     fdt_recipe_stats st;
     if (fdt_recipe_enumerate(r, &split, &d, NULL, NULL, &st, &e))
@@ -843,7 +843,7 @@ static void test_catalogue_entries(void **state)
         assert_int_equal(g->dev.shared_per_block,
                          !strcmp(g->dev.vendor, "NVIDIA") ? 48 * 1024 : 64 * 1024);
     }
-    fdt_recipe_device d;
+    fdt_device d;
     fdt_err e;
     assert_int_equal(fdt_catalogue_find(c, "MI250X", NULL, 0, &d, &e), 0);
     assert_int_equal(d.compute_units, 110); /* one GCD */
@@ -862,10 +862,13 @@ static void test_catalogue_entries(void **state)
     fdt_catalogue_free(c);
 }
 
-static fdt_rt_device_info live(const char *name, const char *arch, int cu)
+/* A visible device as a backend describes it. */
+static fdt_device live(const char *name, const char *arch, int cu)
 {
-    fdt_rt_device_info i;
-    memset(&i, 0, sizeof i);
+    fdt_device i;
+    fdt_device_init(&i);
+    i.live = 1;
+    i.index = 0;
     snprintf(i.name, sizeof i.name, "%s", name);
     snprintf(i.arch, sizeof i.arch, "%s", arch);
     snprintf(i.vendor, sizeof i.vendor, "%s", arch[0] == 's' ? "NVIDIA" : "AMD");
@@ -882,7 +885,7 @@ static void test_catalogue_find(void **state)
 {
     (void)state;
     fdt_catalogue *c = catalogue();
-    fdt_recipe_device d;
+    fdt_device d;
     fdt_err e;
     static const struct {
         const char *text, *name;
@@ -906,7 +909,7 @@ static void test_catalogue_find(void **state)
                                "MI250, MI250X) and none of them is visible here; name one");
     assert_int_equal(fdt_catalogue_find(c, "sm_90", NULL, 0, &d, &e), -1);
     assert_contains(e.msg, "H100 SXM, H100 PCIe, H100 NVL, H200");
-    fdt_rt_device_info vis[2] = {live("NVIDIA H100 PCIe", "sm_90", 114),
+    fdt_device vis[2] = {live("NVIDIA H100 PCIe", "sm_90", 114),
                                  live("AMD Instinct MI250X", "gfx90a", 110)};
     assert_int_equal(fdt_catalogue_find(c, "gfx90a", vis, 2, &d, &e), 0);
     assert_string_equal(d.name, "AMD Instinct MI250X");
@@ -957,7 +960,7 @@ static void test_catalogue_match(void **state)
         {"NVIDIA GeForce RTX 4090", "sm_89", 128, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fdt_rt_device_info info = live(cases[i].name, cases[i].arch, cases[i].cu);
+        fdt_device info = live(cases[i].name, cases[i].arch, cases[i].cu);
         const fdt_catalogue_entry *m = fdt_catalogue_match(c, &info);
         if (!cases[i].want) {
             if (m)
@@ -969,25 +972,29 @@ static void test_catalogue_match(void **state)
                      cases[i].cu);
         assert_string_equal(m->dev.name, cases[i].want);
     }
-    /* describe: live facts win, the catalogue adds the Infinity Cache and missing bandwidth. */
-    fdt_rt_device_info rx = live("AMD Radeon RX 7900 XTX", "gfx1100", 96);
-    rx.warp_size = 32;
-    rx.l2_bytes = 6 << 20;
-    fdt_recipe_device d;
-    fdt_catalogue_describe(c, &rx, &d);
+    /* complete: live facts win, the catalogue adds the Infinity Cache and missing bandwidth. */
+    fdt_device d = live("AMD Radeon RX 7900 XTX", "gfx1100", 96);
+    d.warp_size = 32;
+    d.l2_bytes = 6 << 20;
+    fdt_catalogue_complete(c, &d);
     assert_string_equal(d.catalogue, "RX 7900 XTX");
+    assert_string_equal(d.name, "AMD Radeon RX 7900 XTX");
     assert_int_equal(d.infinity_cache_bytes, 96 << 20);
     assert_int_equal(d.llc_bytes, 96 << 20);
+    assert_int_equal(d.l2_bytes, 6 << 20);
     assert_true(d.peak_bw_gbs == 960);
     assert_int_equal(d.live, 1);
-    fdt_rt_device_info other = live("NVIDIA GeForce RTX 4090", "sm_89", 128);
+    fdt_device other = live("NVIDIA GeForce RTX 4090", "sm_89", 128);
     other.peak_bw_gbs = 1008;
-    fdt_catalogue_describe(c, &other, &d);
+    d = other;
+    fdt_catalogue_complete(c, &d);
     assert_string_equal(d.catalogue, "");
     assert_int_equal(d.llc_bytes, 8 << 20);
     assert_true(d.peak_bw_gbs == 1008);
-    fdt_catalogue_describe(NULL, &other, &d);
+    d = other;
+    fdt_catalogue_complete(NULL, &d);
     assert_string_equal(d.name, "NVIDIA GeForce RTX 4090");
+    assert_int_equal(d.llc_bytes, 8 << 20);
     fdt_catalogue_free(c);
 }
 

@@ -36,9 +36,9 @@ static fdt_problem d2z_problem(fdt_prec prec)
     return p;
 }
 
-static fdt_recipe_device h100(void)
+static fdt_device h100(void)
 {
-    fdt_recipe_device d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.vendor, sizeof d.vendor, "NVIDIA");
     snprintf(d.name, sizeof d.name, "NVIDIA H100 80GB HBM3");
@@ -682,7 +682,7 @@ static void test_best_reported(void **state)
 
 static double model(const fdt_problem *p, const char *text, fdt_model_terms *t)
 {
-    fdt_recipe_device d = h100();
+    fdt_device d = h100();
     fdt_config c = cfg(p, text);
     fdt_model_terms local;
     double ms = fdt_model_time(p, &c, &d, NULL, t ? t : &local);
@@ -766,7 +766,7 @@ static void test_model_window_align_prec(void **state)
 static void test_model_residency(void **state)
 {
     (void)state;
-    fdt_recipe_device d = h100();
+    fdt_device d = h100();
     /* a shared tile far beyond the 227 KiB an SM can give a block */
     fdt_problem lap = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
     fdt_config c = cfg(&lap, "bx=256,by=4,tile=16,vec=4,lds=1,nw=16,align=32");
@@ -812,7 +812,7 @@ static void test_model_residency(void **state)
 static void test_model_tail_grid(void **state)
 {
     (void)state;
-    fdt_recipe_device d = h100();
+    fdt_device d = h100();
     fdt_problem p = {FDT_OP_D2Z, 4, FDT_F32, 1000, 600, 700};
     const char *cfgs[] = {"bx=64,by=4,nw=16,align=32", "bx=64,by=4,bz=2,nw=16,align=32",
                           "bx=32,by=2,bz=4,nw=32,align=32", "bx=64,by=2,bz=4,align=32",
@@ -844,7 +844,7 @@ static void test_model_tail_grid(void **state)
 static void test_model_pinned(void **state)
 {
     (void)state;
-    fdt_recipe_device mi = h100();
+    fdt_device mi = h100();
     snprintf(mi.vendor, sizeof mi.vendor, "AMD");
     snprintf(mi.name, sizeof mi.name, "AMD Instinct MI250X");
     snprintf(mi.arch, sizeof mi.arch, "gfx90a");
@@ -882,7 +882,7 @@ static void test_model_pinned(void **state)
         fdt_problem p = {cases[i].op, cases[i].R, cases[i].prec, cases[i].n[0], cases[i].n[1],
                          cases[i].n[2]};
         fdt_config c = cfg(&p, cases[i].config);
-        fdt_recipe_device d = cases[i].amd ? mi : h100();
+        fdt_device d = cases[i].amd ? mi : h100();
         double ms = fdt_model_time(&p, &c, &d, NULL, NULL);
         if (fabs(ms - cases[i].ms) > 1e-12 * cases[i].ms)
             fail_msg("%s: predicted %.17g ms, pinned %.17g", cases[i].config, ms, cases[i].ms);
@@ -910,7 +910,7 @@ static void test_model_describe_and_rank(void **state)
 
     /* the model strategy on the real model: the ranking follows fdt_model_time, and a replay
      * whose record is the model's own prediction finds the best at once */
-    fdt_recipe_device d = h100();
+    fdt_device d = h100();
     static double pred[SPACE_MAX];
     for (size_t i = 0; i < nspace; i++)
         pred[i] = fdt_model_time(&p, &space[i], &d, NULL, NULL);
