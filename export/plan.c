@@ -9,7 +9,6 @@
 #include "exp_internal.h"
 #include "fdt_recipe.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,23 +81,6 @@ static int add_note(fdt_exp_plan *p, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ devices */
 
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    if (!n)
-        return 0;
-    for (; *hay; hay++) {
-        size_t i = 0;
-        while (i < n && hay[i] &&
-               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n)
-            return 1;
-    }
-    return 0;
-}
-
-
 static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
 {
     if (!all->n) {
@@ -116,31 +98,23 @@ static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
     }
 }
 
-/* Marks in `hit` (one flag per device of `all`) the devices `gpu` names. *resolved receives
- * the catalogue name when the catalogue answered (for messages). */
-static void match_gpu(const fdt_db_device_list *all, const char *gpu, const struct fdt_catalogue *cat,
-                      char *hit, char *resolved, size_t rn)
+/* The refusal when a --gpu (NULL: none given) names no stored device; entry is the catalogue's
+ * reading of it, when it had one. */
+static void nothing_named(const char *gpu, const fdt_device *entry, const fdt_db_device_list *all,
+                          const char *database, fdt_err *e)
 {
-    int any = 0;
-    resolved[0] = 0;
-    for (size_t i = 0; i < all->n; i++)
-        if (contains_ci(all->v[i].name, gpu) || contains_ci(all->v[i].arch, gpu))
-            any = hit[i] = 1;
-    if (any || !cat)
-        return;
-    /* Not a substring of what the driver called it: perhaps a catalogue name or alias
-     * ("H100 SXM" for "NVIDIA H100 80GB HBM3"); the catalogue decides which stored devices
-     * are that GPU the way it matches live ones. */
-    fdt_device rdev;
-    fdt_err ce;
-    if (fdt_catalogue_find(cat, gpu, NULL, 0, &rdev, &ce))
-        return;
-    snprintf(resolved, rn, "%s (%s)", rdev.name, rdev.arch);
-    for (size_t i = 0; i < all->n; i++) {
-        const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &all->v[i]);
-        if (m && !strcmp(m->dev.name, rdev.name))
-            hit[i] = 1;
-    }
+    fdt_sb held;
+    fdt_sb_init(&held);
+    describe_devices(all, &held);
+    if (!gpu)
+        fdt_err_set(e, "%s: the database holds no device", database);
+    else if (entry->name[0])
+        fdt_err_set(e, "--gpu %s: %s (%s) was never tuned in %s (%s)", gpu, entry->name,
+                    entry->arch, database, fdt_sb_str(&held));
+    else
+        fdt_err_set(e, "--gpu %s: no device in %s matches (%s)", gpu, database,
+                    fdt_sb_str(&held));
+    fdt_sb_free(&held);
 }
 
 /* ------------------------------------------------------------------ grouping */
@@ -350,7 +324,7 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
         f->prec = pr->prec;
         snprintf(f->name, sizeof f->name, "%s_r%d_%s", fdt_op_name(pr->op), pr->R,
                  fdt_prec_name(pr->prec));
-        fdt_config_default(&f->fallback);
+        fdt_config_fallback(pr, &f->fallback);
         fdt_exp_runtime_name(pr, &f->fallback, f->kfallback, sizeof f->kfallback);
         f->tuned = calloc(j - i, sizeof *f->tuned);
         if (!f->tuned)
@@ -455,25 +429,12 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
         memset(hit, 0, all.n + 1);
         if (!o->ngpus)
             memset(hit, 1, all.n);
-        char resolved[200] = "";
-        if (o->ngpus)
-            match_gpu(&all, o->gpus[g], o->cat, hit, resolved, sizeof resolved);
-        int any = 0;
-        for (size_t i = 0; i < all.n; i++)
-            any |= hit[i];
-        if (!any) {
-            fdt_sb held;
-            fdt_sb_init(&held);
-            describe_devices(&all, &held);
-            if (!o->ngpus)
-                fdt_err_set(e, "%s: the database holds no device", p->database);
-            else if (resolved[0])
-                fdt_err_set(e, "--gpu %s: %s was never tuned in %s (%s)", o->gpus[g], resolved,
-                            p->database, fdt_sb_str(&held));
-            else
-                fdt_err_set(e, "--gpu %s: no device in %s matches (%s)", o->gpus[g],
-                            p->database, fdt_sb_str(&held));
-            fdt_sb_free(&held);
+        fdt_device entry;
+        fdt_err ce;
+        fdt_device_init(&entry);
+        if (o->ngpus ? !fdt_exp_match_gpu(&all, o->gpus[g], o->cat, hit, &entry, &ce)
+                     : !all.n) {
+            nothing_named(o->ngpus ? o->gpus[g] : NULL, &entry, &all, p->database, e);
             rc = FDT_EXP_NOTHING;
             goto done;
         }

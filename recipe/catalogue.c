@@ -126,20 +126,15 @@ static void lower_arch(const char *s, char *out, size_t n)
     out[k] = 0;
 }
 
-static int d_gpu(lua_State *L)
+/* The entry table at index 1 has only known fields, and every required one (raises). */
+static void check_keys(lua_State *L)
 {
-    fdt_catalogue *cat = lua_touserdata(L, lua_upvalueindex(1));
-    fdt_luahost *h = lua_touserdata(L, lua_upvalueindex(2));
-    if (h->frozen)
-        return cerror(L, "gpu: only at the top level of the catalogue");
-    if (lua_gettop(L) != 1 || !lua_istable(L, 1))
-        return cerror(L, "gpu: expected gpu { name = \"...\", ... }");
     const char *bad = NULL;
     lua_pushnil(L);
     while (lua_next(L, 1)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            return cerror(L, "gpu: keys must be field names");
+            cerror(L, "gpu: keys must be field names");
         const char *k = lua_tostring(L, -1);
         size_t i = 0;
         while (i < NKEYS && strcmp(keys[i].name, k))
@@ -153,15 +148,26 @@ static int d_gpu(lua_State *L)
         for (size_t i = 0; i < NKEYS; i++)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
                                      keys[i].name);
-        return cerror(L, "gpu: unknown field '%s' (fields: %s)", bad, names);
+        cerror(L, "gpu: unknown field '%s' (fields: %s)", bad, names);
     }
     for (size_t i = 0; i < NKEYS; i++)
         if (keys[i].required) {
             lua_getfield(L, 1, keys[i].name);
             if (lua_isnil(L, -1))
-                return cerror(L, "gpu: missing field '%s'", keys[i].name);
+                cerror(L, "gpu: missing field '%s'", keys[i].name);
             lua_pop(L, 1);
         }
+}
+
+static int d_gpu(lua_State *L)
+{
+    fdt_catalogue *cat = lua_touserdata(L, lua_upvalueindex(1));
+    fdt_luahost *h = lua_touserdata(L, lua_upvalueindex(2));
+    if (h->frozen)
+        return cerror(L, "gpu: only at the top level of the catalogue");
+    if (lua_gettop(L) != 1 || !lua_istable(L, 1))
+        return cerror(L, "gpu: expected gpu { name = \"...\", ... }");
+    check_keys(L);
     if (cat->n == cat->cap) {
         int cap = cat->cap ? 2 * cat->cap : 32;
         fdt_catalogue_entry *v = realloc(cat->v, (size_t)cap * sizeof *v);

@@ -1,6 +1,6 @@
 /* Recipes and the GPU catalogue. A recipe is a Lua file (recipes/<op>.lua) describing a
- * search space: value lists of config parameters, derived parameters, constraints, and a
- * default strategy, budget and config. The catalogue (recipes/gpus.lua) names GPUs with their
+ * search space: value lists of config parameters, derived parameters, constraints, a default
+ * strategy and budget, and the baseline config tuning measures its speedup against. The catalogue (recipes/gpus.lua) names GPUs with their
  * aliases and hardware facts, so that dry runs work on machines without a GPU. Both run in a
  * sandboxed Lua host: no I/O, memory and instruction limits, and every mistake reported as
  * "file.lua:LINE: message". The language is described in recipes/README.md. */
@@ -104,8 +104,10 @@ int fdt_recipe_derive(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev
 int fdt_recipe_check(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                      const fdt_config *c, char *why, size_t whyn, fdt_err *e);
 
-/* The config used when nothing was tuned: fdtune's defaults, then `default {}`, then the
- * derives of parameters that `default {}` does not set. Not checked: see fdt_recipe_check. */
+/* The recipe's baseline, what `fdtune tune` measures to report the tuned config's speedup
+ * (the seeds' kernel): fdtune's defaults, then `default {}`, then the derives of parameters
+ * that `default {}` does not set. Not checked: see fdt_recipe_check. It is not the answer for
+ * a problem nothing was tuned for; that is fdt_config_fallback. */
 int fdt_recipe_default_config(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                               fdt_config *c, fdt_err *e);
 
