@@ -66,8 +66,7 @@ int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, in
     for (int i = 0; i < p->ndevices; i++) {
         const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &p->device[i]);
         int same_entry = m && dev->catalogue[0] && !strcmp(m->dev.name, dev->catalogue);
-        int same_live = dev->live && !strcmp(p->device[i].name, dev->name) &&
-                        !strcmp(p->device[i].arch, dev->arch);
+        int same_live = dev->live && fdt_device_same_model(&p->device[i], dev);
         if (same_entry || same_live) {
             *index = i;
             *dev = p->device[i];

@@ -118,11 +118,13 @@ static int list_field(lua_State *L, const char *k, char out[][48], int max)
     return n;
 }
 
+/* The base arch (fdtuned_arch_base_len), lower case: how a --gpu text or a live arch is
+ * compared with the catalogue's. */
 static void lower_arch(const char *s, char *out, size_t n)
 {
-    size_t k = 0;
-    for (; *s && *s != ':' && k + 1 < n; s++)
-        out[k++] = (char)tolower((unsigned char)*s);
+    size_t k = 0, len = (size_t)fdtuned_arch_base_len(s);
+    for (; k < len && k + 1 < n; k++)
+        out[k] = (char)tolower((unsigned char)s[k]);
     out[k] = 0;
 }
 

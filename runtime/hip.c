@@ -124,7 +124,7 @@ static int hip_compiler_version(char *buf, size_t n, fdt_err *e)
 static int legacy_target_ok(const char *arch)
 {
     static const char *const ok[] = {"gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030", NULL};
-    size_t base = strcspn(arch, ":");
+    size_t base = (size_t)fdtuned_arch_base_len(arch);
     for (int i = 0; ok[i]; i++)
         if (strlen(ok[i]) == base && !strncmp(ok[i], arch, base))
             return 1;
@@ -223,7 +223,7 @@ static int hip_compile(const char *src, const char *kernel, const char *arch, fd
 {
     if (load_rtc(e))
         return -1;
-    if (strncmp(arch, "gfx", 3) != 0)
+    if (strcmp(fdtuned_arch_backend(arch), "hip"))
         return fdt_err_set(e, "hip: '%s' is not an AMD architecture (expected gfxNNN)", arch);
     if (rtc_legacy && !legacy_target_ok(arch))
         return fdt_err_set(e, "hip: the hiprtc in libamdhip64 (ROCm < 5.6) cannot compile for "
@@ -406,7 +406,7 @@ static int hip_device_info(int idx, fdt_device *info, fdt_err *e)
     } props;
     memset(&props, 0, sizeof props);
     if (p_hipGetDeviceProperties(&props.p, idx) == hipSuccess) {
-        size_t n = strcspn(props.p.gcnArchName, ":");
+        int n = fdtuned_arch_base_len(props.p.gcnArchName);
         snprintf(info->arch, sizeof info->arch, "%.*s", (int)n, props.p.gcnArchName);
     }
     info->compute_units = hattr(idx, hipDeviceAttributeMultiprocessorCount);

@@ -4,10 +4,12 @@
  * them; an MI210 (gfx90a, 104 CUs) with one result shows the compute-unit preference. Then:
  * the plan picks the best configs of the devices --gpu names (substring and catalogue name);
  * the header's device code compiles as it is through fdt_rt_compile, with hiprtc for gfx90a
- * and NVRTC for sm_90 (a missing compiler is skipped, both missing fails); the header's
- * portable part, compiled by the host's C++ and C compilers with FDTUNED_SELECT_ONLY, selects
- * the expected variant for each (arch, compute units, grid) and its layout helper agrees with
- * fdt_layout_make; requests the database cannot answer are refused; the JSON parses; the
+ * and NVRTC for sm_90 (a missing compiler is skipped, both missing fails) and carries fdtune's
+ * portable/ rules verbatim; the header's portable part, compiled by the host's C++ and C
+ * compilers with FDTUNED_SELECT_ONLY, selects the expected variant for each (device name,
+ * arch, compute units, grid), picks the same tuned result as fdt_db_nearest when it exports
+ * every device, and its layout and launch geometry agree with fdt_layout_make and
+ * fdt_gen_geometry; requests the database cannot answer are refused; the JSON parses; the
  * fdtune binary writes the file and exits 0, 1, 2 or 4 as documented; and a user program
  * including the header builds with nvcc and with clang's HIP mode where they work. CPU only;
  * everything lives under a mkdtemp directory. */
