@@ -1,11 +1,12 @@
 /* Export: turns what the tuning database knows into something a user's code can use
  * without fdtune. A plan is collected first (which devices --gpu names, the best config of
  * every tuned (device model, problem), grouped per operator/R/precision into one launcher
- * each, with a fallback config for devices nothing was tuned on), then rendered either as
- * one self-contained header (generated kernels, variant tables, run-time selection by
- * architecture, compute units and grid, layout helpers, host launchers, provenance) or as
- * JSON carrying the same selection as data. Pure library code: nothing is printed; what
- * the user should hear comes back as notes and "what: why" errors. */
+ * each, with fdtune's built-in default as the fallback), then rendered either as one
+ * self-contained header (generated kernels, variant tables, run-time selection by device
+ * model and grid with fdtune's own nearest rule, layout helpers, host launchers, provenance)
+ * or as JSON carrying the same selection as data. The answer for one problem on one device
+ * (`query best --nearest`) lives here too. Pure library code: nothing is printed; what the
+ * user should hear comes back as notes and "what: why" errors. */
 #ifndef FDT_EXPORT_H
 #define FDT_EXPORT_H
 
