@@ -39,13 +39,13 @@ int parse_int_arg(const char *opt, const char *s, long min, long max, long *out)
 
 /* ---- devices and recipes (select.c) ---- */
 struct fdt_catalogue;
-struct fdt_recipe_device;
+struct fdt_device;
 struct fdt_probe;
 int load_catalogue(struct fdt_catalogue **cat, fdt_err *e);
 /* Resolves --gpu (NULL or "auto": the first visible device). *index: the visible device
  * (-1 when described from the catalogue only, allowed when !need_live). */
 int select_gpu(const struct fdt_catalogue *cat, const char *gpu, const struct fdt_probe *p,
-               int need_live, struct fdt_recipe_device *dev, int *index, fdt_err *e);
+               int need_live, struct fdt_device *dev, int *index, fdt_err *e);
 struct fdt_recipe;
 struct fdt_db;
 /* The recipe for op: `override` (--recipe) or the one found on the search path; NULL when it

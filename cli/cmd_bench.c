@@ -211,7 +211,7 @@ int cmd_bench(int argc, char **argv)
                     p.ndevices);
         return EXIT_USAGE;
     }
-    const fdt_rt_device_info *d = &p.device[device];
+    const fdt_device *d = &p.device[device];
     fdt_worker_opts wo;
     fdt_worker_opts_default(&wo);
     wo.eval_timeout_ms = (int)timeout * 1000;

@@ -16,7 +16,7 @@ static void devices_usage(FILE *f)
                "each one's device-to-device copy bandwidth (1 GiB buffers; bytes read + written).\n");
 }
 
-static void json_device(fdt_sb *b, const fdt_rt_device_info *d, double gbs)
+static void json_device(fdt_sb *b, const fdt_device *d, double gbs)
 {
     fdt_sb_puts(b, "{");
     json_kv_int(b, "index", d->index, 1);
@@ -119,7 +119,7 @@ int cmd_devices(int argc, char **argv)
     table_init(&t, 11, hdr);
     t.right[0] = t.right[4] = t.right[5] = t.right[6] = t.right[7] = 1;
     for (int i = 0; i < p.ndevices; i++) {
-        const fdt_rt_device_info *d = &p.device[i];
+        const fdt_device *d = &p.device[i];
         table_add(&t, "%d", i);
         table_add(&t, "%s:%d", d->backend, d->index);
         table_add(&t, "%s", d->name);

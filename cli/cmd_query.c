@@ -1,12 +1,14 @@
 /* fdtune query: read-only questions to the tuning database. `best` gives the best config per
  * (device, problem), or with --nearest the answer fdtune would use for a problem that was never
- * tuned (the database's fallback ladder, ending at the recipe's default config); `runs` lists
+ * tuned (fdt_exp_nearest: the database's fallback ladder, ending at fdtune's built-in default
+ * config, as exported headers do); `runs` lists
  * the tuning runs, `history` one config's measurements across runs, and `show` everything one
  * run recorded. Each answer is an aligned table for people, or --json / --csv for scripts;
  * both machine forms carry the same fields, so a script can switch between them. The database
  * is opened read-only, so querying never migrates, creates or locks a file for writing. */
 #include "cli.h"
 #include "fdt_db.h"
+#include "fdt_export.h"
 #include "fdt_recipe.h"
 
 #include <errno.h>
@@ -212,7 +214,7 @@ static const char *short_time(const char *iso, char *buf, size_t n)
 /* Queries hand rows to callbacks; collecting them first (fdt_db_collect_*) lets one answer be
  * printed in any form and lets other lookups run without a statement still open. */
 
-static const fdt_db_device *device_by_id(const fdt_db_device_list *ds, int64_t id)
+static const fdt_device *device_by_id(const fdt_db_device_list *ds, int64_t id)
 {
     for (size_t i = 0; i < ds->n; i++)
         if (ds->v[i].id == id)
@@ -369,12 +371,14 @@ static void usage_sub(const char *sub, FILE *f)
                 "elements), the run and date, and the environment (driver, compiler). The\n"
                 "options filter: --gpu a substring of the device name or arch, --grid N^3 or\n"
                 "NXxNYxNZ.\n\n"
-                "--nearest answers for one problem that may never have been tuned, as an export\n"
-                "would: this grid on the first device model in the database matching --gpu\n"
-                "(exact), else that model's nearest tuned grid of the same op, R and precision\n"
-                "(grid), else the nearest result on another model of the same arch (arch), else\n"
-                "the recipe's default config (none). A --gpu that the database does not know is\n"
-                "described from the GPU catalogue (recipes/gpus.lua).\n");
+                "--nearest answers for one problem that may never have been tuned, as an exported\n"
+                "header would, among the tuned results of the same op, R and precision whose\n"
+                "config can run the grid: this grid on the first device model (name, arch,\n"
+                "compute units) in the database matching --gpu (exact), else that model's\n"
+                "nearest tuned grid (grid), else the nearest result on another model of the same\n"
+                "arch (arch), else fdtune's built-in default config, the one exported headers\n"
+                "fall back to (none). A --gpu the database does not know by name is resolved\n"
+                "through the GPU catalogue (recipes/gpus.lua).\n");
     else if (!strcmp(sub, "runs"))
         fprintf(f,
                 "usage: fdtune query runs [--gpu X] [--limit N] [--db PATH] [--json | --csv]\n\n"
@@ -572,167 +576,38 @@ static const char *fallback_why(fdt_db_fallback f)
     case FDT_DB_NEAREST_EXACT: return "this device model has this problem tuned";
     case FDT_DB_NEAREST_GRID: return "the nearest tuned grid on this device model";
     case FDT_DB_NEAREST_ARCH: return "the nearest result on another device model of this arch";
-    default: return "nothing tuned for this op, R and precision on this arch: the recipe's default";
+    default: return "nothing tuned for this op, R and precision on this arch can run this grid: "
+                    "fdtune's built-in default (the config exported headers fall back to)";
     }
-}
-
-static void rt_from_db(const fdt_db_device *d, fdt_rt_device_info *info)
-{
-    memset(info, 0, sizeof *info);
-    snprintf(info->backend, sizeof info->backend, "%s", d->backend);
-    snprintf(info->vendor, sizeof info->vendor, "%s", d->vendor);
-    snprintf(info->name, sizeof info->name, "%s", d->name);
-    snprintf(info->arch, sizeof info->arch, "%s", d->arch);
-    info->compute_units = d->compute_units;
-    info->warp_size = d->warp_size;
-    info->l2_bytes = d->l2_bytes;
-    info->mem_bytes = d->mem_bytes;
-    snprintf(info->uuid, sizeof info->uuid, "%s", d->uuid);
-    snprintf(info->pci, sizeof info->pci, "%s", d->pci);
-}
-
-/* A catalogue entry as a database device, so the ladder can look for its arch. Its name is
- * the catalogue's, never a driver's, so it can only answer at the arch rung. */
-static void db_from_catalogue(const fdt_recipe_device *r, fdt_db_device *d)
-{
-    memset(d, 0, sizeof *d);
-    snprintf(d->backend, sizeof d->backend, "%s",
-             !strcasecmp(r->vendor, "AMD") ? "hip" : "cuda");
-    snprintf(d->vendor, sizeof d->vendor, "%s", r->vendor);
-    snprintf(d->name, sizeof d->name, "%s", r->name);
-    snprintf(d->arch, sizeof d->arch, "%s", r->arch);
-    d->compute_units = r->compute_units;
-    d->warp_size = r->warp_size;
-    d->l2_bytes = r->l2_bytes;
-    d->mem_bytes = r->mem_bytes;
-}
-
-static int same_model(const fdt_db_device *a, const fdt_db_device *b)
-{
-    return !strcmp(a->backend, b->backend) && !strcmp(a->name, b->name) &&
-           !strcmp(a->arch, b->arch) && a->compute_units == b->compute_units &&
-           a->mem_bytes == b->mem_bytes;
-}
-
-/* What the recipe sees as `dev`: the database's device completed by its catalogue entry when
- * there is one (a real GPU's facts), else the catalogue entry --gpu names, else the database's
- * device alone. */
-static int recipe_device(const char *gpu, const fdt_db_device *dbdev, fdt_recipe_device *out,
-                         fdt_err *e)
-{
-    fdt_catalogue *cat = NULL;
-    fdt_err ce;
-    int have_cat = load_catalogue(&cat, &ce) == 0;
-    int rc = 0;
-    fdt_rt_device_info info;
-    if (dbdev)
-        rt_from_db(dbdev, &info);
-    if (dbdev && have_cat && fdt_catalogue_match(cat, &info))
-        fdt_catalogue_describe(cat, &info, out);
-    else if (have_cat && fdt_catalogue_find(cat, gpu, NULL, 0, out, &ce) == 0)
-        ;
-    else if (dbdev)
-        fdt_catalogue_describe(have_cat ? cat : NULL, &info, out);
-    else
-        rc = fdt_err_set(e, "--gpu %s: no device in the database matches, and %s", gpu, ce.msg);
-    fdt_catalogue_free(cat);
-    return rc;
-}
-
-/* The config used when nothing was tuned. No recipe for the op is not an error: fdtune's
- * built-in defaults then apply, and *path stays empty. */
-static int default_config(const fdt_problem *p, const fdt_recipe_device *dev, char *key,
-                          size_t n, char *path, size_t pn, fdt_err *e)
-{
-    const char *dirs[4];
-    char store[4400];
-    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
-    fdt_config c;
-    fdt_err fe;
-    path[0] = 0;
-    if (fdt_recipe_find_for_op(p->op, NULL, dirs, nd, path, pn, &fe)) {
-        path[0] = 0;
-        fdt_config_default(&c);
-        fdt_config_format(&c, key, n);
-        return 0;
-    }
-    fdt_recipe *r;
-    if (fdt_recipe_load(path, NULL, &r, e))
-        return -1;
-    int rc = fdt_recipe_default_config(r, p, dev, &c, e);
-    fdt_recipe_free(r);
-    if (rc)
-        return fdt_err_wrap(e, "%s: default config", path);
-    fdt_config_format(&c, key, n);
-    return 0;
 }
 
 static int query_nearest(fdt_db *db, const qopts *o)
 {
     const fdt_problem *p = &o->pa.p;
-    fdt_db_device_list ds = {0};
-    if (list_devices(db, o->gpu, &ds))
-        return EXIT_ERROR;
-    fdt_db_device dev;
-    fdt_recipe_device rdev;
+    fdt_catalogue *cat = NULL;
     fdt_err e;
-    int have_rdev = 0;
-    if (ds.n) {
-        dev = ds.v[0];
-        fdt_sb others;
-        fdt_sb_init(&others);
-        for (size_t i = 1; i < ds.n; i++)
-            if (!same_model(&ds.v[i], &dev))
-                fdt_sb_printf(&others, ", %s (%s, %d CUs)", ds.v[i].name, ds.v[i].arch,
-                              ds.v[i].compute_units);
-        if (others.len)
-            print_note("--gpu %s matches several device models: answering for %s (%s, %d CUs), "
-                       "not%s", o->gpu, dev.name, dev.arch, dev.compute_units,
-                       fdt_sb_str(&others) + 1);
-        fdt_sb_free(&others);
-    } else {
-        /* Not in the database: the catalogue says what it is, so results of its arch can
-         * still answer. */
-        if (recipe_device(o->gpu, NULL, &rdev, &e)) {
-            print_error("%s", e.msg);
-            free(ds.v);
-            return EXIT_USAGE;
-        }
-        have_rdev = 1;
-        db_from_catalogue(&rdev, &dev);
-    }
-    free(ds.v);
-
-    fdt_db_row *row = malloc(sizeof *row); /* rows are large; keep them off the stack */
-    if (!row) {
+    if (load_catalogue(&cat, &e))
+        cat = NULL; /* names the catalogue knows then resolve to nothing */
+    fdt_exp_answer *a = malloc(sizeof *a); /* rows are large; keep them off the stack */
+    if (!a) {
+        fdt_catalogue_free(cat);
         print_error("nearest: out of memory");
         return EXIT_ERROR;
     }
-    fdt_db_fallback which;
-    if (fdt_db_nearest(db, &dev, p, NULL, row, &which, &e)) {
+    int rc = fdt_exp_nearest(db, o->gpu, cat, p, a, &e);
+    fdt_catalogue_free(cat);
+    if (rc) {
         print_error("%s", e.msg);
-        free(row);
-        return EXIT_ERROR;
+        free(a);
+        return rc == FDT_EXP_NOTHING ? EXIT_USAGE : EXIT_ERROR;
     }
-    char recipe[1200] = "";
-    if (which == FDT_DB_NEAREST_NONE) {
-        if (!have_rdev && recipe_device(o->gpu, &dev, &rdev, &e)) {
-            print_error("%s", e.msg);
-            free(row);
-            return EXIT_ERROR;
-        }
-        memset(row, 0, sizeof *row);
-        fdt_db_eval_init(&row->ev);
-        row->ev.run_id = -1;
-        row->problem = *p;
-        row->device = dev;
-        if (default_config(p, &rdev, row->ev.config, sizeof row->ev.config, recipe,
-                           sizeof recipe, &e)) {
-            print_error("%s", e.msg);
-            free(row);
-            return EXIT_ERROR;
-        }
-    }
+    if (a->others[0])
+        print_note("--gpu %s matches several device models: answering for %s (%s, %d CUs), "
+                   "not %s", o->gpu, a->device.name, a->device.arch, a->device.compute_units,
+                   a->others);
+    const fdt_device dev = a->device;
+    fdt_db_row *row = &a->row;
+    fdt_db_fallback which = a->which;
 
     char pkey[160], tuned[160];
     fdt_problem_format(p, pkey, sizeof pkey);
@@ -742,13 +617,7 @@ static int query_nearest(fdt_db *db, const qopts *o)
         printf("device    %s (%s, %d CUs)\n", dev.name, dev.arch, dev.compute_units);
         printf("problem   %s\n", pkey);
         printf("config    %s\n", row->ev.config);
-        if (which == FDT_DB_NEAREST_NONE) {
-            if (recipe[0])
-                printf("recipe    %s\n", recipe);
-            else
-                printf("recipe    none serves %s: fdtune's built-in defaults\n",
-                       fdt_op_name(p->op));
-        } else {
+        if (which != FDT_DB_NEAREST_NONE) {
             char when[32];
             printf("measured  %s on %s (%s, %d CUs): %.4f ms, %.0f GB/s, %.3f of copy\n", tuned,
                    row->device.name, row->device.arch, row->device.compute_units,
@@ -763,7 +632,7 @@ static int query_nearest(fdt_db *db, const qopts *o)
                 printf("note      measured with generator %s; this fdtune generates %s, so the "
                        "kernel may differ\n", row->env.generator, fdt_gen_fingerprint());
         }
-        free(row);
+        free(a);
         return EXIT_OK;
     }
     /* Machine forms: the best-row fields (of the tuned problem, or the requested one with
@@ -788,14 +657,13 @@ static int query_nearest(fdt_db *db, const qopts *o)
         fdt_sb_init(&d);
         json_doc_begin(&d, "nearest", db);
         json_kv_str(&d, "fallback", fdt_db_fallback_name(which), 1);
-        json_kv_str(&d, "recipe", recipe, 1);
         fdt_sb_printf(&d, "\"result\": %s}\n", fdt_sb_str(&m.b));
         fputs(fdt_sb_str(&d), stdout);
         fdt_sb_free(&d);
     } else
         em_finish(&m);
     em_free(&m);
-    free(row);
+    free(a);
     return EXIT_OK;
 }
 
@@ -825,7 +693,7 @@ static const column run_cols[] = {
     {"command", "command", C_STR, NULL, IN_ALL},
 };
 
-static void emit_run_row(emitter *m, const fdt_db_run *r, const fdt_db_device *d)
+static void emit_run_row(emitter *m, const fdt_db_run *r, const fdt_device *d)
 {
     char s[32], f[32], seed[24];
     int text = m->mode == OUT_TEXT;
@@ -1062,7 +930,7 @@ static int find_run_cb(void *ctx, const fdt_db_run *r)
 
 static const char *dash(const char *s) { return *s ? s : "-"; }
 
-static void show_header(const fdt_db_run *r, const fdt_db_device *d, const fdt_db_env *v,
+static void show_header(const fdt_db_run *r, const fdt_device *d, const fdt_db_env *v,
                         const fdt_db_rows *rs)
 {
     char s[32], f[32];
@@ -1114,7 +982,7 @@ static int query_show(fdt_db *db, const qopts *o)
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
-    fdt_db_device d;
+    fdt_device d;
     fdt_db_env v;
     int have_d = fdt_db_device_get(db, r.device_id, &d, &e) == 0;
     int have_v = fdt_db_env_get(db, r.env_id, &v, &e) == 0;

@@ -235,7 +235,7 @@ static void problem_label(const fdt_retune_item *it, char *buf, size_t n)
 
 static const char *gpu_label(const report *r, int live, char *buf, size_t n)
 {
-    const fdt_rt_device_info *d = &r->pr->device[live];
+    const fdt_device *d = &r->pr->device[live];
     snprintf(buf, n, "%s (%s:%d)", d->name, d->backend, d->index);
     return buf;
 }
@@ -279,7 +279,7 @@ static void report_json(const report *r, int status)
     fdt_sb_puts(&b, "\"gpus\": [");
     for (int g = 0; g < r->ngpus; g++) {
         const gpu_done *gd = &r->gpus[g];
-        const fdt_rt_device_info *d = &r->pr->device[gd->live];
+        const fdt_device *d = &r->pr->device[gd->live];
         fdt_sb_puts(&b, g ? ", {" : "{");
         json_kv_str(&b, "name", d->name, 1);
         json_kv_str(&b, "backend", d->backend, 1);
@@ -302,7 +302,7 @@ static void report_json(const report *r, int status)
             continue;
         const fdt_retune_item *it = &r->plan->items[i];
         const fdt_retune_outcome *o = &r->out[i];
-        const fdt_rt_device_info *d = &r->pr->device[it->live];
+        const fdt_device *d = &r->pr->device[it->live];
         fdt_sb_puts(&b, first ? "{" : ", {");
         first = 0;
         json_kv_str(&b, "gpu", d->name, 1);
@@ -718,13 +718,13 @@ int cmd_retune(int argc, char **argv)
             }
         if (!count)
             continue;
-        const fdt_rt_device_info *info = &pr->device[li];
+        const fdt_device *info = &pr->device[li];
         gpu_done *gd = &gpus[ngpus++];
         memset(gd, 0, sizeof *gd);
         gd->live = li;
-        fdt_db_env_from_rt(info, FDTUNE_VERSION, &gd->env);
-        fdt_recipe_device dev;
-        fdt_catalogue_describe(cat, info, &dev);
+        fdt_db_env_from_device(info, FDTUNE_VERSION, &gd->env);
+        fdt_device dev = *info;
+        fdt_catalogue_complete(cat, &dev);
         fdt_retune_ctx ctx = {.db = db, .dev = &dev, .env = gd->env};
         fdt_worker_opts wo;
         fdt_worker_opts_default(&wo);

@@ -221,7 +221,7 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
 {
     fdt_probe none;
     memset(&none, 0, sizeof none);
-    fdt_recipe_device dev;
+    fdt_device dev;
     int index;
     fdt_err e;
     if (select_gpu(cat, a->gpu, &none, 0, &dev, &index, &e)) {
@@ -296,7 +296,7 @@ int cmd_tune(int argc, char **argv)
         rc = EXIT_ERROR;
         goto out;
     }
-    fdt_recipe_device dev;
+    fdt_device dev;
     int index;
     if (pr.ndevices == 0) {
         fdt_sb why;
@@ -317,7 +317,7 @@ int cmd_tune(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    const fdt_rt_device_info *info = &pr.device[index];
+    const fdt_device *info = &pr.device[index];
 
     fdt_db *db = NULL;
     if (fdt_db_open(a.db, FDT_DB_CREATE, &db, &e)) {
@@ -328,7 +328,7 @@ int cmd_tune(int argc, char **argv)
     int stale = 0;
     fdt_tune_ctx ctx = {.db = db, .dev = &dev};
     fdt_db_env env;
-    fdt_db_env_from_rt(info, FDTUNE_VERSION, &env);
+    fdt_db_env_from_device(info, FDTUNE_VERSION, &env);
     if (fdt_db_run_mark_stale(db, &stale, &e) || fdt_db_device_id(db, info, &ctx.device_id, &e) ||
         fdt_db_env_id(db, &env, &ctx.env_id, &e)) {
         print_error("%s", e.msg);

@@ -25,16 +25,17 @@ int load_catalogue(fdt_catalogue **cat, fdt_err *e)
 }
 
 int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, int need_live,
-               fdt_recipe_device *dev, int *index, fdt_err *e)
+               fdt_device *dev, int *index, fdt_err *e)
 {
     *index = -1;
-    memset(dev, 0, sizeof *dev);
+    fdt_device_init(dev);
     if (!gpu || !strcmp(gpu, "auto")) {
         if (p->ndevices == 0)
             return fdt_err_set(e, "--gpu auto: no GPU is visible%s", need_live ? "" :
                                " (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100)");
         *index = 0;
-        fdt_catalogue_describe(cat, &p->device[0], dev);
+        *dev = p->device[0];
+        fdt_catalogue_complete(cat, dev);
         return 0;
     }
     if (fdt_catalogue_find(cat, gpu, p->device, p->ndevices, dev, e))
@@ -43,11 +44,11 @@ int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, in
     for (int i = 0; i < p->ndevices; i++) {
         const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &p->device[i]);
         int same_entry = m && dev->catalogue[0] && !strcmp(m->dev.name, dev->catalogue);
-        int same_live = dev->live && !strcmp(p->device[i].name, dev->name) &&
-                        !strcmp(p->device[i].arch, dev->arch);
+        int same_live = dev->live && fdt_device_same_model(&p->device[i], dev);
         if (same_entry || same_live) {
             *index = i;
-            fdt_catalogue_describe(cat, &p->device[i], dev);
+            *dev = p->device[i];
+            fdt_catalogue_complete(cat, dev);
             return 0;
         }
     }

@@ -85,7 +85,7 @@ void tune_progress_end(tune_progress *t)
 
 /* ------------------------------------------------------------------ summary */
 
-static void json_summary(const fdt_rt_device_info *info, const char *db_path,
+static void json_summary(const fdt_device *info, const char *db_path,
                          const fdt_tune_summary *s, int n)
 {
     fdt_sb b;
@@ -142,7 +142,7 @@ static void json_summary(const fdt_rt_device_info *info, const char *db_path,
     fdt_sb_free(&b);
 }
 
-void tune_out_summary(int json, const fdt_rt_device_info *info, const fdt_recipe_device *dev,
+void tune_out_summary(int json, const fdt_device *info, const fdt_device *dev,
                       const char *db_path, const fdt_tune_summary *s, int n)
 {
     if (json) {
@@ -218,7 +218,7 @@ void tune_out_summary(int json, const fdt_rt_device_info *info, const fdt_recipe
 
 static int offline_items; /* problems written so far into the JSON document */
 
-void tune_out_offline_begin(int json, const fdt_recipe_device *dev, const char *mode)
+void tune_out_offline_begin(int json, const fdt_device *dev, const char *mode)
 {
     offline_items = 0;
     if (json) {
@@ -278,7 +278,7 @@ static void json_problem_head(fdt_sb *b, const fdt_problem *p, fdt_recipe *r)
     json_kv_str(b, "recipe", fdt_recipe_path(r), 1);
 }
 
-int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                      fdt_search_kind k, int budget, int top)
 {
     space sp = {0};
@@ -477,7 +477,7 @@ typedef struct dev_pick {
     int failed;
 } dev_pick;
 
-static int pick_device(void *ctx, const fdt_db_device *d)
+static int pick_device(void *ctx, const fdt_device *d)
 {
     dev_pick *pk = ctx;
     recorded tmp = {0};
@@ -502,7 +502,7 @@ static int pick_device(void *ctx, const fdt_db_device *d)
     return 0;
 }
 
-int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                     fdt_db *db, const char *gpu, int strategy, uint64_t seed)
 {
     (void)r;

@@ -20,16 +20,16 @@ void tune_progress_init(tune_progress *t, int json);
 void tune_progress_event(void *ctx, const fdt_tune_event *ev); /* fdt_tune_progress */
 void tune_progress_end(tune_progress *t);
 
-void tune_out_summary(int json, const fdt_rt_device_info *info, const fdt_recipe_device *dev,
+void tune_out_summary(int json, const fdt_device *info, const fdt_device *dev,
                       const char *db_path, const fdt_tune_summary *s, int n);
 
-void tune_out_offline_begin(int json, const fdt_recipe_device *dev, const char *mode);
+void tune_out_offline_begin(int json, const fdt_device *dev, const char *mode);
 void tune_out_offline_end(int json);
 /* Returns an exit status. */
-int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                      fdt_search_kind k, int budget, int top);
 /* strategy < 0: all strategies. */
-int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                     fdt_db *db, const char *gpu, int strategy, uint64_t seed);
 
 #endif

@@ -32,7 +32,7 @@ int fdt_db_collect_run(void *ctx, const fdt_db_run *run)
     return l->oom;
 }
 
-int fdt_db_collect_device(void *ctx, const fdt_db_device *d)
+int fdt_db_collect_device(void *ctx, const fdt_device *d)
 {
     fdt_db_device_list *l = ctx;
     l->v = append(l->v, &l->n, &l->cap, &l->oom, d, sizeof *d);

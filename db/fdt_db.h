@@ -17,6 +17,8 @@
 #include "fdt_common.h"
 #include "fdt_gen.h"
 #include "fdt_rt.h"
+#include "fdtuned_model.h"
+#include "fdtuned_nearest.h"
 
 typedef struct fdt_db fdt_db;
 
@@ -67,27 +69,18 @@ int fdt_db_run_kind_parse(const char *s, fdt_db_run_kind *out, fdt_err *e);
 
 /* ------------------------------------------------------------------ devices, environments */
 
-typedef struct fdt_db_device {
-    int64_t id; /* 0 until stored */
-    char backend[8], vendor[16], name[128], arch[32];
-    int compute_units, warp_size;
-    int64_t l2_bytes, mem_bytes;
-    char uuid[48], pci[24];
-} fdt_db_device;
-
 typedef struct fdt_db_env {
     int64_t id; /* 0 until stored */
     char driver[64], runtime[64], compiler[64], fdtune_version[32], generator[80];
 } fdt_db_env;
 
-void fdt_db_device_from_rt(const fdt_rt_device_info *info, fdt_db_device *d);
 /* The environment of a run on this device: its driver/runtime/compiler versions, the given
  * fdtune version and this binary's generator fingerprint. */
-void fdt_db_env_from_rt(const fdt_rt_device_info *info, const char *fdtune_version,
-                        fdt_db_env *v);
+void fdt_db_env_from_device(const fdt_device *d, const char *fdtune_version, fdt_db_env *v);
 
-/* Get-or-create: the same identity always gives the same id. */
-int fdt_db_device_id(fdt_db *db, const fdt_rt_device_info *info, int64_t *id, fdt_err *e);
+/* Get-or-create: the same identity (backend, vendor, name, arch, compute units, memory, UUID;
+ * with warp size, L2 and PCI stored beside) always gives the same id. */
+int fdt_db_device_id(fdt_db *db, const fdt_device *d, int64_t *id, fdt_err *e);
 int fdt_db_env_id(fdt_db *db, const fdt_db_env *v, int64_t *id, fdt_err *e);
 int fdt_db_problem_id(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e);
 /* key: canonical config text (fdt_config_format); anything else is refused. */
@@ -95,9 +88,10 @@ int fdt_db_config_id(fdt_db *db, const char *key, int64_t *id, fdt_err *e);
 /* Lookup only (works read-only): *id = 0 when the problem was never stored. */
 int fdt_db_problem_find(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e);
 
-int fdt_db_device_get(fdt_db *db, int64_t id, fdt_db_device *d, fdt_err *e);
+/* A stored device: its identity fields and id (the rest zero, index -1, live 0). */
+int fdt_db_device_get(fdt_db *db, int64_t id, fdt_device *d, fdt_err *e);
 int fdt_db_env_get(fdt_db *db, int64_t id, fdt_db_env *v, fdt_err *e);
-typedef int (*fdt_db_device_fn)(void *ctx, const fdt_db_device *d);
+typedef int (*fdt_db_device_fn)(void *ctx, const fdt_device *d);
 /* Devices whose name or arch contains gpu (case-insensitive; NULL: all), by id. */
 int fdt_db_devices(fdt_db *db, const char *gpu, fdt_db_device_fn fn, void *ctx, fdt_err *e);
 
@@ -177,7 +171,7 @@ int fdt_db_measured(fdt_db *db, int64_t device_id, int64_t env_id, int64_t probl
 typedef struct fdt_db_row {
     fdt_db_eval ev;
     fdt_problem problem;
-    fdt_db_device device;
+    fdt_device device;
     fdt_db_env env;
 } fdt_db_row;
 typedef int (*fdt_db_row_fn)(void *ctx, const fdt_db_row *row);
@@ -198,13 +192,13 @@ typedef struct fdt_db_run_list {
     int oom;
 } fdt_db_run_list;
 typedef struct fdt_db_device_list {
-    fdt_db_device *v;
+    fdt_device *v;
     size_t n, cap;
     int oom;
 } fdt_db_device_list;
 int fdt_db_collect_row(void *ctx, const fdt_db_row *row);
 int fdt_db_collect_run(void *ctx, const fdt_db_run *run);
-int fdt_db_collect_device(void *ctx, const fdt_db_device *d);
+int fdt_db_collect_device(void *ctx, const fdt_device *d);
 
 /* Unset fields match anything. */
 typedef struct fdt_db_filter {
@@ -272,22 +266,29 @@ int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_
 int fdt_db_best_decision(fdt_db *db, int64_t device_id, int64_t problem_id,
                          fdt_db_decision *d, int *found, fdt_err *e);
 
-/* Which rung of fdt_db_nearest answered. */
+/* Which rung of fdt_db_nearest answered (the FDTUNED_RUNG_* of portable/fdtuned_nearest.h). */
 typedef enum {
     FDT_DB_NEAREST_EXACT, /* this device model, this grid */
     FDT_DB_NEAREST_GRID,  /* this device model, nearest tuned grid of the same op, R, precision */
-    FDT_DB_NEAREST_ARCH,  /* another device model of the same backend and arch (e.g. another
+    FDT_DB_NEAREST_ARCH,  /* another device model of the same base arch (e.g. another
                              compute-unit count), nearest grid, then nearest unit count */
-    FDT_DB_NEAREST_NONE   /* nothing tuned: use the recipe's default */
+    FDT_DB_NEAREST_NONE   /* nothing usable tuned: use fdt_config_fallback */
 } fdt_db_fallback;
 const char *fdt_db_fallback_name(fdt_db_fallback f); /* "exact", "grid", "arch", "none" */
 
-/* The best tuned result to use for (device, problem). A device model is its identity without
- * the UUID (any GPU of the same backend, vendor, name, arch, compute units and memory). Grid
- * distance is |log(volume ratio)|, then |log(xy-plane ratio)|; remaining ties go to the
- * faster result. generator: only results of this generator fingerprint (NULL: any; the row
- * names the environment either way). *out is filled unless *which is FDT_DB_NEAREST_NONE. */
-int fdt_db_nearest(fdt_db *db, const fdt_db_device *dev, const fdt_problem *p,
+/* The best tuned result to use for (device, problem), by the rule exported headers apply
+ * (portable/fdtuned_nearest.h): a device model is (name, base arch, compute units), only the
+ * dev fields name, arch and compute_units are read. Candidates are the best results of the
+ * problem's op, R and precision on devices of dev's base arch, one per device model and
+ * grid (the faster), whose config can run the problem's grid (fdt_config_fit); they rank by
+ * rung, |log volume ratio|, |log xy-plane ratio|, compute-unit difference, time, then grid
+ * and evaluation id. generator: only results of this generator fingerprint (NULL: any; the
+ * row names the environment either way). *out is filled unless *which is
+ * FDT_DB_NEAREST_NONE. */
+int fdt_db_nearest(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_row *out, fdt_db_fallback *which, fdt_err *e);
+/* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id);
+ * r points into row. */
+void fdt_db_row_result(const fdt_db_row *row, fdtuned_result *r);
 
 #endif

@@ -78,24 +78,9 @@ static int get_or_create(fdt_db *db, const char *select_sql, bind_fn bind_key,
 
 /* --- devices */
 
-void fdt_db_device_from_rt(const fdt_rt_device_info *info, fdt_db_device *d)
-{
-    memset(d, 0, sizeof *d);
-    snprintf(d->backend, sizeof d->backend, "%s", info->backend);
-    snprintf(d->vendor, sizeof d->vendor, "%s", info->vendor);
-    snprintf(d->name, sizeof d->name, "%s", info->name);
-    snprintf(d->arch, sizeof d->arch, "%s", info->arch);
-    d->compute_units = info->compute_units;
-    d->warp_size = info->warp_size;
-    d->l2_bytes = info->l2_bytes;
-    d->mem_bytes = info->mem_bytes;
-    snprintf(d->uuid, sizeof d->uuid, "%s", info->uuid);
-    snprintf(d->pci, sizeof d->pci, "%s", info->pci);
-}
-
 static int bind_device_key(sqlite3_stmt *st, const void *arg)
 {
-    const fdt_db_device *d = arg;
+    const fdt_device *d = arg;
     int rc = fdt_dbi_bind_text(st, ":backend", d->backend);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":vendor", d->vendor);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":name", d->name);
@@ -108,7 +93,7 @@ static int bind_device_key(sqlite3_stmt *st, const void *arg)
 
 static int bind_device_all(sqlite3_stmt *st, const void *arg)
 {
-    const fdt_db_device *d = arg;
+    const fdt_device *d = arg;
     int rc = bind_device_key(st, arg);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":warp", d->warp_size);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":l2", d->l2_bytes);
@@ -116,13 +101,11 @@ static int bind_device_all(sqlite3_stmt *st, const void *arg)
     return rc;
 }
 
-int fdt_db_device_id(fdt_db *db, const fdt_rt_device_info *info, int64_t *id, fdt_err *e)
+int fdt_db_device_id(fdt_db *db, const fdt_device *d, int64_t *id, fdt_err *e)
 {
-    fdt_db_device d;
-    fdt_db_device_from_rt(info, &d);
-    if (!d.backend[0] || !d.name[0] || !d.arch[0] || d.compute_units <= 0)
+    if (!d->backend[0] || !d->name[0] || !d->arch[0] || d->compute_units <= 0)
         return fdt_err_set(e, "device: incomplete identity (backend '%s', name '%s', arch '%s', "
-                           "%d compute units)", d.backend, d.name, d.arch, d.compute_units);
+                           "%d compute units)", d->backend, d->name, d->arch, d->compute_units);
     if (get_or_create(db,
                       "SELECT id FROM devices WHERE backend = :backend AND vendor = :vendor"
                       " AND name = :name AND arch = :arch AND compute_units = :cu"
@@ -131,8 +114,8 @@ int fdt_db_device_id(fdt_db *db, const fdt_rt_device_info *info, int64_t *id, fd
                       "INSERT INTO devices (backend, vendor, name, arch, compute_units,"
                       " warp_size, l2_bytes, mem_bytes, uuid, pci) VALUES (:backend, :vendor,"
                       " :name, :arch, :cu, :warp, :l2, :mem, :uuid, :pci) ON CONFLICT DO NOTHING",
-                      bind_device_all, &d, id, e))
-        return fdt_err_wrap(e, "device %s (%s)", d.name, d.arch);
+                      bind_device_all, d, id, e))
+        return fdt_err_wrap(e, "device %s (%s)", d->name, d->arch);
     return 0;
 }
 
@@ -140,9 +123,9 @@ int fdt_db_device_id(fdt_db *db, const fdt_rt_device_info *info, int64_t *id, fd
     "SELECT id, backend, vendor, name, arch, compute_units, warp_size, l2_bytes, mem_bytes," \
     " uuid, pci FROM devices "
 
-static void read_device(sqlite3_stmt *st, fdt_db_device *d)
+static void read_device(sqlite3_stmt *st, fdt_device *d)
 {
-    memset(d, 0, sizeof *d);
+    fdt_device_init(d);
     d->id = sqlite3_column_int64(st, 0);
     fdt_dbi_copy(d->backend, sizeof d->backend, st, 1);
     fdt_dbi_copy(d->vendor, sizeof d->vendor, st, 2);
@@ -156,7 +139,7 @@ static void read_device(sqlite3_stmt *st, fdt_db_device *d)
     fdt_dbi_copy(d->pci, sizeof d->pci, st, 10);
 }
 
-int fdt_db_device_get(fdt_db *db, int64_t id, fdt_db_device *d, fdt_err *e)
+int fdt_db_device_get(fdt_db *db, int64_t id, fdt_device *d, fdt_err *e)
 {
     sqlite3_stmt *st;
     if (fdt_dbi_prepare(db, DEVICE_SELECT "WHERE id = :id", &st, e))
@@ -183,7 +166,7 @@ int fdt_db_devices(fdt_db *db, const char *gpu, fdt_db_device_fn fn, void *ctx, 
                         &st, e))
         return fdt_err_wrap(e, "list devices");
     int rc = fdt_dbi_bind_text(st, ":gpu", gpu);
-    fdt_db_device d;
+    fdt_device d;
     if (rc == SQLITE_OK)
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             read_device(st, &d);
@@ -200,8 +183,7 @@ int fdt_db_devices(fdt_db *db, const char *gpu, fdt_db_device_fn fn, void *ctx, 
 
 /* --- environments */
 
-void fdt_db_env_from_rt(const fdt_rt_device_info *info, const char *fdtune_version,
-                        fdt_db_env *v)
+void fdt_db_env_from_device(const fdt_device *info, const char *fdtune_version, fdt_db_env *v)
 {
     memset(v, 0, sizeof *v);
     snprintf(v->driver, sizeof v->driver, "%s", info->driver_version);

@@ -212,7 +212,8 @@ void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row)
     p->ny = sqlite3_column_int64(st, c++);
     p->nz = sqlite3_column_int64(st, c++);
 
-    fdt_db_device *d = &row->device;
+    fdt_device *d = &row->device;
+    fdt_device_init(d);
     d->id = ev->device_id;
     fdt_dbi_copy(d->backend, sizeof d->backend, st, c++);
     fdt_dbi_copy(d->vendor, sizeof d->vendor, st, c++);

@@ -9,7 +9,7 @@
 
 /* Reason a compiled candidate should not be run, or NULL. */
 static const char *static_prune(const fdt_rt_code *c, const fdt_config *cfg,
-                                const fdt_geometry *g, const fdt_rt_device_info *d, char *buf,
+                                const fdt_geometry *g, const fdt_device *d, char *buf,
                                 size_t n)
 {
     if (c->res.spill_bytes > 0) {
@@ -82,7 +82,7 @@ int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                  const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e)
 {
     memset(r, 0, sizeof *r);
-    const fdt_rt_device_info *d = fdt_worker_device(w);
+    const fdt_device *d = fdt_worker_device(w);
     const fdt_rt_backend *b = fdt_rt_backend_find(d->backend);
     char kernel[96];
     fdt_gen_kernel_name(p, c, kernel, sizeof kernel);

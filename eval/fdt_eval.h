@@ -41,7 +41,7 @@ typedef struct fdt_probe {
     int nbackends;
     fdt_backend_probe backend[4];
     int ndevices;
-    fdt_rt_device_info device[FDT_MAX_DEVICES];
+    fdt_device device[FDT_MAX_DEVICES];
 } fdt_probe;
 
 /* Lists the devices of every backend, in a child process (a wedged driver cannot hang
@@ -117,7 +117,7 @@ void fdt_worker_opts_default(fdt_worker_opts *o);
 
 /* Starts a worker on (backend, index); returns the device description. */
 int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, fdt_worker **w,
-                     fdt_rt_device_info *info, fdt_err *e);
+                     fdt_device *info, fdt_err *e);
 /* Measures the device-to-device copy bandwidth with buffers of `bytes` (each way). */
 int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err *e);
 /* Prepares a problem: arrays, inputs, the verified reference, the copy bandwidth. */
@@ -127,7 +127,7 @@ int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, f
  * worker cannot be brought back. */
 int fdt_worker_eval(fdt_worker *w, const fdt_config *c, const fdt_rt_code *code,
                     const char *kernel, const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
-const fdt_rt_device_info *fdt_worker_device(const fdt_worker *w);
+const fdt_device *fdt_worker_device(const fdt_worker *w);
 int fdt_worker_restarts(const fdt_worker *w);
 void fdt_worker_stop(fdt_worker *w);
 

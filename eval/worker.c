@@ -21,7 +21,7 @@ struct fdt_worker {
     fdt_worker_opts o;
     pid_t pid;
     int fd;
-    fdt_rt_device_info info;
+    fdt_device info;
     int have_problem;
     fdt_problem prob;
     fdt_setup_result setup;
@@ -41,7 +41,7 @@ void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n)
     snprintf(buf, n, "fdt_ref_%s_r%d_%s", fdt_op_name(p->op), p->R, fdt_prec_name(p->prec));
 }
 
-const fdt_rt_device_info *fdt_worker_device(const fdt_worker *w) { return &w->info; }
+const fdt_device *fdt_worker_device(const fdt_worker *w) { return &w->info; }
 int fdt_worker_restarts(const fdt_worker *w) { return w->restarts; }
 
 /* Reaps the worker; describes how it ended in buf. */
@@ -108,7 +108,7 @@ static int spawn(fdt_worker *w, fdt_err *e)
 }
 
 int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, fdt_worker **out,
-                     fdt_rt_device_info *info, fdt_err *e)
+                     fdt_device *info, fdt_err *e)
 {
     *out = NULL;
     if (!fdt_rt_backend_find(backend))

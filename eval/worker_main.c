@@ -39,7 +39,7 @@ typedef struct arrays {
 static struct {
     int fd;
     const fdt_rt_backend *b;
-    fdt_rt_device_info info;
+    fdt_device info;
     int have_problem;
     fdt_problem p;
     fdt_params q;

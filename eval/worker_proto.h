@@ -6,7 +6,7 @@
 #include "fdt_eval.h"
 
 enum {
-    MSG_HELLO = 1,   /* worker -> parent: fdt_rt_device_info */
+    MSG_HELLO = 1,   /* worker -> parent: fdt_device */
     MSG_ERROR,       /* worker -> parent: text */
     MSG_COPYBW,      /* parent -> worker: uint64 bytes */
     MSG_COPYBW_OK,   /* worker -> parent: double GB/s */

@@ -1,11 +1,12 @@
 /* Export: turns what the tuning database knows into something a user's code can use
  * without fdtune. A plan is collected first (which devices --gpu names, the best config of
  * every tuned (device model, problem), grouped per operator/R/precision into one launcher
- * each, with a fallback config for devices nothing was tuned on), then rendered either as
- * one self-contained header (generated kernels, variant tables, run-time selection by
- * architecture, compute units and grid, layout helpers, host launchers, provenance) or as
- * JSON carrying the same selection as data. Pure library code: nothing is printed; what
- * the user should hear comes back as notes and "what: why" errors. */
+ * each, with fdtune's built-in default as the fallback), then rendered either as one
+ * self-contained header (generated kernels, variant tables, run-time selection by device
+ * model and grid with fdtune's own nearest rule, layout helpers, host launchers, provenance)
+ * or as JSON carrying the same selection as data. The answer for one problem on one device
+ * (`query best --nearest`) lives here too. Pure library code: nothing is printed; what the
+ * user should hear comes back as notes and "what: why" errors. */
 #ifndef FDT_EXPORT_H
 #define FDT_EXPORT_H
 
@@ -60,7 +61,7 @@ typedef struct fdt_exp_family {
     int R;
     fdt_prec prec;
     char name[32];          /* "lap_r4_f32": launcher fdtuned_lap_r4_f32 */
-    fdt_config fallback;    /* fdtune's default config (variant 0) */
+    fdt_config fallback;    /* fdt_config_fallback: fdtune's built-in default (variant 0) */
     char kfallback[96];
     fdt_exp_tuned *tuned;   /* by arch, compute units, device name, grid volume */
     size_t ntuned;
@@ -72,7 +73,7 @@ typedef struct fdt_exp_plan {
     char fdtune_version[32];
     char generator[80];      /* fingerprint of the generator that writes the kernels */
     char command[1024];
-    fdt_db_device *devices;  /* the devices --gpu selected, by id */
+    fdt_device *devices;  /* the devices --gpu selected, by id */
     size_t ndevices;
     int64_t *runs;           /* run ids the exported results come from, ascending */
     size_t nruns;
@@ -100,5 +101,35 @@ int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
 
 /* Distinct kernels the header defines (identical kernels are emitted once). */
 size_t fdt_exp_kernel_count(const fdt_exp_plan *p);
+
+/* ------------------------------------------------------------------ one problem, one device */
+
+/* Marks in hit (one flag per device of all, zeroed by the caller) the stored devices `gpu`
+ * names: those whose name or arch contains it (case-insensitive); when none does and cat is
+ * given, a catalogue name or alias names the stored devices the catalogue matches to that
+ * entry (fdt_catalogue_match), and *entry receives the entry (entry->name is "" when the
+ * catalogue did not resolve gpu; ce then says why). Returns the number of devices marked. */
+int fdt_exp_match_gpu(const fdt_db_device_list *all, const char *gpu,
+                      const struct fdt_catalogue *cat, char *hit, fdt_device *entry,
+                      fdt_err *ce);
+
+/* What fdtune uses for one problem on one device. */
+typedef struct fdt_exp_answer {
+    fdt_device device;     /* answered for: the first stored device --gpu names (by id), else
+                              the catalogue's description of it */
+    int stored;            /* 1: device is in the database */
+    char others[1024];     /* other device models --gpu names: "name (arch, N CUs), ..." */
+    fdt_db_fallback which; /* the rung of the nearest ladder; FDT_DB_NEAREST_NONE: nothing
+                              usable was tuned and the answer is fdt_config_fallback */
+    fdt_db_row row;        /* the tuned result; for NONE the request with the fallback's
+                              config text, nothing measured (run_id -1) */
+} fdt_exp_answer;
+
+/* `fdtune query best --nearest`: resolves gpu (fdt_exp_match_gpu; cat may be NULL), then
+ * fdt_db_nearest for the problem, else fdtune's built-in default (fdt_config_fallback, what
+ * exported headers fall back to). Returns 0, FDT_EXP_NOTHING when gpu names no stored device
+ * and no catalogue entry, or FDT_EXP_ERROR. */
+int fdt_exp_nearest(fdt_db *db, const char *gpu, const struct fdt_catalogue *cat,
+                    const fdt_problem *p, fdt_exp_answer *a, fdt_err *e);
 
 #endif

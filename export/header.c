@@ -1,7 +1,8 @@
 /* Rendering an export plan as one self-contained header for users' HIP (hipcc) or CUDA
  * (nvcc, through fdtune's own mapping of the HIP dialect) code. Its parts, in order: the
- * provenance and usage comment; the portable selection part (variant tables, layout and
- * geometry arithmetic, selection; plain C/C++, alone under FDTUNED_SELECT_ONLY); the
+ * provenance and usage comment; the portable selection part (fdtune's portable/ rules copied
+ * verbatim: layout, geometry, grid fit, device models, nearest ranking; then variant tables
+ * and selection; plain C/C++, alone under FDTUNED_SELECT_ONLY); the
  * platform prelude; the generated kernels, each once; and the host launchers and layout
  * helpers that ask the current device what it is. Under a runtime compiler (hiprtc, NVRTC)
  * only the kernels remain, with C names, so fdtune's tests can compile the header as is. */
@@ -90,7 +91,7 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
     fdt_sb_printf(b, "\n *   generator fingerprint of the kernels below: %s\n", p->generator);
     fdt_sb_puts(b, " *   devices:\n");
     for (size_t i = 0; i < p->ndevices; i++) {
-        const fdt_db_device *d = &p->devices[i];
+        const fdt_device *d = &p->devices[i];
         fdt_sb_puts(b, " *     ");
         comment_text(b, d->name);
         fdt_sb_printf(b, ": %s, %s, %d CUs, %.0f GiB", d->backend, d->arch, d->compute_units,
@@ -215,14 +216,20 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
         " *   asynchronous on `stream`; the result is hipGetLastError() (cudaGetLastError())\n"
         " *   after them, or hipErrorInvalidValue when no variant can run the grid.\n"
         " *\n"
-        " *   Selection (fdtuned_select_in below): the tuned results of the current device's\n"
-        " *   architecture, those with its compute-unit count first; the nearest tuned grid\n"
-        " *   (|log volume ratio|, then |log xy-plane ratio|); on that very grid its constant "
-        "kernel\n"
-        " *   (grid baked in, as tuned), otherwise its runtime-dims kernel; with nothing tuned "
-        "for\n"
-        " *   the architecture, the fallback (fdtune's default config). Devices that share an\n"
-        " *   architecture and a compute-unit count are not told apart.\n"
+        " *   Selection (fdtuned_select_in below; the rule of `fdtune query best --nearest`):\n"
+        " *   among the tuned results of the current device's base architecture whose config "
+        "can\n"
+        " *   run the grid, this device model's (name, architecture, compute units) on this "
+        "grid,\n"
+        " *   else this model's, else another model's; the nearest tuned grid (|log volume "
+        "ratio|,\n"
+        " *   then |log xy-plane ratio|), the nearest compute-unit count, the faster result. On "
+        "that\n"
+        " *   very grid its constant kernel (grid baked in, as tuned), otherwise its "
+        "runtime-dims\n"
+        " *   kernel; with nothing usable for the architecture, the fallback (fdtune's "
+        "built-in\n"
+        " *   default config).\n"
         " *\n"
         " *   Per operator (T float or double; wave: p_next = 2p - p_prev + c2 * "
         "lap(p) + src at the\n"
@@ -244,11 +251,12 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
                       " *     int fdtuned_%s_layout(int nx, int ny, int nz, fdtuned_layout *l);"
                       "  current device\n"
                       " *     int fdtuned_%s_current(int nx, int ny, int nz);  variant index\n"
-                      " *     int fdtuned_%s_select(const char *arch, int cus, long nx, long ny, "
-                      "long nz);\n"
-                      " *     int fdtuned_%s_layout_for(const char *arch, int cus, long nx, long "
-                      "ny, long nz,\n"
-                      " *                         fdtuned_layout *l);\n"
+                      " *     int fdtuned_%s_select(const char *name, const char *arch, int cus,\n"
+                      " *                         long nx, long ny, long nz);\n"
+                      " *     int fdtuned_%s_layout_for(const char *name, const char *arch, int "
+                      "cus,\n"
+                      " *                         long nx, long ny, long nz, fdtuned_layout "
+                      "*l);\n"
                       " *     fdtuned_%s_variants[], FDTUNED_%s_NVARIANTS\n",
                       fam->name, fdt_sb_str(&decl), fam->name, fam->name, fam->name, fam->name,
                       fam->name, fam->name, up);
@@ -291,12 +299,18 @@ static void variant_row(fdt_sb *b, const fdt_exp_family *f, int index, int kind,
                   t ? (long long)t->row.problem.ny : 0LL, t ? (long long)t->row.problem.nz : 0LL,
                   sibling, f->R, (int)fdt_prec_size(f->prec), c->bx, c->by, c->bz, c->vec,
                   c->tile, c->nw, c->split, c->align, fdt_orders[c->order]);
-    num(b, t ? t->row.ev.time_ms : NAN);
+    /* the median exactly: the selection breaks ties by it as fdt_db_nearest does */
+    if (t && isfinite(t->row.ev.time_ms))
+        fdt_sb_printf(b, "%.17g", t->row.ev.time_ms);
+    else
+        num(b, NAN);
     fdt_sb_puts(b, ", ");
     num(b, t ? t->row.ev.gbs : NAN);
     fdt_sb_puts(b, ", ");
     num(b, t ? t->row.ev.frac_copy : NAN);
-    fdt_sb_printf(b, ", %lldLL},\n", t && t->row.ev.run_id > 0 ? (long long)t->row.ev.run_id : 0LL);
+    fdt_sb_printf(b, ", %lldLL, %lldLL},\n",
+                  t && t->row.ev.run_id > 0 ? (long long)t->row.ev.run_id : 0LL,
+                  t ? (long long)t->row.ev.id : 0LL);
 }
 
 static void family_tables(const fdt_exp_family *f, fdt_sb *b)
@@ -319,20 +333,24 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
     fdt_sb_printf(b,
                   "/* The variant for a device and grid (see fdtuned_select_in), -1 when none "
                   "can run it. */\n"
-                  "static inline int fdtuned_%s_select(const char *arch, int cus, long nx, long "
-                  "ny, long nz)\n{\n"
-                  "    return fdtuned_select_in(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS, arch, "
-                  "cus, nx, ny, nz);\n}\n\n",
+                  "static inline int fdtuned_%s_select(const char *name, const char *arch, int "
+                  "cus, long nx,\n"
+                  "                                    long ny, long nz)\n{\n"
+                  "    return fdtuned_select_in(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS, name, "
+                  "arch, cus, nx, ny,\n"
+                  "                             nz);\n}\n\n",
                   f->name, f->name, up);
     fdt_sb_printf(b,
                   "/* The layout the selected variant expects: 0, or -1 when none can run the "
                   "grid. */\n"
-                  "static inline int fdtuned_%s_layout_for(const char *arch, int cus, long nx, "
-                  "long ny, long nz,\n"
-                  "                                        fdtuned_layout *l)\n{\n"
+                  "static inline int fdtuned_%s_layout_for(const char *name, const char *arch, "
+                  "int cus, long nx,\n"
+                  "                                        long ny, long nz, fdtuned_layout *l)"
+                  "\n{\n"
                   "    return fdtuned_variant_layout(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS,\n"
-                  "                                  fdtuned_%s_select(arch, cus, nx, ny, nz), "
-                  "nx, ny, nz, l);\n}\n",
+                  "                                  fdtuned_%s_select(name, arch, cus, nx, ny, "
+                  "nz), nx, ny, nz,\n"
+                  "                                  l);\n}\n",
                   f->name, f->name, up, f->name);
 }
 
@@ -458,9 +476,10 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
                   "/* The variant the launcher picks for this grid on the current device, or "
                   "-1. */\n"
                   "static inline int fdtuned_%s_current(int nx, int ny, int nz)\n{\n"
-                  "    const char *arch;\n    int cus;\n"
-                  "    if (fdtuned_current_device(&arch, &cus) != hipSuccess)\n        return -1;\n"
-                  "    return fdtuned_%s_select(arch, cus, nx, ny, nz);\n}\n\n",
+                  "    const char *name, *arch;\n    int cus;\n"
+                  "    if (fdtuned_current_device(&name, &arch, &cus) != hipSuccess)\n"
+                  "        return -1;\n"
+                  "    return fdtuned_%s_select(name, arch, cus, nx, ny, nz);\n}\n\n",
                   f->name, f->name);
     fdt_sb_printf(b,
                   "/* The layout to allocate for this grid on the current device: 0, or -1. */\n"
@@ -478,7 +497,7 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
                   "    if (fdtuned_variant_layout(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS, "
                   "variant, nx, ny, nz,\n"
                   "                               &lay) != 0 ||\n"
-                  "        fdtuned_geometry_make(&fdtuned_%s_variants[variant], nx, ny, nz, &geo) "
+                  "        fdtuned_variant_geometry(&fdtuned_%s_variants[variant], nx, ny, nz, &geo) "
                   "!= 0)\n"
                   "        return hipErrorInvalidValue;\n",
                   f->name, fdt_sb_str(&decl), f->name, up, f->name);
@@ -509,10 +528,10 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
                   "/* The launcher: picks the variant for this grid on the current device and "
                   "runs it. */\n"
                   "static inline hipError_t fdtuned_%s(%s, hipStream_t stream)\n{\n"
-                  "    const char *arch;\n    int cus, v;\n"
-                  "    hipError_t err = fdtuned_current_device(&arch, &cus);\n"
+                  "    const char *name, *arch;\n    int cus, v;\n"
+                  "    hipError_t err = fdtuned_current_device(&name, &arch, &cus);\n"
                   "    if (err != hipSuccess)\n        return err;\n"
-                  "    v = fdtuned_%s_select(arch, cus, nx, ny, nz);\n"
+                  "    v = fdtuned_%s_select(name, arch, cus, nx, ny, nz);\n"
                   "    if (v < 0)\n        return hipErrorInvalidValue;\n"
                   "    return fdtuned_%s_run(v, %s, stream);\n}\n",
                   f->name, fdt_sb_str(&decl), f->name, f->name, fdt_sb_str(&names));
@@ -537,9 +556,15 @@ static void cuda_mapping(fdt_sb *b)
 
 int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
 {
-    const char *sel = fdt_exp_snippet("fdtuned_select.h");
+    /* The rules shared with fdtune (portable/, in dependency order), then the selection. */
+    static const char *const portable[] = {"fdtuned_layout.h", "fdtuned_geometry.h",
+                                           "fdtuned_model.h", "fdtuned_nearest.h",
+                                           "fdtuned_select.h"};
     const char *host = fdt_exp_snippet("fdtuned_host.h");
-    if (!sel || !host)
+    for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++)
+        if (!fdt_exp_snippet(portable[i]))
+            host = NULL;
+    if (!host)
         return fdt_err_set(e, "export: the header snippets are not embedded");
     fdt_sb_puts(b, "/* Finite-difference stencil kernels tuned by fdtune, with launchers that "
                    "pick the tuned\n * variant for the current GPU and grid. Generated by "
@@ -562,7 +587,8 @@ int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     fdt_sb_printf(b, "\n#define FDTUNED_GENERATOR \"%s\"\n\n", p->generator);
 
     fdt_sb_puts(b, "#ifndef FDTUNED_DEVICE_ONLY\n");
-    fdt_sb_puts(b, sel);
+    for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++)
+        fdt_sb_puts(b, fdt_exp_snippet(portable[i]));
     for (size_t f = 0; f < p->nfam; f++)
         family_tables(&p->fam[f], b);
     fdt_sb_puts(b, "#endif /* !FDTUNED_DEVICE_ONLY */\n\n");

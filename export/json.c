@@ -79,6 +79,7 @@ static void measured(fdt_sb *b, const fdt_exp_tuned *t)
     kv_num(b, "gbs", ev->gbs, &f);
     kv_num(b, "frac_copy", ev->frac_copy, &f);
     kv_int_opt(b, "run", ev->run_id > 0 ? ev->run_id : -1, &f);
+    kv_int(b, "evaluation", ev->id, &f);
     kv_str(b, "date", ev->created, &f);
     kv_str(b, "driver", v->driver, &f);
     kv_str(b, "runtime", v->runtime, &f);
@@ -161,14 +162,18 @@ int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     kv_str(b, "generator", p->generator, &f);
     kv_str(b, "pointers", "allocation base; element (i, j, k) of the padded box is at "
                           "base[offset + i + line*j + slice*k]", &f);
-    kv_str(b, "selection", "same arch, same compute units first: nearest tuned grid by "
-                           "|log volume ratio| then |log xy-plane ratio|, among configs that "
-                           "can run the grid; that very grid: its constant variant, else its "
-                           "runtime variant; nothing of the arch: the fallback (variant 0)", &f);
+    kv_str(b, "selection", "fdtuned_select_in (portable/fdtuned_nearest.h): among the "
+                           "runtime variants of the device's base arch whose config can run "
+                           "the grid, same device model (name, arch, compute units) and grid "
+                           "first, then same model, then other models; then |log volume "
+                           "ratio|, |log xy-plane ratio|, |compute-unit difference|, the "
+                           "faster median, the grid, the evaluation id; that very grid: its "
+                           "constant variant, else its runtime variant; nothing usable: the "
+                           "fallback (variant 0)", &f);
     key(b, "devices", &f);
     fdt_sb_puts(b, "[\n");
     for (size_t i = 0; i < p->ndevices; i++) {
-        const fdt_db_device *d = &p->devices[i];
+        const fdt_device *d = &p->devices[i];
         int g = 1;
         fdt_sb_puts(b, "    {");
         kv_str(b, "name", d->name, &g);

@@ -9,7 +9,6 @@
 #include "exp_internal.h"
 #include "fdt_recipe.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,42 +81,6 @@ static int add_note(fdt_exp_plan *p, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ devices */
 
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    if (!n)
-        return 0;
-    for (; *hay; hay++) {
-        size_t i = 0;
-        while (i < n && hay[i] &&
-               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n)
-            return 1;
-    }
-    return 0;
-}
-
-static void rt_from_db(const fdt_db_device *d, fdt_rt_device_info *info)
-{
-    memset(info, 0, sizeof *info);
-    snprintf(info->backend, sizeof info->backend, "%s", d->backend);
-    snprintf(info->vendor, sizeof info->vendor, "%s", d->vendor);
-    snprintf(info->name, sizeof info->name, "%s", d->name);
-    snprintf(info->arch, sizeof info->arch, "%s", d->arch);
-    info->compute_units = d->compute_units;
-    info->warp_size = d->warp_size;
-    info->l2_bytes = d->l2_bytes;
-    info->mem_bytes = d->mem_bytes;
-}
-
-/* One device model: what the selection can tell apart, plus the name. */
-static int same_model(const fdt_db_device *a, const fdt_db_device *b)
-{
-    return !strcmp(a->backend, b->backend) && !strcmp(a->name, b->name) &&
-           !strcmp(a->arch, b->arch) && a->compute_units == b->compute_units;
-}
-
 static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
 {
     if (!all->n) {
@@ -128,40 +91,30 @@ static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
     for (size_t i = 0, k = 0; i < all->n; i++) {
         int dup = 0;
         for (size_t j = 0; j < i; j++)
-            dup |= same_model(&all->v[j], &all->v[i]);
+            dup |= fdt_device_same_model(&all->v[j], &all->v[i]);
         if (!dup)
             fdt_sb_printf(b, "%s%s (%s, %d CUs)", k++ ? ", " : "", all->v[i].name,
                           all->v[i].arch, all->v[i].compute_units);
     }
 }
 
-/* Marks in `hit` (one flag per device of `all`) the devices `gpu` names. *resolved receives
- * the catalogue name when the catalogue answered (for messages). */
-static void match_gpu(const fdt_db_device_list *all, const char *gpu, const struct fdt_catalogue *cat,
-                      char *hit, char *resolved, size_t rn)
+/* The refusal when a --gpu (NULL: none given) names no stored device; entry is the catalogue's
+ * reading of it, when it had one. */
+static void nothing_named(const char *gpu, const fdt_device *entry, const fdt_db_device_list *all,
+                          const char *database, fdt_err *e)
 {
-    int any = 0;
-    resolved[0] = 0;
-    for (size_t i = 0; i < all->n; i++)
-        if (contains_ci(all->v[i].name, gpu) || contains_ci(all->v[i].arch, gpu))
-            any = hit[i] = 1;
-    if (any || !cat)
-        return;
-    /* Not a substring of what the driver called it: perhaps a catalogue name or alias
-     * ("H100 SXM" for "NVIDIA H100 80GB HBM3"); the catalogue decides which stored devices
-     * are that GPU the way it matches live ones. */
-    fdt_recipe_device rdev;
-    fdt_err ce;
-    if (fdt_catalogue_find(cat, gpu, NULL, 0, &rdev, &ce))
-        return;
-    snprintf(resolved, rn, "%s (%s)", rdev.name, rdev.arch);
-    for (size_t i = 0; i < all->n; i++) {
-        fdt_rt_device_info info;
-        rt_from_db(&all->v[i], &info);
-        const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &info);
-        if (m && !strcmp(m->dev.name, rdev.name))
-            hit[i] = 1;
-    }
+    fdt_sb held;
+    fdt_sb_init(&held);
+    describe_devices(all, &held);
+    if (!gpu)
+        fdt_err_set(e, "%s: the database holds no device", database);
+    else if (entry->name[0])
+        fdt_err_set(e, "--gpu %s: %s (%s) was never tuned in %s (%s)", gpu, entry->name,
+                    entry->arch, database, fdt_sb_str(&held));
+    else
+        fdt_err_set(e, "--gpu %s: no device in %s matches (%s)", gpu, database,
+                    fdt_sb_str(&held));
+    fdt_sb_free(&held);
 }
 
 /* ------------------------------------------------------------------ grouping */
@@ -184,14 +137,19 @@ static int cmp_family(const fdt_problem *a, const fdt_problem *b)
 
 static int cmp_int64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
-/* Family, then arch, compute units, device name, grid volume, grid: the order of the
- * variant tables (the selection breaks remaining ties by it). */
+/* Family, then base arch, compute units, device name, grid volume, grid, then the order
+ * fdtuned_tiebreak gives results of one device model and grid (the faster first): the order
+ * of the variant tables. */
 static int cmp_rows(const void *pa, const void *pb)
 {
     const fdt_db_row *a = pa, *b = pb;
     int c = cmp_family(&a->problem, &b->problem);
-    if (!c)
-        c = strcmp(a->device.arch, b->device.arch);
+    if (!c) {
+        int la = fdtuned_arch_base_len(a->device.arch), lb = fdtuned_arch_base_len(b->device.arch);
+        c = strncmp(a->device.arch, b->device.arch, (size_t)(la < lb ? la : lb));
+        if (!c)
+            c = la < lb ? -1 : la > lb;
+    }
     if (!c)
         c = a->device.compute_units < b->device.compute_units ? -1
             : a->device.compute_units > b->device.compute_units;
@@ -208,18 +166,22 @@ static int cmp_rows(const void *pa, const void *pb)
         c = cmp_int64(a->problem.ny, b->problem.ny);
     if (!c)
         c = cmp_int64(a->problem.nz, b->problem.nz);
-    if (!c)
-        c = a->ev.time_ms < b->ev.time_ms ? -1 : a->ev.time_ms > b->ev.time_ms;
-    if (!c)
-        c = strcmp(a->ev.config, b->ev.config);
+    if (!c) {
+        fdtuned_result ra, rb;
+        fdt_db_row_result(a, &ra);
+        fdt_db_row_result(b, &rb);
+        c = fdtuned_tiebreak(&ra, &rb);
+    }
     return c;
 }
 
+/* One tuned result per (family, device model, grid): the nearest ranking's candidates. */
 static int same_slot(const fdt_db_row *a, const fdt_db_row *b)
 {
-    return same_family(&a->problem, &b->problem) && same_model(&a->device, &b->device) &&
-           a->problem.nx == b->problem.nx && a->problem.ny == b->problem.ny &&
-           a->problem.nz == b->problem.nz;
+    fdtuned_result ra, rb;
+    fdt_db_row_result(a, &ra);
+    fdt_db_row_result(b, &rb);
+    return same_family(&a->problem, &b->problem) && fdtuned_same_slot(&ra, &rb);
 }
 
 static void problem_filters(const fdt_exp_opts *o, char *buf, size_t n)
@@ -339,7 +301,8 @@ static int fill_tuned(fdt_exp_tuned *t, fdt_err *e)
 static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
 {
     qsort(rows->v, rows->n, sizeof *rows->v, cmp_rows);
-    /* One result per (family, device model, grid): the first after sorting is the fastest. */
+    /* One result per (family, device model, grid): the first after sorting, which
+     * fdtuned_tiebreak puts first (the fastest), as fdt_db_nearest keeps it. */
     size_t n = 0;
     for (size_t i = 0; i < rows->n; i++)
         if (!n || !same_slot(&rows->v[n - 1], &rows->v[i]))
@@ -361,7 +324,7 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
         f->prec = pr->prec;
         snprintf(f->name, sizeof f->name, "%s_r%d_%s", fdt_op_name(pr->op), pr->R,
                  fdt_prec_name(pr->prec));
-        fdt_config_default(&f->fallback);
+        fdt_config_fallback(pr, &f->fallback);
         fdt_exp_runtime_name(pr, &f->fallback, f->kfallback, sizeof f->kfallback);
         f->tuned = calloc(j - i, sizeof *f->tuned);
         if (!f->tuned)
@@ -390,13 +353,13 @@ static int collect_notes(fdt_exp_plan *p)
     for (size_t f = 0; f < p->nfam; f++) {
         const fdt_exp_family *fam = &p->fam[f];
         for (size_t d = 0; d < p->ndevices; d++) {
-            const fdt_db_device *dev = &p->devices[d];
+            const fdt_device *dev = &p->devices[d];
             int dup = 0, have = 0, arch = 0;
             for (size_t k = 0; k < d; k++)
-                dup |= same_model(&p->devices[k], dev);
+                dup |= fdt_device_same_model(&p->devices[k], dev);
             for (size_t t = 0; t < fam->ntuned; t++) {
-                have |= same_model(&fam->tuned[t].row.device, dev);
-                arch |= !strcmp(fam->tuned[t].row.device.arch, dev->arch);
+                have |= fdt_device_same_model(&fam->tuned[t].row.device, dev);
+                arch |= fdtuned_same_arch(fam->tuned[t].row.device.arch, dev->arch);
             }
             if (dup || have)
                 continue;
@@ -466,25 +429,12 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
         memset(hit, 0, all.n + 1);
         if (!o->ngpus)
             memset(hit, 1, all.n);
-        char resolved[200] = "";
-        if (o->ngpus)
-            match_gpu(&all, o->gpus[g], o->cat, hit, resolved, sizeof resolved);
-        int any = 0;
-        for (size_t i = 0; i < all.n; i++)
-            any |= hit[i];
-        if (!any) {
-            fdt_sb held;
-            fdt_sb_init(&held);
-            describe_devices(&all, &held);
-            if (!o->ngpus)
-                fdt_err_set(e, "%s: the database holds no device", p->database);
-            else if (resolved[0])
-                fdt_err_set(e, "--gpu %s: %s was never tuned in %s (%s)", o->gpus[g], resolved,
-                            p->database, fdt_sb_str(&held));
-            else
-                fdt_err_set(e, "--gpu %s: no device in %s matches (%s)", o->gpus[g],
-                            p->database, fdt_sb_str(&held));
-            fdt_sb_free(&held);
+        fdt_device entry;
+        fdt_err ce;
+        fdt_device_init(&entry);
+        if (o->ngpus ? !fdt_exp_match_gpu(&all, o->gpus[g], o->cat, hit, &entry, &ce)
+                     : !all.n) {
+            nothing_named(o->ngpus ? o->gpus[g] : NULL, &entry, &all, p->database, e);
             rc = FDT_EXP_NOTHING;
             goto done;
         }
@@ -513,7 +463,7 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
     for (size_t i = 0; i < all.n; i++) {
         if (!sel[i])
             continue;
-        fdt_db_device *v = realloc(p->devices, (p->ndevices + 1) * sizeof *v);
+        fdt_device *v = realloc(p->devices, (p->ndevices + 1) * sizeof *v);
         if (!v) {
             fdt_err_set(e, "export: out of memory");
             goto done;

@@ -1,6 +1,7 @@
-/* Configurations: the parameter catalogue, parsing, the canonical text key and the checks
- * that decide whether a configuration can be generated for a problem. The defaults below
- * are part of every stored key (keys omit defaults), so they must never change. */
+/* Configurations: the parameter catalogue, parsing, the canonical text key, the fallback used
+ * when nothing was tuned, and the checks that decide whether a configuration can be
+ * generated for a problem. The defaults below are part of every stored key (keys omit
+ * defaults), so they must never change. */
 #include "fdt_gen.h"
 
 #include <errno.h>
@@ -58,6 +59,12 @@ void fdt_config_default(fdt_config *c)
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < NPARAMS; i++)
         *field(c, &params[i]) = params[i].def;
+}
+
+void fdt_config_fallback(const fdt_problem *p, fdt_config *c)
+{
+    (void)p; /* the same config serves every problem; the problem is the question asked */
+    fdt_config_default(c);
 }
 
 static void list_names(char *buf, size_t n)
@@ -190,8 +197,13 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     if (c->align % c->vec)
         return fdt_err_set(e, "config vec=%d: needs align to be a multiple of %d (align=%d), "
                               "so that vector loads are aligned", c->vec, c->vec, c->align);
-    if (c->nw > p->nz)
-        return fdt_err_set(e, "config nw=%d: window longer than nz=%lld", c->nw, (long long)p->nz);
+    /* The grid-dependent checks (portable/fdtuned_geometry.h), reported where they always
+     * were: the window first, the split and the launch geometry after the other checks. */
+    int fit = FDTUNED_FIT_OK;
+    fdt_err fit_e;
+    fdt_config_fit(p, c, &fit, &fit_e);
+    if (fit == FDTUNED_FIT_WINDOW)
+        return fdt_err_set(e, "%s", fit_e.msg);
     if (c->pf != 1 && c->nw < 1)
         return fdt_err_set(e, "config pf=%d: prefetching planes needs a window (nw >= 1)", c->pf);
     if (c->lds) {
@@ -211,9 +223,9 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     if (c->l2pf && c->lds != 2)
         return fdt_err_set(e, "config l2pf=%d: only the ring (lds=2) issues asynchronous "
                               "copies to give the hint to", c->l2pf);
-    if (c->split > p->ny)
-        return fdt_err_set(e, "config split=%d: more subdomains than ny=%lld rows", c->split,
-                           (long long)p->ny);
-    fdt_geometry g;
-    return fdt_gen_geometry(p, c, &g, e);
+    if (fit != FDTUNED_FIT_OK)
+        return fdt_err_set(e, "%s", fit_e.msg);
+    uint32_t shared;
+    int dynamic;
+    return fdt_gen_shared(p, c, &shared, &dynamic, e);
 }

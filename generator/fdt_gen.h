@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "fdt_common.h"
+#include "fdtuned_layout.h"
+#include "fdtuned_geometry.h"
 
 /* ------------------------------------------------------------------ problem */
 
@@ -19,9 +21,9 @@ typedef enum { FDT_F32, FDT_F64 } fdt_prec;
 #define FDT_R_MIN 1
 #define FDT_R_MAX 8
 /* Largest interior extent along one axis; keeps every index of one axis in an int. */
-#define FDT_DIM_MAX 1000000000LL
+#define FDT_DIM_MAX FDTUNED_DIM_MAX
 /* Largest allocation of one array we accept (1 TiB): beyond any GPU, and far from overflow. */
-#define FDT_ALLOC_MAX ((int64_t)1 << 40)
+#define FDT_ALLOC_MAX ((int64_t)FDTUNED_ALLOC_BYTES_MAX)
 
 typedef struct fdt_problem {
     fdt_op op;
@@ -58,7 +60,7 @@ typedef enum {
     FDT_FAULT_COUNT
 } fdt_fault;
 
-#define FDT_SPLIT_MAX 64
+#define FDT_SPLIT_MAX FDTUNED_SPLIT_MAX
 #define FDT_TILE_MAX 64
 
 typedef struct fdt_config {
@@ -94,6 +96,11 @@ const fdt_param_info *fdt_config_param(const char *name);
 extern const char *const fdt_orders[];
 
 void fdt_config_default(fdt_config *c);
+/* The config used when nothing was tuned for a problem: fdtune's built-in default (the
+ * generator's reference config, which the GPU worker verifies every problem with). It runs on
+ * any GPU and any grid of the problem and needs no device-dependent derives; `fdtune query
+ * best --nearest` answers with it and exported headers fall back to it. */
+void fdt_config_fallback(const fdt_problem *p, fdt_config *c);
 /* Sets one parameter from text ("64", "yzx"); errors name the parameter. */
 int fdt_config_set(fdt_config *c, const char *key, const char *value, fdt_err *e);
 int fdt_config_get(const fdt_config *c, const char *key, int *value);
@@ -104,6 +111,10 @@ int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e);
 void fdt_config_format(const fdt_config *c, char *buf, size_t n);
 /* Whether the config can be generated for the problem; the error names the parameter. */
 int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e);
+/* The grid-dependent part of fdt_config_check: whether a config (valid in itself) can run the
+ * problem's grid (portable/fdtuned_geometry.h, fdtuned_fit). Returns 0, or -1 with *why (may
+ * be NULL) the FDTUNED_FIT_* reason and e the message fdt_config_check gives for it. */
+int fdt_config_fit(const fdt_problem *p, const fdt_config *c, int *why, fdt_err *e);
 
 /* ------------------------------------------------------------------ layout */
 
@@ -133,10 +144,8 @@ double fdt_effective_bytes(const fdt_problem *p);
 
 /* ------------------------------------------------------------------ launch geometry */
 
-typedef struct fdt_launch {
-    uint32_t grid[3], block[3];
-    int jbeg, jend; /* padded y rows [jbeg, jend) this launch writes */
-} fdt_launch;
+/* One launch: grid[3] and block[3] dimensions, and the padded y rows [jbeg, jend) it writes. */
+typedef fdtuned_launch fdt_launch;
 
 typedef struct fdt_geometry {
     int nlaunch;
@@ -145,7 +154,15 @@ typedef struct fdt_geometry {
     int shared_dynamic;    /* 1: shared_bytes is dynamic, passed at launch (lds=2) */
 } fdt_geometry;
 
+/* The launches of a config on the problem's grid (portable/fdtuned_geometry.h) and its shared
+ * memory; the error names the parameter that does not fit. */
 int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g, fdt_err *e);
+/* What the portable layout, geometry and fit functions need of a config on a problem. An
+ * order index out of range gives a NULL order (which they refuse). */
+void fdt_gen_shape(const fdt_problem *p, const fdt_config *c, fdtuned_shape *s);
+/* Blocks of one launch along x, y and z (one y subdomain when split > 1), whether or not the
+ * grid's limits allow them (fdt_gen_geometry says that); zeros for a malformed config. */
+void fdt_gen_blocks(const fdt_problem *p, const fdt_config *c, int64_t blocks[3]);
 /* The shared memory of a config's tiles per block, and whether it is dynamic (passed at
  * launch): a function of the operator, radius, precision and config alone, not the grid. */
 int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, int *dynamic,

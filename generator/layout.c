@@ -1,18 +1,13 @@
 /* Whether a problem is valid (radius, grid, and that its arrays can be laid out), the array
  * layout (padding, base offset, allocation size), the seeds' effective-bandwidth byte count,
- * launch geometry (blocks per axis, grid-index order, y split) and the kernel argument order. Every size is computed with overflow checks: grids come from users. */
+ * launch geometry (blocks per axis, grid-index order, y split), whether a config fits a grid,
+ * and the kernel argument order. The layout, geometry and fit arithmetic is portable/ (shared
+ * verbatim with exported headers); this file wraps it with fdtune's messages. Every size is
+ * computed with overflow checks: grids come from users. */
 #include "fdt_gen.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int mul_ok(int64_t a, int64_t b, int64_t limit, int64_t *out)
-{
-    if (a < 0 || b < 0 || (a && b > limit / a))
-        return 0;
-    *out = a * b;
-    return *out <= limit;
-}
 
 int fdt_problem_check(const fdt_problem *p, fdt_err *e)
 {
@@ -37,28 +32,32 @@ int fdt_layout_make(const fdt_problem *p, int align, fdt_layout *l, fdt_err *e)
     memset(l, 0, sizeof *l);
     if (align < 1)
         return fdt_err_set(e, "layout: align=%d must be at least 1", align);
-    l->R = p->R;
-    l->align = align;
-    l->nx = p->nx;
-    l->ny = p->ny;
-    l->nz = p->nz;
-    l->esize = fdt_prec_size(p->prec);
-    l->mx = p->nx + 2 * p->R;
-    l->my = p->ny + 2 * p->R;
-    l->mz = p->nz + 2 * p->R;
-    l->line = (l->mx + align - 1) / align * align;
-    l->offset = (align - p->R % align) % align;
-    int64_t limit = FDT_ALLOC_MAX / (int64_t)l->esize, box;
-    if (!mul_ok(l->line, l->my, limit, &l->slice) || !mul_ok(l->slice, l->mz, limit, &box) ||
-        box + l->offset + l->line > limit) {
+    fdtuned_layout pl;
+    int rc = fdtuned_layout_make(p->R, (int)fdt_prec_size(p->prec), align, p->nx, p->ny, p->nz,
+                                 &pl);
+    if (rc == FDTUNED_LAYOUT_ARGS)
+        return fdt_err_set(e, "layout: R=%d or grid %lldx%lldx%lld out of range", p->R,
+                           (long long)p->nx, (long long)p->ny, (long long)p->nz);
+    if (rc != FDTUNED_LAYOUT_OK) {
         char key[128];
         fdt_problem_format(p, key, sizeof key);
         return fdt_err_set(e, "grid %lldx%lldx%lld: one array would need more than %lld GiB "
                               "(%s)", (long long)p->nx, (long long)p->ny, (long long)p->nz,
                            (long long)(FDT_ALLOC_MAX >> 30), key);
     }
-    /* One spare row after the box: whole-vector x reads of the last halo row stay inside. */
-    l->elems = l->offset + box + l->line;
+    l->R = pl.R;
+    l->align = pl.align;
+    l->esize = (size_t)pl.esize;
+    l->nx = pl.nx;
+    l->ny = pl.ny;
+    l->nz = pl.nz;
+    l->mx = pl.mx;
+    l->my = pl.my;
+    l->mz = pl.mz;
+    l->line = pl.line;
+    l->slice = pl.slice;
+    l->offset = pl.offset;
+    l->elems = pl.elems; /* with one spare row after the box (portable/fdtuned_layout.h) */
     return 0;
 }
 
@@ -78,46 +77,98 @@ double fdt_effective_bytes(const fdt_problem *p)
     return (reads + n) * (double)fdt_prec_size(p->prec);
 }
 
+void fdt_gen_shape(const fdt_problem *p, const fdt_config *c, fdtuned_shape *s)
+{
+    s->R = p->R;
+    s->esize = (int)fdt_prec_size(p->prec);
+    s->bx = c->bx;
+    s->by = c->by;
+    s->bz = c->bz;
+    s->vec = c->vec;
+    s->tile = c->tile;
+    s->nw = c->nw;
+    s->split = c->split;
+    s->align = c->align;
+    s->order = NULL;
+    for (int i = 0; fdt_orders[i]; i++)
+        if (i == c->order)
+            s->order = fdt_orders[i];
+}
+
+void fdt_gen_blocks(const fdt_problem *p, const fdt_config *c, int64_t blocks[3])
+{
+    fdtuned_shape s;
+    fdtuned_geometry g;
+    fdt_gen_shape(p, c, &s);
+    if (fdtuned_geometry_make(&s, p->nx, p->ny, p->nz, &g) == FDTUNED_FIT_SHAPE)
+        g.blocks[0] = g.blocks[1] = g.blocks[2] = 0;
+    for (int d = 0; d < 3; d++)
+        blocks[d] = g.blocks[d];
+}
+
+/* The message for a reason of fdtuned_fit (g: the geometry as far as it was computed). */
+static int fit_error(const fdt_problem *p, const fdt_config *c, const fdtuned_shape *s,
+                     const fdtuned_geometry *g, int why, fdt_err *e)
+{
+    switch (why) {
+    case FDTUNED_FIT_WINDOW:
+        return fdt_err_set(e, "config nw=%d: window longer than nz=%lld", c->nw,
+                           (long long)p->nz);
+    case FDTUNED_FIT_SPLIT_ROWS:
+        return fdt_err_set(e, "config split=%d: more subdomains than ny=%lld rows", c->split,
+                           (long long)p->ny);
+    case FDTUNED_FIT_SPLIT_EMPTY:
+        return fdt_err_set(e, "config split=%d: with by*tile=%lld rows per block, ny=%lld "
+                              "leaves some subdomains empty", c->split,
+                           (long long)c->by * c->tile, (long long)p->ny);
+    case FDTUNED_FIT_BLOCKS:
+        for (int d = 0; d < 3; d++) {
+            long long n = g->blocks[s->order[d] - 'x'];
+            if (n > fdtuned_grid_limit(d))
+                return fdt_err_set(e, "config order=%s: %lld blocks along %c exceed the limit "
+                                      "%lld of grid dimension %c", s->order, n, s->order[d],
+                                   fdtuned_grid_limit(d), "xyz"[d]);
+        }
+        break;
+    case FDTUNED_FIT_GRID: {
+        fdt_layout l;
+        if (fdt_layout_make(p, c->align, &l, e))
+            return -1;
+        return fdt_err_set(e, "grid %lldx%lldx%lld: lines of %lld elements do not fit the "
+                              "kernels' int arguments", (long long)p->nx, (long long)p->ny,
+                           (long long)p->nz, (long long)l.line);
+    }
+    default:
+        break;
+    }
+    return fdt_err_set(e, "config: bx, by, bz, vec, tile, nw, split or order out of range");
+}
+
+int fdt_config_fit(const fdt_problem *p, const fdt_config *c, int *why, fdt_err *e)
+{
+    fdtuned_shape s;
+    fdtuned_geometry g;
+    fdt_gen_shape(p, c, &s);
+    int rc = fdtuned_fit(&s, p->nx, p->ny, p->nz);
+    if (why)
+        *why = rc;
+    if (rc == FDTUNED_FIT_OK)
+        return 0;
+    fdtuned_geometry_make(&s, p->nx, p->ny, p->nz, &g); /* the blocks, for the message */
+    return fit_error(p, c, &s, &g, rc, e);
+}
+
 int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g, fdt_err *e)
 {
     memset(g, 0, sizeof *g);
-    int64_t rows_per_block = (int64_t)c->by * c->tile;
-    int64_t chunk = p->ny;
-    if (c->split > 1) {
-        chunk = (p->ny + c->split - 1) / c->split;
-        chunk = (chunk + rows_per_block - 1) / rows_per_block * rows_per_block;
-        if ((int64_t)(c->split - 1) * chunk >= p->ny)
-            return fdt_err_set(e, "config split=%d: with by*tile=%lld rows per block, ny=%lld "
-                                  "leaves some subdomains empty", c->split,
-                               (long long)rows_per_block, (long long)p->ny);
-    }
-    int64_t nb[3];
-    nb[0] = (p->nx + (int64_t)c->bx * c->vec - 1) / ((int64_t)c->bx * c->vec);
-    nb[1] = (chunk + rows_per_block - 1) / rows_per_block;
-    int64_t zper = (int64_t)c->bz * (c->nw ? c->nw : 1);
-    nb[2] = (p->nz + zper - 1) / zper;
-    const char *o = fdt_orders[c->order];
-    static const int64_t limit[3] = {2147483647LL, 65535, 65535};
-    uint32_t grid[3];
-    for (int d = 0; d < 3; d++) {
-        int64_t n = nb[o[d] - 'x'];
-        if (n > limit[d])
-            return fdt_err_set(e, "config order=%s: %lld blocks along %c exceed the limit %lld "
-                                  "of grid dimension %c", o, (long long)n, o[d],
-                               (long long)limit[d], "xyz"[d]);
-        grid[d] = (uint32_t)n;
-    }
-    g->nlaunch = c->split;
-    for (int s = 0; s < c->split; s++) {
-        fdt_launch *L = &g->launch[s];
-        int64_t j0 = (int64_t)s * chunk, j1 = j0 + chunk < p->ny ? j0 + chunk : p->ny;
-        L->jbeg = (int)(p->R + j0);
-        L->jend = (int)(p->R + j1);
-        memcpy(L->grid, grid, sizeof grid);
-        L->block[0] = (uint32_t)c->bx;
-        L->block[1] = (uint32_t)c->by;
-        L->block[2] = (uint32_t)c->bz;
-    }
+    fdtuned_shape s;
+    fdtuned_geometry pg;
+    fdt_gen_shape(p, c, &s);
+    int rc = fdtuned_geometry_make(&s, p->nx, p->ny, p->nz, &pg);
+    if (rc != FDTUNED_FIT_OK)
+        return fit_error(p, c, &s, &pg, rc, e);
+    g->nlaunch = pg.nlaunch;
+    memcpy(g->launch, pg.launch, (size_t)pg.nlaunch * sizeof pg.launch[0]);
     return fdt_gen_shared(p, c, &g->shared_bytes, &g->shared_dynamic, e);
 }
 

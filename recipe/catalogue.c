@@ -118,28 +118,25 @@ static int list_field(lua_State *L, const char *k, char out[][48], int max)
     return n;
 }
 
+/* The base arch (fdtuned_arch_base_len), lower case: how a --gpu text or a live arch is
+ * compared with the catalogue's. */
 static void lower_arch(const char *s, char *out, size_t n)
 {
-    size_t k = 0;
-    for (; *s && *s != ':' && k + 1 < n; s++)
-        out[k++] = (char)tolower((unsigned char)*s);
+    size_t k = 0, len = (size_t)fdtuned_arch_base_len(s);
+    for (; k < len && k + 1 < n; k++)
+        out[k] = (char)tolower((unsigned char)s[k]);
     out[k] = 0;
 }
 
-static int d_gpu(lua_State *L)
+/* The entry table at index 1 has only known fields, and every required one (raises). */
+static void check_keys(lua_State *L)
 {
-    fdt_catalogue *cat = lua_touserdata(L, lua_upvalueindex(1));
-    fdt_luahost *h = lua_touserdata(L, lua_upvalueindex(2));
-    if (h->frozen)
-        return cerror(L, "gpu: only at the top level of the catalogue");
-    if (lua_gettop(L) != 1 || !lua_istable(L, 1))
-        return cerror(L, "gpu: expected gpu { name = \"...\", ... }");
     const char *bad = NULL;
     lua_pushnil(L);
     while (lua_next(L, 1)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            return cerror(L, "gpu: keys must be field names");
+            cerror(L, "gpu: keys must be field names");
         const char *k = lua_tostring(L, -1);
         size_t i = 0;
         while (i < NKEYS && strcmp(keys[i].name, k))
@@ -153,15 +150,26 @@ static int d_gpu(lua_State *L)
         for (size_t i = 0; i < NKEYS; i++)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
                                      keys[i].name);
-        return cerror(L, "gpu: unknown field '%s' (fields: %s)", bad, names);
+        cerror(L, "gpu: unknown field '%s' (fields: %s)", bad, names);
     }
     for (size_t i = 0; i < NKEYS; i++)
         if (keys[i].required) {
             lua_getfield(L, 1, keys[i].name);
             if (lua_isnil(L, -1))
-                return cerror(L, "gpu: missing field '%s'", keys[i].name);
+                cerror(L, "gpu: missing field '%s'", keys[i].name);
             lua_pop(L, 1);
         }
+}
+
+static int d_gpu(lua_State *L)
+{
+    fdt_catalogue *cat = lua_touserdata(L, lua_upvalueindex(1));
+    fdt_luahost *h = lua_touserdata(L, lua_upvalueindex(2));
+    if (h->frozen)
+        return cerror(L, "gpu: only at the top level of the catalogue");
+    if (lua_gettop(L) != 1 || !lua_istable(L, 1))
+        return cerror(L, "gpu: expected gpu { name = \"...\", ... }");
+    check_keys(L);
     if (cat->n == cat->cap) {
         int cap = cat->cap ? 2 * cat->cap : 32;
         fdt_catalogue_entry *v = realloc(cat->v, (size_t)cap * sizeof *v);
@@ -172,7 +180,8 @@ static int d_gpu(lua_State *L)
     }
     fdt_catalogue_entry *g = &cat->v[cat->n];
     memset(g, 0, sizeof *g);
-    fdt_recipe_device *d = &g->dev;
+    fdt_device *d = &g->dev;
+    fdt_device_init(d);
     snprintf(d->name, sizeof d->name, "%s", str_field(L, "name", sizeof d->catalogue));
     snprintf(d->catalogue, sizeof d->catalogue, "%s", d->name);
     const char *vendor = str_field(L, "vendor", sizeof d->vendor);
@@ -182,9 +191,10 @@ static int d_gpu(lua_State *L)
     const char *arch = str_field(L, "arch", sizeof d->arch);
     lower_arch(arch, d->arch, sizeof d->arch);
     const char *want = !strcmp(vendor, "AMD") ? "gfx" : "sm_";
-    if (strncmp(d->arch, want, 3) || strcmp(d->arch, arch))
+    if (strcmp(fdtuned_arch_vendor(d->arch), vendor) || strcmp(d->arch, arch))
         return cerror(L, "gpu %s: arch '%s' should look like %s... (lower case, no features)",
                       d->name, arch, want);
+    snprintf(d->backend, sizeof d->backend, "%s", fdtuned_arch_backend(d->arch));
     d->compute_units = (int)int_field(L, "compute_units", 0, 1, 100000);
     d->warp_size = (int)int_field(L, "warp_size", 0, 1, 1024);
     if (d->warp_size != 32 && d->warp_size != 64)
@@ -196,7 +206,6 @@ static int d_gpu(lua_State *L)
                        1 << 30);
     d->l2_bytes = int_field(L, "l2_bytes", 0, 1, 1LL << 40);
     d->infinity_cache_bytes = int_field(L, "infinity_cache_bytes", 0, 0, 1LL << 40);
-    d->llc_bytes = d->infinity_cache_bytes ? d->infinity_cache_bytes : d->l2_bytes;
     d->mem_bytes = int_field(L, "mem_bytes", 0, 1, 1LL << 50);
     lua_getfield(L, 1, "peak_bw_gbs");
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
@@ -204,6 +213,7 @@ static int d_gpu(lua_State *L)
                       fdt_luahost_typename(L, -1));
     d->peak_bw_gbs = lua_tonumber(L, -1);
     lua_pop(L, 1);
+    fdt_device_derive(d);
     g->naliases = list_field(L, "aliases", g->aliases, FDT_CATALOGUE_MAX_ALIASES);
     g->nmatch = list_field(L, "match", g->match, FDT_CATALOGUE_MAX_ALIASES);
     snprintf(g->source, sizeof g->source, "%s", str_field(L, "source", sizeof g->source));
@@ -335,12 +345,11 @@ static size_t name_hit(const fdt_catalogue_entry *g, const char *text)
     return best;
 }
 
-const fdt_catalogue_entry *fdt_catalogue_match(const fdt_catalogue *c,
-                                               const fdt_rt_device_info *live)
+const fdt_catalogue_entry *fdt_catalogue_match(const fdt_catalogue *c, const fdt_device *dev)
 {
     char arch[32], name[160];
-    lower_arch(live->arch, arch, sizeof arch);
-    fdt_luahost_normalize(live->name, name, sizeof name);
+    lower_arch(dev->arch, arch, sizeof arch);
+    fdt_luahost_normalize(dev->name, name, sizeof name);
     const fdt_catalogue_entry *best = NULL, *by_cu = NULL;
     int best_cu = 0, ncu = 0;
     size_t best_len = 0;
@@ -348,7 +357,7 @@ const fdt_catalogue_entry *fdt_catalogue_match(const fdt_catalogue *c,
         const fdt_catalogue_entry *g = &c->v[i];
         if (strcmp(g->dev.arch, arch))
             continue;
-        int cu = g->dev.compute_units == live->compute_units;
+        int cu = g->dev.compute_units == dev->compute_units;
         size_t len = name[0] ? name_hit(g, name) : 0;
         if (len && (!best || cu > best_cu || (cu == best_cu && len > best_len))) {
             best = g;
@@ -365,46 +374,32 @@ const fdt_catalogue_entry *fdt_catalogue_match(const fdt_catalogue *c,
     return ncu == 1 ? by_cu : NULL;
 }
 
-void fdt_catalogue_describe(const fdt_catalogue *c, const fdt_rt_device_info *live,
-                            fdt_recipe_device *out)
+void fdt_catalogue_complete(const fdt_catalogue *c, fdt_device *d)
 {
-    memset(out, 0, sizeof *out);
-    snprintf(out->vendor, sizeof out->vendor, "%s", live->vendor);
-    snprintf(out->name, sizeof out->name, "%s", live->name);
-    lower_arch(live->arch, out->arch, sizeof out->arch);
-    out->compute_units = live->compute_units;
-    out->warp_size = live->warp_size;
-    out->max_threads_per_block = live->max_threads_per_block;
-    out->shared_per_block = live->shared_per_block;
-    out->shared_per_block_optin = live->shared_per_block_optin;
-    out->l2_bytes = live->l2_bytes;
-    out->mem_bytes = live->mem_bytes;
-    out->peak_bw_gbs = live->peak_bw_gbs;
-    out->live = 1;
-    const fdt_catalogue_entry *m = c ? fdt_catalogue_match(c, live) : NULL;
+    const fdt_catalogue_entry *m = c ? fdt_catalogue_match(c, d) : NULL;
     if (m) {
-        const fdt_recipe_device *d = &m->dev;
-        snprintf(out->catalogue, sizeof out->catalogue, "%s", d->name);
+        const fdt_device *e = &m->dev;
+        snprintf(d->catalogue, sizeof d->catalogue, "%s", e->name);
         /* The driver knows this device best; the catalogue fills what it does not say. */
-        if (!out->vendor[0])
-            snprintf(out->vendor, sizeof out->vendor, "%s", d->vendor);
-        if (out->warp_size <= 0)
-            out->warp_size = d->warp_size;
-        if (out->max_threads_per_block <= 0)
-            out->max_threads_per_block = d->max_threads_per_block;
-        if (out->shared_per_block <= 0)
-            out->shared_per_block = d->shared_per_block;
-        if (out->shared_per_block_optin <= 0)
-            out->shared_per_block_optin = d->shared_per_block_optin;
-        if (out->l2_bytes <= 0)
-            out->l2_bytes = d->l2_bytes;
-        if (out->mem_bytes <= 0)
-            out->mem_bytes = d->mem_bytes;
-        if (out->peak_bw_gbs <= 0)
-            out->peak_bw_gbs = d->peak_bw_gbs;
-        out->infinity_cache_bytes = d->infinity_cache_bytes;
+        if (!d->vendor[0])
+            snprintf(d->vendor, sizeof d->vendor, "%s", e->vendor);
+        if (d->warp_size <= 0)
+            d->warp_size = e->warp_size;
+        if (d->max_threads_per_block <= 0)
+            d->max_threads_per_block = e->max_threads_per_block;
+        if (d->shared_per_block <= 0)
+            d->shared_per_block = e->shared_per_block;
+        if (d->shared_per_block_optin <= 0)
+            d->shared_per_block_optin = e->shared_per_block_optin;
+        if (d->l2_bytes <= 0)
+            d->l2_bytes = e->l2_bytes;
+        if (d->mem_bytes <= 0)
+            d->mem_bytes = e->mem_bytes;
+        if (d->peak_bw_gbs <= 0)
+            d->peak_bw_gbs = e->peak_bw_gbs;
+        d->infinity_cache_bytes = e->infinity_cache_bytes;
     }
-    out->llc_bytes = out->infinity_cache_bytes ? out->infinity_cache_bytes : out->l2_bytes;
+    fdt_device_derive(d);
 }
 
 /* ---------------------------------------------------------------- --gpu */
@@ -474,9 +469,8 @@ static int unknown_gpu(const fdt_catalogue *c, const char *text, const char *nor
                           "sm_90)", text, list);
 }
 
-int fdt_catalogue_find(const fdt_catalogue *c, const char *text,
-                       const fdt_rt_device_info *visible, int nvisible, fdt_recipe_device *out,
-                       fdt_err *e)
+int fdt_catalogue_find(const fdt_catalogue *c, const char *text, const fdt_device *visible,
+                       int nvisible, fdt_device *out, fdt_err *e)
 {
     char norm[64], t[48];
     fdt_luahost_normalize(text, norm, sizeof norm);
@@ -498,7 +492,8 @@ int fdt_catalogue_find(const fdt_catalogue *c, const char *text,
         char va[32];
         lower_arch(visible[i].arch, va, sizeof va);
         if (!strcmp(va, arch)) {
-            fdt_catalogue_describe(c, &visible[i], out);
+            *out = visible[i];
+            fdt_catalogue_complete(c, out);
             return 0;
         }
     }

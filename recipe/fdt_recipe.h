@@ -1,6 +1,6 @@
 /* Recipes and the GPU catalogue. A recipe is a Lua file (recipes/<op>.lua) describing a
- * search space: value lists of config parameters, derived parameters, constraints, and a
- * default strategy, budget and config. The catalogue (recipes/gpus.lua) names GPUs with their
+ * search space: value lists of config parameters, derived parameters, constraints, a default
+ * strategy and budget, and the baseline config tuning measures its speedup against. The catalogue (recipes/gpus.lua) names GPUs with their
  * aliases and hardware facts, so that dry runs work on machines without a GPU. Both run in a
  * sandboxed Lua host: no I/O, memory and instruction limits, and every mistake reported as
  * "file.lua:LINE: message". The language is described in recipes/README.md. */
@@ -16,25 +16,10 @@
 
 /* ------------------------------------------------------------------ devices */
 
-/* What recipes see as `dev`, from a live GPU or from a catalogue entry: one shape for both.
- * The Lua table has exactly these fields (catalogue and live are a string and a boolean). */
-typedef struct fdt_recipe_device {
-    char vendor[16];           /* "AMD", "NVIDIA" */
-    char name[128];            /* catalogue name, or the driver's name for a live GPU */
-    char arch[32];             /* "gfx90a", "sm_90" */
-    int compute_units;         /* CUs or SMs (per GCD for MI250/MI250X) */
-    int warp_size;
-    int max_threads_per_block;
-    int shared_per_block;      /* bytes, static limit */
-    int shared_per_block_optin;
-    int64_t l2_bytes;
-    int64_t infinity_cache_bytes; /* AMD Infinity Cache (MALL), 0 when none */
-    int64_t llc_bytes;         /* last-level cache: the infinity cache if any, else L2 */
-    int64_t mem_bytes;
-    double peak_bw_gbs;
-    char catalogue[48];        /* matching catalogue entry, "" when none */
-    int live;                  /* 1: described from a visible GPU */
-} fdt_recipe_device;
+/* Recipes see a device (fdt_device) as the read-only table `dev` with exactly these fields:
+ * vendor, name, arch, compute_units, warp_size, max_threads_per_block, shared_per_block,
+ * shared_per_block_optin, l2_bytes, infinity_cache_bytes, llc_bytes, mem_bytes, peak_bw_gbs,
+ * catalogue (a string) and live (a boolean); recipes/README.md documents them. */
 
 /* ------------------------------------------------------------------ recipes */
 
@@ -109,25 +94,27 @@ typedef int (*fdt_recipe_visit)(void *ctx, const fdt_config *c, uint64_t index);
  * recipe does not list keep fdtune's defaults. stats may be NULL. Returns -1 on a recipe
  * error (a constraint raising, a derive returning a wrong type) or when the recipe does not
  * serve p->op. */
-int fdt_recipe_enumerate(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_enumerate(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                          fdt_recipe_visit visit, void *ctx, fdt_recipe_stats *stats, fdt_err *e);
 
 /* The point at `index` (< space size) of the same order, derived and checked: returns 1 when
  * it survives, 0 when pruned (why: "constraint 'x': reason"), -1 on error. For random
  * strategies that sample the product without walking it. */
-int fdt_recipe_point(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_point(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                      uint64_t index, fdt_config *c, char *why, size_t whyn, fdt_err *e);
 
 /* Runs the derives on c (for a config built by hand, e.g. from --config). */
-int fdt_recipe_derive(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_derive(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                       fdt_config *c, fdt_err *e);
 /* Constraints and fdt_config_check on c as it is: 1 accepted, 0 rejected (why), -1 error. */
-int fdt_recipe_check(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_check(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                      const fdt_config *c, char *why, size_t whyn, fdt_err *e);
 
-/* The config used when nothing was tuned: fdtune's defaults, then `default {}`, then the
- * derives of parameters that `default {}` does not set. Not checked: see fdt_recipe_check. */
-int fdt_recipe_default_config(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+/* The recipe's baseline, what `fdtune tune` measures to report the tuned config's speedup
+ * (the seeds' kernel): fdtune's defaults, then `default {}`, then the derives of parameters
+ * that `default {}` does not set. Not checked: see fdt_recipe_check. It is not the answer for
+ * a problem nothing was tuned for; that is fdt_config_fallback. */
+int fdt_recipe_default_config(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                               fdt_config *c, fdt_err *e);
 
 /* ------------------------------------------------------------------ finding files */
@@ -154,7 +141,8 @@ typedef struct fdt_catalogue fdt_catalogue;
 #define FDT_CATALOGUE_MAX_ALIASES 8
 
 typedef struct fdt_catalogue_entry {
-    fdt_recipe_device dev;   /* dev.name is the canonical name, dev.catalogue the same */
+    fdt_device dev;          /* dev.name is the canonical name, dev.catalogue the same; backend
+                                from the arch; not live */
     int naliases;
     char aliases[FDT_CATALOGUE_MAX_ALIASES][48];
     int nmatch;              /* extra substrings of driver names (normalized matching) */
@@ -173,23 +161,22 @@ const fdt_catalogue_entry *fdt_catalogue_at(const fdt_catalogue *c, int i);
 
 /* Resolves a --gpu argument. Names and aliases compare case-insensitively on letters and
  * digits only ("rx7900xtx" = "RX 7900 XTX") and win. Otherwise an arch ("gfx90a", "sm_90")
- * picks the first visible device of that arch (described live, completed from the
+ * picks the first visible device of that arch (the live device completed from the
  * catalogue), else the only catalogue entry of that arch; an arch shared by several entries
  * with none visible is an error naming them. Unknown names get suggestions. */
-int fdt_catalogue_find(const fdt_catalogue *c, const char *text,
-                       const fdt_rt_device_info *visible, int nvisible, fdt_recipe_device *out,
-                       fdt_err *e);
+int fdt_catalogue_find(const fdt_catalogue *c, const char *text, const fdt_device *visible,
+                       int nvisible, fdt_device *out, fdt_err *e);
 
-/* The entry a live GPU is: same arch; among entries whose name, alias or match string is
- * contained in the driver's name, the one with equal compute units, then the longest such
- * string; with no name match, the only entry of that arch with equal compute units. NULL
- * when nothing fits (or the fit is ambiguous). */
-const fdt_catalogue_entry *fdt_catalogue_match(const fdt_catalogue *c,
-                                               const fdt_rt_device_info *live);
+/* The entry a device is (a live GPU, or a stored one): same arch; among entries whose name,
+ * alias or match string is contained in the device's name, the one with equal compute
+ * units, then the longest such string; with no name match, the only entry of that arch with
+ * equal compute units. NULL when nothing fits (or the fit is ambiguous). */
+const fdt_catalogue_entry *fdt_catalogue_match(const fdt_catalogue *c, const fdt_device *d);
 
-/* Describes a live GPU: its own facts, completed by the matching entry (infinity cache,
- * peak bandwidth when the driver gives none). c may be NULL. */
-void fdt_catalogue_describe(const fdt_catalogue *c, const fdt_rt_device_info *live,
-                            fdt_recipe_device *out);
+/* Completes a device in place from its matching entry: the entry's name in d->catalogue, the
+ * Infinity Cache, and what the driver did not say (vendor, warp size, block and shared
+ * limits, L2, memory, peak bandwidth); then the derived fields (fdt_device_derive). The
+ * device's identity otherwise stays as the driver gave it. c may be NULL (derive only). */
+void fdt_catalogue_complete(const fdt_catalogue *c, fdt_device *d);
 
 #endif

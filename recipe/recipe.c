@@ -500,64 +500,106 @@ static const fdt_problem *helper_problem(lua_State *L, const char *usage)
     return r->cur;
 }
 
-static int int_field(lua_State *L, int idx, const char *key)
+/* What a helper computes from a config (0, or -1 when the generator refuses the config). */
+typedef int (*helper_fn)(const fdt_problem *p, const fdt_config *c, int64_t *value, fdt_err *e);
+
+static int shared_of(const fdt_problem *p, const fdt_config *c, int64_t *value, fdt_err *e)
 {
-    lua_getfield(L, idx, key); /* through the proxy: unknown or pending fields raise */
-    long long v;
-    if (fdt_luahost_tointeger(L, -1, &v) || v < 0 || v > (1LL << 30))
-        rerror(L, "c.%s: expected a non-negative integer, got %s", key,
-                   fdt_luahost_typename(L, -1));
+    uint32_t bytes;
+    int dynamic;
+    if (fdt_gen_shared(p, c, &bytes, &dynamic, e))
+        return -1;
+    *value = bytes;
+    return 0;
+}
+
+static int blocks_of(const fdt_problem *p, const fdt_config *c, int64_t *value, fdt_err *e)
+{
+    (void)e;
+    int64_t b[3];
+    fdt_gen_blocks(p, c, b);
+    *value = b[0] * b[1] * b[2];
+    return 0;
+}
+
+/* The config a helper is asked about, whole: the recipe's c (the config its derives and
+ * constraints are running on), or a table of the recipe's own read parameter by parameter.
+ * A parameter with no value keeps fdtune's default: in c, one derived later in the recipe
+ * (marked in *pending); in an own table, one it leaves out. */
+static void config_arg(lua_State *L, fdt_recipe *r, fdt_config *c, uint64_t *pending)
+{
+    if (!lua_istable(L, 1))
+        rerror(L, "expected a config table (c), got %s", fdt_luahost_typename(L, 1));
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_proxy);
+    int is_c = lua_rawequal(L, 1, -1);
     lua_pop(L, 1);
-    return (int)v;
+    size_t np;
+    const fdt_param_info *all = fdt_config_params(&np);
+    fdt_config def;
+    fdt_config_default(&def);
+    *c = is_c && r->cfg ? *r->cfg : def;
+    *pending = is_c && r->cfg ? r->cfg_pending : 0;
+    for (size_t i = 0; i < np; i++) {
+        int *f = (int *)((char *)c + all[i].offset);
+        if (*pending & ((uint64_t)1 << i)) {
+            *f = *(const int *)((const char *)&def + all[i].offset);
+            continue;
+        }
+        if (is_c)
+            continue;
+        lua_getfield(L, 1, all[i].name);
+        if (!lua_isnil(L, -1)) {
+            char why[256];
+            if (fdt_recipe_check_value(L, -1, &all[i], f, why, sizeof why))
+                rerror(L, "c.%s: %s", all[i].name, why);
+        }
+        lua_pop(L, 1);
+    }
 }
 
-/* The fields of c that shape the launch, read through c so that recipes may also pass a
- * table of their own. */
-static void shape_of(lua_State *L, fdt_config *c, int with_split)
+/* Runs a helper on argument 1 and pushes its value. A parameter c has no value for yet
+ * counts with its default, unless the answer depends on it (it changes at the parameter's
+ * smallest or largest value): then reading it is the error it is in the recipe itself. */
+static int run_helper(lua_State *L, const char *usage, const char *name, helper_fn fn)
 {
-    fdt_config_default(c);
-    c->bx = int_field(L, 1, "bx");
-    c->by = int_field(L, 1, "by");
-    c->bz = int_field(L, 1, "bz");
-    c->vec = int_field(L, 1, "vec");
-    c->tile = int_field(L, 1, "tile");
-    c->nw = int_field(L, 1, "nw");
-    c->lds = int_field(L, 1, "lds");
-    if (with_split)
-        c->split = int_field(L, 1, "split");
-    if (c->bx < 1 || c->by < 1 || c->bz < 1 || c->vec < 1 || c->tile < 1 || c->split < 1)
-        rerror(L, "block, vec, tile and split must be positive");
+    const fdt_problem *p = helper_problem(L, usage);
+    fdt_recipe *r = lua_touserdata(L, lua_upvalueindex(1));
+    fdt_config c;
+    uint64_t pending;
+    config_arg(L, r, &c, &pending);
+    int64_t value, other;
+    fdt_err e;
+    if (fn(p, &c, &value, &e))
+        return rerror(L, "%s: %s", name, e.msg);
+    size_t np;
+    const fdt_param_info *all = fdt_config_params(&np);
+    for (size_t i = 0; i < np; i++) {
+        if (!(pending & ((uint64_t)1 << i)))
+            continue;
+        fdt_config probe = c;
+        int *f = (int *)((char *)&probe + all[i].offset), ends[2] = {all[i].min, all[i].max};
+        for (int k = 0; k < 2; k++) {
+            *f = ends[k];
+            if (fn(p, &probe, &other, &e) || other != value)
+                return rerror(L, "%s: c.%s is derived later in the recipe and has no value yet "
+                                 "(derive it before calling %s)", name, all[i].name, usage);
+        }
+    }
+    lua_pushinteger(L, (lua_Integer)value);
+    return 1;
 }
 
-/* shared_bytes(c): shared memory (LDS) of the config's tile, as the generator sizes it. */
+/* shared_bytes(c): shared memory (LDS) of the config's tiles, as the generator sizes it. */
 static int h_shared_bytes(lua_State *L)
 {
-    const fdt_problem *p = helper_problem(L, "shared_bytes(c)");
-    fdt_config c;
-    shape_of(L, &c, 0);
-    fdt_geometry g;
-    fdt_err e;
-    if (fdt_gen_geometry(p, &c, &g, &e))
-        return rerror(L, "shared_bytes: %s", e.msg);
-    lua_pushinteger(L, g.shared_bytes);
-    return 1;
+    return run_helper(L, "shared_bytes(c)", "shared_bytes", shared_of);
 }
 
-/* blocks(c): thread blocks of one launch (one y subdomain when split > 1). */
+/* blocks(c): thread blocks of one launch (one y subdomain when split > 1), as the generator
+ * launches them. */
 static int h_blocks(lua_State *L)
 {
-    const fdt_problem *p = helper_problem(L, "blocks(c)");
-    fdt_config c;
-    shape_of(L, &c, 1);
-    int64_t rows = (int64_t)c.by * c.tile, chunk = p->ny;
-    if (c.split > 1) {
-        chunk = (p->ny + c.split - 1) / c.split;
-        chunk = (chunk + rows - 1) / rows * rows;
-    }
-    int64_t wx = (int64_t)c.bx * c.vec, wz = (int64_t)c.bz * (c.nw ? c.nw : 1);
-    int64_t n = ((p->nx + wx - 1) / wx) * ((chunk + rows - 1) / rows) * ((p->nz + wz - 1) / wz);
-    lua_pushinteger(L, (lua_Integer)n);
-    return 1;
+    return run_helper(L, "blocks(c)", "blocks", blocks_of);
 }
 
 /* ---------------------------------------------------------------- loading */

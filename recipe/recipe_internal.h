@@ -75,6 +75,9 @@ struct fdt_recipe {
     int dev_proxy, prob_proxy;
     fdt_problem prob;          /* problem of the current call */
     const fdt_problem *cur;    /* &prob once a call set it; helpers refuse to run before */
+    const fdt_config *cfg;     /* the config the running derives and constraints see as c;
+                                  NULL outside them */
+    uint64_t cfg_pending;      /* its parameters (catalogue bits) derived later */
 };
 
 /* Catalogue index of a parameter (bit position in defset and masks). */

@@ -15,7 +15,7 @@
 
 typedef struct context_args {
     fdt_recipe *r;
-    const fdt_recipe_device *dev;
+    const fdt_device *dev;
 } context_args;
 
 static void set_int(lua_State *L, const char *k, long long v)
@@ -34,7 +34,7 @@ static int build_context(lua_State *L)
 {
     context_args *a = lua_touserdata(L, 1);
     fdt_recipe *r = a->r;
-    const fdt_recipe_device *d = a->dev;
+    const fdt_device *d = a->dev;
     const fdt_problem *p = r->cur;
     luaL_unref(L, LUA_REGISTRYINDEX, r->dev_proxy);
     luaL_unref(L, LUA_REGISTRYINDEX, r->prob_proxy);
@@ -76,7 +76,7 @@ static int build_context(lua_State *L)
     return 0;
 }
 
-static int prepare(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev, fdt_err *e)
+static int prepare(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev, fdt_err *e)
 {
     if ((unsigned)p->op >= FDT_OP_COUNT)
         return fdt_err_set(e, "recipe %s: invalid operator", r->name);
@@ -243,28 +243,42 @@ enum { RUN_CONSTRAINTS = 1, RUN_GENERATOR = 2 };
 /* Derives the parameters in `derive` (catalogue bits), then constraints and the generator
  * check as flags say. 1: survives; 0: pruned, *step is the step index or -1 for the
  * generator, why says why; -1: error. */
+static int run_steps(fdt_recipe *r, fdt_config *c, uint64_t derive, int flags, int *step,
+                     char *why, size_t whyn, fdt_err *e)
+{
+    r->cfg = c; /* the helpers read c from here (recipe.c) */
+    r->cfg_pending = derive;
+    for (int i = 0; i < r->nsteps; i++) {
+        const recipe_step *s = &r->steps[i];
+        uint64_t bit = 0;
+        if (s->kind == STEP_DERIVE) {
+            bit = (uint64_t)1 << fdt_recipe_param_index(s->pi);
+            if (!(derive & bit))
+                continue;
+        } else if (!(flags & RUN_CONSTRAINTS)) {
+            continue;
+        }
+        int rc = run_step(r, s, c, why, whyn, e);
+        r->cfg_pending &= ~bit; /* derived now */
+        if (rc) {
+            *step = i;
+            r->cfg = NULL;
+            return rc < 0 ? -1 : 0;
+        }
+    }
+    r->cfg = NULL;
+    return 1;
+}
+
 static int pipeline(fdt_recipe *r, fdt_config *c, uint64_t derive, int flags, int *step,
                     char *why, size_t whyn, fdt_err *e)
 {
     fill_args fa = {r, c, derive};
     if (fdt_luahost_cpcall(&r->host, fill_config, &fa, e))
         return -1;
-    for (int i = 0; i < r->nsteps; i++) {
-        const recipe_step *s = &r->steps[i];
-        if (s->kind == STEP_DERIVE) {
-            if (!(derive & ((uint64_t)1 << fdt_recipe_param_index(s->pi))))
-                continue;
-        } else if (!(flags & RUN_CONSTRAINTS)) {
-            continue;
-        }
-        int rc = run_step(r, s, c, why, whyn, e);
-        if (rc < 0)
-            return -1;
-        if (rc > 0) {
-            *step = i;
-            return 0;
-        }
-    }
+    int rc = run_steps(r, c, derive, flags, step, why, whyn, e);
+    if (rc < 1)
+        return rc;
     if (flags & RUN_GENERATOR) {
         fdt_err ge;
         if (fdt_config_check(r->cur, c, &ge)) {
@@ -358,7 +372,7 @@ static void stats_count(fdt_recipe_stats *st, int step, const fdt_config *c, con
 
 /* ---------------------------------------------------------------- public */
 
-int fdt_recipe_enumerate(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_enumerate(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                          fdt_recipe_visit visit, void *ctx, fdt_recipe_stats *stats, fdt_err *e)
 {
     fdt_recipe_stats *st = stats ? stats : malloc(sizeof *st);
@@ -408,7 +422,7 @@ static void format_why(const fdt_recipe *r, int step, const char *why, char *out
         snprintf(out, n, "constraint '%s'%s%s", r->steps[step].name, why[0] ? ": " : "", why);
 }
 
-int fdt_recipe_point(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_point(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                      uint64_t index, fdt_config *c, char *why, size_t whyn, fdt_err *e)
 {
     if (index >= r->space)
@@ -428,7 +442,7 @@ int fdt_recipe_point(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_devic
     return k;
 }
 
-int fdt_recipe_derive(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_derive(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                       fdt_config *c, fdt_err *e)
 {
     if (prepare(r, p, dev, e))
@@ -441,7 +455,7 @@ int fdt_recipe_derive(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_devi
     return k < 0 ? -1 : 0;
 }
 
-int fdt_recipe_check(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_check(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                      const fdt_config *c, char *why, size_t whyn, fdt_err *e)
 {
     if (prepare(r, p, dev, e))
@@ -457,7 +471,7 @@ int fdt_recipe_check(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_devic
     return k;
 }
 
-int fdt_recipe_default_config(fdt_recipe *r, const fdt_problem *p, const fdt_recipe_device *dev,
+int fdt_recipe_default_config(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                               fdt_config *c, fdt_err *e)
 {
     if (prepare(r, p, dev, e))

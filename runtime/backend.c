@@ -31,8 +31,9 @@ const fdt_rt_backend *fdt_rt_backend_find(const char *name)
 
 const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e)
 {
+    const char *name = fdtuned_arch_backend(arch);
     for (int i = 0; backends[i]; i++)
-        if (!strncmp(arch, backends[i]->arch_prefix, strlen(backends[i]->arch_prefix)))
+        if (!strcmp(name, backends[i]->name))
             return backends[i];
     char known[128] = "";
     for (int i = 0; backends[i]; i++) {

@@ -95,7 +95,7 @@ static int cuda_compile(const char *src, const char *kernel, const char *arch, f
 {
     if (load_nvrtc(e))
         return -1;
-    if (strncmp(arch, "sm_", 3) != 0)
+    if (strcmp(fdtuned_arch_backend(arch), "cuda"))
         return fdt_err_set(e, "cuda: '%s' is not an NVIDIA architecture (expected sm_XX)", arch);
     const char *hdr_names[] = {"hip/hip_runtime.h"};
     const char *hdr_src[] = {fdt_gen_nvrtc_hip_header()};
@@ -256,9 +256,9 @@ static int attr(CUdevice d, CUdevice_attribute a)
     return v;
 }
 
-static int cuda_device_info(int idx, fdt_rt_device_info *info, fdt_err *e)
+static int cuda_device_info(int idx, fdt_device *info, fdt_err *e)
 {
-    memset(info, 0, sizeof *info);
+    fdt_device_init(info);
     if (load_driver(e))
         return -1;
     CUdevice d;
@@ -266,6 +266,7 @@ static int cuda_device_info(int idx, fdt_rt_device_info *info, fdt_err *e)
     snprintf(info->backend, sizeof info->backend, "cuda");
     snprintf(info->vendor, sizeof info->vendor, "NVIDIA");
     info->index = idx;
+    info->live = 1;
     CU(p_cuDeviceGetName(info->name, sizeof info->name, d), "cuDeviceGetName");
     int maj = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     int min = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
@@ -469,7 +470,6 @@ static int cuda_context_lost(void)
 const fdt_rt_backend fdt_rt_cuda = {
     .name = "cuda",
     .vendor = "NVIDIA",
-    .arch_prefix = "sm_",
     .example_arch = "sm_90",
     .options = CUDA_OPTIONS_TEXT,
     .compiler_version = cuda_compiler_version,

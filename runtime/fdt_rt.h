@@ -10,29 +10,7 @@
 #include <stdint.h>
 
 #include "fdt_common.h"
-
-typedef struct fdt_rt_device_info {
-    char backend[8];   /* "cuda", "hip" */
-    int index;         /* ordinal within the backend */
-    char vendor[16];   /* "NVIDIA", "AMD" */
-    char name[128];
-    char arch[32];     /* "sm_90", "gfx90a" */
-    int compute_units; /* SMs or CUs */
-    int warp_size;
-    int max_threads_per_block;
-    int shared_per_block;       /* bytes, static limit */
-    int shared_per_block_optin; /* bytes, with the opt-in attribute */
-    int regs_per_block;
-    int64_t l2_bytes;
-    int64_t mem_bytes;
-    int clock_khz, mem_clock_khz, mem_bus_bits;
-    double peak_bw_gbs; /* from memory clock and bus width, 0 when unknown */
-    char uuid[48];
-    char pci[24];
-    char driver_version[64];   /* kernel driver (e.g. 580.159.04) and API version */
-    char runtime_version[32];
-    char compiler_version[32];
-} fdt_rt_device_info;
+#include "fdt_device.h"
 
 /* What the compiler reports for one kernel (-1: not reported by this backend). */
 typedef struct fdt_rt_resources {
@@ -56,7 +34,6 @@ typedef struct fdt_rt_code {
 typedef struct fdt_rt_backend {
     const char *name;        /* "cuda", "hip" */
     const char *vendor;      /* "NVIDIA", "AMD" */
-    const char *arch_prefix; /* "sm_", "gfx" */
     const char *example_arch;
     const char *options; /* compiler options besides the target: part of the cache key */
 
@@ -68,7 +45,8 @@ typedef struct fdt_rt_backend {
 
     /* --- devices --- */
     int (*device_count)(int *n, fdt_err *e); /* loads the driver; fails saying why */
-    int (*device_info)(int idx, fdt_rt_device_info *info, fdt_err *e);
+    /* Describes visible device idx: identity, capabilities, software; index set, live 1. */
+    int (*device_info)(int idx, fdt_device *info, fdt_err *e);
     int (*open)(int idx, fdt_err *e); /* makes the device current in this process */
     int (*mem_info)(size_t *free_bytes, size_t *total, fdt_err *e);
     int (*alloc)(size_t bytes, uint64_t *ptr, fdt_err *e);
@@ -98,7 +76,8 @@ typedef struct fdt_rt_backend {
 int fdt_rt_backend_count(void);
 const fdt_rt_backend *fdt_rt_backend_at(int i);
 const fdt_rt_backend *fdt_rt_backend_find(const char *name);
-/* The backend whose compiler targets `arch` ("sm_90" -> cuda, "gfx90a" -> hip). */
+/* The backend whose compiler targets `arch` ("sm_90" -> cuda, "gfx90a" -> hip: the rule of
+ * fdtuned_arch_backend). */
 const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e);
 
 /* Compiles in a child process (a compiler crash or hang becomes an error), through the

@@ -128,7 +128,7 @@ static int hip_compiler_version(char *buf, size_t n, fdt_err *e)
 static int legacy_target_ok(const char *arch)
 {
     static const char *const ok[] = {"gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030", NULL};
-    size_t base = strcspn(arch, ":");
+    size_t base = (size_t)fdtuned_arch_base_len(arch);
     for (int i = 0; ok[i]; i++)
         if (strlen(ok[i]) == base && !strncmp(ok[i], arch, base))
             return 1;
@@ -227,7 +227,7 @@ static int hip_compile(const char *src, const char *kernel, const char *arch, fd
 {
     if (load_rtc(e))
         return -1;
-    if (strncmp(arch, "gfx", 3) != 0)
+    if (strcmp(fdtuned_arch_backend(arch), "hip"))
         return fdt_err_set(e, "hip: '%s' is not an AMD architecture (expected gfxNNN)", arch);
     if (rtc_legacy && !legacy_target_ok(arch))
         return fdt_err_set(e, "hip: the hiprtc in libamdhip64 (ROCm < 5.6) cannot compile for "
@@ -391,9 +391,9 @@ static int hattr(int dev, hipDeviceAttribute_t a)
     return p_hipDeviceGetAttribute(&v, a, dev) == hipSuccess ? v : -1;
 }
 
-static int hip_device_info(int idx, fdt_rt_device_info *info, fdt_err *e)
+static int hip_device_info(int idx, fdt_device *info, fdt_err *e)
 {
-    memset(info, 0, sizeof *info);
+    fdt_device_init(info);
     if (load_hip(e))
         return -1;
     hipDevice_t d;
@@ -401,6 +401,7 @@ static int hip_device_info(int idx, fdt_rt_device_info *info, fdt_err *e)
     snprintf(info->backend, sizeof info->backend, "hip");
     snprintf(info->vendor, sizeof info->vendor, "AMD");
     info->index = idx;
+    info->live = 1;
     HIPCALL(p_hipDeviceGetName(info->name, sizeof info->name, d), "hipDeviceGetName");
     /* Oversized buffer: later ROCm versions grew hipDeviceProp_t. */
     union {
@@ -409,7 +410,7 @@ static int hip_device_info(int idx, fdt_rt_device_info *info, fdt_err *e)
     } props;
     memset(&props, 0, sizeof props);
     if (p_hipGetDeviceProperties(&props.p, idx) == hipSuccess) {
-        size_t n = strcspn(props.p.gcnArchName, ":");
+        int n = fdtuned_arch_base_len(props.p.gcnArchName);
         snprintf(info->arch, sizeof info->arch, "%.*s", (int)n, props.p.gcnArchName);
     }
     info->compute_units = hattr(idx, hipDeviceAttributeMultiprocessorCount);
@@ -582,7 +583,6 @@ static int hip_context_lost(void)
 const fdt_rt_backend fdt_rt_hip = {
     .name = "hip",
     .vendor = "AMD",
-    .arch_prefix = "gfx",
     .example_arch = "gfx90a",
     .options = HIP_OPTIONS_TEXT,
     .compiler_version = hip_compiler_version,

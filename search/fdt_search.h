@@ -40,7 +40,7 @@ typedef struct fdt_model_terms {
 
 /* Predicted time of (p, c) on dev. res: the compiled resources, or NULL to estimate them.
  * terms may be NULL. Returns a positive time (ms). */
-double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_recipe_device *dev,
+double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms);
 /* One line: "dram 0.356 l2 0.210 l1 0.150 ms, llc hit 1.00, regs ~64, ... -> 0.361 ms". */
 void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out);
@@ -51,7 +51,7 @@ typedef struct fdt_search fdt_search;
 
 /* Copies the space. The model strategy predicts every config with fdt_model_time. */
 int fdt_search_new(fdt_search_kind kind, const fdt_config *space, size_t n, const fdt_problem *p,
-                   const fdt_recipe_device *dev, uint64_t seed, fdt_search **s, fdt_err *e);
+                   const fdt_device *dev, uint64_t seed, fdt_search **s, fdt_err *e);
 /* The same with the predictions given (predicted[i] > 0 for config i; lower is better), for
  * synthetic landscapes in tests. predicted may be NULL for exhaustive and random. */
 int fdt_search_new_predicted(fdt_search_kind kind, const fdt_config *space, size_t n,
@@ -88,6 +88,6 @@ typedef struct fdt_replay {
  * Fails when nothing in the record succeeded. */
 int fdt_search_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
                       const double *time_ms, const double *predicted, const fdt_problem *p,
-                      const fdt_recipe_device *dev, uint64_t seed, fdt_replay *out, fdt_err *e);
+                      const fdt_device *dev, uint64_t seed, fdt_replay *out, fdt_err *e);
 
 #endif

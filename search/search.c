@@ -290,7 +290,7 @@ oom:
 }
 
 int fdt_search_new(fdt_search_kind kind, const fdt_config *space, size_t n, const fdt_problem *p,
-                   const fdt_recipe_device *dev, uint64_t seed, fdt_search **s, fdt_err *e)
+                   const fdt_device *dev, uint64_t seed, fdt_search **s, fdt_err *e)
 {
     double *pred = NULL;
     if (kind == FDT_SEARCH_MODEL) {
@@ -461,7 +461,7 @@ double fdt_search_predicted(const fdt_search *s, size_t idx)
 
 int fdt_search_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
                       const double *time_ms, const double *predicted, const fdt_problem *p,
-                      const fdt_recipe_device *dev, uint64_t seed, fdt_replay *out, fdt_err *e)
+                      const fdt_device *dev, uint64_t seed, fdt_replay *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
     out->n = n;

@@ -3,7 +3,8 @@
  * binary is run on it and its stdout, stderr and exit status are checked: the best config wins
  * over slower and wrong ones, the JSON is well-formed and versioned, the CSV survives RFC 4180
  * parsing (configs and messages hold commas and quotes), --nearest names the rung that answered
- * and the recipe default when nothing was tuned, runs/show/history list what was stored, and
+ * (resolving catalogue names to stored devices) and fdtune's built-in default when nothing was
+ * tuned, the same config `fdtune export` falls back to, runs/show/history list what was stored, and
  * mistakes exit 2 or 4 with a message. The database file must be byte-identical afterwards
  * (queries are read-only). CPU only; everything lives under a mkdtemp directory. */
 #include <setjmp.h>
@@ -21,7 +22,6 @@
 #include <unistd.h>
 
 #include "fdt_db.h"
-#include "fdt_recipe.h"
 #include "json_check.h"
 #include "testutil.h"
 
@@ -183,10 +183,10 @@ static int csv_col(const csv *c, const char *key)
 
 /* ------------------------------------------------------------------ the database */
 
-static fdt_rt_device_info device(const char *backend, const char *vendor, const char *name,
+static fdt_device device(const char *backend, const char *vendor, const char *name,
                                  const char *arch, int cu, const char *uuid)
 {
-    fdt_rt_device_info d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.backend, sizeof d.backend, "%s", backend);
     snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
@@ -212,13 +212,13 @@ static void canon(const char *text, char *key, size_t n)
     fdt_config_format(&c, key, n);
 }
 
-static int64_t begin(fdt_db *db, const fdt_rt_device_info *d, fdt_db_run_kind kind,
+static int64_t begin(fdt_db *db, const fdt_device *d, fdt_db_run_kind kind,
                      const char *cmd, double copy)
 {
     fdt_err e;
     int64_t dev, env, id;
     fdt_db_env v;
-    fdt_db_env_from_rt(d, "0.1.0", &v);
+    fdt_db_env_from_device(d, "0.1.0", &v);
     fdt_db_run r;
     fdt_db_run_init(&r);
     if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e))
@@ -285,9 +285,9 @@ static int setup(void **state)
         fprintf(stderr, "%s\n", e.msg);
         return -1;
     }
-    fdt_rt_device_info h100 = device("cuda", "NVIDIA", "NVIDIA H100 80GB HBM3", "sm_90", 132,
+    fdt_device h100 = device("cuda", "NVIDIA", "NVIDIA H100 80GB HBM3", "sm_90", 132,
                                      "GPU-h100");
-    fdt_rt_device_info mi = device("hip", "AMD", "AMD Instinct MI250X", "gfx90a", 110, "GPU-mi");
+    fdt_device mi = device("hip", "AMD", "AMD Instinct MI250X", "gfx90a", 110, "GPU-mi");
     fdt_problem lap = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
     fdt_problem d2x = {FDT_OP_D2X, 4, FDT_F32, 256, 256, 256};
 
@@ -435,35 +435,29 @@ static void test_nearest(void **state)
     assert_has(r.out, want);
     tu_result_free(&r);
 
-    /* Nothing tuned for d2z: the recipe's default, as the recipe module computes it. */
-    char path[1200], rdir[1100];
-    snprintf(rdir, sizeof rdir, "%s/recipes", g_src);
-    const char *dirs[1] = {rdir};
-    fdt_err e;
-    fdt_recipe *rec;
-    fdt_catalogue *cat;
-    fdt_recipe_device dev;
-    fdt_config c;
+    /* A catalogue name resolves to the stored devices the catalogue matches to it. */
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100 SXM", "--op", "lap",
+        "--R", "4", "--grid", "512^3", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "fallback  exact:");
+    assert_has(r.out, "device    NVIDIA H100 80GB HBM3 (sm_90, 132 CUs)");
+    tu_result_free(&r);
+
+    /* Nothing tuned for d2z: fdtune's built-in default, the config exports fall back to. */
     fdt_problem p = {FDT_OP_D2Z, 4, FDT_F32, 600, 600, 600};
-    char cat_path[1200], def[256];
-    snprintf(cat_path, sizeof cat_path, "%s/gpus.lua", rdir);
-    if (fdt_recipe_find_for_op(FDT_OP_D2Z, NULL, dirs, 1, path, sizeof path, &e) ||
-        fdt_recipe_load(path, NULL, &rec, &e) || fdt_catalogue_load(cat_path, &cat, &e) ||
-        fdt_catalogue_find(cat, "H100", NULL, 0, &dev, &e) ||
-        fdt_recipe_default_config(rec, &p, &dev, &c, &e))
-        fail_msg("%s", e.msg);
-    fdt_recipe_free(rec);
-    fdt_catalogue_free(cat);
+    fdt_config c;
+    char def[256];
+    fdt_config_fallback(&p, &c);
     fdt_config_format(&c, def, sizeof def);
-    assert_string_not_equal(def, "default"); /* the recipe's own default, not fdtune's */
     run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "d2z", "--R",
         "4", "--grid", "600^3", NULL);
     expect_status(&r, 0);
     assert_has(r.out, "fallback  none:");
+    assert_has(r.out, "fdtune's built-in default (the config exported headers fall back to)");
     char line[300];
     snprintf(line, sizeof line, "config    %s\n", def);
     assert_has(r.out, line);
-    assert_has(r.out, "d2z.lua");
+    assert_lacks(r.out, "recipe");
     tu_result_free(&r);
 
     run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "d2z", "--R",
@@ -477,6 +471,40 @@ static void test_nearest(void **state)
     csv_free(&cs);
     tu_result_free(&r);
 }
+
+/* When nothing is tuned, query --nearest and an export answer with the same config: the
+ * fallback variant every exported table starts with. */
+static void test_fallback_agrees(void **state)
+{
+    (void)state;
+    tu_result r;
+    run(&r, "export", "--db", g_db, "--gpu", "H100", "--op", "lap", "--format", "json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    const char *v0 = strstr(r.out, "\"kind\": \"fallback\"");
+    assert_non_null(v0);
+    const char *cfg = strstr(v0, "\"config\": \"");
+    assert_non_null(cfg);
+    cfg += strlen("\"config\": \"");
+    char exported[256];
+    snprintf(exported, sizeof exported, "%.*s", (int)strcspn(cfg, "\""), cfg);
+    tu_result_free(&r);
+    /* d2z on the H100, and lap on a GPU whose arch has nothing tuned (MI300X, gfx942) */
+    static const char *const asks[][4] = {{"H100", "d2z", "4", "600^3"},
+                                           {"MI300X", "lap", "4", "512^3"}};
+    for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++) {
+        run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", asks[i][0], "--op",
+            asks[i][1], "--R", asks[i][2], "--grid", asks[i][3], "--csv", NULL);
+        expect_status(&r, 0);
+        csv cs;
+        csv_load(r.out, &cs, 1);
+        assert_string_equal(cs.field[1][0], "none");
+        assert_string_equal(cs.field[1][csv_col(&cs, "config")], exported);
+        csv_free(&cs);
+        tu_result_free(&r);
+    }
+}
+
 
 /* ------------------------------------------------------------------ runs, show, history */
 
@@ -689,7 +717,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_best_text),   cmocka_unit_test(test_best_json_csv),
-        cmocka_unit_test(test_nearest),     cmocka_unit_test(test_runs),
+        cmocka_unit_test(test_nearest),     cmocka_unit_test(test_fallback_agrees),     cmocka_unit_test(test_runs),
         cmocka_unit_test(test_show),        cmocka_unit_test(test_history),
         cmocka_unit_test(test_errors),      cmocka_unit_test(test_default_path),
         cmocka_unit_test(test_read_only),

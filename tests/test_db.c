@@ -21,6 +21,7 @@
 
 #include "db_internal.h"
 #include "fdt_db.h"
+#include "fdt_recipe.h"
 #include "testutil.h"
 
 static char g_dir[256];
@@ -38,10 +39,10 @@ static int exists(const char *path)
 
 /* ------------------------------------------------------------------ helpers */
 
-static fdt_rt_device_info device(const char *name, const char *arch, int cu, int64_t mem,
+static fdt_device device(const char *name, const char *arch, int cu, int64_t mem,
                                  const char *uuid)
 {
-    fdt_rt_device_info d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.backend, sizeof d.backend, "cuda");
     snprintf(d.vendor, sizeof d.vendor, "NVIDIA");
@@ -134,9 +135,9 @@ static void fix_open(fix *f, const char *name)
     fdt_err e = {""};
     path_in(f->path, sizeof f->path, name);
     f->db = open_ok(f->path, FDT_DB_CREATE);
-    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_device d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
     fdt_db_env v;
-    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_db_env_from_device(&d, "0.1.0", &v);
     fdt_problem p = problem(FDT_OP_LAP, 4, 512, 512, 512);
     if (fdt_db_device_id(f->db, &d, &f->dev, &e) || fdt_db_env_id(f->db, &v, &f->env, &e) ||
         fdt_db_problem_id(f->db, &p, &f->prob, &e))
@@ -318,7 +319,7 @@ static void test_reopen(void **state)
     assert_int_equal(id, 0);
     assert_int_equal(fdt_db_problem_id(db, &other, &id, &e), -1);
     assert_contains(e.msg, "read-only");
-    fdt_db_device d;
+    fdt_device d;
     assert_int_equal(fdt_db_device_get(db, f.dev, &d, &e), 0);
     assert_string_equal(d.name, "NVIDIA H100 80GB HBM3");
     assert_int_equal(d.compute_units, 132);
@@ -487,14 +488,14 @@ static void test_ids_stable(void **state)
     fix_open(&f, "ids.db");
     fdt_err e = {""};
     int64_t a, b;
-    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_device d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
     assert_int_equal(fdt_db_device_id(f.db, &d, &a, &e), 0);
     assert_int_equal(a, f.dev);
     snprintf(d.pci, sizeof d.pci, "0000:99:00.0"); /* not identity */
     assert_int_equal(fdt_db_device_id(f.db, &d, &a, &e), 0);
     assert_int_equal(a, f.dev);
     /* Each identity field makes another device. */
-    fdt_rt_device_info d2 = d;
+    fdt_device d2 = d;
     snprintf(d2.uuid, sizeof d2.uuid, "GPU-bbbb");
     assert_int_equal(fdt_db_device_id(f.db, &d2, &b, &e), 0);
     assert_int_not_equal(b, f.dev);
@@ -514,13 +515,13 @@ static void test_ids_stable(void **state)
 
     /* Environments: any version change is another environment. */
     fdt_db_env v;
-    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_db_env_from_device(&d, "0.1.0", &v);
     assert_int_equal(fdt_db_env_id(f.db, &v, &a, &e), 0);
     assert_int_equal(a, f.env);
     snprintf(v.driver, sizeof v.driver, "590.1");
     assert_int_equal(fdt_db_env_id(f.db, &v, &b, &e), 0);
     assert_int_not_equal(b, f.env);
-    fdt_db_env_from_rt(&d, "0.2.0", &v);
+    fdt_db_env_from_device(&d, "0.2.0", &v);
     assert_int_equal(fdt_db_env_id(f.db, &v, &c, &e), 0);
     assert_true(c != f.env && c != b);
     v.generator[0] = 0;
@@ -756,7 +757,7 @@ static void test_insert_rules(void **state)
     assert_int_equal(fdt_db_eval_insert(f.db, &ev, NULL, &e), -1);
     assert_contains(e.msg, "FOREIGN KEY");
     /* The database itself refuses an evaluation whose device is not its run's. */
-    fdt_rt_device_info d2 = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-other");
+    fdt_device d2 = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-other");
     int64_t dev2;
     assert_int_equal(fdt_db_device_id(f.db, &d2, &dev2, &e), 0);
     int64_t cfg2;
@@ -859,10 +860,10 @@ static void test_runs_history_top(void **state)
     assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_DONE, &e), 0);
 
     /* A retune in a newer environment re-measures bx=32, slower now. */
-    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_device d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
     snprintf(d.driver_version, sizeof d.driver_version, "590.10");
     fdt_db_env v;
-    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_db_env_from_device(&d, "0.1.0", &v);
     int64_t env2;
     assert_int_equal(fdt_db_env_id(f.db, &v, &env2, &e), 0);
     fdt_db_run r;
@@ -961,7 +962,7 @@ static void test_runs_history_top(void **state)
     assert_int_equal(rs.n, 3);
 
     /* Devices listing. */
-    fdt_db_device dev;
+    fdt_device dev;
     assert_int_equal(fdt_db_device_get(f.db, f.dev, &dev, &e), 0);
     assert_string_equal(dev.uuid, "GPU-aaaa");
     assert_int_equal(fdt_db_device_get(f.db, 77, &dev, &e), -1);
@@ -982,13 +983,13 @@ static void test_runs_history_top(void **state)
 
 /* ------------------------------------------------------------------ nearest */
 
-static void add_best(fdt_db *db, const fdt_rt_device_info *d, fdt_problem p, const char *config,
+static void add_best(fdt_db *db, const fdt_device *d, fdt_problem p, const char *config,
                      double t)
 {
     fdt_err e = {""};
     int64_t dev, env, prob;
     fdt_db_env v;
-    fdt_db_env_from_rt(d, "0.1.0", &v);
+    fdt_db_env_from_device(d, "0.1.0", &v);
     if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e) ||
         fdt_db_problem_id(db, &p, &prob, &e))
         fail_msg("%s", e.msg);
@@ -1002,11 +1003,10 @@ static void add_best(fdt_db *db, const fdt_rt_device_info *d, fdt_problem p, con
         fail_msg("%s", e.msg);
 }
 
-static void nearest(fdt_db *db, const fdt_rt_device_info *d, fdt_problem p, const char *gen,
+static void nearest(fdt_db *db, const fdt_device *d, fdt_problem p, const char *gen,
                     fdt_db_fallback want, const char *config)
 {
-    fdt_db_device dev;
-    fdt_db_device_from_rt(d, &dev);
+    fdt_device dev = *d;
     fdt_db_row row;
     fdt_db_fallback which = (fdt_db_fallback)-1;
     fdt_err e = {""};
@@ -1026,12 +1026,12 @@ static void test_nearest(void **state)
     char path[512];
     path_in(path, sizeof path, "nearest.db");
     fdt_db *db = open_ok(path, FDT_DB_CREATE);
-    fdt_rt_device_info sxm = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-1");
-    fdt_rt_device_info sxm2 = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-2");
-    fdt_rt_device_info pcie = device("NVIDIA H100 PCIe", "sm_90", 114, GB80, "GPU-3");
-    fdt_rt_device_info h200 = device("NVIDIA H200", "sm_90", 132, 141LL << 30, "GPU-4");
-    fdt_rt_device_info b200 = device("NVIDIA B200", "sm_100", 148, 180LL << 30, "GPU-5");
-    fdt_rt_device_info mi = device("AMD Instinct MI250X", "gfx90a", 110, 64LL << 30, "GPU-6");
+    fdt_device sxm = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-1");
+    fdt_device sxm2 = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-2");
+    fdt_device pcie = device("NVIDIA H100 PCIe", "sm_90", 114, GB80, "GPU-3");
+    fdt_device h200 = device("NVIDIA H200", "sm_90", 132, 141LL << 30, "GPU-4");
+    fdt_device b200 = device("NVIDIA B200", "sm_100", 148, 180LL << 30, "GPU-5");
+    fdt_device mi = device("AMD Instinct MI250X", "gfx90a", 110, 64LL << 30, "GPU-6");
     snprintf(mi.backend, sizeof mi.backend, "hip");
     snprintf(mi.vendor, sizeof mi.vendor, "AMD");
 
@@ -1089,6 +1089,176 @@ static void test_nearest(void **state)
     db = open_ok(path, FDT_DB_READONLY);
     nearest(db, &sxm, problem(FDT_OP_LAP, 4, 400, 400, 400), NULL, FDT_DB_NEAREST_GRID, "bx=32");
     fdt_db_close(db);
+}
+
+/* The rules of the ladder, one at a time. */
+static void test_nearest_rules(void **state)
+{
+    (void)state;
+    char path[512];
+    path_in(path, sizeof path, "rules.db");
+    fdt_db *db = open_ok(path, FDT_DB_CREATE);
+    fdt_device mi = device("AMD Instinct MI250X", "gfx90a", 110, 64LL << 30, "GPU-m1");
+    snprintf(mi.backend, sizeof mi.backend, "hip");
+    snprintf(mi.vendor, sizeof mi.vendor, "AMD");
+    fdt_device mi210 = mi;
+    snprintf(mi210.name, sizeof mi210.name, "AMD Instinct MI210");
+    mi210.compute_units = 104;
+    snprintf(mi210.uuid, sizeof mi210.uuid, "GPU-m2");
+    /* a window of 512 planes, tuned on 512^3, cannot run nz = 100 */
+    add_best(db, &mi, problem(FDT_OP_LAP, 6, 512, 512, 512), "nw=512", 1.0);
+    add_best(db, &mi, problem(FDT_OP_LAP, 6, 256, 256, 256), "nw=16", 0.2);
+    nearest(db, &mi, problem(FDT_OP_LAP, 6, 900, 900, 100), NULL, FDT_DB_NEAREST_GRID, "nw=16");
+    nearest(db, &mi, problem(FDT_OP_LAP, 6, 900, 900, 600), NULL, FDT_DB_NEAREST_GRID, "nw=512");
+    /* nothing that can run the grid: none (fdt_config_fallback answers) */
+    nearest(db, &mi, problem(FDT_OP_LAP, 6, 64, 64, 8), NULL, FDT_DB_NEAREST_NONE, NULL);
+    /* one model: memory and features do not count, name and compute units do */
+    fdt_device q = mi;
+    q.mem_bytes = 128LL << 30;
+    snprintf(q.uuid, sizeof q.uuid, "GPU-other");
+    nearest(db, &q, problem(FDT_OP_LAP, 6, 256, 256, 256), NULL, FDT_DB_NEAREST_EXACT, "nw=16");
+    snprintf(q.arch, sizeof q.arch, "gfx90a:sramecc+:xnack-");
+    nearest(db, &q, problem(FDT_OP_LAP, 6, 256, 256, 256), NULL, FDT_DB_NEAREST_EXACT, "nw=16");
+    q = mi;
+    snprintf(q.name, sizeof q.name, "AMD Instinct MI250");
+    nearest(db, &q, problem(FDT_OP_LAP, 6, 256, 256, 256), NULL, FDT_DB_NEAREST_ARCH, "nw=16");
+    q = mi;
+    q.compute_units = 104;
+    nearest(db, &q, problem(FDT_OP_LAP, 6, 256, 256, 256), NULL, FDT_DB_NEAREST_ARCH, "nw=16");
+    q = mi;
+    snprintf(q.arch, sizeof q.arch, "sm_90"); /* never the same arch as gfx90a */
+    nearest(db, &q, problem(FDT_OP_LAP, 6, 256, 256, 256), NULL, FDT_DB_NEAREST_NONE, NULL);
+    /* a result stored with features answers its base arch */
+    fdt_device featured = mi;
+    snprintf(featured.arch, sizeof featured.arch, "gfx90a:xnack-");
+    snprintf(featured.uuid, sizeof featured.uuid, "GPU-m3");
+    add_best(db, &featured, problem(FDT_OP_D2Z, 6, 256, 256, 256), "bx=32", 0.1);
+    nearest(db, &mi, problem(FDT_OP_D2Z, 6, 256, 256, 256), NULL, FDT_DB_NEAREST_EXACT, "bx=32");
+
+    /* rung before grid: this model on another grid beats another model on this grid */
+    add_best(db, &mi, problem(FDT_OP_LAP, 3, 512, 512, 512), "by=2", 1.0);
+    add_best(db, &mi210, problem(FDT_OP_LAP, 3, 256, 256, 256), "by=8", 0.1);
+    nearest(db, &mi, problem(FDT_OP_LAP, 3, 256, 256, 256), NULL, FDT_DB_NEAREST_GRID, "by=2");
+    nearest(db, &mi210, problem(FDT_OP_LAP, 3, 512, 512, 512), NULL, FDT_DB_NEAREST_GRID,
+            "by=8");
+    /* another model: volume before plane before compute units */
+    fdt_device far = mi;
+    snprintf(far.name, sizeof far.name, "AMD Instinct MI100");
+    far.compute_units = 120;
+    snprintf(far.uuid, sizeof far.uuid, "GPU-m4");
+    fdt_device near = far;
+    snprintf(near.name, sizeof near.name, "AMD Instinct MI200");
+    near.compute_units = 100;
+    snprintf(near.uuid, sizeof near.uuid, "GPU-m5");
+    add_best(db, &far, problem(FDT_OP_LAP, 2, 256, 256, 256), "bx=128", 0.5);  /* CUs 120 */
+    add_best(db, &near, problem(FDT_OP_LAP, 2, 512, 512, 64), "bx=256", 0.5);  /* CUs 100 */
+    add_best(db, &near, problem(FDT_OP_LAP, 2, 400, 400, 400), "bx=16", 0.01); /* CUs 100 */
+    fdt_device asker = mi; /* a model never tuned, nearer the MI100 by compute units */
+    snprintf(asker.name, sizeof asker.name, "AMD Instinct MI250 (asker)");
+    asker.compute_units = 118;
+    /* 256^3 and 512x512x64 have one volume; 256^3's plane is nearer 256^3 */
+    nearest(db, &asker, problem(FDT_OP_LAP, 2, 256, 256, 256), NULL, FDT_DB_NEAREST_ARCH,
+            "bx=128");
+    /* 512x512x64's plane is nearer 512x512x64 even though the MI100 has nearer CUs */
+    asker.compute_units = 119;
+    nearest(db, &asker, problem(FDT_OP_LAP, 2, 512, 512, 64), NULL, FDT_DB_NEAREST_ARCH,
+            "bx=256");
+    /* the volume comes first: 400^3 is nearer 380^3 than the others, slower CUs or not */
+    nearest(db, &asker, problem(FDT_OP_LAP, 2, 380, 380, 380), NULL, FDT_DB_NEAREST_ARCH,
+            "bx=16");
+    /* equal grids: the nearer compute-unit count, not the faster result */
+    add_best(db, &near, problem(FDT_OP_LAP, 2, 256, 256, 256), "bx=512", 0.001);
+    nearest(db, &asker, problem(FDT_OP_LAP, 2, 256, 256, 256), NULL, FDT_DB_NEAREST_ARCH,
+            "bx=128");
+    asker.compute_units = 101;
+    nearest(db, &asker, problem(FDT_OP_LAP, 2, 256, 256, 256), NULL, FDT_DB_NEAREST_ARCH,
+            "bx=512");
+    fdt_db_close(db);
+}
+
+/* One model: (name, base arch, compute units). */
+static void test_same_model(void **state)
+{
+    (void)state;
+    fdt_device a = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-1");
+    fdt_device b = a;
+    b.mem_bytes = 94LL << 30; /* ECC, reservations, drivers: memory varies on one model */
+    snprintf(b.uuid, sizeof b.uuid, "GPU-2");
+    snprintf(b.pci, sizeof b.pci, "0000:3b:00.0");
+    assert_true(fdt_device_same_model(&a, &b));
+    snprintf(b.name, sizeof b.name, "NVIDIA H100 PCIe");
+    assert_false(fdt_device_same_model(&a, &b));
+    b = a;
+    b.compute_units = 66; /* a MIG slice reports fewer SMs */
+    assert_false(fdt_device_same_model(&a, &b));
+    fdt_device m = device("AMD Instinct MI250X", "gfx90a", 110, 64LL << 30, "GPU-3");
+    fdt_device n = m;
+    snprintf(n.arch, sizeof n.arch, "gfx90a:sramecc+:xnack-");
+    assert_true(fdt_device_same_model(&m, &n));
+    snprintf(m.arch, sizeof m.arch, "gfx90a:sramecc-:xnack+");
+    assert_true(fdt_device_same_model(&m, &n));
+    snprintf(n.arch, sizeof n.arch, "gfx90");
+    assert_false(fdt_device_same_model(&m, &n));
+    /* sm_90 and gfx90a are never one model, whatever the rest says */
+    fdt_device s = m;
+    snprintf(s.arch, sizeof s.arch, "sm_90");
+    assert_false(fdt_device_same_model(&m, &s));
+    assert_false(fdtuned_same_arch("sm_90", "gfx90a"));
+    assert_false(fdtuned_same_arch("", ""));
+    assert_string_equal(fdtuned_arch_backend("sm_90"), "cuda");
+    assert_string_equal(fdtuned_arch_backend("gfx90a:xnack-"), "hip");
+    assert_string_equal(fdtuned_arch_vendor("gfx942"), "AMD");
+    assert_string_equal(fdtuned_arch_vendor("sm_100"), "NVIDIA");
+    assert_string_equal(fdtuned_arch_backend("x86"), "");
+}
+
+/* A live device completed by the catalogue, stored and read back, keeps its identity. */
+static void test_device_roundtrip(void **state)
+{
+    (void)state;
+    char path[512], gpus[1200];
+    const char *src = getenv("FDTUNE_TEST_SRC");
+    snprintf(gpus, sizeof gpus, "%s/recipes/gpus.lua", src && *src ? src : ".");
+    fdt_err e = {""};
+    fdt_catalogue *cat;
+    if (fdt_catalogue_load(gpus, &cat, &e))
+        fail_msg("%s", e.msg);
+    fdt_device live = device("AMD Instinct MI250X", "gfx90a", 110, 68702699520LL, "GPU-rt");
+    snprintf(live.backend, sizeof live.backend, "hip");
+    snprintf(live.vendor, sizeof live.vendor, "AMD");
+    snprintf(live.pci, sizeof live.pci, "0000:c1:00");
+    live.warp_size = 64;
+    live.l2_bytes = 8 << 20;
+    live.index = 3;
+    live.live = 1;
+    fdt_device d = live;
+    fdt_catalogue_complete(cat, &d);
+    fdt_catalogue_free(cat);
+    assert_string_equal(d.catalogue, "MI250X");
+    assert_int_equal(d.live, 1);
+    path_in(path, sizeof path, "device.db");
+    fdt_db *db = open_ok(path, FDT_DB_CREATE);
+    int64_t id = 0, again = 0;
+    assert_int_equal(fdt_db_device_id(db, &d, &id, &e), 0);
+    assert_int_equal(fdt_db_device_id(db, &live, &again, &e), 0);
+    assert_int_equal(again, id); /* completing did not change the identity */
+    fdt_device back;
+    assert_int_equal(fdt_db_device_get(db, id, &back, &e), 0);
+    fdt_db_close(db);
+    assert_int_equal(back.id, id);
+    assert_string_equal(back.backend, live.backend);
+    assert_string_equal(back.vendor, live.vendor);
+    assert_string_equal(back.name, live.name);
+    assert_string_equal(back.arch, live.arch);
+    assert_int_equal(back.compute_units, live.compute_units);
+    assert_int_equal(back.warp_size, live.warp_size);
+    assert_int_equal(back.l2_bytes, live.l2_bytes);
+    assert_int_equal(back.mem_bytes, live.mem_bytes);
+    assert_string_equal(back.uuid, live.uuid);
+    assert_string_equal(back.pci, live.pci);
+    assert_true(fdt_device_same_model(&back, &d));
+    assert_int_equal(back.live, 0);   /* provenance: from the database, not a visible GPU */
+    assert_int_equal(back.index, -1);
 }
 
 /* ------------------------------------------------------------------ best decisions (v2) */
@@ -1168,7 +1338,7 @@ static void test_decisions(void **state)
     assert_int_equal(rs.n, 3); /* one row per config */
     assert_int_equal(rs.r[0].ev.id, slow);
     /* Nearest answers with the decision too. */
-    fdt_db_device dev;
+    fdt_device dev;
     assert_int_equal(fdt_db_device_get(f.db, f.dev, &dev, &e), 0);
     fdt_problem p = problem(FDT_OP_LAP, 4, 512, 512, 512);
     fdt_db_row row;
@@ -1186,10 +1356,10 @@ static void test_decisions(void **state)
     assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions"), 2);
 
     /* A decided evaluation outside the filter: the smallest median of what the filter keeps. */
-    fdt_rt_device_info di = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_device di = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
     snprintf(di.driver_version, sizeof di.driver_version, "590.10");
     fdt_db_env v;
-    fdt_db_env_from_rt(&di, "0.1.0", &v);
+    fdt_db_env_from_device(&di, "0.1.0", &v);
     int64_t env2;
     assert_int_equal(fdt_db_env_id(f.db, &v, &env2, &e), 0);
     int64_t run3 = begin_run(f.db, f.dev, env2, 3000.0);
@@ -1340,9 +1510,9 @@ static int writer(const char *path, int id, int nevals, int per_tx, int barrier)
         fprintf(stderr, "writer %d: %s\n", id, e.msg);
         return 11;
     }
-    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_device d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
     fdt_db_env v;
-    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_db_env_from_device(&d, "0.1.0", &v);
     fdt_problem p = problem(FDT_OP_LAP, 4, 64 + id, 64, 64);
     int64_t dev, env, prob, run;
     fdt_db_run r;
@@ -1458,9 +1628,9 @@ static void tuner_child(const char *path, int report, int nevals)
     fdt_err e = {""};
     if (fdt_db_open(path, FDT_DB_CREATE, &db, &e))
         _exit(11);
-    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_device d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
     fdt_db_env v;
-    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_db_env_from_device(&d, "0.1.0", &v);
     fdt_problem p = problem(FDT_OP_D2Z, 4, 512, 512, 512);
     int64_t dev, env, prob, run;
     if (fdt_db_device_id(db, &d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e) ||
@@ -1541,9 +1711,9 @@ static void test_resume_after_kill(void **state)
     assert_int_equal(fdt_db_run_mark_stale(db, &stale, &e), 0);
     assert_int_equal(stale, 0);
 
-    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    fdt_device d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
     fdt_db_env v;
-    fdt_db_env_from_rt(&d, "0.1.0", &v);
+    fdt_db_env_from_device(&d, "0.1.0", &v);
     fdt_problem p = problem(FDT_OP_D2Z, 4, 512, 512, 512);
     int64_t dev, env, prob;
     assert_int_equal(fdt_db_device_id(db, &d, &dev, &e), 0);
@@ -1657,6 +1827,9 @@ int main(void)
         cmocka_unit_test(test_full_disk),
         cmocka_unit_test(test_runs_history_top),
         cmocka_unit_test(test_nearest),
+        cmocka_unit_test(test_nearest_rules),
+        cmocka_unit_test(test_same_model),
+        cmocka_unit_test(test_device_roundtrip),
         cmocka_unit_test(test_decisions),
         cmocka_unit_test(test_migrate_v1),
         cmocka_unit_test(test_concurrent_writers),

@@ -4,10 +4,12 @@
  * them; an MI210 (gfx90a, 104 CUs) with one result shows the compute-unit preference. Then:
  * the plan picks the best configs of the devices --gpu names (substring and catalogue name);
  * the header's device code compiles as it is through fdt_rt_compile, with hiprtc for gfx90a
- * and NVRTC for sm_90 (a missing compiler is skipped, both missing fails); the header's
- * portable part, compiled by the host's C++ and C compilers with FDTUNED_SELECT_ONLY, selects
- * the expected variant for each (arch, compute units, grid) and its layout helper agrees with
- * fdt_layout_make; requests the database cannot answer are refused; the JSON parses; the
+ * and NVRTC for sm_90 (a missing compiler is skipped, both missing fails) and carries fdtune's
+ * portable/ rules verbatim; the header's portable part, compiled by the host's C++ and C
+ * compilers with FDTUNED_SELECT_ONLY, selects the expected variant for each (device name,
+ * arch, compute units, grid), picks the same tuned result as fdt_db_nearest when it exports
+ * every device, and its layout and launch geometry agree with fdt_layout_make and
+ * fdt_gen_geometry; requests the database cannot answer are refused; the JSON parses; the
  * fdtune binary writes the file and exits 0, 1, 2 or 4 as documented; and a user program
  * including the header builds with nvcc and with clang's HIP mode where they work. CPU only;
  * everything lives under a mkdtemp directory. */
@@ -122,10 +124,10 @@ static fdt_problem problem(const char *op, int64_t nx, int64_t ny, int64_t nz)
 
 /* ------------------------------------------------------------------ the database */
 
-static fdt_rt_device_info device(const char *backend, const char *vendor, const char *name,
+static fdt_device device(const char *backend, const char *vendor, const char *name,
                                  const char *arch, int cu, const char *uuid)
 {
-    fdt_rt_device_info d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.backend, sizeof d.backend, "%s", backend);
     snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
@@ -145,12 +147,12 @@ static fdt_rt_device_info device(const char *backend, const char *vendor, const 
     return d;
 }
 
-static int64_t begin(fdt_db *db, const fdt_rt_device_info *d, const char *cmd, double copy)
+static int64_t begin(fdt_db *db, const fdt_device *d, const char *cmd, double copy)
 {
     fdt_err e;
     int64_t dev, env, id;
     fdt_db_env v;
-    fdt_db_env_from_rt(d, "0.1.0", &v);
+    fdt_db_env_from_device(d, "0.1.0", &v);
     fdt_db_run r;
     fdt_db_run_init(&r);
     if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_env_id(db, &v, &env, &e))
@@ -223,9 +225,9 @@ static int setup(void **state)
         fprintf(stderr, "%s\n", e.msg);
         return -1;
     }
-    fdt_rt_device_info h = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100");
-    fdt_rt_device_info m = device("hip", "AMD", MI250X, "gfx90a", 110, "GPU-mi250x");
-    fdt_rt_device_info m2 = device("hip", "AMD", MI210, "gfx90a", 104, "GPU-mi210");
+    fdt_device h = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100");
+    fdt_device m = device("hip", "AMD", MI250X, "gfx90a", 110, "GPU-mi250x");
+    fdt_device m2 = device("hip", "AMD", MI210, "gfx90a", 104, "GPU-mi210");
     g_run_h100 = begin(db, &h, "fdtune --gpu H100 --R 4 --grid 256^3", 3000);
     g_run_mi = begin(db, &m, "fdtune --gpu MI250X --R 4 --grid 256^3", 1300);
     g_run_mi210 = begin(db, &m2, "fdtune --gpu MI210 --R 4 --grid 512^3", 1300);
@@ -240,7 +242,7 @@ static int setup(void **state)
         add(db, run, p, g_wrong, FDT_DB_WRONG, t->ms * 0.5);
     }
     /* Another H100 of the same model (other UUID), slower: one result per model and grid. */
-    fdt_rt_device_info h2 = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100-b");
+    fdt_device h2 = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100-b");
     int64_t run2 = begin(db, &h2, "fdtune --gpu H100 --R 4 --grid 256^3", 3000);
     add(db, run2, problem("lap", 256, 256, 256), "bx=128,by=1", FDT_DB_OK, 0.3);
     int64_t runs[] = {g_run_h100, g_run_mi, g_run_mi210, run2};
@@ -419,6 +421,18 @@ static void test_header_compiles(void **state)
     assert_int_equal(count(text, ", 55296)) != hipSuccess"), 2);
     assert_int_equal(count(text, "<<<grid, block, 55296, stream>>>"), 2);
     assert_int_equal(count(text, "extern __shared__"), 2);
+    /* The rules fdtune runs are in the header verbatim, once: no copies of its own. */
+    static const char *const portable[] = {"fdtuned_layout.h", "fdtuned_geometry.h",
+                                           "fdtuned_model.h", "fdtuned_nearest.h"};
+    for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/portable/%s", g_src, portable[i]);
+        char *rule = tu_slurp(path);
+        assert_int_equal(count(text, rule), 1);
+        free(rule);
+    }
+    assert_int_equal(count(text, "static inline int fdtuned_layout_make("), 1);
+    assert_int_equal(count(text, "static inline int fdtuned_geometry_make("), 1);
 
     int compiled = 0;
     static const struct {
@@ -551,8 +565,9 @@ static void test_user_compilers(void **state)
 
 /* ------------------------------------------------------------------ host-side selection */
 
-/* A C/C++ program over the portable part: reads "family arch cus nx ny nz" lines, prints the
- * selected variant and the layout helper's answer. */
+/* A C/C++ program over the portable part: reads "family|device name|arch cus nx ny nz"
+ * lines, prints the selected variant, the layout helper's answer and the selected variant's
+ * launch geometry (launches, the grid and block of the first, the rows of the last). */
 static const char SELECT_PROG[] =
     "#define FDTUNED_SELECT_ONLY 1\n"
     "#include \"fd_tuned.h\"\n"
@@ -562,8 +577,8 @@ static const char SELECT_PROG[] =
     "    const char *name;\n"
     "    const fdtuned_variant *v;\n"
     "    int n;\n"
-    "    int (*select)(const char *, int, long, long, long);\n"
-    "    int (*layout)(const char *, int, long, long, long, fdtuned_layout *);\n"
+    "    int (*select)(const char *, const char *, int, long, long, long);\n"
+    "    int (*layout)(const char *, const char *, int, long, long, long, fdtuned_layout *);\n"
     "} fam;\n"
     "#define X(op, R, p, T) {#op \"_r\" #R \"_\" #p, fdtuned_##op##_r##R##_##p##_variants, \\\n"
     "    (int)(sizeof fdtuned_##op##_r##R##_##p##_variants / sizeof(fdtuned_variant)), \\\n"
@@ -571,37 +586,44 @@ static const char SELECT_PROG[] =
     "static const fam fams[] = {FDTUNED_OPERATORS(X)};\n"
     "int main(void)\n"
     "{\n"
-    "    char name[64], arch[64];\n"
+    "    char family[64], name[256], arch[64];\n"
     "    int cus;\n"
     "    long nx, ny, nz;\n"
-    "    while (scanf(\"%63s %63s %d %ld %ld %ld\", name, arch, &cus, &nx, &ny, &nz) == 6) {\n"
+    "    while (scanf(\" %63[^|]|%255[^|]|%63s %d %ld %ld %ld\", family, name, arch, &cus, &nx,\n"
+    "                 &ny, &nz) == 7) {\n"
     "        const fam *f = NULL;\n"
     "        size_t i;\n"
     "        int v, rc;\n"
     "        fdtuned_layout l;\n"
+    "        fdtuned_geometry g;\n"
     "        for (i = 0; i < sizeof fams / sizeof fams[0]; i++)\n"
-    "            if (!strcmp(fams[i].name, name))\n"
+    "            if (!strcmp(fams[i].name, family))\n"
     "                f = &fams[i];\n"
     "        if (!f) {\n"
     "            printf(\"nofamily\\n\");\n"
     "            continue;\n"
     "        }\n"
-    "        v = f->select(arch, cus, nx, ny, nz);\n"
-    "        rc = f->layout(arch, cus, nx, ny, nz, &l);\n"
+    "        v = f->select(name, arch, cus, nx, ny, nz);\n"
+    "        rc = f->layout(name, arch, cus, nx, ny, nz, &l);\n"
     "        if (v < 0) {\n"
     "            printf(\"none %d\\n\", rc);\n"
     "            continue;\n"
     "        }\n"
-    "        printf(\"%d %d %s %lld %s| %d %lld %lld %lld %lld %d\\n\", v, f->v[v].kind,\n"
-    "               f->v[v].config, f->v[v].nx, f->v[v].device[0] ? f->v[v].device : \"-\",\n"
-    "               rc, l.line, l.slice,\n"
-    "               l.offset, l.elems, l.align);\n"
+    "        if (fdtuned_variant_geometry(&f->v[v], nx, ny, nz, &g) != 0)\n"
+    "            return 1;\n"
+    "        printf(\"%d %d %s %lld %lld %s| %d %lld %lld %lld %lld %d | %d %u %u %u %u %u %u %d \"\n"
+    "               \"%d\\n\", v, f->v[v].kind, f->v[v].config, f->v[v].nx, f->v[v].eval,\n"
+    "               f->v[v].device[0] ? f->v[v].device : \"-\", rc, l.line, l.slice, l.offset,\n"
+    "               l.elems, l.align, g.nlaunch, g.launch[0].grid[0], g.launch[0].grid[1],\n"
+    "               g.launch[0].grid[2], g.launch[0].block[0], g.launch[0].block[1],\n"
+    "               g.launch[0].block[2], g.launch[g.nlaunch - 1].jbeg,\n"
+    "               g.launch[g.nlaunch - 1].jend);\n"
     "    }\n"
     "    return 0;\n"
     "}\n";
 
 typedef struct sel_case {
-    const char *family, *arch;
+    const char *family, *name, *arch; /* the device asked about: name, arch, compute units */
     int cus;
     int64_t nx, ny, nz;
     int kind;             /* expected: 0 fallback, 1 constant, 2 runtime dims */
@@ -609,8 +631,109 @@ typedef struct sel_case {
     int n;                /* its tuned grid n^3 */
 } sel_case;
 
+/* One answer of SELECT_PROG. */
+typedef struct sel_answer {
+    int v, kind, rc, align, nlaunch;
+    long long tnx, line, slice, offset, elems, eval;
+    char config[200], device[200];
+    unsigned grid[3], block[3];
+    int jbeg, jend;
+} sel_answer;
+
+static void parse_answer(const char *line, const sel_case *k, size_t i, sel_answer *a)
+{
+    if (sscanf(line, "%d %d %199s %lld %lld %199[^|]| %d %lld %lld %lld %lld %d | %d %u %u %u "
+                     "%u %u %u %d %d", &a->v, &a->kind, a->config, &a->tnx, &a->eval,
+               a->device, &a->rc, &a->line, &a->slice, &a->offset, &a->elems, &a->align,
+               &a->nlaunch, &a->grid[0], &a->grid[1], &a->grid[2], &a->block[0], &a->block[1],
+               &a->block[2], &a->jbeg, &a->jend) != 21)
+        fail_msg("case %zu (%s %s %d %lldx%lldx%lld): unexpected answer '%s'", i, k->family,
+                 k->arch, k->cus, (long long)k->nx, (long long)k->ny, (long long)k->nz, line);
+    size_t dl = strlen(a->device);
+    while (dl && a->device[dl - 1] == ' ')
+        a->device[--dl] = 0;
+}
+
+/* The layout and launch geometry the header computes for the selected config agree with
+ * fdt_layout_make and fdt_gen_geometry (the same portable code, wrapped). */
+static void check_layout_geometry(const sel_case *k, size_t i, const sel_answer *a,
+                                  const char *key)
+{
+    fdt_config cfg;
+    fdt_layout l;
+    fdt_geometry g;
+    fdt_err e;
+    fdt_problem p = problem(k->family[0] == 'l' ? "lap" : "d2z", k->nx, k->ny, k->nz);
+    if (fdt_config_parse(key, &cfg, &e) || fdt_layout_make(&p, cfg.align, &l, &e) ||
+        fdt_gen_geometry(&p, &cfg, &g, &e))
+        fail_msg("%s", e.msg);
+    if (a->rc != 0 || a->line != l.line || a->slice != l.slice || a->offset != l.offset ||
+        a->elems != l.elems || a->align != l.align)
+        fail_msg("case %zu: layout rc %d line %lld slice %lld offset %lld elems %lld align %d, "
+                 "generator: line %lld slice %lld offset %lld elems %lld align %d", i, a->rc,
+                 a->line, a->slice, a->offset, a->elems, a->align, (long long)l.line,
+                 (long long)l.slice, (long long)l.offset, (long long)l.elems, l.align);
+    const fdt_launch *L0 = &g.launch[0], *Ln = &g.launch[g.nlaunch - 1];
+    if (a->nlaunch != g.nlaunch || memcmp(a->grid, L0->grid, sizeof a->grid) ||
+        memcmp(a->block, L0->block, sizeof a->block) || a->jbeg != Ln->jbeg ||
+        a->jend != Ln->jend)
+        fail_msg("case %zu: header geometry %d launches, grid %u %u %u, rows %d..%d; "
+                 "generator %d launches, grid %u %u %u, rows %d..%d", i, a->nlaunch,
+                 a->grid[0], a->grid[1], a->grid[2], a->jbeg, a->jend, g.nlaunch, L0->grid[0],
+                 L0->grid[1], L0->grid[2], Ln->jbeg, Ln->jend);
+}
+
+/* fdt_db_nearest answers the case with the same tuned result (or none). */
+static void check_db_agrees(const sel_case *k, size_t i, const sel_answer *a)
+{
+    fdt_db *db;
+    fdt_err e;
+    if (fdt_db_open(g_db, FDT_DB_READONLY, &db, &e))
+        fail_msg("%s", e.msg);
+    fdt_device dev;
+    memset(&dev, 0, sizeof dev);
+    snprintf(dev.name, sizeof dev.name, "%s", k->name);
+    snprintf(dev.arch, sizeof dev.arch, "%s", k->arch);
+    dev.compute_units = k->cus;
+    fdt_problem p = problem(k->family[0] == 'l' ? "lap" : "d2z", k->nx, k->ny, k->nz);
+    fdt_db_row *row = malloc(sizeof *row);
+    fdt_db_fallback which;
+    assert_non_null(row);
+    if (fdt_db_nearest(db, &dev, &p, NULL, row, &which, &e))
+        fail_msg("%s", e.msg);
+    fdt_db_close(db);
+    long long want = which == FDT_DB_NEAREST_NONE ? 0 : (long long)row->ev.id;
+    if (a->eval != want)
+        fail_msg("case %zu (%s on '%s' %s %d CUs %lldx%lldx%lld): the header picks evaluation "
+                 "%lld, fdt_db_nearest %lld (%s)", i, k->family, k->name, k->arch, k->cus,
+                 (long long)k->nx, (long long)k->ny, (long long)k->nz, a->eval, want,
+                 fdt_db_fallback_name(which));
+    free(row);
+}
+
+static void check_answer(const char *compiler, const sel_case *k, size_t i, const sel_answer *a)
+{
+    char want_key[128];
+    if (k->kind == 0)
+        canon("default", want_key, sizeof want_key);
+    else
+        snprintf(want_key, sizeof want_key, "%s",
+                 find_tuned(k->device, k->family[0] == 'l' ? "lap" : "d2z", k->n)->key);
+    if (a->kind != k->kind || strcmp(a->config, want_key) ||
+        (k->kind && (a->tnx != k->n || strcmp(a->device, k->device))))
+        fail_msg("%s: case %zu (%s on '%s' %s %d CUs %lldx%lldx%lld): got variant %d kind %d "
+                 "config %s tuned %lld on '%s', want kind %d config %s tuned %d on %s",
+                 compiler, i, k->family, k->name, k->arch, k->cus, (long long)k->nx,
+                 (long long)k->ny, (long long)k->nz, a->v, a->kind, a->config, a->tnx,
+                 a->device, k->kind, want_key, k->n, k->kind ? k->device : "-");
+    check_layout_geometry(k, i, a, want_key);
+}
+
+/* Compiles SELECT_PROG over the header with the host's C++ and C compilers and checks every
+ * case; with compare_db (the header exports every device of the database), also that
+ * fdt_db_nearest picks the same tuned result. */
 static void run_selection(const char *header, const char *tag, const sel_case *cases,
-                          size_t ncases)
+                          size_t ncases, int compare_db)
 {
     char dir[600], hdr[700], prog[700], in[700], out[700], cmd[4096];
     snprintf(dir, sizeof dir, "%s/%s", g_dir, tag);
@@ -623,8 +746,9 @@ static void run_selection(const char *header, const char *tag, const sel_case *c
     FILE *f = fopen(in, "w");
     assert_non_null(f);
     for (size_t i = 0; i < ncases; i++)
-        fprintf(f, "%s %s %d %lld %lld %lld\n", cases[i].family, cases[i].arch, cases[i].cus,
-                (long long)cases[i].nx, (long long)cases[i].ny, (long long)cases[i].nz);
+        fprintf(f, "%s|%s|%s %d %lld %lld %lld\n", cases[i].family, cases[i].name,
+                cases[i].arch, cases[i].cus, (long long)cases[i].nx, (long long)cases[i].ny,
+                (long long)cases[i].nz);
     fclose(f);
 
     /* The portable part is plain C++ and plain C: both compilers, warnings as errors. */
@@ -633,7 +757,7 @@ static void run_selection(const char *header, const char *tag, const sel_case *c
     for (size_t c = 0; c < 2; c++) {
         snprintf(out, sizeof out, "%s/out%zu.txt", dir, c);
         snprintf(cmd, sizeof cmd,
-                 "cd '%s' && %s -Wall -Wextra -Wpedantic -Werror -o select%zu select.c "
+                 "cd '%s' && %s -Wall -Wextra -Wpedantic -Werror -O2 -o select%zu select.c "
                  "> build%zu.log 2>&1 && ./select%zu < cases.txt > '%s'",
                  dir, compilers[c], c, c, c, out);
         int st = system(cmd);
@@ -646,52 +770,19 @@ static void run_selection(const char *header, const char *tag, const sel_case *c
         char *text = tu_slurp(out);
         char *save = NULL, *line = strtok_r(text, "\n", &save);
         for (size_t i = 0; i < ncases; i++, line = strtok_r(NULL, "\n", &save)) {
-            const sel_case *k = &cases[i];
             if (!line)
                 fail_msg("%s: no answer for case %zu", compilers[c], i);
-            int v, kind, rc, align;
-            long long tnx, line_, slice, offset, elems;
-            char config[200], device[200];
-            if (sscanf(line, "%d %d %199s %lld %199[^|]| %d %lld %lld %lld %lld %d", &v, &kind,
-                       config, &tnx, device, &rc, &line_, &slice, &offset, &elems,
-                       &align) != 11)
-                fail_msg("case %zu (%s %s %d %lldx%lldx%lld): unexpected answer '%s'", i,
-                         k->family, k->arch, k->cus, (long long)k->nx, (long long)k->ny,
-                         (long long)k->nz, line);
-            size_t dl = strlen(device);
-            while (dl && device[dl - 1] == ' ')
-                device[--dl] = 0;
-            char want_key[128];
-            if (k->kind == 0)
-                canon("default", want_key, sizeof want_key);
-            else
-                snprintf(want_key, sizeof want_key, "%s",
-                         find_tuned(k->device, k->family[0] == 'l' ? "lap" : "d2z", k->n)->key);
-            if (kind != k->kind || strcmp(config, want_key) ||
-                (k->kind && (tnx != k->n || strcmp(device, k->device))))
-                fail_msg("%s: case %zu (%s %s %d CUs %lldx%lldx%lld): got variant %d kind %d "
-                         "config %s tuned %lld on '%s', want kind %d config %s tuned %d on %s",
-                         compilers[c], i, k->family, k->arch, k->cus, (long long)k->nx,
-                         (long long)k->ny, (long long)k->nz, v, kind, config, tnx, device,
-                         k->kind, want_key, k->n, k->kind ? k->device : "-");
-            /* The layout helper agrees with the generator's layout for that config. */
-            fdt_config cfg;
-            fdt_layout l;
-            fdt_err e;
-            fdt_problem p = problem(k->family[0] == 'l' ? "lap" : "d2z", k->nx, k->ny, k->nz);
-            if (fdt_config_parse(want_key, &cfg, &e) || fdt_layout_make(&p, cfg.align, &l, &e))
-                fail_msg("%s", e.msg);
-            if (rc != 0 || line_ != l.line || slice != l.slice || offset != l.offset ||
-                elems != l.elems || align != l.align)
-                fail_msg("case %zu: layout rc %d line %lld slice %lld offset %lld elems %lld "
-                         "align %d, generator: line %lld slice %lld offset %lld elems %lld "
-                         "align %d", i, rc, line_, slice, offset, elems, align,
-                         (long long)l.line, (long long)l.slice, (long long)l.offset,
-                         (long long)l.elems, l.align);
+            sel_answer a;
+            parse_answer(line, &cases[i], i, &a);
+            check_answer(compilers[c], &cases[i], i, &a);
+            if (compare_db && c == 0)
+                check_db_agrees(&cases[i], i, &a);
         }
         free(text);
     }
 }
+
+static const char PCIE[] = "NVIDIA H100 PCIe";
 
 static void test_select_host(void **state)
 {
@@ -704,49 +795,62 @@ static void test_select_host(void **state)
         fail_msg("%s", e.msg);
     static const sel_case cases[] = {
         /* exact device and grid: the constant kernel of that result */
-        {"lap_r4_f32", "sm_90", 132, 512, 512, 512, 1, H100, 512},
-        {"lap_r4_f32", "sm_90", 132, 256, 256, 256, 1, H100, 256},
-        {"d2z_r4_f32", "sm_90", 132, 512, 512, 512, 1, H100, 512},
-        {"lap_r4_f32", "gfx90a:sramecc+:xnack-", 110, 512, 512, 512, 1, MI250X, 512},
-        {"d2z_r4_f32", "gfx90a", 110, 256, 256, 256, 1, MI250X, 256},
+        {"lap_r4_f32", H100, "sm_90", 132, 512, 512, 512, 1, H100, 512},
+        {"lap_r4_f32", H100, "sm_90", 132, 256, 256, 256, 1, H100, 256},
+        {"d2z_r4_f32", H100, "sm_90", 132, 512, 512, 512, 1, H100, 512},
+        {"lap_r4_f32", MI250X, "gfx90a:sramecc+:xnack-", 110, 512, 512, 512, 1, MI250X, 512},
+        {"d2z_r4_f32", MI250X, "gfx90a", 110, 256, 256, 256, 1, MI250X, 256},
         /* other grids: the runtime-dims kernel of the nearest tuned grid (by volume) */
-        {"lap_r4_f32", "sm_90", 132, 300, 300, 300, 2, H100, 256},
-        {"lap_r4_f32", "sm_90", 132, 450, 450, 450, 2, H100, 512},
-        {"lap_r4_f32", "sm_90", 132, 1024, 1024, 1024, 2, H100, 512},
-        {"d2z_r4_f32", "gfx90a", 110, 301, 203, 157, 2, MI250X, 256},
-        {"lap_r4_f32", "gfx90a:xnack-", 110, 400, 400, 400, 2, MI250X, 512},
-        /* same arch, another compute-unit count: still that arch's results */
-        {"lap_r4_f32", "sm_90", 114, 512, 512, 512, 1, H100, 512},
-        {"lap_r4_f32", "sm_90", 114, 200, 200, 200, 2, H100, 256},
-        /* nearest tuned config cannot run the grid (nw 32 and 64 > nz 20): fallback */
-        {"d2z_r4_f32", "sm_90", 132, 600, 600, 20, 0, NULL, 0},
+        {"lap_r4_f32", H100, "sm_90", 132, 300, 300, 300, 2, H100, 256},
+        {"lap_r4_f32", H100, "sm_90", 132, 450, 450, 450, 2, H100, 512},
+        {"lap_r4_f32", H100, "sm_90", 132, 1024, 1024, 1024, 2, H100, 512},
+        {"d2z_r4_f32", MI250X, "gfx90a", 110, 301, 203, 157, 2, MI250X, 256},
+        {"lap_r4_f32", MI250X, "gfx90a:xnack-", 110, 400, 400, 400, 2, MI250X, 512},
+        /* another model of the arch: still that arch's results, the nearest grid first */
+        {"lap_r4_f32", PCIE, "sm_90", 114, 512, 512, 512, 1, H100, 512},
+        {"lap_r4_f32", PCIE, "sm_90", 114, 200, 200, 200, 2, H100, 256},
+        /* the nearest tuned configs cannot run the grid (nw 32 and 64 > nz 20): fallback */
+        {"d2z_r4_f32", H100, "sm_90", 132, 600, 600, 20, 0, NULL, 0},
         /* MI250X lap 512 has split=2: with ny = 1 it cannot run; 256's config can */
-        {"lap_r4_f32", "gfx90a", 110, 2048, 1, 4096, 2, MI250X, 256},
+        {"lap_r4_f32", MI250X, "gfx90a", 110, 2048, 1, 4096, 2, MI250X, 256},
         /* unknown architectures: the fallback */
-        {"lap_r4_f32", "gfx942", 304, 512, 512, 512, 0, NULL, 0},
-        {"d2z_r4_f32", "sm_80", 108, 256, 256, 256, 0, NULL, 0},
-        {"lap_r4_f32", "sm_9", 132, 512, 512, 512, 0, NULL, 0},
-        {"lap_r4_f32", "gfx90", 110, 512, 512, 512, 0, NULL, 0},
+        {"lap_r4_f32", "AMD Instinct MI300X", "gfx942", 304, 512, 512, 512, 0, NULL, 0},
+        {"d2z_r4_f32", "NVIDIA A100", "sm_80", 108, 256, 256, 256, 0, NULL, 0},
+        {"lap_r4_f32", H100, "sm_9", 132, 512, 512, 512, 0, NULL, 0},
+        {"lap_r4_f32", MI250X, "gfx90", 110, 512, 512, 512, 0, NULL, 0},
     };
-    run_selection(fdt_sb_str(&h), "two", cases, sizeof cases / sizeof cases[0]);
+    run_selection(fdt_sb_str(&h), "two", cases, sizeof cases / sizeof cases[0], 0);
     fdt_sb_free(&h);
     fdt_exp_plan_free(p);
 
-    /* Every device: the MI210 (104 CUs) prefers its own result over the MI250X's. */
+    /* Every device: the header and fdt_db_nearest answer alike. */
     if (make_plan(NULL, 0, 0, NULL, 0, &p, &e))
         fail_msg("%s", e.msg);
     assert_int_equal(p->ndevices, 4);
     fdt_sb_init(&h);
     if (fdt_exp_render_header(p, &h, &e))
         fail_msg("%s", e.msg);
-    static const sel_case cu_cases[] = {
-        {"lap_r4_f32", "gfx90a", 104, 512, 512, 512, 1, MI210, 512},
-        {"lap_r4_f32", "gfx90a", 104, 256, 256, 256, 2, MI210, 512}, /* own CUs beat grid */
-        {"lap_r4_f32", "gfx90a", 110, 256, 256, 256, 1, MI250X, 256},
-        {"lap_r4_f32", "gfx90a", 120, 256, 256, 256, 1, MI250X, 256}, /* nearest of any */
-        {"d2z_r4_f32", "gfx90a", 104, 512, 512, 512, 1, MI250X, 512}, /* MI210 has no d2z */
+    static const sel_case all_cases[] = {
+        /* rung 1 (this model, this grid) */
+        {"lap_r4_f32", MI210, "gfx90a", 104, 512, 512, 512, 1, MI210, 512},
+        {"lap_r4_f32", MI250X, "gfx90a", 110, 256, 256, 256, 1, MI250X, 256},
+        /* rung 2 (this model, another grid) before rung 3 (another model, this grid) */
+        {"lap_r4_f32", MI210, "gfx90a", 104, 256, 256, 256, 2, MI210, 512},
+        /* rung 3: the grid first (256^3 is nearer 300^3 than 512^3), then the CU count */
+        {"lap_r4_f32", "AMD Instinct MI250", "gfx90a", 104, 300, 300, 300, 2, MI250X, 256},
+        {"lap_r4_f32", "AMD Instinct MI250", "gfx90a", 104, 512, 512, 512, 1, MI210, 512},
+        {"lap_r4_f32", "AMD Instinct MI250", "gfx90a", 120, 512, 512, 512, 1, MI250X, 512},
+        {"d2z_r4_f32", MI210, "gfx90a", 104, 512, 512, 512, 1, MI250X, 512}, /* no d2z */
+        /* the same name with other compute units (a MIG slice, say) is another model */
+        {"lap_r4_f32", H100, "sm_90", 66, 256, 256, 256, 1, H100, 256},
+        {"lap_r4_f32", H100, "sm_90", 132, 256, 256, 256, 1, H100, 256},
+        {"lap_r4_f32", H100, "sm_90", 132, 250, 260, 256, 2, H100, 256},
+        /* nothing that can run it */
+        {"d2z_r4_f32", H100, "sm_90", 132, 600, 600, 20, 0, NULL, 0},
+        {"d2z_r4_f32", MI250X, "gfx90a", 110, 64, 64, 8, 0, NULL, 0},
+        {"lap_r4_f32", "NVIDIA B200", "sm_100", 148, 512, 512, 512, 0, NULL, 0},
     };
-    run_selection(fdt_sb_str(&h), "all", cu_cases, sizeof cu_cases / sizeof cu_cases[0]);
+    run_selection(fdt_sb_str(&h), "all", all_cases, sizeof all_cases / sizeof all_cases[0], 1);
     fdt_sb_free(&h);
     fdt_exp_plan_free(p);
 }

@@ -405,6 +405,137 @@ static void test_geometry_split_and_order(void **state)
     assert_int_equal(dynamic, 1);
 }
 
+/* The portable rules (portable/fdtuned_*.h, what exported headers carry verbatim) give pinned
+ * numbers, and the generator's wrappers give the same numbers and fdtune's messages. */
+typedef struct geo_case {
+    fdt_op op;
+    int64_t nx, ny, nz;
+    const char *config;
+    int why;                  /* FDTUNED_FIT_* */
+    int nlaunch;
+    unsigned grid[3];         /* of every launch */
+    int jbeg_last, jend_last; /* rows of the last launch */
+    int64_t blocks[3];        /* per axis, filled even when the geometry does not fit */
+    const char *message;      /* fdt_config_check's, when it does not fit */
+} geo_case;
+
+static void check_geo_case(const geo_case *k)
+{
+    fdt_problem p = {k->op, 4, FDT_F32, k->nx, k->ny, k->nz};
+    fdt_config c;
+    fdt_err e;
+    if (fdt_config_parse(k->config, &c, &e))
+        fail_msg("%s: %s", k->config, e.msg);
+    fdtuned_shape s;
+    fdt_gen_shape(&p, &c, &s);
+    fdtuned_geometry pg;
+    int why = -1, geo = fdtuned_geometry_make(&s, k->nx, k->ny, k->nz, &pg);
+    assert_int_equal(fdtuned_fit(&s, k->nx, k->ny, k->nz), k->why);
+    int64_t b[3];
+    fdt_gen_blocks(&p, &c, b);
+    for (int d = 0; d < 3; d++) {
+        assert_int_equal(b[d], k->blocks[d]);
+        assert_int_equal(pg.blocks[d], k->blocks[d]);
+    }
+    if (k->why != FDTUNED_FIT_OK) {
+        assert_int_equal(fdt_config_fit(&p, &c, &why, &e), -1);
+        assert_int_equal(why, k->why);
+        assert_int_equal(fdt_config_check(&p, &c, &e), -1);
+        assert_string_equal(e.msg, k->message);
+        return;
+    }
+    assert_int_equal(fdt_config_fit(&p, &c, &why, &e), 0);
+    assert_int_equal(why, FDTUNED_FIT_OK);
+    assert_int_equal(geo, FDTUNED_FIT_OK);
+    fdt_geometry g;
+    if (fdt_gen_geometry(&p, &c, &g, &e))
+        fail_msg("%s: %s", k->config, e.msg);
+    assert_int_equal(g.nlaunch, k->nlaunch);
+    assert_int_equal(pg.nlaunch, k->nlaunch);
+    for (int l = 0; l < g.nlaunch; l++)
+        for (int d = 0; d < 3; d++) {
+            assert_int_equal(g.launch[l].grid[d], k->grid[d]);
+            assert_int_equal(pg.launch[l].grid[d], k->grid[d]);
+        }
+    assert_int_equal(g.launch[g.nlaunch - 1].jbeg, k->jbeg_last);
+    assert_int_equal(g.launch[g.nlaunch - 1].jend, k->jend_last);
+    assert_memory_equal(g.launch, pg.launch, (size_t)g.nlaunch * sizeof g.launch[0]);
+}
+
+static void test_portable_geometry_fit(void **state)
+{
+    (void)state;
+    static const geo_case cases[] = {
+        /* 512^3, 128 x 8 outputs per block, 32-plane windows */
+        {FDT_OP_LAP, 512, 512, 512, "bx=64,by=4,tile=2,vec=2,nw=32,align=2", FDTUNED_FIT_OK, 1,
+         {4, 64, 16}, 4, 516, {4, 64, 16}, NULL},
+        /* order yzx: blockIdx.x walks y, .y walks z, .z walks x */
+        {FDT_OP_LAP, 512, 512, 512, "bx=64,by=4,tile=2,vec=2,nw=32,align=2,order=yzx",
+         FDTUNED_FIT_OK, 1, {64, 16, 4}, 4, 516, {4, 64, 16}, NULL},
+        {FDT_OP_D2Z, 300, 200, 100, "bx=32,by=2,order=zxy", FDTUNED_FIT_OK, 1, {100, 10, 100},
+         4, 204, {10, 100, 100}, NULL},
+        /* split 3 of ny=100 with 8 rows per block: subdomains of 40 rows, the last 20 */
+        {FDT_OP_LAP, 256, 100, 64, "bx=64,by=4,tile=2,nw=16,split=3", FDTUNED_FIT_OK, 3,
+         {4, 5, 4}, 84, 104, {4, 5, 4}, NULL},
+        /* split 4 of ny=20: subdomains of 8 rows leave the fourth empty */
+        {FDT_OP_LAP, 256, 20, 64, "bx=64,by=4,tile=2,split=4", FDTUNED_FIT_SPLIT_EMPTY, 0,
+         {0, 0, 0}, 0, 0, {4, 1, 64},
+         "config split=4: with by*tile=8 rows per block, ny=20 leaves some subdomains empty"},
+        /* 70000 z blocks on grid dimension y (order xzy): above 65535 */
+        {FDT_OP_D2X, 64, 8, 70000, "bx=64,by=8,order=xzy", FDTUNED_FIT_BLOCKS, 0, {0, 0, 0}, 0,
+         0, {1, 1, 70000},
+         "config order=xzy: 70000 blocks along z exceed the limit 65535 of grid dimension y"},
+        /* the same blocks on grid dimension x are fine */
+        {FDT_OP_D2X, 64, 8, 70000, "bx=64,by=8,order=zxy", FDTUNED_FIT_OK, 1, {70000, 1, 1},
+         4, 12, {1, 1, 70000}, NULL},
+        {FDT_OP_LAP, 64, 64, 20, "bx=64,by=4,nw=32", FDTUNED_FIT_WINDOW, 0, {0, 0, 0}, 0, 0,
+         {1, 16, 1}, "config nw=32: window longer than nz=20"},
+        {FDT_OP_LAP, 64, 5, 64, "bx=64,by=1,split=8", FDTUNED_FIT_SPLIT_ROWS, 0, {0, 0, 0}, 0,
+         0, {1, 1, 64}, "config split=8: more subdomains than ny=5 rows"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_geo_case(&cases[i]);
+
+    /* layout: line rounded up to align, x = R aligned, one spare row */
+    fdtuned_layout pl;
+    fdt_layout l;
+    fdt_err e;
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 100, 50, 30};
+    assert_int_equal(fdtuned_layout_make(4, 4, 16, 100, 50, 30, &pl), FDTUNED_LAYOUT_OK);
+    assert_int_equal(pl.line, 112);
+    assert_int_equal(pl.offset, 12);
+    assert_int_equal(pl.slice, 112 * 58);
+    assert_int_equal(pl.elems, 12 + 112 * 58 * 38 + 112);
+    assert_int_equal(fdtuned_index(&pl, 4, 4, 4), 12 + 4 + 112 * 4 + 112 * 58 * 4);
+    assert_int_equal(fdt_layout_make(&p, 16, &l, &e), 0);
+    assert_int_equal(l.line, pl.line);
+    assert_int_equal(l.offset, pl.offset);
+    assert_int_equal(l.slice, pl.slice);
+    assert_int_equal(l.elems, pl.elems);
+    assert_int_equal(fdt_layout_index(&l, 4, 4, 4), fdtuned_index(&pl, 4, 4, 4));
+    /* too large for one array: the reason and fdtune's message */
+    assert_int_equal(fdtuned_layout_make(4, 8, 1, 1000000, 1000000, 1000, &pl),
+                     FDTUNED_LAYOUT_TOO_LARGE);
+    fdt_problem big = {FDT_OP_LAP, 4, FDT_F64, 1000000, 1000000, 1000};
+    assert_int_equal(fdt_layout_make(&big, 1, &l, &e), -1);
+    assert_non_null(strstr(e.msg, "one array would need more than 1024 GiB"));
+    fdt_config c;
+    int why;
+    if (fdt_config_parse("bx=64,by=16,tile=64", &c, &e)) /* launchable: 977 y blocks */
+        fail_msg("%s", e.msg);
+    assert_int_equal(fdt_config_fit(&big, &c, &why, &e), -1);
+    assert_int_equal(why, FDTUNED_FIT_GRID);
+    assert_non_null(strstr(e.msg, "one array would need more than 1024 GiB"));
+    assert_int_equal(fdtuned_layout_make(4, 4, 1, 0, 10, 10, &pl), FDTUNED_LAYOUT_ARGS);
+    /* the fallback config fits any valid grid */
+    fdt_problem tiny = {FDT_OP_WAVE, 8, FDT_F64, 1, 1, 1};
+    fdt_config_fallback(&tiny, &c);
+    assert_int_equal(fdt_config_check(&tiny, &c, &e), 0);
+    char key[64];
+    fdt_config_format(&c, key, sizeof key);
+    assert_string_equal(key, "default");
+}
+
 static void test_kernel_args(void **state)
 {
     (void)state;
@@ -869,6 +1000,7 @@ int main(void)
         cmocka_unit_test(test_layout_arithmetic),
         cmocka_unit_test(test_effective_bytes),
         cmocka_unit_test(test_geometry_split_and_order),
+        cmocka_unit_test(test_portable_geometry_fit),
         cmocka_unit_test(test_kernel_args),
         cmocka_unit_test(test_template_engine),
         cmocka_unit_test(test_source_rendering),

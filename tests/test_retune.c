@@ -46,9 +46,9 @@ static void assert_has(const char *s, const char *part)
 
 /* ------------------------------------------------------------------ fixtures */
 
-static fdt_rt_device_info device(const char *name, int cu, const char *uuid, const char *driver)
+static fdt_device device(const char *name, int cu, const char *uuid, const char *driver)
 {
-    fdt_rt_device_info d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.backend, sizeof d.backend, "cuda");
     snprintf(d.vendor, sizeof d.vendor, "NVIDIA");
@@ -130,12 +130,12 @@ static int64_t put(fdt_db *db, fdt_db_eval *ev)
     return id;
 }
 
-static void env_of(const fdt_rt_device_info *d, fdt_db_env *v)
+static void env_of(const fdt_device *d, fdt_db_env *v)
 {
-    fdt_db_env_from_rt(d, "0.1.0", v);
+    fdt_db_env_from_device(d, "0.1.0", v);
 }
 
-static int64_t ids(fdt_db *db, const fdt_rt_device_info *d, const fdt_problem *p, int64_t *dev,
+static int64_t ids(fdt_db *db, const fdt_device *d, const fdt_problem *p, int64_t *dev,
                    int64_t *prob)
 {
     fdt_err e = {""};
@@ -335,14 +335,12 @@ static void test_cutoff(void **state)
 static void test_match(void **state)
 {
     (void)state;
-    fdt_rt_device_info live[3] = {
+    fdt_device live[3] = {
         device("NVIDIA H100 80GB HBM3", 132, "GPU-1", "580"),
         device("NVIDIA H100 80GB HBM3", 132, "GPU-2", "580"),
         device("NVIDIA H100 PCIe", 114, "GPU-3", "580"),
     };
-    fdt_db_device d;
-    fdt_rt_device_info s = device("NVIDIA H100 80GB HBM3", 132, "GPU-2", "570");
-    fdt_db_device_from_rt(&s, &d);
+    fdt_device d = device("NVIDIA H100 80GB HBM3", 132, "GPU-2", "570");
     int same = -1;
     assert_int_equal(fdt_retune_match(&d, live, 3, &same), 1); /* the very GPU */
     assert_int_equal(same, 1);
@@ -353,7 +351,10 @@ static void test_match(void **state)
     assert_int_equal(fdt_retune_match(&d, live, 3, &same), -1);
     snprintf(d.name, sizeof d.name, "NVIDIA H100 PCIe");
     assert_int_equal(fdt_retune_match(&d, live, 3, &same), 2);
-    snprintf(d.backend, sizeof d.backend, "hip");
+    /* the model is (name, base arch, compute units): memory is not part of it */
+    d.mem_bytes = 94LL << 30;
+    assert_int_equal(fdt_retune_match(&d, live, 3, &same), 2);
+    snprintf(d.arch, sizeof d.arch, "gfx90a"); /* never the same as sm_90 */
     assert_int_equal(fdt_retune_match(&d, live, 3, &same), -1);
     assert_int_equal(fdt_retune_match(&d, live, 0, &same), -1);
 }
@@ -365,9 +366,9 @@ static void test_plan(void **state)
     path_in(path, sizeof path, "plan.db");
     fdt_db *db = open_db(path, FDT_DB_CREATE);
     fdt_err e = {""};
-    fdt_rt_device_info h1 = device("NVIDIA H100 80GB HBM3", 132, "GPU-1", "580.65.06");
-    fdt_rt_device_info h9 = device("NVIDIA H100 80GB HBM3", 132, "GPU-9", "580.65.06");
-    fdt_rt_device_info mi = device("AMD Instinct MI250X", 110, "GPU-mi", "6.3");
+    fdt_device h1 = device("NVIDIA H100 80GB HBM3", 132, "GPU-1", "580.65.06");
+    fdt_device h9 = device("NVIDIA H100 80GB HBM3", 132, "GPU-9", "580.65.06");
+    fdt_device mi = device("AMD Instinct MI250X", 110, "GPU-mi", "6.3");
     snprintf(mi.backend, sizeof mi.backend, "hip");
     snprintf(mi.vendor, sizeof mi.vendor, "AMD");
     snprintf(mi.arch, sizeof mi.arch, "gfx90a");
@@ -413,7 +414,7 @@ static void test_plan(void **state)
     db = open_db(path, FDT_DB_READWRITE);
 
     /* Visible: GPU-1 and another H100 PCIe. */
-    fdt_rt_device_info live[2] = {device("NVIDIA H100 PCIe", 114, "GPU-p", "580.65.06"), h1};
+    fdt_device live[2] = {device("NVIDIA H100 PCIe", 114, "GPU-p", "580.65.06"), h1};
     fdt_retune_plan plan;
     assert_int_equal(fdt_retune_plan_build(db, live, 2, NULL, &plan, &e), 0);
     /* lap 256, lap 512, d2z 512 on GPU-1: GPU-9's three pairs map to it as well and lose to
@@ -446,7 +447,7 @@ static void test_plan(void **state)
     /* Only GPU-9's model visible under another UUID: its pairs and GPU-1's compete; GPU-1's
      * have the newer runs except for lap 256^3, where both are old and GPU-1's run is kept
      * by id. */
-    fdt_rt_device_info other = device("NVIDIA H100 80GB HBM3", 132, "GPU-new", "580.65.06");
+    fdt_device other = device("NVIDIA H100 80GB HBM3", 132, "GPU-new", "580.65.06");
     assert_int_equal(fdt_retune_plan_build(db, &other, 1, NULL, &plan, &e), 0);
     assert_int_equal(plan.n, 3);
     for (size_t i = 0; i < plan.n; i++) {
@@ -508,7 +509,7 @@ typedef struct night {
     fdt_db *db;
     int64_t dev, prob, stored_a, tune_env;
     fdt_problem p;
-    fdt_rt_device_info live;
+    fdt_device live;
     fdt_db_env now;
     int64_t now_env, run, research;
     fdt_retune_item *it;
@@ -521,7 +522,7 @@ static void history(night *n, const char *name)
     path_in(n->path, sizeof n->path, name);
     n->db = open_db(n->path, FDT_DB_CREATE);
     n->p = problem(FDT_OP_LAP, 512);
-    fdt_rt_device_info d = device("NVIDIA H100 80GB HBM3", 132, "GPU-1", "580.65.06");
+    fdt_device d = device("NVIDIA H100 80GB HBM3", 132, "GPU-1", "580.65.06");
     n->tune_env = ids(n->db, &d, &n->p, &n->dev, &n->prob);
     int64_t run = begin(n->db, n->dev, n->tune_env, FDT_DB_TUNE);
     fdt_db_eval evs[] = {timed(run, n->prob, "bx=32", 1.00, 0.01),
@@ -909,10 +910,10 @@ static void test_migrate_v1(void **state)
     assert_string_equal(after, before);
 
     /* The device of the file, visible again. */
-    fdt_db_device d;
+    fdt_device d;
     assert_int_equal(fdt_db_device_get(db, sql_int(path, "SELECT min(id) FROM devices"), &d, &e),
                      0);
-    fdt_rt_device_info live;
+    fdt_device live;
     memset(&live, 0, sizeof live);
     snprintf(live.backend, sizeof live.backend, "%s", d.backend);
     snprintf(live.vendor, sizeof live.vendor, "%s", d.vendor);
@@ -973,7 +974,7 @@ static void test_cli(void **state)
     path_in(path, sizeof path, "cli.db");
     /* A device no real GPU is, so that a GPU machine finds nothing to do here either. */
     fdt_db *db = open_db(path, FDT_DB_CREATE);
-    fdt_rt_device_info d = device("fdtune test GPU", 7, "GPU-test", "1.0");
+    fdt_device d = device("fdtune test GPU", 7, "GPU-test", "1.0");
     fdt_problem p = problem(FDT_OP_LAP, 64);
     int64_t dev, prob;
     int64_t env = ids(db, &d, &p, &dev, &prob);

@@ -36,9 +36,9 @@ static fdt_problem d2z_problem(fdt_prec prec)
     return p;
 }
 
-static fdt_recipe_device h100(void)
+static fdt_device h100(void)
 {
-    fdt_recipe_device d;
+    fdt_device d;
     memset(&d, 0, sizeof d);
     snprintf(d.vendor, sizeof d.vendor, "NVIDIA");
     snprintf(d.name, sizeof d.name, "NVIDIA H100 80GB HBM3");
@@ -682,7 +682,7 @@ static void test_best_reported(void **state)
 
 static double model(const fdt_problem *p, const char *text, fdt_model_terms *t)
 {
-    fdt_recipe_device d = h100();
+    fdt_device d = h100();
     fdt_config c = cfg(p, text);
     fdt_model_terms local;
     double ms = fdt_model_time(p, &c, &d, NULL, t ? t : &local);
@@ -766,7 +766,7 @@ static void test_model_window_align_prec(void **state)
 static void test_model_residency(void **state)
 {
     (void)state;
-    fdt_recipe_device d = h100();
+    fdt_device d = h100();
     /* a shared tile far beyond the 227 KiB an SM can give a block */
     fdt_problem lap = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
     fdt_config c = cfg(&lap, "bx=256,by=4,tile=16,vec=4,lds=1,nw=16,align=32");
@@ -812,17 +812,20 @@ static void test_model_residency(void **state)
 static void test_model_tail_grid(void **state)
 {
     (void)state;
-    fdt_recipe_device d = h100();
+    fdt_device d = h100();
     fdt_problem p = {FDT_OP_D2Z, 4, FDT_F32, 1000, 600, 700};
     const char *cfgs[] = {"bx=64,by=4,nw=16,align=32", "bx=64,by=4,bz=2,nw=16,align=32",
                           "bx=32,by=2,bz=4,nw=32,align=32", "bx=64,by=2,bz=4,align=32",
-                          "bx=128,by=1,tile=4,nw=64,vec=2,align=32"};
+                          "bx=128,by=1,tile=4,nw=64,vec=2,align=32",
+                          "bx=64,by=4,tile=2,nw=16,align=32,split=3",
+                          "bx=32,by=8,nw=32,align=32,split=5,order=yzx"};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         fdt_config c = cfg(&p, cfgs[i]);
         fdt_geometry g;
         fdt_err e;
         assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
-        double nblocks = (double)g.launch[0].grid[0] * g.launch[0].grid[1] * g.launch[0].grid[2];
+        double nblocks = (double)g.launch[0].grid[0] * g.launch[0].grid[1] *
+                         g.launch[0].grid[2] * g.nlaunch; /* every launch of a split */
         fdt_model_terms t;
         fdt_model_time(&p, &c, &d, NULL, &t);
         int threads = c.bx * c.by * c.bz;
@@ -833,6 +836,56 @@ static void test_model_tail_grid(void **state)
         if (fabs(t.tail_eff - tail) > 1e-12)
             fail_msg("%s: tail %.4f, expected %.4f from %.0f blocks in %.0f slots", cfgs[i],
                      t.tail_eff, tail, nblocks, slots);
+    }
+}
+
+/* Predictions pinned to the values of the model before its geometry came from the
+ * generator and fdt_model_time was split into parts: neither may move a prediction. */
+static void test_model_pinned(void **state)
+{
+    (void)state;
+    fdt_device mi = h100();
+    snprintf(mi.vendor, sizeof mi.vendor, "AMD");
+    snprintf(mi.name, sizeof mi.name, "AMD Instinct MI250X");
+    snprintf(mi.arch, sizeof mi.arch, "gfx90a");
+    mi.compute_units = 110;
+    mi.warp_size = 64;
+    mi.shared_per_block = mi.shared_per_block_optin = 65536;
+    mi.l2_bytes = mi.llc_bytes = 8LL << 20;
+    mi.peak_bw_gbs = 1638;
+    static const struct {
+        fdt_op op;
+        int R;
+        fdt_prec prec;
+        int64_t n[3];
+        const char *config;
+        int amd;
+        double ms;
+    } cases[] = {
+        {FDT_OP_LAP, 4, FDT_F32, {1024, 1024, 1024},
+         "bx=64,by=2,tile=4,vec=2,nw=64,lds=2,pf=4,align=64", 0, 3.2390386264105122},
+        {FDT_OP_LAP, 4, FDT_F32, {512, 512, 512}, "bx=64,by=4,lds=1,nw=32", 0,
+         1.1242693799282217},
+        {FDT_OP_LAP, 4, FDT_F32, {512, 512, 512}, "bx=64,by=4,nw=32,split=2,align=32", 0,
+         0.68500283325761646},
+        {FDT_OP_D2Z, 4, FDT_F64, {1024, 1024, 1024}, "bx=32,by=8,nw=64,order=yzx,align=32,nt=1",
+         0, 6.269816062349391},
+        {FDT_OP_WAVE, 4, FDT_F32, {600, 500, 400},
+         "bx=64,by=2,tile=2,vec=2,nw=32,lds=2,pf=2,align=32", 0, 0.68230480865185661},
+        {FDT_OP_D2X, 2, FDT_F32, {300, 301, 302}, "bx=128,by=1,lb=128", 0, 0.08151233392751342},
+        {FDT_OP_LAP, 4, FDT_F32, {512, 512, 512}, "bx=128,by=2,nw=16,vec=2,align=64,split=2", 1,
+         1.2625791692615931},
+        {FDT_OP_D2Y, 8, FDT_F64, {256, 256, 256}, "bx=64,by=4,tile=2,nw=8,order=zxy", 1,
+         0.24711656685713176},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fdt_problem p = {cases[i].op, cases[i].R, cases[i].prec, cases[i].n[0], cases[i].n[1],
+                         cases[i].n[2]};
+        fdt_config c = cfg(&p, cases[i].config);
+        fdt_device d = cases[i].amd ? mi : h100();
+        double ms = fdt_model_time(&p, &c, &d, NULL, NULL);
+        if (fabs(ms - cases[i].ms) > 1e-12 * cases[i].ms)
+            fail_msg("%s: predicted %.17g ms, pinned %.17g", cases[i].config, ms, cases[i].ms);
     }
 }
 
@@ -857,7 +910,7 @@ static void test_model_describe_and_rank(void **state)
 
     /* the model strategy on the real model: the ranking follows fdt_model_time, and a replay
      * whose record is the model's own prediction finds the best at once */
-    fdt_recipe_device d = h100();
+    fdt_device d = h100();
     static double pred[SPACE_MAX];
     for (size_t i = 0; i < nspace; i++)
         pred[i] = fdt_model_time(&p, &space[i], &d, NULL, NULL);
@@ -900,6 +953,7 @@ int main(void)
         cmocka_unit_test(test_model_window_align_prec),
         cmocka_unit_test(test_model_residency),
         cmocka_unit_test(test_model_tail_grid),
+        cmocka_unit_test(test_model_pinned),
         cmocka_unit_test(test_model_describe_and_rank),
     };
     return cmocka_run_group_tests(tests, landscape_setup, NULL);

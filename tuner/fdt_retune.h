@@ -41,7 +41,7 @@ void fdt_retune_filter_init(fdt_retune_filter *f);
 typedef struct fdt_retune_item {
     int live;                 /* index of the visible device that measures it */
     int same_gpu;             /* 1: that very GPU (UUID); 0: another GPU of the same model */
-    fdt_db_device device;     /* where the stored results were measured */
+    fdt_device device;     /* where the stored results were measured */
     fdt_problem problem;
     int64_t problem_id;
     int decided;              /* the best is a recorded decision (else the smallest median) */
@@ -58,16 +58,16 @@ typedef struct fdt_retune_plan {
     size_t duplicate;         /* pairs skipped: another stored device maps to the same GPU */
 } fdt_retune_plan;
 
-/* Which stored device a visible one stands for: the same model (backend, vendor, name,
- * arch, compute units); *same_gpu when the UUID is equal too. Returns the index into live,
+/* Which stored device a visible one stands for: the same model (fdt_device_same_model:
+ * name, base arch, compute units); *same_gpu when the UUID is equal too. Returns the index into live,
  * preferring the GPU with the same UUID, else the first of the same model; -1: none. */
-int fdt_retune_match(const fdt_db_device *stored, const fdt_rt_device_info *live, int nlive,
+int fdt_retune_match(const fdt_device *stored, const fdt_device *live, int nlive,
                      int *same_gpu);
 
 /* Lists what a retune revisits: every (device, problem) with an ok full result whose device
  * matches a visible GPU, narrowed by f. When several stored devices map to one visible GPU
  * for a problem, the one that is that GPU wins, then the one with the newer run. */
-int fdt_retune_plan_build(fdt_db *db, const fdt_rt_device_info *live, int nlive,
+int fdt_retune_plan_build(fdt_db *db, const fdt_device *live, int nlive,
                           const fdt_retune_filter *f, fdt_retune_plan *plan, fdt_err *e);
 void fdt_retune_plan_free(fdt_retune_plan *plan);
 
@@ -147,7 +147,7 @@ typedef struct fdt_retune_ctx {
     fdt_worker *w;
     fdt_db *db;
     int64_t device_id, env_id;     /* the visible GPU and its environment now */
-    const fdt_recipe_device *dev;
+    const fdt_device *dev;
     fdt_db_env env;                /* the environment now */
     int64_t run_id;                /* the running retune run of this GPU */
     int copy_set;                  /* the run's copy bandwidth has been recorded */

@@ -79,7 +79,7 @@ typedef struct fdt_tune_ctx {
     fdt_worker *w;
     fdt_db *db;
     int64_t device_id, env_id;
-    const fdt_recipe_device *dev;
+    const fdt_device *dev;
 } fdt_tune_ctx;
 
 /* With o->decide, the end of a problem records the best decision of (device, problem): this

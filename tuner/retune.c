@@ -28,16 +28,14 @@ void fdt_retune_filter_init(fdt_retune_filter *f)
     memset(f, 0, sizeof *f);
 }
 
-int fdt_retune_match(const fdt_db_device *stored, const fdt_rt_device_info *live, int nlive,
+int fdt_retune_match(const fdt_device *stored, const fdt_device *live, int nlive,
                      int *same_gpu)
 {
     int first = -1;
     *same_gpu = 0;
     for (int i = 0; i < nlive; i++) {
-        const fdt_rt_device_info *v = &live[i];
-        if (strcmp(stored->backend, v->backend) || strcmp(stored->vendor, v->vendor) ||
-            strcmp(stored->name, v->name) || strcmp(stored->arch, v->arch) ||
-            stored->compute_units != v->compute_units)
+        const fdt_device *v = &live[i];
+        if (!fdt_device_same_model(stored, v))
             continue;
         if (stored->uuid[0] && !strcmp(stored->uuid, v->uuid)) {
             *same_gpu = 1;
@@ -90,7 +88,7 @@ static int item_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-int fdt_retune_plan_build(fdt_db *db, const fdt_rt_device_info *live, int nlive,
+int fdt_retune_plan_build(fdt_db *db, const fdt_device *live, int nlive,
                           const fdt_retune_filter *f, fdt_retune_plan *plan, fdt_err *e)
 {
     memset(plan, 0, sizeof *plan);
@@ -346,7 +344,7 @@ void fdt_retune_opts_default(fdt_retune_opts *o)
 static int measure(fdt_retune_ctx *ctx, const fdt_retune_item *it, int parallel,
                    fdt_db_eval *rows, fdt_err *e)
 {
-    const fdt_rt_device_info *d = fdt_worker_device(ctx->w);
+    const fdt_device *d = fdt_worker_device(ctx->w);
     const fdt_rt_backend *b = fdt_rt_backend_find(d->backend);
     if (!b)
         return fdt_err_set(e, "backend %s: not in this build", d->backend);

@@ -322,7 +322,7 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
  * be far larger than what a budget will ever measure. */
 static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
 {
-    const fdt_rt_device_info *d = fdt_worker_device(st->ctx->w);
+    const fdt_device *d = fdt_worker_device(st->ctx->w);
     const fdt_rt_backend *b = fdt_rt_backend_find(d->backend);
     size_t nj = 0;
     fdt_rt_job *jobs = calloc(n ? n : 1, sizeof *jobs);

@@ -9,7 +9,7 @@
 // a timing of the launcher; exits 1 on any failure, 2 on a CUDA error.
 //
 // Build (bench/export_check/run.sh does this):
-//   nvcc -std=c++17 -O2 -arch=sm_90 -x cu main.cu -I<dir of fd_tuned.h> -I generator -I common
+//   nvcc -std=c++17 -O2 -arch=sm_90 -x cu main.cu -I<dir of fd_tuned.h> -I generator -I portable -I common
 //        build/generator/libfdt_generator.a build/templates/libfdt_templates.a
 //        build/common/libfdt_common.a -o export_check
 // Environment: EXPORT_CHECK_GRID=NXxNYxNZ (the untuned grid, default 301x203x157),
@@ -130,10 +130,10 @@ template <class T, class Call>
 static int check_one(const family &f, Call call, int v, const grid3 &g, bool timed)
 {
     const int nx = (int)g.nx, ny = (int)g.ny, nz = (int)g.nz;
-    const char *arch;
+    const char *name, *arch;
     int cus;
-    CK(fdtuned_current_device(&arch, &cus));
-    int chosen = v >= 0 ? v : fdtuned_select_in(f.v, f.n, arch, cus, nx, ny, nz);
+    CK(fdtuned_current_device(&name, &arch, &cus));
+    int chosen = v >= 0 ? v : fdtuned_select_in(f.v, f.n, name, arch, cus, nx, ny, nz);
     fdtuned_layout l;
     if (chosen < 0 || fdtuned_variant_layout(f.v, f.n, chosen, nx, ny, nz, &l) != 0) {
         std::printf("%-12s %lldx%lldx%lld: no variant can run this grid: FAIL\n", f.name, g.nx,
@@ -299,12 +299,12 @@ static int check_one(const family &f, Call call, int v, const grid3 &g, bool tim
 // The tuned grid of this device: a constant variant the launcher would pick on its grid.
 static bool tuned_grid(const family &f, grid3 *g)
 {
-    const char *arch;
+    const char *name, *arch;
     int cus;
-    CK(fdtuned_current_device(&arch, &cus));
+    CK(fdtuned_current_device(&name, &arch, &cus));
     for (int i = 0; i < f.n; ++i)
         if (f.v[i].kind == FDTUNED_CONSTANT &&
-            fdtuned_select_in(f.v, f.n, arch, cus, f.v[i].nx, f.v[i].ny, f.v[i].nz) == i) {
+            fdtuned_select_in(f.v, f.n, name, arch, cus, f.v[i].nx, f.v[i].ny, f.v[i].nz) == i) {
             *g = {f.v[i].nx, f.v[i].ny, f.v[i].nz};
             return true;
         }
@@ -333,10 +333,10 @@ template <class T, class Call> static void check_family(const family &f, Call ca
             continue;
         // every other variant that can run this grid, so each kernel of the header is
         // checked on this GPU, whatever device it was tuned for
-        const char *arch;
+        const char *name, *arch;
         int cus;
-        CK(fdtuned_current_device(&arch, &cus));
-        int chosen = fdtuned_select_in(f.v, f.n, arch, cus, g.nx, g.ny, g.nz);
+        CK(fdtuned_current_device(&name, &arch, &cus));
+        int chosen = fdtuned_select_in(f.v, f.n, name, arch, cus, g.nx, g.ny, g.nz);
         for (int i = 0; i < f.n; ++i)
             if (i != chosen && fdtuned_usable(&f.v[i], g.nx, g.ny, g.nz))
                 g_failures += check_one<T>(f, call, i, g, false);
@@ -349,9 +349,9 @@ int main()
     cudaDeviceProp prop;
     CK(cudaGetDevice(&dev));
     CK(cudaGetDeviceProperties(&prop, dev));
-    const char *arch;
+    const char *name, *arch;
     int cus;
-    CK(fdtuned_current_device(&arch, &cus));
+    CK(fdtuned_current_device(&name, &arch, &cus));
     std::printf("device %d: %s, %s, %d SMs; header generator %s\n", dev, prop.name, arch, cus,
                 FDTUNED_GENERATOR);
 

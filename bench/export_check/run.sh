@@ -68,7 +68,7 @@ fi
 
 echo "run.sh: compiling main.cu for $ARCH" >&2
 "$NVCC" -std=c++17 -O2 -arch="$ARCH" -Xcompiler -Wall,-Wextra "$here/main.cu" \
-    -I"$OUTDIR" -I"$root/generator" -I"$root/common" \
+    -I"$OUTDIR" -I"$root/generator" -I"$root/portable" -I"$root/common" \
     "$BUILD/generator/libfdt_generator.a" "$BUILD/templates/libfdt_templates.a" \
     "$BUILD/common/libfdt_common.a" -o "$OUTDIR/export_check" || exit 4
 

@@ -1,10 +1,10 @@
 /* ---- fdtune export: host side shared by the launchers (hipcc, or nvcc through the mapping) -
- * Which device is current, as the selection needs it: the architecture name and the
- * compute-unit count, queried once per device and cached (a property query costs far more
- * than a launch). Under nvcc without HIP, HIP's stream and error types are CUDA's, so
+ * Which device is current, as the selection needs it: the device name, the architecture name
+ * and the compute-unit count, queried once per device and cached (a property query costs far
+ * more than a launch). Under nvcc without HIP, HIP's stream and error types are CUDA's, so
  * launcher signatures read the same on both platforms. */
-#ifndef FDTUNED_HOST_V1
-#define FDTUNED_HOST_V1
+#ifndef FDTUNED_HOST_V2
+#define FDTUNED_HOST_V2
 
 #if defined(FDTUNED_CUDA)
 #include <cuda_runtime.h>
@@ -51,62 +51,65 @@ static inline void fdtuned_sm_name_(int major, int minor, char *out)
     out[k] = 0;
 }
 
-/* The current device's architecture ("gfx90a", "sm_90") and compute units. The cache is
- * per translation unit and takes no lock: threads that ask about one device for the first
- * time together store the same answer. */
-static inline hipError_t fdtuned_current_device(const char **arch, int *cus)
+/* The current device as the selection needs it: its name ("NVIDIA H100 80GB HBM3", what
+ * fdtune stored), architecture ("gfx90a:sramecc+:xnack-", "sm_90") and compute units, from
+ * the HIP/CUDA device properties. The cache is per translation unit and takes no lock:
+ * threads that ask about one device for the first time together store the same answer. */
+static inline hipError_t fdtuned_current_device(const char **name, const char **arch, int *cus)
 {
-    static char archs[FDTUNED_MAX_DEVICES][64];
+    static char names[FDTUNED_MAX_DEVICES][256], archs[FDTUNED_MAX_DEVICES][64];
     static int units[FDTUNED_MAX_DEVICES], known[FDTUNED_MAX_DEVICES];
-    static char other[64];
-    int dev = 0;
-    char *name;
+    static char other_name[256], other_arch[64];
+    int dev = 0, i, slot;
 #if defined(FDTUNED_CUDA)
-    int major = 0, minor = 0, n = 0;
+    cudaDeviceProp prop;
     cudaError_t err = cudaGetDevice(&dev);
-    if (err != cudaSuccess)
-        return err;
-    if (dev >= 0 && dev < FDTUNED_MAX_DEVICES && known[dev]) {
-        *arch = archs[dev];
-        *cus = units[dev];
-        return cudaSuccess;
-    }
-    if ((err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) ||
-        (err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev)) ||
-        (err = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev)))
-        return err;
-    name = dev >= 0 && dev < FDTUNED_MAX_DEVICES ? archs[dev] : other;
-    fdtuned_sm_name_(major, minor, name);
 #else
     hipDeviceProp_t prop;
-    int n, i;
     hipError_t err = hipGetDevice(&dev);
+#endif
     if (err != hipSuccess)
         return err;
-    if (dev >= 0 && dev < FDTUNED_MAX_DEVICES && known[dev]) {
+    slot = dev >= 0 && dev < FDTUNED_MAX_DEVICES;
+    if (slot && known[dev]) {
+        *name = names[dev];
         *arch = archs[dev];
         *cus = units[dev];
         return hipSuccess;
     }
+#if defined(FDTUNED_CUDA)
+    if ((err = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess)
+        return err;
+#else
     if ((err = hipGetDeviceProperties(&prop, dev)) != hipSuccess)
         return err;
-    n = prop.multiProcessorCount;
-    name = dev >= 0 && dev < FDTUNED_MAX_DEVICES ? archs[dev] : other;
-    /* gcnArchName "gfx90a:sramecc+:xnack-" is kept whole (the selection ignores the
-     * features); HIP on NVIDIA leaves it empty, and the compute capability names it. */
-    for (i = 0; i < 63 && prop.gcnArchName[i]; i++)
-        name[i] = prop.gcnArchName[i];
-    name[i] = 0;
-    if (!name[0])
-        fdtuned_sm_name_(prop.major, prop.minor, name);
 #endif
-    if (dev >= 0 && dev < FDTUNED_MAX_DEVICES) {
-        units[dev] = n;
-        known[dev] = 1;
+    {
+        char *nm = slot ? names[dev] : other_name, *ar = slot ? archs[dev] : other_arch;
+        for (i = 0; i < 255 && prop.name[i]; i++)
+            nm[i] = prop.name[i];
+        nm[i] = 0;
+#if defined(FDTUNED_CUDA)
+        fdtuned_sm_name_(prop.major, prop.minor, ar);
+#else
+        /* gcnArchName "gfx90a:sramecc+:xnack-" is kept whole (the selection compares base
+         * architectures); HIP on NVIDIA leaves it empty, and the compute capability names
+         * it. */
+        for (i = 0; i < 63 && prop.gcnArchName[i]; i++)
+            ar[i] = prop.gcnArchName[i];
+        ar[i] = 0;
+        if (!ar[0])
+            fdtuned_sm_name_(prop.major, prop.minor, ar);
+#endif
+        if (slot) {
+            units[dev] = prop.multiProcessorCount;
+            known[dev] = 1;
+        }
+        *name = nm;
+        *arch = ar;
+        *cus = prop.multiProcessorCount;
     }
-    *arch = name;
-    *cus = n;
     return hipSuccess;
 }
 
-#endif /* FDTUNED_HOST_V1 */
+#endif /* FDTUNED_HOST_V2 */

@@ -1,0 +1,130 @@
+/* What fdtune answers for one problem on one device, as an export would: which stored devices
+ * a --gpu names (a substring of the stored name or arch, else the GPU catalogue's names and
+ * aliases), the database's nearest tuned result for the first of them (or, for a GPU the
+ * database never saw, for the catalogue's description of it), and fdtune's built-in default
+ * when nothing usable was tuned. `fdtune query best --nearest` prints this; the export plan
+ * resolves its --gpu the same way, and its headers fall back to the same config. */
+#include "fdt_export.h"
+#include "fdt_recipe.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!n)
+        return 0;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+int fdt_exp_match_gpu(const fdt_db_device_list *all, const char *gpu,
+                      const struct fdt_catalogue *cat, char *hit, fdt_device *entry,
+                      fdt_err *ce)
+{
+    int n = 0;
+    fdt_device_init(entry);
+    fdt_err_set(ce, "--gpu %s: no GPU catalogue to look it up in", gpu);
+    for (size_t i = 0; i < all->n; i++)
+        if (contains_ci(all->v[i].name, gpu) || contains_ci(all->v[i].arch, gpu)) {
+            hit[i] = 1;
+            n++;
+        }
+    if (n || !cat)
+        return n;
+    /* Not a substring of what the driver called it: perhaps a catalogue name or alias
+     * ("H100 SXM" for "NVIDIA H100 80GB HBM3"); the catalogue decides which stored devices
+     * are that GPU the way it matches live ones. */
+    if (fdt_catalogue_find(cat, gpu, NULL, 0, entry, ce)) {
+        fdt_device_init(entry);
+        return 0;
+    }
+    for (size_t i = 0; i < all->n; i++) {
+        const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &all->v[i]);
+        if (m && !strcmp(m->dev.name, entry->name)) {
+            hit[i] = 1;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The device to answer for: the first stored device gpu names (other models it names are
+ * listed in a->others), else the catalogue's entry. */
+static int pick_device(fdt_db *db, const char *gpu, const struct fdt_catalogue *cat,
+                       fdt_exp_answer *a, fdt_err *e)
+{
+    fdt_db_device_list all = {0};
+    if (fdt_db_devices(db, NULL, fdt_db_collect_device, &all, e))
+        return FDT_EXP_ERROR;
+    char *hit = calloc(all.n + 1, 1);
+    if (all.oom || !hit) {
+        free(all.v);
+        free(hit);
+        fdt_err_set(e, "nearest: out of memory");
+        return FDT_EXP_ERROR;
+    }
+    fdt_device entry;
+    fdt_err ce;
+    int rc = 0;
+    size_t first = all.n;
+    fdt_exp_match_gpu(&all, gpu, cat, hit, &entry, &ce);
+    for (size_t i = 0; i < all.n; i++) {
+        if (!hit[i])
+            continue;
+        if (first == all.n)
+            first = i;
+        else if (!fdt_device_same_model(&all.v[i], &all.v[first])) {
+            size_t u = strlen(a->others);
+            snprintf(a->others + u, sizeof a->others - u, "%s%s (%s, %d CUs)", u ? ", " : "",
+                     all.v[i].name, all.v[i].arch, all.v[i].compute_units);
+        }
+    }
+    if (first < all.n) {
+        a->device = all.v[first];
+        a->stored = 1;
+    } else if (entry.name[0]) {
+        a->device = entry; /* the catalogue says what it is: results of its arch can answer */
+    } else {
+        rc = FDT_EXP_NOTHING;
+        fdt_err_set(e, "--gpu %s: no device in the database matches, and %s", gpu, ce.msg);
+    }
+    free(all.v);
+    free(hit);
+    return rc;
+}
+
+int fdt_exp_nearest(fdt_db *db, const char *gpu, const struct fdt_catalogue *cat,
+                    const fdt_problem *p, fdt_exp_answer *a, fdt_err *e)
+{
+    memset(a, 0, sizeof *a);
+    fdt_device_init(&a->device);
+    int rc = pick_device(db, gpu, cat, a, e);
+    if (rc)
+        return rc;
+    if (fdt_db_nearest(db, &a->device, p, NULL, &a->row, &a->which, e))
+        return FDT_EXP_ERROR;
+    if (a->which == FDT_DB_NEAREST_NONE) {
+        /* Nothing usable tuned: fdtune's built-in default, what exported headers fall back
+         * to; the row carries the request and that config, nothing measured. */
+        memset(&a->row, 0, sizeof a->row);
+        fdt_db_eval_init(&a->row.ev);
+        a->row.ev.run_id = -1;
+        a->row.problem = *p;
+        a->row.device = a->device;
+        fdt_config c;
+        fdt_config_fallback(p, &c);
+        fdt_config_format(&c, a->row.ev.config, sizeof a->row.ev.config);
+    }
+    return 0;
+}
