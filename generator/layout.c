@@ -179,7 +179,7 @@ int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, i
     *dynamic = 0;
     if (!c->lds)
         return 0;
-    /* as in templates/stencil.hip: x halo rounded up to whole vectors; lds=1 has two
+    /* as in templates/tile.hip and ring.hip: x halo rounded up to whole vectors; lds=1 has two
      * buffers, lds=2 a ring of R_z + 1 + pf planes (plus wave's p_prev and c2 of the
      * block's outputs, pf + 1 planes of each) */
     int r[3];
