@@ -1,0 +1,546 @@
+/* The emitter of fdt_emit.h: a JSON writer with a stack of open objects and arrays, a CSV
+ * writer, and a text table that keeps its cells until the end to align the columns. Checks of
+ * the caller's use are assertions that stay on in release builds: a wrong cell would
+ * otherwise shift every later field of a document that scripts read by key or by position. */
+#undef NDEBUG
+#include "fdt_emit.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fdt_emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *out)
+{
+    memset(m, 0, sizeof *m);
+    m->mode = mode;
+    m->out = out;
+    m->digits = FDT_EMIT_DIGITS_ROUNDTRIP;
+    m->head_on = m->head_off = "";
+}
+
+static void free_cells(fdt_emit *m)
+{
+    for (size_t i = 0; i < m->ncells; i++)
+        free(m->cells[i]);
+    free(m->cells);
+    m->cells = NULL;
+    m->ncells = m->cap = 0;
+}
+
+void fdt_emit_free(fdt_emit *m)
+{
+    free_cells(m);
+    m->cols = NULL;
+}
+
+int fdt_emit_oom(const fdt_emit *m) { return m->oom || m->out->oom; }
+
+int fdt_emit_finish(fdt_emit *m, fdt_err *e)
+{
+    assert(m->depth == 0 && "fdt_emit_finish: an object or array is still open");
+    assert(!m->cols && "fdt_emit_finish: a table is still open");
+    if (fdt_emit_oom(m))
+        return fdt_err_set(e, "writing the output: out of memory");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ JSON values */
+
+/* A string literal: quotes, backslashes and control characters escaped; UTF-8 passes
+ * through, and a byte that is not part of valid UTF-8 becomes U+FFFD so that the document
+ * stays valid. */
+static size_t utf8_len(const unsigned char *s)
+{
+    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (s[0] >= 0xf8)
+        n = 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+        (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+        return 0; /* overlong, surrogate, beyond U+10FFFF */
+    return n;
+}
+
+static void json_string(fdt_sb *b, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    fdt_sb_putn(b, "\"", 1);
+    while (*s) {
+        unsigned char c = *s;
+        if (c == '"' || c == '\\')
+            fdt_sb_printf(b, "\\%c", c);
+        else if (c == '\n')
+            fdt_sb_puts(b, "\\n");
+        else if (c == '\t')
+            fdt_sb_puts(b, "\\t");
+        else if (c < 0x20)
+            fdt_sb_printf(b, "\\u%04x", c);
+        else if (c < 0x80)
+            fdt_sb_putn(b, (const char *)s, 1);
+        else {
+            size_t n = utf8_len(s);
+            if (n) {
+                fdt_sb_putn(b, (const char *)s, n);
+                s += n;
+                continue;
+            }
+            fdt_sb_puts(b, "\\ufffd");
+        }
+        s++;
+    }
+    fdt_sb_putn(b, "\"", 1);
+}
+
+/* A finite real: %.*g with m->digits, or the shortest %.*g that reads back exactly. */
+static void real_text(const fdt_emit *m, double v, char *buf, size_t n)
+{
+    if (m->digits > 0) {
+        snprintf(buf, n, "%.*g", m->digits, v);
+        return;
+    }
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+static void indent(fdt_sb *b, int spaces)
+{
+    fdt_sb_putn(b, "\n", 1);
+    for (int i = 0; i < spaces; i++)
+        fdt_sb_putn(b, " ", 1);
+}
+
+/* Before any value: the separator from the previous member, and the key. A key belongs
+ * exactly to members of objects. */
+static void value_start(fdt_emit *m, const char *key)
+{
+    if (m->depth == 0) {
+        assert(!key && "fdt_emit: a top-level value has no key");
+        assert(!m->closed && "fdt_emit: a second top-level value");
+        return;
+    }
+    fdt_emit_level *l = &m->lvl[m->depth - 1];
+    if (l->close == '}')
+        assert(key && "fdt_emit: a member of an object needs a key");
+    else
+        assert(!key && "fdt_emit: an array element takes no key");
+    if (l->lined) {
+        fdt_sb_puts(m->out, l->n ? "," : "");
+        indent(m->out, 2 * m->depth);
+    } else if (l->n)
+        fdt_sb_puts(m->out, ", ");
+    l->n++;
+    if (key) {
+        json_string(m->out, key);
+        fdt_sb_puts(m->out, ": ");
+    }
+}
+
+static void value_end(fdt_emit *m)
+{
+    if (m->depth == 0) {
+        m->closed = 1;
+        fdt_sb_puts(m->out, "\n");
+    }
+}
+
+static void open(fdt_emit *m, const char *key, char c, int lined)
+{
+    if (m->mode != FDT_EMIT_JSON)
+        return;
+    assert(!m->in_row && "fdt_emit: a row holds cells only (fdt_emit_cell_*)");
+    assert(m->depth < FDT_EMIT_MAXDEPTH && "fdt_emit: nested too deep");
+    value_start(m, key);
+    fdt_sb_putn(m->out, &c, 1);
+    m->lvl[m->depth++] = (fdt_emit_level){c == '{' ? '}' : ']', (char)lined, 0};
+}
+
+void fdt_emit_object(fdt_emit *m, const char *key) { open(m, key, '{', 0); }
+void fdt_emit_array(fdt_emit *m, const char *key) { open(m, key, '[', 0); }
+void fdt_emit_array_lined(fdt_emit *m, const char *key) { open(m, key, '[', 1); }
+
+void fdt_emit_end(fdt_emit *m)
+{
+    if (m->mode != FDT_EMIT_JSON)
+        return;
+    assert(m->depth > 0 && "fdt_emit_end: nothing is open");
+    assert(!m->in_row && "fdt_emit_end: a row is open (fdt_emit_row_end)");
+    fdt_emit_level *l = &m->lvl[--m->depth];
+    if (l->lined)
+        indent(m->out, 2 * m->depth);
+    fdt_sb_putn(m->out, &l->close, 1);
+    value_end(m);
+}
+
+/* One scalar: key, then the literal text, or null when lit is NULL. */
+static void scalar(fdt_emit *m, const char *key, const char *lit, const char *str)
+{
+    assert(!m->in_row && "fdt_emit: a row holds cells only (fdt_emit_cell_*)");
+    value_start(m, key);
+    if (str)
+        json_string(m->out, str);
+    else
+        fdt_sb_puts(m->out, lit ? lit : "null");
+    value_end(m);
+}
+
+void fdt_emit_str(fdt_emit *m, const char *key, const char *v)
+{
+    assert(v && "fdt_emit_str: NULL string");
+    if (m->mode == FDT_EMIT_JSON)
+        scalar(m, key, NULL, v);
+}
+
+void fdt_emit_str_opt(fdt_emit *m, const char *key, const char *v)
+{
+    assert(v && "fdt_emit_str_opt: NULL string");
+    if (m->mode == FDT_EMIT_JSON)
+        scalar(m, key, NULL, *v ? v : NULL);
+}
+
+void fdt_emit_int(fdt_emit *m, const char *key, long long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    if (m->mode == FDT_EMIT_JSON)
+        scalar(m, key, buf, NULL);
+}
+
+void fdt_emit_int_opt(fdt_emit *m, const char *key, long long v)
+{
+    if (v < 0)
+        fdt_emit_null(m, key);
+    else
+        fdt_emit_int(m, key, v);
+}
+
+void fdt_emit_real(fdt_emit *m, const char *key, double v)
+{
+    assert(isfinite(v) && "fdt_emit_real: not finite (fdt_emit_real_opt writes null)");
+    fdt_emit_real_opt(m, key, v);
+}
+
+void fdt_emit_real_opt(fdt_emit *m, const char *key, double v)
+{
+    char buf[40];
+    if (m->mode != FDT_EMIT_JSON)
+        return;
+    if (isfinite(v))
+        real_text(m, v, buf, sizeof buf);
+    scalar(m, key, isfinite(v) ? buf : NULL, NULL);
+}
+
+void fdt_emit_bool(fdt_emit *m, const char *key, int v)
+{
+    if (m->mode == FDT_EMIT_JSON)
+        scalar(m, key, v ? "true" : "false", NULL);
+}
+
+void fdt_emit_null(fdt_emit *m, const char *key)
+{
+    if (m->mode == FDT_EMIT_JSON)
+        scalar(m, key, NULL, NULL);
+}
+
+void fdt_emit_text(fdt_emit *m, const char *fmt, ...)
+{
+    assert(!m->cols && "fdt_emit_text: a table is open; its text comes at fdt_emit_table_end");
+    if (m->mode != FDT_EMIT_TEXT)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fdt_sb_vprintf(m->out, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------ tables */
+
+static int shown(const fdt_emit *m, const fdt_col *c)
+{
+    if (c->show == FDT_SHOW_NONE)
+        return 0;
+    return m->mode == FDT_EMIT_TEXT ? c->show != FDT_SHOW_DATA : c->show != FDT_SHOW_TEXT;
+}
+
+static fdt_col_type base_type(fdt_col_type t)
+{
+    return t >= FDT_COL_STR_OPT ? (fdt_col_type)(t - FDT_COL_STR_OPT) : t;
+}
+
+/* 1 when fmt has exactly one conversion and it takes the column's value: "%lld"/"%lli"
+ * for integers, one of "feEgGaA" without a length for reals (flags, width, precision and
+ * "%%" allowed anywhere). */
+static int fmt_ok(const char *fmt, fdt_col_type t)
+{
+    int conversions = 0;
+    for (const char *s = fmt; *s; s++) {
+        if (*s != '%')
+            continue;
+        if (s[1] == '%') {
+            s++;
+            continue;
+        }
+        s++;
+        s += strspn(s, "-+ #0");
+        s += strspn(s, "0123456789");
+        if (*s == '.')
+            s += 1 + strspn(s + 1, "0123456789");
+        if (t == FDT_COL_INT && !strncmp(s, "ll", 2) && (s[2] == 'd' || s[2] == 'i'))
+            s += 2;
+        else if (!(t == FDT_COL_REAL && *s && strchr("feEgGaA", *s)))
+            return 0;
+        conversions++;
+    }
+    return conversions == 1;
+}
+
+static void csv_field(fdt_sb *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fdt_sb_puts(b, s);
+        return;
+    }
+    fdt_sb_puts(b, "\"");
+    for (; *s; s++)
+        fdt_sb_putn(b, *s == '"' ? "\"\"" : s, *s == '"' ? 2 : 1); /* quotes doubled */
+    fdt_sb_puts(b, "\"");
+}
+
+static void check_columns(const fdt_emit *m, const fdt_col *cols, int ncols)
+{
+    assert(ncols > 0 && ncols <= FDT_EMIT_MAXCOLS && "fdt_emit_table: 1..64 columns");
+    for (int i = 0; i < ncols; i++) {
+        const fdt_col *c = &cols[i];
+        fdt_col_type t = base_type(c->type);
+        assert(c->key && c->label && "fdt_emit_table: a column needs a key and a label");
+        assert(c->type <= FDT_COL_BOOL_OPT && c->show <= FDT_SHOW_NONE);
+        assert((!c->fmt || ((t == FDT_COL_INT || t == FDT_COL_REAL) && fmt_ok(c->fmt, t))) &&
+               "fdt_emit_table: a table format must have one conversion of the column's type");
+        for (int k = 0; k < i && shown(m, c) && m->mode != FDT_EMIT_TEXT; k++)
+            assert((!shown(m, &cols[k]) || strcmp(cols[k].key, c->key)) &&
+                   "fdt_emit_table: two data columns with one key");
+    }
+}
+
+void fdt_emit_table(fdt_emit *m, const fdt_col *cols, int ncols)
+{
+    assert(!m->cols && "fdt_emit_table: the previous table is still open");
+    check_columns(m, cols, ncols);
+    m->cols = cols;
+    m->ncols = ncols;
+    m->nrows = 0;
+    if (m->mode != FDT_EMIT_CSV)
+        return;
+    int n = 0;
+    for (int i = 0; i < ncols; i++)
+        if (shown(m, &cols[i])) {
+            fdt_sb_puts(m->out, n++ ? "," : "");
+            csv_field(m->out, cols[i].key);
+        }
+    fdt_sb_puts(m->out, "\n");
+}
+
+void fdt_emit_row(fdt_emit *m, const char *key)
+{
+    assert(m->cols && "fdt_emit_row: no table (fdt_emit_table)");
+    assert(!m->in_row && "fdt_emit_row: the previous row is still open");
+    if (m->mode == FDT_EMIT_JSON)
+        open(m, key, '{', 0);
+    m->in_row = 1;
+    m->col = m->row_shown = 0;
+    m->nrows++;
+}
+
+void fdt_emit_row_end(fdt_emit *m)
+{
+    assert(m->in_row && "fdt_emit_row_end: no row is open");
+    assert(m->col == m->ncols && "fdt_emit_row_end: fewer cells than columns");
+    m->in_row = 0;
+    if (m->mode == FDT_EMIT_JSON)
+        fdt_emit_end(m);
+    else if (m->mode == FDT_EMIT_CSV)
+        fdt_sb_puts(m->out, "\n");
+}
+
+/* The column of the next cell, checked against the cell's type (any, for an omitted cell);
+ * NULL when this form does not show it. Writes the separator (CSV) or key (JSON). */
+static const fdt_col *next_cell(fdt_emit *m, int type, int present)
+{
+    assert(m->in_row && "fdt_emit_cell: no row is open (fdt_emit_row)");
+    assert(m->col < m->ncols && "fdt_emit_cell: more cells than columns");
+    const fdt_col *c = &m->cols[m->col++];
+    assert((type < 0 || base_type(c->type) == (fdt_col_type)type) &&
+           "fdt_emit_cell: the cell's type is not its column's");
+    if (!shown(m, c))
+        return NULL;
+    if (m->mode == FDT_EMIT_CSV && m->row_shown)
+        fdt_sb_puts(m->out, ",");
+    else if (m->mode == FDT_EMIT_JSON && present)
+        value_start(m, c->key);
+    m->row_shown++;
+    return c;
+}
+
+static void add_cell(fdt_emit *m, const char *text)
+{
+    char *dup = strdup(text);
+    char **v = dup ? fdt_grow(m->cells, &m->cap, m->ncells, sizeof *v, 64) : NULL;
+    if (!v) {
+        free(dup);
+        m->oom = 1;
+        return;
+    }
+    m->cells = v;
+    m->cells[m->ncells++] = dup;
+}
+
+/* One cell in every form: text is the table's, data the CSV field and the JSON literal
+ * (NULL: unknown), quote whether data is a string. */
+static void put_cell(fdt_emit *m, const char *text, const char *data, int quote)
+{
+    if (m->mode == FDT_EMIT_TEXT)
+        add_cell(m, text);
+    else if (m->mode == FDT_EMIT_CSV) {
+        if (data)
+            csv_field(m->out, data);
+    } else {
+        if (data && quote)
+            json_string(m->out, data);
+        else
+            fdt_sb_puts(m->out, data ? data : "null");
+    }
+}
+
+static int is_opt(const fdt_col *c) { return c->type >= FDT_COL_STR_OPT; }
+
+void fdt_emit_cell_str(fdt_emit *m, const char *v)
+{
+    assert(v && "fdt_emit_cell_str: NULL string");
+    const fdt_col *c = next_cell(m, FDT_COL_STR, 1);
+    if (!c)
+        return;
+    int unknown = is_opt(c) && !*v;
+    put_cell(m, !*v && (is_opt(c) || (c->flags & FDT_COL_DASH)) ? "-" : v,
+             unknown ? NULL : v, 1);
+}
+
+void fdt_emit_cell_int(fdt_emit *m, long long v)
+{
+    const fdt_col *c = next_cell(m, FDT_COL_INT, 1);
+    if (!c)
+        return;
+    char text[128], data[32];
+    snprintf(data, sizeof data, "%lld", v);
+    if (is_opt(c) && v < 0) {
+        put_cell(m, "-", NULL, 0);
+        return;
+    }
+    snprintf(text, sizeof text, c->fmt ? c->fmt : "%lld", v);
+    put_cell(m, text, data, 0);
+}
+
+void fdt_emit_cell_real(fdt_emit *m, double v)
+{
+    const fdt_col *c = next_cell(m, FDT_COL_REAL, 1);
+    if (!c)
+        return;
+    if (!isfinite(v)) {
+        assert(is_opt(c) && "fdt_emit_cell_real: not finite in a column that is not _OPT");
+        put_cell(m, "-", NULL, 0);
+        return;
+    }
+    char text[128], data[40];
+    real_text(m, v, data, sizeof data);
+    snprintf(text, sizeof text, c->fmt ? c->fmt : "%g", v);
+    put_cell(m, text, data, 0);
+}
+
+void fdt_emit_cell_bool(fdt_emit *m, int v)
+{
+    const fdt_col *c = next_cell(m, FDT_COL_BOOL, 1);
+    if (!c)
+        return;
+    if (is_opt(c) && v < 0)
+        put_cell(m, "-", NULL, 0);
+    else
+        put_cell(m, v ? "yes" : "no", v ? "true" : "false", 0);
+}
+
+void fdt_emit_cell_omit(fdt_emit *m)
+{
+    const fdt_col *c = next_cell(m, -1, 0);
+    if (c && m->mode == FDT_EMIT_TEXT)
+        add_cell(m, "-");
+}
+
+/* Display width: UTF-8 characters, not bytes. */
+static int width(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+static void pad(fdt_sb *b, int n)
+{
+    for (; n > 0; n--)
+        fdt_sb_putn(b, " ", 1);
+}
+
+static void text_cell(fdt_emit *m, const char *s, int w, int right, int last, int head)
+{
+    fdt_sb_puts(m->out, head ? m->head_on : "");
+    if (right)
+        pad(m->out, w - width(s));
+    fdt_sb_puts(m->out, s);
+    if (!right && !last)
+        pad(m->out, w - width(s));
+    fdt_sb_puts(m->out, head ? m->head_off : "");
+    fdt_sb_puts(m->out, last ? "\n" : "  ");
+}
+
+/* Header and rows, each column as wide as its widest cell; the last column is not padded
+ * unless it is aligned right. */
+static void write_table(fdt_emit *m)
+{
+    const fdt_col *vis[FDT_EMIT_MAXCOLS];
+    int w[FDT_EMIT_MAXCOLS], n = 0;
+    for (int i = 0; i < m->ncols; i++)
+        if (shown(m, &m->cols[i])) {
+            vis[n] = &m->cols[i];
+            w[n++] = width(m->cols[i].label);
+        }
+    if (!n || m->oom)
+        return;
+    for (size_t i = 0; i < m->ncells; i++)
+        if (width(m->cells[i]) > w[i % (size_t)n])
+            w[i % (size_t)n] = width(m->cells[i]);
+    for (size_t i = 0; i < m->ncells + (size_t)n; i++) {
+        int k = (int)(i % (size_t)n), head = i < (size_t)n;
+        const fdt_col *c = vis[k];
+        fdt_col_type t = base_type(c->type);
+        int right = c->flags & FDT_COL_RIGHT ? 1
+                    : c->flags & FDT_COL_LEFT ? 0
+                                              : t == FDT_COL_INT || t == FDT_COL_REAL;
+        text_cell(m, head ? c->label : m->cells[i - (size_t)n], w[k], right, k == n - 1, head);
+    }
+}
+
+void fdt_emit_table_end(fdt_emit *m)
+{
+    assert(m->cols && "fdt_emit_table_end: no table is open");
+    assert(!m->in_row && "fdt_emit_table_end: a row is still open");
+    if (m->mode == FDT_EMIT_TEXT && m->nrows)
+        write_table(m);
+    free_cells(m);
+    m->cols = NULL;
+    m->ncols = 0;
+}

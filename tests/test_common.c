@@ -1,0 +1,615 @@
+/* Tests of the emitter (common/fdt_emit.h), the one writer of fdtune's tables, CSV and JSON:
+ * the table aligns columns by UTF-8 characters and shows unknown values as "-"; CSV quotes
+ * per RFC 4180; JSON escapes quotes, backslashes and control characters, passes UTF-8
+ * through, replaces invalid bytes, writes unknown values as null and never NaN, and prints
+ * reals that read back exactly; one rendering serves all three forms; nested documents (a
+ * run with its results, lined arrays) come out exactly and pass the strict recogniser of
+ * tests/json_check.c; and every misuse (a cell of the wrong type, a missing or extra cell, a
+ * key where none belongs, unbalanced objects, a bad table format) stops the program with an
+ * assertion, checked in a child process. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fdt_emit.h"
+#include "json_check.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+static void assert_json_valid(const char *doc)
+{
+    long at = 0;
+    if (json_check(doc, &at)) {
+        print_error("invalid JSON near offset %ld: %s\n", at, doc);
+        fail();
+    }
+}
+
+/* A small table of devices: text, integer, real and boolean columns, some unknown values,
+ * columns for one form only. */
+static const fdt_col dev_cols[] = {
+    {"name", "name", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"cus", "CUs", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"mem", "memory", FDT_COL_REAL_OPT, "%.1f GiB", FDT_SHOW_TEXT, 0},
+    {"mem_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"live", "live", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
+    {"uuid", "uuid", FDT_COL_STR_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"note", "note", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+};
+#define NDEV ((int)(sizeof dev_cols / sizeof dev_cols[0]))
+
+static void dev_row(fdt_emit *m, const char *name, long long cus, long long mem, double gbs,
+                    int live, const char *uuid, const char *note)
+{
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_str(m, name);
+    fdt_emit_cell_int(m, cus);
+    fdt_emit_cell_real(m, mem / 1073741824.0);
+    fdt_emit_cell_int(m, mem);
+    fdt_emit_cell_real(m, gbs);
+    fdt_emit_cell_bool(m, live);
+    fdt_emit_cell_str(m, uuid);
+    fdt_emit_cell_str(m, note);
+    fdt_emit_row_end(m);
+}
+
+/* The same rendering for every form: a document with the devices as rows. */
+static void render_devices(fdt_emit *m)
+{
+    fdt_emit_object(m, NULL);
+    fdt_emit_int(m, "schema", 1);
+    fdt_emit_text(m, "devices:\n");
+    fdt_emit_array(m, "devices");
+    fdt_emit_table(m, dev_cols, NDEV);
+    dev_row(m, "H100", 132, 85899345920LL, 3008.4217, 1, "GPU-1", "a, \"b\"");
+    dev_row(m, "Ünïcode — x", -1, 1073741824LL, NAN, 0, "", "");
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    fdt_emit_end(m);
+}
+
+static char *render(fdt_emit_mode mode, void (*fn)(fdt_emit *), int digits)
+{
+    fdt_sb b;
+    fdt_sb_init(&b);
+    fdt_emit m;
+    fdt_emit_init(&m, mode, &b);
+    m.digits = digits;
+    fn(&m);
+    fdt_err e;
+    assert_int_equal(fdt_emit_finish(&m, &e), 0);
+    return fdt_sb_take(&b);
+}
+
+/* ------------------------------------------------------------------ text */
+
+static void test_text_table(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_TEXT, render_devices, FDT_EMIT_DIGITS_V1);
+    /* numbers right, text left, the last column unpadded, widths in characters (the
+     * unicode name is 11 characters wide, 16 bytes), unknowns "-", data columns absent */
+    assert_string_equal(t, "devices:\n"
+                           "name         CUs    memory  GB/s  live  uuid   note\n"
+                           "H100         132  80.0 GiB  3008  yes   GPU-1  a, \"b\"\n"
+                           "Ünïcode — x    -   1.0 GiB     -  no    -      -\n");
+    free(t);
+}
+
+static void text_empty_and_headers(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"a", "alpha", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+                                {"b", "b", FDT_COL_INT, "%lld B", FDT_SHOW_ALL, FDT_COL_LEFT},
+                                {"c", "c", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_RIGHT}};
+    fdt_emit_table(m, c, 3); /* no rows: nothing at all */
+    fdt_emit_table_end(m);
+    m->head_on = "<";
+    m->head_off = ">";
+    fdt_emit_table(m, c, 3);
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_str(m, "x");
+    fdt_emit_cell_int(m, 4096);
+    fdt_emit_cell_str(m, "y");
+    fdt_emit_row_end(m);
+    fdt_emit_table_end(m);
+}
+
+static void test_text_alignment_flags(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_TEXT, text_empty_and_headers, 0);
+    /* headers wrapped in head_on/off, padding inside; an explicit left integer and a right
+     * string; a right-aligned last column is padded */
+    assert_string_equal(t, "<alpha>  <b     >  <c>\n"
+                           "x      4096 B  y\n");
+    free(t);
+}
+
+/* ------------------------------------------------------------------ CSV */
+
+static void test_csv_quoting(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_CSV, render_devices, FDT_EMIT_DIGITS_V1);
+    /* keys as the header, text-only columns left out, unknowns empty, quotes doubled and
+     * fields with commas or quotes quoted; no document, no free text */
+    assert_string_equal(t, "name,cus,mem_bytes,gbs,live,uuid,note\n"
+                           "H100,132,85899345920,3008.4217,true,GPU-1,\"a, \"\"b\"\"\"\n"
+                           "Ünïcode — x,,1073741824,,false,,\n");
+    free(t);
+}
+
+static void csv_specials(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"s", "s", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+                                {"t", "t", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
+    const char *v[] = {"plain", "line\nbreak", "cr\rhere", "\"", "", " spaced "};
+    fdt_emit_table(m, c, 2);
+    for (int i = 0; i < 6; i += 2) {
+        fdt_emit_row(m, NULL);
+        fdt_emit_cell_str(m, v[i]);
+        fdt_emit_cell_str(m, v[i + 1]);
+        fdt_emit_row_end(m);
+    }
+    fdt_emit_table_end(m);
+}
+
+static void test_csv_specials(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_CSV, csv_specials, 0);
+    assert_string_equal(t, "s,t\n"
+                           "plain,\"line\nbreak\"\n"
+                           "\"cr\rhere\",\"\"\"\"\n"
+                           ", spaced \n");
+    free(t);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static void test_json_rows(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_JSON, render_devices, FDT_EMIT_DIGITS_V1);
+    assert_string_equal(t, "{\"schema\": 1, \"devices\": ["
+                           "{\"name\": \"H100\", \"cus\": 132, \"mem_bytes\": 85899345920, "
+                           "\"gbs\": 3008.4217, \"live\": true, \"uuid\": \"GPU-1\", "
+                           "\"note\": \"a, \\\"b\\\"\"}, "
+                           "{\"name\": \"Ünïcode — x\", \"cus\": null, "
+                           "\"mem_bytes\": 1073741824, "
+                           "\"gbs\": null, \"live\": false, \"uuid\": null, \"note\": \"\"}]}\n");
+    assert_json_valid(t);
+    free(t);
+}
+
+static void json_strings(fdt_emit *m)
+{
+    fdt_emit_array(m, NULL);
+    fdt_emit_str(m, NULL, "q\" b\\ n\n t\t r\r c\001\037 d\x7f");
+    fdt_emit_str(m, NULL, "é — 😀");
+    fdt_emit_str(m, NULL,
+                 "bad \xff lone \x80 overlong \xc0\x80 surrogate \xed\xa0\x80 cut \xe2\x82");
+    fdt_emit_str_opt(m, NULL, "");
+    fdt_emit_end(m);
+}
+
+static void test_json_escaping(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_JSON, json_strings, 0);
+    assert_string_equal(t, "[\"q\\\" b\\\\ n\\n t\\t r\\u000d c\\u0001\\u001f d\x7f\", "
+                           "\"é — 😀\", "
+                           "\"bad \\ufffd lone \\ufffd overlong \\ufffd\\ufffd surrogate "
+                           "\\ufffd\\ufffd\\ufffd cut \\ufffd\\ufffd\", null]\n");
+    assert_json_valid(t);
+    free(t);
+}
+
+static void json_unknowns(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"s", "s", FDT_COL_STR_OPT, NULL, FDT_SHOW_ALL, 0},
+                                {"i", "i", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+                                {"r", "r", FDT_COL_REAL_OPT, NULL, FDT_SHOW_ALL, 0},
+                                {"b", "b", FDT_COL_BOOL_OPT, NULL, FDT_SHOW_ALL, 0},
+                                {"o", "o", FDT_COL_REAL, NULL, FDT_SHOW_ALL, 0},
+                                {"z", "z", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0}};
+    fdt_emit_object(m, NULL);
+    fdt_emit_real_opt(m, "nan", NAN);
+    fdt_emit_real_opt(m, "inf", INFINITY);
+    fdt_emit_real_opt(m, "-inf", -INFINITY);
+    fdt_emit_int_opt(m, "neg", -1);
+    fdt_emit_int_opt(m, "zero", 0);
+    fdt_emit_null(m, "null");
+    fdt_emit_table(m, c, 6);
+    fdt_emit_row(m, "row");
+    fdt_emit_cell_str(m, "");
+    fdt_emit_cell_int(m, -5);
+    fdt_emit_cell_real(m, INFINITY);
+    fdt_emit_cell_bool(m, -1);
+    fdt_emit_cell_omit(m); /* the key is left out */
+    fdt_emit_cell_int(m, -7); /* not _OPT: a number */
+    fdt_emit_row_end(m);
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+}
+
+static void test_json_nulls(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_JSON, json_unknowns, 0);
+    assert_string_equal(t, "{\"nan\": null, \"inf\": null, \"-inf\": null, \"neg\": null, "
+                           "\"zero\": 0, \"null\": null, \"row\": {\"s\": null, \"i\": null, "
+                           "\"r\": null, \"b\": null, \"z\": -7}}\n");
+    assert_json_valid(t);
+    free(t);
+    t = render(FDT_EMIT_CSV, json_unknowns, 0);
+    assert_string_equal(t, "s,i,r,b,o,z\n,,,,,-7\n");
+    free(t);
+    t = render(FDT_EMIT_TEXT, json_unknowns, 0);
+    assert_string_equal(t, "s  i  r  b  o   z\n"
+                           "-  -  -  -  -  -7\n");
+    free(t);
+}
+
+static const double reals[] = {0.1, 1.0 / 3, 3008.421734, 1e300, 5e-324, -2.5e-7,
+                               9007199254740993.0, 123456789.123456789, 0.0, -1.0};
+
+static void json_reals(fdt_emit *m)
+{
+    fdt_emit_array(m, NULL);
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
+        fdt_emit_real(m, NULL, reals[i]);
+    fdt_emit_end(m);
+}
+
+static void test_json_reals_round_trip(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_JSON, json_reals, FDT_EMIT_DIGITS_ROUNDTRIP);
+    assert_json_valid(t);
+    assert_string_equal(t, "[0.1, 0.3333333333333333, 3008.421734, 1e+300, 5e-324, "
+                           "-2.5e-07, 9007199254740992, 123456789.12345679, 0, -1]\n");
+    const char *s = t + 1;
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+        char *end;
+        double v = strtod(s, &end);
+        assert_true(end > s);
+        assert_true(v == reals[i]); /* reads back as the very same double */
+        s = end + strspn(end, ", ");
+    }
+    free(t);
+    /* the schema-1 documents keep ten significant digits */
+    t = render(FDT_EMIT_JSON, json_reals, FDT_EMIT_DIGITS_V1);
+    assert_string_equal(t, "[0.1, 0.3333333333, 3008.421734, 1e+300, 4.940656458e-324, "
+                           "-2.5e-07, 9.007199255e+15, 123456789.1, 0, -1]\n");
+    free(t);
+}
+
+/* ------------------------------------------------------------------ documents */
+
+static const fdt_col res_cols[] = {
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"ok", "ok", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
+};
+
+/* A run with its results, its environment and a lined array of operators (the layout of
+ * fdtune export --format json), all from one rendering. */
+static void render_run(fdt_emit *m)
+{
+    fdt_emit_object(m, NULL);
+    fdt_emit_int(m, "schema", 1);
+    fdt_emit_object(m, "run");
+    fdt_emit_int(m, "id", 7);
+    fdt_emit_str(m, "device", "H100");
+    fdt_emit_text(m, "run 7 on H100\n");
+    fdt_emit_array(m, "results");
+    fdt_emit_table(m, res_cols, 3);
+    for (int i = 0; i < 2; i++) {
+        fdt_emit_row(m, NULL);
+        fdt_emit_cell_str(m, i ? "bx=64" : "bx=32,by=4");
+        fdt_emit_cell_real(m, i ? NAN : 0.36921);
+        fdt_emit_cell_bool(m, !i);
+        fdt_emit_row_end(m);
+    }
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    fdt_emit_object(m, "env");
+    fdt_emit_str(m, "driver", "580");
+    fdt_emit_end(m);
+    fdt_emit_end(m);
+    fdt_emit_array_lined(m, "operators");
+    for (int i = 0; i < 2; i++) {
+        fdt_emit_object(m, NULL);
+        fdt_emit_str(m, "op", i ? "lap" : "d2x");
+        fdt_emit_array_lined(m, "variants");
+        for (int k = 0; k <= i; k++) {
+            fdt_emit_object(m, NULL);
+            fdt_emit_int(m, "index", k);
+            fdt_emit_array(m, "block");
+            fdt_emit_int(m, NULL, 64);
+            fdt_emit_int(m, NULL, 4);
+            fdt_emit_end(m);
+            fdt_emit_end(m);
+        }
+        fdt_emit_end(m);
+        fdt_emit_end(m);
+    }
+    fdt_emit_end(m);
+    fdt_emit_array_lined(m, "empty");
+    fdt_emit_end(m);
+    fdt_emit_bool(m, "done", 1);
+    fdt_emit_end(m);
+}
+
+static void test_nested_document(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_JSON, render_run, FDT_EMIT_DIGITS_V1);
+    assert_string_equal(t, "{\"schema\": 1, \"run\": {\"id\": 7, \"device\": \"H100\", "
+                           "\"results\": [{\"config\": \"bx=32,by=4\", \"median_ms\": 0.36921, "
+                           "\"ok\": true}, {\"config\": \"bx=64\", \"median_ms\": null, "
+                           "\"ok\": false}], \"env\": {\"driver\": \"580\"}}, \"operators\": [\n"
+                           "    {\"op\": \"d2x\", \"variants\": [\n"
+                           "        {\"index\": 0, \"block\": [64, 4]}\n"
+                           "      ]},\n"
+                           "    {\"op\": \"lap\", \"variants\": [\n"
+                           "        {\"index\": 0, \"block\": [64, 4]},\n"
+                           "        {\"index\": 1, \"block\": [64, 4]}\n"
+                           "      ]}\n"
+                           "  ], \"empty\": [\n"
+                           "  ], \"done\": true}\n");
+    assert_json_valid(t);
+    free(t);
+    /* the same rendering as a table: the free text and the results, no document */
+    t = render(FDT_EMIT_TEXT, render_run, FDT_EMIT_DIGITS_V1);
+    assert_string_equal(t, "run 7 on H100\n"
+                           "config      median ms\n"
+                           "bx=32,by=4     0.3692\n"
+                           "bx=64               -\n");
+    free(t);
+}
+
+/* ------------------------------------------------------------------ misuse */
+
+/* Runs fn in a child process: it must die of SIGABRT (an assertion, on in every build)
+ * with `what` in its message on stderr. */
+static void expect_abort(void (*fn)(fdt_emit *), fdt_emit_mode mode, const char *what)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGABRT, SIG_DFL);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        fdt_sb b;
+        fdt_sb_init(&b);
+        fdt_emit m;
+        fdt_emit_init(&m, mode, &b);
+        fn(&m);
+        fdt_err e;
+        fdt_emit_finish(&m, &e);
+        _exit(0);
+    }
+    close(fd[1]);
+    char err[4096];
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof err - 1 && (k = read(fd[0], err + n, sizeof err - 1 - n)) > 0)
+        n += (size_t)k;
+    err[n] = 0;
+    close(fd[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT) {
+        print_error("expected an assertion naming \"%s\"; the child %s %d\n", what,
+                    WIFSIGNALED(st) ? "died of signal" : "exited",
+                    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        fail();
+    }
+    if (!strstr(err, what)) {
+        print_error("the assertion does not name \"%s\": %s\n", what, err);
+        fail();
+    }
+}
+
+static const fdt_col one_str[] = {{"s", "s", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
+
+static void open_row(fdt_emit *m)
+{
+    fdt_emit_table(m, one_str, 1);
+    fdt_emit_row(m, NULL);
+}
+
+static void int_in_str(fdt_emit *m)
+{
+    open_row(m);
+    fdt_emit_cell_int(m, 1);
+}
+
+static void hidden_mismatch(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"h", "h", FDT_COL_REAL, NULL, FDT_SHOW_DATA, 0}};
+    fdt_emit_table(m, c, 1); /* shown in CSV and JSON only; the table still checks */
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_str(m, "x");
+}
+
+static void too_many(fdt_emit *m)
+{
+    open_row(m);
+    fdt_emit_cell_str(m, "a");
+    fdt_emit_cell_str(m, "b");
+}
+
+static void too_few(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"a", "a", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+                                {"b", "b", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
+    fdt_emit_table(m, c, 2);
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_str(m, "a");
+    fdt_emit_row_end(m);
+}
+
+static void nan_in_real(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"r", "r", FDT_COL_REAL, "%.1f", FDT_SHOW_ALL, 0}};
+    fdt_emit_table(m, c, 1);
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_real(m, NAN);
+}
+
+static void nan_real_member(fdt_emit *m)
+{
+    fdt_emit_object(m, NULL);
+    fdt_emit_real(m, "r", NAN);
+}
+
+static void key_in_array(fdt_emit *m)
+{
+    fdt_emit_array(m, NULL);
+    fdt_emit_int(m, "k", 1);
+}
+
+static void no_key_in_object(fdt_emit *m)
+{
+    fdt_emit_object(m, NULL);
+    fdt_emit_int(m, NULL, 1);
+}
+
+static void end_of_nothing(fdt_emit *m) { fdt_emit_end(m); }
+
+static void left_open(fdt_emit *m) { fdt_emit_object(m, NULL); }
+
+static void two_documents(fdt_emit *m)
+{
+    fdt_emit_object(m, NULL);
+    fdt_emit_end(m);
+    fdt_emit_object(m, NULL);
+}
+
+static void text_in_table(fdt_emit *m)
+{
+    open_row(m);
+    fdt_emit_cell_str(m, "a");
+    fdt_emit_row_end(m);
+    fdt_emit_text(m, "between\n");
+}
+
+static void member_in_row(fdt_emit *m)
+{
+    fdt_emit_array(m, NULL);
+    open_row(m);
+    fdt_emit_str(m, "x", "y");
+}
+
+static void int_format_d(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"i", "i", FDT_COL_INT, "%d B", FDT_SHOW_ALL, 0}};
+    fdt_emit_table(m, c, 1);
+}
+
+static void real_format_two(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"r", "r", FDT_COL_REAL, "%.1f/%.1f", FDT_SHOW_ALL, 0}};
+    fdt_emit_table(m, c, 1);
+}
+
+static void str_format(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"s", "s", FDT_COL_STR, "%s", FDT_SHOW_ALL, 0}};
+    fdt_emit_table(m, c, 1);
+}
+
+static void duplicate_keys(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"k", "a", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+                                {"k", "b", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0}};
+    fdt_emit_table(m, c, 2);
+}
+
+static void table_left_open(fdt_emit *m)
+{
+    fdt_emit_table(m, one_str, 1);
+}
+
+static void test_misuse_aborts(void **state)
+{
+    (void)state;
+    const char *cell = "the cell's type is not its column's";
+    for (int mode = FDT_EMIT_TEXT; mode <= FDT_EMIT_JSON; mode++) {
+        expect_abort(int_in_str, (fdt_emit_mode)mode, cell);
+        expect_abort(hidden_mismatch, (fdt_emit_mode)mode, cell);
+        expect_abort(too_many, (fdt_emit_mode)mode, "more cells than columns");
+        expect_abort(too_few, (fdt_emit_mode)mode, "fewer cells than columns");
+        expect_abort(nan_in_real, (fdt_emit_mode)mode, "not finite in a column");
+        expect_abort(int_format_d, (fdt_emit_mode)mode, "one conversion of the column's type");
+        expect_abort(real_format_two, (fdt_emit_mode)mode, "one conversion of the column's type");
+        expect_abort(str_format, (fdt_emit_mode)mode, "one conversion of the column's type");
+        expect_abort(text_in_table, (fdt_emit_mode)mode, "a table is open");
+        expect_abort(table_left_open, (fdt_emit_mode)mode, "a table is still open");
+    }
+    expect_abort(duplicate_keys, FDT_EMIT_JSON, "two data columns with one key");
+    expect_abort(duplicate_keys, FDT_EMIT_CSV, "two data columns with one key");
+    expect_abort(nan_real_member, FDT_EMIT_JSON, "not finite");
+    expect_abort(key_in_array, FDT_EMIT_JSON, "an array element takes no key");
+    expect_abort(no_key_in_object, FDT_EMIT_JSON, "a member of an object needs a key");
+    expect_abort(end_of_nothing, FDT_EMIT_JSON, "nothing is open");
+    expect_abort(left_open, FDT_EMIT_JSON, "still open");
+    expect_abort(two_documents, FDT_EMIT_JSON, "a second top-level value");
+    expect_abort(member_in_row, FDT_EMIT_JSON, "a row holds cells only");
+}
+
+/* Duplicate keys are fine when only one of the columns is shown in the form. */
+static void split_keys(fdt_emit *m)
+{
+    static const fdt_col c[] = {{"k", "k", FDT_COL_INT_OPT, NULL, FDT_SHOW_TEXT, 0},
+                                {"k", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0}};
+    fdt_emit_array(m, NULL);
+    fdt_emit_table(m, c, 2);
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_int(m, -1);
+    fdt_emit_cell_int(m, 0);
+    fdt_emit_row_end(m);
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+}
+
+static void test_split_columns(void **state)
+{
+    (void)state;
+    char *t = render(FDT_EMIT_JSON, split_keys, 0);
+    assert_string_equal(t, "[{\"k\": 0}]\n");
+    free(t);
+    t = render(FDT_EMIT_TEXT, split_keys, 0);
+    assert_string_equal(t, "k\n-\n");
+    free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_table),         cmocka_unit_test(test_text_alignment_flags),
+        cmocka_unit_test(test_csv_quoting),        cmocka_unit_test(test_csv_specials),
+        cmocka_unit_test(test_json_rows),          cmocka_unit_test(test_json_escaping),
+        cmocka_unit_test(test_json_nulls),         cmocka_unit_test(test_json_reals_round_trip),
+        cmocka_unit_test(test_nested_document),    cmocka_unit_test(test_misuse_aborts),
+        cmocka_unit_test(test_split_columns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
