@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "fdt_common.h"
+#include "fdt_emit.h"
 #include "fdt_gen.h"
 
 /* Exit statuses, documented in --help. */
@@ -64,6 +65,23 @@ void die_usage(const char *cmd, const char *fmt, ...) FDT_PRINTF(2, 3);
 void print_error(const char *fmt, ...) FDT_PRINTF(1, 2);
 void print_note(const char *fmt, ...) FDT_PRINTF(1, 2);
 
+/* Output through the emitter (common/fdt_emit.h): everything a command prints on stdout is
+ * rendered into an fdt_sb, then written. emit_init empties b and starts m on it with the
+ * number format of the schema-1 documents and bold table headers on a terminal. */
+void emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b);
+/* Opens a JSON document: {"schema": FDT_JSON_SCHEMA_VERSION (nothing in the other forms). */
+void emit_doc_begin(fdt_emit *m);
+/* Writes what m rendered so far to stdout and empties its buffer (m goes on); -1 (printed)
+ * when memory ran out while rendering, and nothing is written. */
+int emit_flush(fdt_emit *m);
+/* emit_flush, then checks that everything m opened was closed and frees it. */
+int emit_done(fdt_emit *m);
+/* A software environment as the JSON object key: {"driver", "runtime", "compiler",
+ * "fdtune_version", "generator"}. */
+struct fdt_db_env;
+void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v);
+
+/* LEGACY */
 /* A text table: add cells row by row, then print with aligned columns. */
 #define TABLE_MAXCOLS 32
 typedef struct table {

@@ -20,182 +20,17 @@
 
 /* ------------------------------------------------------------------ output */
 
-typedef enum { OUT_TEXT, OUT_JSON, OUT_CSV } out_mode;
-enum { C_STR, C_INT, C_NUM };
-/* Where a column appears: the table is for reading, so it merges or shortens fields that the
- * machine forms keep separate and exact. */
-enum { IN_ALL, IN_TEXT, IN_DATA, IN_NONE };
+/* Every answer is one column description rendered by the emitter (common/fdt_emit.h) as a
+ * table, CSV or JSON. Unknown values (NaN reals, negative integers) read "-" in the table,
+ * an empty CSV field and null in JSON; empty text reads "-" in the table and stays "" in the
+ * machine forms. */
 
-typedef struct column {
-    const char *key;   /* JSON key and CSV header */
-    const char *label; /* table header */
-    int type;
-    const char *fmt;   /* table format of a C_NUM */
-    int in;
-} column;
-
-/* Rows go out cell by cell in column order; each output form keeps the cells it shows. Unknown
- * values (NaN reals, negative integers, empty text) read "-" in the table, an empty CSV field
- * and null in JSON (empty text stays ""). */
-typedef struct emitter {
-    out_mode mode;
-    const column *cols;
-    int ncols, col, nrows, first;
-    table t;
-    fdt_sb b; /* JSON: the row objects, comma-separated; CSV: header and lines */
-} emitter;
-
-static int em_active(const emitter *m, const column *c)
+/* {"schema": 1, "query": ..., "database": ... (JSON only). */
+static void doc_begin(fdt_emit *m, const char *query, const fdt_db *db)
 {
-    if (c->in == IN_NONE)
-        return 0;
-    return m->mode == OUT_TEXT ? c->in != IN_DATA : c->in != IN_TEXT;
-}
-
-static void csv_field(fdt_sb *b, const char *s, int first)
-{
-    if (!first)
-        fdt_sb_puts(b, ",");
-    if (!strpbrk(s, ",\"\r\n")) {
-        fdt_sb_puts(b, s);
-        return;
-    }
-    fdt_sb_puts(b, "\"");
-    for (; *s; s++)
-        fdt_sb_putn(b, *s == '"' ? "\"\"" : s, *s == '"' ? 2 : 1); /* quotes doubled */
-    fdt_sb_puts(b, "\"");
-}
-
-static void em_begin(emitter *m, out_mode mode, const column *cols, int ncols)
-{
-    memset(m, 0, sizeof *m);
-    m->mode = mode;
-    m->cols = cols;
-    m->ncols = ncols;
-    fdt_sb_init(&m->b);
-    const char *hdr[TABLE_MAXCOLS];
-    int n = 0, right[TABLE_MAXCOLS];
-    for (int i = 0; i < ncols; i++) {
-        if (!em_active(m, &cols[i]))
-            continue;
-        if (mode == OUT_CSV)
-            csv_field(&m->b, cols[i].key, n == 0);
-        if (n < TABLE_MAXCOLS) {
-            right[n] = cols[i].type != C_STR;
-            hdr[n++] = cols[i].label;
-        }
-    }
-    if (mode == OUT_CSV)
-        fdt_sb_puts(&m->b, "\n");
-    if (mode == OUT_TEXT) {
-        table_init(&m->t, n, hdr);
-        for (int i = 0; i < n; i++)
-            m->t.right[i] = right[i];
-    }
-}
-
-static void em_row(emitter *m)
-{
-    m->col = 0;
-    m->first = 1;
-    if (m->mode == OUT_JSON)
-        fdt_sb_puts(&m->b, m->nrows ? ", {" : "{");
-    m->nrows++;
-}
-
-static void em_row_end(emitter *m)
-{
-    if (m->mode == OUT_JSON)
-        fdt_sb_puts(&m->b, "}");
-    else if (m->mode == OUT_CSV)
-        fdt_sb_puts(&m->b, "\n");
-}
-
-/* The column the next cell belongs to, or NULL when this form does not show it. */
-static const column *em_next(emitter *m)
-{
-    if (m->col >= m->ncols)
-        return NULL;
-    const column *c = &m->cols[m->col++];
-    if (!em_active(m, c))
-        return NULL;
-    if (m->mode == OUT_JSON && !m->first)
-        fdt_sb_puts(&m->b, ", ");
-    if (m->mode == OUT_CSV && !m->first)
-        fdt_sb_puts(&m->b, ",");
-    m->first = 0;
-    return c;
-}
-
-static void em_str(emitter *m, const char *v)
-{
-    const column *c = em_next(m);
-    if (!c)
-        return;
-    if (m->mode == OUT_TEXT)
-        table_add(&m->t, "%s", *v ? v : "-");
-    else if (m->mode == OUT_CSV)
-        csv_field(&m->b, v, 1);
-    else
-        json_kv_str(&m->b, c->key, v, 0);
-}
-
-static void em_int(emitter *m, long long v)
-{
-    const column *c = em_next(m);
-    if (!c)
-        return;
-    if (m->mode == OUT_TEXT)
-        table_add(&m->t, v < 0 ? "-" : "%lld", v);
-    else if (m->mode == OUT_CSV) {
-        if (v >= 0)
-            fdt_sb_printf(&m->b, "%lld", v);
-    } else if (v >= 0)
-        json_kv_int(&m->b, c->key, v, 0);
-    else {
-        json_str(&m->b, c->key);
-        fdt_sb_puts(&m->b, ": null");
-    }
-}
-
-static void em_num(emitter *m, double v)
-{
-    const column *c = em_next(m);
-    if (!c)
-        return;
-    if (m->mode == OUT_TEXT)
-        table_add(&m->t, isfinite(v) ? c->fmt : "-", v);
-    else if (m->mode == OUT_CSV) {
-        if (isfinite(v))
-            fdt_sb_printf(&m->b, "%.10g", v);
-    } else
-        json_kv_num(&m->b, c->key, v, 0);
-}
-
-/* Prints the table or the CSV; JSON stays in m->b for the caller's document. */
-static void em_finish(emitter *m)
-{
-    if (m->mode == OUT_TEXT) {
-        if (m->nrows)
-            table_print(&m->t, stdout);
-        table_free(&m->t);
-    } else if (m->mode == OUT_CSV)
-        fputs(fdt_sb_str(&m->b), stdout);
-}
-
-static void em_free(emitter *m)
-{
-    if (m->mode == OUT_TEXT && m->t.cells)
-        table_free(&m->t);
-    fdt_sb_free(&m->b);
-}
-
-static void json_doc_begin(fdt_sb *b, const char *query, const fdt_db *db)
-{
-    fdt_sb_puts(b, "{");
-    json_kv_int(b, "schema", FDT_JSON_SCHEMA_VERSION, 1);
-    json_kv_str(b, "query", query, 1);
-    json_kv_str(b, "database", fdt_db_path(db), 1);
+    emit_doc_begin(m);
+    fdt_emit_str(m, "query", query);
+    fdt_emit_str(m, "database", fdt_db_path(db));
 }
 
 /* "2025-06-01T12:34:56.789Z" -> "2025-06-01 12:34": minutes are enough to tell runs apart. */
@@ -238,88 +73,89 @@ static int list_devices(fdt_db *db, const char *gpu, fdt_db_device_list *ds)
 
 /* ------------------------------------------------------------------ best and nearest rows */
 
-static const column best_cols[] = {
-    {"device", "device", C_STR, NULL, IN_ALL},
-    {"arch", "arch", C_STR, NULL, IN_ALL},
-    {"compute_units", "", C_INT, NULL, IN_DATA},
-    {"backend", "", C_STR, NULL, IN_DATA},
-    {"uuid", "", C_STR, NULL, IN_DATA},
-    {"problem", "problem", C_STR, NULL, IN_TEXT},
-    {"op", "", C_STR, NULL, IN_DATA},
-    {"R", "", C_INT, NULL, IN_DATA},
-    {"precision", "", C_STR, NULL, IN_DATA},
-    {"nx", "", C_INT, NULL, IN_DATA},
-    {"ny", "", C_INT, NULL, IN_DATA},
-    {"nz", "", C_INT, NULL, IN_DATA},
-    {"config", "config", C_STR, NULL, IN_ALL},
-    {"median_ms", "median ms", C_NUM, "%.4f", IN_ALL},
-    {"min_ms", "", C_NUM, NULL, IN_DATA},
-    {"max_ms", "", C_NUM, NULL, IN_DATA},
-    {"gbs", "GB/s", C_NUM, "%.0f", IN_ALL},
-    {"frac_copy", "of copy", C_NUM, "%.3f", IN_ALL},
-    {"layout", "line/offset", C_STR, NULL, IN_TEXT},
-    {"layout_line", "", C_INT, NULL, IN_DATA},
-    {"layout_offset", "", C_INT, NULL, IN_DATA},
-    {"registers", "", C_INT, NULL, IN_DATA},
-    {"spill_bytes", "", C_INT, NULL, IN_DATA},
-    {"shared_bytes", "", C_INT, NULL, IN_DATA},
-    {"run", "run", C_INT, NULL, IN_ALL},
-    {"date", "date (UTC)", C_STR, NULL, IN_ALL},
-    {"env", "driver / compiler", C_STR, NULL, IN_TEXT},
-    {"driver", "", C_STR, NULL, IN_DATA},
-    {"runtime", "", C_STR, NULL, IN_DATA},
-    {"compiler", "", C_STR, NULL, IN_DATA},
-    {"fdtune_version", "", C_STR, NULL, IN_DATA},
-    {"generator", "", C_STR, NULL, IN_DATA},
+static const fdt_col best_cols[] = {
+    {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"arch", "arch", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"compute_units", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"backend", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
+    {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"R", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"nx", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"ny", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"min_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"max_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"layout", "line/offset", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
+    {"layout_line", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"layout_offset", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"registers", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"spill_bytes", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"shared_bytes", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"run", "run", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"date", "date (UTC)", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"env", "driver / compiler", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
+    {"driver", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"runtime", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"compiler", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"fdtune_version", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"generator", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
 };
 
-static void emit_best_row(emitter *m, const fdt_db_row *r)
+static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
 {
     const fdt_db_eval *ev = &r->ev;
     const fdt_problem *p = &r->problem;
     char buf[160], when[32];
-    em_str(m, r->device.name);
-    em_str(m, r->device.arch);
-    em_int(m, r->device.compute_units);
-    em_str(m, r->device.backend);
-    em_str(m, r->device.uuid);
+    fdt_emit_cell_str(m, r->device.name);
+    fdt_emit_cell_str(m, r->device.arch);
+    fdt_emit_cell_int(m, r->device.compute_units);
+    fdt_emit_cell_str(m, r->device.backend);
+    fdt_emit_cell_str(m, r->device.uuid);
     fdt_problem_format(p, buf, sizeof buf);
-    em_str(m, buf);
-    em_str(m, fdt_op_name(p->op));
-    em_int(m, p->R);
-    em_str(m, fdt_prec_name(p->prec));
-    em_int(m, p->nx);
-    em_int(m, p->ny);
-    em_int(m, p->nz);
-    em_str(m, ev->config);
-    em_num(m, ev->time_ms);
-    em_num(m, ev->time_min_ms);
-    em_num(m, ev->time_max_ms);
-    em_num(m, ev->gbs);
-    em_num(m, ev->frac_copy);
+    fdt_emit_cell_str(m, buf);
+    fdt_emit_cell_str(m, fdt_op_name(p->op));
+    fdt_emit_cell_int(m, p->R);
+    fdt_emit_cell_str(m, fdt_prec_name(p->prec));
+    fdt_emit_cell_int(m, p->nx);
+    fdt_emit_cell_int(m, p->ny);
+    fdt_emit_cell_int(m, p->nz);
+    fdt_emit_cell_str(m, ev->config);
+    fdt_emit_cell_real(m, ev->time_ms);
+    fdt_emit_cell_real(m, ev->time_min_ms);
+    fdt_emit_cell_real(m, ev->time_max_ms);
+    fdt_emit_cell_real(m, ev->gbs);
+    fdt_emit_cell_real(m, ev->frac_copy);
     if (ev->layout_line >= 0)
         snprintf(buf, sizeof buf, "%lld/%lld", (long long)ev->layout_line,
                  (long long)ev->layout_offset);
     else
         buf[0] = 0;
-    em_str(m, buf);
-    em_int(m, ev->layout_line);
-    em_int(m, ev->layout_offset);
-    em_int(m, ev->registers);
-    em_int(m, ev->spill_bytes);
-    em_int(m, ev->shared_bytes);
-    em_int(m, ev->run_id > 0 ? ev->run_id : -1);
-    em_str(m, m->mode == OUT_TEXT ? short_time(ev->created, when, sizeof when) : ev->created);
+    fdt_emit_cell_str(m, buf);
+    fdt_emit_cell_int(m, ev->layout_line);
+    fdt_emit_cell_int(m, ev->layout_offset);
+    fdt_emit_cell_int(m, ev->registers);
+    fdt_emit_cell_int(m, ev->spill_bytes);
+    fdt_emit_cell_int(m, ev->shared_bytes);
+    fdt_emit_cell_int(m, ev->run_id > 0 ? ev->run_id : -1);
+    int text = m->mode == FDT_EMIT_TEXT;
+    fdt_emit_cell_str(m, text ? short_time(ev->created, when, sizeof when) : ev->created);
     if (r->env.driver[0] || r->env.compiler[0])
         snprintf(buf, sizeof buf, "%s / %s", r->env.driver, r->env.compiler);
     else
         buf[0] = 0;
-    em_str(m, buf);
-    em_str(m, r->env.driver);
-    em_str(m, r->env.runtime);
-    em_str(m, r->env.compiler);
-    em_str(m, r->env.fdtune_version);
-    em_str(m, r->env.generator);
+    fdt_emit_cell_str(m, buf);
+    fdt_emit_cell_str(m, r->env.driver);
+    fdt_emit_cell_str(m, r->env.runtime);
+    fdt_emit_cell_str(m, r->env.compiler);
+    fdt_emit_cell_str(m, r->env.fdtune_version);
+    fdt_emit_cell_str(m, r->env.generator);
 }
 
 /* ------------------------------------------------------------------ options */
@@ -332,7 +168,7 @@ typedef struct qopts {
     const char *run;   /* show's argument */
     problem_args pa;
     int have_prec, nearest, limit;
-    out_mode mode;
+    fdt_emit_mode mode;
 } qopts;
 
 static void usage_overview(FILE *f)
@@ -471,8 +307,8 @@ static int parse_opts(int argc, char **argv, qopts *o)
             fdt_config_format(&cfg, o->config, sizeof o->config);
             break;
         case 'D': o->db = optarg; break;
-        case 'j': o->mode = OUT_JSON; break;
-        case 'C': o->mode = OUT_CSV; break;
+        case 'j': o->mode = FDT_EMIT_JSON; break;
+        case 'C': o->mode = FDT_EMIT_CSV; break;
         case 'h': help = 1; break;
         default: usage_overview(stderr); return EXIT_USAGE;
         }
@@ -546,28 +382,25 @@ static int query_best(fdt_db *db, const qopts *o)
         free(rs.v);
         return EXIT_ERROR;
     }
-    emitter m;
-    em_begin(&m, o->mode, best_cols, NCOLS(best_cols));
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, o->mode, &b);
+    doc_begin(&m, "best", db);
+    fdt_emit_array(&m, "results");
+    fdt_emit_table(&m, best_cols, NCOLS(best_cols));
     for (size_t i = 0; i < rs.n; i++) {
-        em_row(&m);
+        fdt_emit_row(&m, NULL);
         emit_best_row(&m, &rs.v[i]);
-        em_row_end(&m);
+        fdt_emit_row_end(&m);
     }
-    if (o->mode == OUT_JSON) {
-        fdt_sb d;
-        fdt_sb_init(&d);
-        json_doc_begin(&d, "best", db);
-        fdt_sb_printf(&d, "\"results\": [%s]}\n", fdt_sb_str(&m.b));
-        fputs(fdt_sb_str(&d), stdout);
-        fdt_sb_free(&d);
-    } else
-        em_finish(&m);
-    if (!rs.n && o->mode == OUT_TEXT)
+    fdt_emit_table_end(&m);
+    fdt_emit_end(&m);
+    fdt_emit_end(&m);
+    if (!rs.n && o->mode == FDT_EMIT_TEXT)
         print_note("no tuned result in %s matches these filters (see 'fdtune query runs')",
                    fdt_db_path(db));
-    em_free(&m);
     free(rs.v);
-    return EXIT_OK;
+    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
 
 static const char *fallback_why(fdt_db_fallback f)
@@ -579,6 +412,60 @@ static const char *fallback_why(fdt_db_fallback f)
     default: return "nothing tuned for this op, R and precision on this arch can run this grid: "
                     "fdtune's built-in default (the config exported headers fall back to)";
     }
+}
+
+/* The table form of --nearest: the rung, why it was taken, and where the config was
+ * measured. */
+static void nearest_text(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem *p)
+{
+    const fdt_db_row *row = &a->row;
+    char pkey[160], tuned[160], when[32];
+    fdt_problem_format(p, pkey, sizeof pkey);
+    fdt_problem_format(&row->problem, tuned, sizeof tuned);
+    fdt_emit_text(m, "fallback  %s: %s\n", fdt_db_fallback_name(a->which),
+                  fallback_why(a->which));
+    fdt_emit_text(m, "device    %s (%s, %d CUs)\n", a->device.name, a->device.arch,
+                  a->device.compute_units);
+    fdt_emit_text(m, "problem   %s\n", pkey);
+    fdt_emit_text(m, "config    %s\n", row->ev.config);
+    if (a->which == FDT_DB_NEAREST_NONE)
+        return;
+    fdt_emit_text(m, "measured  %s on %s (%s, %d CUs): %.4f ms, %.0f GB/s, %.3f of copy\n",
+                  tuned, row->device.name, row->device.arch, row->device.compute_units,
+                  row->ev.time_ms, row->ev.gbs, row->ev.frac_copy);
+    fdt_emit_text(m, "layout    line %lld, offset %lld (elements, for %s)\n",
+                  (long long)row->ev.layout_line, (long long)row->ev.layout_offset, tuned);
+    fdt_emit_text(m, "run       %lld, %s UTC, driver %s, compiler %s, fdtune %s\n",
+                  (long long)row->ev.run_id, short_time(row->ev.created, when, sizeof when),
+                  row->env.driver, row->env.compiler, row->env.fdtune_version);
+    if (strcmp(row->env.generator, fdt_gen_fingerprint()))
+        fdt_emit_text(m, "note      measured with generator %s; this fdtune generates %s, so "
+                         "the kernel may differ\n", row->env.generator, fdt_gen_fingerprint());
+}
+
+/* The machine forms of --nearest: the best-row fields (of the tuned problem, or the
+ * requested one with only the config for "none"), led by the rung and the request. */
+static void nearest_data(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem *p,
+                         const fdt_db *db)
+{
+    fdt_col cols[NCOLS(best_cols) + 4];
+    cols[0] = (fdt_col){"fallback", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH};
+    cols[1] = (fdt_col){"requested_nx", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0};
+    cols[2] = (fdt_col){"requested_ny", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0};
+    cols[3] = (fdt_col){"requested_nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0};
+    memcpy(cols + 4, best_cols, sizeof best_cols);
+    doc_begin(m, "nearest", db);
+    fdt_emit_str(m, "fallback", fdt_db_fallback_name(a->which));
+    fdt_emit_table(m, cols, NCOLS(cols));
+    fdt_emit_row(m, "result");
+    fdt_emit_cell_str(m, fdt_db_fallback_name(a->which));
+    fdt_emit_cell_int(m, p->nx);
+    fdt_emit_cell_int(m, p->ny);
+    fdt_emit_cell_int(m, p->nz);
+    emit_best_row(m, &a->row);
+    fdt_emit_row_end(m);
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
 }
 
 static int query_nearest(fdt_db *db, const qopts *o)
@@ -605,121 +492,70 @@ static int query_nearest(fdt_db *db, const qopts *o)
         print_note("--gpu %s matches several device models: answering for %s (%s, %d CUs), "
                    "not %s", o->gpu, a->device.name, a->device.arch, a->device.compute_units,
                    a->others);
-    const fdt_device dev = a->device;
-    fdt_db_row *row = &a->row;
-    fdt_db_fallback which = a->which;
-
-    char pkey[160], tuned[160];
-    fdt_problem_format(p, pkey, sizeof pkey);
-    fdt_problem_format(&row->problem, tuned, sizeof tuned);
-    if (o->mode == OUT_TEXT) {
-        printf("fallback  %s: %s\n", fdt_db_fallback_name(which), fallback_why(which));
-        printf("device    %s (%s, %d CUs)\n", dev.name, dev.arch, dev.compute_units);
-        printf("problem   %s\n", pkey);
-        printf("config    %s\n", row->ev.config);
-        if (which != FDT_DB_NEAREST_NONE) {
-            char when[32];
-            printf("measured  %s on %s (%s, %d CUs): %.4f ms, %.0f GB/s, %.3f of copy\n", tuned,
-                   row->device.name, row->device.arch, row->device.compute_units,
-                   row->ev.time_ms, row->ev.gbs, row->ev.frac_copy);
-            printf("layout    line %lld, offset %lld (elements, for %s)\n",
-                   (long long)row->ev.layout_line, (long long)row->ev.layout_offset, tuned);
-            printf("run       %lld, %s UTC, driver %s, compiler %s, fdtune %s\n",
-                   (long long)row->ev.run_id,
-                   short_time(row->ev.created, when, sizeof when), row->env.driver,
-                   row->env.compiler, row->env.fdtune_version);
-            if (strcmp(row->env.generator, fdt_gen_fingerprint()))
-                printf("note      measured with generator %s; this fdtune generates %s, so the "
-                       "kernel may differ\n", row->env.generator, fdt_gen_fingerprint());
-        }
-        free(a);
-        return EXIT_OK;
-    }
-    /* Machine forms: the best-row fields (of the tuned problem, or the requested one with
-     * only the config for "none"), led by the rung and the request. */
-    column cols[NCOLS(best_cols) + 4];
-    cols[0] = (column){"fallback", "", C_STR, NULL, IN_DATA};
-    cols[1] = (column){"requested_nx", "", C_INT, NULL, IN_DATA};
-    cols[2] = (column){"requested_ny", "", C_INT, NULL, IN_DATA};
-    cols[3] = (column){"requested_nz", "", C_INT, NULL, IN_DATA};
-    memcpy(cols + 4, best_cols, sizeof best_cols);
-    emitter m;
-    em_begin(&m, o->mode, cols, NCOLS(cols));
-    em_row(&m);
-    em_str(&m, fdt_db_fallback_name(which));
-    em_int(&m, p->nx);
-    em_int(&m, p->ny);
-    em_int(&m, p->nz);
-    emit_best_row(&m, row);
-    em_row_end(&m);
-    if (o->mode == OUT_JSON) {
-        fdt_sb d;
-        fdt_sb_init(&d);
-        json_doc_begin(&d, "nearest", db);
-        json_kv_str(&d, "fallback", fdt_db_fallback_name(which), 1);
-        fdt_sb_printf(&d, "\"result\": %s}\n", fdt_sb_str(&m.b));
-        fputs(fdt_sb_str(&d), stdout);
-        fdt_sb_free(&d);
-    } else
-        em_finish(&m);
-    em_free(&m);
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, o->mode, &b);
+    if (o->mode == FDT_EMIT_TEXT)
+        nearest_text(&m, a, p);
+    else
+        nearest_data(&m, a, p, db);
     free(a);
-    return EXIT_OK;
+    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ runs */
 
-static const column run_cols[] = {
-    {"id", "id", C_INT, NULL, IN_ALL},
-    {"kind", "kind", C_STR, NULL, IN_ALL},
-    {"status", "status", C_STR, NULL, IN_ALL},
-    {"started", "started (UTC)", C_STR, NULL, IN_ALL},
-    {"finished", "finished", C_STR, NULL, IN_ALL},
-    {"device", "device", C_STR, NULL, IN_ALL},
-    {"arch", "", C_STR, NULL, IN_DATA},
-    {"device_id", "", C_INT, NULL, IN_DATA},
-    {"env_id", "", C_INT, NULL, IN_DATA},
-    {"strategy", "strategy", C_STR, NULL, IN_ALL},
-    {"recipe", "recipe", C_STR, NULL, IN_ALL},
-    {"recipe_hash", "", C_STR, NULL, IN_DATA},
-    {"budget", "", C_INT, NULL, IN_DATA},
-    {"seed", "", C_STR, NULL, IN_DATA},
-    {"evaluations", "evals", C_INT, NULL, IN_ALL},
-    {"ok", "ok", C_INT, NULL, IN_ALL},
-    {"copy_gbs", "copy GB/s", C_NUM, "%.0f", IN_ALL},
-    {"host", "", C_STR, NULL, IN_DATA},
-    {"pid", "", C_INT, NULL, IN_DATA},
-    {"notes", "", C_STR, NULL, IN_DATA},
-    {"command", "command", C_STR, NULL, IN_ALL},
+static const fdt_col run_cols[] = {
+    {"id", "id", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"kind", "kind", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"started", "started (UTC)", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"finished", "finished", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"arch", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"device_id", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"env_id", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"strategy", "strategy", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"recipe", "recipe", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"recipe_hash", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"budget", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"seed", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"evaluations", "evals", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"ok", "ok", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"copy_gbs", "copy GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"host", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"pid", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"notes", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"command", "command", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
 };
 
-static void emit_run_row(emitter *m, const fdt_db_run *r, const fdt_device *d)
+static void emit_run_row(fdt_emit *m, const fdt_db_run *r, const fdt_device *d)
 {
     char s[32], f[32], seed[24];
-    int text = m->mode == OUT_TEXT;
-    em_int(m, r->id);
-    em_str(m, fdt_db_run_kind_name(r->kind));
-    em_str(m, fdt_db_run_status_name(r->status));
-    em_str(m, text ? short_time(r->started, s, sizeof s) : r->started);
-    em_str(m, text ? short_time(r->finished, f, sizeof f) : r->finished);
-    em_str(m, d ? d->name : "");
-    em_str(m, d ? d->arch : "");
-    em_int(m, r->device_id);
-    em_int(m, r->env_id);
-    em_str(m, r->strategy);
-    em_str(m, r->recipe);
-    em_str(m, r->recipe_hash);
-    em_int(m, r->budget);
+    int text = m->mode == FDT_EMIT_TEXT;
+    fdt_emit_cell_int(m, r->id);
+    fdt_emit_cell_str(m, fdt_db_run_kind_name(r->kind));
+    fdt_emit_cell_str(m, fdt_db_run_status_name(r->status));
+    fdt_emit_cell_str(m, text ? short_time(r->started, s, sizeof s) : r->started);
+    fdt_emit_cell_str(m, text ? short_time(r->finished, f, sizeof f) : r->finished);
+    fdt_emit_cell_str(m, d ? d->name : "");
+    fdt_emit_cell_str(m, d ? d->arch : "");
+    fdt_emit_cell_int(m, r->device_id);
+    fdt_emit_cell_int(m, r->env_id);
+    fdt_emit_cell_str(m, r->strategy);
+    fdt_emit_cell_str(m, r->recipe);
+    fdt_emit_cell_str(m, r->recipe_hash);
+    fdt_emit_cell_int(m, r->budget);
     /* Text: a 64-bit seed does not survive JSON readers that hold numbers as doubles. */
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
-    em_str(m, seed);
-    em_int(m, r->n_evals);
-    em_int(m, r->n_ok);
-    em_num(m, r->copy_gbs);
-    em_str(m, r->host);
-    em_int(m, r->pid);
-    em_str(m, r->notes);
-    em_str(m, r->command);
+    fdt_emit_cell_str(m, seed);
+    fdt_emit_cell_int(m, r->n_evals);
+    fdt_emit_cell_int(m, r->n_ok);
+    fdt_emit_cell_real(m, r->copy_gbs);
+    fdt_emit_cell_str(m, r->host);
+    fdt_emit_cell_int(m, r->pid);
+    fdt_emit_cell_str(m, r->notes);
+    fdt_emit_cell_str(m, r->command);
 }
 
 static int query_runs(fdt_db *db, const qopts *o)
@@ -739,124 +575,136 @@ static int query_runs(fdt_db *db, const qopts *o)
         free(rs.v);
         return EXIT_ERROR;
     }
-    emitter m;
-    em_begin(&m, o->mode, run_cols, NCOLS(run_cols));
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, o->mode, &b);
+    doc_begin(&m, "runs", db);
+    fdt_emit_array(&m, "runs");
+    fdt_emit_table(&m, run_cols, NCOLS(run_cols));
     for (size_t i = 0; i < rs.n; i++) {
-        em_row(&m);
+        fdt_emit_row(&m, NULL);
         emit_run_row(&m, &rs.v[i], device_by_id(&ds, rs.v[i].device_id));
-        em_row_end(&m);
+        fdt_emit_row_end(&m);
     }
-    if (o->mode == OUT_JSON) {
-        fdt_sb d;
-        fdt_sb_init(&d);
-        json_doc_begin(&d, "runs", db);
-        fdt_sb_printf(&d, "\"runs\": [%s]}\n", fdt_sb_str(&m.b));
-        fputs(fdt_sb_str(&d), stdout);
-        fdt_sb_free(&d);
-    } else
-        em_finish(&m);
-    if (!rs.n && o->mode == OUT_TEXT)
+    fdt_emit_table_end(&m);
+    fdt_emit_end(&m);
+    fdt_emit_end(&m);
+    if (!rs.n && o->mode == FDT_EMIT_TEXT)
         print_note("no runs%s%s in %s", o->gpu ? " on a device matching " : "",
                    o->gpu ? o->gpu : "", fdt_db_path(db));
-    em_free(&m);
     free(rs.v);
     free(ds.v);
-    return EXIT_OK;
+    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ history and show */
 
 /* One evaluation in the listings of history and show; history leaves out what it fixed
  * (problem, config) from the table, show what the run fixed (device, environment). */
-static const column eval_cols[] = {
-    {"id", "", C_INT, NULL, IN_DATA},
-    {"run", "run", C_INT, NULL, IN_ALL},
-    {"date", "date (UTC)", C_STR, NULL, IN_ALL},
-    {"device", "device", C_STR, NULL, IN_ALL},
-    {"arch", "", C_STR, NULL, IN_DATA},
-    {"uuid", "", C_STR, NULL, IN_DATA},
-    {"problem", "problem", C_STR, NULL, IN_TEXT},
-    {"op", "", C_STR, NULL, IN_DATA},
-    {"R", "", C_INT, NULL, IN_DATA},
-    {"precision", "", C_STR, NULL, IN_DATA},
-    {"nx", "", C_INT, NULL, IN_DATA},
-    {"ny", "", C_INT, NULL, IN_DATA},
-    {"nz", "", C_INT, NULL, IN_DATA},
-    {"config", "config", C_STR, NULL, IN_ALL},
-    {"stage", "stage", C_STR, NULL, IN_ALL},
-    {"status", "status", C_STR, NULL, IN_ALL},
-    {"median_ms", "median ms", C_NUM, "%.4f", IN_ALL},
-    {"min_ms", "", C_NUM, NULL, IN_DATA},
-    {"max_ms", "", C_NUM, NULL, IN_DATA},
-    {"reps", "", C_INT, NULL, IN_DATA},
-    {"gbs", "GB/s", C_NUM, "%.0f", IN_ALL},
-    {"frac_copy", "of copy", C_NUM, "%.3f", IN_ALL},
-    {"max_err", "", C_NUM, NULL, IN_DATA},
-    {"tolerance", "", C_NUM, NULL, IN_DATA},
-    {"registers", "regs", C_INT, NULL, IN_ALL},
-    {"spill_bytes", "spills", C_INT, NULL, IN_ALL},
-    {"shared_bytes", "shared", C_INT, NULL, IN_ALL},
-    {"layout_line", "", C_INT, NULL, IN_DATA},
-    {"layout_offset", "", C_INT, NULL, IN_DATA},
-    {"compile_s", "", C_NUM, NULL, IN_DATA},
-    {"env", "driver / compiler", C_STR, NULL, IN_TEXT},
-    {"driver", "", C_STR, NULL, IN_DATA},
-    {"compiler", "", C_STR, NULL, IN_DATA},
-    {"generator", "", C_STR, NULL, IN_DATA},
-    {"message", "message", C_STR, NULL, IN_ALL},
+static const fdt_col eval_cols[] = {
+    {"id", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"run", "run", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"date", "date (UTC)", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"arch", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
+    {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"R", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"nx", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"ny", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"stage", "stage", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"min_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"max_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"reps", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"max_err", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"tolerance", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"registers", "regs", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"spill_bytes", "spills", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"shared_bytes", "shared", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"layout_line", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"layout_offset", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"compile_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"env", "driver / compiler", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
+    {"driver", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"compiler", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"generator", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
+    {"message", "message", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
 };
 enum { EV_RUN = 1, EV_DATE = 2, EV_DEVICE = 3, EV_PROBLEM = 6, EV_CONFIG = 13, EV_ENV = 30 };
 
-static void emit_eval_row(emitter *m, const fdt_db_row *r)
+static void emit_eval_row(fdt_emit *m, const fdt_db_row *r)
 {
     const fdt_db_eval *ev = &r->ev;
     const fdt_problem *p = &r->problem;
     char buf[160], when[32];
-    em_int(m, ev->id);
-    em_int(m, ev->run_id);
-    em_str(m, m->mode == OUT_TEXT ? short_time(ev->created, when, sizeof when) : ev->created);
-    em_str(m, r->device.name);
-    em_str(m, r->device.arch);
-    em_str(m, r->device.uuid);
+    fdt_emit_cell_int(m, ev->id);
+    fdt_emit_cell_int(m, ev->run_id);
+    int text = m->mode == FDT_EMIT_TEXT;
+    fdt_emit_cell_str(m, text ? short_time(ev->created, when, sizeof when) : ev->created);
+    fdt_emit_cell_str(m, r->device.name);
+    fdt_emit_cell_str(m, r->device.arch);
+    fdt_emit_cell_str(m, r->device.uuid);
     fdt_problem_format(p, buf, sizeof buf);
-    em_str(m, buf);
-    em_str(m, fdt_op_name(p->op));
-    em_int(m, p->R);
-    em_str(m, fdt_prec_name(p->prec));
-    em_int(m, p->nx);
-    em_int(m, p->ny);
-    em_int(m, p->nz);
-    em_str(m, ev->config);
-    em_str(m, fdt_db_stage_name(ev->stage));
-    em_str(m, fdt_db_status_name(ev->status));
-    em_num(m, ev->time_ms);
-    em_num(m, ev->time_min_ms);
-    em_num(m, ev->time_max_ms);
-    em_int(m, ev->reps);
-    em_num(m, ev->gbs);
-    em_num(m, ev->frac_copy);
-    em_num(m, ev->max_err);
-    em_num(m, ev->tolerance);
-    em_int(m, ev->registers);
-    em_int(m, ev->spill_bytes);
-    em_int(m, ev->shared_bytes);
-    em_int(m, ev->layout_line);
-    em_int(m, ev->layout_offset);
-    em_num(m, ev->compile_s);
+    fdt_emit_cell_str(m, buf);
+    fdt_emit_cell_str(m, fdt_op_name(p->op));
+    fdt_emit_cell_int(m, p->R);
+    fdt_emit_cell_str(m, fdt_prec_name(p->prec));
+    fdt_emit_cell_int(m, p->nx);
+    fdt_emit_cell_int(m, p->ny);
+    fdt_emit_cell_int(m, p->nz);
+    fdt_emit_cell_str(m, ev->config);
+    fdt_emit_cell_str(m, fdt_db_stage_name(ev->stage));
+    fdt_emit_cell_str(m, fdt_db_status_name(ev->status));
+    fdt_emit_cell_real(m, ev->time_ms);
+    fdt_emit_cell_real(m, ev->time_min_ms);
+    fdt_emit_cell_real(m, ev->time_max_ms);
+    fdt_emit_cell_int(m, ev->reps);
+    fdt_emit_cell_real(m, ev->gbs);
+    fdt_emit_cell_real(m, ev->frac_copy);
+    fdt_emit_cell_real(m, ev->max_err);
+    fdt_emit_cell_real(m, ev->tolerance);
+    fdt_emit_cell_int(m, ev->registers);
+    fdt_emit_cell_int(m, ev->spill_bytes);
+    fdt_emit_cell_int(m, ev->shared_bytes);
+    fdt_emit_cell_int(m, ev->layout_line);
+    fdt_emit_cell_int(m, ev->layout_offset);
+    fdt_emit_cell_real(m, ev->compile_s);
     snprintf(buf, sizeof buf, "%s / %s", r->env.driver, r->env.compiler);
-    em_str(m, buf);
-    em_str(m, r->env.driver);
-    em_str(m, r->env.compiler);
-    em_str(m, r->env.generator);
-    em_str(m, ev->message);
+    fdt_emit_cell_str(m, buf);
+    fdt_emit_cell_str(m, r->env.driver);
+    fdt_emit_cell_str(m, r->env.compiler);
+    fdt_emit_cell_str(m, r->env.generator);
+    fdt_emit_cell_str(m, ev->message);
 }
 
 /* eval_cols with the table columns in `hide` (EV_* indices) taken out of the table. */
-static void eval_columns(column *cols, const int *hide, int nhide)
+static void eval_columns(fdt_col *cols, const int *hide, int nhide)
 {
     memcpy(cols, eval_cols, sizeof eval_cols);
     for (int i = 0; i < nhide; i++)
-        cols[hide[i]].in = cols[hide[i]].in == IN_TEXT ? IN_NONE : IN_DATA;
+        cols[hide[i]].show = cols[hide[i]].show == FDT_SHOW_TEXT ? FDT_SHOW_NONE : FDT_SHOW_DATA;
+}
+
+/* The evaluations of history and show: a table, or the array "evaluations" in JSON. */
+static void emit_evals(fdt_emit *m, const fdt_col *cols, const fdt_db_rows *rs)
+{
+    fdt_emit_array(m, "evaluations");
+    fdt_emit_table(m, cols, NCOLS(eval_cols));
+    for (size_t i = 0; i < rs->n; i++) {
+        fdt_emit_row(m, NULL);
+        emit_eval_row(m, &rs->v[i]);
+        fdt_emit_row_end(m);
+    }
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
 }
 
 static int query_history(fdt_db *db, const qopts *o)
@@ -882,38 +730,26 @@ static int query_history(fdt_db *db, const qopts *o)
     free(ds.v);
 
     static const int hide[] = {EV_PROBLEM, EV_CONFIG};
-    column cols[NCOLS(eval_cols)];
+    fdt_col cols[NCOLS(eval_cols)];
     eval_columns(cols, hide, NCOLS(hide));
-    emitter m;
-    em_begin(&m, o->mode, cols, NCOLS(cols));
-    for (size_t i = 0; i < rs.n; i++) {
-        em_row(&m);
-        emit_eval_row(&m, &rs.v[i]);
-        em_row_end(&m);
-    }
     char pkey[160];
     fdt_problem_format(&o->pa.p, pkey, sizeof pkey);
-    if (o->mode == OUT_JSON) {
-        fdt_sb d;
-        fdt_sb_init(&d);
-        json_doc_begin(&d, "history", db);
-        json_kv_str(&d, "problem", pkey, 1);
-        json_kv_str(&d, "config", key, 1);
-        fdt_sb_printf(&d, "\"evaluations\": [%s]}\n", fdt_sb_str(&m.b));
-        fputs(fdt_sb_str(&d), stdout);
-        fdt_sb_free(&d);
-    } else {
-        if (o->mode == OUT_TEXT && rs.n)
-            printf("%s, config %s\n\n", pkey, key);
-        em_finish(&m);
-    }
-    if (!rs.n && o->mode == OUT_TEXT)
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, o->mode, &b);
+    doc_begin(&m, "history", db);
+    fdt_emit_str(&m, "problem", pkey);
+    fdt_emit_str(&m, "config", key);
+    if (rs.n)
+        fdt_emit_text(&m, "%s, config %s\n\n", pkey, key);
+    emit_evals(&m, cols, &rs);
+    fdt_emit_end(&m);
+    if (!rs.n && o->mode == FDT_EMIT_TEXT)
         print_note("config %s of %s was never measured%s%s in %s", key, pkey,
                    o->gpu ? " on a device matching " : "", o->gpu ? o->gpu : "",
                    fdt_db_path(db));
-    em_free(&m);
     free(rs.v);
-    return EXIT_OK;
+    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
 
 typedef struct run_probe {
@@ -930,37 +766,63 @@ static int find_run_cb(void *ctx, const fdt_db_run *r)
 
 static const char *dash(const char *s) { return *s ? s : "-"; }
 
-static void show_header(const fdt_db_run *r, const fdt_device *d, const fdt_db_env *v,
-                        const fdt_db_rows *rs)
+static void show_header(fdt_emit *m, const fdt_db_run *r, const fdt_device *d,
+                        const fdt_db_env *v, const fdt_db_rows *rs)
 {
     char s[32], f[32];
     size_t ok = 0;
     for (size_t i = 0; i < rs->n; i++)
         ok += rs->v[i].ev.status == FDT_DB_OK;
-    printf("run       %lld (%s, %s)\n", (long long)r->id, fdt_db_run_kind_name(r->kind),
-           fdt_db_run_status_name(r->status));
-    printf("started   %s UTC, finished %s\n", short_time(r->started, s, sizeof s),
-           r->finished[0] ? short_time(r->finished, f, sizeof f) : "-");
+    fdt_emit_text(m, "run       %lld (%s, %s)\n", (long long)r->id,
+                  fdt_db_run_kind_name(r->kind), fdt_db_run_status_name(r->status));
+    fdt_emit_text(m, "started   %s UTC, finished %s\n", short_time(r->started, s, sizeof s),
+                  r->finished[0] ? short_time(r->finished, f, sizeof f) : "-");
     if (d)
-        printf("device    %s (%s, %s, %d CUs, %.0f GiB), uuid %s\n", d->name, d->backend,
-               d->arch, d->compute_units, d->mem_bytes / 1073741824.0, dash(d->uuid));
+        fdt_emit_text(m, "device    %s (%s, %s, %d CUs, %.0f GiB), uuid %s\n", d->name,
+                      d->backend, d->arch, d->compute_units, d->mem_bytes / 1073741824.0,
+                      dash(d->uuid));
     if (v)
-        printf("env       driver %s, runtime %s, compiler %s, fdtune %s, generator %s\n",
-               dash(v->driver), dash(v->runtime), dash(v->compiler), dash(v->fdtune_version),
-               dash(v->generator));
-    printf("recipe    %s%s%s%s, strategy %s, budget %lld, seed %llu\n",
-           dash(r->recipe), r->recipe_hash[0] ? " (" : "", r->recipe_hash,
-           r->recipe_hash[0] ? ")" : "", dash(r->strategy),
-           (long long)r->budget, (unsigned long long)r->seed);
+        fdt_emit_text(m, "env       driver %s, runtime %s, compiler %s, fdtune %s, generator %s\n",
+                      dash(v->driver), dash(v->runtime), dash(v->compiler),
+                      dash(v->fdtune_version), dash(v->generator));
+    fdt_emit_text(m, "recipe    %s%s%s%s, strategy %s, budget %lld, seed %llu\n",
+                  dash(r->recipe), r->recipe_hash[0] ? " (" : "", r->recipe_hash,
+                  r->recipe_hash[0] ? ")" : "", dash(r->strategy), (long long)r->budget,
+                  (unsigned long long)r->seed);
     if (isfinite(r->copy_gbs))
-        printf("copy      %.0f GB/s device-to-device\n", r->copy_gbs);
+        fdt_emit_text(m, "copy      %.0f GB/s device-to-device\n", r->copy_gbs);
     else
-        printf("copy      not measured\n");
-    printf("host      %s, pid %lld\n", dash(r->host), (long long)r->pid);
-    printf("command   %s\n", r->command);
+        fdt_emit_text(m, "copy      not measured\n");
+    fdt_emit_text(m, "host      %s, pid %lld\n", dash(r->host), (long long)r->pid);
+    fdt_emit_text(m, "command   %s\n", r->command);
     if (r->notes[0])
-        printf("notes     %s\n", r->notes);
-    printf("evaluations %zu, %zu ok\n", rs->n, ok);
+        fdt_emit_text(m, "notes     %s\n", r->notes);
+    fdt_emit_text(m, "evaluations %zu, %zu ok\n", rs->n, ok);
+}
+
+/* show in every form: the table form has the run's header, then its evaluations; CSV the
+ * evaluations only; JSON the run (a row of run_cols), its environment and evaluations. */
+static void render_show(fdt_emit *m, const fdt_db *db, const fdt_db_run *r,
+                        const fdt_device *d, const fdt_db_env *v, const fdt_db_rows *rs)
+{
+    static const int hide[] = {EV_RUN, EV_DATE, EV_DEVICE, EV_ENV};
+    fdt_col cols[NCOLS(eval_cols)];
+    eval_columns(cols, hide, NCOLS(hide));
+    show_header(m, r, d, v, rs);
+    if (rs->n)
+        fdt_emit_text(m, "\n");
+    doc_begin(m, "show", db);
+    if (m->mode == FDT_EMIT_JSON) {
+        fdt_emit_table(m, run_cols, NCOLS(run_cols));
+        fdt_emit_row(m, "run");
+        emit_run_row(m, r, d);
+        fdt_emit_row_end(m);
+        fdt_emit_table_end(m);
+    }
+    fdt_db_env none = {0};
+    emit_env(m, "env", v ? v : &none);
+    emit_evals(m, cols, rs);
+    fdt_emit_end(m);
 }
 
 static int query_show(fdt_db *db, const qopts *o)
@@ -992,47 +854,12 @@ static int query_show(fdt_db *db, const qopts *o)
         free(rs.v);
         return EXIT_ERROR;
     }
-    static const int hide[] = {EV_RUN, EV_DATE, EV_DEVICE, EV_ENV};
-    column cols[NCOLS(eval_cols)];
-    eval_columns(cols, hide, NCOLS(hide));
-    emitter m;
-    em_begin(&m, o->mode, cols, NCOLS(cols));
-    for (size_t i = 0; i < rs.n; i++) {
-        em_row(&m);
-        emit_eval_row(&m, &rs.v[i]);
-        em_row_end(&m);
-    }
-    if (o->mode == OUT_JSON) {
-        emitter rm;
-        em_begin(&rm, OUT_JSON, run_cols, NCOLS(run_cols));
-        em_row(&rm);
-        emit_run_row(&rm, &r, have_d ? &d : NULL);
-        em_row_end(&rm);
-        fdt_sb doc;
-        fdt_sb_init(&doc);
-        json_doc_begin(&doc, "show", db);
-        fdt_sb_printf(&doc, "\"run\": %s, ", fdt_sb_str(&rm.b));
-        fdt_sb_puts(&doc, "\"env\": {");
-        json_kv_str(&doc, "driver", have_v ? v.driver : "", 1);
-        json_kv_str(&doc, "runtime", have_v ? v.runtime : "", 1);
-        json_kv_str(&doc, "compiler", have_v ? v.compiler : "", 1);
-        json_kv_str(&doc, "fdtune_version", have_v ? v.fdtune_version : "", 1);
-        json_kv_str(&doc, "generator", have_v ? v.generator : "", 0);
-        fdt_sb_printf(&doc, "}, \"evaluations\": [%s]}\n", fdt_sb_str(&m.b));
-        fputs(fdt_sb_str(&doc), stdout);
-        fdt_sb_free(&doc);
-        em_free(&rm);
-    } else {
-        if (o->mode == OUT_TEXT) {
-            show_header(&r, have_d ? &d : NULL, have_v ? &v : NULL, &rs);
-            if (rs.n)
-                putchar('\n');
-        }
-        em_finish(&m);
-    }
-    em_free(&m);
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, o->mode, &b);
+    render_show(&m, db, &r, have_d ? &d : NULL, have_v ? &v : NULL, &rs);
     free(rs.v);
-    return EXIT_OK;
+    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ entry */

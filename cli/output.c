@@ -1,6 +1,8 @@
 /* Output helpers for the CLI: aligned tables, colour only on a terminal (and never when
- * NO_COLOR is set), uniform error messages, and a small JSON writer. */
+ * NO_COLOR is set), uniform error messages, and the emitter (common/fdt_emit.h) set up for
+ * fdtune's documents and written to stdout. */
 #include "cli.h"
+#include "fdt_db.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -48,6 +50,55 @@ void die_usage(const char *cmd, const char *fmt, ...)
     exit(EXIT_USAGE);
 }
 
+void emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b)
+{
+    fdt_sb_init(b);
+    fdt_emit_init(m, mode, b);
+    m->digits = FDT_EMIT_DIGITS_V1;
+    m->head_on = col(stdout, "\033[1m");
+    m->head_off = col(stdout, "\033[0m");
+}
+
+void emit_doc_begin(fdt_emit *m)
+{
+    fdt_emit_object(m, NULL);
+    fdt_emit_int(m, "schema", FDT_JSON_SCHEMA_VERSION);
+}
+
+int emit_flush(fdt_emit *m)
+{
+    int oom = fdt_emit_oom(m);
+    if (oom)
+        print_error("writing the output: out of memory");
+    else
+        fputs(fdt_sb_str(m->out), stdout);
+    fdt_sb_free(m->out);
+    m->oom = 0;
+    return oom ? -1 : 0;
+}
+
+int emit_done(fdt_emit *m)
+{
+    int rc = emit_flush(m);
+    fdt_err e;
+    if (fdt_emit_finish(m, &e))
+        rc = -1; /* emit_flush said so */
+    fdt_emit_free(m);
+    return rc;
+}
+
+void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v)
+{
+    fdt_emit_object(m, key);
+    fdt_emit_str(m, "driver", v->driver);
+    fdt_emit_str(m, "runtime", v->runtime);
+    fdt_emit_str(m, "compiler", v->compiler);
+    fdt_emit_str(m, "fdtune_version", v->fdtune_version);
+    fdt_emit_str(m, "generator", v->generator);
+    fdt_emit_end(m);
+}
+
+/* LEGACY (removed once every command is on the emitter) */
 void table_init(table *t, int ncols, const char *const *headers)
 {
     memset(t, 0, sizeof *t);
