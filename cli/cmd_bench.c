@@ -33,20 +33,50 @@ static void bench_usage(FILE *f)
             FDT_JSON_SCHEMA_VERSION);
 }
 
-/* No GPU: compile every config for each available compiler and report the resources. */
+#define NCOLS(a) ((int)(sizeof a / sizeof a[0]))
+
+/* What compiling one config for one target gave, without a GPU. */
+static const fdt_col compiled_cols[] = {
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"target", "target", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"registers", "registers", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"spill_bytes", "spills", FDT_COL_INT_OPT, "%lld B", FDT_SHOW_ALL, 0},
+    {"shared_bytes", "shared", FDT_COL_INT_OPT, "%lld B", FDT_SHOW_ALL, 0},
+    {"compile_s", "compile s", FDT_COL_REAL_OPT, "%.2f", FDT_SHOW_ALL, 0},
+};
+
+/* res NULL: the compilation failed. */
+static void compiled_row(fdt_emit *m, const char *key, const char *arch,
+                         const fdt_rt_resources *res, double secs)
+{
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_str(m, key);
+    fdt_emit_cell_str(m, arch);
+    fdt_emit_cell_str(m, res ? "compiled" : "compile_error");
+    fdt_emit_cell_int(m, res ? res->registers : -1);
+    fdt_emit_cell_int(m, res ? res->spill_bytes : -1);
+    fdt_emit_cell_int(m, res ? res->shared_bytes : -1);
+    fdt_emit_cell_real(m, res ? secs : NAN);
+    fdt_emit_row_end(m);
+}
+
+/* No GPU: compile every config for each available compiler and report the resources (a
+ * table, also with --json). */
 static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const fdt_probe *p)
 {
-    printf("No GPU is visible, so nothing was run, verified or timed. Backends tried:\n");
+    fdt_sb out;
+    fdt_emit m;
+    emit_init(&m, FDT_EMIT_TEXT, &out);
+    fdt_emit_text(&m, "No GPU is visible, so nothing was run, verified or timed. Backends "
+                      "tried:\n");
     for (int i = 0; i < p->nbackends; i++)
-        printf("  %-5s %s\n", p->backend[i].name,
-               p->backend[i].message[0] ? p->backend[i].message : "no device");
-    printf("What could be done here: each config, the reference kernel and the verification\n"
-           "kernels compiled for the default targets.\n\n");
-    static const char *const hdr[] = {"config", "target", "status", "registers", "spills",
-                                      "shared", "compile s"};
-    table t;
-    table_init(&t, 7, hdr);
-    t.right[3] = t.right[4] = t.right[5] = t.right[6] = 1;
+        fdt_emit_text(&m, "  %-5s %s\n", p->backend[i].name,
+                      p->backend[i].message[0] ? p->backend[i].message : "no device");
+    fdt_emit_text(&m, "What could be done here: each config, the reference kernel and the "
+                      "verification\nkernels compiled for the default targets.\n\n");
+    emit_flush(&m); /* before the compilations, which take a while */
+    fdt_emit_table(&m, compiled_cols, NCOLS(compiled_cols));
     int failures = 0;
     /* Rows 0 and 1 are what a GPU run would compile first: the verification kernels and the
      * reference (the default config under the name the worker gives it). */
@@ -76,59 +106,170 @@ static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const f
             double t0 = fdt_now();
             int rc = fdt_rt_compile(be, fdt_sb_str(&src), kernel, be->example_arch, 300000,
                                     &code, &e);
-            table_add(&t, "%s", key);
-            table_add(&t, "%s", be->example_arch);
+            compiled_row(&m, key, be->example_arch, rc ? NULL : &code.res, fdt_now() - t0);
             if (rc) {
                 failures++;
-                table_add(&t, "compile_error");
-                table_add(&t, "-");
-                table_add(&t, "-");
-                table_add(&t, "-");
-                table_add(&t, "-");
                 print_error("%s for %s: %s", key, be->example_arch, e.msg);
                 continue;
             }
-            table_add(&t, "compiled");
-            table_add(&t, "%d", code.res.registers);
-            table_add(&t, "%d B", code.res.spill_bytes);
-            table_add(&t, "%d B", code.res.shared_bytes);
-            table_add(&t, "%.2f", fdt_now() - t0);
             fdt_rt_code_free(&code);
         }
         fdt_sb_free(&src);
     }
-    table_print(&t, stdout);
-    table_free(&t);
+    fdt_emit_table_end(&m);
+    if (emit_done(&m))
+        return EXIT_ERROR;
     return failures ? EXIT_ERROR : EXIT_NO_GPU;
 }
 
-static void json_result(fdt_sb *b, const char *key, const fdt_eval_result *r)
+/* One candidate's result: the table shows the timing and resources at a glance, the JSON
+ * every field; unknown values (no timing, not ok) read "-" and null. */
+static const fdt_col result_cols[] = {
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"message", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"min_ms", "min ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"max_ms", "max ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"q1_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"q3_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"reps", "reps", FDT_COL_INT_OPT, NULL, FDT_SHOW_TEXT, 0},
+    {"reps", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"outliers", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"cache_flushed", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"max_err", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"rel_err", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"tolerance", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"points_checked", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"registers", "regs", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"max_err", "max err", FDT_COL_REAL_OPT, "%.2g", FDT_SHOW_TEXT, 0},
+    {"spill_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"shared_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"layout_line", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"layout_offset", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"compile_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+};
+
+static void result_row(fdt_emit *m, const char *key, const fdt_eval_result *r)
 {
-    fdt_sb_puts(b, "{");
-    json_kv_str(b, "config", key, 1);
-    json_kv_str(b, "status", fdt_eval_status_name(r->status), 1);
-    json_kv_str(b, "message", r->message, 1);
-    json_kv_num(b, "median_ms", r->timing.reps ? r->timing.median_ms : NAN, 1);
-    json_kv_num(b, "min_ms", r->timing.reps ? r->timing.min_ms : NAN, 1);
-    json_kv_num(b, "max_ms", r->timing.reps ? r->timing.max_ms : NAN, 1);
-    json_kv_num(b, "q1_ms", r->timing.reps ? r->timing.q1_ms : NAN, 1);
-    json_kv_num(b, "q3_ms", r->timing.reps ? r->timing.q3_ms : NAN, 1);
-    json_kv_int(b, "reps", r->timing.reps, 1);
-    json_kv_int(b, "outliers", r->timing.outliers, 1);
-    json_kv_int(b, "cache_flushed", r->timing.flushed, 1);
-    json_kv_num(b, "gbs", r->status == FDT_EVAL_OK ? r->gbs : NAN, 1);
-    json_kv_num(b, "frac_copy", r->status == FDT_EVAL_OK ? r->frac_copy : NAN, 1);
-    json_kv_num(b, "max_err", r->verify.max_err, 1);
-    json_kv_num(b, "rel_err", r->verify.rel_err, 1);
-    json_kv_num(b, "tolerance", r->verify.tol, 1);
-    json_kv_int(b, "points_checked", (long long)r->verify.checked, 1);
-    json_kv_int(b, "registers", r->res.registers, 1);
-    json_kv_int(b, "spill_bytes", r->res.spill_bytes, 1);
-    json_kv_int(b, "shared_bytes", r->res.shared_bytes, 1);
-    json_kv_int(b, "layout_line", r->line, 1);
-    json_kv_int(b, "layout_offset", r->offset, 1);
-    json_kv_num(b, "compile_s", r->compile_s, 0);
-    fdt_sb_puts(b, "}");
+    int timed = r->timing.reps > 0, ok = r->status == FDT_EVAL_OK;
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_str(m, key);
+    fdt_emit_cell_str(m, fdt_eval_status_name(r->status));
+    fdt_emit_cell_str(m, r->message);
+    fdt_emit_cell_real(m, timed ? r->timing.median_ms : NAN);
+    fdt_emit_cell_real(m, timed ? r->timing.min_ms : NAN);
+    fdt_emit_cell_real(m, timed ? r->timing.max_ms : NAN);
+    fdt_emit_cell_real(m, timed ? r->timing.q1_ms : NAN);
+    fdt_emit_cell_real(m, timed ? r->timing.q3_ms : NAN);
+    fdt_emit_cell_int(m, timed ? r->timing.reps : -1);
+    fdt_emit_cell_int(m, r->timing.reps);
+    fdt_emit_cell_int(m, r->timing.outliers);
+    fdt_emit_cell_int(m, r->timing.flushed);
+    fdt_emit_cell_real(m, ok ? r->gbs : NAN);
+    fdt_emit_cell_real(m, ok ? r->frac_copy : NAN);
+    fdt_emit_cell_real(m, r->verify.max_err);
+    fdt_emit_cell_real(m, r->verify.rel_err);
+    fdt_emit_cell_real(m, r->verify.tol);
+    fdt_emit_cell_int(m, (long long)r->verify.checked);
+    fdt_emit_cell_int(m, r->res.registers);
+    fdt_emit_cell_real(m, r->verify.checked ? r->verify.max_err : NAN);
+    fdt_emit_cell_int(m, r->res.spill_bytes);
+    fdt_emit_cell_int(m, r->res.shared_bytes);
+    fdt_emit_cell_int(m, r->line);
+    fdt_emit_cell_int(m, r->offset);
+    fdt_emit_cell_real(m, r->compile_s);
+    fdt_emit_row_end(m);
+}
+
+/* What a bench run on a GPU established, for rendering. */
+typedef struct bench_report {
+    const fdt_device *d;
+    const fdt_problem *p;
+    const fdt_setup_result *setup;
+    uint64_t seed;
+    int restarts;
+    const fdt_config *cfgs;
+    const fdt_eval_result *res;
+    int n;
+} bench_report;
+
+/* The head of the report: device, problem, copy bandwidth, the reference's check. */
+static void bench_head(fdt_emit *m, const bench_report *br)
+{
+    const fdt_device *d = br->d;
+    const fdt_problem *p = br->p;
+    const fdt_setup_result *s = br->setup;
+    char pkey[128];
+    fdt_problem_format(p, pkey, sizeof pkey);
+    emit_doc_begin(m);
+    fdt_emit_object(m, "device");
+    fdt_emit_str(m, "backend", d->backend);
+    fdt_emit_str(m, "name", d->name);
+    fdt_emit_str(m, "arch", d->arch);
+    fdt_emit_int(m, "compute_units", d->compute_units);
+    fdt_emit_str(m, "driver", d->driver_version);
+    fdt_emit_str(m, "compiler", d->compiler_version);
+    fdt_emit_end(m);
+    fdt_emit_object(m, "problem");
+    fdt_emit_str(m, "op", fdt_op_name(p->op));
+    fdt_emit_int(m, "R", p->R);
+    fdt_emit_str(m, "precision", fdt_prec_name(p->prec));
+    fdt_emit_int(m, "nx", p->nx);
+    fdt_emit_int(m, "ny", p->ny);
+    fdt_emit_int(m, "nz", p->nz);
+    fdt_emit_real_opt(m, "effective_bytes", fdt_effective_bytes(p));
+    fdt_emit_end(m);
+    fdt_emit_real_opt(m, "copy_gbs", s->copy_gbs);
+    fdt_emit_object(m, "reference");
+    fdt_emit_int(m, "points_checked", (long long)s->ref_points);
+    fdt_emit_int(m, "all_points", s->ref_all_points);
+    fdt_emit_real_opt(m, "max_err", s->ref_max_err);
+    fdt_emit_real_opt(m, "tolerance", s->ref_tol);
+    fdt_emit_end(m);
+    fdt_emit_real_opt(m, "candidate_tolerance", s->tol.cand_vs_ref);
+    fdt_emit_int(m, "seed", (long long)br->seed);
+    fdt_emit_int(m, "worker_restarts", br->restarts);
+    fdt_emit_text(m, "device     %s (%s, %d CUs), driver %s, %s\n", d->name, d->arch,
+                  d->compute_units, d->driver_version, d->compiler_version);
+    fdt_emit_text(m, "problem    %s, %.3f GB moved at least once per launch\n", pkey,
+                  fdt_effective_bytes(p) / 1e9);
+    fdt_emit_text(m, "copy       %.0f GB/s device-to-device (bytes read + written, same "
+                     "worker)\n", s->copy_gbs);
+    fdt_emit_text(m, "reference  checked against the CPU in double precision at %llu points%s: "
+                     "max |err| %.3g <= %.3g\n", (unsigned long long)s->ref_points,
+                  s->ref_all_points ? " (all)" : " (sampled)", s->ref_max_err, s->ref_tol);
+    fdt_emit_text(m, "tolerance  %.3g per point, candidate vs reference (%s, R=%d, %d terms of "
+                     "total magnitude <= %.3g)\n\n", s->tol.cand_vs_ref, fdt_prec_name(p->prec),
+                  p->R, s->tol.nterms, s->tol.abs_terms);
+}
+
+/* The whole report: head, one row per candidate, then why the failed ones failed. */
+static void bench_render(fdt_emit *m, const bench_report *br)
+{
+    bench_head(m, br);
+    fdt_emit_array(m, "results");
+    fdt_emit_table(m, result_cols, NCOLS(result_cols));
+    for (int i = 0; i < br->n; i++) {
+        char key[256];
+        fdt_config_format(&br->cfgs[i], key, sizeof key);
+        result_row(m, key, &br->res[i]);
+    }
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    fdt_emit_end(m);
+    for (int i = 0; i < br->n; i++)
+        if (br->res[i].status != FDT_EVAL_OK) {
+            char key[256];
+            fdt_config_format(&br->cfgs[i], key, sizeof key);
+            fdt_emit_text(m, "%s: %s: %s\n", key, fdt_eval_status_name(br->res[i].status),
+                          br->res[i].message);
+        }
+    if (br->restarts)
+        fdt_emit_text(m, "(the GPU worker was restarted %d time(s) after crashes or timeouts)\n",
+                      br->restarts);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -261,103 +402,12 @@ int cmd_bench(int argc, char **argv)
     int restarts = fdt_worker_restarts(w);
     fdt_worker_stop(w);
 
-    if (json) {
-        fdt_sb b;
-        fdt_sb_init(&b);
-        fdt_sb_puts(&b, "{");
-        json_kv_int(&b, "schema", FDT_JSON_SCHEMA_VERSION, 1);
-        fdt_sb_puts(&b, "\"device\": {");
-        json_kv_str(&b, "backend", d->backend, 1);
-        json_kv_str(&b, "name", d->name, 1);
-        json_kv_str(&b, "arch", d->arch, 1);
-        json_kv_int(&b, "compute_units", d->compute_units, 1);
-        json_kv_str(&b, "driver", d->driver_version, 1);
-        json_kv_str(&b, "compiler", d->compiler_version, 0);
-        fdt_sb_puts(&b, "}, \"problem\": {");
-        json_kv_str(&b, "op", fdt_op_name(pa.p.op), 1);
-        json_kv_int(&b, "R", pa.p.R, 1);
-        json_kv_str(&b, "precision", fdt_prec_name(pa.p.prec), 1);
-        json_kv_int(&b, "nx", pa.p.nx, 1);
-        json_kv_int(&b, "ny", pa.p.ny, 1);
-        json_kv_int(&b, "nz", pa.p.nz, 1);
-        json_kv_num(&b, "effective_bytes", fdt_effective_bytes(&pa.p), 0);
-        fdt_sb_puts(&b, "}, ");
-        json_kv_num(&b, "copy_gbs", setup.copy_gbs, 1);
-        fdt_sb_puts(&b, "\"reference\": {");
-        json_kv_int(&b, "points_checked", (long long)setup.ref_points, 1);
-        json_kv_int(&b, "all_points", setup.ref_all_points, 1);
-        json_kv_num(&b, "max_err", setup.ref_max_err, 1);
-        json_kv_num(&b, "tolerance", setup.ref_tol, 0);
-        fdt_sb_puts(&b, "}, ");
-        json_kv_num(&b, "candidate_tolerance", setup.tol.cand_vs_ref, 1);
-        json_kv_int(&b, "seed", (long long)wo.seed, 1);
-        json_kv_int(&b, "worker_restarts", restarts, 1);
-        fdt_sb_puts(&b, "\"results\": [");
-        for (int i = 0; i < ncfg; i++) {
-            char key[256];
-            fdt_config_format(&cfgs[i], key, sizeof key);
-            if (i)
-                fdt_sb_puts(&b, ", ");
-            json_result(&b, key, &res[i]);
-        }
-        fdt_sb_puts(&b, "]}\n");
-        fputs(fdt_sb_str(&b), stdout);
-        fdt_sb_free(&b);
-        return failures ? EXIT_FAIL : EXIT_OK;
-    }
-
-    printf("device     %s (%s, %d CUs), driver %s, %s\n", d->name, d->arch, d->compute_units,
-           d->driver_version, d->compiler_version);
-    printf("problem    %s, %.3f GB moved at least once per launch\n", pkey,
-           fdt_effective_bytes(&pa.p) / 1e9);
-    printf("copy       %.0f GB/s device-to-device (bytes read + written, same worker)\n",
-           setup.copy_gbs);
-    printf("reference  checked against the CPU in double precision at %llu points%s: max |err| "
-           "%.3g <= %.3g\n", (unsigned long long)setup.ref_points,
-           setup.ref_all_points ? " (all)" : " (sampled)", setup.ref_max_err, setup.ref_tol);
-    printf("tolerance  %.3g per point, candidate vs reference (%s, R=%d, %d terms of total "
-           "magnitude <= %.3g)\n\n", setup.tol.cand_vs_ref, fdt_prec_name(pa.p.prec), pa.p.R,
-           setup.tol.nterms, setup.tol.abs_terms);
-    static const char *const hdr[] = {"config", "status", "median ms", "min ms", "max ms",
-                                      "reps", "GB/s", "of copy", "regs", "max err"};
-    table t;
-    table_init(&t, 10, hdr);
-    for (int i = 2; i < 10; i++)
-        t.right[i] = 1;
-    for (int i = 0; i < ncfg; i++) {
-        const fdt_eval_result *r = &res[i];
-        char key[256];
-        fdt_config_format(&cfgs[i], key, sizeof key);
-        table_add(&t, "%s", key);
-        table_add(&t, "%s", fdt_eval_status_name(r->status));
-        if (r->timing.reps) {
-            table_add(&t, "%.4f", r->timing.median_ms);
-            table_add(&t, "%.4f", r->timing.min_ms);
-            table_add(&t, "%.4f", r->timing.max_ms);
-            table_add(&t, "%d", r->timing.reps);
-        } else {
-            for (int k = 0; k < 4; k++)
-                table_add(&t, "-");
-        }
-        if (r->status == FDT_EVAL_OK) {
-            table_add(&t, "%.0f", r->gbs);
-            table_add(&t, "%.3f", r->frac_copy);
-        } else {
-            table_add(&t, "-");
-            table_add(&t, "-");
-        }
-        table_add(&t, "%d", r->res.registers);
-        table_add(&t, r->verify.checked ? "%.2g" : "-", r->verify.max_err);
-    }
-    table_print(&t, stdout);
-    table_free(&t);
-    for (int i = 0; i < ncfg; i++)
-        if (res[i].status != FDT_EVAL_OK) {
-            char key[256];
-            fdt_config_format(&cfgs[i], key, sizeof key);
-            printf("%s: %s: %s\n", key, fdt_eval_status_name(res[i].status), res[i].message);
-        }
-    if (restarts)
-        printf("(the GPU worker was restarted %d time(s) after crashes or timeouts)\n", restarts);
+    bench_report br = {d, &pa.p, &setup, wo.seed, restarts, cfgs, res, ncfg};
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
+    bench_render(&m, &br);
+    if (emit_done(&m))
+        return EXIT_ERROR;
     return failures ? EXIT_FAIL : EXIT_OK;
 }

@@ -1,6 +1,6 @@
 /* fdtune devices: every GPU the backends can see, with identity, versions and the measured
  * device-to-device copy bandwidth; when there is none, which backends were tried and why
- * they found nothing. */
+ * they found nothing. A table, or JSON with --json, through the emitter. */
 #include "cli.h"
 #include "fdt_eval.h"
 
@@ -16,27 +16,111 @@ static void devices_usage(FILE *f)
                "each one's device-to-device copy bandwidth (1 GiB buffers; bytes read + written).\n");
 }
 
-static void json_device(fdt_sb *b, const fdt_device *d, double gbs)
+/* One device: the table shows its position, backend:index and sizes for people; the machine
+ * forms the raw fields. */
+static const fdt_col device_cols[] = {
+    {"#", "#", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
+    {"index", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"backend", "backend", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+    {"backend", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"vendor", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"name", "name", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"arch", "arch", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"compute_units", "CUs", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"warp_size", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"memory_bytes", "memory", FDT_COL_REAL, "%.1f GiB", FDT_SHOW_TEXT, 0},
+    {"memory_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"l2_bytes", "L2", FDT_COL_REAL, "%.0f MiB", FDT_SHOW_TEXT, 0},
+    {"l2_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"shared_per_block", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"peak_bandwidth_gbs", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"copy_bandwidth_gbs", "copy GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"pci", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"driver", "driver", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"runtime", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"compiler", "compiler", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"uuid", "uuid", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+};
+
+static const fdt_col backend_cols[] = {
+    {"name", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"available", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"devices", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"compiler", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"message", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+};
+
+#define NCOLS(a) ((int)(sizeof a / sizeof a[0]))
+
+static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs)
 {
-    fdt_sb_puts(b, "{");
-    json_kv_int(b, "index", d->index, 1);
-    json_kv_str(b, "backend", d->backend, 1);
-    json_kv_str(b, "vendor", d->vendor, 1);
-    json_kv_str(b, "name", d->name, 1);
-    json_kv_str(b, "arch", d->arch, 1);
-    json_kv_int(b, "compute_units", d->compute_units, 1);
-    json_kv_int(b, "warp_size", d->warp_size, 1);
-    json_kv_int(b, "memory_bytes", d->mem_bytes, 1);
-    json_kv_int(b, "l2_bytes", d->l2_bytes, 1);
-    json_kv_int(b, "shared_per_block", d->shared_per_block, 1);
-    json_kv_num(b, "peak_bandwidth_gbs", d->peak_bw_gbs, 1);
-    json_kv_num(b, "copy_bandwidth_gbs", gbs > 0 ? gbs : NAN, 1);
-    json_kv_str(b, "uuid", d->uuid, 1);
-    json_kv_str(b, "pci", d->pci, 1);
-    json_kv_str(b, "driver", d->driver_version, 1);
-    json_kv_str(b, "runtime", d->runtime_version, 1);
-    json_kv_str(b, "compiler", d->compiler_version, 0);
-    fdt_sb_puts(b, "}");
+    char where[32];
+    snprintf(where, sizeof where, "%s:%d", d->backend, d->index);
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_int(m, i);
+    fdt_emit_cell_int(m, d->index);
+    fdt_emit_cell_str(m, where);
+    fdt_emit_cell_str(m, d->backend);
+    fdt_emit_cell_str(m, d->vendor);
+    fdt_emit_cell_str(m, d->name);
+    fdt_emit_cell_str(m, d->arch);
+    fdt_emit_cell_int(m, d->compute_units);
+    fdt_emit_cell_int(m, d->warp_size);
+    fdt_emit_cell_real(m, d->mem_bytes / 1073741824.0);
+    fdt_emit_cell_int(m, d->mem_bytes);
+    fdt_emit_cell_real(m, d->l2_bytes / 1048576.0);
+    fdt_emit_cell_int(m, d->l2_bytes);
+    fdt_emit_cell_int(m, d->shared_per_block);
+    fdt_emit_cell_real(m, d->peak_bw_gbs);
+    fdt_emit_cell_real(m, gbs > 0 ? gbs : NAN);
+    fdt_emit_cell_str(m, d->uuid);
+    fdt_emit_cell_str(m, d->pci);
+    fdt_emit_cell_str(m, d->driver_version);
+    fdt_emit_cell_str(m, d->runtime_version);
+    fdt_emit_cell_str(m, d->compiler_version);
+    fdt_emit_cell_str(m, d->uuid);
+    fdt_emit_row_end(m);
+}
+
+/* The table form says which backends were tried when no GPU is visible, and what a backend
+ * had to say under the table otherwise; the JSON document lists backends and devices. */
+static void render(fdt_emit *m, const fdt_probe *p, const double *gbs)
+{
+    emit_doc_begin(m);
+    fdt_emit_array(m, "backends");
+    fdt_emit_table(m, backend_cols, NCOLS(backend_cols));
+    for (int i = 0; i < p->nbackends; i++) {
+        const fdt_backend_probe *b = &p->backend[i];
+        fdt_emit_row(m, NULL);
+        fdt_emit_cell_str(m, b->name);
+        fdt_emit_cell_int(m, b->available);
+        fdt_emit_cell_int(m, b->count);
+        fdt_emit_cell_str(m, b->compiler);
+        fdt_emit_cell_str(m, b->message);
+        fdt_emit_row_end(m);
+    }
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    if (p->ndevices == 0) {
+        fdt_emit_text(m, "No GPU is visible. Backends tried:\n");
+        for (int i = 0; i < p->nbackends; i++)
+            fdt_emit_text(m, "  %-5s %s (compiler: %s)\n", p->backend[i].name,
+                          p->backend[i].message[0] ? p->backend[i].message : "no device",
+                          p->backend[i].compiler);
+        if (p->nbackends == 0)
+            fdt_emit_text(m, "  none: this fdtune was built without GPU backends\n");
+    }
+    fdt_emit_array(m, "devices");
+    fdt_emit_table(m, device_cols, NCOLS(device_cols));
+    for (int i = 0; i < p->ndevices; i++)
+        device_row(m, i, &p->device[i], gbs[i]);
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    for (int i = 0; p->ndevices && i < p->nbackends; i++)
+        if (p->backend[i].message[0])
+            fdt_emit_text(m, "(%s: %s)\n", p->backend[i].name, p->backend[i].message);
+    fdt_emit_end(m);
 }
 
 int cmd_devices(int argc, char **argv)
@@ -77,65 +161,9 @@ int cmd_devices(int argc, char **argv)
             fdt_worker_stop(w);
         w = NULL;
     }
-    if (json) {
-        fdt_sb b;
-        fdt_sb_init(&b);
-        fdt_sb_puts(&b, "{");
-        json_kv_int(&b, "schema", FDT_JSON_SCHEMA_VERSION, 1);
-        fdt_sb_puts(&b, "\"backends\": [");
-        for (int i = 0; i < p.nbackends; i++) {
-            fdt_sb_puts(&b, i ? ", {" : "{");
-            json_kv_str(&b, "name", p.backend[i].name, 1);
-            json_kv_int(&b, "available", p.backend[i].available, 1);
-            json_kv_int(&b, "devices", p.backend[i].count, 1);
-            json_kv_str(&b, "compiler", p.backend[i].compiler, 1);
-            json_kv_str(&b, "message", p.backend[i].message, 0);
-            fdt_sb_puts(&b, "}");
-        }
-        fdt_sb_puts(&b, "], \"devices\": [");
-        for (int i = 0; i < p.ndevices; i++) {
-            if (i)
-                fdt_sb_puts(&b, ", ");
-            json_device(&b, &p.device[i], gbs[i]);
-        }
-        fdt_sb_puts(&b, "]}\n");
-        fputs(fdt_sb_str(&b), stdout);
-        fdt_sb_free(&b);
-        return EXIT_OK;
-    }
-    if (p.ndevices == 0) {
-        printf("No GPU is visible. Backends tried:\n");
-        for (int i = 0; i < p.nbackends; i++)
-            printf("  %-5s %s (compiler: %s)\n", p.backend[i].name,
-                   p.backend[i].message[0] ? p.backend[i].message : "no device",
-                   p.backend[i].compiler);
-        if (p.nbackends == 0)
-            printf("  none: this fdtune was built without GPU backends\n");
-        return EXIT_OK;
-    }
-    static const char *const hdr[] = {"#", "backend", "name", "arch", "CUs", "memory", "L2",
-                                      "copy GB/s", "driver", "compiler", "uuid"};
-    table t;
-    table_init(&t, 11, hdr);
-    t.right[0] = t.right[4] = t.right[5] = t.right[6] = t.right[7] = 1;
-    for (int i = 0; i < p.ndevices; i++) {
-        const fdt_device *d = &p.device[i];
-        table_add(&t, "%d", i);
-        table_add(&t, "%s:%d", d->backend, d->index);
-        table_add(&t, "%s", d->name);
-        table_add(&t, "%s", d->arch);
-        table_add(&t, "%d", d->compute_units);
-        table_add(&t, "%.1f GiB", d->mem_bytes / 1073741824.0);
-        table_add(&t, "%.0f MiB", d->l2_bytes / 1048576.0);
-        table_add(&t, gbs[i] > 0 ? "%.0f" : "-", gbs[i]);
-        table_add(&t, "%s", d->driver_version);
-        table_add(&t, "%s", d->compiler_version);
-        table_add(&t, "%s", d->uuid);
-    }
-    table_print(&t, stdout);
-    table_free(&t);
-    for (int i = 0; i < p.nbackends; i++)
-        if (p.backend[i].message[0])
-            printf("(%s: %s)\n", p.backend[i].name, p.backend[i].message);
-    return EXIT_OK;
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
+    render(&m, &p, gbs);
+    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
