@@ -2,7 +2,9 @@
  * line per evaluation otherwise, so that logs of nightly runs stay readable), the summary per
  * operator on stdout (table or JSON), and the offline modes that need no GPU: --dry-run (the
  * space, what pruned it, the model's ranking) and --replay (each strategy run against the
- * outcomes a database recorded, counting the evaluations it needs to reach the best). */
+ * outcomes a database recorded, counting the evaluations it needs to reach the best). The
+ * summary and the offline modes are rendered through the emitter (common/fdt_emit.h), one
+ * column description per table for both the table and the JSON. */
 #include "tune_output.h"
 
 #include "cli.h"
@@ -85,168 +87,195 @@ void tune_progress_end(tune_progress *t)
 
 /* ------------------------------------------------------------------ summary */
 
-static void json_summary(const fdt_device *info, const char *db_path,
-                         const fdt_tune_summary *s, int n)
+#define NCOLS(a) ((int)(sizeof a / sizeof a[0]))
+
+/* One tuned problem. The table merges the best config with its provenance mark and shows
+ * the baseline only when it was measured; the JSON leaves the best_* keys out when there is
+ * no verified config. */
+static const fdt_col summary_cols[] = {
+    {"op", "op", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"R", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"nx", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"ny", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"nz", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"recipe", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"strategy", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"run", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"best_config", "best config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+    {"best_config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"best_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"best_from_this_run", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"baseline_config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"baseline_gbs", "baseline GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_TEXT, 0},
+    {"baseline_gbs", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"speedup", "speedup", FDT_COL_REAL_OPT, "%.2fx", FDT_SHOW_TEXT, 0},
+    {"speedup", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"copy_gbs", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"space", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"survivors", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"resumed", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"tried", "tried", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"ok", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"failed", "failed", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"pruned", "pruned", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"wall_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"compile_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"worker_restarts", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"stopped", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"resumed", "resumed", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
+    {"run", "run", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
+};
+
+static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
 {
-    fdt_sb b;
-    fdt_sb_init(&b);
-    fdt_sb_puts(&b, "{");
-    json_kv_int(&b, "schema", FDT_JSON_SCHEMA_VERSION, 1);
-    fdt_sb_puts(&b, "\"device\": {");
-    json_kv_str(&b, "name", info->name, 1);
-    json_kv_str(&b, "arch", info->arch, 1);
-    json_kv_int(&b, "compute_units", info->compute_units, 1);
-    json_kv_str(&b, "driver", info->driver_version, 1);
-    json_kv_str(&b, "compiler", info->compiler_version, 0);
-    fdt_sb_puts(&b, "}, ");
-    json_kv_str(&b, "database", db_path, 1);
-    fdt_sb_puts(&b, "\"problems\": [");
+    char best[300];
+    snprintf(best, sizeof best, "%s%s", x->best_config, x->best_from_run ? "" : " *");
+    int base = x->base_ms > 0;
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_str(m, fdt_op_name(x->p.op));
+    fdt_emit_cell_int(m, x->p.R);
+    fdt_emit_cell_str(m, fdt_prec_name(x->p.prec));
+    fdt_emit_cell_int(m, x->p.nx);
+    fdt_emit_cell_int(m, x->p.ny);
+    fdt_emit_cell_int(m, x->p.nz);
+    fdt_emit_cell_str(m, x->recipe);
+    fdt_emit_cell_str(m, x->strategy);
+    fdt_emit_cell_int(m, x->run_id);
+    fdt_emit_cell_str(m, x->have_best ? best : "(no verified config)");
+    if (x->have_best) {
+        fdt_emit_cell_str(m, x->best_config);
+        fdt_emit_cell_real(m, x->best_ms);
+        fdt_emit_cell_real(m, x->best_gbs);
+        fdt_emit_cell_real(m, x->best_frac);
+        fdt_emit_cell_int(m, x->best_from_run);
+    } else
+        for (int i = 0; i < 5; i++)
+            fdt_emit_cell_omit(m);
+    fdt_emit_cell_str(m, x->base_config);
+    fdt_emit_cell_real(m, base ? x->base_gbs : NAN);
+    fdt_emit_cell_real(m, x->have_base && base ? x->base_gbs : NAN);
+    fdt_emit_cell_real(m, base && x->speedup > 0 ? x->speedup : NAN);
+    fdt_emit_cell_real(m, x->speedup > 0 ? x->speedup : NAN);
+    fdt_emit_cell_real(m, x->copy_gbs);
+    fdt_emit_cell_int(m, (long long)x->stats.space);
+    fdt_emit_cell_int(m, (long long)x->stats.survivors);
+    fdt_emit_cell_int(m, (long long)x->resumed);
+    fdt_emit_cell_int(m, x->tried);
+    fdt_emit_cell_int(m, x->ok);
+    fdt_emit_cell_int(m, x->failed);
+    fdt_emit_cell_int(m, x->pruned);
+    fdt_emit_cell_real(m, x->wall_s);
+    fdt_emit_cell_real(m, x->compile_s);
+    fdt_emit_cell_int(m, x->worker_restarts);
+    fdt_emit_cell_str(m, x->interrupted ? x->stop_reason : "");
+    fdt_emit_cell_int(m, (long long)x->resumed);
+    fdt_emit_cell_int(m, x->run_id);
+    fdt_emit_row_end(m);
+}
+
+/* Below the table: what the marks mean, how each problem was searched, where it is stored. */
+static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_path,
+                          const fdt_tune_summary *s, int n)
+{
+    int any_resumed = 0;
+    for (int i = 0; i < n; i++)
+        any_resumed |= s[i].have_best && !s[i].best_from_run;
+    if (any_resumed)
+        fdt_emit_text(m, "* measured by an earlier run with the same device and software "
+                         "environment\n");
+    fdt_emit_text(m, "baseline: the recipe's default config (the seeds' kernel), measured in "
+                     "this run\n");
     for (int i = 0; i < n; i++) {
         const fdt_tune_summary *x = &s[i];
-        fdt_sb_puts(&b, i ? ", {" : "{");
-        json_kv_str(&b, "op", fdt_op_name(x->p.op), 1);
-        json_kv_int(&b, "R", x->p.R, 1);
-        json_kv_str(&b, "precision", fdt_prec_name(x->p.prec), 1);
-        json_kv_int(&b, "nx", x->p.nx, 1);
-        json_kv_int(&b, "ny", x->p.ny, 1);
-        json_kv_int(&b, "nz", x->p.nz, 1);
-        json_kv_str(&b, "recipe", x->recipe, 1);
-        json_kv_str(&b, "strategy", x->strategy, 1);
-        json_kv_int(&b, "run", x->run_id, 1);
-        if (x->have_best) {
-            json_kv_str(&b, "best_config", x->best_config, 1);
-            json_kv_num(&b, "best_ms", x->best_ms, 1);
-            json_kv_num(&b, "best_gbs", x->best_gbs, 1);
-            json_kv_num(&b, "best_frac_copy", x->best_frac, 1);
-            json_kv_int(&b, "best_from_this_run", x->best_from_run, 1);
-        }
-        json_kv_str(&b, "baseline_config", x->base_config, 1);
-        json_kv_num(&b, "baseline_gbs", x->have_base && x->base_ms > 0 ? x->base_gbs : NAN, 1);
-        json_kv_num(&b, "speedup", x->speedup > 0 ? x->speedup : NAN, 1);
-        json_kv_num(&b, "copy_gbs", x->copy_gbs, 1);
-        json_kv_int(&b, "space", (long long)x->stats.space, 1);
-        json_kv_int(&b, "survivors", (long long)x->stats.survivors, 1);
-        json_kv_int(&b, "resumed", (long long)x->resumed, 1);
-        json_kv_int(&b, "tried", x->tried, 1);
-        json_kv_int(&b, "ok", x->ok, 1);
-        json_kv_int(&b, "failed", x->failed, 1);
-        json_kv_int(&b, "pruned", x->pruned, 1);
-        json_kv_num(&b, "wall_s", x->wall_s, 1);
-        json_kv_num(&b, "compile_s", x->compile_s, 1);
-        json_kv_int(&b, "worker_restarts", x->worker_restarts, 1);
-        json_kv_str(&b, "stopped", x->interrupted ? x->stop_reason : "", 0);
-        fdt_sb_puts(&b, "}");
+        fdt_emit_text(m, "%s: %s strategy, recipe %s, %llu configs after constraints, wall "
+                         "%.1f s (compile %.1f s, setup %.1f s)%s%s\n",
+                      fdt_op_name(x->p.op), x->strategy, x->recipe,
+                      (unsigned long long)x->stats.survivors, x->wall_s, x->compile_s,
+                      x->setup_s, x->interrupted ? ", stopped: " : "",
+                      x->interrupted ? x->stop_reason : "");
     }
-    fdt_sb_puts(&b, "]}\n");
-    fputs(fdt_sb_str(&b), stdout);
-    fdt_sb_free(&b);
+    if (n > 0 && s[n - 1].worker_restarts)
+        fdt_emit_text(m, "the GPU worker was restarted %d time(s) after crashes or timeouts\n",
+                      s[n - 1].worker_restarts);
+    fdt_emit_text(m, "results stored in %s ('fdtune query best --gpu %s' shows them)\n",
+                  db_path, info->arch);
+}
+
+static void summary_render(fdt_emit *m, const fdt_device *info, const fdt_device *dev,
+                           const char *db_path, const fdt_tune_summary *s, int n)
+{
+    emit_doc_begin(m);
+    fdt_emit_object(m, "device");
+    fdt_emit_str(m, "name", info->name);
+    fdt_emit_str(m, "arch", info->arch);
+    fdt_emit_int(m, "compute_units", info->compute_units);
+    fdt_emit_str(m, "driver", info->driver_version);
+    fdt_emit_str(m, "compiler", info->compiler_version);
+    fdt_emit_end(m);
+    fdt_emit_str(m, "database", db_path);
+    if (n > 0)
+        fdt_emit_text(m, "\n%s (%s%s%s), R=%d %s, grid %lldx%lldx%lld, copy %.0f GB/s measured "
+                         "in this run\n", info->name, info->arch, dev->catalogue[0] ? ", " : "",
+                      dev->catalogue, s[0].p.R, fdt_prec_name(s[0].p.prec),
+                      (long long)s[0].p.nx, (long long)s[0].p.ny, (long long)s[0].p.nz,
+                      s[0].copy_gbs);
+    fdt_emit_array(m, "problems");
+    fdt_emit_table(m, summary_cols, NCOLS(summary_cols));
+    for (int i = 0; i < n; i++)
+        summary_row(m, &s[i]);
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    fdt_emit_end(m);
+    if (n > 0)
+        summary_notes(m, info, db_path, s, n);
 }
 
 void tune_out_summary(int json, const fdt_device *info, const fdt_device *dev,
                       const char *db_path, const fdt_tune_summary *s, int n)
 {
-    if (json) {
-        json_summary(info, db_path, s, n);
-        return;
-    }
-    if (n == 0)
-        return;
-    char grid[64];
-    snprintf(grid, sizeof grid, "%lldx%lldx%lld", (long long)s[0].p.nx, (long long)s[0].p.ny,
-             (long long)s[0].p.nz);
-    printf("\n%s (%s%s%s), R=%d %s, grid %s, copy %.0f GB/s measured in this run\n",
-           info->name, info->arch, dev->catalogue[0] ? ", " : "", dev->catalogue, s[0].p.R,
-           fdt_prec_name(s[0].p.prec), grid, s[0].copy_gbs);
-    static const char *const hdr[] = {"op", "best config", "median ms", "GB/s", "of copy",
-                                      "baseline GB/s", "speedup", "tried", "failed", "pruned",
-                                      "resumed", "run"};
-    table t;
-    table_init(&t, 12, hdr);
-    for (int i = 2; i < 12; i++)
-        t.right[i] = 1;
-    for (int i = 0; i < n; i++) {
-        const fdt_tune_summary *x = &s[i];
-        table_add(&t, "%s", fdt_op_name(x->p.op));
-        if (x->have_best) {
-            table_add(&t, "%s%s", x->best_config, x->best_from_run ? "" : " *");
-            table_add(&t, "%.4f", x->best_ms);
-            table_add(&t, "%.0f", x->best_gbs);
-            table_add(&t, "%.3f", x->best_frac);
-        } else {
-            table_add(&t, "(no verified config)");
-            table_add(&t, "-");
-            table_add(&t, "-");
-            table_add(&t, "-");
-        }
-        if (x->base_ms > 0) {
-            table_add(&t, "%.0f", x->base_gbs);
-            table_add(&t, x->speedup > 0 ? "%.2fx" : "-", x->speedup);
-        } else {
-            table_add(&t, "-");
-            table_add(&t, "-");
-        }
-        table_add(&t, "%d", x->tried);
-        table_add(&t, "%d", x->failed);
-        table_add(&t, "%d", x->pruned);
-        table_add(&t, "%zu", x->resumed);
-        table_add(&t, "%lld", (long long)x->run_id);
-    }
-    table_print(&t, stdout);
-    table_free(&t);
-    int any_resumed = 0;
-    for (int i = 0; i < n; i++)
-        any_resumed |= s[i].have_best && !s[i].best_from_run;
-    if (any_resumed)
-        printf("* measured by an earlier run with the same device and software environment\n");
-    printf("baseline: the recipe's default config (the seeds' kernel), measured in this run\n");
-    for (int i = 0; i < n; i++) {
-        const fdt_tune_summary *x = &s[i];
-        printf("%s: %s strategy, recipe %s, %llu configs after constraints, wall %.1f s "
-               "(compile %.1f s, setup %.1f s)%s%s\n",
-               fdt_op_name(x->p.op), x->strategy, x->recipe,
-               (unsigned long long)x->stats.survivors, x->wall_s, x->compile_s, x->setup_s,
-               x->interrupted ? ", stopped: " : "", x->interrupted ? x->stop_reason : "");
-    }
-    if (n > 0 && s[n - 1].worker_restarts)
-        printf("the GPU worker was restarted %d time(s) after crashes or timeouts\n",
-               s[n - 1].worker_restarts);
-    printf("results stored in %s ('fdtune query best --gpu %s' shows them)\n", db_path,
-           info->arch);
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
+    summary_render(&m, info, dev, db_path, s, n);
+    emit_done(&m);
 }
 
 /* ------------------------------------------------------------------ offline modes */
 
-static int offline_items; /* problems written so far into the JSON document */
+/* The document of --dry-run and --replay: a head, then one problem at a time, each written
+ * out as soon as it is known. */
+static fdt_sb offline_out;
+static fdt_emit offline;
 
 void tune_out_offline_begin(int json, const fdt_device *dev, const char *mode)
 {
-    offline_items = 0;
-    if (json) {
-        fdt_sb b;
-        fdt_sb_init(&b);
-        fdt_sb_puts(&b, "{");
-        json_kv_int(&b, "schema", FDT_JSON_SCHEMA_VERSION, 1);
-        json_kv_str(&b, "mode", mode, 1);
-        fdt_sb_puts(&b, "\"device\": {");
-        json_kv_str(&b, "name", dev->name, 1);
-        json_kv_str(&b, "arch", dev->arch, 1);
-        json_kv_int(&b, "compute_units", dev->compute_units, 1);
-        json_kv_num(&b, "peak_bw_gbs", dev->peak_bw_gbs, 1);
-        json_kv_int(&b, "live", dev->live, 0);
-        fdt_sb_puts(&b, "}, \"problems\": [");
-        fputs(fdt_sb_str(&b), stdout);
-        fdt_sb_free(&b);
-    } else {
-        printf("%s: %s (%s, %d CUs, L2 %.0f MB, %.0f GB/s peak)%s\n", mode, dev->name, dev->arch,
-               dev->compute_units, dev->l2_bytes / 1e6, dev->peak_bw_gbs,
-               dev->live ? "" : ", described from the catalogue");
-    }
+    fdt_emit *m = &offline;
+    emit_init(m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &offline_out);
+    emit_doc_begin(m);
+    fdt_emit_str(m, "mode", mode);
+    fdt_emit_object(m, "device");
+    fdt_emit_str(m, "name", dev->name);
+    fdt_emit_str(m, "arch", dev->arch);
+    fdt_emit_int(m, "compute_units", dev->compute_units);
+    fdt_emit_real_opt(m, "peak_bw_gbs", dev->peak_bw_gbs);
+    fdt_emit_int(m, "live", dev->live);
+    fdt_emit_end(m);
+    fdt_emit_array(m, "problems");
+    fdt_emit_text(m, "%s: %s (%s, %d CUs, L2 %.0f MB, %.0f GB/s peak)%s\n", mode, dev->name,
+                  dev->arch, dev->compute_units, dev->l2_bytes / 1e6, dev->peak_bw_gbs,
+                  dev->live ? "" : ", described from the catalogue");
+    emit_flush(m);
 }
 
 void tune_out_offline_end(int json)
 {
-    if (json)
-        fputs("]}\n", stdout);
+    (void)json;
+    fdt_emit_end(&offline);
+    fdt_emit_end(&offline);
+    emit_done(&offline);
 }
 
 typedef struct space {
@@ -266,16 +295,123 @@ static int push(void *ctx, const fdt_config *c, uint64_t index)
     return 0;
 }
 
-static void json_problem_head(fdt_sb *b, const fdt_problem *p, fdt_recipe *r)
+/* Opens the JSON object of one problem of the offline document. */
+static void problem_head(fdt_emit *m, const fdt_problem *p, const char *recipe)
 {
-    fdt_sb_puts(b, offline_items++ ? ", {" : "{");
-    json_kv_str(b, "op", fdt_op_name(p->op), 1);
-    json_kv_int(b, "R", p->R, 1);
-    json_kv_str(b, "precision", fdt_prec_name(p->prec), 1);
-    json_kv_int(b, "nx", p->nx, 1);
-    json_kv_int(b, "ny", p->ny, 1);
-    json_kv_int(b, "nz", p->nz, 1);
-    json_kv_str(b, "recipe", fdt_recipe_path(r), 1);
+    fdt_emit_object(m, NULL);
+    fdt_emit_str(m, "op", fdt_op_name(p->op));
+    fdt_emit_int(m, "R", p->R);
+    fdt_emit_str(m, "precision", fdt_prec_name(p->prec));
+    fdt_emit_int(m, "nx", p->nx);
+    fdt_emit_int(m, "ny", p->ny);
+    fdt_emit_int(m, "nz", p->nz);
+    fdt_emit_str(m, "recipe", recipe);
+}
+
+/* What --dry-run found for one problem: the space, what pruned it, the model's ranking. */
+typedef struct dry_run {
+    const fdt_problem *p;
+    const fdt_device *dev;
+    const char *recipe;
+    fdt_search_kind kind;
+    int budget;
+    const fdt_recipe_stats *st;
+    const fdt_config *v;          /* the survivors */
+    size_t n, shown;              /* shown: the top of the ranking to list */
+    const double *pred;           /* predicted ms of each survivor */
+    const fdt_model_terms *terms;
+    const size_t *rank;           /* survivors, fastest predicted first */
+} dry_run;
+
+static const fdt_col ranking_cols[] = {
+    {"rank", "rank", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"predicted_ms", "pred ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"predicted_gbs", "pred GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"of_peak", "of peak", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_TEXT, 0},
+    {"dram_bytes", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"l2_bytes", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"registers_estimated", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"occupancy", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"model_terms", "model terms", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+};
+
+static void ranking_row(fdt_emit *m, const dry_run *d, size_t i)
+{
+    size_t x = d->rank[i];
+    char key[256];
+    fdt_config_format(&d->v[x], key, sizeof key);
+    double gbs = fdt_effective_bytes(d->p) / (d->pred[x] * 1e-3) / 1e9;
+    double peak = d->dev->peak_bw_gbs;
+    fdt_sb terms;
+    fdt_sb_init(&terms);
+    fdt_model_describe(&d->terms[x], &terms);
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_int(m, (long long)i + 1);
+    fdt_emit_cell_str(m, key);
+    fdt_emit_cell_real(m, d->pred[x]);
+    fdt_emit_cell_real(m, gbs);
+    fdt_emit_cell_real(m, peak > 0 ? gbs / peak : 0);
+    fdt_emit_cell_real(m, d->terms[x].dram_bytes);
+    fdt_emit_cell_real(m, d->terms[x].l2_bytes);
+    fdt_emit_cell_int(m, d->terms[x].regs);
+    fdt_emit_cell_real(m, d->terms[x].occupancy);
+    fdt_emit_cell_str(m, fdt_sb_str(&terms));
+    fdt_emit_row_end(m);
+    fdt_sb_free(&terms);
+}
+
+static void pruned(fdt_emit *m, const fdt_recipe_stats *st)
+{
+    fdt_emit_array(m, "pruned");
+    for (int i = 0; i < st->nprune; i++) {
+        const fdt_recipe_prune *pr = &st->prune[i];
+        if (!pr->count)
+            continue;
+        char at[96] = "";
+        if (pr->line) /* the rule's own file: the recipe, or a module it includes */
+            snprintf(at, sizeof at, " (%s:%d)", pr->file, pr->line);
+        fdt_emit_text(m, "  pruned %8llu  %s%s: %s\n", (unsigned long long)pr->count, pr->name,
+                      at, pr->example);
+        fdt_emit_object(m, NULL);
+        fdt_emit_str(m, "by", pr->name);
+        fdt_emit_str(m, "file", pr->file);
+        fdt_emit_int(m, "line", pr->line);
+        fdt_emit_int(m, "count", (long long)pr->count);
+        fdt_emit_str(m, "example", pr->example);
+        fdt_emit_end(m);
+    }
+    fdt_emit_end(m);
+}
+
+static void dry_run_render(fdt_emit *m, const dry_run *d)
+{
+    char pk[128], bud[32];
+    fdt_problem_format(d->p, pk, sizeof pk);
+    snprintf(bud, sizeof bud, d->budget > 0 ? "%d evaluations" : "none", d->budget);
+    problem_head(m, d->p, d->recipe);
+    fdt_emit_str(m, "strategy", fdt_search_kind_name(d->kind));
+    fdt_emit_int(m, "budget", d->budget);
+    fdt_emit_int(m, "space", (long long)d->st->space);
+    fdt_emit_int(m, "survivors", (long long)d->st->survivors);
+    fdt_emit_text(m, "\n%s: recipe %s\n", pk, d->recipe);
+    fdt_emit_text(m, "  space %llu configs, %llu survive the constraints and the generator's "
+                     "checks; strategy %s, budget %s\n",
+                  (unsigned long long)d->st->space, (unsigned long long)d->st->survivors,
+                  fdt_search_kind_name(d->kind), bud);
+    pruned(m, d->st);
+    fdt_emit_text(m, "  not compiled here: configs that spill registers or exceed shared memory "
+                     "are pruned after compilation, during the run\n");
+    if (d->shown)
+        fdt_emit_text(m, "  the model's ranking (top %zu of %zu; predicted, not measured):\n",
+                      d->shown, d->n);
+    fdt_emit_array(m, "ranking");
+    fdt_emit_table(m, ranking_cols, NCOLS(ranking_cols));
+    for (size_t i = 0; i < d->shown; i++)
+        ranking_row(m, d, i);
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    fdt_emit_end(m);
 }
 
 int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
@@ -314,96 +450,12 @@ int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_de
         free(sp.v);
         return EXIT_ERROR;
     }
-    const size_t *rank = s ? fdt_search_ranking(s) : NULL;
-    double eff = fdt_effective_bytes(p);
+    (void)json; /* the form was chosen by tune_out_offline_begin */
     size_t shown = n < (size_t)top ? n : (size_t)top;
-    char pk[128];
-    fdt_problem_format(p, pk, sizeof pk);
-    if (json) {
-        fdt_sb b;
-        fdt_sb_init(&b);
-        json_problem_head(&b, p, r);
-        json_kv_str(&b, "strategy", fdt_search_kind_name(k), 1);
-        json_kv_int(&b, "budget", budget, 1);
-        json_kv_int(&b, "space", (long long)st.space, 1);
-        json_kv_int(&b, "survivors", (long long)st.survivors, 1);
-        fdt_sb_puts(&b, "\"pruned\": [");
-        for (int i = 0, first = 1; i < st.nprune; i++) {
-            if (!st.prune[i].count)
-                continue;
-            fdt_sb_puts(&b, first ? "{" : ", {");
-            first = 0;
-            json_kv_str(&b, "by", st.prune[i].name, 1);
-            json_kv_str(&b, "file", st.prune[i].file, 1);
-            json_kv_int(&b, "line", st.prune[i].line, 1);
-            json_kv_int(&b, "count", (long long)st.prune[i].count, 1);
-            json_kv_str(&b, "example", st.prune[i].example, 0);
-            fdt_sb_puts(&b, "}");
-        }
-        fdt_sb_puts(&b, "], \"ranking\": [");
-        for (size_t i = 0; i < shown; i++) {
-            size_t x = rank[i];
-            char key[256];
-            fdt_config_format(&sp.v[x], key, sizeof key);
-            fdt_sb_puts(&b, i ? ", {" : "{");
-            json_kv_str(&b, "config", key, 1);
-            json_kv_num(&b, "predicted_ms", pred[x], 1);
-            json_kv_num(&b, "predicted_gbs", eff / (pred[x] * 1e-3) / 1e9, 1);
-            json_kv_num(&b, "dram_bytes", terms[x].dram_bytes, 1);
-            json_kv_num(&b, "l2_bytes", terms[x].l2_bytes, 1);
-            json_kv_int(&b, "registers_estimated", terms[x].regs, 1);
-            json_kv_num(&b, "occupancy", terms[x].occupancy, 0);
-            fdt_sb_puts(&b, "}");
-        }
-        fdt_sb_puts(&b, "]}");
-        fputs(fdt_sb_str(&b), stdout);
-        fdt_sb_free(&b);
-    } else {
-        printf("\n%s: recipe %s\n", pk, fdt_recipe_path(r));
-        char bud[32];
-        snprintf(bud, sizeof bud, budget > 0 ? "%d evaluations" : "none", budget);
-        printf("  space %llu configs, %llu survive the constraints and the generator's checks; "
-               "strategy %s, budget %s\n",
-               (unsigned long long)st.space, (unsigned long long)st.survivors,
-               fdt_search_kind_name(k), bud);
-        for (int i = 0; i < st.nprune; i++) {
-            const fdt_recipe_prune *pr = &st.prune[i];
-            char at[96] = "";
-            if (pr->line) /* the rule's own file: the recipe, or a module it includes */
-                snprintf(at, sizeof at, " (%s:%d)", pr->file, pr->line);
-            if (pr->count)
-                printf("  pruned %8llu  %s%s: %s\n", (unsigned long long)pr->count, pr->name, at,
-                       pr->example);
-        }
-        printf("  not compiled here: configs that spill registers or exceed shared memory are "
-               "pruned after compilation, during the run\n");
-        if (shown) {
-            printf("  the model's ranking (top %zu of %zu; predicted, not measured):\n", shown, n);
-            static const char *const hdr[] = {"rank", "config", "pred ms", "pred GB/s",
-                                              "of peak", "model terms"};
-            table t;
-            table_init(&t, 6, hdr);
-            t.right[0] = t.right[2] = t.right[3] = t.right[4] = 1;
-            for (size_t i = 0; i < shown; i++) {
-                size_t x = rank[i];
-                char key[256];
-                fdt_config_format(&sp.v[x], key, sizeof key);
-                double gbs = eff / (pred[x] * 1e-3) / 1e9;
-                fdt_sb d;
-                fdt_sb_init(&d);
-                fdt_model_describe(&terms[x], &d);
-                table_add(&t, "%zu", i + 1);
-                table_add(&t, "%s", key);
-                table_add(&t, "%.4f", pred[x]);
-                table_add(&t, "%.0f", gbs);
-                table_add(&t, "%.3f", dev->peak_bw_gbs > 0 ? gbs / dev->peak_bw_gbs : 0);
-                table_add(&t, "%s", fdt_sb_str(&d));
-                fdt_sb_free(&d);
-            }
-            table_print(&t, stdout);
-            table_free(&t);
-        }
-    }
+    dry_run d = {p, dev, fdt_recipe_path(r), k, budget, &st, sp.v, n, shown,
+                 pred, terms, s ? fdt_search_ranking(s) : NULL};
+    dry_run_render(&offline, &d);
+    emit_flush(&offline);
     fdt_search_free(s);
     free(pred);
     free(terms);
@@ -502,10 +554,51 @@ static int pick_device(void *ctx, const fdt_device *d)
     return 0;
 }
 
+static const fdt_col strategy_cols[] = {
+    {"strategy", "strategy", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"evals_to_best", "evals to best", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"evals_within_1pct", "within 1%", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"evals_within_3pct", "within 3%", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"evals_within_10pct", "within 10%", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+};
+_Static_assert(FDT_REPLAY_NWITHIN == 3, "strategy_cols has a column per fdt_replay_within");
+
+/* One problem of --replay: the record, then per strategy the evaluations it needed. */
+static void replay_render(fdt_emit *m, const fdt_problem *p, const char *recipe,
+                          const recorded *rec, const fdt_search_kind *kinds,
+                          const fdt_replay *res, int nk)
+{
+    char pk[128];
+    fdt_problem_format(p, pk, sizeof pk);
+    const fdt_replay *x0 = &res[0];
+    const char *best = rec->key[x0->best_idx];
+    double gbs = fdt_effective_bytes(p) / (x0->best_ms * 1e-3) / 1e9;
+    problem_head(m, p, recipe);
+    fdt_emit_str(m, "recorded_device", rec->device);
+    fdt_emit_int(m, "configs", (long long)rec->n);
+    fdt_emit_str(m, "best_config", best);
+    fdt_emit_real_opt(m, "best_ms", x0->best_ms);
+    fdt_emit_real_opt(m, "best_gbs", gbs);
+    fdt_emit_text(m, "\n%s: %zu configs recorded on %s; best %s, %.4f ms, %.0f GB/s\n", pk,
+                  rec->n, rec->device, best, x0->best_ms, gbs);
+    fdt_emit_array(m, "strategies");
+    fdt_emit_table(m, strategy_cols, NCOLS(strategy_cols));
+    for (int k = 0; k < nk; k++) {
+        fdt_emit_row(m, NULL);
+        fdt_emit_cell_str(m, fdt_search_kind_name(kinds[k]));
+        fdt_emit_cell_int(m, (long long)res[k].evals_to_best);
+        for (int w = 0; w < FDT_REPLAY_NWITHIN; w++)
+            fdt_emit_cell_int(m, (long long)res[k].evals_within[w]);
+        fdt_emit_row_end(m);
+    }
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    fdt_emit_end(m);
+}
+
 int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                     fdt_db *db, const char *gpu, int strategy, uint64_t seed)
 {
-    (void)r;
     fdt_err e;
     int64_t pid = 0;
     char pk[128];
@@ -545,48 +638,9 @@ int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_dev
         }
         kinds[nk++] = kinds[k];
     }
-    double eff = fdt_effective_bytes(p);
-    const fdt_replay *x0 = &res[0];
-    if (json) {
-        fdt_sb b;
-        fdt_sb_init(&b);
-        json_problem_head(&b, p, r);
-        json_kv_str(&b, "recorded_device", rec.device, 1);
-        json_kv_int(&b, "configs", (long long)rec.n, 1);
-        json_kv_str(&b, "best_config", rec.key[x0->best_idx], 1);
-        json_kv_num(&b, "best_ms", x0->best_ms, 1);
-        json_kv_num(&b, "best_gbs", eff / (x0->best_ms * 1e-3) / 1e9, 1);
-        fdt_sb_puts(&b, "\"strategies\": [");
-        for (int k = 0; k < nk; k++) {
-            fdt_sb_puts(&b, k ? ", {" : "{");
-            json_kv_str(&b, "strategy", fdt_search_kind_name(kinds[k]), 1);
-            json_kv_int(&b, "evals_to_best", (long long)res[k].evals_to_best, 1);
-            json_kv_int(&b, "evals_within_1pct", (long long)res[k].evals_within[0], 1);
-            json_kv_int(&b, "evals_within_3pct", (long long)res[k].evals_within[1], 1);
-            json_kv_int(&b, "evals_within_10pct", (long long)res[k].evals_within[2], 0);
-            fdt_sb_puts(&b, "}");
-        }
-        fdt_sb_puts(&b, "]}");
-        fputs(fdt_sb_str(&b), stdout);
-        fdt_sb_free(&b);
-    } else {
-        printf("\n%s: %zu configs recorded on %s; best %s, %.4f ms, %.0f GB/s\n", pk, rec.n,
-               rec.device, rec.key[x0->best_idx], x0->best_ms, eff / (x0->best_ms * 1e-3) / 1e9);
-        static const char *const hdr[] = {"strategy", "evals to best", "within 1%",
-                                          "within 3%", "within 10%"};
-        table t;
-        table_init(&t, 5, hdr);
-        for (int i = 1; i < 5; i++)
-            t.right[i] = 1;
-        for (int k = 0; k < nk; k++) {
-            table_add(&t, "%s", fdt_search_kind_name(kinds[k]));
-            table_add(&t, "%zu", res[k].evals_to_best);
-            for (int w = 0; w < FDT_REPLAY_NWITHIN; w++)
-                table_add(&t, "%zu", res[k].evals_within[w]);
-        }
-        table_print(&t, stdout);
-        table_free(&t);
-    }
+    (void)json; /* the form was chosen by tune_out_offline_begin */
+    replay_render(&offline, p, fdt_recipe_path(r), &rec, kinds, res, nk);
+    emit_flush(&offline);
 out:
     free(rec.v);
     free(rec.key);
