@@ -81,25 +81,6 @@ int emit_done(fdt_emit *m);
 struct fdt_db_env;
 void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v);
 
-/* LEGACY */
-/* A text table: add cells row by row, then print with aligned columns. */
-#define TABLE_MAXCOLS 32
-typedef struct table {
-    int ncols, ncells;
-    char **cells;              /* row-major, the header row first */
-    int right[TABLE_MAXCOLS];  /* right-align this column */
-} table;
-void table_init(table *t, int ncols, const char *const *headers);
-void table_add(table *t, const char *fmt, ...) FDT_PRINTF(2, 3); /* next cell */
-void table_print(table *t, FILE *f);
-void table_free(table *t);
-
-/* Minimal JSON writer for --json output (each document carries "schema"). */
-void json_str(fdt_sb *b, const char *s);
-void json_kv_str(fdt_sb *b, const char *k, const char *v, int comma);
-void json_kv_num(fdt_sb *b, const char *k, double v, int comma);
-void json_kv_int(fdt_sb *b, const char *k, long long v, int comma);
-
 #define FDT_JSON_SCHEMA_VERSION 1
 
 #endif

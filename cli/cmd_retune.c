@@ -4,7 +4,7 @@
  * when the software environment changed or the best regressed, and records a new best only
  * when it is faster beyond noise (all in tuner/retune.c). This file parses the options, runs
  * one GPU worker per visible device with work, shows progress on stderr and prints the
- * report (a table, or JSON), and maps the outcome to the exit status. */
+ * report (tables, or JSON, through the emitter), and maps the outcome to the exit status. */
 #include "cli.h"
 #include "fdt_db.h"
 #include "fdt_eval.h"
@@ -245,333 +245,364 @@ static int unrecovered(const fdt_retune_outcome *o)
     return (o->regressed && !o->recovered) || o->action == FDT_RETUNE_LOST;
 }
 
-static void env_json(fdt_sb *b, const char *key, const fdt_db_env *v, int comma)
+/* How the problems that were reached fared. */
+typedef struct report_counts {
+    int checked, env, regressed, lost, researched, replaced;
+} report_counts;
+
+static report_counts count_outcomes(const report *r)
 {
-    json_str(b, key);
-    fdt_sb_puts(b, ": {");
-    json_kv_str(b, "driver", v->driver, 1);
-    json_kv_str(b, "runtime", v->runtime, 1);
-    json_kv_str(b, "compiler", v->compiler, 1);
-    json_kv_str(b, "fdtune_version", v->fdtune_version, 1);
-    json_kv_str(b, "generator", v->generator, 0);
-    fdt_sb_puts(b, comma ? "}, " : "}");
+    report_counts c = {0};
+    for (size_t i = 0; i < r->plan->n; i++) {
+        if (!r->done[i])
+            continue;
+        const fdt_retune_outcome *o = &r->out[i];
+        c.checked++;
+        c.env += o->env_changed != 0;
+        c.regressed += o->regressed;
+        c.lost += unrecovered(o);
+        c.researched += o->researched;
+        c.replaced += o->action == FDT_RETUNE_REPLACED;
+    }
+    return c;
 }
 
-static void num_or_null(fdt_sb *b, const char *k, double v, int comma)
+#define NCOLS(a) ((int)(sizeof a / sizeof a[0]))
+
+/* A positive time, else unknown. */
+static double pos(double v) { return isfinite(v) && v > 0 ? v : NAN; }
+
+/* One config measured again: a row of the table "Checked" (all problems) and of a problem's
+ * "checks" in JSON. The table names the GPU and problem on a problem's first row only, and
+ * shows the change in percent and a failure's message with its verdict. */
+static const fdt_col check_cols[] = {
+    {"gpu", "gpu", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"role", "role", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"status", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"stored_ms", "stored ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"ms", "now ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"change", "change", FDT_COL_REAL_OPT, "%+.1f%%", FDT_SHOW_TEXT, 0},
+    {"change", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"verdict", "verdict", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+    {"verdict", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"eval_id", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"message", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+};
+
+static void check_row(fdt_emit *m, const report *r, const fdt_retune_item *it, int k,
+                      const fdt_retune_check *c)
 {
-    json_kv_num(b, k, isfinite(v) && v > 0 ? v : NAN, comma);
+    char pk[128], failed[300];
+    problem_label(it, pk, sizeof pk);
+    snprintf(failed, sizeof failed, "failed: %s", c->message);
+    const char *verdict = fdt_decide_verdict_name(c->verdict);
+    fdt_emit_row(m, NULL);
+    fdt_emit_cell_str(m, k ? "" : r->pr->device[it->live].name);
+    fdt_emit_cell_str(m, k ? "" : pk);
+    fdt_emit_cell_str(m, c->config);
+    fdt_emit_cell_str(m, k ? "runner-up" : "best");
+    fdt_emit_cell_str(m, fdt_db_status_name(c->status));
+    fdt_emit_cell_real(m, pos(c->stored.median_ms));
+    fdt_emit_cell_real(m, pos(c->now.median_ms));
+    fdt_emit_cell_real(m, 100 * c->change);
+    fdt_emit_cell_real(m, c->change);
+    fdt_emit_cell_str(m, c->verdict == FDT_DECIDE_FAILED ? failed : verdict);
+    fdt_emit_cell_str(m, verdict);
+    fdt_emit_cell_int(m, c->eval_id);
+    fdt_emit_cell_str(m, c->message);
+    fdt_emit_row_end(m);
+}
+
+static void gpus_json(fdt_emit *m, const report *r)
+{
+    fdt_emit_array(m, "gpus");
+    for (int g = 0; g < r->ngpus; g++) {
+        const gpu_done *gd = &r->gpus[g];
+        const fdt_device *d = &r->pr->device[gd->live];
+        fdt_emit_object(m, NULL);
+        fdt_emit_str(m, "name", d->name);
+        fdt_emit_str(m, "backend", d->backend);
+        fdt_emit_int(m, "index", d->index);
+        fdt_emit_str(m, "arch", d->arch);
+        fdt_emit_str(m, "uuid", d->uuid);
+        fdt_emit_int_opt(m, "run_id", gd->run_id > 0 ? gd->run_id : -1);
+        if (gd->error[0])
+            fdt_emit_str(m, "error", gd->error);
+        emit_env(m, "environment", &gd->env);
+        fdt_emit_end(m);
+    }
+    fdt_emit_end(m);
+}
+
+/* What a problem was, where it was measured, and what changed in its environment. */
+static void problem_json_head(fdt_emit *m, const report *r, const fdt_retune_item *it,
+                              const fdt_retune_outcome *o)
+{
+    const fdt_device *d = &r->pr->device[it->live];
+    fdt_emit_str(m, "gpu", d->name);
+    fdt_emit_int(m, "gpu_index", d->index);
+    fdt_emit_str(m, "stored_device", it->device.name);
+    fdt_emit_str(m, "stored_uuid", it->device.uuid);
+    fdt_emit_bool(m, "same_gpu", it->same_gpu);
+    fdt_emit_str(m, "op", fdt_op_name(it->problem.op));
+    fdt_emit_int(m, "R", it->problem.R);
+    fdt_emit_str(m, "precision", fdt_prec_name(it->problem.prec));
+    fdt_emit_array(m, "grid");
+    fdt_emit_int(m, NULL, it->problem.nx);
+    fdt_emit_int(m, NULL, it->problem.ny);
+    fdt_emit_int(m, NULL, it->problem.nz);
+    fdt_emit_end(m);
+    fdt_emit_array(m, "env_changed");
+    for (unsigned bit = 1; bit <= FDT_DECIDE_ENV_GENERATOR; bit <<= 1)
+        if (o->env_changed & bit)
+            fdt_emit_str(m, NULL, fdt_decide_env_field(bit));
+    fdt_emit_end(m);
+    fdt_emit_str(m, "env_diff", o->env_diff);
+    emit_env(m, "stored_environment", &it->cand[0].env);
+}
+
+static void problem_json(fdt_emit *m, const report *r, const fdt_retune_item *it,
+                         const fdt_retune_outcome *o)
+{
+    fdt_emit_object(m, NULL);
+    problem_json_head(m, r, it, o);
+    fdt_emit_bool(m, "regressed", o->regressed);
+    fdt_emit_bool(m, "recovered", o->recovered);
+    fdt_emit_bool(m, "researched", o->researched);
+    fdt_emit_int(m, "run_id", o->run_id);
+    if (o->research_run_id > 0) {
+        fdt_emit_int(m, "research_run_id", o->research_run_id);
+        fdt_emit_int(m, "research_tried", o->research_tried);
+        fdt_emit_str(m, "research_best", o->research_best);
+        fdt_emit_real_opt(m, "research_best_ms", pos(o->research_best_ms));
+    }
+    fdt_emit_str(m, "action", fdt_retune_action_name(o->action));
+    fdt_emit_str(m, "reason", o->reason);
+    fdt_emit_object(m, "best");
+    fdt_emit_str(m, "config", o->best_config);
+    fdt_emit_int(m, "eval_id", o->best_eval_id);
+    fdt_emit_real_opt(m, "median_ms", pos(o->best.median_ms));
+    fdt_emit_real_opt(m, "stored_median_ms", pos(it->cand[0].ev.time_ms));
+    fdt_emit_end(m);
+    fdt_emit_real_opt(m, "fastest_today_ms", pos(o->fastest_ms));
+    fdt_emit_array(m, "checks");
+    fdt_emit_table(m, check_cols, NCOLS(check_cols));
+    for (int k = 0; k < o->ncheck; k++)
+        check_row(m, r, it, k, &o->check[k]);
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    fdt_emit_str_opt(m, "error", o->error);
+    fdt_emit_real_opt(m, "wall_s", pos(o->wall_s));
+    fdt_emit_end(m);
 }
 
 static void report_json(const report *r, int status)
 {
     fdt_sb b;
-    fdt_sb_init(&b);
-    fdt_sb_puts(&b, "{");
-    json_kv_int(&b, "schema", FDT_JSON_SCHEMA_VERSION, 1);
-    json_kv_str(&b, "command", "retune", 1);
-    json_kv_str(&b, "database", r->db_path, 1);
-    json_kv_num(&b, "threshold", r->a->threshold, 1);
-    if (r->since[0])
-        json_kv_str(&b, "since", r->since, 1);
-    else
-        fdt_sb_puts(&b, "\"since\": null, ");
-    fdt_sb_printf(&b, "\"force_env_change\": %s, ", r->a->force_env ? "true" : "false");
-    fdt_sb_puts(&b, "\"gpus\": [");
+    fdt_emit m;
+    emit_init(&m, FDT_EMIT_JSON, &b);
+    emit_doc_begin(&m);
+    fdt_emit_str(&m, "command", "retune");
+    fdt_emit_str(&m, "database", r->db_path);
+    fdt_emit_real_opt(&m, "threshold", r->a->threshold);
+    fdt_emit_str_opt(&m, "since", r->since);
+    fdt_emit_bool(&m, "force_env_change", r->a->force_env);
+    gpus_json(&m, r);
+    fdt_emit_array(&m, "problems");
+    for (size_t i = 0; i < r->plan->n; i++)
+        if (r->done[i])
+            problem_json(&m, r, &r->plan->items[i], &r->out[i]);
+    fdt_emit_end(&m);
+    report_counts c = count_outcomes(r);
+    fdt_emit_object(&m, "skipped");
+    fdt_emit_int(&m, "not_visible", (long long)r->plan->absent);
+    fdt_emit_int(&m, "older_than_since", (long long)r->plan->older);
+    fdt_emit_int(&m, "same_gpu_duplicate", (long long)r->plan->duplicate);
+    fdt_emit_int(&m, "not_reached", (long long)(r->plan->n - (size_t)c.checked));
+    fdt_emit_end(&m);
+    fdt_emit_object(&m, "summary");
+    fdt_emit_int(&m, "checked", c.checked);
+    fdt_emit_int(&m, "env_changed", c.env);
+    fdt_emit_int(&m, "regressed", c.regressed);
+    fdt_emit_int(&m, "not_recovered", c.lost);
+    fdt_emit_int(&m, "researched", c.researched);
+    fdt_emit_int(&m, "replaced", c.replaced);
+    fdt_emit_end(&m);
+    fdt_emit_bool(&m, "interrupted", r->interrupted);
+    fdt_emit_int(&m, "exit", status);
+    fdt_emit_end(&m);
+    emit_done(&m);
+}
+
+/* The title, and each GPU's software environment (and why one could not be used). */
+static void report_text_head(fdt_emit *m, const report *r)
+{
+    char lbl[200];
+    fdt_emit_text(m, "%sfdtune retune%s  database %s, regression threshold %.1f%%%s%s\n",
+                  col(stdout, "\033[1m"), col(stdout, "\033[0m"), r->db_path,
+                  100 * r->a->threshold, r->since[0] ? ", runs since " : "", r->since);
     for (int g = 0; g < r->ngpus; g++) {
-        const gpu_done *gd = &r->gpus[g];
-        const fdt_device *d = &r->pr->device[gd->live];
-        fdt_sb_puts(&b, g ? ", {" : "{");
-        json_kv_str(&b, "name", d->name, 1);
-        json_kv_str(&b, "backend", d->backend, 1);
-        json_kv_int(&b, "index", d->index, 1);
-        json_kv_str(&b, "arch", d->arch, 1);
-        json_kv_str(&b, "uuid", d->uuid, 1);
-        if (gd->run_id > 0)
-            json_kv_int(&b, "run_id", gd->run_id, 1);
-        else
-            fdt_sb_puts(&b, "\"run_id\": null, ");
-        if (gd->error[0])
-            json_kv_str(&b, "error", gd->error, 1);
-        env_json(&b, "environment", &gd->env, 0);
-        fdt_sb_puts(&b, "}");
+        const fdt_db_env *v = &r->gpus[g].env;
+        fdt_emit_text(m, "%s: driver %s, runtime %s, compiler %s, fdtune %s, generator %s%s%s\n",
+                      gpu_label(r, r->gpus[g].live, lbl, sizeof lbl), v->driver, v->runtime,
+                      v->compiler, v->fdtune_version, v->generator,
+                      r->gpus[g].error[0] ? "\n  not used: " : "", r->gpus[g].error);
     }
-    fdt_sb_puts(&b, "], \"problems\": [");
-    int first = 1;
+}
+
+static void section_title(fdt_emit *m, const char *title, const char *more)
+{
+    fdt_emit_text(m, "\n%s%s%s%s\n", col(stdout, "\033[1m"), title, col(stdout, "\033[0m"),
+                  more);
+}
+
+/* Every config measured again, stored median against today's. */
+static void checked_table(fdt_emit *m, const report *r)
+{
+    int any = 0;
+    section_title(m, "Checked", " (full samples, stored median vs today)");
+    fdt_emit_table(m, check_cols, NCOLS(check_cols));
+    for (size_t i = 0; i < r->plan->n; i++) {
+        if (!r->done[i])
+            continue;
+        const fdt_retune_outcome *o = &r->out[i];
+        for (int k = 0; k < o->ncheck; k++) {
+            check_row(m, r, &r->plan->items[i], k, &o->check[k]);
+            any = 1;
+        }
+    }
+    fdt_emit_table_end(m);
+    if (!any)
+        fdt_emit_text(m, "  nothing\n");
+}
+
+enum { SEC_ENV, SEC_REGRESSED, SEC_IMPROVED, SEC_RESEARCHED, SEC_ERRORS, SEC_COUNT };
+
+/* The line of section `sec` about one problem; "" when it has nothing to say there. */
+static void section_line(const report *r, size_t i, int sec, char *line, size_t n)
+{
+    const fdt_retune_item *it = &r->plan->items[i];
+    const fdt_retune_outcome *o = &r->out[i];
+    const fdt_retune_check *c = &o->check[0];
+    const char *gpu = r->pr->device[it->live].name;
+    char pk[128], s1[32], s2[32], s3[32], fast[32];
+    problem_label(it, pk, sizeof pk);
+    line[0] = 0;
+    if (sec == SEC_ENV && o->env_changed)
+        snprintf(line, n, "%s %s: %s", gpu, pk, o->env_diff);
+    else if (sec == SEC_ENV && o->forced)
+        snprintf(line, n, "%s %s: forced (--force-env-change)", gpu, pk);
+    else if (sec == SEC_REGRESSED && o->regressed) {
+        fmt_ms(s1, sizeof s1, c->stored.median_ms);
+        fmt_ms(s2, sizeof s2, c->now.median_ms);
+        fmt_change(s3, sizeof s3, c->change);
+        fmt_ms(fast, sizeof fast, o->fastest_ms);
+        snprintf(line, n, "%s %s: best %s %s -> %s ms (%s); %s (fastest today %s ms)", gpu, pk,
+                 c->config, s1, s2, c->verdict == FDT_DECIDE_FAILED ? c->message : s3,
+                 o->recovered ? "recovered" : "NOT recovered", fast);
+    } else if (sec == SEC_IMPROVED) {
+        for (int k = 0; k < o->ncheck; k++)
+            if (o->check[k].verdict == FDT_DECIDE_IMPROVED) {
+                size_t len = strlen(line);
+                fmt_change(s3, sizeof s3, o->check[k].change);
+                snprintf(line + len, n - len, "%s%s %s: %s %s", len ? "; " : "", gpu, pk,
+                         o->check[k].config, s3);
+            }
+        if (o->action == FDT_RETUNE_REPLACED) {
+            size_t len = strlen(line);
+            fmt_ms(s1, sizeof s1, it->cand[0].ev.time_ms);
+            fmt_ms(s2, sizeof s2, o->best.median_ms);
+            snprintf(line + len, n - len, "%s%s %s: new best %s %s ms (was %s %s ms)",
+                     len ? "; " : "", gpu, pk, o->best_config, s2, it->cand[0].ev.config, s1);
+        }
+    } else if (sec == SEC_RESEARCHED && o->researched) {
+        fmt_ms(s1, sizeof s1, o->research_best_ms);
+        snprintf(line, n, "%s %s: run %lld, %d configs measured, its fastest %s %s ms -> %s%s%s",
+                 gpu, pk, (long long)o->research_run_id, o->research_tried,
+                 o->research_best[0] ? o->research_best : "(none verified)", s1,
+                 fdt_retune_action_name(o->action), o->reason[0] ? ": " : "", o->reason);
+    } else if (sec == SEC_ERRORS && o->error[0])
+        snprintf(line, n, "%s %s: %s", gpu, pk, o->error);
+}
+
+/* One line per notable event, grouped the way a reader scans a nightly log. */
+static void sections(fdt_emit *m, const report *r)
+{
+    static const char *const titles[SEC_COUNT] = {"Environment changed", "Regressed",
+                                                  "Improved", "Re-searched", "Errors"};
+    for (int sec = 0; sec < SEC_COUNT; sec++) {
+        int n = 0;
+        for (size_t i = 0; i < r->plan->n; i++) {
+            char line[1400];
+            if (!r->done[i])
+                continue;
+            section_line(r, i, sec, line, sizeof line);
+            if (!line[0])
+                continue;
+            if (!n++)
+                section_title(m, titles[sec], "");
+            fdt_emit_text(m, "  %s\n", line);
+        }
+    }
+}
+
+/* The best of each problem after this retune, and what was done about it. */
+static const fdt_col best_cols[] = {
+    {"gpu", "gpu", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"best", "best", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
+    {"action", "action", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"reason", "reason", FDT_COL_STR_OPT, NULL, FDT_SHOW_ALL, 0},
+};
+
+static void best_table(fdt_emit *m, const report *r)
+{
+    char pk[128];
+    if (count_outcomes(r).checked)
+        section_title(m, "Best after this retune", "");
+    fdt_emit_table(m, best_cols, NCOLS(best_cols));
     for (size_t i = 0; i < r->plan->n; i++) {
         if (!r->done[i])
             continue;
         const fdt_retune_item *it = &r->plan->items[i];
         const fdt_retune_outcome *o = &r->out[i];
-        const fdt_device *d = &r->pr->device[it->live];
-        fdt_sb_puts(&b, first ? "{" : ", {");
-        first = 0;
-        json_kv_str(&b, "gpu", d->name, 1);
-        json_kv_int(&b, "gpu_index", d->index, 1);
-        json_kv_str(&b, "stored_device", it->device.name, 1);
-        json_kv_str(&b, "stored_uuid", it->device.uuid, 1);
-        fdt_sb_printf(&b, "\"same_gpu\": %s, ", it->same_gpu ? "true" : "false");
-        json_kv_str(&b, "op", fdt_op_name(it->problem.op), 1);
-        json_kv_int(&b, "R", it->problem.R, 1);
-        json_kv_str(&b, "precision", fdt_prec_name(it->problem.prec), 1);
-        fdt_sb_printf(&b, "\"grid\": [%lld, %lld, %lld], ", (long long)it->problem.nx,
-                      (long long)it->problem.ny, (long long)it->problem.nz);
-        fdt_sb_puts(&b, "\"env_changed\": [");
-        int fc = 0;
-        for (unsigned bit = 1; bit <= FDT_DECIDE_ENV_GENERATOR; bit <<= 1)
-            if (o->env_changed & bit) {
-                fdt_sb_puts(&b, fc++ ? ", " : "");
-                json_str(&b, fdt_decide_env_field(bit));
-            }
-        fdt_sb_puts(&b, "], ");
-        json_kv_str(&b, "env_diff", o->env_diff, 1);
-        env_json(&b, "stored_environment", &it->cand[0].env, 1);
-        fdt_sb_printf(&b, "\"regressed\": %s, \"recovered\": %s, \"researched\": %s, ",
-                      o->regressed ? "true" : "false", o->recovered ? "true" : "false",
-                      o->researched ? "true" : "false");
-        json_kv_int(&b, "run_id", o->run_id, 1);
-        if (o->research_run_id > 0) {
-            json_kv_int(&b, "research_run_id", o->research_run_id, 1);
-            json_kv_int(&b, "research_tried", o->research_tried, 1);
-            json_kv_str(&b, "research_best", o->research_best, 1);
-            num_or_null(&b, "research_best_ms", o->research_best_ms, 1);
-        }
-        json_kv_str(&b, "action", fdt_retune_action_name(o->action), 1);
-        json_kv_str(&b, "reason", o->reason, 1);
-        fdt_sb_puts(&b, "\"best\": {");
-        json_kv_str(&b, "config", o->best_config, 1);
-        json_kv_int(&b, "eval_id", o->best_eval_id, 1);
-        num_or_null(&b, "median_ms", o->best.median_ms, 1);
-        num_or_null(&b, "stored_median_ms", it->cand[0].ev.time_ms, 0);
-        fdt_sb_puts(&b, "}, ");
-        num_or_null(&b, "fastest_today_ms", o->fastest_ms, 1);
-        fdt_sb_puts(&b, "\"checks\": [");
-        for (int k = 0; k < o->ncheck; k++) {
-            const fdt_retune_check *c = &o->check[k];
-            fdt_sb_puts(&b, k ? ", {" : "{");
-            json_kv_str(&b, "config", c->config, 1);
-            json_kv_str(&b, "role", k ? "runner-up" : "best", 1);
-            json_kv_str(&b, "status", fdt_db_status_name(c->status), 1);
-            num_or_null(&b, "stored_ms", c->stored.median_ms, 1);
-            num_or_null(&b, "ms", c->now.median_ms, 1);
-            json_kv_num(&b, "change", c->change, 1);
-            json_kv_str(&b, "verdict", fdt_decide_verdict_name(c->verdict), 1);
-            json_kv_int(&b, "eval_id", c->eval_id, 1);
-            json_kv_str(&b, "message", c->message, 0);
-            fdt_sb_puts(&b, "}");
-        }
-        fdt_sb_puts(&b, "], ");
-        if (o->error[0])
-            json_kv_str(&b, "error", o->error, 1);
-        else
-            fdt_sb_puts(&b, "\"error\": null, ");
-        num_or_null(&b, "wall_s", o->wall_s, 0);
-        fdt_sb_puts(&b, "}");
+        problem_label(it, pk, sizeof pk);
+        fdt_emit_row(m, NULL);
+        fdt_emit_cell_str(m, r->pr->device[it->live].name);
+        fdt_emit_cell_str(m, pk);
+        fdt_emit_cell_str(m, o->best_config);
+        fdt_emit_cell_real(m, pos(o->best.median_ms));
+        fdt_emit_cell_str(m, fdt_retune_action_name(o->action));
+        fdt_emit_cell_str(m, o->reason);
+        fdt_emit_row_end(m);
     }
-    fdt_sb_puts(&b, "], ");
-    int checked = 0, regressed = 0, lost = 0, researched = 0, replaced = 0, env = 0;
-    for (size_t i = 0; i < r->plan->n; i++) {
-        if (!r->done[i])
-            continue;
-        const fdt_retune_outcome *o = &r->out[i];
-        checked++;
-        regressed += o->regressed;
-        lost += unrecovered(o);
-        researched += o->researched;
-        replaced += o->action == FDT_RETUNE_REPLACED;
-        env += o->env_changed != 0;
-    }
-    fdt_sb_printf(&b, "\"skipped\": {\"not_visible\": %zu, \"older_than_since\": %zu, "
-                      "\"same_gpu_duplicate\": %zu, \"not_reached\": %zu}, ",
-                  r->plan->absent, r->plan->older, r->plan->duplicate,
-                  r->plan->n - (size_t)checked);
-    fdt_sb_printf(&b, "\"summary\": {\"checked\": %d, \"env_changed\": %d, \"regressed\": %d, "
-                      "\"not_recovered\": %d, \"researched\": %d, \"replaced\": %d}, ",
-                  checked, env, regressed, lost, researched, replaced);
-    fdt_sb_printf(&b, "\"interrupted\": %s, ", r->interrupted ? "true" : "false");
-    json_kv_int(&b, "exit", status, 0);
-    fdt_sb_puts(&b, "}\n");
-    fputs(fdt_sb_str(&b), stdout);
-    fdt_sb_free(&b);
+    fdt_emit_table_end(m);
 }
 
 static void report_text(const report *r)
 {
-    FILE *f = stdout;
-    char lbl[200], pk[128], s1[32], s2[32], s3[32];
-    fprintf(f, "%sfdtune retune%s  database %s, regression threshold %.1f%%%s%s\n",
-            col(f, "\033[1m"), col(f, "\033[0m"), r->db_path, 100 * r->a->threshold,
-            r->since[0] ? ", runs since " : "", r->since);
-    for (int g = 0; g < r->ngpus; g++) {
-        const fdt_db_env *v = &r->gpus[g].env;
-        fprintf(f, "%s: driver %s, runtime %s, compiler %s, fdtune %s, generator %s%s%s\n",
-                gpu_label(r, r->gpus[g].live, lbl, sizeof lbl), v->driver, v->runtime,
-                v->compiler, v->fdtune_version, v->generator,
-                r->gpus[g].error[0] ? "\n  not used: " : "", r->gpus[g].error);
-    }
-
-    static const char *const hdr[] = {"gpu", "problem", "config", "role", "stored ms",
-                                      "now ms", "change", "verdict"};
-    table t;
-    table_init(&t, 8, hdr);
-    t.right[4] = t.right[5] = t.right[6] = 1;
-    int any = 0;
-    for (size_t i = 0; i < r->plan->n; i++) {
-        if (!r->done[i])
-            continue;
-        const fdt_retune_item *it = &r->plan->items[i];
-        const fdt_retune_outcome *o = &r->out[i];
-        problem_label(it, pk, sizeof pk);
-        for (int k = 0; k < o->ncheck; k++) {
-            const fdt_retune_check *c = &o->check[k];
-            table_add(&t, "%s", k ? "" : r->pr->device[it->live].name);
-            table_add(&t, "%s", k ? "" : pk);
-            table_add(&t, "%s", c->config);
-            table_add(&t, "%s", k ? "runner-up" : "best");
-            fmt_ms(s1, sizeof s1, c->stored.median_ms);
-            fmt_ms(s2, sizeof s2, c->now.median_ms);
-            fmt_change(s3, sizeof s3, c->change);
-            table_add(&t, "%s", s1);
-            table_add(&t, "%s", s2);
-            table_add(&t, "%s", s3);
-            if (c->verdict == FDT_DECIDE_FAILED)
-                table_add(&t, "failed: %s", c->message);
-            else
-                table_add(&t, "%s", fdt_decide_verdict_name(c->verdict));
-            any = 1;
-        }
-    }
-    fprintf(f, "\n%sChecked%s (full samples, stored median vs today)\n", col(f, "\033[1m"),
-            col(f, "\033[0m"));
-    if (any)
-        table_print(&t, f);
-    else
-        fprintf(f, "  nothing\n");
-    table_free(&t);
-
-    /* One line per notable event, grouped the way a reader scans a nightly log. */
-    struct {
-        const char *title;
-        int kind;
-    } sections[] = {{"Environment changed", 0}, {"Regressed", 1}, {"Improved", 2},
-                    {"Re-searched", 3},         {"Errors", 4}};
-    for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
-        int n = 0;
-        for (size_t i = 0; i < r->plan->n; i++) {
-            if (!r->done[i])
-                continue;
-            const fdt_retune_item *it = &r->plan->items[i];
-            const fdt_retune_outcome *o = &r->out[i];
-            problem_label(it, pk, sizeof pk);
-            const char *gpu = r->pr->device[it->live].name;
-            char line[1400] = "";
-            switch (sections[s].kind) {
-            case 0:
-                if (o->env_changed)
-                    snprintf(line, sizeof line, "%s %s: %s", gpu, pk, o->env_diff);
-                else if (o->forced)
-                    snprintf(line, sizeof line, "%s %s: forced (--force-env-change)", gpu, pk);
-                break;
-            case 1:
-                if (o->regressed) {
-                    const fdt_retune_check *c = &o->check[0];
-                    char fast[32];
-                    fmt_ms(s1, sizeof s1, c->stored.median_ms);
-                    fmt_ms(s2, sizeof s2, c->now.median_ms);
-                    fmt_change(s3, sizeof s3, c->change);
-                    fmt_ms(fast, sizeof fast, o->fastest_ms);
-                    snprintf(line, sizeof line,
-                             "%s %s: best %s %s -> %s ms (%s); %s (fastest today %s ms)", gpu,
-                             pk, c->config, s1, s2,
-                             c->verdict == FDT_DECIDE_FAILED ? c->message : s3,
-                             o->recovered ? "recovered" : "NOT recovered", fast);
-                }
-                break;
-            case 2:
-                for (int k = 0; k < o->ncheck; k++)
-                    if (o->check[k].verdict == FDT_DECIDE_IMPROVED) {
-                        size_t len = strlen(line);
-                        fmt_change(s3, sizeof s3, o->check[k].change);
-                        snprintf(line + len, sizeof line - len, "%s%s %s: %s %s", len ? "; " : "",
-                                 gpu, pk, o->check[k].config, s3);
-                    }
-                if (o->action == FDT_RETUNE_REPLACED) {
-                    size_t len = strlen(line);
-                    fmt_ms(s1, sizeof s1, it->cand[0].ev.time_ms);
-                    fmt_ms(s2, sizeof s2, o->best.median_ms);
-                    snprintf(line + len, sizeof line - len,
-                             "%s%s %s: new best %s %s ms (was %s %s ms)", len ? "; " : "", gpu,
-                             pk, o->best_config, s2, it->cand[0].ev.config, s1);
-                }
-                break;
-            case 3:
-                if (o->researched) {
-                    fmt_ms(s1, sizeof s1, o->research_best_ms);
-                    snprintf(line, sizeof line,
-                             "%s %s: run %lld, %d configs measured, its fastest %s %s ms -> "
-                             "%s%s%s",
-                             gpu, pk, (long long)o->research_run_id, o->research_tried,
-                             o->research_best[0] ? o->research_best : "(none verified)", s1,
-                             fdt_retune_action_name(o->action), o->reason[0] ? ": " : "",
-                             o->reason);
-                }
-                break;
-            case 4:
-                if (o->error[0])
-                    snprintf(line, sizeof line, "%s %s: %s", gpu, pk, o->error);
-                break;
-            }
-            if (!line[0])
-                continue;
-            if (!n++)
-                fprintf(f, "\n%s%s%s\n", col(f, "\033[1m"), sections[s].title, col(f, "\033[0m"));
-            fprintf(f, "  %s\n", line);
-        }
-    }
-
-    static const char *const dh[] = {"gpu", "problem", "best", "median ms", "action", "reason"};
-    table_init(&t, 6, dh);
-    t.right[3] = 1;
-    any = 0;
-    for (size_t i = 0; i < r->plan->n; i++) {
-        if (!r->done[i])
-            continue;
-        const fdt_retune_item *it = &r->plan->items[i];
-        const fdt_retune_outcome *o = &r->out[i];
-        problem_label(it, pk, sizeof pk);
-        table_add(&t, "%s", r->pr->device[it->live].name);
-        table_add(&t, "%s", pk);
-        table_add(&t, "%s", o->best_config);
-        fmt_ms(s1, sizeof s1, o->best.median_ms);
-        table_add(&t, "%s", s1);
-        table_add(&t, "%s", fdt_retune_action_name(o->action));
-        table_add(&t, "%s", o->reason[0] ? o->reason : "-");
-        any = 1;
-    }
-    if (any) {
-        fprintf(f, "\n%sBest after this retune%s\n", col(f, "\033[1m"), col(f, "\033[0m"));
-        table_print(&t, f);
-    }
-    table_free(&t);
-
-    int checked = 0, regressed = 0, lost = 0, researched = 0, replaced = 0;
-    for (size_t i = 0; i < r->plan->n; i++)
-        if (r->done[i]) {
-            checked++;
-            regressed += r->out[i].regressed;
-            lost += unrecovered(&r->out[i]);
-            researched += r->out[i].researched;
-            replaced += r->out[i].action == FDT_RETUNE_REPLACED;
-        }
-    fprintf(f, "\n%d problem(s) checked, %d regressed (%d not recovered), %d re-searched, %d "
-               "best(s) replaced",
-            checked, regressed, lost, researched, replaced);
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, FDT_EMIT_TEXT, &b);
+    report_text_head(&m, r);
+    checked_table(&m, r);
+    sections(&m, r);
+    best_table(&m, r);
+    report_counts c = count_outcomes(r);
+    fdt_emit_text(&m, "\n%d problem(s) checked, %d regressed (%d not recovered), %d re-searched, "
+                      "%d best(s) replaced",
+                  c.checked, c.regressed, c.lost, c.researched, c.replaced);
     if (r->plan->absent || r->plan->older || r->plan->duplicate)
-        fprintf(f, "; skipped: %zu on devices not visible here, %zu without a run since the "
-                   "cutoff, %zu stored on another GPU of a model already checked",
-                r->plan->absent, r->plan->older, r->plan->duplicate);
+        fdt_emit_text(&m, "; skipped: %zu on devices not visible here, %zu without a run since "
+                          "the cutoff, %zu stored on another GPU of a model already checked",
+                      r->plan->absent, r->plan->older, r->plan->duplicate);
     if (r->interrupted)
-        fprintf(f, "; interrupted (%zu not reached)", r->plan->n - (size_t)checked);
-    fprintf(f, "\n");
+        fdt_emit_text(&m, "; interrupted (%zu not reached)", r->plan->n - (size_t)c.checked);
+    fdt_emit_text(&m, "\n");
+    emit_done(&m);
 }
 
 /* ------------------------------------------------------------------ the command */

@@ -1,10 +1,9 @@
-/* Output helpers for the CLI: aligned tables, colour only on a terminal (and never when
- * NO_COLOR is set), uniform error messages, and the emitter (common/fdt_emit.h) set up for
+/* Output helpers for the CLI: colour only on a terminal (and never when NO_COLOR is set),
+ * uniform error messages, and the emitter (common/fdt_emit.h: tables, CSV, JSON) set up for
  * fdtune's documents and written to stdout. */
 #include "cli.h"
 #include "fdt_db.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,103 +97,3 @@ void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v)
     fdt_emit_end(m);
 }
 
-/* LEGACY (removed once every command is on the emitter) */
-void table_init(table *t, int ncols, const char *const *headers)
-{
-    memset(t, 0, sizeof *t);
-    t->ncols = ncols;
-    for (int i = 0; i < ncols; i++)
-        table_add(t, "%s", headers[i]);
-}
-
-void table_add(table *t, const char *fmt, ...)
-{
-    char **c = realloc(t->cells, sizeof *c * (size_t)(t->ncells + 1));
-    if (!c)
-        return;
-    t->cells = c;
-    fdt_sb b;
-    fdt_sb_init(&b);
-    va_list ap;
-    va_start(ap, fmt);
-    fdt_sb_vprintf(&b, fmt, ap);
-    va_end(ap);
-    c[t->ncells++] = fdt_sb_take(&b);
-}
-
-void table_print(table *t, FILE *f)
-{
-    int w[TABLE_MAXCOLS] = {0};
-    for (int i = 0; i < t->ncells; i++) {
-        int len = (int)strlen(t->cells[i]);
-        if (len > w[i % t->ncols])
-            w[i % t->ncols] = len;
-    }
-    for (int i = 0; i < t->ncells; i++) {
-        int c = i % t->ncols, last = c == t->ncols - 1, header = i < t->ncols;
-        fputs(header ? col(f, "\033[1m") : "", f);
-        if (t->right[c])
-            fprintf(f, "%*s", w[c], t->cells[i]);
-        else if (last)
-            fputs(t->cells[i], f);
-        else
-            fprintf(f, "%-*s", w[c], t->cells[i]);
-        fputs(header ? col(f, "\033[0m") : "", f);
-        fputs(last ? "\n" : "  ", f);
-    }
-}
-
-void table_free(table *t)
-{
-    for (int i = 0; i < t->ncells; i++)
-        free(t->cells[i]);
-    free(t->cells);
-    memset(t, 0, sizeof *t);
-}
-
-void json_str(fdt_sb *b, const char *s)
-{
-    fdt_sb_puts(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fdt_sb_printf(b, "\\%c", c);
-        else if (c == '\n')
-            fdt_sb_puts(b, "\\n");
-        else if (c == '\t')
-            fdt_sb_puts(b, "\\t");
-        else if (c < 0x20)
-            fdt_sb_printf(b, "\\u%04x", c);
-        else
-            fdt_sb_putn(b, (const char *)&c, 1);
-    }
-    fdt_sb_puts(b, "\"");
-}
-
-void json_kv_str(fdt_sb *b, const char *k, const char *v, int comma)
-{
-    json_str(b, k);
-    fdt_sb_puts(b, ": ");
-    json_str(b, v);
-    if (comma)
-        fdt_sb_puts(b, ", ");
-}
-
-void json_kv_num(fdt_sb *b, const char *k, double v, int comma)
-{
-    json_str(b, k);
-    if (isfinite(v))
-        fdt_sb_printf(b, ": %.10g", v);
-    else
-        fdt_sb_puts(b, ": null");
-    if (comma)
-        fdt_sb_puts(b, ", ");
-}
-
-void json_kv_int(fdt_sb *b, const char *k, long long v, int comma)
-{
-    json_str(b, k);
-    fdt_sb_printf(b, ": %lld", v);
-    if (comma)
-        fdt_sb_puts(b, ", ");
-}
