@@ -76,6 +76,8 @@ void emit_doc_begin(fdt_emit *m);
 int emit_flush(fdt_emit *m);
 /* emit_flush, then checks that everything m opened was closed and frees it. */
 int emit_done(fdt_emit *m);
+/* A problem as JSON members: "op", "R", "precision", "nx", "ny", "nz". */
+void emit_problem(fdt_emit *m, const fdt_problem *p);
 /* A software environment as the JSON object key: {"driver", "runtime", "compiler",
  * "fdtune_version", "generator"}. */
 struct fdt_db_env;

@@ -214,12 +214,7 @@ static void bench_head(fdt_emit *m, const bench_report *br)
     fdt_emit_str(m, "compiler", d->compiler_version);
     fdt_emit_end(m);
     fdt_emit_object(m, "problem");
-    fdt_emit_str(m, "op", fdt_op_name(p->op));
-    fdt_emit_int(m, "R", p->R);
-    fdt_emit_str(m, "precision", fdt_prec_name(p->prec));
-    fdt_emit_int(m, "nx", p->nx);
-    fdt_emit_int(m, "ny", p->ny);
-    fdt_emit_int(m, "nz", p->nz);
+    emit_problem(m, p);
     fdt_emit_real_opt(m, "effective_bytes", fdt_effective_bytes(p));
     fdt_emit_end(m);
     fdt_emit_real_opt(m, "copy_gbs", s->copy_gbs);

@@ -299,12 +299,7 @@ static int push(void *ctx, const fdt_config *c, uint64_t index)
 static void problem_head(fdt_emit *m, const fdt_problem *p, const char *recipe)
 {
     fdt_emit_object(m, NULL);
-    fdt_emit_str(m, "op", fdt_op_name(p->op));
-    fdt_emit_int(m, "R", p->R);
-    fdt_emit_str(m, "precision", fdt_prec_name(p->prec));
-    fdt_emit_int(m, "nx", p->nx);
-    fdt_emit_int(m, "ny", p->ny);
-    fdt_emit_int(m, "nz", p->nz);
+    emit_problem(m, p);
     fdt_emit_str(m, "recipe", recipe);
 }
 
