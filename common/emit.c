@@ -117,6 +117,11 @@ static void indent(fdt_sb *b, int spaces)
         fdt_sb_putn(b, " ", 1);
 }
 
+/* The document's structure is kept and checked in every form, so that a rendering run as a
+ * table is checked as strictly as its JSON; only the JSON form writes it. Rows are objects
+ * of the document in the JSON form only (a table needs no document). */
+static int json(const fdt_emit *m) { return m->mode == FDT_EMIT_JSON; }
+
 /* Before any value: the separator from the previous member, and the key. A key belongs
  * exactly to members of objects. */
 static void value_start(fdt_emit *m, const char *key)
@@ -131,6 +136,10 @@ static void value_start(fdt_emit *m, const char *key)
         assert(key && "fdt_emit: a member of an object needs a key");
     else
         assert(!key && "fdt_emit: an array element takes no key");
+    if (!json(m)) {
+        l->n++;
+        return;
+    }
     if (l->lined) {
         fdt_sb_puts(m->out, l->n ? "," : "");
         indent(m->out, 2 * m->depth);
@@ -147,46 +156,45 @@ static void value_end(fdt_emit *m)
 {
     if (m->depth == 0) {
         m->closed = 1;
-        fdt_sb_puts(m->out, "\n");
+        if (json(m))
+            fdt_sb_puts(m->out, "\n");
     }
 }
 
-static void open(fdt_emit *m, const char *key, char c, int lined)
+static void open_value(fdt_emit *m, const char *key, char c, int lined)
 {
-    if (m->mode != FDT_EMIT_JSON)
-        return;
     assert(!m->in_row && "fdt_emit: a row holds cells only (fdt_emit_cell_*)");
     assert(m->depth < FDT_EMIT_MAXDEPTH && "fdt_emit: nested too deep");
     value_start(m, key);
-    fdt_sb_putn(m->out, &c, 1);
+    if (json(m))
+        fdt_sb_putn(m->out, &c, 1);
     m->lvl[m->depth++] = (fdt_emit_level){c == '{' ? '}' : ']', (char)lined, 0};
 }
 
-void fdt_emit_object(fdt_emit *m, const char *key) { open(m, key, '{', 0); }
-void fdt_emit_array(fdt_emit *m, const char *key) { open(m, key, '[', 0); }
-void fdt_emit_array_lined(fdt_emit *m, const char *key) { open(m, key, '[', 1); }
+void fdt_emit_object(fdt_emit *m, const char *key) { open_value(m, key, '{', 0); }
+void fdt_emit_array(fdt_emit *m, const char *key) { open_value(m, key, '[', 0); }
+void fdt_emit_array_lined(fdt_emit *m, const char *key) { open_value(m, key, '[', 1); }
 
 void fdt_emit_end(fdt_emit *m)
 {
-    if (m->mode != FDT_EMIT_JSON)
-        return;
     assert(m->depth > 0 && "fdt_emit_end: nothing is open");
     assert(!m->in_row && "fdt_emit_end: a row is open (fdt_emit_row_end)");
     fdt_emit_level *l = &m->lvl[--m->depth];
-    if (l->lined)
+    if (json(m) && l->lined)
         indent(m->out, 2 * m->depth);
-    fdt_sb_putn(m->out, &l->close, 1);
+    if (json(m))
+        fdt_sb_putn(m->out, &l->close, 1);
     value_end(m);
 }
 
-/* One scalar: key, then the literal text, or null when lit is NULL. */
+/* One scalar: key, then the string str, or the literal lit (null when NULL). */
 static void scalar(fdt_emit *m, const char *key, const char *lit, const char *str)
 {
     assert(!m->in_row && "fdt_emit: a row holds cells only (fdt_emit_cell_*)");
     value_start(m, key);
-    if (str)
+    if (json(m) && str)
         json_string(m->out, str);
-    else
+    else if (json(m))
         fdt_sb_puts(m->out, lit ? lit : "null");
     value_end(m);
 }
@@ -194,23 +202,20 @@ static void scalar(fdt_emit *m, const char *key, const char *lit, const char *st
 void fdt_emit_str(fdt_emit *m, const char *key, const char *v)
 {
     assert(v && "fdt_emit_str: NULL string");
-    if (m->mode == FDT_EMIT_JSON)
-        scalar(m, key, NULL, v);
+    scalar(m, key, NULL, v);
 }
 
 void fdt_emit_str_opt(fdt_emit *m, const char *key, const char *v)
 {
     assert(v && "fdt_emit_str_opt: NULL string");
-    if (m->mode == FDT_EMIT_JSON)
-        scalar(m, key, NULL, *v ? v : NULL);
+    scalar(m, key, NULL, *v ? v : NULL);
 }
 
 void fdt_emit_int(fdt_emit *m, const char *key, long long v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", v);
-    if (m->mode == FDT_EMIT_JSON)
-        scalar(m, key, buf, NULL);
+    scalar(m, key, buf, NULL);
 }
 
 void fdt_emit_int_opt(fdt_emit *m, const char *key, long long v)
@@ -230,8 +235,6 @@ void fdt_emit_real(fdt_emit *m, const char *key, double v)
 void fdt_emit_real_opt(fdt_emit *m, const char *key, double v)
 {
     char buf[40];
-    if (m->mode != FDT_EMIT_JSON)
-        return;
     if (isfinite(v))
         real_text(m, v, buf, sizeof buf);
     scalar(m, key, isfinite(v) ? buf : NULL, NULL);
@@ -239,15 +242,10 @@ void fdt_emit_real_opt(fdt_emit *m, const char *key, double v)
 
 void fdt_emit_bool(fdt_emit *m, const char *key, int v)
 {
-    if (m->mode == FDT_EMIT_JSON)
-        scalar(m, key, v ? "true" : "false", NULL);
+    scalar(m, key, v ? "true" : "false", NULL);
 }
 
-void fdt_emit_null(fdt_emit *m, const char *key)
-{
-    if (m->mode == FDT_EMIT_JSON)
-        scalar(m, key, NULL, NULL);
-}
+void fdt_emit_null(fdt_emit *m, const char *key) { scalar(m, key, NULL, NULL); }
 
 void fdt_emit_text(fdt_emit *m, const char *fmt, ...)
 {
@@ -351,8 +349,8 @@ void fdt_emit_row(fdt_emit *m, const char *key)
 {
     assert(m->cols && "fdt_emit_row: no table (fdt_emit_table)");
     assert(!m->in_row && "fdt_emit_row: the previous row is still open");
-    if (m->mode == FDT_EMIT_JSON)
-        open(m, key, '{', 0);
+    if (json(m))
+        open_value(m, key, '{', 0);
     m->in_row = 1;
     m->col = m->row_shown = 0;
     m->nrows++;
@@ -363,7 +361,7 @@ void fdt_emit_row_end(fdt_emit *m)
     assert(m->in_row && "fdt_emit_row_end: no row is open");
     assert(m->col == m->ncols && "fdt_emit_row_end: fewer cells than columns");
     m->in_row = 0;
-    if (m->mode == FDT_EMIT_JSON)
+    if (json(m))
         fdt_emit_end(m);
     else if (m->mode == FDT_EMIT_CSV)
         fdt_sb_puts(m->out, "\n");

@@ -12,9 +12,11 @@
  * where none belongs (or none where one does), unbalanced objects, a table format that does
  * not match its column's type, two data columns with one key.
  *
- * The document calls (fdt_emit_object, fdt_emit_str, ...) write JSON and do nothing in the
- * other forms; fdt_emit_text writes free text into the table form only; tables and rows work
- * in every form. So one rendering function serves all three forms. */
+ * The document calls (fdt_emit_object, fdt_emit_str, ...) write in the JSON form only, but
+ * their structure is checked in every form; fdt_emit_text writes free text into the table
+ * form only; tables and rows work in every form (a row is an object of the document in JSON
+ * only). So one rendering function serves all three forms, and a run of it in any form
+ * checks it. */
 #ifndef FDT_EMIT_H
 #define FDT_EMIT_H
 
@@ -99,8 +101,8 @@ int fdt_emit_oom(const fdt_emit *m);
  * (e says so). A JSON document ends with a newline once its top-level value is closed. */
 int fdt_emit_finish(fdt_emit *m, fdt_err *e);
 
-/* ---- JSON documents: no-ops in the table and CSV forms. key: the member's name inside an
- * object, NULL for an array element or the top-level value. ---- */
+/* ---- JSON documents: written in the JSON form only (checked in all). key: the member's
+ * name inside an object, NULL for an array element or the top-level value. ---- */
 void fdt_emit_object(fdt_emit *m, const char *key);
 void fdt_emit_array(fdt_emit *m, const char *key);
 /* An array whose elements stand on lines of their own, indented two spaces per level. */
