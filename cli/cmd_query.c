@@ -586,7 +586,7 @@ static int query_nearest(fdt_db *db, const qopts *o)
     const fdt_problem *p = &o->pa.p;
     fdt_catalogue *cat = NULL;
     fdt_err e;
-    if (load_catalogue(&cat, &e))
+    if (fdt_catalogue_load_default(&cat, &e))
         cat = NULL; /* names the catalogue knows then resolve to nothing */
     fdt_exp_answer *a = malloc(sizeof *a); /* rows are large; keep them off the stack */
     if (!a) {

@@ -8,7 +8,6 @@
 #include "cli.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -249,24 +248,7 @@ void tune_out_offline_end(int json)
         fputs("]}\n", stdout);
 }
 
-typedef struct space {
-    fdt_config *v;
-    size_t n, cap;
-} space;
-
-static int push(void *ctx, const fdt_config *c, uint64_t index)
-{
-    (void)index;
-    space *s = ctx;
-    fdt_config *v = fdt_grow(s->v, &s->cap, s->n, sizeof *v, 256);
-    if (!v)
-        return 1;
-    s->v = v;
-    s->v[s->n++] = *c;
-    return 0;
-}
-
-static void json_problem_head(fdt_sb *b, const fdt_problem *p, fdt_recipe *r)
+static void json_problem_head(fdt_sb *b, const fdt_problem *p, const fdt_recipe *r)
 {
     fdt_sb_puts(b, offline_items++ ? ", {" : "{");
     json_kv_str(b, "op", fdt_op_name(p->op), 1);
@@ -278,45 +260,14 @@ static void json_problem_head(fdt_sb *b, const fdt_problem *p, fdt_recipe *r)
     json_kv_str(b, "recipe", fdt_recipe_path(r), 1);
 }
 
-int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
-                     fdt_search_kind k, int budget, int top)
+void tune_out_dry_run(int json, const fdt_recipe *r, const fdt_device *dev,
+                      const fdt_dry_run *d)
 {
-    space sp = {0};
-    fdt_recipe_stats st;
-    fdt_err e;
-    if (fdt_recipe_enumerate(r, p, dev, push, &sp, &st, &e)) {
-        print_error("%s", e.msg);
-        free(sp.v);
-        return EXIT_USAGE;
-    }
-    if (st.stopped) {
-        print_error("out of memory listing the space");
-        free(sp.v);
-        return EXIT_ERROR;
-    }
-    size_t n = sp.n;
-    double *pred = malloc((n ? n : 1) * sizeof *pred);
-    fdt_model_terms *terms = malloc((n ? n : 1) * sizeof *terms);
-    fdt_search *s = NULL;
-    if (!pred || !terms) {
-        free(pred);
-        free(terms);
-        free(sp.v);
-        print_error("out of memory");
-        return EXIT_ERROR;
-    }
-    for (size_t i = 0; i < n; i++)
-        pred[i] = fdt_model_time(p, &sp.v[i], dev, NULL, &terms[i]);
-    if (n && fdt_search_new_predicted(FDT_SEARCH_MODEL, sp.v, n, pred, 1, &s, &e)) {
-        print_error("%s", e.msg);
-        free(pred);
-        free(terms);
-        free(sp.v);
-        return EXIT_ERROR;
-    }
-    const size_t *rank = s ? fdt_search_ranking(s) : NULL;
-    double eff = fdt_effective_bytes(p);
-    size_t shown = n < (size_t)top ? n : (size_t)top;
+    const fdt_recipe_stats st = d->stats;
+    const fdt_problem *p = &d->p;
+    fdt_search_kind k = d->strategy;
+    int budget = d->budget;
+    size_t n = d->n, shown = d->ntop;
     char pk[128];
     fdt_problem_format(p, pk, sizeof pk);
     if (json) {
@@ -342,17 +293,15 @@ int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_de
         }
         fdt_sb_puts(&b, "], \"ranking\": [");
         for (size_t i = 0; i < shown; i++) {
-            size_t x = rank[i];
-            char key[256];
-            fdt_config_format(&sp.v[x], key, sizeof key);
+            const fdt_dry_run_row *x = &d->top[i];
             fdt_sb_puts(&b, i ? ", {" : "{");
-            json_kv_str(&b, "config", key, 1);
-            json_kv_num(&b, "predicted_ms", pred[x], 1);
-            json_kv_num(&b, "predicted_gbs", eff / (pred[x] * 1e-3) / 1e9, 1);
-            json_kv_num(&b, "dram_bytes", terms[x].dram_bytes, 1);
-            json_kv_num(&b, "l2_bytes", terms[x].l2_bytes, 1);
-            json_kv_int(&b, "registers_estimated", terms[x].regs, 1);
-            json_kv_num(&b, "occupancy", terms[x].occupancy, 0);
+            json_kv_str(&b, "config", x->config, 1);
+            json_kv_num(&b, "predicted_ms", x->pred_ms, 1);
+            json_kv_num(&b, "predicted_gbs", x->pred_gbs, 1);
+            json_kv_num(&b, "dram_bytes", x->terms.dram_bytes, 1);
+            json_kv_num(&b, "l2_bytes", x->terms.l2_bytes, 1);
+            json_kv_int(&b, "registers_estimated", x->terms.regs, 1);
+            json_kv_num(&b, "occupancy", x->terms.occupancy, 0);
             fdt_sb_puts(&b, "}");
         }
         fdt_sb_puts(&b, "]}");
@@ -385,212 +334,69 @@ int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_de
             table_init(&t, 6, hdr);
             t.right[0] = t.right[2] = t.right[3] = t.right[4] = 1;
             for (size_t i = 0; i < shown; i++) {
-                size_t x = rank[i];
-                char key[256];
-                fdt_config_format(&sp.v[x], key, sizeof key);
-                double gbs = eff / (pred[x] * 1e-3) / 1e9;
-                fdt_sb d;
-                fdt_sb_init(&d);
-                fdt_model_describe(&terms[x], &d);
+                const fdt_dry_run_row *x = &d->top[i];
+                double gbs = x->pred_gbs;
+                fdt_sb m;
+                fdt_sb_init(&m);
+                fdt_model_describe(&x->terms, &m);
                 table_add(&t, "%zu", i + 1);
-                table_add(&t, "%s", key);
-                table_add(&t, "%.4f", pred[x]);
+                table_add(&t, "%s", x->config);
+                table_add(&t, "%.4f", x->pred_ms);
                 table_add(&t, "%.0f", gbs);
                 table_add(&t, "%.3f", dev->peak_bw_gbs > 0 ? gbs / dev->peak_bw_gbs : 0);
-                table_add(&t, "%s", fdt_sb_str(&d));
-                fdt_sb_free(&d);
+                table_add(&t, "%s", fdt_sb_str(&m));
+                fdt_sb_free(&m);
             }
             table_print(&t, stdout);
             table_free(&t);
         }
     }
-    fdt_search_free(s);
-    free(pred);
-    free(terms);
-    free(sp.v);
-    return EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ replay */
 
-typedef struct recorded {
-    fdt_config *v;
-    char (*key)[256];
-    double *ms; /* best full (else probe) time of ok evaluations; -1 failed only */
-    int *full;
-    size_t n, cap;
-    int64_t device_id;
-    char device[128];
-} recorded;
-
-static int record_row(void *ctx, const fdt_db_row *row)
+void tune_out_replay(int json, const fdt_recipe *r, const fdt_replay_report *x)
 {
-    recorded *r = ctx;
-    size_t i;
-    for (i = 0; i < r->n; i++)
-        if (!strcmp(r->key[i], row->ev.config))
-            break;
-    if (i == r->n) {
-        if (r->n == r->cap) {
-            size_t cap = r->cap ? 2 * r->cap : 256;
-            fdt_config *v = realloc(r->v, cap * sizeof *v);
-            if (v)
-                r->v = v;
-            char(*k)[256] = realloc(r->key, cap * sizeof *k);
-            if (k)
-                r->key = k;
-            double *m = realloc(r->ms, cap * sizeof *m);
-            if (m)
-                r->ms = m;
-            int *f = realloc(r->full, cap * sizeof *f);
-            if (f)
-                r->full = f;
-            if (!v || !k || !m || !f)
-                return 1;
-            r->cap = cap;
-        }
-        fdt_err e;
-        if (fdt_config_parse(row->ev.config, &r->v[i], &e))
-            return 0; /* a config of a newer generator: not replayable here */
-        snprintf(r->key[i], sizeof r->key[i], "%s", row->ev.config);
-        r->ms[i] = -1;
-        r->full[i] = 0;
-        r->n++;
-    }
-    if (row->ev.status != FDT_DB_OK || !(row->ev.time_ms > 0))
-        return 0;
-    int full = row->ev.stage == FDT_DB_FULL;
-    /* a full sample beats a probe; among equals, the faster */
-    if (r->ms[i] <= 0 || (full && !r->full[i]) ||
-        (full == r->full[i] && row->ev.time_ms < r->ms[i])) {
-        r->ms[i] = row->ev.time_ms;
-        r->full[i] = full;
-    }
-    return 0;
-}
-
-typedef struct dev_pick {
-    fdt_db *db;
-    int64_t problem_id;
-    recorded *rec;
-    fdt_err *e;
-    int failed;
-} dev_pick;
-
-static int pick_device(void *ctx, const fdt_device *d)
-{
-    dev_pick *pk = ctx;
-    recorded tmp = {0};
-    if (fdt_db_evals(pk->db, d->id, 0, pk->problem_id, record_row, &tmp, pk->e)) {
-        pk->failed = 1;
-        return 1;
-    }
-    if (tmp.n > pk->rec->n) { /* the device with the most recorded configs */
-        free(pk->rec->v);
-        free(pk->rec->key);
-        free(pk->rec->ms);
-        free(pk->rec->full);
-        *pk->rec = tmp;
-        pk->rec->device_id = d->id;
-        snprintf(pk->rec->device, sizeof pk->rec->device, "%s", d->name);
-    } else {
-        free(tmp.v);
-        free(tmp.key);
-        free(tmp.ms);
-        free(tmp.full);
-    }
-    return 0;
-}
-
-int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
-                    fdt_db *db, const char *gpu, int strategy, uint64_t seed)
-{
-    (void)r;
-    fdt_err e;
-    int64_t pid = 0;
     char pk[128];
-    fdt_problem_format(p, pk, sizeof pk);
-    if (fdt_db_problem_find(db, p, &pid, &e)) {
-        print_error("%s", e.msg);
-        return EXIT_ERROR;
-    }
-    recorded rec = {0};
-    dev_pick pick = {db, pid, &rec, &e, 0};
-    const char *filter = gpu && strcmp(gpu, "auto") ? dev->arch : NULL;
-    if (pid && fdt_db_devices(db, filter, pick_device, &pick, &e)) {
-        print_error("%s", e.msg);
-        return EXIT_ERROR;
-    }
-    if (pick.failed) {
-        print_error("%s", e.msg);
-        return EXIT_ERROR;
-    }
-    int rc = EXIT_OK;
-    if (rec.n == 0) {
-        print_error("replay: %s: the database has no evaluations for %s on %s", fdt_db_path(db),
-                    pk, dev->name);
-        rc = EXIT_FAIL;
-        goto out;
-    }
-    fdt_search_kind kinds[3] = {FDT_SEARCH_EXHAUSTIVE, FDT_SEARCH_RANDOM, FDT_SEARCH_MODEL};
-    fdt_replay res[3];
-    int nk = 0;
-    for (int k = 0; k < 3; k++) {
-        if (strategy >= 0 && (int)kinds[k] != strategy)
-            continue;
-        if (fdt_search_replay(kinds[k], rec.v, rec.n, rec.ms, NULL, p, dev, seed, &res[nk], &e)) {
-            print_error("replay: %s: %s", pk, e.msg);
-            rc = EXIT_FAIL;
-            goto out;
-        }
-        kinds[nk++] = kinds[k];
-    }
-    double eff = fdt_effective_bytes(p);
-    const fdt_replay *x0 = &res[0];
+    fdt_problem_format(&x->p, pk, sizeof pk);
     if (json) {
         fdt_sb b;
         fdt_sb_init(&b);
-        json_problem_head(&b, p, r);
-        json_kv_str(&b, "recorded_device", rec.device, 1);
-        json_kv_int(&b, "configs", (long long)rec.n, 1);
-        json_kv_str(&b, "best_config", rec.key[x0->best_idx], 1);
-        json_kv_num(&b, "best_ms", x0->best_ms, 1);
-        json_kv_num(&b, "best_gbs", eff / (x0->best_ms * 1e-3) / 1e9, 1);
+        json_problem_head(&b, &x->p, r);
+        json_kv_str(&b, "recorded_device", x->device, 1);
+        json_kv_int(&b, "configs", (long long)x->configs, 1);
+        json_kv_str(&b, "best_config", x->best_config, 1);
+        json_kv_num(&b, "best_ms", x->best_ms, 1);
+        json_kv_num(&b, "best_gbs", x->best_gbs, 1);
         fdt_sb_puts(&b, "\"strategies\": [");
-        for (int k = 0; k < nk; k++) {
+        for (int k = 0; k < x->n; k++) {
             fdt_sb_puts(&b, k ? ", {" : "{");
-            json_kv_str(&b, "strategy", fdt_search_kind_name(kinds[k]), 1);
-            json_kv_int(&b, "evals_to_best", (long long)res[k].evals_to_best, 1);
-            json_kv_int(&b, "evals_within_1pct", (long long)res[k].evals_within[0], 1);
-            json_kv_int(&b, "evals_within_3pct", (long long)res[k].evals_within[1], 1);
-            json_kv_int(&b, "evals_within_10pct", (long long)res[k].evals_within[2], 0);
+            json_kv_str(&b, "strategy", fdt_search_kind_name(x->kind[k]), 1);
+            json_kv_int(&b, "evals_to_best", (long long)x->res[k].evals_to_best, 1);
+            json_kv_int(&b, "evals_within_1pct", (long long)x->res[k].evals_within[0], 1);
+            json_kv_int(&b, "evals_within_3pct", (long long)x->res[k].evals_within[1], 1);
+            json_kv_int(&b, "evals_within_10pct", (long long)x->res[k].evals_within[2], 0);
             fdt_sb_puts(&b, "}");
         }
         fdt_sb_puts(&b, "]}");
         fputs(fdt_sb_str(&b), stdout);
         fdt_sb_free(&b);
     } else {
-        printf("\n%s: %zu configs recorded on %s; best %s, %.4f ms, %.0f GB/s\n", pk, rec.n,
-               rec.device, rec.key[x0->best_idx], x0->best_ms, eff / (x0->best_ms * 1e-3) / 1e9);
+        printf("\n%s: %zu configs recorded on %s; best %s, %.4f ms, %.0f GB/s\n", pk, x->configs,
+               x->device, x->best_config, x->best_ms, x->best_gbs);
         static const char *const hdr[] = {"strategy", "evals to best", "within 1%",
                                           "within 3%", "within 10%"};
         table t;
         table_init(&t, 5, hdr);
         for (int i = 1; i < 5; i++)
             t.right[i] = 1;
-        for (int k = 0; k < nk; k++) {
-            table_add(&t, "%s", fdt_search_kind_name(kinds[k]));
-            table_add(&t, "%zu", res[k].evals_to_best);
+        for (int k = 0; k < x->n; k++) {
+            table_add(&t, "%s", fdt_search_kind_name(x->kind[k]));
+            table_add(&t, "%zu", x->res[k].evals_to_best);
             for (int w = 0; w < FDT_REPLAY_NWITHIN; w++)
-                table_add(&t, "%zu", res[k].evals_within[w]);
+                table_add(&t, "%zu", x->res[k].evals_within[w]);
         }
         table_print(&t, stdout);
         table_free(&t);
     }
-out:
-    free(rec.v);
-    free(rec.key);
-    free(rec.ms);
-    free(rec.full);
-    return rc;
 }
