@@ -241,6 +241,76 @@ static void num_or_null(fdt_sb *b, const char *k, double v, int comma)
     json_kv_num(b, k, isfinite(v) && v > 0 ? v : NAN, comma);
 }
 
+/* The JSON object of plan item i (done). */
+static void json_problem(fdt_sb *b, const report *r, size_t i)
+{
+    const fdt_retune_item *it = &r->plan->items[i];
+    const fdt_retune_outcome *o = &r->out[i];
+    const fdt_device *d = &r->pr->device[it->live];
+    fdt_sb_puts(b, "{");
+    json_kv_str(b, "gpu", d->name, 1);
+    json_kv_int(b, "gpu_index", d->index, 1);
+    json_kv_str(b, "stored_device", it->device.name, 1);
+    json_kv_str(b, "stored_uuid", it->device.uuid, 1);
+    fdt_sb_printf(b, "\"same_gpu\": %s, ", it->same_gpu ? "true" : "false");
+    json_kv_str(b, "op", fdt_op_name(it->problem.op), 1);
+    json_kv_int(b, "R", it->problem.R, 1);
+    json_kv_str(b, "precision", fdt_prec_name(it->problem.prec), 1);
+    fdt_sb_printf(b, "\"grid\": [%lld, %lld, %lld], ", (long long)it->problem.nx,
+                  (long long)it->problem.ny, (long long)it->problem.nz);
+    fdt_sb_puts(b, "\"env_changed\": [");
+    int fc = 0;
+    for (unsigned bit = 1; bit <= FDT_DECIDE_ENV_GENERATOR; bit <<= 1)
+        if (o->env_changed & bit) {
+            fdt_sb_puts(b, fc++ ? ", " : "");
+            json_str(b, fdt_decide_env_field(bit));
+        }
+    fdt_sb_puts(b, "], ");
+    json_kv_str(b, "env_diff", o->env_diff, 1);
+    env_json(b, "stored_environment", &it->cand[0].env, 1);
+    fdt_sb_printf(b, "\"regressed\": %s, \"recovered\": %s, \"researched\": %s, ",
+                  o->regressed ? "true" : "false", o->recovered ? "true" : "false",
+                  o->researched ? "true" : "false");
+    json_kv_int(b, "run_id", o->run_id, 1);
+    if (o->research_run_id > 0) {
+        json_kv_int(b, "research_run_id", o->research_run_id, 1);
+        json_kv_int(b, "research_tried", o->research_tried, 1);
+        json_kv_str(b, "research_best", o->research_best, 1);
+        num_or_null(b, "research_best_ms", o->research_best_ms, 1);
+    }
+    json_kv_str(b, "action", fdt_retune_action_name(o->action), 1);
+    json_kv_str(b, "reason", o->reason, 1);
+    fdt_sb_puts(b, "\"best\": {");
+    json_kv_str(b, "config", o->best_config, 1);
+    json_kv_int(b, "eval_id", o->best_eval_id, 1);
+    num_or_null(b, "median_ms", o->best.median_ms, 1);
+    num_or_null(b, "stored_median_ms", it->cand[0].ev.time_ms, 0);
+    fdt_sb_puts(b, "}, ");
+    num_or_null(b, "fastest_today_ms", o->fastest_ms, 1);
+    fdt_sb_puts(b, "\"checks\": [");
+    for (int k = 0; k < o->ncheck; k++) {
+        const fdt_retune_check *c = &o->check[k];
+        fdt_sb_puts(b, k ? ", {" : "{");
+        json_kv_str(b, "config", c->config, 1);
+        json_kv_str(b, "role", k ? "runner-up" : "best", 1);
+        json_kv_str(b, "status", fdt_db_status_name(c->status), 1);
+        num_or_null(b, "stored_ms", c->stored.median_ms, 1);
+        num_or_null(b, "ms", c->now.median_ms, 1);
+        json_kv_num(b, "change", c->change, 1);
+        json_kv_str(b, "verdict", fdt_decide_verdict_name(c->verdict), 1);
+        json_kv_int(b, "eval_id", c->eval_id, 1);
+        json_kv_str(b, "message", c->message, 0);
+        fdt_sb_puts(b, "}");
+    }
+    fdt_sb_puts(b, "], ");
+    if (o->error[0])
+        json_kv_str(b, "error", o->error, 1);
+    else
+        fdt_sb_puts(b, "\"error\": null, ");
+    num_or_null(b, "wall_s", o->wall_s, 0);
+    fdt_sb_puts(b, "}");
+}
+
 static void report_json(const report *r, int status)
 {
     fdt_sb b;
@@ -279,72 +349,9 @@ static void report_json(const report *r, int status)
     for (size_t i = 0; i < r->plan->n; i++) {
         if (!r->done[i])
             continue;
-        const fdt_retune_item *it = &r->plan->items[i];
-        const fdt_retune_outcome *o = &r->out[i];
-        const fdt_device *d = &r->pr->device[it->live];
-        fdt_sb_puts(&b, first ? "{" : ", {");
+        fdt_sb_puts(&b, first ? "" : ", ");
         first = 0;
-        json_kv_str(&b, "gpu", d->name, 1);
-        json_kv_int(&b, "gpu_index", d->index, 1);
-        json_kv_str(&b, "stored_device", it->device.name, 1);
-        json_kv_str(&b, "stored_uuid", it->device.uuid, 1);
-        fdt_sb_printf(&b, "\"same_gpu\": %s, ", it->same_gpu ? "true" : "false");
-        json_kv_str(&b, "op", fdt_op_name(it->problem.op), 1);
-        json_kv_int(&b, "R", it->problem.R, 1);
-        json_kv_str(&b, "precision", fdt_prec_name(it->problem.prec), 1);
-        fdt_sb_printf(&b, "\"grid\": [%lld, %lld, %lld], ", (long long)it->problem.nx,
-                      (long long)it->problem.ny, (long long)it->problem.nz);
-        fdt_sb_puts(&b, "\"env_changed\": [");
-        int fc = 0;
-        for (unsigned bit = 1; bit <= FDT_DECIDE_ENV_GENERATOR; bit <<= 1)
-            if (o->env_changed & bit) {
-                fdt_sb_puts(&b, fc++ ? ", " : "");
-                json_str(&b, fdt_decide_env_field(bit));
-            }
-        fdt_sb_puts(&b, "], ");
-        json_kv_str(&b, "env_diff", o->env_diff, 1);
-        env_json(&b, "stored_environment", &it->cand[0].env, 1);
-        fdt_sb_printf(&b, "\"regressed\": %s, \"recovered\": %s, \"researched\": %s, ",
-                      o->regressed ? "true" : "false", o->recovered ? "true" : "false",
-                      o->researched ? "true" : "false");
-        json_kv_int(&b, "run_id", o->run_id, 1);
-        if (o->research_run_id > 0) {
-            json_kv_int(&b, "research_run_id", o->research_run_id, 1);
-            json_kv_int(&b, "research_tried", o->research_tried, 1);
-            json_kv_str(&b, "research_best", o->research_best, 1);
-            num_or_null(&b, "research_best_ms", o->research_best_ms, 1);
-        }
-        json_kv_str(&b, "action", fdt_retune_action_name(o->action), 1);
-        json_kv_str(&b, "reason", o->reason, 1);
-        fdt_sb_puts(&b, "\"best\": {");
-        json_kv_str(&b, "config", o->best_config, 1);
-        json_kv_int(&b, "eval_id", o->best_eval_id, 1);
-        num_or_null(&b, "median_ms", o->best.median_ms, 1);
-        num_or_null(&b, "stored_median_ms", it->cand[0].ev.time_ms, 0);
-        fdt_sb_puts(&b, "}, ");
-        num_or_null(&b, "fastest_today_ms", o->fastest_ms, 1);
-        fdt_sb_puts(&b, "\"checks\": [");
-        for (int k = 0; k < o->ncheck; k++) {
-            const fdt_retune_check *c = &o->check[k];
-            fdt_sb_puts(&b, k ? ", {" : "{");
-            json_kv_str(&b, "config", c->config, 1);
-            json_kv_str(&b, "role", k ? "runner-up" : "best", 1);
-            json_kv_str(&b, "status", fdt_db_status_name(c->status), 1);
-            num_or_null(&b, "stored_ms", c->stored.median_ms, 1);
-            num_or_null(&b, "ms", c->now.median_ms, 1);
-            json_kv_num(&b, "change", c->change, 1);
-            json_kv_str(&b, "verdict", fdt_decide_verdict_name(c->verdict), 1);
-            json_kv_int(&b, "eval_id", c->eval_id, 1);
-            json_kv_str(&b, "message", c->message, 0);
-            fdt_sb_puts(&b, "}");
-        }
-        fdt_sb_puts(&b, "], ");
-        if (o->error[0])
-            json_kv_str(&b, "error", o->error, 1);
-        else
-            fdt_sb_puts(&b, "\"error\": null, ");
-        num_or_null(&b, "wall_s", o->wall_s, 0);
-        fdt_sb_puts(&b, "}");
+        json_problem(&b, r, i);
     }
     fdt_sb_puts(&b, "], ");
     int checked = 0, regressed = 0, lost = 0, researched = 0, replaced = 0, env = 0;

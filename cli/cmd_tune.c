@@ -86,6 +86,29 @@ typedef struct tune_args {
     long timeout;
 } tune_args;
 
+/* What the options say together, once all are read. */
+static int check(tune_args *a)
+{
+    fdt_err e;
+    if (!a->pa.have_R || !a->pa.have_grid) {
+        print_error("tune: --R and --grid are required, e.g. fdtune --gpu H100 --R 4 "
+                    "--grid 512^3 (see 'fdtune tune --help')");
+        return EXIT_USAGE;
+    }
+    if (a->dry_run && a->replay) {
+        print_error("tune: --dry-run and --replay are separate modes; give one");
+        return EXIT_USAGE;
+    }
+    if (fdt_problem_check(&a->pa.p, &e)) {
+        print_error("%s", e.msg);
+        return EXIT_USAGE;
+    }
+    if (!a->rq.ops)
+        a->rq.ops = (1u << FDT_OP_COUNT) - 1;
+    a->rq.p = a->pa.p;
+    return EXIT_OK;
+}
+
 static int parse(int argc, char **argv, tune_args *a)
 {
     static const struct option opts[] = {
@@ -175,23 +198,7 @@ static int parse(int argc, char **argv, tune_args *a)
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);
         return EXIT_USAGE;
     }
-    if (!a->pa.have_R || !a->pa.have_grid) {
-        print_error("tune: --R and --grid are required, e.g. fdtune --gpu H100 --R 4 "
-                    "--grid 512^3 (see 'fdtune tune --help')");
-        return EXIT_USAGE;
-    }
-    if (a->dry_run && a->replay) {
-        print_error("tune: --dry-run and --replay are separate modes; give one");
-        return EXIT_USAGE;
-    }
-    if (fdt_problem_check(&a->pa.p, &e)) {
-        print_error("%s", e.msg);
-        return EXIT_USAGE;
-    }
-    if (!a->rq.ops)
-        a->rq.ops = (1u << FDT_OP_COUNT) - 1;
-    a->rq.p = a->pa.p;
-    return EXIT_OK;
+    return check(a);
 }
 
 /* --dry-run and --replay: no GPU is touched. */
