@@ -191,6 +191,7 @@ typedef struct fdt_retune_request {
     int timeout_s;             /* per candidate, verification and timing */
     const char *command;       /* recorded with the runs */
     const char *fdtune_version; /* recorded in the environment */
+    fdt_probe_fn probe;        /* NULL: fdt_probe_devices (tests give a fake) */
 } fdt_retune_request;
 
 /* The defaults: FDT_RETUNE_THRESHOLD, FDT_RETUNE_BUDGET, the model strategy, 30 s per

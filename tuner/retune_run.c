@@ -234,6 +234,7 @@ fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_e
     fdt_session_opts_init(&so);
     so.db = db;
     so.fdtune_version = rq->fdtune_version;
+    so.probe = rq->probe;
     so.worker.eval_timeout_ms = rq->timeout_s * 1000;
     fdt_session *s = malloc(sizeof *s);
     fdt_status st = FDT_STATUS_ERROR;
