@@ -45,9 +45,9 @@ int parse_duration(const char *s, double *seconds);
 int exit_status(fdt_status st);
 struct fdt_probe;
 struct fdt_db;
-/* Why no GPU is visible, for an error message: "\n  cuda: why" per backend tried, or
- * " none compiled in". */
-void backends_tried(const struct fdt_probe *p, fdt_sb *out);
+/* The error when a command needs a GPU and none is visible: "no GPU is visible, so <what>",
+ * each backend tried and why it found nothing, then the hint on a line of its own. */
+void print_no_gpu(const struct fdt_probe *p, const char *what, const char *hint);
 /* The tuning database for reading: path, else the default location; a missing file says
  * how to make one. -1 on failure (printed). */
 int open_db_readonly(const char *path, struct fdt_db **db);

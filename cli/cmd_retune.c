@@ -622,22 +622,6 @@ static void show_progress(void *ctx, const fdt_tune_event *ev)
     tune_progress_event(&((show *)ctx)->prog, ev);
 }
 
-/* Why the retune stopped before it got to the GPUs, on stderr. */
-static void retune_error(fdt_status st, const fdt_retune_report *rep, const fdt_err *e)
-{
-    if (st != FDT_STATUS_NO_GPU) {
-        print_error("%s", e->msg);
-        return;
-    }
-    fdt_sb why;
-    fdt_sb_init(&why);
-    backends_tried(&rep->probe, &why);
-    print_error("no GPU is visible, so nothing can be re-measured here (%s). Backends "
-                "tried:%s\n  Run retune on the GPU node that tuned the database.",
-                rep->db_path, fdt_sb_str(&why));
-    fdt_sb_free(&why);
-}
-
 int cmd_retune(int argc, char **argv)
 {
     retune_args a;
@@ -656,13 +640,14 @@ int cmd_retune(int argc, char **argv)
     rq.gpu = a.gpu;
     rq.ops = a.ops;
     rq.since_s = a.since_s;
-    rq.threshold = a.threshold;
-    rq.force_env = a.force_env;
-    rq.strategy = a.strategy;
-    rq.budget = (int)a.budget;
-    rq.parallel = (int)a.jobs;
+    rq.o.threshold = a.threshold;
+    rq.o.force_env = a.force_env;
+    rq.o.strategy = a.strategy;
+    rq.o.budget = (int)a.budget;
+    if (a.jobs > 0)
+        rq.o.parallel = (int)a.jobs;
+    rq.o.command = command;
     rq.timeout_s = (int)a.timeout;
-    rq.command = command;
     rq.fdtune_version = FDTUNE_VERSION;
     fdt_retune_report *rep = malloc(sizeof *rep);
     if (!rep) {
@@ -674,8 +659,12 @@ int cmd_retune(int argc, char **argv)
     fdt_err e;
     fdt_status st = fdt_retune_run(&rq, show_event, show_progress, &sh, rep, &e);
     rc = exit_status(st);
-    if (!rep->ran) {
-        retune_error(st, rep, &e);
+    if (!rep->ran && st == FDT_STATUS_NO_GPU) {
+        char what[4200];
+        snprintf(what, sizeof what, "nothing can be re-measured here (%s)", rep->db_path);
+        print_no_gpu(&rep->probe, what, "Run retune on the GPU node that tuned the database.");
+    } else if (!rep->ran) {
+        print_error("%s", e.msg);
     } else {
         report r = {.a = &a, .db_path = rep->db_path, .since = rep->since, .pr = &rep->probe,
                     .plan = &rep->plan, .out = rep->out, .done = rep->done, .gpus = rep->gpus,

@@ -253,23 +253,6 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
     return rc;
 }
 
-/* Why the session did not open, on stderr. */
-static void session_error(fdt_status st, const fdt_session *s, const fdt_err *e)
-{
-    if (st != FDT_STATUS_NO_GPU) {
-        print_error("%s", e->msg);
-        return;
-    }
-    fdt_sb why;
-    fdt_sb_init(&why);
-    backends_tried(&s->probe, &why);
-    print_error("no GPU is visible, so nothing can be tuned here. Backends tried:%s\n"
-                "  Without a GPU: --dry-run shows the space, the pruning and the model's "
-                "ranking; --replay DB compares the strategies on stored results",
-                fdt_sb_str(&why));
-    fdt_sb_free(&why);
-}
-
 /* A real run: recipes first, so that a mistake costs no GPU setup. */
 static int tune_on_gpu(tune_args *a, const fdt_catalogue *cat, int argc, char **argv)
 {
@@ -297,8 +280,13 @@ static int tune_on_gpu(tune_args *a, const fdt_catalogue *cat, int argc, char **
     if (s.stale)
         print_note("%d earlier run(s) ended without finishing (killed?); marked interrupted, "
                    "their results are kept and resumed", s.stale);
+    if (st == FDT_STATUS_NO_GPU)
+        print_no_gpu(&s.probe, "nothing can be tuned here",
+                     "Without a GPU: --dry-run shows the space, the pruning and the model's "
+                     "ranking; --replay DB compares the strategies on stored results");
+    else if (st != FDT_STATUS_OK)
+        print_error("%s", e.msg);
     if (st != FDT_STATUS_OK) {
-        session_error(st, &s, &e);
         fdt_session_close(&s);
         rc = exit_status(st);
         goto out;

@@ -20,13 +20,18 @@ int exit_status(fdt_status st)
     return (unsigned)st < sizeof code / sizeof code[0] ? code[st] : EXIT_ERROR;
 }
 
-void backends_tried(const fdt_probe *p, fdt_sb *out)
+void print_no_gpu(const fdt_probe *p, const char *what, const char *hint)
 {
+    fdt_sb why;
+    fdt_sb_init(&why);
     for (int i = 0; i < p->nbackends; i++)
-        fdt_sb_printf(out, "\n  %s: %s", p->backend[i].name,
+        fdt_sb_printf(&why, "\n  %s: %s", p->backend[i].name,
                       p->backend[i].message[0] ? p->backend[i].message : "no device");
     if (!p->nbackends)
-        fdt_sb_puts(out, " none compiled in");
+        fdt_sb_puts(&why, " none compiled in");
+    print_error("no GPU is visible, so %s. Backends tried:%s\n  %s", what, fdt_sb_str(&why),
+                hint);
+    fdt_sb_free(&why);
 }
 
 int open_db_readonly(const char *path, fdt_db **db)

@@ -183,19 +183,13 @@ typedef struct fdt_retune_request {
     const char *gpu;           /* fdt_retune_filter's gpu, ops and (as seconds back) since */
     unsigned ops;
     double since_s;            /* 0: no cutoff */
-    double threshold;          /* fdt_retune_opts' */
-    int force_env;
-    fdt_search_kind strategy;
-    int budget;
-    int parallel;              /* 0: the default */
+    fdt_retune_opts o;         /* of each problem (its stop is the session's) */
     int timeout_s;             /* per candidate, verification and timing */
-    const char *command;       /* recorded with the runs */
     const char *fdtune_version; /* recorded in the environment */
     fdt_probe_fn probe;        /* NULL: fdt_probe_devices (tests give a fake) */
 } fdt_retune_request;
 
-/* The defaults: FDT_RETUNE_THRESHOLD, FDT_RETUNE_BUDGET, the model strategy, 30 s per
- * candidate, the default database. */
+/* fdt_retune_opts_default's options, 30 s per candidate, the default database. */
 void fdt_retune_request_init(fdt_retune_request *rq);
 
 /* One visible GPU that had work. */

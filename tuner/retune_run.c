@@ -12,11 +12,8 @@
 void fdt_retune_request_init(fdt_retune_request *rq)
 {
     memset(rq, 0, sizeof *rq);
-    rq->threshold = FDT_RETUNE_THRESHOLD;
-    rq->budget = FDT_RETUNE_BUDGET;
-    rq->strategy = FDT_SEARCH_MODEL;
+    fdt_retune_opts_default(&rq->o);
     rq->timeout_s = 30;
-    rq->command = "fdtune retune";
     rq->fdtune_version = "";
 }
 
@@ -102,7 +99,7 @@ static void retune_gpu(job *j, int li)
     fdt_db_run run;
     fdt_db_run_init(&run);
     run.kind = FDT_DB_RETUNE;
-    snprintf(run.command, sizeof run.command, "%s", j->rq->command);
+    snprintf(run.command, sizeof run.command, "%s", j->o.command);
     snprintf(run.strategy, sizeof run.strategy, "re-measure");
     run.device_id = ctx.device_id;
     run.env_id = ctx.env_id;
@@ -193,19 +190,6 @@ out:
     return st;
 }
 
-static void retune_opts(const fdt_retune_request *rq, const fdt_session *s, fdt_retune_opts *o)
-{
-    fdt_retune_opts_default(o);
-    o->threshold = rq->threshold;
-    o->force_env = rq->force_env;
-    o->strategy = rq->strategy;
-    o->budget = rq->budget;
-    if (rq->parallel > 0)
-        o->parallel = rq->parallel;
-    o->command = rq->command;
-    o->stop = s->stop;
-}
-
 fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_event,
                           fdt_tune_progress on_progress, void *ctx, fdt_retune_report *rep,
                           fdt_err *e)
@@ -250,7 +234,8 @@ fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_e
     }
     rep->probe = s->probe;
     if (st == FDT_STATUS_OK) {
-        retune_opts(rq, s, &j.o);
+        j.o = rq->o;
+        j.o.stop = s->stop;
         st = plan_and_run(&j, e);
     }
     fdt_session_close(s);
