@@ -1,8 +1,9 @@
 /* What the tune command shows: progress on stderr (one line rewritten on a terminal, one log
  * line per evaluation otherwise, so that logs of nightly runs stay readable), the summary per
- * operator on stdout (table or JSON), and the offline modes that need no GPU: --dry-run (the
- * space, what pruned it, the model's ranking) and --replay (each strategy run against the
- * outcomes a database recorded, counting the evaluations it needs to reach the best). */
+ * operator on stdout (table or JSON), and the results of the offline modes that need no GPU
+ * (computed in tuner/offline.c): --dry-run (the space, what pruned it, the model's ranking)
+ * and --replay (each strategy run against the outcomes a database recorded, counting the
+ * evaluations it needs to reach the best). */
 #include "tune_output.h"
 
 #include "cli.h"

@@ -1,5 +1,5 @@
 /* Output of the tune command: the progress line or log lines while tuning, the summary
- * table (or JSON), and the two offline modes, --dry-run and --replay. */
+ * table (or JSON), and the results of the two offline modes, --dry-run and --replay. */
 #ifndef FDT_TUNE_OUTPUT_H
 #define FDT_TUNE_OUTPUT_H
 

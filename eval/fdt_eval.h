@@ -4,7 +4,8 @@
  * and then verifies and times candidates. A candidate that crashes, hangs or corrupts the
  * context takes down the worker, not fdtune: the parent records the status and restarts it.
  * The parent never initialises a GPU driver itself; it compiles (in child processes) and
- * sends code objects to the worker. */
+ * sends code objects to the worker. Bench evaluates given configs: on a worker, or without a
+ * GPU by compiling them for the default targets. */
 #ifndef FDT_EVAL_H
 #define FDT_EVAL_H
 

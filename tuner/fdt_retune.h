@@ -5,8 +5,9 @@
  * median beyond a threshold triggers a budgeted re-search of that problem; and a new best
  * is recorded (fdt_db_best_decide) only when it is faster than the old one beyond the
  * measurement noise of both. The decision rules are pure functions over timings and rows
- * (tested without a GPU); fdt_retune_problem strings them together with the GPU worker. A
- * lock file keeps two retunes off one database. This module never prints. */
+ * (tested without a GPU); fdt_retune_problem strings them together with the GPU worker, and
+ * fdt_retune_run is a whole retune over a tuning session. A lock file keeps two retunes off
+ * one database. This module never prints. */
 #ifndef FDT_RETUNE_H
 #define FDT_RETUNE_H
 

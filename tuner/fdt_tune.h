@@ -1,8 +1,10 @@
 /* Tuning one problem on one GPU: the recipe's space, the strategy's choices, compilation in
  * a process pool, measurement in two stages (a cheap probe for every candidate, a full sample
  * for those within a margin of the best so far) on the GPU worker, and every outcome stored
- * as it happens, so an interrupted run loses nothing and a rerun resumes. Progress goes to a
- * callback; this module never prints. */
+ * as it happens, so an interrupted run loses nothing and a rerun resumes. A tuning run
+ * (fdt_tune_run) tunes the problem of each requested operator in turn on one GPU of a
+ * session, each with its plan of strategy and budget. Progress goes to a callback; this
+ * module never prints. */
 #ifndef FDT_TUNE_H
 #define FDT_TUNE_H
 
