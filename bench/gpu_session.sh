@@ -7,6 +7,7 @@
 #   issue5 bench/issue5.sh (tune 512^3 and 1024^3 with the model strategy, then seeds vs tuned)
 #   export-check  bench/export_check/run.sh on issue5's database (two tuned grids)
 #   retune-demo   bench/retune_demo.sh on 256^3 with a budget of 20
+#   session-check bench/session_check.sh (against .gpu/base/fdtune too when it is there)
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,6 +66,10 @@ for stage in "$@"; do
           "$root/bench/export_check/run.sh" "$OUTDIR/issue5.db"
       echo "exit $?" ;;
     retune-demo) OUTDIR=$OUTDIR/retune "$root/bench/retune_demo.sh" '256^3' 20 ;;
+    session-check)
+      base=$root/.gpu/base/fdtune; [ -x "$base" ] || base=
+      OUTDIR=$OUTDIR/session FDTUNE_BASE=$base "$root/bench/session_check.sh"
+      echo "exit $?" ;;
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20

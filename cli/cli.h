@@ -17,6 +17,7 @@ enum {
     EXIT_NO_GPU = 3, /* the command needs a GPU and none is visible */
     EXIT_ERROR = 4,  /* an operational error (device, compiler, database, disk) */
     EXIT_BUSY = 5,   /* retune: another retune holds the database's retune lock */
+    EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C or SIGTERM; what was measured is kept */
 };
 
 int cmd_gen(int argc, char **argv);
@@ -37,26 +38,20 @@ void problem_args_init(problem_args *a);
 /* Returns 1 if the option was consumed, 0 if not a problem option, -1 on error (printed). */
 int problem_args_take(problem_args *a, int opt, const char *arg);
 int parse_int_arg(const char *opt, const char *s, long min, long max, long *out);
+/* "10m", "90s", "2h", "7d", "45" (seconds) -> seconds */
+int parse_duration(const char *s, double *seconds);
 
-/* ---- devices and recipes (select.c) ---- */
-struct fdt_catalogue;
-struct fdt_device;
+/* ---- around the library calls (setup.c) ---- */
+/* The exit status of a library outcome (FDT_STATUS_NO_GPU: EXIT_NO_GPU, ...). */
+int exit_status(fdt_status st);
 struct fdt_probe;
-int load_catalogue(struct fdt_catalogue **cat, fdt_err *e);
-/* Resolves --gpu (NULL or "auto": the first visible device). *index: the visible device
- * (-1 when described from the catalogue only, allowed when !need_live). */
-int select_gpu(const struct fdt_catalogue *cat, const char *gpu, const struct fdt_probe *p,
-               int need_live, struct fdt_device *dev, int *index, fdt_err *e);
-struct fdt_recipe;
 struct fdt_db;
-/* The recipe for op: `override` (--recipe) or the one found on the search path; NULL when it
- * cannot be loaded or does not serve op (printed). */
-struct fdt_recipe *load_recipe(fdt_op op, const char *override);
+/* The error when a command needs a GPU and none is visible: "no GPU is visible, so <what>",
+ * each backend tried and why it found nothing, then the hint on a line of its own. */
+void print_no_gpu(const struct fdt_probe *p, const char *what, const char *hint);
 /* The tuning database for reading: path, else the default location; a missing file says
  * how to make one. -1 on failure (printed). */
 int open_db_readonly(const char *path, struct fdt_db **db);
-/* "10m", "90s", "2h", "7d", "45" (seconds) -> seconds */
-int parse_duration(const char *s, double *seconds);
 
 /* ---- output ---- */
 int use_color(FILE *f); /* TTY and NO_COLOR unset */

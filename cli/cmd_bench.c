@@ -1,7 +1,9 @@
 /* fdtune bench: run, verify and time candidates of one problem on one GPU. Every candidate
  * is verified before it is timed; the table reports the median time, the seeds' effective
  * bandwidth and its fraction of the copy bandwidth measured in the same run. Without a GPU
- * it still compiles the candidates for the known targets and says what it could not do. */
+ * it still compiles the candidates for the known targets and says what it could not do.
+ * Both are eval/bench.c's (fdt_bench_run, fdt_bench_compile); this file parses the options,
+ * shows the progress and renders the results. */
 #include "cli.h"
 #include "fdt_eval.h"
 
@@ -76,46 +78,23 @@ static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const f
     fdt_emit_text(&m, "What could be done here: each config, the reference kernel and the "
                       "verification\nkernels compiled for the default targets.\n\n");
     emit_flush(&m); /* before the compilations, which take a while */
-    fdt_emit_table(&m, compiled_cols, NCOLS(compiled_cols));
-    int failures = 0;
-    /* Rows 0 and 1 are what a GPU run would compile first: the verification kernels and the
-     * reference (the default config under the name the worker gives it). */
-    for (int c = -2; c < n; c++) {
-        char key[256], kernel[96];
-        fdt_sb src;
-        fdt_sb_init(&src);
-        fdt_err e;
-        if (c == -2) {
-            snprintf(key, sizeof key, "(verification kernels)");
-            snprintf(kernel, sizeof kernel, "fdt_fill_%s", fdt_prec_name(pa->p.prec));
-            fdt_gen_util_source(pa->p.prec, &src, &e);
-        } else if (c == -1) {
-            fdt_config rc;
-            fdt_config_default(&rc);
-            snprintf(key, sizeof key, "(reference)");
-            fdt_eval_reference_name(&pa->p, kernel, sizeof kernel);
-            fdt_gen_source(&pa->p, &rc, kernel, NULL, &src, &e);
-        } else {
-            fdt_config_format(&cfgs[c], key, sizeof key);
-            fdt_gen_kernel_name(&pa->p, &cfgs[c], kernel, sizeof kernel);
-            fdt_gen_source(&pa->p, &cfgs[c], kernel, NULL, &src, &e);
-        }
-        for (int b = 0; b < fdt_rt_backend_count(); b++) {
-            const fdt_rt_backend *be = fdt_rt_backend_at(b);
-            fdt_rt_code code;
-            double t0 = fdt_now();
-            int rc = fdt_rt_compile(be, fdt_sb_str(&src), kernel, be->example_arch, 300000,
-                                    &code, &e);
-            compiled_row(&m, key, be->example_arch, rc ? NULL : &code.res, fdt_now() - t0);
-            if (rc) {
-                failures++;
-                print_error("%s for %s: %s", key, be->example_arch, e.msg);
-                continue;
-            }
-            fdt_rt_code_free(&code);
-        }
-        fdt_sb_free(&src);
+    fdt_bench_compiled *rows = NULL;
+    int nrows = 0;
+    fdt_err e;
+    int failures = fdt_bench_compile(&pa->p, cfgs, n, &rows, &nrows, &e);
+    if (failures < 0) {
+        fdt_emit_free(&m);
+        print_error("%s", e.msg);
+        return EXIT_ERROR;
     }
+    fdt_emit_table(&m, compiled_cols, NCOLS(compiled_cols));
+    for (int i = 0; i < nrows; i++) {
+        const fdt_bench_compiled *r = &rows[i];
+        compiled_row(&m, r->config, r->target, r->ok ? &r->res : NULL, r->seconds);
+        if (!r->ok)
+            print_error("%s for %s: %s", r->config, r->target, r->err.msg);
+    }
+    free(rows);
     fdt_emit_table_end(&m);
     if (emit_done(&m))
         return EXIT_ERROR;
@@ -267,7 +246,15 @@ static void bench_render(fdt_emit *m, const bench_report *br)
                       br->restarts);
 }
 
-int cmd_bench(int argc, char **argv)
+typedef struct bench_args {
+    problem_args pa;
+    fdt_config cfgs[MAX_CONFIGS];
+    int ncfg, json, probe;
+    long device, timeout, seed;
+} bench_args;
+
+/* Returns -1 to go on, else the exit status (help printed, or a usage error). */
+static int parse(int argc, char **argv, bench_args *a)
 {
     static const struct option opts[] = {
         {"op", required_argument, 0, 'o'},      {"R", required_argument, 0, 'R'},
@@ -276,133 +263,133 @@ int cmd_bench(int argc, char **argv)
         {"seed", required_argument, 0, 's'},    {"probe", no_argument, 0, 'P'},
         {"timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    problem_args pa;
-    problem_args_init(&pa);
-    static fdt_config cfgs[MAX_CONFIGS];
-    int ncfg = 0, json = 0, probe = 0, c;
-    long device = 0, timeout = 60, seed = -1;
+    memset(a, 0, sizeof *a);
+    problem_args_init(&a->pa);
+    a->timeout = 60;
+    a->seed = -1;
+    int c;
     fdt_err e;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int t = problem_args_take(&pa, c, optarg);
+        int t = problem_args_take(&a->pa, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
         if (t)
             continue;
         switch (c) {
         case 'c':
-            if (ncfg == MAX_CONFIGS)
+            if (a->ncfg == MAX_CONFIGS)
                 die_usage("bench", "at most %d --config options", MAX_CONFIGS);
-            if (fdt_config_parse(optarg, &cfgs[ncfg], &e)) {
+            if (fdt_config_parse(optarg, &a->cfgs[a->ncfg], &e)) {
                 print_error("%s", e.msg);
                 return EXIT_USAGE;
             }
-            ncfg++;
+            a->ncfg++;
             break;
         case 'd':
-            if (parse_int_arg("--device", optarg, 0, FDT_MAX_DEVICES - 1, &device))
+            if (parse_int_arg("--device", optarg, 0, FDT_MAX_DEVICES - 1, &a->device))
                 return EXIT_USAGE;
             break;
         case 's':
-            if (parse_int_arg("--seed", optarg, 0, 0x7fffffffL, &seed))
+            if (parse_int_arg("--seed", optarg, 0, 0x7fffffffL, &a->seed))
                 return EXIT_USAGE;
             break;
         case 'T':
-            if (parse_int_arg("--timeout", optarg, 1, 86400, &timeout))
+            if (parse_int_arg("--timeout", optarg, 1, 86400, &a->timeout))
                 return EXIT_USAGE;
             break;
-        case 'P': probe = 1; break;
-        case 'j': json = 1; break;
+        case 'P': a->probe = 1; break;
+        case 'j': a->json = 1; break;
         case 'h': bench_usage(stdout); return EXIT_OK;
         default: bench_usage(stderr); return EXIT_USAGE;
         }
     }
     if (optind < argc)
         die_usage("bench", "unexpected argument '%s'", argv[optind]);
-    if (!pa.have_grid)
+    if (!a->pa.have_grid)
         die_usage("bench", "--grid is required (N^3 or NXxNYxNZ)");
-    if (!ncfg)
-        fdt_config_default(&cfgs[ncfg++]);
-    if (fdt_problem_check(&pa.p, &e)) {
+    if (!a->ncfg)
+        fdt_config_default(&a->cfgs[a->ncfg++]);
+    if (fdt_problem_check(&a->pa.p, &e)) {
         print_error("%s", e.msg);
         return EXIT_USAGE;
     }
-    for (int i = 0; i < ncfg; i++)
-        if (fdt_config_check(&pa.p, &cfgs[i], &e)) {
+    for (int i = 0; i < a->ncfg; i++)
+        if (fdt_config_check(&a->pa.p, &a->cfgs[i], &e)) {
             char key[256];
-            fdt_config_format(&cfgs[i], key, sizeof key);
+            fdt_config_format(&a->cfgs[i], key, sizeof key);
             print_error("config '%s' does not fit the problem: %s", key, e.msg);
             return EXIT_USAGE;
         }
+    return -1;
+}
 
+/* Progress on stderr: the setup, then a line per candidate. */
+static void show_progress(void *ctx, const fdt_bench_event *ev)
+{
+    int *line_open = ctx;
+    char pkey[128];
+    switch (ev->kind) {
+    case FDT_BENCH_SETUP:
+        fdt_problem_format(ev->p, pkey, sizeof pkey);
+        fprintf(stderr, "setting up %s on %s (%s)...\n", pkey, ev->dev->name, ev->dev->arch);
+        return;
+    case FDT_BENCH_BEGIN:
+        fprintf(stderr, "[%d/%d] %s ... ", ev->i + 1, ev->n, ev->config);
+        *line_open = 1;
+        return;
+    case FDT_BENCH_DONE:
+        break;
+    }
+    const fdt_eval_result *r = ev->r;
+    *line_open = 0;
+    if (r->status == FDT_EVAL_OK)
+        fprintf(stderr, "%sok%s %.4f ms, %.0f GB/s (%.1f%% of copy)\n",
+                col(stderr, "\033[32m"), col(stderr, "\033[0m"), r->timing.median_ms, r->gbs,
+                100 * r->frac_copy);
+    else
+        fprintf(stderr, "%s%s%s: %s\n", col(stderr, "\033[31m"),
+                fdt_eval_status_name(r->status), col(stderr, "\033[0m"), r->message);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    static bench_args a; /* MAX_CONFIGS configs: off the stack */
+    int rc = parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     fdt_probe p;
+    fdt_err e;
     if (fdt_probe_devices(&p, &e)) {
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
     if (p.ndevices == 0)
-        return compile_only(&pa, cfgs, ncfg, &p);
-    if (device >= p.ndevices) {
-        print_error("--device %ld: only %d device(s) visible (see 'fdtune devices')", device,
+        return compile_only(&a.pa, a.cfgs, a.ncfg, &p);
+    if (a.device >= p.ndevices) {
+        print_error("--device %ld: only %d device(s) visible (see 'fdtune devices')", a.device,
                     p.ndevices);
         return EXIT_USAGE;
     }
-    const fdt_device *d = &p.device[device];
-    fdt_worker_opts wo;
-    fdt_worker_opts_default(&wo);
-    wo.eval_timeout_ms = (int)timeout * 1000;
-    if (seed >= 0)
-        wo.seed = (uint64_t)seed;
-    fdt_worker *w;
-    fdt_setup_result setup;
-    char pkey[128];
-    fdt_problem_format(&pa.p, pkey, sizeof pkey);
-    fprintf(stderr, "setting up %s on %s (%s)...\n", pkey, d->name, d->arch);
-    if (fdt_worker_start(d->backend, d->index, &wo, &w, NULL, &e) ||
-        fdt_worker_setup(w, &pa.p, &setup, &e)) {
-        print_error("%s", e.msg);
-        if (w)
-            fdt_worker_stop(w);
-        return EXIT_ERROR;
-    }
-    fdt_timing_opts to;
-    if (probe)
-        fdt_timing_opts_probe(&to);
-    else
-        fdt_timing_opts_default(&to);
-
-    static fdt_eval_result res[MAX_CONFIGS];
-    int failures = 0;
-    for (int i = 0; i < ncfg; i++) {
-        char key[256];
-        fdt_config_format(&cfgs[i], key, sizeof key);
-        fprintf(stderr, "[%d/%d] %s ... ", i + 1, ncfg, key);
-        if (fdt_evaluate(w, &pa.p, &cfgs[i], &to, &res[i], &e)) {
+    const fdt_device *d = &p.device[a.device];
+    fdt_bench_request rq = {.p = a.pa.p, .cfgs = a.cfgs, .n = a.ncfg,
+                            .timeout_s = (int)a.timeout, .seed = a.seed, .probe = a.probe};
+    fdt_bench_result x;
+    int line_open = 0;
+    fdt_status st = fdt_bench_run(&rq, d, show_progress, &line_open, &x, &e);
+    if (st == FDT_STATUS_ERROR) {
+        if (line_open)
             fprintf(stderr, "\n");
-            print_error("%s", e.msg);
-            fdt_worker_stop(w);
-            return EXIT_ERROR;
-        }
-        const fdt_eval_result *r = &res[i];
-        if (r->status == FDT_EVAL_OK)
-            fprintf(stderr, "%sok%s %.4f ms, %.0f GB/s (%.1f%% of copy)\n",
-                    col(stderr, "\033[32m"), col(stderr, "\033[0m"), r->timing.median_ms, r->gbs,
-                    100 * r->frac_copy);
-        else {
-            failures++;
-            fprintf(stderr, "%s%s%s: %s\n", col(stderr, "\033[31m"),
-                    fdt_eval_status_name(r->status), col(stderr, "\033[0m"), r->message);
-        }
+        print_error("%s", e.msg);
+    } else {
+        bench_report br = {d, &a.pa.p, &x.setup, x.seed, x.restarts, a.cfgs, x.res, x.n};
+        fdt_sb b;
+        fdt_emit m;
+        emit_init(&m, a.json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
+        bench_render(&m, &br);
+        if (emit_done(&m))
+            st = FDT_STATUS_ERROR;
     }
-    int restarts = fdt_worker_restarts(w);
-    fdt_worker_stop(w);
-
-    bench_report br = {d, &pa.p, &setup, wo.seed, restarts, cfgs, res, ncfg};
-    fdt_sb b;
-    fdt_emit m;
-    emit_init(&m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
-    bench_render(&m, &br);
-    if (emit_done(&m))
-        return EXIT_ERROR;
-    return failures ? EXIT_FAIL : EXIT_OK;
+    fdt_bench_result_free(&x);
+    return exit_status(st);
 }

@@ -149,17 +149,12 @@ int cmd_devices(int argc, char **argv)
     }
     double gbs[FDT_MAX_DEVICES] = {0};
     for (int i = 0; bandwidth && i < p.ndevices; i++) {
-        fdt_worker *w = NULL;
         if (!json)
             fprintf(stderr, "measuring the copy bandwidth of %s %d (%s)...\n",
                     p.device[i].backend, p.device[i].index, p.device[i].name);
-        if (fdt_worker_start(p.device[i].backend, p.device[i].index, NULL, &w, NULL, &e) ||
-            fdt_worker_copy_bandwidth(w, (size_t)1 << 30, &gbs[i], &e))
+        if (fdt_device_copy_bandwidth(&p.device[i], (size_t)1 << 30, &gbs[i], &e))
             print_error("%s %d: copy bandwidth: %s", p.device[i].backend, p.device[i].index,
                         e.msg);
-        if (w)
-            fdt_worker_stop(w);
-        w = NULL;
     }
     fdt_sb b;
     fdt_emit m;

@@ -206,7 +206,7 @@ int cmd_export(int argc, char **argv)
      * substring match alone. */
     fdt_catalogue *cat = NULL;
     fdt_err e;
-    if (o.x.ngpus && load_catalogue(&cat, &e) == 0)
+    if (o.x.ngpus && fdt_catalogue_load_default(&cat, &e) == 0)
         o.x.cat = cat;
 
     fdt_db *db = NULL;

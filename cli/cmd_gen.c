@@ -27,6 +27,38 @@ static void gen_usage(FILE *f)
             "                   default target whose compiler is available)\n");
 }
 
+/* Compiles src for target and appends the compiler's resource report as comments. */
+static int compile_and_report(const char *src, const char *name, const char *target,
+                              const problem_args *pa, const fdt_config *cfg)
+{
+    fdt_err e;
+    const fdt_rt_backend *b = fdt_rt_backend_for_arch(target, &e);
+    fdt_rt_code code;
+    if (!b || fdt_rt_compile(b, src, name, target, 300000, &code, &e)) {
+        print_error("%s", e.msg);
+        return -1;
+    }
+    const fdt_rt_resources *r = &code.res;
+    printf("\n// Compiled by %s for %s (%zu-byte code object%s):\n", b->name, target,
+           code.size, code.cached ? ", from the compile cache" : "");
+    printf("//   registers %d%s", r->registers, r->sgprs >= 0 ? " VGPRs" : " per thread");
+    if (r->sgprs >= 0)
+        printf(", %d SGPRs, %d AGPRs", r->sgprs, r->agprs);
+    printf(", spills %d bytes, scratch/stack %d bytes, shared %d bytes", r->spill_bytes,
+           r->scratch_bytes, r->shared_bytes);
+    fdt_geometry g;
+    if (fdt_gen_geometry(&pa->p, cfg, &g, &e) == 0 && g.shared_dynamic)
+        printf(" + %u bytes dynamic (at launch)", g.shared_bytes);
+    printf("\n");
+    if (code.log && *code.log) {
+        /* The compiler's own report, kept verbatim as comments. */
+        for (char *line = strtok(code.log, "\n"); line; line = strtok(NULL, "\n"))
+            printf("//   | %s\n", line);
+    }
+    fdt_rt_code_free(&code);
+    return 0;
+}
+
 int cmd_gen(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -90,46 +122,19 @@ int cmd_gen(int argc, char **argv)
     fputs(fdt_sb_str(&src), stdout);
     int status = EXIT_OK;
     if (compile && !ntargets) {
-        for (int i = 0; i < fdt_rt_backend_count() && ntargets < 8; i++) {
-            const fdt_rt_backend *b = fdt_rt_backend_at(i);
-            char ver[64];
-            if (b->compiler_version(ver, sizeof ver, &e) == 0)
-                targets[ntargets++] = b->example_arch;
-            else
-                print_note("skipping %s: %s", b->example_arch, e.msg);
-        }
+        fdt_rt_unavailable skipped[8];
+        int nskipped;
+        ntargets = fdt_rt_default_targets(targets, 8, skipped, &nskipped);
+        for (int i = 0; i < nskipped; i++)
+            print_note("skipping %s: %s", skipped[i].b->example_arch, skipped[i].why.msg);
         if (!ntargets) {
             print_error("--compile: no compiler is available (see 'fdtune --version')");
             status = EXIT_ERROR;
         }
     }
-    for (int i = 0; i < ntargets; i++) {
-        const fdt_rt_backend *b = fdt_rt_backend_for_arch(targets[i], &e);
-        fdt_rt_code code;
-        if (!b || fdt_rt_compile(b, fdt_sb_str(&src), name, targets[i], 300000, &code, &e)) {
-            print_error("%s", e.msg);
+    for (int i = 0; i < ntargets; i++)
+        if (compile_and_report(fdt_sb_str(&src), name, targets[i], &pa, &cfg))
             status = EXIT_ERROR;
-            continue;
-        }
-        const fdt_rt_resources *r = &code.res;
-        printf("\n// Compiled by %s for %s (%zu-byte code object%s):\n", b->name, targets[i],
-               code.size, code.cached ? ", from the compile cache" : "");
-        printf("//   registers %d%s", r->registers, r->sgprs >= 0 ? " VGPRs" : " per thread");
-        if (r->sgprs >= 0)
-            printf(", %d SGPRs, %d AGPRs", r->sgprs, r->agprs);
-        printf(", spills %d bytes, scratch/stack %d bytes, shared %d bytes", r->spill_bytes,
-               r->scratch_bytes, r->shared_bytes);
-        fdt_geometry g;
-        if (fdt_gen_geometry(&pa.p, &cfg, &g, &e) == 0 && g.shared_dynamic)
-            printf(" + %u bytes dynamic (at launch)", g.shared_bytes);
-        printf("\n");
-        if (code.log && *code.log) {
-            /* The compiler's own report, kept verbatim as comments. */
-            for (char *line = strtok(code.log, "\n"); line; line = strtok(NULL, "\n"))
-                printf("//   | %s\n", line);
-        }
-        fdt_rt_code_free(&code);
-    }
     fdt_sb_free(&src);
     return status;
 }

@@ -483,7 +483,7 @@ static int query_nearest(fdt_db *db, const qopts *o)
     const fdt_problem *p = &o->pa.p;
     fdt_catalogue *cat = NULL;
     fdt_err e;
-    if (load_catalogue(&cat, &e))
+    if (fdt_catalogue_load_default(&cat, &e))
         cat = NULL; /* names the catalogue knows then resolve to nothing */
     fdt_exp_answer *a = malloc(sizeof *a); /* rows are large; keep them off the stack */
     if (!a) {
@@ -749,18 +749,6 @@ static int query_history(fdt_db *db, const qopts *o)
     return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
 
-typedef struct run_probe {
-    int64_t id;
-    int found;
-} run_probe;
-
-static int find_run_cb(void *ctx, const fdt_db_run *r)
-{
-    run_probe *q = ctx;
-    q->found |= r->id == q->id;
-    return q->found;
-}
-
 static const char *dash(const char *s) { return *s ? s : "-"; }
 
 static void show_header(fdt_emit *m, const fdt_db_run *r, const fdt_device *d,
@@ -830,16 +818,14 @@ static int query_show(fdt_db *db, const qopts *o)
     int64_t rid = id;
     fdt_db_run r;
     fdt_err e;
-    if (fdt_db_run_get(db, rid, &r, &e)) {
-        /* An unknown id is the user's mistake; anything else is the database failing. */
-        run_probe q = {rid, 0};
-        fdt_err e2;
-        if (fdt_db_runs(db, NULL, 0, find_run_cb, &q, &e2) == 0 && !q.found) {
-            print_error("no run %ld in %s (see 'fdtune query runs')", id, fdt_db_path(db));
-            return EXIT_USAGE;
-        }
+    int found;
+    if (fdt_db_run_find(db, rid, &r, &found, &e)) {
         print_error("%s", e.msg);
         return EXIT_ERROR;
+    }
+    if (!found) { /* an unknown id is the user's mistake */
+        print_error("no run %ld in %s (see 'fdtune query runs')", id, fdt_db_path(db));
+        return EXIT_USAGE;
     }
     fdt_device d;
     fdt_db_env v;

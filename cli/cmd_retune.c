@@ -2,9 +2,10 @@
  * lock of the database, matches the devices it holds results for to the visible GPUs, and
  * for each (device, problem) measures the stored best and its runners-up again, re-searches
  * when the software environment changed or the best regressed, and records a new best only
- * when it is faster beyond noise (all in tuner/retune.c). This file parses the options, runs
- * one GPU worker per visible device with work, shows progress on stderr and prints the
- * report (tables, or JSON, through the emitter), and maps the outcome to the exit status. */
+ * when it is faster beyond noise (all of it fdt_retune_run, tuner/retune_run.c and
+ * tuner/retune.c). This file parses the options, shows the retune's events and progress on
+ * stderr, prints the report (tables, or JSON, through the emitter) and maps the status to the
+ * exit status. */
 #include "cli.h"
 #include "fdt_db.h"
 #include "fdt_eval.h"
@@ -15,10 +16,8 @@
 
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifndef FDTUNE_VERSION
 #define FDTUNE_VERSION "0.0.0"
@@ -58,17 +57,6 @@ static void retune_usage(FILE *f)
             "has no verified config any more, 2 usage, 3 no GPU visible, 4 operational error,\n"
             "5 another retune holds the lock, 130 interrupted.\n",
             FDT_RETUNE_BUDGET, FDT_JSON_SCHEMA_VERSION);
-}
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-    if (stop_flag) {
-        signal(sig, SIG_DFL);
-        raise(sig);
-    }
-    stop_flag = 1;
 }
 
 typedef struct retune_args {
@@ -190,15 +178,6 @@ static void join_argv(int argc, char **argv, char *buf, size_t n)
 
 /* ------------------------------------------------------------------ report */
 
-/* Everything the report needs about one visible GPU that had work. */
-typedef struct gpu_done {
-    int live;
-    int64_t run_id;
-    fdt_db_env env;
-    int started;      /* a worker ran on it */
-    char error[512];  /* why it could not be used */
-} gpu_done;
-
 typedef struct report {
     const retune_args *a;
     const char *db_path;
@@ -207,7 +186,7 @@ typedef struct report {
     const fdt_retune_plan *plan;
     const fdt_retune_outcome *out;
     const int *done;          /* out[i] is filled */
-    const gpu_done *gpus;
+    const fdt_retune_gpu *gpus;
     int ngpus;
     int interrupted;
 } report;
@@ -240,9 +219,10 @@ static const char *gpu_label(const report *r, int live, char *buf, size_t n)
     return buf;
 }
 
+/* The rule is the library's; this name keeps the report functions as they are. */
 static int unrecovered(const fdt_retune_outcome *o)
 {
-    return (o->regressed && !o->recovered) || o->action == FDT_RETUNE_LOST;
+    return fdt_retune_unrecovered(o);
 }
 
 /* How the problems that were reached fared. */
@@ -319,7 +299,7 @@ static void gpus_json(fdt_emit *m, const report *r)
 {
     fdt_emit_array(m, "gpus");
     for (int g = 0; g < r->ngpus; g++) {
-        const gpu_done *gd = &r->gpus[g];
+        const fdt_retune_gpu *gd = &r->gpus[g];
         const fdt_device *d = &r->pr->device[gd->live];
         fdt_emit_object(m, NULL);
         fdt_emit_str(m, "name", d->name);
@@ -607,6 +587,68 @@ static void report_text(const report *r)
 
 /* ------------------------------------------------------------------ the command */
 
+/* ------------------------------------------------------------------ the command */
+
+/* Events of the retune on stderr, as they happen. */
+typedef struct show {
+    tune_progress prog; /* a re-search's progress */
+} show;
+
+static void show_event(void *ctx, const fdt_retune_event *ev)
+{
+    show *sh = ctx;
+    const fdt_retune_outcome *oc = ev->out;
+    char pk[128];
+    if (ev->item)
+        fdt_problem_format(&ev->item->problem, pk, sizeof pk);
+    switch (ev->kind) {
+    case FDT_RETUNE_EV_LOCK_TAKEN:
+        print_note("took over the retune lock left by %s (no longer running)", ev->text);
+        return;
+    case FDT_RETUNE_EV_STALE:
+        print_note("%d earlier run(s) ended without finishing (killed?); marked interrupted",
+                   ev->n);
+        return;
+    case FDT_RETUNE_EV_NOTHING:
+        print_note("nothing to retune in %s: %zu stored problem(s) on devices not visible here, "
+                   "%zu without a run since the cutoff", ev->rep->db_path, ev->rep->plan.absent,
+                   ev->rep->plan.older);
+        return;
+    case FDT_RETUNE_EV_GPU_ERROR:
+        print_error("%s: %s", ev->gpu->name, ev->text);
+        return;
+    case FDT_RETUNE_EV_ERROR:
+        print_error("%s", ev->text);
+        return;
+    case FDT_RETUNE_EV_BEGIN:
+        fprintf(stderr, "retune [%zu/%zu] %s %s: measuring %d stored config(s) again%s\n",
+                ev->k, ev->count, ev->gpu->name, pk, ev->item->ncand,
+                ev->item->same_gpu ? "" : " (stored on another GPU of this model)");
+        return;
+    case FDT_RETUNE_EV_END:
+        break;
+    }
+    tune_progress_end(&sh->prog);
+    if (ev->text)
+        print_error("%s %s: %s", ev->gpu->name, pk, ev->text);
+    if (oc->ncheck > 0) {
+        char s1[32], s2[32], s3[32];
+        fmt_ms(s1, sizeof s1, oc->check[0].stored.median_ms);
+        fmt_ms(s2, sizeof s2, oc->check[0].now.median_ms);
+        fmt_change(s3, sizeof s3, oc->check[0].change);
+        fprintf(stderr, "retune [%zu/%zu] %s: best %s %s -> %s ms (%s, %s)%s%s -> %s\n", ev->k,
+                ev->count, pk, oc->check[0].config, s1, s2, s3,
+                fdt_decide_verdict_name(oc->check[0].verdict),
+                oc->env_changed ? "; environment changed: " : "",
+                oc->env_changed ? oc->env_diff : "", fdt_retune_action_name(oc->action));
+    }
+}
+
+static void show_progress(void *ctx, const fdt_tune_event *ev)
+{
+    tune_progress_event(&((show *)ctx)->prog, ev);
+}
+
 int cmd_retune(int argc, char **argv)
 {
     retune_args a;
@@ -617,242 +659,49 @@ int cmd_retune(int argc, char **argv)
         retune_usage(stdout);
         return EXIT_OK;
     }
-    fdt_err e;
-    char db_path[4096];
-    if (a.db)
-        snprintf(db_path, sizeof db_path, "%s", a.db);
-    else if (fdt_db_default_path(db_path, sizeof db_path, &e)) {
-        print_error("%s", e.msg);
-        return EXIT_ERROR;
-    }
-    fdt_db *db = NULL;
-    if (fdt_db_open(db_path, FDT_DB_READWRITE, &db, &e)) {
-        print_error("%s", e.msg);
-        return EXIT_ERROR;
-    }
-    fdt_retune_lock lock;
-    int lr = fdt_retune_lock_acquire(db_path, &lock, &e);
-    if (lr) {
-        print_error("%s", e.msg);
-        fdt_db_close(db);
-        return lr > 0 ? EXIT_BUSY : EXIT_ERROR;
-    }
-    if (lock.took_over)
-        print_note("took over the retune lock left by %s (no longer running)", lock.previous);
-
-    fdt_catalogue *cat = NULL;
-    fdt_probe *pr = calloc(1, sizeof *pr);
-    fdt_retune_plan plan = {0};
-    fdt_retune_outcome *out = NULL;
-    int *done = NULL;
-    gpu_done gpus[FDT_MAX_DEVICES];
-    int ngpus = 0;
-    fdt_recipe *rec[FDT_OP_COUNT] = {0};
-    char since[32] = "";
-    rc = EXIT_OK;
-
-    int stale = 0;
-    if (!pr) {
-        print_error("out of memory");
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    if (fdt_db_run_mark_stale(db, &stale, &e)) {
-        print_error("%s", e.msg);
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    if (stale)
-        print_note("%d earlier run(s) ended without finishing (killed?); marked interrupted",
-                   stale);
-    if (fdt_probe_devices(pr, &e)) {
-        print_error("%s", e.msg);
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    if (pr->ndevices == 0) {
-        fdt_sb why;
-        fdt_sb_init(&why);
-        for (int i = 0; i < pr->nbackends; i++)
-            fdt_sb_printf(&why, "\n  %s: %s", pr->backend[i].name,
-                          pr->backend[i].message[0] ? pr->backend[i].message : "no device");
-        print_error("no GPU is visible, so nothing can be re-measured here (%s). Backends "
-                    "tried:%s\n  Run retune on the GPU node that tuned the database.",
-                    db_path, pr->nbackends ? fdt_sb_str(&why) : " none compiled in");
-        fdt_sb_free(&why);
-        rc = EXIT_NO_GPU;
-        goto out;
-    }
-    if (load_catalogue(&cat, &e)) {
-        print_error("%s", e.msg);
-        rc = EXIT_ERROR;
-        goto out;
-    }
-
-    fdt_retune_filter flt;
-    fdt_retune_filter_init(&flt);
-    flt.gpu = a.gpu;
-    flt.ops = a.ops;
-    if (a.since_s > 0) {
-        fdt_retune_cutoff(time(NULL), a.since_s, since, sizeof since);
-        flt.since = since;
-    }
-    if (fdt_retune_plan_build(db, pr->device, pr->ndevices, &flt, &plan, &e)) {
-        print_error("%s", e.msg);
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    out = calloc(plan.n ? plan.n : 1, sizeof *out);
-    done = calloc(plan.n ? plan.n : 1, sizeof *done);
-    if (!out || !done) {
-        print_error("out of memory");
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    if (plan.n == 0)
-        print_note("nothing to retune in %s: %zu stored problem(s) on devices not visible here, "
-                   "%zu without a run since the cutoff", db_path, plan.absent, plan.older);
-    /* Recipes first: a missing one should cost no GPU time. */
-    for (size_t i = 0; i < plan.n; i++) {
-        fdt_op op = plan.items[i].problem.op;
-        if (!rec[op] && !(rec[op] = load_recipe(op, NULL))) {
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    }
-
     char command[1024];
     join_argv(argc, argv, command, sizeof command);
-    fdt_retune_opts o;
-    fdt_retune_opts_default(&o);
-    o.threshold = a.threshold;
-    o.force_env = a.force_env;
-    o.strategy = a.strategy;
-    o.budget = (int)a.budget;
+    fdt_retune_request rq;
+    fdt_retune_request_init(&rq);
+    rq.db_path = a.db;
+    rq.gpu = a.gpu;
+    rq.ops = a.ops;
+    rq.since_s = a.since_s;
+    rq.o.threshold = a.threshold;
+    rq.o.force_env = a.force_env;
+    rq.o.strategy = a.strategy;
+    rq.o.budget = (int)a.budget;
     if (a.jobs > 0)
-        o.parallel = (int)a.jobs;
-    o.command = command;
-    o.stop = &stop_flag;
-
-    struct sigaction sa = {0}, old_int, old_term;
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    int errors = 0;
-    for (int li = 0; li < pr->ndevices && !stop_flag; li++) {
-        size_t first = plan.n, count = 0;
-        for (size_t i = 0; i < plan.n; i++)
-            if (plan.items[i].live == li) {
-                first = first < i ? first : i;
-                count++;
-            }
-        if (!count)
-            continue;
-        const fdt_device *info = &pr->device[li];
-        gpu_done *gd = &gpus[ngpus++];
-        memset(gd, 0, sizeof *gd);
-        gd->live = li;
-        fdt_db_env_from_device(info, FDTUNE_VERSION, &gd->env);
-        fdt_device dev = *info;
-        fdt_catalogue_complete(cat, &dev);
-        fdt_retune_ctx ctx = {.db = db, .dev = &dev, .env = gd->env};
-        fdt_worker_opts wo;
-        fdt_worker_opts_default(&wo);
-        wo.eval_timeout_ms = (int)a.timeout * 1000;
-        fdt_db_run run;
-        fdt_db_run_init(&run);
-        run.kind = FDT_DB_RETUNE;
-        snprintf(run.command, sizeof run.command, "%s", command);
-        snprintf(run.strategy, sizeof run.strategy, "re-measure");
-        if (fdt_db_device_id(db, info, &ctx.device_id, &e) ||
-            fdt_db_env_id(db, &gd->env, &ctx.env_id, &e) ||
-            fdt_worker_start(info->backend, info->index, &wo, &ctx.w, NULL, &e)) {
-            snprintf(gd->error, sizeof gd->error, "%s", e.msg);
-            print_error("%s: %s", info->name, e.msg);
-            errors++;
-            continue;
-        }
-        run.device_id = ctx.device_id;
-        run.env_id = ctx.env_id;
-        if (fdt_db_run_begin(db, &run, &ctx.run_id, &e)) {
-            snprintf(gd->error, sizeof gd->error, "%s", e.msg);
-            print_error("%s: %s", info->name, e.msg);
-            fdt_worker_stop(ctx.w);
-            errors++;
-            continue;
-        }
-        gd->run_id = ctx.run_id;
-        gd->started = 1;
-        tune_progress prog;
-        tune_progress_init(&prog, a.json);
-        size_t k = 0;
-        for (size_t i = first; i < plan.n && !stop_flag; i++) {
-            const fdt_retune_item *it = &plan.items[i];
-            if (it->live != li)
-                continue;
-            char pk[128];
-            fdt_problem_format(&it->problem, pk, sizeof pk);
-            fprintf(stderr, "retune [%zu/%zu] %s %s: measuring %d stored config(s) again%s\n",
-                    ++k, count, info->name, pk, it->ncand,
-                    it->same_gpu ? "" : " (stored on another GPU of this model)");
-            int prc = fdt_retune_problem(&ctx, it, rec[it->problem.op], &o, tune_progress_event,
-                                         &prog, &out[i], &e);
-            tune_progress_end(&prog);
-            done[i] = 1;
-            const fdt_retune_outcome *oc = &out[i];
-            if (prc) {
-                errors++;
-                print_error("%s %s: %s", info->name, pk, oc->error[0] ? oc->error : e.msg);
-            }
-            if (oc->ncheck > 0) {
-                char s1[32], s2[32], s3[32];
-                fmt_ms(s1, sizeof s1, oc->check[0].stored.median_ms);
-                fmt_ms(s2, sizeof s2, oc->check[0].now.median_ms);
-                fmt_change(s3, sizeof s3, oc->check[0].change);
-                fprintf(stderr, "retune [%zu/%zu] %s: best %s %s -> %s ms (%s, %s)%s%s -> %s\n",
-                        k, count, pk, oc->check[0].config, s1, s2, s3,
-                        fdt_decide_verdict_name(oc->check[0].verdict),
-                        oc->env_changed ? "; environment changed: " : "",
-                        oc->env_changed ? oc->env_diff : "", fdt_retune_action_name(oc->action));
-            }
-        }
-        fdt_db_run_status rs = stop_flag ? FDT_DB_INTERRUPTED : FDT_DB_DONE;
-        if (fdt_db_run_finish(db, ctx.run_id, rs, &e)) {
-            print_error("%s", e.msg);
-            errors++;
-        }
-        fdt_worker_stop(ctx.w);
+        rq.o.parallel = (int)a.jobs;
+    rq.o.command = command;
+    rq.timeout_s = (int)a.timeout;
+    rq.fdtune_version = FDTUNE_VERSION;
+    fdt_retune_report *rep = malloc(sizeof *rep);
+    if (!rep) {
+        print_error("out of memory");
+        return EXIT_ERROR;
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-
-    int fail = 0;
-    for (size_t i = 0; i < plan.n; i++)
-        if (done[i] && unrecovered(&out[i]))
-            fail = 1;
-    if (stop_flag)
-        rc = 130;
-    else if (errors)
-        rc = EXIT_ERROR;
-    else if (fail)
-        rc = EXIT_FAIL;
-    report r = {.a = &a, .db_path = db_path, .since = since, .pr = pr, .plan = &plan,
-                .out = out, .done = done, .gpus = gpus, .ngpus = ngpus,
-                .interrupted = stop_flag != 0};
-    if (a.json)
-        report_json(&r, rc);
-    else
-        report_text(&r);
-out:
-    for (int op = 0; op < FDT_OP_COUNT; op++)
-        fdt_recipe_free(rec[op]);
-    fdt_catalogue_free(cat);
-    fdt_retune_plan_free(&plan);
-    free(out);
-    free(done);
-    free(pr);
-    fdt_retune_lock_release(&lock);
-    fdt_db_close(db);
+    show sh;
+    tune_progress_init(&sh.prog, a.json);
+    fdt_err e;
+    fdt_status st = fdt_retune_run(&rq, show_event, show_progress, &sh, rep, &e);
+    rc = exit_status(st);
+    if (!rep->ran && st == FDT_STATUS_NO_GPU) {
+        char what[4200];
+        snprintf(what, sizeof what, "nothing can be re-measured here (%s)", rep->db_path);
+        print_no_gpu(&rep->probe, what, "Run retune on the GPU node that tuned the database.");
+    } else if (!rep->ran) {
+        print_error("%s", e.msg);
+    } else {
+        report r = {.a = &a, .db_path = rep->db_path, .since = rep->since, .pr = &rep->probe,
+                    .plan = &rep->plan, .out = rep->out, .done = rep->done, .gpus = rep->gpus,
+                    .ngpus = rep->ngpus, .interrupted = rep->interrupted};
+        if (a.json)
+            report_json(&r, rc);
+        else
+            report_text(&r);
+    }
+    fdt_retune_report_free(rep);
+    free(rep);
     return rc;
 }

@@ -1,17 +1,18 @@
-/* fdtune [tune]: the main job. Resolves --gpu through the catalogue against the visible
- * devices, loads the recipe of each requested operator, and tunes each problem on one GPU
- * worker into the database; or, without a GPU, describes the space and the model's ranking
- * (--dry-run) or replays the strategies against a database (--replay). Ctrl-C stops after
- * the evaluation in flight; what was measured stays in the database and a rerun resumes. */
+/* fdtune [tune]: the main job. Parses the options, loads the recipe of each requested
+ * operator, opens a tuning session on the GPU --gpu names (tuner/session.c) and tunes each
+ * problem into the database (fdt_tune_run); or, without a GPU, shows the plan, the space and
+ * the model's ranking (--dry-run) or replays the strategies against a database (--replay,
+ * both in tuner/offline.c). Ctrl-C stops after the evaluation in flight; what was measured
+ * stays in the database and a rerun resumes. The output is tune_output.c's. */
 #include "cli.h"
 #include "fdt_db.h"
-#include "fdt_eval.h"
+#include "fdt_offline.h"
 #include "fdt_recipe.h"
+#include "fdt_session.h"
 #include "fdt_tune.h"
 #include "tune_output.h"
 
 #include <getopt.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,18 +56,7 @@ static void tune_usage(FILE *f)
             FDT_JSON_SCHEMA_VERSION);
 }
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-    if (stop_flag) { /* a second Ctrl-C: the user means it */
-        signal(sig, SIG_DFL);
-        raise(sig);
-    }
-    stop_flag = 1;
-}
-
-static int add_ops(const char *arg, int *want, fdt_err *e)
+static int add_ops(const char *arg, unsigned *ops, fdt_err *e)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", arg);
@@ -75,7 +65,7 @@ static int add_ops(const char *arg, int *want, fdt_err *e)
         fdt_op op;
         if (fdt_op_parse(tok, &op, e))
             return -1;
-        want[op] = 1;
+        *ops |= 1u << op;
     }
     return 0;
 }
@@ -90,13 +80,34 @@ static void join_argv(int argc, char **argv, char *buf, size_t n)
 
 typedef struct tune_args {
     problem_args pa;
-    int want[FDT_OP_COUNT];
+    fdt_tune_request rq;  /* the problem, operators, strategy, budget, limits */
     const char *gpu, *recipe, *db, *replay;
-    int have_strategy, dry_run, json, force, top, help;
-    fdt_search_kind strategy;
-    long budget, jobs, seed, timeout;
-    double time_s;
+    int dry_run, json, top, help;
+    long timeout;
 } tune_args;
+
+/* What the options say together, once all are read. */
+static int check(tune_args *a)
+{
+    fdt_err e;
+    if (!a->pa.have_R || !a->pa.have_grid) {
+        print_error("tune: --R and --grid are required, e.g. fdtune --gpu H100 --R 4 "
+                    "--grid 512^3 (see 'fdtune tune --help')");
+        return EXIT_USAGE;
+    }
+    if (a->dry_run && a->replay) {
+        print_error("tune: --dry-run and --replay are separate modes; give one");
+        return EXIT_USAGE;
+    }
+    if (fdt_problem_check(&a->pa.p, &e)) {
+        print_error("%s", e.msg);
+        return EXIT_USAGE;
+    }
+    if (!a->rq.ops)
+        a->rq.ops = (1u << FDT_OP_COUNT) - 1;
+    a->rq.p = a->pa.p;
+    return EXIT_OK;
+}
 
 static int parse(int argc, char **argv, tune_args *a)
 {
@@ -113,47 +124,49 @@ static int parse(int argc, char **argv, tune_args *a)
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
-    a->seed = 1;
+    fdt_tune_request_init(&a->rq);
     a->timeout = 30;
     a->top = 15;
     fdt_err e;
-    int c, any_op = 0;
+    int c;
     long v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
-            if (add_ops(optarg, a->want, &e)) {
+            if (add_ops(optarg, &a->rq.ops, &e)) {
                 print_error("--op: %s", e.msg);
                 return EXIT_USAGE;
             }
-            any_op = 1;
             continue;
         case 'G': a->gpu = optarg; continue;
         case 'r': a->recipe = optarg; continue;
         case 'D': a->db = optarg; continue;
         case 'Y': a->replay = optarg; continue;
         case 'n': a->dry_run = 1; continue;
-        case 'f': a->force = 1; continue;
+        case 'f': a->rq.force = 1; continue;
         case 'j': a->json = 1; continue;
         case 'S':
-            if (fdt_search_kind_parse(optarg, &a->strategy, &e)) {
+            if (fdt_search_kind_parse(optarg, &a->rq.strategy, &e)) {
                 print_error("--%s", e.msg);
                 return EXIT_USAGE;
             }
-            a->have_strategy = 1;
+            a->rq.have_strategy = 1;
             continue;
         case 'b':
-            if (parse_int_arg("--budget", optarg, 1, 100000000, &a->budget))
+            if (parse_int_arg("--budget", optarg, 1, 100000000, &v))
                 return EXIT_USAGE;
+            a->rq.budget = (int)v;
             continue;
         case 'J':
-            if (parse_int_arg("--jobs", optarg, 1, 256, &a->jobs))
+            if (parse_int_arg("--jobs", optarg, 1, 256, &v))
                 return EXIT_USAGE;
+            a->rq.parallel = (int)v;
             continue;
         case 's':
-            if (parse_int_arg("--seed", optarg, 0, 0x7fffffffL, &a->seed))
+            if (parse_int_arg("--seed", optarg, 0, 0x7fffffffL, &v))
                 return EXIT_USAGE;
+            a->rq.seed = (uint64_t)v;
             continue;
         case 'T':
             if (parse_int_arg("--timeout", optarg, 1, 86400, &a->timeout))
@@ -165,7 +178,7 @@ static int parse(int argc, char **argv, tune_args *a)
             a->top = (int)v;
             continue;
         case 't':
-            if (parse_duration(optarg, &a->time_s)) {
+            if (parse_duration(optarg, &a->rq.time_s)) {
                 print_error("--time '%s': expected a duration such as 90s, 10m or 2h", optarg);
                 return EXIT_USAGE;
             }
@@ -185,35 +198,7 @@ static int parse(int argc, char **argv, tune_args *a)
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);
         return EXIT_USAGE;
     }
-    if (!a->pa.have_R || !a->pa.have_grid) {
-        print_error("tune: --R and --grid are required, e.g. fdtune --gpu H100 --R 4 "
-                    "--grid 512^3 (see 'fdtune tune --help')");
-        return EXIT_USAGE;
-    }
-    if (a->dry_run && a->replay) {
-        print_error("tune: --dry-run and --replay are separate modes; give one");
-        return EXIT_USAGE;
-    }
-    if (fdt_problem_check(&a->pa.p, &e)) {
-        print_error("%s", e.msg);
-        return EXIT_USAGE;
-    }
-    if (!any_op)
-        for (int i = 0; i < FDT_OP_COUNT; i++)
-            a->want[i] = 1;
-    return EXIT_OK;
-}
-
-/* Strategy and budget of one operator: options first, then the recipe, then defaults. */
-static void plan(const tune_args *a, fdt_recipe *r, fdt_search_kind *k, int *budget)
-{
-    *k = FDT_SEARCH_MODEL;
-    fdt_err e;
-    if (a->have_strategy)
-        *k = a->strategy;
-    else if (fdt_recipe_strategy(r))
-        fdt_search_kind_parse(fdt_recipe_strategy(r), k, &e);
-    *budget = a->budget > 0 ? (int)a->budget : fdt_recipe_budget(r);
+    return check(a);
 }
 
 /* --dry-run and --replay: no GPU is touched. */
@@ -224,7 +209,7 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
     fdt_device dev;
     int index;
     fdt_err e;
-    if (select_gpu(cat, a->gpu, &none, 0, &dev, &index, &e)) {
+    if (fdt_session_select_gpu(cat, a->gpu, &none, 0, &dev, &index, &e)) {
         print_error("%s", e.msg);
         return EXIT_USAGE;
     }
@@ -236,28 +221,94 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
     tune_out_offline_begin(a->json, &dev, a->dry_run ? "dry-run" : "replay");
     int rc = EXIT_OK;
     for (int op = 0; op < FDT_OP_COUNT; op++) {
-        if (!a->want[op])
+        if (!(a->rq.ops & (1u << op)))
             continue;
-        fdt_problem p = a->pa.p;
-        p.op = (fdt_op)op;
-        fdt_recipe *r = load_recipe(p.op, a->recipe);
-        if (!r) {
+        fdt_recipe *r = NULL;
+        if (fdt_recipe_load_for_op((fdt_op)op, a->recipe, &r, &e)) {
+            print_error("%s", e.msg);
             rc = EXIT_USAGE;
             break;
         }
-        fdt_search_kind k;
-        int budget;
-        plan(a, r, &k, &budget);
-        int orc = a->dry_run ? tune_out_dry_run(a->json, r, &p, &dev, k, budget, a->top)
-                             : tune_out_replay(a->json, r, &p, &dev, db, a->gpu,
-                                               a->have_strategy ? (int)a->strategy : -1,
-                                               (uint64_t)a->seed);
+        fdt_status st;
+        if (a->dry_run) {
+            fdt_dry_run d;
+            st = fdt_tune_dry_run(&a->rq, (fdt_op)op, r, &dev, a->top, &d, &e);
+            if (st == FDT_STATUS_OK)
+                tune_out_dry_run(a->json, r, &dev, &d);
+            fdt_dry_run_free(&d);
+        } else {
+            fdt_replay_report x;
+            st = fdt_tune_replay(db, &a->rq, (fdt_op)op, &dev, a->gpu, &x, &e);
+            if (st == FDT_STATUS_OK)
+                tune_out_replay(a->json, r, &x);
+        }
         fdt_recipe_free(r);
-        if (orc != EXIT_OK)
-            rc = rc == EXIT_OK ? orc : rc;
+        if (st != FDT_STATUS_OK) {
+            print_error("%s", e.msg);
+            rc = rc == EXIT_OK ? exit_status(st) : rc;
+        }
     }
     tune_out_offline_end(a->json);
     fdt_db_close(db);
+    return rc;
+}
+
+/* A real run: recipes first, so that a mistake costs no GPU setup. */
+static int tune_on_gpu(tune_args *a, const fdt_catalogue *cat, int argc, char **argv)
+{
+    fdt_recipe *rec[FDT_OP_COUNT] = {0};
+    fdt_err e;
+    int rc = EXIT_OK;
+    for (int op = 0; op < FDT_OP_COUNT; op++)
+        if ((a->rq.ops & (1u << op)) &&
+            fdt_recipe_load_for_op((fdt_op)op, a->recipe, &rec[op], &e)) {
+            print_error("%s", e.msg);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    fdt_session_opts so;
+    fdt_session_opts_init(&so);
+    so.db_path = a->db;
+    so.cat = cat;
+    so.select = 1;
+    so.gpu = a->gpu;
+    so.fdtune_version = FDTUNE_VERSION;
+    so.worker.seed = a->rq.seed;
+    so.worker.eval_timeout_ms = (int)a->timeout * 1000;
+    fdt_session s;
+    fdt_status st = fdt_session_open(&so, &s, &e);
+    if (s.stale)
+        print_note("%d earlier run(s) ended without finishing (killed?); marked interrupted, "
+                   "their results are kept and resumed", s.stale);
+    if (st == FDT_STATUS_NO_GPU)
+        print_no_gpu(&s.probe, "nothing can be tuned here",
+                     "Without a GPU: --dry-run shows the space, the pruning and the model's "
+                     "ranking; --replay DB compares the strategies on stored results");
+    else if (st != FDT_STATUS_OK)
+        print_error("%s", e.msg);
+    if (st != FDT_STATUS_OK) {
+        fdt_session_close(&s);
+        rc = exit_status(st);
+        goto out;
+    }
+    char command[1024];
+    join_argv(argc, argv, command, sizeof command);
+    a->rq.command = command;
+    const fdt_session_gpu *g = &s.gpu[0];
+    tune_progress prog;
+    tune_progress_init(&prog, a->json);
+    fdt_tune_report rep;
+    st = fdt_tune_run(&s, g, rec, &a->rq, tune_progress_event, &prog, &rep, &e);
+    tune_progress_end(&prog);
+    if (st == FDT_STATUS_ERROR)
+        print_error("%s", e.msg);
+    tune_out_summary(a->json, &s.probe.device[g->live], &g->dev, fdt_db_path(s.db), rep.sum,
+                     rep.n);
+    fdt_session_close(&s);
+    rc = exit_status(st);
+out:
+    for (int op = 0; op < FDT_OP_COUNT; op++)
+        fdt_recipe_free(rec[op]);
     return rc;
 }
 
@@ -273,142 +324,11 @@ int cmd_tune(int argc, char **argv)
     }
     fdt_err e;
     fdt_catalogue *cat = NULL;
-    if (load_catalogue(&cat, &e)) {
+    if (fdt_catalogue_load_default(&cat, &e)) {
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
-    if (a.dry_run || a.replay) {
-        rc = offline(&a, cat);
-        fdt_catalogue_free(cat);
-        return rc;
-    }
-
-    /* --- a real run: recipes first, so that a mistake costs no GPU setup --- */
-    fdt_recipe *rec[FDT_OP_COUNT] = {0};
-    for (int op = 0; op < FDT_OP_COUNT; op++)
-        if (a.want[op] && !(rec[op] = load_recipe((fdt_op)op, a.recipe))) {
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    fdt_probe pr;
-    if (fdt_probe_devices(&pr, &e)) {
-        print_error("%s", e.msg);
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    fdt_device dev;
-    int index;
-    if (pr.ndevices == 0) {
-        fdt_sb why;
-        fdt_sb_init(&why);
-        for (int i = 0; i < pr.nbackends; i++)
-            fdt_sb_printf(&why, "\n  %s: %s", pr.backend[i].name,
-                          pr.backend[i].message[0] ? pr.backend[i].message : "no device");
-        print_error("no GPU is visible, so nothing can be tuned here. Backends tried:%s\n"
-                    "  Without a GPU: --dry-run shows the space, the pruning and the model's "
-                    "ranking; --replay DB compares the strategies on stored results",
-                    pr.nbackends ? fdt_sb_str(&why) : " none compiled in");
-        fdt_sb_free(&why);
-        rc = EXIT_NO_GPU;
-        goto out;
-    }
-    if (select_gpu(cat, a.gpu, &pr, 1, &dev, &index, &e)) {
-        print_error("%s", e.msg);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    const fdt_device *info = &pr.device[index];
-
-    fdt_db *db = NULL;
-    if (fdt_db_open(a.db, FDT_DB_CREATE, &db, &e)) {
-        print_error("%s", e.msg);
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    int stale = 0;
-    fdt_tune_ctx ctx = {.db = db, .dev = &dev};
-    fdt_db_env env;
-    fdt_db_env_from_device(info, FDTUNE_VERSION, &env);
-    if (fdt_db_run_mark_stale(db, &stale, &e) || fdt_db_device_id(db, info, &ctx.device_id, &e) ||
-        fdt_db_env_id(db, &env, &ctx.env_id, &e)) {
-        print_error("%s", e.msg);
-        fdt_db_close(db);
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    if (stale)
-        print_note("%d earlier run(s) ended without finishing (killed?); marked interrupted, "
-                   "their results are kept and resumed", stale);
-
-    fdt_worker_opts wo;
-    fdt_worker_opts_default(&wo);
-    wo.seed = (uint64_t)a.seed;
-    wo.eval_timeout_ms = (int)a.timeout * 1000;
-    fdt_worker *w = NULL;
-    if (fdt_worker_start(info->backend, info->index, &wo, &w, NULL, &e)) {
-        print_error("%s", e.msg);
-        fdt_db_close(db);
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    ctx.w = w;
-
-    struct sigaction sa = {0}, old_int, old_term;
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-
-    char command[1024];
-    join_argv(argc, argv, command, sizeof command);
-    double deadline = a.time_s > 0 ? fdt_now() + a.time_s : 0;
-    tune_progress prog;
-    tune_progress_init(&prog, a.json);
-    fdt_tune_summary sum[FDT_OP_COUNT];
-    int nsum = 0, missing = 0;
-    rc = EXIT_OK;
-    for (int op = 0; op < FDT_OP_COUNT && !stop_flag; op++) {
-        if (!a.want[op])
-            continue;
-        fdt_problem p = a.pa.p;
-        p.op = (fdt_op)op;
-        fdt_tune_opts o;
-        fdt_tune_opts_default(&o);
-        plan(&a, rec[op], &o.strategy, &o.budget);
-        o.deadline = deadline;
-        o.force = a.force;
-        o.seed = (uint64_t)a.seed;
-        if (a.jobs > 0)
-            o.parallel = (int)a.jobs;
-        o.command = command;
-        o.stop = &stop_flag;
-        if (fdt_tune_problem(&ctx, rec[op], &p, &o, tune_progress_event, &prog, &sum[nsum], &e)) {
-            tune_progress_end(&prog);
-            char pk[128];
-            fdt_problem_format(&p, pk, sizeof pk);
-            print_error("%s: %s", pk, e.msg);
-            rc = EXIT_ERROR;
-            break;
-        }
-        tune_progress_end(&prog);
-        if (!sum[nsum].have_best)
-            missing++;
-        nsum++;
-        if (deadline > 0 && fdt_now() > deadline)
-            break;
-    }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    fdt_worker_stop(w);
-    tune_out_summary(a.json, info, &dev, fdt_db_path(db), sum, nsum);
-    fdt_db_close(db);
-    if (rc == EXIT_OK && stop_flag)
-        rc = 130;
-    else if (rc == EXIT_OK && missing)
-        rc = EXIT_FAIL;
-out:
-    for (int op = 0; op < FDT_OP_COUNT; op++)
-        fdt_recipe_free(rec[op]);
+    rc = a.dry_run || a.replay ? offline(&a, cat) : tune_on_gpu(&a, cat, argc, argv);
     fdt_catalogue_free(cat);
     return rc;
 }

@@ -1,10 +1,11 @@
 /* What the tune command shows: progress on stderr (one line rewritten on a terminal, one log
  * line per evaluation otherwise, so that logs of nightly runs stay readable), the summary per
- * operator on stdout (table or JSON), and the offline modes that need no GPU: --dry-run (the
- * space, what pruned it, the model's ranking) and --replay (each strategy run against the
- * outcomes a database recorded, counting the evaluations it needs to reach the best). The
- * summary and the offline modes are rendered through the emitter (common/fdt_emit.h), one
- * column description per table for both the table and the JSON. */
+ * operator on stdout (table or JSON), and the results of the offline modes that need no GPU
+ * (computed in tuner/offline.c): --dry-run (the space, what pruned it, the model's ranking)
+ * and --replay (each strategy run against the outcomes a database recorded, counting the
+ * evaluations it needs to reach the best). The summary and the offline modes are rendered
+ * through the emitter (common/fdt_emit.h), one column description per table for both the
+ * table and the JSON. */
 #include "tune_output.h"
 
 #include "cli.h"
@@ -278,23 +279,6 @@ void tune_out_offline_end(int json)
     emit_done(&offline);
 }
 
-typedef struct space {
-    fdt_config *v;
-    size_t n, cap;
-} space;
-
-static int push(void *ctx, const fdt_config *c, uint64_t index)
-{
-    (void)index;
-    space *s = ctx;
-    fdt_config *v = fdt_grow(s->v, &s->cap, s->n, sizeof *v, 256);
-    if (!v)
-        return 1;
-    s->v = v;
-    s->v[s->n++] = *c;
-    return 0;
-}
-
 /* Opens the JSON object of one problem of the offline document. */
 static void problem_head(fdt_emit *m, const fdt_problem *p, const char *recipe)
 {
@@ -302,21 +286,6 @@ static void problem_head(fdt_emit *m, const fdt_problem *p, const char *recipe)
     emit_problem(m, p);
     fdt_emit_str(m, "recipe", recipe);
 }
-
-/* What --dry-run found for one problem: the space, what pruned it, the model's ranking. */
-typedef struct dry_run {
-    const fdt_problem *p;
-    const fdt_device *dev;
-    const char *recipe;
-    fdt_search_kind kind;
-    int budget;
-    const fdt_recipe_stats *st;
-    const fdt_config *v;          /* the survivors */
-    size_t n, shown;              /* shown: the top of the ranking to list */
-    const double *pred;           /* predicted ms of each survivor */
-    const fdt_model_terms *terms;
-    const size_t *rank;           /* survivors, fastest predicted first */
-} dry_run;
 
 static const fdt_col ranking_cols[] = {
     {"rank", "rank", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
@@ -331,26 +300,22 @@ static const fdt_col ranking_cols[] = {
     {"model_terms", "model terms", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
 };
 
-static void ranking_row(fdt_emit *m, const dry_run *d, size_t i)
+static void ranking_row(fdt_emit *m, const fdt_device *dev, size_t i, const fdt_dry_run_row *x)
 {
-    size_t x = d->rank[i];
-    char key[256];
-    fdt_config_format(&d->v[x], key, sizeof key);
-    double gbs = fdt_effective_bytes(d->p) / (d->pred[x] * 1e-3) / 1e9;
-    double peak = d->dev->peak_bw_gbs;
+    double peak = dev->peak_bw_gbs;
     fdt_sb terms;
     fdt_sb_init(&terms);
-    fdt_model_describe(&d->terms[x], &terms);
+    fdt_model_describe(&x->terms, &terms);
     fdt_emit_row(m, NULL);
     fdt_emit_cell_int(m, (long long)i + 1);
-    fdt_emit_cell_str(m, key);
-    fdt_emit_cell_real(m, d->pred[x]);
-    fdt_emit_cell_real(m, gbs);
-    fdt_emit_cell_real(m, peak > 0 ? gbs / peak : 0);
-    fdt_emit_cell_real(m, d->terms[x].dram_bytes);
-    fdt_emit_cell_real(m, d->terms[x].l2_bytes);
-    fdt_emit_cell_int(m, d->terms[x].regs);
-    fdt_emit_cell_real(m, d->terms[x].occupancy);
+    fdt_emit_cell_str(m, x->config);
+    fdt_emit_cell_real(m, x->pred_ms);
+    fdt_emit_cell_real(m, x->pred_gbs);
+    fdt_emit_cell_real(m, peak > 0 ? x->pred_gbs / peak : 0);
+    fdt_emit_cell_real(m, x->terms.dram_bytes);
+    fdt_emit_cell_real(m, x->terms.l2_bytes);
+    fdt_emit_cell_int(m, x->terms.regs);
+    fdt_emit_cell_real(m, x->terms.occupancy);
     fdt_emit_cell_str(m, fdt_sb_str(&terms));
     fdt_emit_row_end(m);
     fdt_sb_free(&terms);
@@ -379,175 +344,42 @@ static void pruned(fdt_emit *m, const fdt_recipe_stats *st)
     fdt_emit_end(m);
 }
 
-static void dry_run_render(fdt_emit *m, const dry_run *d)
+void tune_out_dry_run(int json, const fdt_recipe *r, const fdt_device *dev,
+                      const fdt_dry_run *d)
 {
+    (void)json; /* the form was chosen by tune_out_offline_begin */
+    fdt_emit *m = &offline;
+    const fdt_recipe_stats *st = &d->stats;
     char pk[128], bud[32];
-    fdt_problem_format(d->p, pk, sizeof pk);
+    fdt_problem_format(&d->p, pk, sizeof pk);
     snprintf(bud, sizeof bud, d->budget > 0 ? "%d evaluations" : "none", d->budget);
-    problem_head(m, d->p, d->recipe);
-    fdt_emit_str(m, "strategy", fdt_search_kind_name(d->kind));
+    problem_head(m, &d->p, fdt_recipe_path(r));
+    fdt_emit_str(m, "strategy", fdt_search_kind_name(d->strategy));
     fdt_emit_int(m, "budget", d->budget);
-    fdt_emit_int(m, "space", (long long)d->st->space);
-    fdt_emit_int(m, "survivors", (long long)d->st->survivors);
-    fdt_emit_text(m, "\n%s: recipe %s\n", pk, d->recipe);
+    fdt_emit_int(m, "space", (long long)st->space);
+    fdt_emit_int(m, "survivors", (long long)st->survivors);
+    fdt_emit_text(m, "\n%s: recipe %s\n", pk, fdt_recipe_path(r));
     fdt_emit_text(m, "  space %llu configs, %llu survive the constraints and the generator's "
                      "checks; strategy %s, budget %s\n",
-                  (unsigned long long)d->st->space, (unsigned long long)d->st->survivors,
-                  fdt_search_kind_name(d->kind), bud);
-    pruned(m, d->st);
+                  (unsigned long long)st->space, (unsigned long long)st->survivors,
+                  fdt_search_kind_name(d->strategy), bud);
+    pruned(m, st);
     fdt_emit_text(m, "  not compiled here: configs that spill registers or exceed shared memory "
                      "are pruned after compilation, during the run\n");
-    if (d->shown)
+    if (d->ntop)
         fdt_emit_text(m, "  the model's ranking (top %zu of %zu; predicted, not measured):\n",
-                      d->shown, d->n);
+                      d->ntop, d->n);
     fdt_emit_array(m, "ranking");
     fdt_emit_table(m, ranking_cols, NCOLS(ranking_cols));
-    for (size_t i = 0; i < d->shown; i++)
-        ranking_row(m, d, i);
+    for (size_t i = 0; i < d->ntop; i++)
+        ranking_row(m, dev, i, &d->top[i]);
     fdt_emit_table_end(m);
     fdt_emit_end(m);
     fdt_emit_end(m);
-}
-
-int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
-                     fdt_search_kind k, int budget, int top)
-{
-    space sp = {0};
-    fdt_recipe_stats st;
-    fdt_err e;
-    if (fdt_recipe_enumerate(r, p, dev, push, &sp, &st, &e)) {
-        print_error("%s", e.msg);
-        free(sp.v);
-        return EXIT_USAGE;
-    }
-    if (st.stopped) {
-        print_error("out of memory listing the space");
-        free(sp.v);
-        return EXIT_ERROR;
-    }
-    size_t n = sp.n;
-    double *pred = malloc((n ? n : 1) * sizeof *pred);
-    fdt_model_terms *terms = malloc((n ? n : 1) * sizeof *terms);
-    fdt_search *s = NULL;
-    if (!pred || !terms) {
-        free(pred);
-        free(terms);
-        free(sp.v);
-        print_error("out of memory");
-        return EXIT_ERROR;
-    }
-    for (size_t i = 0; i < n; i++)
-        pred[i] = fdt_model_time(p, &sp.v[i], dev, NULL, &terms[i]);
-    if (n && fdt_search_new_predicted(FDT_SEARCH_MODEL, sp.v, n, pred, 1, &s, &e)) {
-        print_error("%s", e.msg);
-        free(pred);
-        free(terms);
-        free(sp.v);
-        return EXIT_ERROR;
-    }
-    (void)json; /* the form was chosen by tune_out_offline_begin */
-    size_t shown = n < (size_t)top ? n : (size_t)top;
-    dry_run d = {p, dev, fdt_recipe_path(r), k, budget, &st, sp.v, n, shown,
-                 pred, terms, s ? fdt_search_ranking(s) : NULL};
-    dry_run_render(&offline, &d);
-    emit_flush(&offline);
-    fdt_search_free(s);
-    free(pred);
-    free(terms);
-    free(sp.v);
-    return EXIT_OK;
+    emit_flush(m);
 }
 
 /* ------------------------------------------------------------------ replay */
-
-typedef struct recorded {
-    fdt_config *v;
-    char (*key)[256];
-    double *ms; /* best full (else probe) time of ok evaluations; -1 failed only */
-    int *full;
-    size_t n, cap;
-    int64_t device_id;
-    char device[128];
-} recorded;
-
-static int record_row(void *ctx, const fdt_db_row *row)
-{
-    recorded *r = ctx;
-    size_t i;
-    for (i = 0; i < r->n; i++)
-        if (!strcmp(r->key[i], row->ev.config))
-            break;
-    if (i == r->n) {
-        if (r->n == r->cap) {
-            size_t cap = r->cap ? 2 * r->cap : 256;
-            fdt_config *v = realloc(r->v, cap * sizeof *v);
-            if (v)
-                r->v = v;
-            char(*k)[256] = realloc(r->key, cap * sizeof *k);
-            if (k)
-                r->key = k;
-            double *m = realloc(r->ms, cap * sizeof *m);
-            if (m)
-                r->ms = m;
-            int *f = realloc(r->full, cap * sizeof *f);
-            if (f)
-                r->full = f;
-            if (!v || !k || !m || !f)
-                return 1;
-            r->cap = cap;
-        }
-        fdt_err e;
-        if (fdt_config_parse(row->ev.config, &r->v[i], &e))
-            return 0; /* a config of a newer generator: not replayable here */
-        snprintf(r->key[i], sizeof r->key[i], "%s", row->ev.config);
-        r->ms[i] = -1;
-        r->full[i] = 0;
-        r->n++;
-    }
-    if (row->ev.status != FDT_DB_OK || !(row->ev.time_ms > 0))
-        return 0;
-    int full = row->ev.stage == FDT_DB_FULL;
-    /* a full sample beats a probe; among equals, the faster */
-    if (r->ms[i] <= 0 || (full && !r->full[i]) ||
-        (full == r->full[i] && row->ev.time_ms < r->ms[i])) {
-        r->ms[i] = row->ev.time_ms;
-        r->full[i] = full;
-    }
-    return 0;
-}
-
-typedef struct dev_pick {
-    fdt_db *db;
-    int64_t problem_id;
-    recorded *rec;
-    fdt_err *e;
-    int failed;
-} dev_pick;
-
-static int pick_device(void *ctx, const fdt_device *d)
-{
-    dev_pick *pk = ctx;
-    recorded tmp = {0};
-    if (fdt_db_evals(pk->db, d->id, 0, pk->problem_id, record_row, &tmp, pk->e)) {
-        pk->failed = 1;
-        return 1;
-    }
-    if (tmp.n > pk->rec->n) { /* the device with the most recorded configs */
-        free(pk->rec->v);
-        free(pk->rec->key);
-        free(pk->rec->ms);
-        free(pk->rec->full);
-        *pk->rec = tmp;
-        pk->rec->device_id = d->id;
-        snprintf(pk->rec->device, sizeof pk->rec->device, "%s", d->name);
-    } else {
-        free(tmp.v);
-        free(tmp.key);
-        free(tmp.ms);
-        free(tmp.full);
-    }
-    return 0;
-}
 
 static const fdt_col strategy_cols[] = {
     {"strategy", "strategy", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
@@ -559,87 +391,32 @@ static const fdt_col strategy_cols[] = {
 _Static_assert(FDT_REPLAY_NWITHIN == 3, "strategy_cols has a column per fdt_replay_within");
 
 /* One problem of --replay: the record, then per strategy the evaluations it needed. */
-static void replay_render(fdt_emit *m, const fdt_problem *p, const char *recipe,
-                          const recorded *rec, const fdt_search_kind *kinds,
-                          const fdt_replay *res, int nk)
+void tune_out_replay(int json, const fdt_recipe *r, const fdt_replay_report *x)
 {
+    (void)json; /* the form was chosen by tune_out_offline_begin */
+    fdt_emit *m = &offline;
     char pk[128];
-    fdt_problem_format(p, pk, sizeof pk);
-    const fdt_replay *x0 = &res[0];
-    const char *best = rec->key[x0->best_idx];
-    double gbs = fdt_effective_bytes(p) / (x0->best_ms * 1e-3) / 1e9;
-    problem_head(m, p, recipe);
-    fdt_emit_str(m, "recorded_device", rec->device);
-    fdt_emit_int(m, "configs", (long long)rec->n);
-    fdt_emit_str(m, "best_config", best);
-    fdt_emit_real_opt(m, "best_ms", x0->best_ms);
-    fdt_emit_real_opt(m, "best_gbs", gbs);
+    fdt_problem_format(&x->p, pk, sizeof pk);
+    problem_head(m, &x->p, fdt_recipe_path(r));
+    fdt_emit_str(m, "recorded_device", x->device);
+    fdt_emit_int(m, "configs", (long long)x->configs);
+    fdt_emit_str(m, "best_config", x->best_config);
+    fdt_emit_real_opt(m, "best_ms", x->best_ms);
+    fdt_emit_real_opt(m, "best_gbs", x->best_gbs);
     fdt_emit_text(m, "\n%s: %zu configs recorded on %s; best %s, %.4f ms, %.0f GB/s\n", pk,
-                  rec->n, rec->device, best, x0->best_ms, gbs);
+                  x->configs, x->device, x->best_config, x->best_ms, x->best_gbs);
     fdt_emit_array(m, "strategies");
     fdt_emit_table(m, strategy_cols, NCOLS(strategy_cols));
-    for (int k = 0; k < nk; k++) {
+    for (int k = 0; k < x->n; k++) {
         fdt_emit_row(m, NULL);
-        fdt_emit_cell_str(m, fdt_search_kind_name(kinds[k]));
-        fdt_emit_cell_int(m, (long long)res[k].evals_to_best);
+        fdt_emit_cell_str(m, fdt_search_kind_name(x->kind[k]));
+        fdt_emit_cell_int(m, (long long)x->res[k].evals_to_best);
         for (int w = 0; w < FDT_REPLAY_NWITHIN; w++)
-            fdt_emit_cell_int(m, (long long)res[k].evals_within[w]);
+            fdt_emit_cell_int(m, (long long)x->res[k].evals_within[w]);
         fdt_emit_row_end(m);
     }
     fdt_emit_table_end(m);
     fdt_emit_end(m);
     fdt_emit_end(m);
-}
-
-int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
-                    fdt_db *db, const char *gpu, int strategy, uint64_t seed)
-{
-    fdt_err e;
-    int64_t pid = 0;
-    char pk[128];
-    fdt_problem_format(p, pk, sizeof pk);
-    if (fdt_db_problem_find(db, p, &pid, &e)) {
-        print_error("%s", e.msg);
-        return EXIT_ERROR;
-    }
-    recorded rec = {0};
-    dev_pick pick = {db, pid, &rec, &e, 0};
-    const char *filter = gpu && strcmp(gpu, "auto") ? dev->arch : NULL;
-    if (pid && fdt_db_devices(db, filter, pick_device, &pick, &e)) {
-        print_error("%s", e.msg);
-        return EXIT_ERROR;
-    }
-    if (pick.failed) {
-        print_error("%s", e.msg);
-        return EXIT_ERROR;
-    }
-    int rc = EXIT_OK;
-    if (rec.n == 0) {
-        print_error("replay: %s: the database has no evaluations for %s on %s", fdt_db_path(db),
-                    pk, dev->name);
-        rc = EXIT_FAIL;
-        goto out;
-    }
-    fdt_search_kind kinds[3] = {FDT_SEARCH_EXHAUSTIVE, FDT_SEARCH_RANDOM, FDT_SEARCH_MODEL};
-    fdt_replay res[3];
-    int nk = 0;
-    for (int k = 0; k < 3; k++) {
-        if (strategy >= 0 && (int)kinds[k] != strategy)
-            continue;
-        if (fdt_search_replay(kinds[k], rec.v, rec.n, rec.ms, NULL, p, dev, seed, &res[nk], &e)) {
-            print_error("replay: %s: %s", pk, e.msg);
-            rc = EXIT_FAIL;
-            goto out;
-        }
-        kinds[nk++] = kinds[k];
-    }
-    (void)json; /* the form was chosen by tune_out_offline_begin */
-    replay_render(&offline, p, fdt_recipe_path(r), &rec, kinds, res, nk);
-    emit_flush(&offline);
-out:
-    free(rec.v);
-    free(rec.key);
-    free(rec.ms);
-    free(rec.full);
-    return rc;
+    emit_flush(m);
 }

@@ -1,13 +1,11 @@
 /* Output of the tune command: the progress line or log lines while tuning, the summary
- * table (or JSON), and the two offline modes, --dry-run and --replay. */
+ * table (or JSON), and the results of the two offline modes, --dry-run and --replay. */
 #ifndef FDT_TUNE_OUTPUT_H
 #define FDT_TUNE_OUTPUT_H
 
 #include <stdio.h>
 
-#include "fdt_db.h"
-#include "fdt_recipe.h"
-#include "fdt_search.h"
+#include "fdt_offline.h"
 #include "fdt_tune.h"
 
 typedef struct tune_progress {
@@ -25,11 +23,9 @@ void tune_out_summary(int json, const fdt_device *info, const fdt_device *dev,
 
 void tune_out_offline_begin(int json, const fdt_device *dev, const char *mode);
 void tune_out_offline_end(int json);
-/* Returns an exit status. */
-int tune_out_dry_run(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
-                     fdt_search_kind k, int budget, int top);
-/* strategy < 0: all strategies. */
-int tune_out_replay(int json, fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
-                    fdt_db *db, const char *gpu, int strategy, uint64_t seed);
+/* One problem of the offline modes (fdt_tune_dry_run, fdt_tune_replay), recipe r's. */
+void tune_out_dry_run(int json, const fdt_recipe *r, const fdt_device *dev,
+                      const fdt_dry_run *d);
+void tune_out_replay(int json, const fdt_recipe *r, const fdt_replay_report *x);
 
 #endif

@@ -21,6 +21,19 @@ int fdt_err_set(fdt_err *e, const char *fmt, ...) FDT_PRINTF(2, 3);
 /* Prepends "what: " to the current message and returns -1. */
 int fdt_err_wrap(fdt_err *e, const char *fmt, ...) FDT_PRINTF(2, 3);
 
+/* What kind of outcome an operation that drives a whole command had (tune, retune, bench):
+ * the message says what happened, this says which kind, and the CLI maps it to an exit
+ * status (0, 1, 2, 3, 4, 5, 130 in this order). */
+typedef enum {
+    FDT_STATUS_OK,
+    FDT_STATUS_FAILED,      /* it ran and a check failed (no verified config, a regression) */
+    FDT_STATUS_USAGE,       /* the request cannot be met as given (names nothing here) */
+    FDT_STATUS_NO_GPU,      /* it needs a GPU and none is visible */
+    FDT_STATUS_ERROR,       /* operational: device, compiler, database, disk */
+    FDT_STATUS_BUSY,        /* another process holds what it needs (the retune lock) */
+    FDT_STATUS_INTERRUPTED, /* stopped by SIGINT or SIGTERM; what was done is kept */
+} fdt_status;
+
 /* ---- growable string ---- */
 typedef struct fdt_sb {
     char *s;

@@ -125,6 +125,8 @@ int fdt_db_run_finish(fdt_db *db, int64_t run_id, fdt_db_run_status status, fdt_
  * no longer exists (killed, crashed, power loss); *n says how many. */
 int fdt_db_run_mark_stale(fdt_db *db, int *n, fdt_err *e);
 int fdt_db_run_get(fdt_db *db, int64_t run_id, fdt_db_run *r, fdt_err *e);
+/* The same as a lookup: 0 with *found = 0 when there is no such run (an error is an error). */
+int fdt_db_run_find(fdt_db *db, int64_t run_id, fdt_db_run *r, int *found, fdt_err *e);
 
 /* ------------------------------------------------------------------ evaluations */
 

@@ -247,22 +247,33 @@ static void read_run(sqlite3_stmt *st, fdt_db_run *r)
     r->n_ok = sqlite3_column_int64(st, c++);
 }
 
-int fdt_db_run_get(fdt_db *db, int64_t run_id, fdt_db_run *r, fdt_err *e)
+int fdt_db_run_find(fdt_db *db, int64_t run_id, fdt_db_run *r, int *found, fdt_err *e)
 {
     sqlite3_stmt *st;
+    *found = 0;
     if (fdt_dbi_prepare(db, RUN_SELECT "WHERE r.id = :id", &st, e))
         return fdt_err_wrap(e, "run %lld", (long long)run_id);
     int rc = fdt_dbi_bind_int(st, ":id", run_id);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
+    if (rc == SQLITE_ROW) {
         read_run(st, r);
-    else if (rc == SQLITE_DONE)
-        fdt_err_set(e, "run %lld: no such run", (long long)run_id);
-    else
+        *found = 1;
+    } else if (rc != SQLITE_DONE) {
         fdt_dbi_fail(db, e, rc, "run %lld", (long long)run_id);
+    }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : -1;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int fdt_db_run_get(fdt_db *db, int64_t run_id, fdt_db_run *r, fdt_err *e)
+{
+    int found;
+    if (fdt_db_run_find(db, run_id, r, &found, e))
+        return -1;
+    if (!found)
+        return fdt_err_set(e, "run %lld: no such run", (long long)run_id);
+    return 0;
 }
 
 int fdt_db_runs(fdt_db *db, const fdt_db_filter *f, int limit, fdt_db_run_fn fn, void *ctx,

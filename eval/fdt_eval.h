@@ -4,7 +4,8 @@
  * and then verifies and times candidates. A candidate that crashes, hangs or corrupts the
  * context takes down the worker, not fdtune: the parent records the status and restarts it.
  * The parent never initialises a GPU driver itself; it compiles (in child processes) and
- * sends code objects to the worker. */
+ * sends code objects to the worker. Bench evaluates given configs: on a worker, or without a
+ * GPU by compiling them for the default targets. */
 #ifndef FDT_EVAL_H
 #define FDT_EVAL_H
 
@@ -120,6 +121,8 @@ int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, f
                      fdt_device *info, fdt_err *e);
 /* Measures the device-to-device copy bandwidth with buffers of `bytes` (each way). */
 int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err *e);
+/* The same on a worker of its own, started on visible device d and stopped after. */
+int fdt_device_copy_bandwidth(const fdt_device *d, size_t bytes, double *gbs, fdt_err *e);
 /* Prepares a problem: arrays, inputs, the verified reference, the copy bandwidth. */
 int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e);
 /* Verifies and (when correct) times one compiled candidate. Crashes and timeouts come back
@@ -144,5 +147,67 @@ int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
 int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                       const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,
                       fdt_eval_result *r, fdt_err *e);
+
+/* ---------------------------------------------------------------- bench: given configs */
+
+/* One config compiled for one target, where no GPU can run it. */
+typedef struct fdt_bench_compiled {
+    char config[256];      /* the config's text, "(verification kernels)" or "(reference)" */
+    const char *target;    /* the backend's default target (its example_arch) */
+    int ok;                /* compiled; else err says why */
+    fdt_rt_resources res;
+    double seconds;
+    fdt_err err;
+} fdt_bench_compiled;
+
+/* Without a GPU: compiles for every backend's default target what a GPU run of configs
+ * cfgs[0..n) would compile first, the verification kernels and the reference, then each
+ * config. *rows (malloc'ed, *nrows of them) in that order, a target after another per
+ * kernel; returns the number that failed, or -1 when memory runs out (e). */
+int fdt_bench_compile(const fdt_problem *p, const fdt_config *cfgs, int n,
+                      fdt_bench_compiled **rows, int *nrows, fdt_err *e);
+
+typedef struct fdt_bench_request {
+    fdt_problem p;
+    const fdt_config *cfgs;  /* the candidates, checked against p */
+    int n;
+    int timeout_s;           /* per candidate, verification and timing included */
+    long seed;               /* input data; < 0: the worker's default */
+    int probe;               /* a few launches per candidate instead of a full sample */
+} fdt_bench_request;
+
+typedef enum {
+    FDT_BENCH_SETUP, /* the worker is being started on the device and set up for p */
+    FDT_BENCH_BEGIN, /* candidate i of n begins */
+    FDT_BENCH_DONE,  /* candidate i of n is done: r */
+} fdt_bench_event_kind;
+
+typedef struct fdt_bench_event {
+    fdt_bench_event_kind kind;
+    const fdt_device *dev;
+    const fdt_problem *p;
+    int i, n;
+    const char *config;        /* BEGIN, DONE */
+    const fdt_eval_result *r;  /* DONE */
+} fdt_bench_event;
+
+typedef void (*fdt_bench_progress)(void *ctx, const fdt_bench_event *ev);
+
+typedef struct fdt_bench_result {
+    fdt_setup_result setup;  /* the reference check and the copy bandwidth */
+    uint64_t seed;           /* of the input data */
+    int restarts;            /* of the worker, after crashes or timeouts */
+    int n;                   /* results, one per candidate done */
+    fdt_eval_result *res;
+    int failures;            /* results not ok */
+} fdt_bench_result;
+
+/* On device d (a visible one): starts a worker, sets the problem up (verified reference,
+ * copy bandwidth), then verifies and times each candidate in turn. FDT_STATUS_ERROR when the
+ * worker cannot be started, set up or kept going (e); else FDT_STATUS_FAILED when a candidate
+ * is not ok, FDT_STATUS_OK. Free out with fdt_bench_result_free whatever it returns. */
+fdt_status fdt_bench_run(const fdt_bench_request *rq, const fdt_device *d,
+                         fdt_bench_progress cb, void *ctx, fdt_bench_result *out, fdt_err *e);
+void fdt_bench_result_free(fdt_bench_result *r);
 
 #endif

@@ -221,6 +221,15 @@ int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err 
     return 0;
 }
 
+int fdt_device_copy_bandwidth(const fdt_device *d, size_t bytes, double *gbs, fdt_err *e)
+{
+    fdt_worker *w = NULL;
+    int rc = fdt_worker_start(d->backend, d->index, NULL, &w, NULL, e) ||
+             fdt_worker_copy_bandwidth(w, bytes, gbs, e);
+    fdt_worker_stop(w);
+    return rc ? -1 : 0;
+}
+
 static int compile_for(fdt_worker *w, const char *src, const char *kernel, fdt_rt_code *code,
                        fdt_err *e)
 {

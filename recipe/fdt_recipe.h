@@ -133,6 +133,10 @@ int fdt_recipe_find_file(const char *file, const char *const *dirs, int ndirs, c
  * the order above, <op>.lua, then the first *.lua (sorted by name) whose `ops {}` lists op. */
 int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *dirs, int ndirs,
                            char *path, size_t n, fdt_err *e);
+/* The recipe a command uses for op: `override` (--recipe FILE) or the one found along
+ * fdtune's search path (fdt_recipe_install_dirs, fdt_recipe_find_for_op), loaded and checked
+ * to serve op. */
+int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_err *e);
 
 /* ------------------------------------------------------------------ catalogue */
 
@@ -153,6 +157,9 @@ typedef struct fdt_catalogue_entry {
 } fdt_catalogue_entry;
 
 int fdt_catalogue_load(const char *path, fdt_catalogue **out, fdt_err *e);
+/* The catalogue a command uses: gpus.lua found along fdtune's search path (as recipes are),
+ * loaded. */
+int fdt_catalogue_load_default(fdt_catalogue **out, fdt_err *e);
 int fdt_catalogue_load_text(const char *name, const char *text, size_t len, fdt_catalogue **out,
                             fdt_err *e);
 void fdt_catalogue_free(fdt_catalogue *c);

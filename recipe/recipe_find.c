@@ -2,7 +2,9 @@
  * the directories of FDTUNE_RECIPES, then those the caller names, normally the installed
  * share/fdtune/recipes and the source tree). A directory serves an operator through <op>.lua
  * or through any recipe whose `ops {}` lists it (lap.lua also serves wave); only the
- * directory's own *.lua files are recipes, so the modules in its lib/ never are. */
+ * directory's own *.lua files are recipes, so the modules in its lib/ never are. What the
+ * commands load comes from here too: the recipe of an operator and the GPU catalogue, found
+ * along fdtune's own search path. */
 #include "recipe_internal.h"
 
 #include <dirent.h>
@@ -105,4 +107,32 @@ int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *d
                            fdt_op_name(op), list, nbad, nbad == 1 ? "" : "s", bad.msg);
     return fdt_err_set(e, "no recipe for %s (looked for %s and ops { \"%s\" } in: %s)",
                        fdt_op_name(op), file, fdt_op_name(op), list);
+}
+
+int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_err *e)
+{
+    const char *dirs[4];
+    char store[4400], path[4200];
+    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
+    *r = NULL;
+    if (fdt_recipe_find_for_op(op, override, dirs, nd, path, sizeof path, e) ||
+        fdt_recipe_load(path, NULL, r, e))
+        return -1;
+    if (!fdt_recipe_serves(*r, op)) {
+        fdt_recipe_free(*r);
+        *r = NULL;
+        return fdt_err_set(e, "%s: the recipe does not serve %s (its ops {} list)", path,
+                           fdt_op_name(op));
+    }
+    return 0;
+}
+
+int fdt_catalogue_load_default(fdt_catalogue **out, fdt_err *e)
+{
+    const char *dirs[4];
+    char store[4400], path[4200];
+    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
+    if (fdt_recipe_find_file("gpus.lua", dirs, nd, path, sizeof path, e))
+        return fdt_err_wrap(e, "GPU catalogue");
+    return fdt_catalogue_load(path, out, e);
 }

@@ -1,4 +1,5 @@
-/* The registry of backends compiled into this binary, and small helpers they share. */
+/* The registry of backends compiled into this binary, the default targets (those whose
+ * compiler loads), and small helpers they share. */
 #include "rt_internal.h"
 
 #include <stdio.h>
@@ -27,6 +28,25 @@ const fdt_rt_backend *fdt_rt_backend_find(const char *name)
         if (!strcmp(backends[i]->name, name))
             return backends[i];
     return NULL;
+}
+
+int fdt_rt_default_targets(const char **targets, int max, fdt_rt_unavailable *skipped,
+                           int *nskipped)
+{
+    int n = 0;
+    *nskipped = 0;
+    for (int i = 0; i < fdt_rt_backend_count() && n < max; i++) {
+        const fdt_rt_backend *b = fdt_rt_backend_at(i);
+        char ver[64];
+        fdt_err e;
+        if (b->compiler_version(ver, sizeof ver, &e) == 0) {
+            targets[n++] = b->example_arch;
+        } else if (skipped) {
+            skipped[*nskipped].b = b;
+            skipped[(*nskipped)++].why = e;
+        }
+    }
+    return n;
 }
 
 const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e)

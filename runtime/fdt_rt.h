@@ -80,6 +80,17 @@ const fdt_rt_backend *fdt_rt_backend_find(const char *name);
  * fdtuned_arch_backend). */
 const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e);
 
+/* A backend whose compiler does not load, and why. */
+typedef struct fdt_rt_unavailable {
+    const fdt_rt_backend *b;
+    fdt_err why;
+} fdt_rt_unavailable;
+/* The default targets of this build: the example_arch of every backend whose compiler loads,
+ * in backend order, at most max; the other backends in skipped (may be NULL; room for every
+ * backend), *nskipped of them. Returns how many targets. */
+int fdt_rt_default_targets(const char **targets, int max, fdt_rt_unavailable *skipped,
+                           int *nskipped);
+
 /* Compiles in a child process (a compiler crash or hang becomes an error), through the
  * on-disk cache keyed by source, kernel, arch, compiler version and options. */
 int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel, const char *arch,

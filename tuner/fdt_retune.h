@@ -5,8 +5,9 @@
  * median beyond a threshold triggers a budgeted re-search of that problem; and a new best
  * is recorded (fdt_db_best_decide) only when it is faster than the old one beyond the
  * measurement noise of both. The decision rules are pure functions over timings and rows
- * (tested without a GPU); fdt_retune_problem strings them together with the GPU worker. A
- * lock file keeps two retunes off one database. This module never prints. */
+ * (tested without a GPU); fdt_retune_problem strings them together with the GPU worker, and
+ * fdt_retune_run is a whole retune over a tuning session. A lock file keeps two retunes off
+ * one database. This module never prints. */
 #ifndef FDT_RETUNE_H
 #define FDT_RETUNE_H
 
@@ -17,6 +18,7 @@
 #include "fdt_eval.h"
 #include "fdt_recipe.h"
 #include "fdt_decide.h"
+#include "fdt_session.h"
 #include "fdt_tune.h"
 
 #define FDT_RETUNE_TOP 3            /* configs measured again per problem: best + runners-up */
@@ -173,6 +175,91 @@ void fdt_retune_opts_default(fdt_retune_opts *o);
 int fdt_retune_problem(fdt_retune_ctx *ctx, const fdt_retune_item *it, fdt_recipe *rec,
                        const fdt_retune_opts *o, fdt_tune_progress cb, void *cbctx,
                        fdt_retune_outcome *out, fdt_err *e);
+
+/* ------------------------------------------------------------------ a whole retune */
+
+/* What `fdtune retune` asks for. */
+typedef struct fdt_retune_request {
+    const char *db_path;       /* the database to retune (it must exist); NULL: the default */
+    const char *gpu;           /* fdt_retune_filter's gpu, ops and (as seconds back) since */
+    unsigned ops;
+    double since_s;            /* 0: no cutoff */
+    fdt_retune_opts o;         /* of each problem (its stop is the session's) */
+    int timeout_s;             /* per candidate, verification and timing */
+    const char *fdtune_version; /* recorded in the environment */
+    fdt_probe_fn probe;        /* NULL: fdt_probe_devices (tests give a fake) */
+} fdt_retune_request;
+
+/* fdt_retune_opts_default's options, 30 s per candidate, the default database. */
+void fdt_retune_request_init(fdt_retune_request *rq);
+
+/* One visible GPU that had work. */
+typedef struct fdt_retune_gpu {
+    int live;                  /* its index in the report's probe */
+    int64_t run_id;            /* its retune run; 0: none began */
+    fdt_db_env env;            /* its environment now */
+    int started;               /* a worker ran on it */
+    char error[512];           /* why it could not be used */
+} fdt_retune_gpu;
+
+/* What a retune did. */
+typedef struct fdt_retune_report {
+    char db_path[4096];
+    char since[32];            /* the cutoff as the database writes times; "" when none */
+    fdt_probe probe;           /* the visible GPUs (or, with none, why) */
+    fdt_retune_plan plan;
+    fdt_retune_outcome *out;   /* one per plan item, */
+    int *done;                 /* filled where done[i] */
+    int ngpus;
+    fdt_retune_gpu gpus[FDT_MAX_DEVICES];
+    int ran;                   /* it got to the GPUs: the report is complete */
+    int interrupted;           /* the stop flag ended it */
+    int errors;                /* GPUs, problems or runs that failed operationally */
+} fdt_retune_report;
+
+typedef enum {
+    FDT_RETUNE_EV_LOCK_TAKEN,  /* text: the holder the lock file still named (gone) */
+    FDT_RETUNE_EV_STALE,       /* n: earlier runs marked interrupted */
+    FDT_RETUNE_EV_NOTHING,     /* the plan is empty; rep->plan says what was skipped */
+    FDT_RETUNE_EV_GPU_ERROR,   /* gpu cannot be used; text says why */
+    FDT_RETUNE_EV_BEGIN,       /* item, the k-th of the gpu's count, begins */
+    FDT_RETUNE_EV_END,         /* item is done: out; text: why it failed, NULL when it did not */
+    FDT_RETUNE_EV_ERROR,       /* text: an error that does not stop the retune */
+} fdt_retune_event_kind;
+
+typedef struct fdt_retune_event {
+    fdt_retune_event_kind kind;
+    const fdt_retune_report *rep;
+    const fdt_device *gpu;          /* GPU_ERROR, BEGIN, END: the visible device */
+    const fdt_retune_item *item;    /* BEGIN, END */
+    const fdt_retune_outcome *out;  /* END */
+    size_t k, count;                /* BEGIN, END: from 1 */
+    int n;                          /* STALE */
+    const char *text;
+} fdt_retune_event;
+
+typedef void (*fdt_retune_event_fn)(void *ctx, const fdt_retune_event *ev);
+
+/* A whole retune: opens the database (it must exist) and takes its retune lock
+ * (FDT_STATUS_BUSY when another retune holds it), opens a session on it (stale runs, probe:
+ * FDT_STATUS_NO_GPU), loads the catalogue, builds the plan for the visible GPUs and loads
+ * the recipes it needs (FDT_STATUS_USAGE when one cannot be), then GPU by GPU, a worker and
+ * a retune run each, revisits every item (fdt_retune_problem) until done or stopped. Events
+ * go to on_event as they happen, a re-search's progress to on_progress, both with ctx. The
+ * report is complete (rep->ran) when it got to the GPUs; the status is then
+ * fdt_retune_status's. Free rep with fdt_retune_report_free whatever it returns. */
+fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_event,
+                          fdt_tune_progress on_progress, void *ctx, fdt_retune_report *rep,
+                          fdt_err *e);
+void fdt_retune_report_free(fdt_retune_report *rep);
+
+/* The best regressed and nothing within the threshold was found, or nothing is verified any
+ * more: the retune failed for this problem. */
+int fdt_retune_unrecovered(const fdt_retune_outcome *o);
+
+/* The status of a completed retune: interrupted, else an operational error, else a problem
+ * unrecovered (FDT_STATUS_FAILED), else FDT_STATUS_OK. */
+fdt_status fdt_retune_status(const fdt_retune_report *rep);
 
 /* ------------------------------------------------------------------ lock */
 

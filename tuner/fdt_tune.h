@@ -1,8 +1,10 @@
 /* Tuning one problem on one GPU: the recipe's space, the strategy's choices, compilation in
  * a process pool, measurement in two stages (a cheap probe for every candidate, a full sample
  * for those within a margin of the best so far) on the GPU worker, and every outcome stored
- * as it happens, so an interrupted run loses nothing and a rerun resumes. Progress goes to a
- * callback; this module never prints. */
+ * as it happens, so an interrupted run loses nothing and a rerun resumes. A tuning run
+ * (fdt_tune_run) tunes the problem of each requested operator in turn on one GPU of a
+ * session, each with its plan of strategy and budget. Progress goes to a callback; this
+ * module never prints. */
 #ifndef FDT_TUNE_H
 #define FDT_TUNE_H
 
@@ -12,6 +14,7 @@
 #include "fdt_eval.h"
 #include "fdt_recipe.h"
 #include "fdt_search.h"
+#include "fdt_session.h"
 
 typedef struct fdt_tune_opts {
     fdt_search_kind strategy;
@@ -88,6 +91,48 @@ typedef struct fdt_tune_ctx {
 int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *r, const fdt_problem *p,
                      const fdt_tune_opts *o, fdt_tune_progress cb, void *cbctx,
                      fdt_tune_summary *out, fdt_err *e);
+
+/* ------------------------------------------------------------------ a tuning run */
+
+/* What `fdtune tune` asks for: one problem per operator, and how to search them. */
+typedef struct fdt_tune_request {
+    fdt_problem p;            /* the problem of every operator (its op is set per operator) */
+    unsigned ops;             /* the operators, bits 1u << fdt_op, tuned in operator order */
+    int have_strategy;        /* strategy was given: it wins over the recipe's */
+    fdt_search_kind strategy;
+    int budget;               /* evaluations per operator; 0: the recipe's */
+    double time_s;            /* no evaluation starts after this many seconds in all; 0: none */
+    int force;                /* measure again what the database already holds */
+    uint64_t seed;            /* random strategy */
+    int parallel;             /* compile processes; 0: the default (CPU cores) */
+    const char *command;      /* recorded with each run */
+} fdt_tune_request;
+
+/* No operator, the default problem options (seed 1), everything else from the recipes. */
+void fdt_tune_request_init(fdt_tune_request *rq);
+
+/* Strategy and budget of one operator: the request's, then the recipe's, then the model
+ * strategy with no budget. */
+void fdt_tune_plan(const fdt_tune_request *rq, const fdt_recipe *r, fdt_search_kind *k,
+                   int *budget);
+
+/* The outcome of a tuning run. */
+typedef struct fdt_tune_report {
+    int n;                           /* problems tuned, in operator order */
+    fdt_tune_summary sum[FDT_OP_COUNT];
+    int missing;                     /* of them, with no verified config */
+    int stopped;                     /* the session's stop flag was set */
+} fdt_tune_report;
+
+/* Tunes the problem of each requested operator on GPU g of session s with rec[op] (loaded
+ * for every requested operator) and the operator's plan (fdt_tune_plan), in operator order,
+ * until all are done, the time limit has passed or the stop flag is set. Returns
+ * FDT_STATUS_ERROR when a problem could not be tuned (e: "problem: why"), else
+ * FDT_STATUS_INTERRUPTED when stopped, FDT_STATUS_FAILED when a problem has no verified
+ * config, FDT_STATUS_OK. out holds the summaries of the problems done in every case. */
+fdt_status fdt_tune_run(const fdt_session *s, const fdt_session_gpu *g, fdt_recipe *const *rec,
+                        const fdt_tune_request *rq, fdt_tune_progress cb, void *cbctx,
+                        fdt_tune_report *out, fdt_err *e);
 
 /* Copies an evaluation result into a database row (status, stage, timings, resources). */
 void fdt_tune_result_to_row(const fdt_eval_result *r, const char *config, int64_t run_id,

@@ -226,6 +226,10 @@ typedef struct state {
     int64_t problem_id, run_id;
     double best_ms, copy_gbs, t0;
     int done, planned;
+    cand_list l;        /* the recipe's space */
+    cand base;          /* the recipe's default config, when not in the space */
+    fdt_search *s;
+    int run_open;       /* the run is begun and not finished yet */
 } state;
 
 static void emit(state *st, fdt_tune_event *ev)
@@ -384,62 +388,52 @@ static void release(cand *c)
     fdt_rt_code_free(&c->code);
 }
 
-int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem *p,
-                     const fdt_tune_opts *o, fdt_tune_progress cb, void *cbctx,
-                     fdt_tune_summary *out, fdt_err *e)
+/* The space (in st->l, indexed) and the baseline (out->base_config; st->base when valid). */
+static int prepare(state *st, fdt_recipe *rec, fdt_err *e)
 {
-    memset(out, 0, sizeof *out);
-    out->p = *p;
-    snprintf(out->recipe, sizeof out->recipe, "%s", fdt_recipe_name(rec));
-    snprintf(out->recipe_path, sizeof out->recipe_path, "%s", fdt_recipe_path(rec));
-    snprintf(out->strategy, sizeof out->strategy, "%s", fdt_search_kind_name(o->strategy));
-    state st = {.ctx = ctx, .p = p, .o = o, .cb = cb, .cbctx = cbctx, .out = out,
-                .t0 = fdt_now()};
-    cand_list l = {0};
-    cand base = {0};
-    fdt_search *s = NULL;
-    double *full_ms = NULL, *probe_ms = NULL;
-    int *failed = NULL, rc = -1, run_open = 0;
-
-    if (fdt_recipe_enumerate(rec, p, ctx->dev, push_config, &l, &out->stats, e))
-        goto done;
-    if (out->stats.stopped) {
-        fdt_err_set(e, "out of memory listing the space");
-        goto done;
-    }
-    if (l.n == 0) {
-        fdt_err_set(e, "recipe %s leaves no config for %s on %s (space %llu, all pruned)",
-                    fdt_recipe_name(rec), fdt_op_name(p->op), ctx->dev->name,
-                    (unsigned long long)out->stats.space);
-        goto done;
-    }
-    if (index_build(&l)) {
-        fdt_err_set(e, "out of memory");
-        goto done;
-    }
+    const fdt_tune_ctx *ctx = st->ctx;
+    fdt_tune_summary *out = st->out;
+    if (fdt_recipe_enumerate(rec, st->p, ctx->dev, push_config, &st->l, &out->stats, e))
+        return -1;
+    if (out->stats.stopped)
+        return fdt_err_set(e, "out of memory listing the space");
+    if (st->l.n == 0)
+        return fdt_err_set(e, "recipe %s leaves no config for %s on %s (space %llu, all pruned)",
+                           fdt_recipe_name(rec), fdt_op_name(st->p->op), ctx->dev->name,
+                           (unsigned long long)out->stats.space);
+    if (index_build(&st->l))
+        return fdt_err_set(e, "out of memory");
     /* the baseline: the recipe's default config, measured in this run */
-    if (fdt_recipe_default_config(rec, p, ctx->dev, &base.c, e))
-        goto done;
-    if (fdt_config_check(p, &base.c, e) == 0) {
+    cand *base = &st->base;
+    if (fdt_recipe_default_config(rec, st->p, ctx->dev, &base->c, e))
+        return -1;
+    if (fdt_config_check(st->p, &base->c, e) == 0) {
         out->have_base = 1;
-        fdt_config_format(&base.c, base.key, sizeof base.key);
-        snprintf(out->base_config, sizeof out->base_config, "%s", base.key);
+        fdt_config_format(&base->c, base->key, sizeof base->key);
+        snprintf(out->base_config, sizeof out->base_config, "%s", base->key);
     } else {
         snprintf(out->base_config, sizeof out->base_config, "(default not valid here: %s)",
                  e->msg);
     }
+    return 0;
+}
 
+/* The worker set up for the problem (copy bandwidth, verified reference), then the run. */
+static int begin_run(state *st, fdt_recipe *rec, fdt_err *e)
+{
+    const fdt_tune_ctx *ctx = st->ctx;
+    const fdt_tune_opts *o = st->o;
     fdt_setup_result setup;
     double ts = fdt_now();
-    if (fdt_worker_setup(ctx->w, p, &setup, e))
-        goto done;
-    out->setup_s = fdt_now() - ts;
-    st.copy_gbs = out->copy_gbs = setup.copy_gbs;
+    if (fdt_worker_setup(ctx->w, st->p, &setup, e))
+        return -1;
+    st->out->setup_s = fdt_now() - ts;
+    st->copy_gbs = st->out->copy_gbs = setup.copy_gbs;
     fdt_tune_event sev = {.kind = FDT_TUNE_SETUP, .setup = &setup};
-    emit(&st, &sev);
+    emit(st, &sev);
 
-    if (fdt_db_problem_id(ctx->db, p, &st.problem_id, e))
-        goto done;
+    if (fdt_db_problem_id(ctx->db, st->p, &st->problem_id, e))
+        return -1;
     fdt_db_run run;
     fdt_db_run_init(&run);
     run.kind = o->kind;
@@ -452,172 +446,212 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
     run.budget = o->budget;
     run.seed = o->seed;
     run.copy_gbs = setup.copy_gbs;
-    if (fdt_db_run_begin(ctx->db, &run, &st.run_id, e))
-        goto done;
-    run_open = 1;
-    out->run_id = st.run_id;
+    if (fdt_db_run_begin(ctx->db, &run, &st->run_id, e))
+        return -1;
+    st->run_open = 1;
+    st->out->run_id = st->run_id;
+    return 0;
+}
 
-    {
-        fdt_config *space = malloc(l.n * sizeof *space);
-        if (!space) {
-            fdt_err_set(e, "out of memory");
-            goto done;
-        }
-        for (size_t i = 0; i < l.n; i++)
-            space[i] = l.v[i].c;
-        int sr = fdt_search_new(o->strategy, space, l.n, p, ctx->dev, o->seed, &s, e);
-        free(space);
-        if (sr)
-            goto done;
-    }
+/* The strategy over the space; unless forced, what the database holds for this device and
+ * environment is reported to it as measured (never proposed again). */
+static int start_search(state *st, fdt_err *e)
+{
+    const fdt_tune_ctx *ctx = st->ctx;
+    cand_list *l = &st->l;
+    fdt_config *space = malloc(l->n * sizeof *space);
+    if (!space)
+        return fdt_err_set(e, "out of memory");
+    for (size_t i = 0; i < l->n; i++)
+        space[i] = l->v[i].c;
+    int sr = fdt_search_new(st->o->strategy, space, l->n, st->p, ctx->dev, st->o->seed, &st->s,
+                            e);
+    free(space);
+    if (sr)
+        return -1;
 
-    /* resume */
-    full_ms = calloc(l.n, sizeof *full_ms);
-    probe_ms = calloc(l.n, sizeof *probe_ms);
-    failed = calloc(l.n, sizeof *failed);
+    double *full_ms = calloc(l->n, sizeof *full_ms);
+    double *probe_ms = calloc(l->n, sizeof *probe_ms);
+    int *failed = calloc(l->n, sizeof *failed);
+    int rc = 0;
     if (!full_ms || !probe_ms || !failed) {
-        fdt_err_set(e, "out of memory");
-        goto done;
-    }
-    if (!o->force) {
-        resume_ctx rc2 = {&l, full_ms, probe_ms, failed};
-        if (fdt_db_evals(ctx->db, ctx->device_id, ctx->env_id, st.problem_id, resume_row, &rc2, e))
-            goto done;
-        for (size_t i = 0; i < l.n; i++) {
+        rc = fdt_err_set(e, "out of memory");
+    } else if (!st->o->force) {
+        resume_ctx rc2 = {l, full_ms, probe_ms, failed};
+        rc = fdt_db_evals(ctx->db, ctx->device_id, ctx->env_id, st->problem_id, resume_row, &rc2,
+                          e);
+        for (size_t i = 0; rc == 0 && i < l->n; i++) {
             double t = full_ms[i] > 0 ? full_ms[i] : probe_ms[i];
             if (!failed[i] && t <= 0)
                 continue;
-            l.v[i].measured = 1;
-            out->resumed++;
-            fdt_search_report(s, i, !failed[i] && t > 0, t);
-            if (full_ms[i] > 0 && (st.best_ms <= 0 || full_ms[i] < st.best_ms))
-                st.best_ms = full_ms[i];
+            l->v[i].measured = 1;
+            st->out->resumed++;
+            fdt_search_report(st->s, i, !failed[i] && t > 0, t);
+            if (full_ms[i] > 0 && (st->best_ms <= 0 || full_ms[i] < st->best_ms))
+                st->best_ms = full_ms[i];
         }
     }
-    fdt_tune_event pev = {.kind = FDT_TUNE_SPACE, .survivors = l.n, .resumed = out->resumed};
-    emit(&st, &pev);
+    free(full_ms);
+    free(probe_ms);
+    free(failed);
+    if (rc)
+        return -1;
+    fdt_tune_event pev = {.kind = FDT_TUNE_SPACE, .survivors = l->n, .resumed = st->out->resumed};
+    emit(st, &pev);
+    return 0;
+}
 
-    size_t remaining = l.n - out->resumed;
-    st.planned = (int)(o->budget > 0 && (size_t)o->budget < remaining ? (size_t)o->budget
-                                                                       : remaining);
-    /* the baseline, always measured in this run: the speedup compares like with like */
-    if (out->have_base) {
-        long bi = index_find(&l, base.key);
-        cand *bc = bi >= 0 && !l.v[bi].measured ? &l.v[bi] : &base;
-        double t = 0;
-        if (compile_batch(&st, &bc, 1, e))
-            goto done;
-        if (measure(&st, bc, "baseline", 1, &t, e))
-            goto done;
-        release(bc);
-        out->tried++;
-        if (t > 0) {
-            out->base_ms = t;
-            out->base_gbs = fdt_effective_bytes(p) / (t * 1e-3) / 1e9;
-        }
-        if (bi >= 0 && bc == &l.v[bi]) {
-            l.v[bi].measured = 1;
-            fdt_search_report(s, (size_t)bi, t > 0, t);
-            st.done++;
-        }
+/* The baseline, always measured in this run: the speedup compares like with like. */
+static int measure_baseline(state *st, fdt_err *e)
+{
+    fdt_tune_summary *out = st->out;
+    long bi = index_find(&st->l, st->base.key);
+    cand *bc = bi >= 0 && !st->l.v[bi].measured ? &st->l.v[bi] : &st->base;
+    double t = 0;
+    if (compile_batch(st, &bc, 1, e))
+        return -1;
+    if (measure(st, bc, "baseline", 1, &t, e))
+        return -1;
+    release(bc);
+    out->tried++;
+    if (t > 0) {
+        out->base_ms = t;
+        out->base_gbs = fdt_effective_bytes(st->p) / (t * 1e-3) / 1e9;
     }
-    /* batches: the model strategy adapts between batches, so its batches are small */
+    if (bi >= 0 && bc == &st->l.v[bi]) {
+        st->l.v[bi].measured = 1;
+        fdt_search_report(st->s, (size_t)bi, t > 0, t);
+        st->done++;
+    }
+    return 0;
+}
+
+/* 1 when the user or the time limit stops the search before the next evaluation. */
+static int stopping(state *st)
+{
+    const fdt_tune_opts *o = st->o;
+    const char *why = o->stop && *o->stop                          ? "interrupted"
+                      : o->deadline > 0 && fdt_now() > o->deadline ? "time limit"
+                                                                   : NULL;
+    if (!why)
+        return 0;
+    st->out->interrupted = 1;
+    snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
+    return 1;
+}
+
+/* Batch by batch, what the strategy proposes: compiled together, then measured one by one,
+ * until the strategy, the plan, the user or the time limit stops it. */
+static int search_loop(state *st, fdt_err *e)
+{
+    const fdt_tune_opts *o = st->o;
+    /* the model strategy adapts between batches, so its batches are small */
     size_t bmax = (size_t)(o->parallel > 0 ? o->parallel : 1) *
                   (o->strategy == FDT_SEARCH_MODEL ? 1 : 4);
     if (bmax > 256)
         bmax = 256;
     cand **batch = calloc(bmax, sizeof *batch);
     size_t *bidx = calloc(bmax, sizeof *bidx);
-    if (!batch || !bidx) {
-        free(batch);
-        free(bidx);
-        fdt_err_set(e, "out of memory");
-        goto done;
-    }
-    int failed_loop = 0;
-    while (!failed_loop) {
+    int failed = 0;
+    if (!batch || !bidx)
+        failed = fdt_err_set(e, "out of memory");
+    while (!failed) {
         size_t nb = 0, i;
-        while (nb < bmax && st.done + (int)nb < st.planned && fdt_search_next(s, &i) == 0) {
-            if (l.v[i].measured)
+        while (nb < bmax && st->done + (int)nb < st->planned && fdt_search_next(st->s, &i) == 0) {
+            if (st->l.v[i].measured)
                 continue; /* the baseline, already done */
             bidx[nb] = i;
-            batch[nb++] = &l.v[i];
+            batch[nb++] = &st->l.v[i];
         }
         if (nb == 0)
             break;
-        if (compile_batch(&st, batch, nb, e)) {
-            failed_loop = 1;
+        if (compile_batch(st, batch, nb, e)) {
+            failed = -1;
             break;
         }
-        for (size_t k = 0; k < nb; k++) {
-            if (o->stop && *o->stop) {
-                out->interrupted = 1;
-                snprintf(out->stop_reason, sizeof out->stop_reason, "interrupted");
-                break;
-            }
-            if (o->deadline > 0 && fdt_now() > o->deadline) {
-                out->interrupted = 1;
-                snprintf(out->stop_reason, sizeof out->stop_reason, "time limit");
-                break;
-            }
+        for (size_t k = 0; k < nb && !stopping(st); k++) {
             double t = 0;
-            if (measure(&st, batch[k], "full", 0, &t, e)) {
-                failed_loop = 1;
+            if (measure(st, batch[k], "full", 0, &t, e)) {
+                failed = -1;
                 break;
             }
             release(batch[k]);
             batch[k]->measured = 1;
-            out->tried++;
-            st.done++;
-            fdt_search_report(s, bidx[k], t > 0, t);
+            st->out->tried++;
+            st->done++;
+            fdt_search_report(st->s, bidx[k], t > 0, t);
         }
         for (size_t k = 0; k < nb; k++)
             release(batch[k]);
-        if (out->interrupted)
+        if (st->out->interrupted)
             break;
     }
     free(batch);
     free(bidx);
-    if (failed_loop)
-        goto done;
-    rc = 0;
-done:
-    if (run_open) {
+    return failed ? -1 : 0;
+}
+
+/* The run's end status, the decision (o->decide) and the summary's best. rc: so far. */
+static int finish(state *st, int rc, fdt_err *e)
+{
+    const fdt_tune_ctx *ctx = st->ctx;
+    fdt_tune_summary *out = st->out;
+    if (st->run_open) {
         fdt_err fe;
         fdt_db_run_status rs = rc ? FDT_DB_FAILED
                                : out->interrupted ? FDT_DB_INTERRUPTED
                                                   : FDT_DB_DONE;
-        if (fdt_db_run_finish(ctx->db, st.run_id, rs, &fe) && rc == 0) {
+        if (fdt_db_run_finish(ctx->db, st->run_id, rs, &fe) && rc == 0) {
             *e = fe;
             rc = -1;
         }
     }
-    if (rc == 0 && o->decide && decide_best(ctx, st.problem_id, st.run_id, e))
+    if (rc == 0 && st->o->decide && decide_best(ctx, st->problem_id, st->run_id, e))
         rc = -1;
     if (rc == 0) {
         /* the best this device and environment has for the problem, resumed or new */
         best_row b = {.have = 0};
-        if (fdt_db_top(ctx->db, ctx->device_id, st.problem_id, ctx->env_id, 1, take_best, &b, e))
+        if (fdt_db_top(ctx->db, ctx->device_id, st->problem_id, ctx->env_id, 1, take_best, &b, e))
             rc = -1;
         else if (b.have) {
             out->have_best = 1;
             snprintf(out->best_config, sizeof out->best_config, "%s", b.row.ev.config);
             out->best_ms = b.row.ev.time_ms;
-            out->best_gbs = fdt_effective_bytes(p) / (b.row.ev.time_ms * 1e-3) / 1e9;
+            out->best_gbs = fdt_effective_bytes(st->p) / (b.row.ev.time_ms * 1e-3) / 1e9;
             out->best_frac = out->copy_gbs > 0 ? out->best_gbs / out->copy_gbs : 0;
-            out->best_from_run = b.row.ev.run_id == st.run_id;
+            out->best_from_run = b.row.ev.run_id == st->run_id;
             if (out->base_ms > 0)
                 out->speedup = out->base_ms / out->best_ms;
         }
     }
-    out->wall_s = fdt_now() - st.t0;
+    out->wall_s = fdt_now() - st->t0;
     out->worker_restarts = fdt_worker_restarts(ctx->w);
-    fdt_search_free(s);
-    free(full_ms);
-    free(probe_ms);
-    free(failed);
-    fdt_rt_code_free(&base.code);
-    free(base.src);
-    free_list(&l);
+    return rc;
+}
+
+int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem *p,
+                     const fdt_tune_opts *o, fdt_tune_progress cb, void *cbctx,
+                     fdt_tune_summary *out, fdt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->p = *p;
+    snprintf(out->recipe, sizeof out->recipe, "%s", fdt_recipe_name(rec));
+    snprintf(out->recipe_path, sizeof out->recipe_path, "%s", fdt_recipe_path(rec));
+    snprintf(out->strategy, sizeof out->strategy, "%s", fdt_search_kind_name(o->strategy));
+    state st = {.ctx = ctx, .p = p, .o = o, .cb = cb, .cbctx = cbctx, .out = out,
+                .t0 = fdt_now()};
+    int rc = -1;
+    if (prepare(&st, rec, e) == 0 && begin_run(&st, rec, e) == 0 && start_search(&st, e) == 0) {
+        size_t remaining = st.l.n - out->resumed;
+        st.planned = (int)(o->budget > 0 && (size_t)o->budget < remaining ? (size_t)o->budget
+                                                                           : remaining);
+        if ((!out->have_base || measure_baseline(&st, e) == 0) && search_loop(&st, e) == 0)
+            rc = 0;
+    }
+    rc = finish(&st, rc, e);
+    fdt_search_free(st.s);
+    fdt_rt_code_free(&st.base.code);
+    free(st.base.src);
+    free_list(&st.l);
     return rc;
 }

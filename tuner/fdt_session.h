@@ -1,0 +1,88 @@
+/* A tuning session: what tune and retune set up before they measure anything, in one place.
+ * Opening one probes the visible GPUs (in a child process), resolves the GPU asked for
+ * through the catalogue, opens or creates the tuning database, marks interrupted the runs a
+ * killed fdtune left "running", and starts a GPU worker for each device it opens, with that
+ * device's database and environment ids. From the first worker on, SIGINT and SIGTERM set
+ * the session's stop flag (a second one kills, as always) until the session closes. The
+ * database and the stop flag belong to the session, the device, its ids and its worker to
+ * each of its GPUs, so one session can hold several GPUs of a node, a worker each, over one
+ * database. This module never prints or exits: failures come back as an fdt_status with a
+ * "what: why" message, and when no GPU is visible the probe says per backend why. */
+#ifndef FDT_SESSION_H
+#define FDT_SESSION_H
+
+#include <signal.h>
+
+#include "fdt_db.h"
+#include "fdt_eval.h"
+#include "fdt_recipe.h"
+
+/* Lists the visible devices (fdt_probe_devices, or a fake in tests). */
+typedef int (*fdt_probe_fn)(fdt_probe *p, fdt_err *e);
+
+typedef struct fdt_session_opts {
+    const char *db_path;      /* the database to open, created when missing (NULL: the
+                                 default path); opened only once a GPU is there to use */
+    fdt_db *db;               /* instead, one the caller opened and closes (retune opens it
+                                 first, for its lock); its stale runs are marked first */
+    const fdt_catalogue *cat; /* resolves `gpu` and completes device descriptions */
+    int select;               /* 1: open the GPU `gpu` names at once; 0: none yet */
+    const char *gpu;          /* catalogue name, alias or arch; NULL or "auto": the first */
+    const char *fdtune_version; /* recorded in each GPU's environment */
+    fdt_worker_opts worker;   /* of each GPU's worker */
+    fdt_probe_fn probe;       /* NULL: fdt_probe_devices */
+} fdt_session_opts;
+
+/* No database, no GPU selected, default worker options, the real probe. */
+void fdt_session_opts_init(fdt_session_opts *o);
+
+/* One GPU of the session. */
+typedef struct fdt_session_gpu {
+    int live;                 /* its index in the session's probe */
+    fdt_device dev;           /* the probe's description completed from the catalogue */
+    fdt_db_env env;           /* its software environment now */
+    int64_t device_id, env_id; /* in the session's database (keyed on the probe's description) */
+    fdt_worker *w;            /* NULL once stopped */
+} fdt_session_gpu;
+
+typedef struct fdt_session {
+    fdt_probe probe;          /* what the backends saw: the devices, or per backend why none */
+    fdt_db *db;
+    const fdt_catalogue *cat; /* completes the GPUs' descriptions (from the options; a caller
+                                 that loads it after opening sets it here) */
+    int stale;                /* earlier runs marked interrupted at open */
+    const volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM: stop after what is in flight */
+    int ngpus;
+    fdt_session_gpu gpu[FDT_MAX_DEVICES];
+    /* private */
+    fdt_session_opts o;
+    int own_db, catching;
+    struct sigaction old_int, old_term;
+} fdt_session;
+
+/* Resolves a GPU request (NULL or "auto": the first visible device; else a catalogue name,
+ * alias or arch, fdt_catalogue_find) against the visible devices p. dev: the device
+ * completed from the catalogue; *index: the visible device, or -1 when it is described from
+ * the catalogue only, which is allowed when !need_live (the offline modes). */
+int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p,
+                           int need_live, fdt_device *dev, int *index, fdt_err *e);
+
+/* Opens a session. Order: a database given open is dealt with first (stale runs); then the
+ * probe (none visible: FDT_STATUS_NO_GPU, s->probe says why); the selection (FDT_STATUS_USAGE
+ * when `gpu` names no visible device); the database by path, only now, so that nothing is
+ * created where nothing can be tuned; the selected GPU (fdt_session_add_gpu). Other failures
+ * are FDT_STATUS_ERROR. Whatever it returns, s is closed with fdt_session_close. */
+fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *e);
+
+/* Opens the visible device `live` as a GPU of the session: its description completed from
+ * the catalogue, its environment, their ids in the database and a started worker; the first
+ * worker arms the stop flag. *g (may be NULL) points at it. On failure nothing is added. */
+int fdt_session_add_gpu(fdt_session *s, int live, fdt_session_gpu **g, fdt_err *e);
+
+/* Stops one GPU's worker (its entry stays, with w NULL). */
+void fdt_session_stop_gpu(fdt_session_gpu *g);
+
+/* Stops the workers, restores the signal handlers and closes the database it opened. */
+void fdt_session_close(fdt_session *s);
+
+#endif

@@ -1,0 +1,164 @@
+/* The tuning session: probe, GPU selection through the catalogue, the database with its
+ * stale runs marked, a worker per GPU with its device and environment ids, and the stop flag
+ * that SIGINT and SIGTERM set while workers run (fdt_session.h). */
+#include "fdt_session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void fdt_session_opts_init(fdt_session_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    fdt_worker_opts_default(&o->worker);
+}
+
+int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p,
+                           int need_live, fdt_device *dev, int *index, fdt_err *e)
+{
+    *index = -1;
+    fdt_device_init(dev);
+    if (!gpu || !strcmp(gpu, "auto")) {
+        if (p->ndevices == 0)
+            return fdt_err_set(e, "--gpu auto: no GPU is visible%s", need_live ? "" :
+                               " (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100)");
+        *index = 0;
+        *dev = p->device[0];
+        fdt_catalogue_complete(cat, dev);
+        return 0;
+    }
+    if (fdt_catalogue_find(cat, gpu, p->device, p->ndevices, dev, e))
+        return -1;
+    /* which visible device is it? */
+    for (int i = 0; i < p->ndevices; i++) {
+        const fdt_catalogue_entry *m = fdt_catalogue_match(cat, &p->device[i]);
+        int same_entry = m && dev->catalogue[0] && !strcmp(m->dev.name, dev->catalogue);
+        int same_live = dev->live && fdt_device_same_model(&p->device[i], dev);
+        if (same_entry || same_live) {
+            *index = i;
+            *dev = p->device[i];
+            fdt_catalogue_complete(cat, dev);
+            return 0;
+        }
+    }
+    if (!need_live)
+        return 0; /* described from the catalogue */
+    fdt_sb vis;
+    fdt_sb_init(&vis);
+    for (int i = 0; i < p->ndevices; i++)
+        fdt_sb_printf(&vis, "%s%d: %s (%s)", i ? ", " : "", i, p->device[i].name,
+                      p->device[i].arch);
+    fdt_err_set(e, "--gpu %s: no visible device is a %s (visible: %s)", gpu, dev->name,
+                p->ndevices ? fdt_sb_str(&vis) : "none");
+    fdt_sb_free(&vis);
+    return -1;
+}
+
+/* ---------------------------------------------------------------- the stop flag */
+
+/* One per process: signal handlers cannot reach a session. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    if (stop_flag) { /* a second Ctrl-C: the user means it */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    stop_flag = 1;
+}
+
+static void catch_signals(fdt_session *s)
+{
+    if (s->catching)
+        return;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &s->old_int);
+    sigaction(SIGTERM, &sa, &s->old_term);
+    s->catching = 1;
+}
+
+/* ---------------------------------------------------------------- open and close */
+
+static int attach_db(fdt_session *s, fdt_db *db, fdt_err *e)
+{
+    s->db = db;
+    return fdt_db_run_mark_stale(db, &s->stale, e);
+}
+
+fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *e)
+{
+    memset(s, 0, sizeof *s);
+    s->o = *o;
+    s->cat = o->cat;
+    stop_flag = 0;
+    s->stop = &stop_flag;
+    if (o->db && attach_db(s, o->db, e))
+        return FDT_STATUS_ERROR;
+    if ((o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
+        return FDT_STATUS_ERROR;
+    if (s->probe.ndevices == 0) {
+        fdt_err_set(e, "no GPU is visible");
+        return FDT_STATUS_NO_GPU;
+    }
+    fdt_device dev;
+    int live = -1;
+    if (o->select && fdt_session_select_gpu(s->cat, o->gpu, &s->probe, 1, &dev, &live, e))
+        return FDT_STATUS_USAGE;
+    if (!o->db) {
+        fdt_db *db = NULL;
+        if (fdt_db_open(o->db_path, FDT_DB_CREATE, &db, e))
+            return FDT_STATUS_ERROR;
+        s->own_db = 1;
+        if (attach_db(s, db, e))
+            return FDT_STATUS_ERROR;
+    }
+    if (o->select && fdt_session_add_gpu(s, live, NULL, e))
+        return FDT_STATUS_ERROR;
+    return FDT_STATUS_OK;
+}
+
+int fdt_session_add_gpu(fdt_session *s, int live, fdt_session_gpu **out, fdt_err *e)
+{
+    if (live < 0 || live >= s->probe.ndevices || s->ngpus == FDT_MAX_DEVICES)
+        return fdt_err_set(e, "session: no visible device %d", live);
+    const fdt_device *info = &s->probe.device[live];
+    fdt_session_gpu *g = &s->gpu[s->ngpus];
+    memset(g, 0, sizeof *g);
+    g->live = live;
+    g->dev = *info;
+    fdt_catalogue_complete(s->cat, &g->dev);
+    fdt_db_env_from_device(info, s->o.fdtune_version, &g->env);
+    if (fdt_db_device_id(s->db, info, &g->device_id, e) ||
+        fdt_db_env_id(s->db, &g->env, &g->env_id, e) ||
+        fdt_worker_start(info->backend, info->index, &s->o.worker, &g->w, NULL, e))
+        return -1;
+    s->ngpus++;
+    catch_signals(s);
+    if (out)
+        *out = g;
+    return 0;
+}
+
+void fdt_session_stop_gpu(fdt_session_gpu *g)
+{
+    if (g->w)
+        fdt_worker_stop(g->w);
+    g->w = NULL;
+}
+
+void fdt_session_close(fdt_session *s)
+{
+    if (s->catching) {
+        sigaction(SIGINT, &s->old_int, NULL);
+        sigaction(SIGTERM, &s->old_term, NULL);
+        s->catching = 0;
+    }
+    for (int i = 0; i < s->ngpus; i++)
+        fdt_session_stop_gpu(&s->gpu[i]);
+    if (s->own_db)
+        fdt_db_close(s->db);
+    s->db = NULL;
+    s->own_db = 0;
+}
