@@ -26,20 +26,18 @@ static void describe_exit(fdt_err *e, const char *what, int status)
         fdt_err_set(e, "%s: child ended abnormally", what);
 }
 
-int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_ms,
-                     char **result, size_t *result_len, fdt_err *e)
+/* Forks a child that runs fn(arg) and sends its bytes back framed (CHILD_OK or CHILD_FAIL)
+ * through a pipe: *pid is the child, *fd the parent's end to read. */
+static int start_child(fdt_child_fn fn, void *arg, pid_t *pid_out, int *fd_out, fdt_err *e)
 {
-    *result = NULL;
-    if (result_len)
-        *result_len = 0;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
-        return fdt_err_set(e, "%s: pipe: %s", what, strerror(errno));
+        return fdt_err_set(e, "pipe: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return fdt_err_set(e, "%s: fork: %s", what, strerror(errno));
+        return fdt_err_set(e, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
@@ -52,12 +50,27 @@ int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_m
         _exit(st == 0 ? 0 : 3);
     }
     close(fds[1]);
+    *pid_out = pid;
+    *fd_out = fds[0];
+    return 0;
+}
+
+int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_ms,
+                     char **result, size_t *result_len, fdt_err *e)
+{
+    *result = NULL;
+    if (result_len)
+        *result_len = 0;
+    pid_t pid;
+    int fd;
+    if (start_child(fn, arg, &pid, &fd, e))
+        return fdt_err_wrap(e, "%s", what);
     uint32_t type = 0;
     void *data = NULL;
     size_t n = 0;
     fdt_err re;
-    int r = fdt_frame_read(fds[0], &type, &data, &n, timeout_ms, &re);
-    close(fds[0]);
+    int r = fdt_frame_read(fd, &type, &data, &n, timeout_ms, &re);
+    close(fd);
     if (r == 1) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
@@ -91,33 +104,6 @@ typedef struct slot {
     int fd;
     double deadline;
 } slot;
-
-static int start_child(fdt_child_fn fn, void *arg, slot *s, fdt_err *e)
-{
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return fdt_err_set(e, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return fdt_err_set(e, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        fdt_sb out;
-        fdt_sb_init(&out);
-        int rc = fn(arg, &out);
-        fdt_err we;
-        int st = fdt_frame_write(fds[1], rc == 0 ? CHILD_OK : CHILD_FAIL, fdt_sb_str(&out),
-                                 out.len, &we);
-        _exit(st == 0 ? 0 : 3);
-    }
-    close(fds[1]);
-    s->pid = pid;
-    s->fd = fds[0];
-    return 0;
-}
 
 /* Collects one child whose pipe is readable (or whose time is up). */
 static int finish_child(slot *s, const char *what, int timed_out, char **result, size_t *len,
@@ -189,7 +175,7 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
                 continue;
             slots[i].job = next;
             slots[i].deadline = fdt_now() + timeout_ms / 1000.0;
-            if (start_child(fn, args[next], &slots[i], &errs[next])) {
+            if (start_child(fn, args[next], &slots[i].pid, &slots[i].fd, &errs[next])) {
                 if (!started && !running) { /* cannot fork at all */
                     fdt_err_set(e, "%s", errs[next].msg);
                     free(slots);

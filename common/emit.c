@@ -1,11 +1,9 @@
 /* The emitter of fdt_emit.h: a JSON writer with a stack of open objects and arrays, a CSV
  * writer, and a text table that keeps its cells until the end to align the columns. Checks of
- * the caller's use are assertions that stay on in release builds: a wrong cell would
+ * the caller's use are FDT_REQUIRE checks, on in every build: a wrong cell would
  * otherwise shift every later field of a document that scripts read by key or by position. */
-#undef NDEBUG
 #include "fdt_emit.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,8 +38,8 @@ int fdt_emit_oom(const fdt_emit *m) { return m->oom || m->out->oom; }
 
 int fdt_emit_finish(fdt_emit *m, fdt_err *e)
 {
-    assert(m->depth == 0 && "fdt_emit_finish: an object or array is still open");
-    assert(!m->cols && "fdt_emit_finish: a table is still open");
+    FDT_REQUIRE(m->depth == 0, "fdt_emit_finish: an object or array is still open");
+    FDT_REQUIRE(!m->cols, "fdt_emit_finish: a table is still open");
     if (fdt_emit_oom(m))
         return fdt_err_set(e, "writing the output: out of memory");
     return 0;
@@ -127,15 +125,15 @@ static int json(const fdt_emit *m) { return m->mode == FDT_EMIT_JSON; }
 static void value_start(fdt_emit *m, const char *key)
 {
     if (m->depth == 0) {
-        assert(!key && "fdt_emit: a top-level value has no key");
-        assert(!m->closed && "fdt_emit: a second top-level value");
+        FDT_REQUIRE(!key, "fdt_emit: a top-level value has no key");
+        FDT_REQUIRE(!m->closed, "fdt_emit: a second top-level value");
         return;
     }
     fdt_emit_level *l = &m->lvl[m->depth - 1];
     if (l->close == '}')
-        assert(key && "fdt_emit: a member of an object needs a key");
+        FDT_REQUIRE(key, "fdt_emit: a member of an object needs a key");
     else
-        assert(!key && "fdt_emit: an array element takes no key");
+        FDT_REQUIRE(!key, "fdt_emit: an array element takes no key");
     if (!json(m)) {
         l->n++;
         return;
@@ -163,8 +161,8 @@ static void value_end(fdt_emit *m)
 
 static void open_value(fdt_emit *m, const char *key, char c, int lined)
 {
-    assert(!m->in_row && "fdt_emit: a row holds cells only (fdt_emit_cell_*)");
-    assert(m->depth < FDT_EMIT_MAXDEPTH && "fdt_emit: nested too deep");
+    FDT_REQUIRE(!m->in_row, "fdt_emit: a row holds cells only (fdt_emit_cell_*)");
+    FDT_REQUIRE(m->depth < FDT_EMIT_MAXDEPTH, "fdt_emit: nested too deep");
     value_start(m, key);
     if (json(m))
         fdt_sb_putn(m->out, &c, 1);
@@ -177,8 +175,8 @@ void fdt_emit_array_lined(fdt_emit *m, const char *key) { open_value(m, key, '['
 
 void fdt_emit_end(fdt_emit *m)
 {
-    assert(m->depth > 0 && "fdt_emit_end: nothing is open");
-    assert(!m->in_row && "fdt_emit_end: a row is open (fdt_emit_row_end)");
+    FDT_REQUIRE(m->depth > 0, "fdt_emit_end: nothing is open");
+    FDT_REQUIRE(!m->in_row, "fdt_emit_end: a row is open (fdt_emit_row_end)");
     fdt_emit_level *l = &m->lvl[--m->depth];
     if (json(m) && l->lined)
         indent(m->out, 2 * m->depth);
@@ -190,7 +188,7 @@ void fdt_emit_end(fdt_emit *m)
 /* One scalar: key, then the string str, or the literal lit (null when NULL). */
 static void scalar(fdt_emit *m, const char *key, const char *lit, const char *str)
 {
-    assert(!m->in_row && "fdt_emit: a row holds cells only (fdt_emit_cell_*)");
+    FDT_REQUIRE(!m->in_row, "fdt_emit: a row holds cells only (fdt_emit_cell_*)");
     value_start(m, key);
     if (json(m) && str)
         json_string(m->out, str);
@@ -201,13 +199,13 @@ static void scalar(fdt_emit *m, const char *key, const char *lit, const char *st
 
 void fdt_emit_str(fdt_emit *m, const char *key, const char *v)
 {
-    assert(v && "fdt_emit_str: NULL string");
+    FDT_REQUIRE(v, "fdt_emit_str: NULL string");
     scalar(m, key, NULL, v);
 }
 
 void fdt_emit_str_opt(fdt_emit *m, const char *key, const char *v)
 {
-    assert(v && "fdt_emit_str_opt: NULL string");
+    FDT_REQUIRE(v, "fdt_emit_str_opt: NULL string");
     scalar(m, key, NULL, *v ? v : NULL);
 }
 
@@ -228,7 +226,7 @@ void fdt_emit_int_opt(fdt_emit *m, const char *key, long long v)
 
 void fdt_emit_real(fdt_emit *m, const char *key, double v)
 {
-    assert(isfinite(v) && "fdt_emit_real: not finite (fdt_emit_real_opt writes null)");
+    FDT_REQUIRE(isfinite(v), "fdt_emit_real: not finite (fdt_emit_real_opt writes null)");
     fdt_emit_real_opt(m, key, v);
 }
 
@@ -249,7 +247,7 @@ void fdt_emit_null(fdt_emit *m, const char *key) { scalar(m, key, NULL, NULL); }
 
 void fdt_emit_text(fdt_emit *m, const char *fmt, ...)
 {
-    assert(!m->cols && "fdt_emit_text: a table is open; its text comes at fdt_emit_table_end");
+    FDT_REQUIRE(!m->cols, "fdt_emit_text: a table is open; its text comes at fdt_emit_table_end");
     if (m->mode != FDT_EMIT_TEXT)
         return;
     va_list ap;
@@ -313,23 +311,24 @@ static void csv_field(fdt_sb *b, const char *s)
 
 static void check_columns(const fdt_emit *m, const fdt_col *cols, int ncols)
 {
-    assert(ncols > 0 && ncols <= FDT_EMIT_MAXCOLS && "fdt_emit_table: 1..64 columns");
+    FDT_REQUIRE(ncols > 0 && ncols <= FDT_EMIT_MAXCOLS, "fdt_emit_table: 1..64 columns");
     for (int i = 0; i < ncols; i++) {
         const fdt_col *c = &cols[i];
         fdt_col_type t = base_type(c->type);
-        assert(c->key && c->label && "fdt_emit_table: a column needs a key and a label");
-        assert(c->type <= FDT_COL_BOOL_OPT && c->show <= FDT_SHOW_NONE);
-        assert((!c->fmt || ((t == FDT_COL_INT || t == FDT_COL_REAL) && fmt_ok(c->fmt, t))) &&
-               "fdt_emit_table: a table format must have one conversion of the column's type");
+        FDT_REQUIRE(c->key && c->label, "fdt_emit_table: a column needs a key and a label");
+        FDT_REQUIRE(c->type <= FDT_COL_BOOL_OPT && c->show <= FDT_SHOW_NONE,
+                    "fdt_emit_table: a column's type or visibility is out of range");
+        FDT_REQUIRE(!c->fmt || ((t == FDT_COL_INT || t == FDT_COL_REAL) && fmt_ok(c->fmt, t)),
+                    "fdt_emit_table: a table format must have one conversion of the column's type");
         for (int k = 0; k < i && shown(m, c) && m->mode != FDT_EMIT_TEXT; k++)
-            assert((!shown(m, &cols[k]) || strcmp(cols[k].key, c->key)) &&
-                   "fdt_emit_table: two data columns with one key");
+            FDT_REQUIRE(!shown(m, &cols[k]) || strcmp(cols[k].key, c->key),
+                        "fdt_emit_table: two data columns with one key");
     }
 }
 
 void fdt_emit_table(fdt_emit *m, const fdt_col *cols, int ncols)
 {
-    assert(!m->cols && "fdt_emit_table: the previous table is still open");
+    FDT_REQUIRE(!m->cols, "fdt_emit_table: the previous table is still open");
     check_columns(m, cols, ncols);
     m->cols = cols;
     m->ncols = ncols;
@@ -347,8 +346,8 @@ void fdt_emit_table(fdt_emit *m, const fdt_col *cols, int ncols)
 
 void fdt_emit_row(fdt_emit *m, const char *key)
 {
-    assert(m->cols && "fdt_emit_row: no table (fdt_emit_table)");
-    assert(!m->in_row && "fdt_emit_row: the previous row is still open");
+    FDT_REQUIRE(m->cols, "fdt_emit_row: no table (fdt_emit_table)");
+    FDT_REQUIRE(!m->in_row, "fdt_emit_row: the previous row is still open");
     if (json(m))
         open_value(m, key, '{', 0);
     m->in_row = 1;
@@ -358,8 +357,8 @@ void fdt_emit_row(fdt_emit *m, const char *key)
 
 void fdt_emit_row_end(fdt_emit *m)
 {
-    assert(m->in_row && "fdt_emit_row_end: no row is open");
-    assert(m->col == m->ncols && "fdt_emit_row_end: fewer cells than columns");
+    FDT_REQUIRE(m->in_row, "fdt_emit_row_end: no row is open");
+    FDT_REQUIRE(m->col == m->ncols, "fdt_emit_row_end: fewer cells than columns");
     m->in_row = 0;
     if (json(m))
         fdt_emit_end(m);
@@ -371,11 +370,11 @@ void fdt_emit_row_end(fdt_emit *m)
  * NULL when this form does not show it. Writes the separator (CSV) or key (JSON). */
 static const fdt_col *next_cell(fdt_emit *m, int type, int present)
 {
-    assert(m->in_row && "fdt_emit_cell: no row is open (fdt_emit_row)");
-    assert(m->col < m->ncols && "fdt_emit_cell: more cells than columns");
+    FDT_REQUIRE(m->in_row, "fdt_emit_cell: no row is open (fdt_emit_row)");
+    FDT_REQUIRE(m->col < m->ncols, "fdt_emit_cell: more cells than columns");
     const fdt_col *c = &m->cols[m->col++];
-    assert((type < 0 || base_type(c->type) == (fdt_col_type)type) &&
-           "fdt_emit_cell: the cell's type is not its column's");
+    FDT_REQUIRE(type < 0 || base_type(c->type) == (fdt_col_type)type,
+                "fdt_emit_cell: the cell's type is not its column's");
     if (!shown(m, c))
         return NULL;
     if (m->mode == FDT_EMIT_CSV && m->row_shown)
@@ -420,7 +419,7 @@ static int is_opt(const fdt_col *c) { return c->type >= FDT_COL_STR_OPT; }
 
 void fdt_emit_cell_str(fdt_emit *m, const char *v)
 {
-    assert(v && "fdt_emit_cell_str: NULL string");
+    FDT_REQUIRE(v, "fdt_emit_cell_str: NULL string");
     const fdt_col *c = next_cell(m, FDT_COL_STR, 1);
     if (!c)
         return;
@@ -450,7 +449,7 @@ void fdt_emit_cell_real(fdt_emit *m, double v)
     if (!c)
         return;
     if (!isfinite(v)) {
-        assert(is_opt(c) && "fdt_emit_cell_real: not finite in a column that is not _OPT");
+        FDT_REQUIRE(is_opt(c), "fdt_emit_cell_real: not finite in a column that is not _OPT");
         put_cell(m, "-", NULL, 0);
         return;
     }
@@ -534,8 +533,8 @@ static void write_table(fdt_emit *m)
 
 void fdt_emit_table_end(fdt_emit *m)
 {
-    assert(m->cols && "fdt_emit_table_end: no table is open");
-    assert(!m->in_row && "fdt_emit_table_end: a row is still open");
+    FDT_REQUIRE(m->cols, "fdt_emit_table_end: no table is open");
+    FDT_REQUIRE(!m->in_row, "fdt_emit_table_end: a row is still open");
     if (m->mode == FDT_EMIT_TEXT && m->nrows)
         write_table(m);
     free_cells(m);

@@ -1,7 +1,9 @@
-/* The "what: why" error buffer shared by all modules. */
+/* The "what: why" error buffer shared by all modules, and the report of a broken invariant
+ * (FDT_ASSERT). */
 #include "fdt_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int fdt_err_set(fdt_err *e, const char *fmt, ...)
@@ -35,4 +37,12 @@ int fdt_err_wrap(fdt_err *e, const char *fmt, ...)
     e->msg[wl + 1] = ' ';
     e->msg[wl + 2 + ol] = 0;
     return -1;
+}
+
+void fdt_assert_fail(const char *cond, const char *msg, const char *file, int line,
+                     const char *func)
+{
+    fprintf(stderr, "fdtune: internal error: %s:%d: %s: assertion '%s' failed: %s\n", file, line,
+            func, cond, msg);
+    abort();
 }

@@ -11,6 +11,24 @@
 
 #define FDT_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
+/* ---- invariants ----
+ * FDT_ASSERT(cond, "what must hold") states an invariant of fdtune's own code (never a check
+ * of input: input gets an fdt_err). Builds with FDTUNE_ASSERTS (the asan preset, and Debug
+ * builds) evaluate it and, when it fails, print file:line, the condition and the message on
+ * stderr and abort; other builds compile it out without evaluating cond. FDT_REQUIRE is the
+ * same check in every build, for misuse of an interface whose result would otherwise be
+ * silently wrong (e.g. a table row with a missing cell). Structures that must match across
+ * processes, GPU code or exported headers get _Static_assert instead. */
+#define FDT_REQUIRE(cond, msg) \
+    ((cond) ? (void)0 : fdt_assert_fail(#cond, (msg), __FILE__, __LINE__, __func__))
+#ifdef FDTUNE_ASSERTS
+#define FDT_ASSERT(cond, msg) FDT_REQUIRE(cond, msg)
+#else
+#define FDT_ASSERT(cond, msg) ((void)sizeof(!(cond)))
+#endif
+void fdt_assert_fail(const char *cond, const char *msg, const char *file, int line,
+                     const char *func) __attribute__((noreturn));
+
 /* ---- errors: fallible functions return 0 or -1 and fill one of these ---- */
 typedef struct fdt_err {
     char msg[2048];

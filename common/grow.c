@@ -7,6 +7,7 @@
 
 void *fdt_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
 {
+    FDT_ASSERT(size > 0 && first > 0 && n <= *cap, "arrays grow one element at a time");
     if (n < *cap)
         return v;
     size_t want = *cap ? 2 * *cap : first;

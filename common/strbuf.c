@@ -16,6 +16,8 @@ void fdt_sb_free(fdt_sb *b)
 
 static int reserve(fdt_sb *b, size_t extra)
 {
+    FDT_ASSERT(b->cap == 0 ? b->len == 0 && !b->s : b->len < b->cap && b->s[b->len] == 0,
+               "a string buffer holds len bytes and a NUL within cap");
     if (b->oom)
         return -1;
     if (b->len + extra + 1 <= b->cap)

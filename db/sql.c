@@ -64,6 +64,7 @@ int fdt_dbi_begin(fdt_db *db, fdt_err *e)
 {
     if (db->readonly)
         return fdt_err_set(e, "%s: opened read-only", db->path);
+    FDT_ASSERT(sqlite3_get_autocommit(db->h), "writes are single, unnested transactions");
     for (int attempt = 0;; attempt++) {
         int rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         if (rc == SQLITE_OK)
@@ -83,6 +84,7 @@ void fdt_dbi_rollback(fdt_db *db)
 
 int fdt_dbi_commit(fdt_db *db, fdt_err *e)
 {
+    FDT_ASSERT(!sqlite3_get_autocommit(db->h), "a commit ends a transaction fdt_dbi_begin began");
     for (int attempt = 0;; attempt++) {
         int rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
         if (rc == SQLITE_OK)

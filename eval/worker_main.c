@@ -23,11 +23,15 @@
 static const uint32_t POISON32 = 0x7fc0deadu, PAD32 = 0x7fc0fadeu;
 static const uint64_t POISON64 = 0x7ff8deaddeaddeadULL, PAD64 = 0x7ff8fadefadefadeULL;
 
-/* Mirror of `check` in templates/util.hip. */
+/* Mirror of `check` in templates/util.hip (80 bytes, all 8-byte fields): the compare kernels
+ * write it, the worker reads it back as bytes. */
 typedef struct dev_check {
     uint64_t bad, nonfinite, touched, checked, first_bad, first_touched, max_err_bits;
     double sse, ssr, unused;
 } dev_check;
+_Static_assert(sizeof(dev_check) == 80 && offsetof(dev_check, max_err_bits) == 48 &&
+                   offsetof(dev_check, sse) == 56 && offsetof(dev_check, unused) == 72,
+               "dev_check mirrors struct check of templates/util.hip field by field");
 
 typedef struct arrays {
     fdt_layout lay;

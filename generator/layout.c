@@ -167,8 +167,16 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
     int rc = fdtuned_geometry_make(&s, p->nx, p->ny, p->nz, &pg);
     if (rc != FDTUNED_FIT_OK)
         return fit_error(p, c, &s, &pg, rc, e);
+    FDT_ASSERT(pg.nlaunch == c->split && pg.nlaunch <= FDT_SPLIT_MAX,
+               "one launch per y subdomain");
     g->nlaunch = pg.nlaunch;
     memcpy(g->launch, pg.launch, (size_t)pg.nlaunch * sizeof pg.launch[0]);
+    for (int i = 0; i < g->nlaunch; i++)
+        FDT_ASSERT(g->launch[i].jbeg < g->launch[i].jend &&
+                       (i == 0 ? g->launch[i].jbeg == p->R
+                               : g->launch[i].jbeg == g->launch[i - 1].jend) &&
+                       (i + 1 < g->nlaunch || g->launch[i].jend == p->R + p->ny),
+                   "the launches write every interior row once, in order");
     return fdt_gen_shared(p, c, &g->shared_bytes, &g->shared_dynamic, e);
 }
 

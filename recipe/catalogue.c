@@ -22,17 +22,6 @@ struct fdt_catalogue {
     char chunk[64];
 };
 
-/* luaL_error with printf formats (lua_pushfstring knows no %lld). */
-static int cerror(lua_State *L, const char *fmt, ...) FDT_PRINTF(2, 3);
-static int cerror(lua_State *L, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return luaL_error(L, "%s", buf);
-}
 
 /* ---------------------------------------------------------------- the gpu {} directive */
 
@@ -60,11 +49,11 @@ static const char *str_field(lua_State *L, const char *k, size_t max)
         return NULL;
     }
     if (lua_type(L, -1) != LUA_TSTRING)
-        cerror(L, "gpu: %s: expected a string, got %s", k, fdt_luahost_typename(L, -1));
+        fdt_luahost_error(L, "gpu: %s: expected a string, got %s", k, fdt_luahost_typename(L, -1));
     size_t len;
     const char *s = lua_tolstring(L, -1, &len);
     if (len == 0 || len >= max)
-        cerror(L, "gpu: %s: must be 1 to %zu characters", k, max - 1);
+        fdt_luahost_error(L, "gpu: %s: must be 1 to %zu characters", k, max - 1);
     lua_pop(L, 1); /* the table keeps the string alive */
     return s;
 }
@@ -79,9 +68,9 @@ static long long int_field(lua_State *L, const char *k, long long def, long long
     }
     long long v;
     if (fdt_luahost_tointeger(L, -1, &v))
-        cerror(L, "gpu: %s: expected an integer, got %s", k, fdt_luahost_typename(L, -1));
+        fdt_luahost_error(L, "gpu: %s: expected an integer, got %s", k, fdt_luahost_typename(L, -1));
     if (v < min || v > max)
-        cerror(L, "gpu: %s: %lld is out of range (%lld..%lld)", k, v, min, max);
+        fdt_luahost_error(L, "gpu: %s: %lld is out of range (%lld..%lld)", k, v, min, max);
     lua_pop(L, 1);
     return v;
 }
@@ -94,7 +83,7 @@ static int list_field(lua_State *L, const char *k, char out[][48], int max)
         return 0;
     }
     if (!lua_istable(L, -1))
-        cerror(L, "gpu: %s: expected a list of strings, got %s", k, fdt_luahost_typename(L, -1));
+        fdt_luahost_error(L, "gpu: %s: expected a list of strings, got %s", k, fdt_luahost_typename(L, -1));
     int n = (int)luaL_len(L, -1);
     lua_Integer count = 0;
     lua_pushnil(L);
@@ -103,14 +92,14 @@ static int list_field(lua_State *L, const char *k, char out[][48], int max)
         count++;
     }
     if (count != n)
-        cerror(L, "gpu: %s: expected a list of strings (keys 1..n)", k);
+        fdt_luahost_error(L, "gpu: %s: expected a list of strings (keys 1..n)", k);
     if (n > max)
-        cerror(L, "gpu: %s: at most %d entries", k, max);
+        fdt_luahost_error(L, "gpu: %s: at most %d entries", k, max);
     for (int i = 1; i <= n; i++) {
         lua_rawgeti(L, -1, i);
         size_t len;
         if (lua_type(L, -1) != LUA_TSTRING || (lua_tolstring(L, -1, &len), len == 0 || len >= 48))
-            cerror(L, "gpu: %s: entry #%d must be a string of 1 to 47 characters", k, i);
+            fdt_luahost_error(L, "gpu: %s: entry #%d must be a string of 1 to 47 characters", k, i);
         snprintf(out[i - 1], 48, "%s", lua_tostring(L, -1));
         lua_pop(L, 1);
     }
@@ -136,7 +125,7 @@ static void check_keys(lua_State *L)
     while (lua_next(L, 1)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            cerror(L, "gpu: keys must be field names");
+            fdt_luahost_error(L, "gpu: keys must be field names");
         const char *k = lua_tostring(L, -1);
         size_t i = 0;
         while (i < NKEYS && strcmp(keys[i].name, k))
@@ -150,13 +139,13 @@ static void check_keys(lua_State *L)
         for (size_t i = 0; i < NKEYS; i++)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
                                      keys[i].name);
-        cerror(L, "gpu: unknown field '%s' (fields: %s)", bad, names);
+        fdt_luahost_error(L, "gpu: unknown field '%s' (fields: %s)", bad, names);
     }
     for (size_t i = 0; i < NKEYS; i++)
         if (keys[i].required) {
             lua_getfield(L, 1, keys[i].name);
             if (lua_isnil(L, -1))
-                cerror(L, "gpu: missing field '%s'", keys[i].name);
+                fdt_luahost_error(L, "gpu: missing field '%s'", keys[i].name);
             lua_pop(L, 1);
         }
 }
@@ -166,15 +155,15 @@ static int d_gpu(lua_State *L)
     fdt_catalogue *cat = lua_touserdata(L, lua_upvalueindex(1));
     fdt_luahost *h = lua_touserdata(L, lua_upvalueindex(2));
     if (h->frozen)
-        return cerror(L, "gpu: only at the top level of the catalogue");
+        return fdt_luahost_error(L, "gpu: only at the top level of the catalogue");
     if (lua_gettop(L) != 1 || !lua_istable(L, 1))
-        return cerror(L, "gpu: expected gpu { name = \"...\", ... }");
+        return fdt_luahost_error(L, "gpu: expected gpu { name = \"...\", ... }");
     check_keys(L);
     if (cat->n == cat->cap) {
         int cap = cat->cap ? 2 * cat->cap : 32;
         fdt_catalogue_entry *v = realloc(cat->v, (size_t)cap * sizeof *v);
         if (!v)
-            return cerror(L, "gpu: out of memory");
+            return fdt_luahost_error(L, "gpu: out of memory");
         cat->v = v;
         cat->cap = cap;
     }
@@ -186,19 +175,19 @@ static int d_gpu(lua_State *L)
     snprintf(d->catalogue, sizeof d->catalogue, "%s", d->name);
     const char *vendor = str_field(L, "vendor", sizeof d->vendor);
     if (strcmp(vendor, "AMD") && strcmp(vendor, "NVIDIA"))
-        return cerror(L, "gpu %s: vendor '%s' is not AMD or NVIDIA", d->name, vendor);
+        return fdt_luahost_error(L, "gpu %s: vendor '%s' is not AMD or NVIDIA", d->name, vendor);
     snprintf(d->vendor, sizeof d->vendor, "%s", vendor);
     const char *arch = str_field(L, "arch", sizeof d->arch);
     lower_arch(arch, d->arch, sizeof d->arch);
     const char *want = !strcmp(vendor, "AMD") ? "gfx" : "sm_";
     if (strcmp(fdtuned_arch_vendor(d->arch), vendor) || strcmp(d->arch, arch))
-        return cerror(L, "gpu %s: arch '%s' should look like %s... (lower case, no features)",
+        return fdt_luahost_error(L, "gpu %s: arch '%s' should look like %s... (lower case, no features)",
                       d->name, arch, want);
     snprintf(d->backend, sizeof d->backend, "%s", fdtuned_arch_backend(d->arch));
     d->compute_units = (int)int_field(L, "compute_units", 0, 1, 100000);
     d->warp_size = (int)int_field(L, "warp_size", 0, 1, 1024);
     if (d->warp_size != 32 && d->warp_size != 64)
-        return cerror(L, "gpu %s: warp_size %d is not 32 or 64", d->name, d->warp_size);
+        return fdt_luahost_error(L, "gpu %s: warp_size %d is not 32 or 64", d->name, d->warp_size);
     d->max_threads_per_block = (int)int_field(L, "max_threads_per_block", 1024, 1, 1 << 20);
     d->shared_per_block = (int)int_field(L, "shared_per_block", 0, 1, 1 << 30);
     d->shared_per_block_optin =
@@ -209,7 +198,7 @@ static int d_gpu(lua_State *L)
     d->mem_bytes = int_field(L, "mem_bytes", 0, 1, 1LL << 50);
     lua_getfield(L, 1, "peak_bw_gbs");
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
-        return cerror(L, "gpu %s: peak_bw_gbs: expected a positive number, got %s", d->name,
+        return fdt_luahost_error(L, "gpu %s: peak_bw_gbs: expected a positive number, got %s", d->name,
                       fdt_luahost_typename(L, -1));
     d->peak_bw_gbs = lua_tonumber(L, -1);
     lua_pop(L, 1);
@@ -231,10 +220,10 @@ static int d_gpu(lua_State *L)
     for (int i = 0; i < nmine; i++) {
         const char *text = i ? g->aliases[i - 1] : d->name;
         if (!mine[i][0])
-            return cerror(L, "gpu %s: '%s' has no letters or digits", d->name, text);
+            return fdt_luahost_error(L, "gpu %s: '%s' has no letters or digits", d->name, text);
         if ((!strncmp(mine[i], "gfx", 3) && isdigit((unsigned char)mine[i][3])) ||
             (!strncmp(mine[i], "sm", 2) && isdigit((unsigned char)mine[i][2])))
-            return cerror(L, "gpu %s: '%s' looks like an architecture; architectures are "
+            return fdt_luahost_error(L, "gpu %s: '%s' looks like an architecture; architectures are "
                              "matched through 'arch', not as names", d->name, text);
         for (int j = 0; j < cat->n; j++) {
             const fdt_catalogue_entry *o = &cat->v[j];
@@ -242,7 +231,7 @@ static int d_gpu(lua_State *L)
             for (int a = -1; a < o->naliases; a++) {
                 fdt_luahost_normalize(a < 0 ? o->dev.name : o->aliases[a], t, sizeof t);
                 if (!strcmp(t, mine[i]))
-                    return cerror(L, "gpu %s: '%s' already names %s (line %d)", d->name, text,
+                    return fdt_luahost_error(L, "gpu %s: '%s' already names %s (line %d)", d->name, text,
                                   o->dev.name, o->line);
             }
         }

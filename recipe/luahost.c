@@ -564,3 +564,13 @@ void fdt_luahost_normalize(const char *s, char *out, size_t n)
             out[k++] = (char)tolower((unsigned char)*s);
     out[k] = 0;
 }
+
+int fdt_luahost_error(lua_State *L, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return luaL_error(L, "%s", buf);
+}

@@ -87,6 +87,10 @@ void fdt_luahost_where(lua_State *L, int level, char *buf, size_t n);
  * (buf untouched) when it is not a Lua function. */
 int fdt_luahost_func_where(lua_State *L, int idx, char *buf, size_t n);
 
+/* luaL_error with printf formats (lua_pushfstring knows no %lld or %g): raises the message
+ * at the position of the Lua code calling the current C function. Never returns. */
+int fdt_luahost_error(lua_State *L, const char *fmt, ...) FDT_PRINTF(2, 3);
+
 /* Human-readable type of a value for messages: "an integer", "a string", ... */
 const char *fdt_luahost_typename(lua_State *L, int idx);
 

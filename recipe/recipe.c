@@ -102,24 +102,12 @@ int fdt_recipe_check_value(lua_State *L, int idx, const fdt_param_info *pi, int 
 
 /* ---------------------------------------------------------------- directive plumbing */
 
-/* luaL_error with printf formats (lua_pushfstring knows no %lld or %g); the position is that
- * of the Lua code calling the current C function. */
-static int rerror(lua_State *L, const char *fmt, ...) FDT_PRINTF(2, 3);
-static int rerror(lua_State *L, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return luaL_error(L, "%s", buf);
-}
 
 static fdt_recipe *self(lua_State *L, const char *directive)
 {
     fdt_recipe *r = lua_touserdata(L, lua_upvalueindex(1));
     if (r->host.frozen)
-        rerror(L, "%s: directives belong at the top level of a recipe, not inside its "
+        fdt_luahost_error(L, "%s: directives belong at the top level of a recipe, not inside its "
                       "functions", directive);
     return r;
 }
@@ -127,7 +115,7 @@ static fdt_recipe *self(lua_State *L, const char *directive)
 static void want_args(lua_State *L, int n, const char *usage)
 {
     if (lua_gettop(L) != n)
-        rerror(L, "expected %s (got %d argument%s)", usage, lua_gettop(L),
+        fdt_luahost_error(L, "expected %s (got %d argument%s)", usage, lua_gettop(L),
                    lua_gettop(L) == 1 ? "" : "s");
 }
 
@@ -163,7 +151,7 @@ static const char *earlier(lua_State *L, const char *file, int line, char *buf, 
 static int list_len(lua_State *L, int idx, const char *what)
 {
     if (!lua_istable(L, idx))
-        rerror(L, "%s: expected a list { ... }, got %s", what, fdt_luahost_typename(L, idx));
+        fdt_luahost_error(L, "%s: expected a list { ... }, got %s", what, fdt_luahost_typename(L, idx));
     lua_Integer n = luaL_len(L, idx);
     lua_Integer keys = 0;
     lua_pushnil(L);
@@ -171,19 +159,19 @@ static int list_len(lua_State *L, int idx, const char *what)
         lua_pop(L, 1);
         lua_Integer k;
         if (!lua_isinteger(L, -1) || (k = lua_tointeger(L, -1)) < 1 || k > n)
-            rerror(L, "%s: expected a list, but it has the key %s", what,
+            fdt_luahost_error(L, "%s: expected a list, but it has the key %s", what,
                        luaL_tolstring(L, -1, NULL));
         keys++;
     }
     if (keys != n)
-        rerror(L, "%s: the list has holes (nil values)", what);
+        fdt_luahost_error(L, "%s: the list has holes (nil values)", what);
     return (int)n;
 }
 
 static const fdt_param_info *known_param(lua_State *L, int idx, const char *directive)
 {
     if (lua_type(L, idx) != LUA_TSTRING)
-        rerror(L, "%s: expected a parameter name (a string), got %s", directive,
+        fdt_luahost_error(L, "%s: expected a parameter name (a string), got %s", directive,
                    fdt_luahost_typename(L, idx));
     const char *name = lua_tostring(L, idx);
     const fdt_param_info *pi = fdt_config_param(name);
@@ -196,7 +184,7 @@ static const fdt_param_info *known_param(lua_State *L, int idx, const char *dire
         for (size_t i = 0; i < np && used < sizeof names; i++)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
                                      all[i].name);
-        rerror(L, "%s '%s': unknown parameter (known: %s)", directive, name, names);
+        fdt_luahost_error(L, "%s '%s': unknown parameter (known: %s)", directive, name, names);
     }
     return pi;
 }
@@ -224,7 +212,7 @@ static int d_ops(lua_State *L)
     fdt_recipe *r = self(L, "ops");
     want_args(L, 1, "ops { \"lap\", \"wave\" }");
     if (r->seen_ops)
-        return rerror(L, "ops: given twice");
+        return fdt_luahost_error(L, "ops: given twice");
     if (lua_type(L, 1) == LUA_TSTRING) {
         lua_createtable(L, 1, 0);
         lua_pushvalue(L, 1);
@@ -233,19 +221,19 @@ static int d_ops(lua_State *L)
     }
     int n = list_len(L, 1, "ops");
     if (n == 0)
-        return rerror(L, "ops: the list is empty");
+        return fdt_luahost_error(L, "ops: the list is empty");
     unsigned ops = 0;
     for (int i = 1; i <= n; i++) {
         lua_rawgeti(L, 1, i);
         if (lua_type(L, -1) != LUA_TSTRING)
-            return rerror(L, "ops: entry #%d is %s, expected an operator name", i,
+            return fdt_luahost_error(L, "ops: entry #%d is %s, expected an operator name", i,
                               fdt_luahost_typename(L, -1));
         fdt_op op;
         fdt_err e;
         if (fdt_op_parse(lua_tostring(L, -1), &op, &e))
-            return rerror(L, "ops: %s", e.msg);
+            return fdt_luahost_error(L, "ops: %s", e.msg);
         if (ops & (1u << op))
-            return rerror(L, "ops: '%s' listed twice", lua_tostring(L, -1));
+            return fdt_luahost_error(L, "ops: '%s' listed twice", lua_tostring(L, -1));
         ops |= 1u << op;
         lua_pop(L, 1);
     }
@@ -259,16 +247,16 @@ static int d_name(lua_State *L)
     fdt_recipe *r = self(L, "name");
     want_args(L, 1, "name \"text\"");
     if (r->seen_name)
-        return rerror(L, "name: given twice");
+        return fdt_luahost_error(L, "name: given twice");
     if (lua_type(L, 1) != LUA_TSTRING)
-        return rerror(L, "name: expected a string, got %s", fdt_luahost_typename(L, 1));
+        return fdt_luahost_error(L, "name: expected a string, got %s", fdt_luahost_typename(L, 1));
     size_t len;
     const char *s = lua_tolstring(L, 1, &len);
     if (len == 0 || len >= sizeof r->name)
-        return rerror(L, "name: must be 1 to %d characters", (int)sizeof r->name - 1);
+        return fdt_luahost_error(L, "name: must be 1 to %d characters", (int)sizeof r->name - 1);
     for (size_t i = 0; i < len; i++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", s[i]))
-            return rerror(L, "name '%s': use letters, digits, '_', '.' and '-' only", s);
+            return fdt_luahost_error(L, "name '%s': use letters, digits, '_', '.' and '-' only", s);
     snprintf(r->name, sizeof r->name, "%s", s);
     r->seen_name = 1;
     return 0;
@@ -282,39 +270,39 @@ static int d_param(lua_State *L)
     const fdt_param_info *pi = known_param(L, 1, "param");
     const recipe_param *prev = listed(r, pi);
     if (prev)
-        return rerror(L, "param '%s': listed twice (first at %s)", pi->name,
+        return fdt_luahost_error(L, "param '%s': listed twice (first at %s)", pi->name,
                       earlier(L, prev->file, prev->line, at, sizeof at));
     const recipe_step *d = derived(r, pi);
     if (d)
-        return rerror(L, "param '%s': already derived at %s", pi->name,
+        return fdt_luahost_error(L, "param '%s': already derived at %s", pi->name,
                       earlier(L, d->file, d->line, at, sizeof at));
     if (r->nparams >= RECIPE_MAX_PARAMS)
-        return rerror(L, "param '%s': too many parameters", pi->name);
+        return fdt_luahost_error(L, "param '%s': too many parameters", pi->name);
     char what[64];
     snprintf(what, sizeof what, "param '%s'", pi->name);
     int n = list_len(L, 2, what);
     if (n == 0)
-        return rerror(L, "param '%s': the value list is empty", pi->name);
+        return fdt_luahost_error(L, "param '%s': the value list is empty", pi->name);
     /* The slot owns the array from here on, so an error below leaks nothing. */
     recipe_param *rp = &r->params[r->nparams];
     free(rp->values);
     rp->values = calloc((size_t)n, sizeof *rp->values);
     if (!rp->values)
-        return rerror(L, "param '%s': out of memory", pi->name);
+        return fdt_luahost_error(L, "param '%s': out of memory", pi->name);
     for (int i = 0; i < n; i++) {
         char why[256], text[64];
         lua_rawgeti(L, 2, i + 1);
         if (fdt_recipe_check_value(L, -1, pi, &rp->values[i], why, sizeof why))
-            return rerror(L, "param '%s': value #%d: %s", pi->name, i + 1, why);
+            return fdt_luahost_error(L, "param '%s': value #%d: %s", pi->name, i + 1, why);
         lua_pop(L, 1);
         for (int j = 0; j < i; j++)
             if (rp->values[j] == rp->values[i]) {
                 fdt_recipe_format_value(pi, rp->values[i], text, sizeof text);
-                return rerror(L, "param '%s': value %s listed twice", pi->name, text);
+                return fdt_luahost_error(L, "param '%s': value %s listed twice", pi->name, text);
             }
     }
     if (r->space * (uint64_t)n > RECIPE_MAX_SPACE)
-        return rerror(L, "param '%s': the space grows to %llu points, more than %llu "
+        return fdt_luahost_error(L, "param '%s': the space grows to %llu points, more than %llu "
                              "(split the recipe or shorten the lists)", pi->name,
                           (unsigned long long)(r->space * (uint64_t)n),
                           (unsigned long long)RECIPE_MAX_SPACE);
@@ -329,7 +317,7 @@ static int d_param(lua_State *L)
 static recipe_step *new_step(lua_State *L, fdt_recipe *r, const char *directive)
 {
     if (r->nsteps >= RECIPE_MAX_STEPS)
-        rerror(L, "%s: too many derives and constraints (at most %d)", directive,
+        fdt_luahost_error(L, "%s: too many derives and constraints (at most %d)", directive,
                    RECIPE_MAX_STEPS);
     return &r->steps[r->nsteps];
 }
@@ -342,14 +330,14 @@ static int d_derive(lua_State *L)
     const fdt_param_info *pi = known_param(L, 1, "derive");
     const recipe_param *lp = listed(r, pi);
     if (lp)
-        return rerror(L, "derive '%s': already listed by param at %s", pi->name,
+        return fdt_luahost_error(L, "derive '%s': already listed by param at %s", pi->name,
                       earlier(L, lp->file, lp->line, at, sizeof at));
     const recipe_step *d = derived(r, pi);
     if (d)
-        return rerror(L, "derive '%s': derived twice (first at %s)", pi->name,
+        return fdt_luahost_error(L, "derive '%s': derived twice (first at %s)", pi->name,
                       earlier(L, d->file, d->line, at, sizeof at));
     if (!lua_isfunction(L, 2))
-        return rerror(L, "derive '%s': expected a function(c, dev, prob), got %s", pi->name,
+        return fdt_luahost_error(L, "derive '%s': expected a function(c, dev, prob), got %s", pi->name,
                           fdt_luahost_typename(L, 2));
     recipe_step *s = new_step(L, r, "derive");
     lua_pushvalue(L, 2);
@@ -368,19 +356,19 @@ static int d_constrain(lua_State *L)
     want_args(L, 2, "constrain(\"what must hold\", function(c, dev, prob) ... end)");
     char at[96];
     if (lua_type(L, 1) != LUA_TSTRING)
-        return rerror(L, "constrain: the first argument must be its name (a string), got %s",
+        return fdt_luahost_error(L, "constrain: the first argument must be its name (a string), got %s",
                           fdt_luahost_typename(L, 1));
     size_t len;
     const char *name = lua_tolstring(L, 1, &len);
     if (len == 0 || len >= sizeof r->steps[0].name)
-        return rerror(L, "constrain: the name must be 1 to %d characters",
+        return fdt_luahost_error(L, "constrain: the name must be 1 to %d characters",
                           (int)sizeof r->steps[0].name - 1);
     for (int i = 0; i < r->nsteps; i++)
         if (r->steps[i].kind == STEP_CONSTRAIN && !strcmp(r->steps[i].name, name))
-            return rerror(L, "constrain '%s': name used twice (first at %s)", name,
+            return fdt_luahost_error(L, "constrain '%s': name used twice (first at %s)", name,
                           earlier(L, r->steps[i].file, r->steps[i].line, at, sizeof at));
     if (!lua_isfunction(L, 2))
-        return rerror(L, "constrain '%s': expected a function(c, dev, prob), got %s", name,
+        return fdt_luahost_error(L, "constrain '%s': expected a function(c, dev, prob), got %s", name,
                           fdt_luahost_typename(L, 2));
     recipe_step *s = new_step(L, r, "constrain");
     lua_pushvalue(L, 2);
@@ -398,7 +386,7 @@ static int d_strategy(lua_State *L)
     fdt_recipe *r = self(L, "strategy");
     want_args(L, 1, "strategy \"exhaustive\" | \"random\" | \"model\"");
     if (r->seen_strategy)
-        return rerror(L, "strategy: given twice");
+        return fdt_luahost_error(L, "strategy: given twice");
     const char *s = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
     for (int i = 0; s && strategies[i]; i++)
         if (!strcmp(s, strategies[i])) {
@@ -407,8 +395,8 @@ static int d_strategy(lua_State *L)
             return 0;
         }
     if (s)
-        return rerror(L, "strategy: '%s' is not one of exhaustive, random, model", s);
-    return rerror(L, "strategy: expected one of exhaustive, random, model, got %s",
+        return fdt_luahost_error(L, "strategy: '%s' is not one of exhaustive, random, model", s);
+    return fdt_luahost_error(L, "strategy: expected one of exhaustive, random, model, got %s",
                       fdt_luahost_typename(L, 1));
 }
 
@@ -417,12 +405,12 @@ static int d_budget(lua_State *L)
     fdt_recipe *r = self(L, "budget");
     want_args(L, 1, "budget(evaluations)");
     if (r->seen_budget)
-        return rerror(L, "budget: given twice");
+        return fdt_luahost_error(L, "budget: given twice");
     long long v;
     if (fdt_luahost_tointeger(L, 1, &v))
-        return rerror(L, "budget: expected an integer, got %s", fdt_luahost_typename(L, 1));
+        return fdt_luahost_error(L, "budget: expected an integer, got %s", fdt_luahost_typename(L, 1));
     if (v < 1 || v > 10000000)
-        return rerror(L, "budget: %lld is out of range (1..10000000 evaluations)", v);
+        return fdt_luahost_error(L, "budget: %lld is out of range (1..10000000 evaluations)", v);
     r->budget = (int)v;
     r->seen_budget = 1;
     return 0;
@@ -433,9 +421,9 @@ static int d_default(lua_State *L)
     fdt_recipe *r = self(L, "default");
     want_args(L, 1, "default { bx = 64, ... }");
     if (r->seen_default)
-        return rerror(L, "default: given twice");
+        return fdt_luahost_error(L, "default: given twice");
     if (!lua_istable(L, 1))
-        return rerror(L, "default: expected a table { name = value, ... }, got %s",
+        return fdt_luahost_error(L, "default: expected a table { name = value, ... }, got %s",
                           fdt_luahost_typename(L, 1));
     /* The smallest offending key, so the message does not depend on table order. */
     const char *bad = NULL;
@@ -452,7 +440,7 @@ static int d_default(lua_State *L)
             bad = k; /* the key stays alive in the table */
     }
     if (badtype)
-        return rerror(L, "default: keys must be parameter names (default { bx = 64 }), "
+        return fdt_luahost_error(L, "default: keys must be parameter names (default { bx = 64 }), "
                              "found a non-string key");
     if (bad) {
         lua_pushstring(L, bad);
@@ -468,7 +456,7 @@ static int d_default(lua_State *L)
             char why[256];
             int v;
             if (fdt_recipe_check_value(L, -1, &all[i], &v, why, sizeof why))
-                return rerror(L, "default: %s: %s", all[i].name, why);
+                return fdt_luahost_error(L, "default: %s: %s", all[i].name, why);
             *(int *)((char *)&r->defcfg + all[i].offset) = v;
             r->defset |= (uint64_t)1 << i;
         }
@@ -484,7 +472,7 @@ static int d_include(lua_State *L)
     fdt_recipe *r = self(L, "include");
     want_args(L, 1, "include \"module\"");
     if (lua_type(L, 1) != LUA_TSTRING)
-        return rerror(L, "include: expected a module name (a string), got %s",
+        return fdt_luahost_error(L, "include: expected a module name (a string), got %s",
                       fdt_luahost_typename(L, 1));
     return fdt_recipe_include(L, &r->host, &r->mods, lua_tostring(L, 1));
 }
@@ -495,7 +483,7 @@ static const fdt_problem *helper_problem(lua_State *L, const char *usage)
 {
     fdt_recipe *r = lua_touserdata(L, lua_upvalueindex(1));
     if (!r->cur)
-        rerror(L, "%s works inside derive and constrain functions only", usage);
+        fdt_luahost_error(L, "%s works inside derive and constrain functions only", usage);
     want_args(L, 1, usage);
     return r->cur;
 }
@@ -529,7 +517,7 @@ static int blocks_of(const fdt_problem *p, const fdt_config *c, int64_t *value, 
 static void config_arg(lua_State *L, fdt_recipe *r, fdt_config *c, uint64_t *pending)
 {
     if (!lua_istable(L, 1))
-        rerror(L, "expected a config table (c), got %s", fdt_luahost_typename(L, 1));
+        fdt_luahost_error(L, "expected a config table (c), got %s", fdt_luahost_typename(L, 1));
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_proxy);
     int is_c = lua_rawequal(L, 1, -1);
     lua_pop(L, 1);
@@ -551,7 +539,7 @@ static void config_arg(lua_State *L, fdt_recipe *r, fdt_config *c, uint64_t *pen
         if (!lua_isnil(L, -1)) {
             char why[256];
             if (fdt_recipe_check_value(L, -1, &all[i], f, why, sizeof why))
-                rerror(L, "c.%s: %s", all[i].name, why);
+                fdt_luahost_error(L, "c.%s: %s", all[i].name, why);
         }
         lua_pop(L, 1);
     }
@@ -570,7 +558,7 @@ static int run_helper(lua_State *L, const char *usage, const char *name, helper_
     int64_t value, other;
     fdt_err e;
     if (fn(p, &c, &value, &e))
-        return rerror(L, "%s: %s", name, e.msg);
+        return fdt_luahost_error(L, "%s: %s", name, e.msg);
     size_t np;
     const fdt_param_info *all = fdt_config_params(&np);
     for (size_t i = 0; i < np; i++) {
@@ -581,7 +569,7 @@ static int run_helper(lua_State *L, const char *usage, const char *name, helper_
         for (int k = 0; k < 2; k++) {
             *f = ends[k];
             if (fn(p, &probe, &other, &e) || other != value)
-                return rerror(L, "%s: c.%s is derived later in the recipe and has no value yet "
+                return fdt_luahost_error(L, "%s: c.%s is derived later in the recipe and has no value yet "
                                  "(derive it before calling %s)", name, all[i].name, usage);
         }
     }

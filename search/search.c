@@ -417,6 +417,8 @@ static int next_model(fdt_search *s, size_t *idx)
 int fdt_search_next(fdt_search *s, size_t *idx)
 {
     int rc = s->kind == FDT_SEARCH_MODEL ? next_model(s, idx) : next_in_order(s, idx);
+    FDT_ASSERT(rc != 0 || (*idx < s->n && s->state[*idx] != ISSUED && s->state[*idx] != DONE),
+               "a strategy proposes each config of the space once");
     if (rc == 0) {
         s->state[*idx] = ISSUED;
         s->issued++;
@@ -426,7 +428,7 @@ int fdt_search_next(fdt_search *s, size_t *idx)
 
 void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms)
 {
-    if (idx >= s->n)
+    if (idx >= s->n) /* documented: a report out of the space is ignored */
         return;
     s->state[idx] = DONE;
     s->ms[idx] = ok && ms > 0 ? ms : -1;

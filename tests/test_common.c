@@ -427,6 +427,69 @@ static void expect_abort(void (*fn)(fdt_emit *), fdt_emit_mode mode, const char 
     }
 }
 
+/* ------------------------------------------------------------------ invariants */
+
+static int evaluated;
+static int touch(void) { return ++evaluated, 0; }
+
+/* Runs fn in a child: 1 when it died of SIGABRT with `what` on stderr, 0 when it exited 0. */
+static int child_aborts(void (*fn)(void), const char *what)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGABRT, SIG_DFL);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        fn();
+        _exit(0);
+    }
+    close(fd[1]);
+    char err[4096];
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof err - 1 && (k = read(fd[0], err + n, sizeof err - 1 - n)) > 0)
+        n += (size_t)k;
+    err[n] = 0;
+    close(fd[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || !strstr(err, what))
+        fail_msg("expected SIGABRT naming \"%s\", got status %d: %s", what, st, err);
+    return 1;
+}
+
+static void require_fails(void) { FDT_REQUIRE(touch() == 42, "the answer is forty-two"); }
+static void assert_fails(void) { FDT_ASSERT(touch() == 42, "checked only with FDTUNE_ASSERTS"); }
+static void assert_holds(void)
+{
+    FDT_ASSERT(1 + 1 == 2, "arithmetic");
+    FDT_REQUIRE(1 + 1 == 2, "arithmetic");
+}
+
+/* FDT_REQUIRE checks in every build; FDT_ASSERT only where FDTUNE_ASSERTS is defined (the asan
+ * preset, Debug builds), and elsewhere does not even evaluate its condition. */
+static void test_invariant_macros(void **state)
+{
+    (void)state;
+    assert_int_equal(child_aborts(assert_holds, ""), 0);
+    assert_int_equal(child_aborts(require_fails, "assertion 'touch() == 42' failed: the answer "
+                                                 "is forty-two"), 1);
+#ifdef FDTUNE_ASSERTS
+    assert_int_equal(child_aborts(assert_fails, "checked only with FDTUNE_ASSERTS"), 1);
+#else
+    assert_int_equal(child_aborts(assert_fails, ""), 0);
+    evaluated = 0;
+    assert_fails();
+    assert_int_equal(evaluated, 0);
+#endif
+}
+
 static const fdt_col one_str[] = {{"s", "s", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
 
 static void open_row(fdt_emit *m)
@@ -612,7 +675,7 @@ int main(void)
         cmocka_unit_test(test_json_rows),          cmocka_unit_test(test_json_escaping),
         cmocka_unit_test(test_json_nulls),         cmocka_unit_test(test_json_reals_round_trip),
         cmocka_unit_test(test_nested_document),    cmocka_unit_test(test_misuse_aborts),
-        cmocka_unit_test(test_split_columns),
+        cmocka_unit_test(test_split_columns),      cmocka_unit_test(test_invariant_macros),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

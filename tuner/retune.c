@@ -144,8 +144,9 @@ int fdt_retune_plan_build(fdt_db *db, const fdt_device *live, int nlive,
         if (fdt_db_best_decision(db, b->device.id, b->ev.problem_id, &d, &it->decided, e) ||
             fdt_db_top(db, b->device.id, b->ev.problem_id, 0, top, push_cand, &cf, e))
             goto fail;
+        FDT_ASSERT(it->ncand > 0, "a (device, problem) with a best has a top-1 row");
         if (it->ncand == 0)
-            continue; /* cannot happen: the pair has a best */
+            continue;
         plan->n++;
     }
     free(bests.v);

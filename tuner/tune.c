@@ -579,6 +579,8 @@ static int search_loop(state *st, fdt_err *e)
             batch[k]->measured = 1;
             st->out->tried++;
             st->done++;
+            FDT_ASSERT(st->planned <= 0 || st->done <= st->planned,
+                       "a search never measures more than its budget");
             fdt_search_report(st->s, bidx[k], t > 0, t);
         }
         for (size_t k = 0; k < nb; k++)
