@@ -15,13 +15,7 @@
 
 int load_catalogue(fdt_catalogue **cat, fdt_err *e)
 {
-    const char *dirs[4];
-    char store[4400];
-    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
-    char path[4200];
-    if (fdt_recipe_find_file("gpus.lua", dirs, nd, path, sizeof path, e))
-        return fdt_err_wrap(e, "GPU catalogue");
-    return fdt_catalogue_load(path, cat, e);
+    return fdt_catalogue_load_installed(cat, e);
 }
 
 int select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p, int need_live,

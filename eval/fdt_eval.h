@@ -115,7 +115,15 @@ typedef struct fdt_worker_opts {
 
 void fdt_worker_opts_default(fdt_worker_opts *o);
 
-/* Starts a worker on (backend, index); returns the device description. */
+/* Bytes the worker writes before each timed launch so that a problem that would fit in the
+ * last-level cache is timed from memory, not from the cache: twice the larger of the L2 and
+ * the Infinity Cache (d must be completed from the catalogue for the latter: an MI300X's 256
+ * MiB), for problems whose effective bytes are under four times that; 0 otherwise. */
+uint64_t fdt_eval_flush_bytes(const fdt_device *d, const fdt_problem *p);
+
+/* Starts a worker on (backend, index); returns the device description: the driver's,
+ * completed from the installed GPU catalogue (fdt_catalogue_complete) when it knows the GPU,
+ * so that the pruning and the flush see the Infinity Cache and a plausible peak bandwidth. */
 int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, fdt_worker **w,
                      fdt_device *info, fdt_err *e);
 /* Measures the device-to-device copy bandwidth with buffers of `bytes` (each way). */
