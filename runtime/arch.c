@@ -119,7 +119,7 @@ const fdt_arch *fdt_arch_at(int i) { return i >= 0 && (size_t)i < NTABLE ? &tabl
 
 const fdt_arch *fdt_arch_find(const char *arch)
 {
-    static fdt_arch fb_rdna, fb_cdna, fb_other;
+    static fdt_arch fb_rdna, fb_cdna, fb_sm, fb_other;
     char base[32];
     size_t n = 0, len = (size_t)fdtuned_arch_base_len(arch);
     for (; n < len && n + 1 < sizeof base; n++)
@@ -128,8 +128,8 @@ const fdt_arch *fdt_arch_find(const char *arch)
     const fdt_arch *a = entry(base);
     if (a)
         return a;
-    /* The fallbacks: copies of a known entry that say so. Written once, the same each
-     * time, so concurrent first calls store the same bytes. */
+    /* The fallbacks: copies of a known entry that say so. Every call writes the same bytes
+     * into its fallback, so concurrent calls agree. */
     if (!strncmp(base, "gfx1", 4) && strlen(base) >= 7) {
         fb_rdna = *entry("gfx1030");
         fb_rdna.known = 0;
@@ -142,11 +142,12 @@ const fdt_arch *fdt_arch_find(const char *arch)
         fb_cdna.fallback = "unknown gfx architecture: gfx90a's facts";
         return &fb_cdna;
     }
-    fb_other = *entry("sm_80");
-    fb_other.known = 0;
-    fb_other.fallback = !strncmp(base, "sm_", 3) ? "unknown sm architecture: sm_80's facts"
-                                                   : "unknown architecture: sm_80's facts";
-    return &fb_other;
+    fdt_arch *fb = !strncmp(base, "sm_", 3) ? &fb_sm : &fb_other;
+    *fb = *entry("sm_80");
+    fb->known = 0;
+    fb->fallback = fb == &fb_sm ? "unknown sm architecture: sm_80's facts"
+                                : "unknown architecture: sm_80's facts";
+    return fb;
 }
 
 const fdt_arch *fdt_arch_of(const fdt_device *d)
