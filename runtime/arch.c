@@ -196,9 +196,10 @@ static int amd_reg_waves(const fdt_arch *a, const fdt_arch_use *u, fdt_occ_limit
 {
     int waves = a->max_waves_simd;
     *lim = FDT_OCC_WAVES;
+    /* regs is the compiler's count (.vgpr_count), which already holds the AGPRs where they
+     * share the file (gfx90a, gfx942: the VGPRs rounded up to 4, then the AGPRs) and is the
+     * larger of the two files' counts on gfx908 */
     int v = u->regs > 0 ? u->regs : 0, ag = u->agprs > 0 ? u->agprs : 0;
-    if (a->unified_agprs && ag > 0)
-        v = (int)round_up(v, 4) + ag; /* the AGPRs follow the VGPRs in one file */
     if (v > 0)
         bound(&waves, lim, a->reg_file / (int)round_up(v, a->reg_granule), FDT_OCC_REGS);
     if (a->agpr_file > 0 && ag > 0)

@@ -38,7 +38,8 @@ typedef struct fdt_arch {
     int reg_file;         /* AMD: VGPRs per SIMD lane (unified with the AGPRs on gfx90a and
                              gfx942); NVIDIA: 32-bit registers per SM */
     int agpr_file;        /* AMD gfx908: AGPRs per SIMD lane, a file of their own; 0 otherwise */
-    int unified_agprs;    /* 1: AGPRs follow the VGPRs (rounded up to 4) in reg_file */
+    int unified_agprs;    /* 1: AGPRs follow the VGPRs (rounded up to 4) in reg_file: the
+                             compiler's VGPR count holds them */
     int reg_granule;      /* AMD: VGPRs per lane are allocated per wave in units of this;
                              NVIDIA: per-thread registers round up to this (8 = 256 per warp) */
     int max_regs_thread;  /* addressable registers of one thread (AMD: architected VGPRs) */
@@ -99,8 +100,11 @@ typedef enum {
  * "workgroup size"/"block size", "workgroups"/"blocks": the vendor's words for a limit. */
 const char *fdt_occ_limit_name(const fdt_arch *a, fdt_occ_limit l);
 
-/* What one workgroup of a kernel uses. regs: VGPRs (AMD) or registers (NVIDIA) per thread;
- * agprs, sgprs: AMD only; any of them <= 0 when unknown (then they do not limit). */
+/* What one workgroup of a kernel uses. regs: registers per thread (NVIDIA), or VGPRs as the
+ * AMD compiler counts them for occupancy (the code object's .vgpr_count: on gfx90a and gfx942
+ * the architected VGPRs rounded up to 4 plus the AGPRs, on gfx908 the larger of the two);
+ * agprs (.agpr_count, held against gfx908's separate AGPR file), sgprs: AMD only. Any of
+ * them <= 0 when unknown (then it does not limit). */
 typedef struct fdt_arch_use {
     int threads;
     int regs, agprs, sgprs;

@@ -196,12 +196,13 @@ static void test_occupancy_amd(void **state)
     assert_int_equal(occ("gfx908", 1024, 65, 0, 0, 0).groups, 0);
     assert_int_equal(occ("gfx906", 1024, 64, 0, 0, 0).groups, 1);
     assert_int_equal(occ("gfx906", 1024, 66, 0, 0, 0).groups, 0);
-    /* gfx90a: the AGPRs share the file after the VGPRs rounded up to 4 */
-    assert_int_equal(occ("gfx90a", 1024, 64, 64, 0, 0).groups, 1);
-    assert_int_equal(occ("gfx90a", 1024, 65, 64, 0, 0).groups, 0); /* 68 + 64 -> 136 */
-    /* gfx908: the AGPRs have a file of their own */
+    /* gfx90a: the compiler's VGPR count holds the AGPRs that share the file (65 VGPRs and
+     * 64 AGPRs are counted 68 + 64 = 132): the AGPR count adds nothing */
+    assert_int_equal(occ("gfx90a", 1024, 128, 64, 0, 0).groups, 1);
+    assert_int_equal(occ("gfx90a", 1024, 132, 64, 0, 0).groups, 0);
+    /* gfx908: the AGPRs have a file of their own, as large as the VGPRs' */
     assert_int_equal(occ("gfx908", 1024, 64, 64, 0, 0).groups, 1);
-    o = occ("gfx908", 1024, 32, 80, 0, 0);
+    o = occ("gfx908", 1024, 0, 80, 0, 0);
     assert_int_equal(o.groups, 0);
     assert_int_equal(o.limit, FDT_OCC_AGPRS);
     /* waves per SIMD by VGPRs, granule 8: 64 -> 8, 65 -> 7 (512 / 72) */
@@ -362,7 +363,8 @@ static void test_prune(void **state)
     assert_null(prune(&m, big, 128, 0, 40, 0, 0, why, sizeof why));
     assert_non_null(prune(&m, big, 129, 0, 40, 0, 0, why, sizeof why));
     assert_contains(why, "does not fit on a CU of gfx90a (VGPRs)");
-    assert_non_null(prune(&m, big, 64, 72, 40, 0, 0, why, sizeof why)); /* 64 + 72 > 128 */
+    assert_null(prune(&m, big, 128, 64, 40, 0, 0, why, sizeof why)); /* 64 + 64 AGPRs */
+    assert_non_null(prune(&m, big, 136, 64, 40, 0, 0, why, sizeof why)); /* 72 + 64 */
     assert_contains(why, "VGPRs");
     /* ... and stays the rule on NVIDIA */
     assert_null(prune(&h, big, 64, -1, -1, 0, 0, why, sizeof why));
