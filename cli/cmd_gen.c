@@ -2,6 +2,7 @@
  * requested targets and append the compiler's resource report as comments, so stdout
  * stays a compilable source file. */
 #include "cli.h"
+#include "fdt_eval.h"
 #include "fdt_rt.h"
 
 #include <getopt.h>
@@ -46,10 +47,13 @@ static int compile_and_report(const char *src, const char *name, const char *tar
         printf(", %d SGPRs, %d AGPRs", r->sgprs, r->agprs);
     printf(", spills %d bytes, scratch/stack %d bytes, shared %d bytes", r->spill_bytes,
            r->scratch_bytes, r->shared_bytes);
-    fdt_geometry g;
+    fdt_geometry g = {0};
     if (fdt_gen_geometry(&pa->p, cfg, &g, &e) == 0 && g.shared_dynamic)
         printf(" + %u bytes dynamic (at launch)", g.shared_bytes);
     printf("\n");
+    char occ[256];
+    fdt_eval_occupancy(target, r, cfg, &g, occ, sizeof occ);
+    printf("//   %s\n", occ);
     if (code.log && *code.log) {
         /* The compiler's own report, kept verbatim as comments. */
         for (char *line = strtok(code.log, "\n"); line; line = strtok(NULL, "\n"))
@@ -57,6 +61,19 @@ static int compile_and_report(const char *src, const char *name, const char *tar
     }
     fdt_rt_code_free(&code);
     return 0;
+}
+
+/* Shared memory (LDS) over a target's limit per workgroup: a warning, gen goes on. With no
+ * target, every backend's default one. */
+static void warn_shared(const fdt_problem *p, const fdt_config *c, const char *const *targets,
+                        int ntargets)
+{
+    for (int i = 0; i < (ntargets ? ntargets : fdt_rt_backend_count()); i++) {
+        char why[256];
+        const char *arch = ntargets ? targets[i] : fdt_rt_backend_at(i)->example_arch;
+        if (fdt_eval_shared_check(arch, p, c, why, sizeof why))
+            print_note("warning: %s: %s", arch, why);
+    }
 }
 
 int cmd_gen(int argc, char **argv)
@@ -132,6 +149,7 @@ int cmd_gen(int argc, char **argv)
             status = EXIT_ERROR;
         }
     }
+    warn_shared(&pa.p, &cfg, targets, ntargets);
     for (int i = 0; i < ntargets; i++)
         if (compile_and_report(fdt_sb_str(&src), name, targets[i], &pa, &cfg))
             status = EXIT_ERROR;

@@ -116,7 +116,15 @@ typedef struct fdt_worker_opts {
 
 void fdt_worker_opts_default(fdt_worker_opts *o);
 
-/* Starts a worker on (backend, index); returns the device description. */
+/* Bytes the worker writes before each timed launch so that a problem that would fit in the
+ * last-level cache is timed from memory, not from the cache: twice the larger of the L2 and
+ * the Infinity Cache (d must be completed from the catalogue for the latter: an MI300X's 256
+ * MiB), for problems whose effective bytes are under four times that; 0 otherwise. */
+uint64_t fdt_eval_flush_bytes(const fdt_device *d, const fdt_problem *p);
+
+/* Starts a worker on (backend, index); returns the device description: the driver's,
+ * completed from the installed GPU catalogue (fdt_catalogue_complete) when it knows the GPU,
+ * so that the pruning and the flush see the Infinity Cache and a plausible peak bandwidth. */
 int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, fdt_worker **w,
                      fdt_device *info, fdt_err *e);
 /* Measures the device-to-device copy bandwidth with buffers of `bytes` (each way). */
@@ -138,6 +146,28 @@ void fdt_worker_stop(fdt_worker *w);
 void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- one candidate */
+
+/* Why a compiled candidate should not be run on d, in buf (returned), or NULL. res: what
+ * the compiler reported (static shared memory only; g adds the dynamic part). Pruned: spills
+ * (spill_bytes: NVIDIA's spill stores; on AMD the VGPR spills, SGPR spills going to VGPR
+ * lanes), on AMD any scratch (private segment) at all, shared memory over the limit per
+ * workgroup (fdt_arch_shared_exceeds), a block larger than the code object or the device
+ * allows, and a workgroup that does not fit on one compute unit by the architecture's
+ * occupancy rules (fdt_arch_occupancy: registers, AGPRs, SGPRs, LDS). */
+const char *fdt_eval_prune(const fdt_rt_resources *res, const fdt_config *c,
+                           const fdt_geometry *g, const fdt_device *d, char *buf, size_t n);
+
+/* 1 when the shared memory (LDS) of c's tiles for p exceeds what one workgroup may use on
+ * arch (the architecture's limits: fdt_arch_shared_exceeds), with the reason in why; 0
+ * otherwise (also for a config that does not generate). `fdtune gen` warns with it. */
+int fdt_eval_shared_check(const char *arch, const fdt_problem *p, const fdt_config *c,
+                          char *why, size_t n);
+
+/* "occupancy: 8 waves per SIMD (limited by VGPRs)" (AMD) or "occupancy: 32 warps per SM
+ * (limited by registers)" (NVIDIA) of a kernel compiled for arch with resources res, config c
+ * and geometry g (whose dynamic shared memory counts); an unknown arch says whose facts. */
+void fdt_eval_occupancy(const char *arch, const fdt_rt_resources *res, const fdt_config *c,
+                        const fdt_geometry *g, char *buf, size_t n);
 
 /* Generates and compiles (config, problem) for the worker's device, prunes on static
  * resources (spills), then verifies and times it. Fills r in every case. */

@@ -4,6 +4,7 @@
  * and the problem set up again before the next candidate, so one bad kernel costs one
  * result, not the run. */
 #include "fdt_eval.h"
+#include "fdt_recipe.h"
 #include "worker_proto.h"
 
 #include <errno.h>
@@ -67,6 +68,31 @@ static void reap(fdt_worker *w, int kill_it, char *buf, size_t n)
     w->pid = -1;
 }
 
+/* What the driver does not say of a live device (AMD's Infinity Cache, a peak bandwidth it
+ * misreports), from the installed GPU catalogue (recipes/gpus.lua); without a catalogue, or
+ * for a GPU it does not know, the driver's description alone (d->catalogue stays ""). */
+static void complete_info(fdt_device *d)
+{
+    fdt_catalogue *cat = NULL;
+    fdt_err e;
+    if (fdt_catalogue_load_default(&cat, &e))
+        cat = NULL;
+    fdt_catalogue_complete(cat, d);
+    fdt_catalogue_free(cat);
+}
+
+uint64_t fdt_eval_flush_bytes(const fdt_device *d, const fdt_problem *p)
+{
+    int64_t llc = d->l2_bytes;
+    if (d->infinity_cache_bytes > llc)
+        llc = d->infinity_cache_bytes;
+    if (d->llc_bytes > llc)
+        llc = d->llc_bytes;
+    if (llc <= 0 || fdt_effective_bytes(p) >= 4.0 * (double)llc)
+        return 0;
+    return (uint64_t)llc * 2;
+}
+
 static int spawn(fdt_worker *w, fdt_err *e)
 {
     int sv[2];
@@ -92,6 +118,7 @@ static int spawn(fdt_worker *w, fdt_err *e)
     if (r == 0 && type == MSG_HELLO && n == sizeof w->info) {
         memcpy(&w->info, data, n);
         free(data);
+        complete_info(&w->info);
         return 0;
     }
     char how[160];
@@ -266,6 +293,7 @@ static int send_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, 
     }
     m.util_len = util.size;
     m.ref_len = ref.size;
+    m.flush_bytes = fdt_eval_flush_bytes(&w->info, p);
     fdt_sb payload;
     fdt_sb_init(&payload);
     fdt_sb_putn(&payload, (const char *)&m, sizeof m);

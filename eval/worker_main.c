@@ -591,9 +591,10 @@ static int do_setup(const char *payload, size_t n, fdt_setup_result *r, fdt_err 
                            (unsigned long long)c.checked, (long long)(W.p.nx * W.p.ny * W.p.nz));
     if (check_reference(r, e))
         return -1;
-    /* Problems that fit in the last-level cache would time the cache: flush it. */
-    if (fdt_effective_bytes(&W.p) < 4.0 * (double)W.info.l2_bytes && W.info.l2_bytes > 0) {
-        W.flush_bytes = (size_t)W.info.l2_bytes * 2;
+    /* Problems that fit in the last-level cache would time the cache: flush it, by the
+     * parent's rule (fdt_eval_flush_bytes), which knows the Infinity Cache from the catalogue. */
+    if (m.flush_bytes > 0) {
+        W.flush_bytes = (size_t)m.flush_bytes;
         if (W.b->alloc(W.flush_bytes, &W.flush, e))
             return -1;
     }

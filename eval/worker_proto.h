@@ -22,6 +22,7 @@ typedef struct setup_msg {
     uint64_t seed;
     char ref_kernel[96];
     uint64_t util_len, ref_len;
+    uint64_t flush_bytes;  /* written before each timed launch (fdt_eval_flush_bytes); 0: none */
 } setup_msg;
 
 typedef struct eval_msg {

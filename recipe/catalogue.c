@@ -1,7 +1,8 @@
 /* The GPU catalogue (recipes/gpus.lua): named GPUs with aliases and published hardware
  * facts, loaded by the same sandboxed Lua host as recipes. It lets `--gpu MI250X` describe a
  * device on a machine that has none (dry runs, exports), completes what drivers do not
- * report (AMD's Infinity Cache), and recognises a live GPU. Names compare on letters and
+ * report (AMD's Infinity Cache, a model's achievable bandwidth) or misreport (a peak
+ * bandwidth far from the model's), and recognises a live GPU. Names compare on letters and
  * digits only, case-folded, so "rx7900xtx" finds "RX 7900 XTX". An architecture is not a
  * name: several GPUs share one, so an arch picks a visible device of that arch, or the only
  * catalogue entry with it. */
@@ -9,6 +10,7 @@
 #include "luahost.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +39,8 @@ static const struct key {
     {"shared_per_block", K_INT, 1}, {"shared_per_block_optin", K_INT, 0},
     {"l2_bytes", K_INT, 1},       {"infinity_cache_bytes", K_INT, 0},
     {"mem_bytes", K_INT, 1},      {"peak_bw_gbs", K_NUM, 1},
-    {"source", K_STR, 1},         {"note", K_STR, 0},
+    {"achievable_bw_gbs", K_NUM, 0}, {"source", K_STR, 1},
+    {"note", K_STR, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -71,6 +74,23 @@ static long long int_field(lua_State *L, const char *k, long long def, long long
         fdt_luahost_error(L, "gpu: %s: expected an integer, got %s", k, fdt_luahost_typename(L, -1));
     if (v < min || v > max)
         fdt_luahost_error(L, "gpu: %s: %lld is out of range (%lld..%lld)", k, v, min, max);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* A bandwidth in GB/s, positive and at most max; 0 when an optional one is absent. */
+static double bw_field(lua_State *L, const char *gpu, const char *k, int required, double max)
+{
+    lua_getfield(L, 1, k);
+    if (lua_isnil(L, -1) && !required) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0) ||
+        lua_tonumber(L, -1) > max)
+        fdt_luahost_error(L, "gpu %s: %s: expected a positive number%s, got %s", gpu, k,
+               max < 1e12 ? " no larger than peak_bw_gbs" : "", fdt_luahost_typename(L, -1));
+    double v = lua_tonumber(L, -1);
     lua_pop(L, 1);
     return v;
 }
@@ -196,12 +216,8 @@ static int d_gpu(lua_State *L)
     d->l2_bytes = int_field(L, "l2_bytes", 0, 1, 1LL << 40);
     d->infinity_cache_bytes = int_field(L, "infinity_cache_bytes", 0, 0, 1LL << 40);
     d->mem_bytes = int_field(L, "mem_bytes", 0, 1, 1LL << 50);
-    lua_getfield(L, 1, "peak_bw_gbs");
-    if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
-        return fdt_luahost_error(L, "gpu %s: peak_bw_gbs: expected a positive number, got %s", d->name,
-                      fdt_luahost_typename(L, -1));
-    d->peak_bw_gbs = lua_tonumber(L, -1);
-    lua_pop(L, 1);
+    d->peak_bw_gbs = bw_field(L, d->name, "peak_bw_gbs", 1, 1e12);
+    d->achievable_bw_gbs = bw_field(L, d->name, "achievable_bw_gbs", 0, d->peak_bw_gbs);
     fdt_device_derive(d);
     g->naliases = list_field(L, "aliases", g->aliases, FDT_CATALOGUE_MAX_ALIASES);
     g->nmatch = list_field(L, "match", g->match, FDT_CATALOGUE_MAX_ALIASES);
@@ -363,6 +379,15 @@ const fdt_catalogue_entry *fdt_catalogue_match(const fdt_catalogue *c, const fdt
     return ncu == 1 ? by_cu : NULL;
 }
 
+int fdt_catalogue_bw_plausible(double live_gbs, double catalogue_gbs)
+{
+    if (!(live_gbs > 0))
+        return 0;
+    if (!(catalogue_gbs > 0))
+        return 1;
+    return fabs(live_gbs - catalogue_gbs) <= FDT_BW_PLAUSIBLE * catalogue_gbs;
+}
+
 void fdt_catalogue_complete(const fdt_catalogue *c, fdt_device *d)
 {
     const fdt_catalogue_entry *m = c ? fdt_catalogue_match(c, d) : NULL;
@@ -384,8 +409,9 @@ void fdt_catalogue_complete(const fdt_catalogue *c, fdt_device *d)
             d->l2_bytes = e->l2_bytes;
         if (d->mem_bytes <= 0)
             d->mem_bytes = e->mem_bytes;
-        if (d->peak_bw_gbs <= 0)
+        if (!fdt_catalogue_bw_plausible(d->peak_bw_gbs, e->peak_bw_gbs))
             d->peak_bw_gbs = e->peak_bw_gbs;
+        d->achievable_bw_gbs = e->achievable_bw_gbs;
         d->infinity_cache_bytes = e->infinity_cache_bytes;
     }
     fdt_device_derive(d);

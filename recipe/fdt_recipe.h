@@ -181,9 +181,22 @@ int fdt_catalogue_find(const fdt_catalogue *c, const char *text, const fdt_devic
 const fdt_catalogue_entry *fdt_catalogue_match(const fdt_catalogue *c, const fdt_device *d);
 
 /* Completes a device in place from its matching entry: the entry's name in d->catalogue, the
- * Infinity Cache, and what the driver did not say (vendor, warp size, block and shared
- * limits, L2, memory, peak bandwidth); then the derived fields (fdt_device_derive). The
- * device's identity otherwise stays as the driver gave it. c may be NULL (derive only). */
+ * Infinity Cache, the achievable bandwidth, and what the driver did not say (vendor, warp
+ * size, block and shared limits, L2, memory, peak bandwidth); a peak bandwidth the driver's
+ * memory clock and bus width give that is implausible for this model
+ * (fdt_catalogue_bw_plausible) is replaced by the entry's; then the derived fields
+ * (fdt_device_derive). The device's identity otherwise stays as the driver gave it. c may be
+ * NULL (derive only). */
 void fdt_catalogue_complete(const fdt_catalogue *c, fdt_device *d);
+
+/* How far a live peak bandwidth may be from the catalogue's figure for the same model. HIP
+ * reports the memory clock and bus width of some GPUs in ways the formula 2 x clock x width
+ * misreads (an MI300X gives 2662 GB/s for its 5300); a live figure within this fraction is
+ * the driver's to keep (clock variants, rounding), beyond it the catalogue wins. */
+#define FDT_BW_PLAUSIBLE 0.25
+
+/* 1 when a live peak bandwidth is plausible against the catalogue's figure: positive, and
+ * within FDT_BW_PLAUSIBLE of it (any positive figure when the catalogue has none). */
+int fdt_catalogue_bw_plausible(double live_gbs, double catalogue_gbs);
 
 #endif

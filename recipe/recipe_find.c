@@ -131,6 +131,7 @@ int fdt_catalogue_load_default(fdt_catalogue **out, fdt_err *e)
 {
     const char *dirs[4];
     char store[4400], path[4200];
+    *out = NULL;
     int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
     if (fdt_recipe_find_file("gpus.lua", dirs, nd, path, sizeof path, e))
         return fdt_err_wrap(e, "GPU catalogue");

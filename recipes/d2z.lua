@@ -16,7 +16,7 @@ param("vec", { 1, 2, 4 })
 param("align", { 1, 32, 64 })
 param("nt", { 0, 1 })
 param("order", { "xyz", "yzx" })
-param("split", { 1, 2, 4 })
+param("split", { 1, 2, 4, 8, 16 })
 
 -- Whole waves, 64 threads or more, padding to the wave size, rows that fit (lib/common.lua).
 common.block_rules()

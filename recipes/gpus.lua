@@ -5,8 +5,9 @@
 -- Fields are those recipes see as `dev`: vendor, arch, compute_units, warp_size,
 -- max_threads_per_block (default 1024), shared_per_block (static limit per block, bytes),
 -- shared_per_block_optin (default: shared_per_block), l2_bytes, infinity_cache_bytes
--- (default 0), mem_bytes, peak_bw_gbs (GB/s, 10^9 bytes); plus name, aliases, match (extra
--- substrings of the driver's device name), source and note.
+-- (default 0), mem_bytes, peak_bw_gbs (GB/s, 10^9 bytes), achievable_bw_gbs (optional: the
+-- sustained bandwidth published for the model, which fdtune's model never predicts above);
+-- plus name, aliases, match (extra substrings of the driver's device name), source and note.
 --
 -- Rules: names and aliases compare case-insensitively on letters and digits only, and must
 -- be unique; an architecture (gfx90a, sm_90) is never a name, because several GPUs share one.
@@ -54,8 +55,8 @@ gpu {
   name = "MI250X", aliases = { "Instinct MI250X", "MI250X GCD" },
   vendor = "AMD", arch = "gfx90a",
   compute_units = 110, warp_size = 64, shared_per_block = 64 * KiB,
-  l2_bytes = 8 * MiB, mem_bytes = 64 * GiB, peak_bw_gbs = 1638.4,
-  source = "AMD Instinct MI250X data sheet: 220 CUs, 128 GB HBM2e, 3.2768 TB/s per package (2 GCDs); 8 MB L2 per GCD",
+  l2_bytes = 8 * MiB, mem_bytes = 64 * GiB, peak_bw_gbs = 1638.4, achievable_bw_gbs = 1300,
+  source = "AMD Instinct MI250X data sheet: 220 CUs, 128 GB HBM2e, 3.2768 TB/s per package (2 GCDs); 8 MB L2 per GCD; achievable: the seeds' BabelStream figure for one GCD, 1.3 to 1.4 TB/s (Seismic stencil codes, part 1)",
   note = "one of the two GCDs of an MI250X: HIP shows each GCD as a device",
 }
 

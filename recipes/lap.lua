@@ -21,7 +21,7 @@ param("pf", { 1, 2, 3, 4, 5, 6 })
 param("align", { 1, 32, 64 })
 param("nt", { 0, 1 })
 param("order", { "xyz", "yzx" })
-param("split", { 1, 2, 4 })
+param("split", { 1, 2, 4, 8, 16 })
 
 -- Whole waves, 64 threads or more, padding to the wave size, rows that fit (lib/common.lua).
 common.block_rules()

@@ -34,6 +34,8 @@ typedef struct fdt_device {
     int clock_khz, mem_clock_khz, mem_bus_bits;
     double peak_bw_gbs;           /* from memory clock and bus width, or the catalogue; 0:
                                      unknown */
+    double achievable_bw_gbs;     /* sustained bandwidth published for this model (the
+                                     catalogue's); 0: unknown */
     int64_t infinity_cache_bytes; /* AMD Infinity Cache (MALL), from the catalogue; 0: none */
     int64_t llc_bytes;            /* last-level cache: fdt_device_derive */
 

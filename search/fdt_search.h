@@ -35,6 +35,8 @@ typedef struct fdt_model_terms {
     double occupancy;            /* threads_per_cu / the CU's thread limit */
     double latency_eff;          /* bytes in flight against what the bandwidth needs (<= 1) */
     double tail_eff;             /* blocks against whole waves of resident blocks (<= 1) */
+    double t_wave_ms;            /* the architecture's cost per wave launched (AMD; 0 on
+                                    NVIDIA), added to the time */
     double time_ms;              /* prediction */
 } fdt_model_terms;
 

@@ -840,7 +840,11 @@ static void test_model_tail_grid(void **state)
 }
 
 /* Predictions pinned to the values of the model before its geometry came from the
- * generator and fdt_model_time was split into parts: neither may move a prediction. */
+ * generator and fdt_model_time was split into parts: neither may move a prediction. The H100
+ * cases keep those values through the architecture table (runtime/arch.c carries the H100
+ * fit unchanged); the MI250X cases were pinned again when the AMD rules replaced the NVIDIA
+ * ones applied to AMD (wave64 occupancy, MI250X constants: tests/test_arch.c holds them
+ * against the seeds' published numbers). */
 static void test_model_pinned(void **state)
 {
     (void)state;
@@ -874,9 +878,9 @@ static void test_model_pinned(void **state)
          "bx=64,by=2,tile=2,vec=2,nw=32,lds=2,pf=2,align=32", 0, 0.68230480865185661},
         {FDT_OP_D2X, 2, FDT_F32, {300, 301, 302}, "bx=128,by=1,lb=128", 0, 0.08151233392751342},
         {FDT_OP_LAP, 4, FDT_F32, {512, 512, 512}, "bx=128,by=2,nw=16,vec=2,align=64,split=2", 1,
-         1.2625791692615931},
+         1.2907933403702594},
         {FDT_OP_D2Y, 8, FDT_F64, {256, 256, 256}, "bx=64,by=4,tile=2,nw=8,order=zxy", 1,
-         0.24711656685713176},
+         0.27098471402893848},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fdt_problem p = {cases[i].op, cases[i].R, cases[i].prec, cases[i].n[0], cases[i].n[1],
