@@ -58,13 +58,6 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     real (*const rcen)[BY * TILE][BX * VEC] = rc2 + (PF + 1);
 #{endif}
 #{include ring_fill.hip}
-#{if HAS_Z}
-    // the weights of the z neighbours times sz (wz[RZ + r]: the plane at offset r)
-    real wz[Q];
-#pragma unroll
-    for (int r = -RZ; r <= RZ; ++r)
-        wz[r + RZ] = weight(r) * sz;
-#{endif}
     const real wc = weight(0) * ({{CENTRE_SCALE}});  // the centre's, times every axis' scale
     // acc[p % Q] sums the outputs of march plane p. Plane p's centre values are added to the
     // sums of planes p - RZ .. p + RZ as it lands (the sum of p + RZ starts there, that of
@@ -107,19 +100,21 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
             ris = ris + 1 == S ? 0 : ris + 1;
             wis = wis == PF ? 0 : wis + 1;
 #{if HAS_Z}
-            // plane p is the z neighbour at offset r of output plane p - r (slot (u - r) mod Q)
+            // plane p is the z neighbour at offset r of output plane p - r (slot (u - r) mod Q);
+            // scaled by sz once, so that the weights stay literal operands
 #pragma unroll
-            for (int r = -RZ; r <= RZ; ++r) {
-                if (r == 0)
-                    continue;
+            for (int t = 0; t < TILE; ++t)
 #pragma unroll
-                for (int t = 0; t < TILE; ++t)
+                for (int v = 0; v < VEC; ++v) {
+                    const real cz = sz * ctr[t][v];
 #pragma unroll
-                    for (int v = 0; v < VEC; ++v) {
+                    for (int r = -RZ; r <= RZ; ++r) {
+                        if (r == 0)
+                            continue;
                         real& a = acc[(u - r + Q) % Q][t][v];
-                        a = r == -RZ ? wz[r + RZ] * ctr[t][v] : a + wz[r + RZ] * ctr[t][v];
+                        a = r == -RZ ? weight(r) * cz : a + weight(r) * cz;
                     }
-            }
+                }
 #{endif}
             if (p >= k0 && p < k1) {  // uniform: the block's own planes take their x, y, centre
 #{if HAS_Y}
@@ -162,13 +157,16 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                     for (int v = 0; v < VEC; ++v) {
                         real a = RZ == 0 ? wc * ctr[t][v] : acc[u][t][v] + wc * ctr[t][v];
 #{if HAS_X}
+                        // symmetric pairs folded (chains of RX dependent FMAs, not 2 RX)
                         real dx = 0;
 #pragma unroll
-                        for (int r = -RX; r <= RX; ++r) {
-                            const int q = v + r;
-                            const real x = q < 0 ? xl[HX + q] : q >= VEC ? xr[q - VEC] : ctr[t][q];
-                            if (r != 0)
-                                dx = r == -RX ? weight(r) * x : dx + weight(r) * x;
+                        for (int r = 1; r <= RX; ++r) {
+                            const int ql = v - r, qr = v + r;
+                            const real xm = ql < 0 ? xl[HX + ql] : ctr[t][ql];
+                            const real xp = qr >= VEC ? xr[qr - VEC] : ctr[t][qr];
+                            const real d = weight(-r) == weight(r) ? weight(r) * (xm + xp)
+                                                                  : weight(-r) * xm + weight(r) * xp;
+                            dx = r == 1 ? d : dx + d;
                         }
                         a += sx * dx;
 #{endif}
