@@ -8,6 +8,7 @@
 #   issue5 bench/issue5.sh (tune 512^3 and 1024^3 with the model strategy, then seeds vs tuned)
 #   export-check  bench/export_check/run.sh on issue5's database (two tuned grids)
 #   retune-demo   bench/retune_demo.sh on 256^3 with a budget of 20
+#   matrix        bench/matrix.sh (lap and wave, R 1..8, f32/f64, 512^3 and 1024^3), resumable
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,6 +71,13 @@ for stage in "$@"; do
           "$root/bench/export_check/run.sh" "$OUTDIR/issue5.db"
       echo "exit $?" ;;
     retune-demo) OUTDIR=$OUTDIR/retune "$root/bench/retune_demo.sh" '256^3' 20 ;;
+    matrix)  # bench/matrix.sh, resumable over calls: MATRIX_DIR (default .gpu/matrix, carried)
+             # holds matrix.csv, matrix.db and matrix-wall.tsv; copied into the results, to be
+             # put back into .gpu/matrix before the next call (env BUDGET, DEADLINE, CELLS)
+      mkdir -p "${MATRIX_DIR:=$root/.gpu/matrix}"
+      OUTDIR=$MATRIX_DIR "$root/bench/matrix.sh" "$MATRIX_DIR/matrix.db"
+      echo "exit $?"
+      mkdir -p "$OUTDIR/matrix" && cp "$MATRIX_DIR"/matrix* "$OUTDIR/matrix/" ;;
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20
