@@ -314,8 +314,9 @@ static void test_shipped_split_rule(void **state)
 /* The stream's rules in lap.lua: at R=8 in f64 on an H100, where no ring survives the
  * register rule (2R+1 planes of tile x vec doubles), the stream's 2x2 blocking does (its sums
  * are all it keeps); it needs vectors and 4..8 outputs per thread, 2..4 planes in flight, at
- * least max(8, R) rows per block and windows of 128 planes or more; its copies of fewer
- * than 16 bytes carry the L2 hint as the ring's do. */
+ * least max(8, R) rows per block and windows of 128 planes or more, and an unrolled march
+ * the instruction cache holds (R=8 2x4 is refused, R=6 2x4 is not); its copies of fewer than
+ * 16 bytes carry the L2 hint as the ring's do. */
 static void test_lap_stream_rules(void **state)
 {
     (void)state;
@@ -341,6 +342,9 @@ static void test_lap_stream_rules(void **state)
         {4, FDT_F32, "align=32,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2", NULL},
         {4, FDT_F32, "align=32,l2pf=256,lb=256,lds=3,nw=128,pf=5,tile=4,vec=2", "the stream"},
         {4, FDT_F32, "align=32,l2pf=256,lb=256,lds=3,nw=64,pf=4,tile=4,vec=2", "the stream"},
+        {8, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4",
+         "instruction cache"},
+        {6, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4", NULL},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         fdt_problem p = problem(FDT_OP_LAP, want[i].R, want[i].prec, 512);
@@ -354,6 +358,26 @@ static void test_lap_stream_rules(void **state)
         if (ok != !want[i].why || (want[i].why && !strstr(why, want[i].why)))
             fail_msg("R=%d %s %s: %s", want[i].R, fdt_prec_name(want[i].prec), want[i].cfg,
                      ok == 1 ? "accepted" : why);
+    }
+    /* on an MI250X (wave64, 64 KB of LDS) the shapes test_runtime.c compiles for gfx90a */
+    fdt_device mi;
+    assert_int_equal(fdt_catalogue_find(cat, "MI250X", NULL, 0, &mi, &e), 0);
+    const struct {
+        int R;
+        fdt_prec prec;
+        const char *cfg;
+    } amd[] = {
+        {6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
+        {4, FDT_F64, "align=64,bx=64,by=4,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
+        {4, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2"},
+    };
+    for (size_t i = 0; i < sizeof amd / sizeof amd[0]; i++) {
+        fdt_problem p = problem(FDT_OP_LAP, amd[i].R, amd[i].prec, 512);
+        fdt_config c;
+        char why[256];
+        assert_int_equal(fdt_config_parse(amd[i].cfg, &c, &e), 0);
+        if (fdt_recipe_check(r, &p, &mi, &c, why, sizeof why, &e) != 1)
+            fail_msg("MI250X R=%d %s: %s", amd[i].R, amd[i].cfg, why);
     }
     fdt_recipe_free(r);
     fdt_catalogue_free(cat);
