@@ -2,12 +2,14 @@
 # Runs a list of bench stages on the GPU machine with the binary and compile cache carried
 # in .gpu/, and packs the results into $OUT (the device tool returns at most 8 files).
 # Usage: bench/gpu_session.sh STAGE... ; stages: devices faults verify explore:LIST sanitize
+#   ncu:OP:GRID:CONFIG[:R[:PRECISION]]  Nsight Compute sections of one candidate (R=4 f32)
 #   tune:STRATEGY:BUDGET:DB[:OPS[:SECONDS[:GRID]]]  fdtune --gpu auto --R 4 into $OUTDIR/DB.db
 #   crash  a tuning run over tests/data/crash.lua (illegal-address configs)
 #   issue5 bench/issue5.sh (tune 512^3 and 1024^3 with the model strategy, then seeds vs tuned)
 #   export-check  bench/export_check/run.sh on issue5's database (two tuned grids)
 #   retune-demo   bench/retune_demo.sh on 256^3 with a budget of 20
 #   session-check bench/session_check.sh (against .gpu/base/fdtune too when it is there)
+#   matrix        bench/matrix.sh (lap and wave, R 1..8, f32/f64, 512^3 and 1024^3), resumable
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +34,10 @@ for stage in "$@"; do
                "d2z 61x37x29 bx=32,by=8,nw=16,vec=4,align=64,tile=2" \
                "lap 61x37x29 bx=32,by=4,nw=8,lds=2,vec=4,align=64,tile=2,pf=3" \
                "wave 61x37x29 bx=24,by=5,nw=7,lds=2,align=2,tile=2,order=yzx,split=2,l2pf=256" \
-               "d2z 61x37x29 bx=32,by=8,nw=16,lds=2,vec=4,align=64,pf=4"; do
+               "d2z 61x37x29 bx=32,by=8,nw=16,lds=2,vec=4,align=64,pf=4" \
+               "lap 61x37x29 bx=32,by=4,nw=8,lds=3,vec=2,align=64,tile=2,pf=3" \
+               "wave 61x37x29 bx=24,by=5,nw=7,lds=3,align=2,tile=2,order=yzx,split=2,l2pf=256" \
+               "d2z 61x37x29 bx=32,by=8,nw=16,lds=3,vec=4,align=64,pf=4"; do
         set -- $c
         compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
             "$FDTUNE" bench --op "$1" --grid "$2" --config "$3" --probe 2>&1 | tail -4
@@ -44,13 +49,14 @@ for stage in "$@"; do
             $(verify_configs $op $prec | config_args) >/dev/null 2>"$OUTDIR/vq-$op-$R-$prec.log" \
           || { echo "FAIL $op R=$R $prec"; grep -v " ok " "$OUTDIR/vq-$op-$R-$prec.log" | tail -4; }
       done; done; done ;;
-    ncu:*)  # ncu:OP:GRID:CONFIG profiles the candidate kernel (not the reference)
-      IFS=: read -r _ op grid cfg <<<"$stage"
+    ncu:*)  # ncu:OP:GRID:CONFIG[:R[:PRECISION]] profiles the candidate kernel (not the reference)
+      IFS=: read -r _ op grid cfg nR nprec <<<"$stage"
       ncu --clock-control none --target-processes all --kernel-name "regex:fdt_${op}_r" --launch-count 1 \
           --section SpeedOfLight --section Occupancy --section LaunchStats \
           --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-          --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio \
-          "$FDTUNE" bench --op "$op" --grid "$grid" --config "$cfg" --probe 2>&1 \
+          --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio \
+          "$FDTUNE" bench --op "$op" --R "${nR:-4}" --precision "${nprec:-f32}" --grid "$grid" \
+          --config "$cfg" --probe 2>&1 \
         | grep -vE "^==PROF==|^ *$" | head -150 ;;
     tune:*)  # stopped gracefully (SIGINT) after SECONDS: the database keeps what was measured
       IFS=: read -r _ strat budget db ops secs grid <<<"$stage"
@@ -70,6 +76,13 @@ for stage in "$@"; do
       base=$root/.gpu/base/fdtune; [ -x "$base" ] || base=
       OUTDIR=$OUTDIR/session FDTUNE_BASE=$base "$root/bench/session_check.sh"
       echo "exit $?" ;;
+    matrix)  # bench/matrix.sh, resumable over calls: MATRIX_DIR (default .gpu/matrix, carried)
+             # holds matrix.csv, matrix.db and matrix-wall.tsv; copied into the results, to be
+             # put back into .gpu/matrix before the next call (env BUDGET, DEADLINE, CELLS)
+      mkdir -p "${MATRIX_DIR:=$root/.gpu/matrix}"
+      OUTDIR=$MATRIX_DIR "$root/bench/matrix.sh" "$MATRIX_DIR/matrix.db"
+      echo "exit $?"
+      mkdir -p "$OUTDIR/matrix" && cp "$MATRIX_DIR"/matrix* "$OUTDIR/matrix/" ;;
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20

@@ -30,6 +30,13 @@ verify_configs() {
     echo "bx=16,by=4,nw=157,lds=2,vec=2,align=2,nt=1"
     # a deep ring with the L2 prefetch hint on a window that leaves a remainder, with a split
     echo "bx=64,by=2,nw=40,lds=2,vec=2,align=32,tile=2,pf=6,split=2,l2pf=256"
+    # the stream (lds=3): vector copies, register blocking in y, an odd block with scalar
+    # copies, order and split, a deep prefetch with the L2 hint on a window that leaves a
+    # remainder; none of them spills up to R=8 in f64
+    echo "bx=32,by=8,nw=32,lds=3,vec=$v,align=64,pf=2"
+    echo "bx=32,by=4,nw=16,lds=3,vec=2,align=32,tile=2,pf=3,nt=1"
+    echo "bx=24,by=5,nw=7,lds=3,align=2,tile=2,order=yzx,split=3"
+    echo "bx=64,by=2,nw=40,lds=3,vec=2,align=32,pf=6,split=2,l2pf=256"
 }
 
 config_args() { while read -r c; do printf -- '--config %s ' "$c"; done; }

@@ -22,11 +22,13 @@ static const fdt_param_info params[] = {
     P(by, 4, 1, 1024, NULL, "threads per block along y"),
     P(bz, 1, 1, 64, NULL, "threads per block along z"),
     P(fault, 0, 0, FDT_FAULT_COUNT - 1, faults, "test only: deliberately broken kernel"),
-    P(l2pf, 0, 0, 256, NULL, "L2 prefetch size hint of the ring's asynchronous copies in "
-                             "bytes: 0 (none), 64, 128, 256 (NVIDIA; no effect on AMD)"),
+    P(l2pf, 0, 0, 256, NULL, "L2 prefetch size hint of the ring's (lds=2, 3) asynchronous "
+                             "copies in bytes: 0 (none), 64, 128, 256 (NVIDIA; no effect on "
+                             "AMD)"),
     P(lb, 0, 0, 1024, NULL, "launch bounds (max threads per block), 0 for none"),
-    P(lds, 0, 0, 2, NULL, "shared-memory tile: 1 x/y neighbours of one plane, 2 an "
-                          "asynchronously filled ring of planes (both need nw >= 1)"),
+    P(lds, 0, 0, 3, NULL, "shared-memory tile: 1 x/y neighbours of one plane, 2 an "
+                          "asynchronously filled ring of planes, 3 the ring read once per "
+                          "plane into sums in registers (all need nw >= 1)"),
     P(nt, 0, 0, 1, NULL, "nontemporal output stores"),
     P(nw, 0, 0, 1 << 30, NULL, "z planes per thread, register sliding window (0: none)"),
     P(order, 0, 0, 5, fdt_orders, "axes walked by blockIdx.x, .y, .z"),
@@ -207,7 +209,7 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     if (c->pf != 1 && c->nw < 1)
         return fdt_err_set(e, "config pf=%d: prefetching planes needs a window (nw >= 1)", c->pf);
     if (c->lds) {
-        /* lds=2 also serves d2z: its ring is then a queue of this thread's own planes */
+        /* lds=2 and 3 also serve d2z: the ring is then a queue of this thread's own planes */
         if (c->lds == 1 && r[0] == 0 && r[1] == 0)
             return fdt_err_set(e, "config lds=1: %s has no x or y neighbours to share",
                                fdt_op_name(p->op));
@@ -220,9 +222,9 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     }
     if (c->l2pf && c->l2pf != 64 && c->l2pf != 128 && c->l2pf != 256)
         return fdt_err_set(e, "config l2pf=%d: expected 0, 64, 128 or 256", c->l2pf);
-    if (c->l2pf && c->lds != 2)
-        return fdt_err_set(e, "config l2pf=%d: only the ring (lds=2) issues asynchronous "
-                              "copies to give the hint to", c->l2pf);
+    if (c->l2pf && c->lds < 2)
+        return fdt_err_set(e, "config l2pf=%d: only the ring families (lds=2, 3) issue "
+                              "asynchronous copies to give the hint to", c->l2pf);
     if (fit != FDTUNED_FIT_OK)
         return fdt_err_set(e, "%s", fit_e.msg);
     uint32_t shared;

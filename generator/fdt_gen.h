@@ -72,7 +72,8 @@ typedef struct fdt_config {
     int align;      /* leading-dimension alignment in elements (x = R starts aligned) */
     int lds;        /* shared-memory (LDS) tiles: 0 none, 1 one plane's x/y neighbours
                      * (registers carry the next plane), 2 a ring of planes filled by
-                     * asynchronous copies pf planes ahead, feeding the window too */
+                     * asynchronous copies pf planes ahead, feeding the window too, 3 that
+                     * ring read once per plane into a queue of sums in registers */
     int nt;         /* nontemporal output stores */
     int order;      /* index into fdt_orders: which axis blockIdx.x/.y/.z walk */
     int pf;         /* planes loaded ahead of the sliding window (latency hiding) */
@@ -151,7 +152,7 @@ typedef struct fdt_geometry {
     int nlaunch;
     fdt_launch launch[FDT_SPLIT_MAX];
     uint32_t shared_bytes; /* shared memory of the kernel's tiles per block */
-    int shared_dynamic;    /* 1: shared_bytes is dynamic, passed at launch (lds=2) */
+    int shared_dynamic;    /* 1: shared_bytes is dynamic, passed at launch (lds=2, 3) */
 } fdt_geometry;
 
 /* The launches of a config on the problem's grid (portable/fdtuned_geometry.h) and its shared

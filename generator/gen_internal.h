@@ -25,14 +25,16 @@ typedef struct fdt_tpl_vars fdt_tpl_vars;
 
 /* A kernel family: the configs it generates (by lds and whether nw >= 1), its template
  * (templates/<tpl>, which includes prelude.hip), which of the prelude's optional helpers it
- * uses, and the function that sets its own template variables after the shared ones. */
+ * uses (put, the asynchronous copies, weight(r) beside d2), and the function that sets its own
+ * template variables after the shared ones. */
 typedef struct fdt_gen_family {
-    const char *name; /* "direct", "window", "tile", "ring" */
+    const char *name; /* "direct", "window", "tile", "ring", "stream" */
     const char *tpl;  /* embedded template file */
     int lds;          /* the config's lds */
     int window;       /* 1: generates nw >= 1; 0: nw = 0 */
     int shared;       /* uses put (shared-memory stores) */
     int async;        /* uses copy_async, async_commit, async_wait */
+    int weights;      /* uses weight(r), the weight of the neighbour at signed offset r */
     void (*vars)(const fdt_problem *p, const fdt_config *c, fdt_tpl_vars *vs);
 } fdt_gen_family;
 

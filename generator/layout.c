@@ -187,9 +187,10 @@ int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, i
     *dynamic = 0;
     if (!c->lds)
         return 0;
-    /* as in templates/tile.hip and ring.hip: x halo rounded up to whole vectors; lds=1 has two
-     * buffers, lds=2 a ring of R_z + 1 + pf planes (plus wave's p_prev and c2 of the
-     * block's outputs, pf + 1 planes of each) */
+    /* as in templates/tile.hip, ring.hip and stream.hip: x halo rounded up to whole vectors;
+     * lds=1 has two buffers, lds=2 a ring of R_z + 1 + pf planes (plus wave's p_prev and c2
+     * of the block's outputs, pf + 1 planes of each), lds=3 a ring of pf + 1 planes (plus
+     * wave's p_prev, c2 and centre, pf + 1 planes of each) */
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     int64_t rows = (int64_t)c->by * c->tile;
@@ -201,13 +202,17 @@ int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, i
         elems = (r[2] + 1 + c->pf) * tx * ty;
         if (p->op == FDT_OP_WAVE)
             elems += 2 * (c->pf + 1) * w * rows;
+    } else if (c->lds == 3) {
+        elems = (1 + c->pf) * tx * ty;
+        if (p->op == FDT_OP_WAVE)
+            elems += 3 * (c->pf + 1) * w * rows;
     }
     int64_t n = elems * (int64_t)fdt_prec_size(p->prec);
     if (n > UINT32_MAX)
         return fdt_err_set(e, "config lds=%d: the shared tiles would need %lld bytes", c->lds,
                            (long long)n);
     *bytes = (uint32_t)n;
-    *dynamic = c->lds == 2;
+    *dynamic = c->lds >= 2; /* the rings */
     return 0;
 }
 

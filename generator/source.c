@@ -1,5 +1,5 @@
 /* Turns (problem, config) into HIP source: picks the kernel family from one table
- * (fdt_gen_families: direct, window, tile, ring, each its own template that includes
+ * (fdt_gen_families: direct, window, tile, ring, stream, each its own template that includes
  * templates/prelude.hip), decides the template variables (the shared ones: radii per axis,
  * vector types, the block-index order, the kernel parameters; then the family's own), emits
  * the stencil as one expression with literal coefficients and symmetric pairs folded, and
@@ -65,6 +65,31 @@ static int emit_stencil(const fdt_problem *p, const fdt_config *c, fdt_sb *b, fd
         else
             fdt_sb_printf(b, " * (w[%d] + w[%d])", R - r, R + r);
     }
+    fdt_sb_puts(b, ";\n}\n");
+    return 0;
+}
+
+/* weight(r): the weight of the neighbour at signed offset r (-R..R) of the stencil d2 applies
+ * (with its fault=coef), for the families that stream each value into the sums it belongs to
+ * instead of gathering a window: a constant once r is (after unrolling). */
+static int emit_weights(const fdt_problem *p, const fdt_config *c, fdt_sb *b, fdt_err *e)
+{
+    long double coef[FDT_R_MAX + 1];
+    if (fdt_fd_coeffs(p->R, coef, e))
+        return -1;
+    fdt_sb_puts(b, "// The same weights one offset at a time: weight(r) is that of the value at "
+                   "offset r.\n__device__ __forceinline__ real weight(int r)\n{\n    return ");
+    for (int r = p->R; r >= 1; r--) {
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            long double w = coef[r];
+            if (r == 1 && sgn > 0 && c->fault == FDT_FAULT_COEF)
+                w = -w; /* as d2's (w[R-1] - w[R+1]) */
+            fdt_sb_printf(b, "r == %d ? ", sgn * r);
+            literal(b, w, p->prec);
+            fdt_sb_puts(b, "\n         : ");
+        }
+    }
+    literal(b, coef[0], p->prec);
     fdt_sb_puts(b, ";\n}\n");
     return 0;
 }
@@ -291,6 +316,8 @@ static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_
     setsb(vs, "COMBINE", &b);
     fdt_sb_init(&b);
     int rc = emit_stencil(p, c, &b, e);
+    if (rc == 0 && f->weights)
+        rc = emit_weights(p, c, &b, e);
     setsb(vs, "STENCIL", &b);
     return rc;
 }
@@ -313,8 +340,9 @@ static void window_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
     setv(vs, "PF", "%d", c->pf);
 }
 
-/* ring: the window's, and the cache operator and L2 prefetch hint of its copies. */
-static void ring_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
+/* The ring families' (ring, stream): the window's, the cache operator and L2 prefetch hint of
+ * their copies, and whether their fill (ring_fill.hip) also queues wave's centre values. */
+static void ring_fill_vars(const fdt_problem *p, const fdt_config *c, int wave_centre, vars *vs)
 {
     window_vars(p, c, vs);
     /* 16-byte copies may bypass L1 (the ring is read from shared memory only) */
@@ -323,14 +351,37 @@ static void ring_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
         setv(vs, "CP_L2", ".L2::%dB", c->l2pf);
     else
         setv(vs, "CP_L2", "%s", "");
+    setb(vs, "WAVE_CENTRE", wave_centre);
+}
+
+/* ring: wave reads the centre from the ring's tiles, which still hold plane k. */
+static void ring_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
+{
+    ring_fill_vars(p, c, 0, vs);
+}
+
+/* stream: wave's centre values are queued (no tile holds plane k when its output is
+ * written); the centre weight's scale is the sum of the operator's scales. */
+static void stream_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
+{
+    ring_fill_vars(p, c, p->op == FDT_OP_WAVE, vs);
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    fdt_sb b;
+    fdt_sb_init(&b);
+    for (int d = 0; d < 3; d++)
+        if (r[d] > 0)
+            fdt_sb_printf(&b, "%ss%c", *fdt_sb_str(&b) ? " + " : "", "xyz"[d]);
+    setsb(vs, "CENTRE_SCALE", &b);
 }
 
 const fdt_gen_family fdt_gen_families[] = {
-    /* name, template, lds, window, shared (put), async (copy_async), variables */
-    {"direct", "direct.hip", 0, 0, 0, 0, direct_vars},
-    {"window", "window.hip", 0, 1, 0, 0, window_vars},
-    {"tile", "tile.hip", 1, 1, 1, 0, window_vars},
-    {"ring", "ring.hip", 2, 1, 1, 1, ring_vars},
+    /* name, template, lds, window, shared (put), async (copy_async), weights, variables */
+    {"direct", "direct.hip", 0, 0, 0, 0, 0, direct_vars},
+    {"window", "window.hip", 0, 1, 0, 0, 0, window_vars},
+    {"tile", "tile.hip", 1, 1, 1, 0, 0, window_vars},
+    {"ring", "ring.hip", 2, 1, 1, 1, 0, ring_vars},
+    {"stream", "stream.hip", 3, 1, 1, 1, 1, stream_vars},
 };
 const size_t fdt_gen_family_count = sizeof fdt_gen_families / sizeof fdt_gen_families[0];
 

@@ -4,7 +4,9 @@
 -- sliding window of nw planes; the seeds' one-pass kernel is LDS + window on a 64x4 block.
 -- lds=2 is a ring of shared tiles filled by asynchronous copies pf planes ahead (cp.async on
 -- NVIDIA): large tiles cut the L2 traffic of the halos, and the planes in flight cost no
--- registers.
+-- registers. lds=3 (the stream) fills the same ring but reads each plane once, into a queue of
+-- 2R+1 sums per column in registers: no window of planes and no neighbour arrays, so register
+-- blocking (tile x vec) fits at every radius, R=8 in f64 included.
 -- Grid-index order and y subdomains (split) address the last-level-cache limit of large xy
 -- planes (FD Laplacian part 4).
 ops { "lap", "wave" }
@@ -16,7 +18,7 @@ param("by", { 1, 2, 4, 8 })
 param("tile", { 1, 2, 4 })
 param("nw", { 0, 16, 32, 64, 128, 256, 512 })
 param("vec", { 1, 2, 4 })
-param("lds", { 0, 1, 2 })
+param("lds", { 0, 1, 2, 3 })
 param("pf", { 1, 2, 3, 4, 5, 6 })
 param("align", { 1, 32, 64 })
 param("nt", { 0, 1 })
@@ -25,7 +27,10 @@ param("split", { 1, 2, 4, 8, 16 })
 
 -- Whole waves, 64 threads or more, padding to the wave size, rows that fit (lib/common.lua).
 common.block_rules()
--- The z planes (window or not), plus the rows and x halos when lds does not hold them.
+-- The z planes (window or not), plus the rows and x halos when lds does not hold them. The
+-- stream's 2R+1 sums per column are all it keeps: an H100 compiled up to 144 32-bit values
+-- of them without spilling (R=8 f64 tile=2 vec=2: 242 registers, its best config there) and
+-- the other families spill from 128 on.
 constrain("values per thread fit in registers", function(c, dev, prob)
   local R = prob.R
   local values = (2 * R + 1) * c.tile * c.vec
@@ -34,14 +39,15 @@ constrain("values per thread fit in registers", function(c, dev, prob)
     values = values + (c.tile + 2 * R) * c.vec + 2 * c.tile * hx
   end
   values = values * prob.esize // 4
+  if c.lds == 3 then return values <= 144, values .. " 32-bit values" end
   return values < 128, values .. " 32-bit values"
 end)
 constrain("lds fills its tile while walking a window", function(c)
   return c.lds == 0 or c.nw >= 1
 end)
--- Deeper prefetch is the ring's business: the register window stays one plane ahead.
+-- Deeper prefetch is the rings' business (lds=2, 3): the register window stays one plane ahead.
 constrain("prefetch depth with the ring", function(c)
-  return c.pf == 1 or c.lds == 2
+  return c.pf == 1 or c.lds >= 2
 end)
 -- What the ring needs to pay off (measured on an H100, R=4): two planes or more in flight
 -- (one leaves the barrier waiting on the copy), vectors and two rows or more per thread
@@ -52,16 +58,36 @@ constrain("the ring keeps planes in flight, vectors, rows and long windows", fun
   return c.lds ~= 2 or (c.pf >= 2 and c.vec >= 2 and c.tile >= 2 and c.nw >= 32
                         and c.order == "xyz")
 end)
+-- What the stream needs to pay off (measured on an H100, R=4..8, bench/explore23-25.txt):
+-- vectors and 4 to 8 outputs per thread (each shared load serves tile x vec outputs; 1x4
+-- served wave R=8 best, 2x2 lap R=8, 4x2 lap R=4; more spill), two to four planes in flight
+-- (2..5 ran within 1%), at least 8 rows per block and R (the y halo at most triples the rows
+-- the tile copies; wave R=8 ran best with 8 rows of 1x4, lap R=8 with 32 rows of 2x2, lap
+-- R=4 with 16), windows of
+-- 128 planes or more (its 2R planes of z halo cost a full step each), and the xyz order.
+constrain("the stream blocks registers, keeps planes in flight and long windows", function(c, dev, prob)
+  return c.lds ~= 3 or (c.pf >= 2 and c.pf <= 4 and c.vec >= 2 and c.tile * c.vec >= 4
+                        and c.tile * c.vec <= 8 and c.by * c.tile >= math.max(8, prob.R)
+                        and c.nw >= 128 and c.order == "xyz")
+end)
 -- Register windows lose to shorter ones beyond 64 planes (fewer blocks, one plane in flight);
 -- the ring gains from 256 and 512 planes on 1024^3 (H100: the 2R planes of z halo a window
 -- re-reads from DRAM are 6% of the input at 128).
-constrain("windows of 128 planes or more only in the ring", function(c)
-  return c.nw < 128 or c.lds == 2
+-- The stream unrolls its march by the 2R+1 slots of its sums, each step about 6R FMAs per
+-- output: on an H100 lap R=8 f32 ran 2x2 at 0.65 of copy and 2x4 (twice the code, no spills,
+-- no memory or barrier stalls) at 0.18, while R=6 2x4 ran at 0.83: the unrolled march must
+-- stay within what the instruction cache holds, (2R+1) R tile vec <= 640 (R=6 2x4: 624).
+constrain("the stream's unrolled march fits the instruction cache", function(c, dev, prob)
+  local size = (2 * prob.R + 1) * prob.R * c.tile * c.vec
+  return c.lds ~= 3 or size <= 640, size .. " weighted outputs"
 end)
--- The ring lives in dynamic shared memory, which may use the opt-in limit.
+constrain("windows of 128 planes or more only in the ring", function(c)
+  return c.nw < 128 or c.lds >= 2
+end)
+-- The rings live in dynamic shared memory, which may use the opt-in limit.
 constrain("shared tiles fit the limit per block", function(c, dev)
   local bytes = shared_bytes(c)
-  local limit = c.lds == 2 and dev.shared_per_block_optin or dev.shared_per_block
+  local limit = c.lds >= 2 and dev.shared_per_block_optin or dev.shared_per_block
   return bytes <= limit, bytes .. " bytes"
 end)
 -- Split only when the planes in flight outgrow half the last-level cache, and with the xyz
@@ -73,7 +99,7 @@ common.launch_bounds()
 -- and wave rings 0.5-1.5% faster with it (1024^3 lap 0.880 -> 0.889 of copy), while d2z's
 -- 16-byte copies ran 2.4% slower, so those go without (no effect on AMD).
 derive("l2pf", function(c, dev, prob)
-  return (c.lds == 2 and c.vec * prob.esize < 16) and 256 or 0
+  return (c.lds >= 2 and c.vec * prob.esize < 16) and 256 or 0
 end)
 
 strategy "model"

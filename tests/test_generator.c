@@ -249,7 +249,7 @@ static void test_config_check_names_parameter(void **state)
         {FDT_OP_LAP, FDT_F32, 64, "lds=1,nw=4,bz=2", "config lds=1: needs bz=1"},
         {FDT_OP_WAVE, FDT_F32, 64, "lds=2", "config lds=2: needs nw >= 1"},
         {FDT_OP_D2Z, FDT_F32, 64, "lds=2,nw=4,bz=2", "config lds=2: needs bz=1"},
-        {FDT_OP_LAP, FDT_F32, 64, "lds=3,nw=4", "config lds=3: out of range (0..2)"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=4,nw=4", "config lds=4: out of range (0..3)"},
         {FDT_OP_LAP, FDT_F32, 64, "lds=2,nw=4,l2pf=100", "config l2pf=100: expected 0, 64"},
         {FDT_OP_LAP, FDT_F32, 64, "lds=1,nw=4,l2pf=256", "config l2pf=256: only the ring"},
         {FDT_OP_LAP, FDT_F32, 64, "pf=2", "config pf=2: prefetching planes needs a window"},
@@ -403,6 +403,18 @@ static void test_geometry_split_and_order(void **state)
     assert_int_equal(fdt_gen_shared(&nogrid, &c, &bytes, &dynamic, &e), 0);
     assert_int_equal(bytes, g.shared_bytes);
     assert_int_equal(dynamic, 1);
+    /* stream: pf + 1 tiles whatever the radius (no plane waits for its z neighbours),
+     * dynamic; wave adds pf + 1 planes of p_prev, c2 and the centre */
+    p.op = FDT_OP_LAP;
+    p.prec = FDT_F32;
+    fdt_config_parse("bx=32,by=8,tile=2,vec=4,align=64,nw=16,lds=3,pf=3", &c, &e);
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.shared_bytes, (3 + 1) * (32 * 4 + 8) * (8 * 2 + 8) * 4);
+    assert_int_equal(g.shared_dynamic, 1);
+    p.op = FDT_OP_WAVE;
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.shared_bytes, ((3 + 1) * (32 * 4 + 8) * (8 * 2 + 8) +
+                                      3 * (3 + 1) * (32 * 4) * (8 * 2)) * 4);
 }
 
 /* The portable rules (portable/fdtuned_*.h, what exported headers carry verbatim) give pinned
@@ -609,7 +621,8 @@ static void test_source_rendering(void **state)
     static const char *const cfgs[] = {
         "default", "bx=32,by=8,tile=4", "bx=16,by=16,vec=4,align=64,nt=1", "bx=64,by=4,nw=16",
         "bx=32,by=8,nw=32,lds=1,vec=4,align=64", "bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3",
-        "bx=32,by=4,nw=16,lds=2,vec=4,align=64,pf=2,tile=2", "bx=24,by=5,nw=7,lds=2,pf=3,split=2"};
+        "bx=32,by=4,nw=16,lds=2,vec=4,align=64,pf=2,tile=2", "bx=24,by=5,nw=7,lds=2,pf=3,split=2",
+        "bx=32,by=4,nw=16,lds=3,vec=4,align=64,pf=2,tile=2", "bx=24,by=5,nw=7,lds=3,pf=3,split=2"};
     for (int op = 0; op < FDT_OP_COUNT; op++)
         for (int R = 1; R <= FDT_R_MAX; R++)
             for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
@@ -689,8 +702,10 @@ static void test_family_table(void **state)
     } want[] = {
         {0, 0, "direct", "direct.hip"}, {0, 8, "window", "window.hip"},
         {1, 8, "tile", "tile.hip"},     {2, 8, "ring", "ring.hip"},
-        {2, 1, "ring", "ring.hip"},     {1, 0, NULL, NULL},
-        {2, 0, NULL, NULL},             {3, 8, NULL, NULL},
+        {2, 1, "ring", "ring.hip"},     {3, 8, "stream", "stream.hip"},
+        {3, 1, "stream", "stream.hip"}, {1, 0, NULL, NULL},
+        {2, 0, NULL, NULL},             {3, 0, NULL, NULL},
+        {4, 8, NULL, NULL},
     };
     fdt_err e;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -759,7 +774,7 @@ static int count(const char *hay, const char *needle)
 
 /* Each family's source carries its own mechanism and none of the others': the prelude once,
  * shared memory only in tile and ring, barriers where threads share, asynchronous copies
- * only in the ring. */
+ * only in the ring families (ring, stream). */
 static void test_family_sources(void **state)
 {
     (void)state;
@@ -804,6 +819,57 @@ static void test_family_sources(void **state)
     assert_contains(s, "copy_async(tl + (ty0 + t) * TX + tx0, pl + base + t * line);");
     assert_null(strstr(s, "ylds"));
     assert_null(strstr(s, "__syncthreads"));
+    assert_null(strstr(s, "weight("));
+    free(s);
+    /* stream: the ring's fill into pf + 1 slots, each plane read once into a queue of sums
+     * (no window of planes, no neighbour arrays), weights one offset at a time */
+    s = family_source(FDT_OP_LAP, 8, FDT_F64, "bx=32,by=8,nw=32,lds=3,vec=2,align=64,pf=2",
+                      "stream");
+    assert_contains(s, "constexpr int S = PF + 1;");
+    assert_contains(s, "constexpr int Q = 2 * RZ + 1;");
+    assert_contains(s, "copy_async(tl + ylds[q], pl + yoff[q]);"); /* the ring's fill */
+    assert_contains(s, "load(ctr[t], tl + (ty0 + t) * TX + tx0);");
+    assert_contains(s, "real acc[Q][TILE][VEC] = {};");
+    assert_contains(s, "real& a = acc[(u - r + Q) % Q][t][v];");   /* z into the sums */
+    assert_contains(s, "load(row, tl + (ty0 + s) * TX + tx0);");   /* y rows stream in */
+    assert_contains(s, "a = r == -RZ ? weight(r) * cz : a + weight(r) * cz;");
+    assert_contains(s, "const real wc = weight(0) * (sx + sy + sz);  //");
+    assert_contains(s, "__device__ __forceinline__ real weight(int r)");
+    assert_int_equal(count(s, "__syncthreads();"), 1);
+    assert_null(strstr(s, "win["));
+    assert_null(strstr(s, "cy["));
+    assert_null(strstr(s, "copy_async(&rcen"));
+    free(s);
+    /* wave queues its centre values too (the ring no longer holds the plane) */
+    s = family_source(FDT_OP_WAVE, 2, FDT_F32, "bx=32,by=8,nw=32,lds=3,vec=4,align=64,pf=2",
+                      "stream");
+    assert_contains(s, "copy_async(&rcen[ws][row][col], in + at + t * line);");
+    assert_contains(s, "res[v] = (real)2 * cc[v] - pv[v] + cv[v] * acc[(u + Q - RZ) % Q][t][v];");
+    free(s);
+    /* d2z: a queue of own planes as in the ring; d2x: no z sums, the centre scaled by sx */
+    s = family_source(FDT_OP_D2Z, 4, FDT_F32, "bx=16,by=4,nw=16,lds=3,vec=2,align=2", "stream");
+    assert_null(strstr(s, "ylds"));
+    assert_null(strstr(s, "__syncthreads"));
+    assert_contains(s, "const real wc = weight(0) * (sz);");
+    free(s);
+    s = family_source(FDT_OP_D2X, 4, FDT_F32, "bx=16,by=4,nw=16,lds=3,vec=2,align=2", "stream");
+    assert_null(strstr(s, "cz ="));
+    assert_contains(s, "const real wc = weight(0) * (sx);");
+    free(s);
+}
+
+/* weight(r) gives the weights d2 applies, by signed offset, in the problem's precision; the
+ * fault=coef of d2 (the weight of offset +1 negated) reaches it too. */
+static void test_stream_weights(void **state)
+{
+    (void)state;
+    char *s = family_source(FDT_OP_LAP, 1, FDT_F32, "bx=32,by=4,nw=8,lds=3", "stream");
+    assert_contains(s, "return r == -1 ? 1.0f\n         : r == 1 ? 1.0f\n         : -2.0f;");
+    free(s);
+    s = family_source(FDT_OP_LAP, 2, FDT_F64, "bx=32,by=4,nw=8,lds=3,fault=coef", "stream");
+    assert_contains(s, "r == -2 ? -0.083333333333333329\n         : r == 2 ? "
+                       "-0.083333333333333329\n         : r == -1 ? 1.3333333333333333\n"
+                       "         : r == 1 ? -1.3333333333333333\n         : -2.5;");
     free(s);
 }
 
@@ -817,7 +883,8 @@ static void test_family_faults(void **state)
     } fams[] = {{"bx=64,by=4", "direct"},
                 {"bx=64,by=4,nw=8", "window"},
                 {"bx=32,by=4,nw=8,lds=1", "tile"},
-                {"bx=32,by=4,nw=8,lds=2", "ring"}};
+                {"bx=32,by=4,nw=8,lds=2", "ring"},
+                {"bx=32,by=4,nw=8,lds=3", "stream"}};
     static const struct {
         const char *key, *code;
     } faults[] = {{"fault=plane", "return k == R + nz / 2;"},
@@ -847,9 +914,12 @@ static void test_family_render_all(void **state)
     (void)state;
     static const char *const cfgs[] = {
         "bx=32,by=4,tile=2,vec=2,align=2", "bx=16,by=4,bz=2,nw=9,pf=3,vec=2,align=2",
-        "bx=32,by=4,nw=8,lds=1,tile=2,vec=2,align=2", "bx=32,by=4,nw=7,lds=2,pf=2,vec=2,align=2"};
-    int rendered[4] = {0};
-    for (size_t ci = 0; ci < 4; ci++)
+        "bx=32,by=4,nw=8,lds=1,tile=2,vec=2,align=2", "bx=32,by=4,nw=7,lds=2,pf=2,vec=2,align=2",
+        "bx=32,by=4,nw=7,lds=3,pf=2,tile=2,vec=2,align=2"};
+    enum { NCFG = sizeof cfgs / sizeof cfgs[0] };
+    int rendered[NCFG] = {0};
+    assert_int_equal(NCFG, fdt_gen_family_count);
+    for (size_t ci = 0; ci < NCFG; ci++)
         for (int op = 0; op < FDT_OP_COUNT; op++)
             for (int R = 1; R <= FDT_R_MAX; R++)
                 for (int prec = 0; prec < 2; prec++) {
@@ -872,7 +942,7 @@ static void test_family_render_all(void **state)
                     fdt_sb_free(&b);
                     rendered[ci]++;
                 }
-    for (size_t ci = 0; ci < 4; ci++)
+    for (size_t ci = 0; ci < NCFG; ci++)
         assert_true(rendered[ci] >= 4 * FDT_R_MAX * 2);
     fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 64, 64, 64};
     fdt_config c;
@@ -1006,6 +1076,7 @@ int main(void)
         cmocka_unit_test(test_source_rendering),
         cmocka_unit_test(test_family_table),
         cmocka_unit_test(test_family_sources),
+        cmocka_unit_test(test_stream_weights),
         cmocka_unit_test(test_family_faults),
         cmocka_unit_test(test_family_render_all),
         cmocka_unit_test(test_reference_exact_on_polynomials),

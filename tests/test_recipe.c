@@ -175,9 +175,10 @@ static void test_shipped_recipes(void **state)
         fdt_op op;
         /* survivors on an H100 at 512^3, R=4, f32 (recipes/README.md); lap and wave lost 124
          * and 262 ring configs when shared_bytes(c) began counting pf (their rings exceed
-         * the opt-in limit; before, they passed the recipe and were pruned after compiling).
-         * The spaces grew by split = 8, 16 (d2z 25920 -> 43200, lap 653184 -> 1088640): the
-         * H100's survivors are those of before, since its 50 MB refuse every split here. */
+         * the opt-in limit; before, they passed the recipe and were pruned after compiling);
+         * lds=3 (the stream) added 156 to each (4706 -> 4862, 4508 -> 4664). The spaces grew by
+         * split = 8, 16 (d2z 25920 -> 43200) and by lds=3 (lap 653184 -> 1451520 with both):
+         * the H100's split survivors are those of before, since its 50 MB refuse every split. */
         uint64_t space, survivors;
         const char *strategy;
         const char *def;
@@ -185,8 +186,8 @@ static void test_shipped_recipes(void **state)
         {"d2x.lua", "d2x", FDT_OP_D2X, 1440, 342, "exhaustive", "bx=256,by=1,lb=256"},
         {"d2y.lua", "d2y", FDT_OP_D2Y, 2880, 900, "exhaustive", "lb=256"},
         {"d2z.lua", "d2z", FDT_OP_D2Z, 43200, 2460, "model", "by=8,lb=512"},
-        {"lap.lua", "lap", FDT_OP_LAP, 1088640, 4706, "model", "lb=256,lds=1,nw=32"},
-        {"lap.lua", "lap", FDT_OP_WAVE, 1088640, 4508, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_LAP, 1451520, 4862, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_WAVE, 1451520, 4664, "model", "lb=256,lds=1,nw=32"},
     };
     fdt_catalogue *cat = catalogue();
     fdt_device h100;
@@ -308,6 +309,78 @@ static void test_shipped_split_rule(void **state)
         if (deepest != want[i].deepest)
             fail_msg("%s %d^3: deepest split %d, expected %d", want[i].gpu, want[i].n, deepest,
                      want[i].deepest);
+    }
+    fdt_recipe_free(r);
+    fdt_catalogue_free(cat);
+}
+
+/* The stream's rules in lap.lua: at R=8 in f64 on an H100, where no ring survives the
+ * register rule (2R+1 planes of tile x vec doubles), the stream's 2x2 blocking does (its sums
+ * are all it keeps); it needs vectors and 4..8 outputs per thread, 2..4 planes in flight, at
+ * least max(8, R) rows per block and windows of 128 planes or more, and an unrolled march
+ * the instruction cache holds (R=8 2x4 is refused, R=6 2x4 is not); its copies of fewer than
+ * 16 bytes carry the L2 hint as the ring's do. */
+static void test_lap_stream_rules(void **state)
+{
+    (void)state;
+    fdt_catalogue *cat = catalogue();
+    fdt_recipe *r = shipped("lap.lua");
+    fdt_device h100;
+    fdt_err e;
+    assert_int_equal(fdt_catalogue_find(cat, "H100", NULL, 0, &h100, &e), 0);
+    const struct {
+        int R;
+        fdt_prec prec;
+        const char *cfg, *why; /* why NULL: accepted */
+    } want[] = {
+        {8, FDT_F64, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=2", NULL},
+        {8, FDT_F64, "align=32,bx=32,by=8,lb=256,lds=2,nw=128,pf=3,tile=2,vec=2",
+         "values per thread fit in registers"},
+        {8, FDT_F64, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=4,vec=2",
+         "values per thread fit in registers"},
+        {8, FDT_F32, "align=32,bx=32,by=16,l2pf=256,lb=512,lds=3,nw=128,pf=3,tile=2,vec=2", NULL},
+        {8, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,vec=4", NULL},
+        {8, FDT_F32, "align=32,bx=32,by=4,lb=128,lds=3,nw=128,pf=3,vec=4", "the stream"},
+        {4, FDT_F32, "align=32,bx=32,by=16,l2pf=256,lb=512,lds=3,nw=128,pf=3,vec=2", "the stream"},
+        {4, FDT_F32, "align=32,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2", NULL},
+        {4, FDT_F32, "align=32,l2pf=256,lb=256,lds=3,nw=128,pf=5,tile=4,vec=2", "the stream"},
+        {4, FDT_F32, "align=32,l2pf=256,lb=256,lds=3,nw=64,pf=4,tile=4,vec=2", "the stream"},
+        {8, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4",
+         "instruction cache"},
+        {6, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4", NULL},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fdt_problem p = problem(FDT_OP_LAP, want[i].R, want[i].prec, 512);
+        fdt_config c, d;
+        char why[256];
+        assert_int_equal(fdt_config_parse(want[i].cfg, &c, &e), 0);
+        d = c;
+        assert_int_equal(fdt_recipe_derive(r, &p, &h100, &d, &e), 0);
+        assert_int_equal(d.l2pf, c.l2pf); /* the configs above carry what the recipe derives */
+        int ok = fdt_recipe_check(r, &p, &h100, &c, why, sizeof why, &e);
+        if (ok != !want[i].why || (want[i].why && !strstr(why, want[i].why)))
+            fail_msg("R=%d %s %s: %s", want[i].R, fdt_prec_name(want[i].prec), want[i].cfg,
+                     ok == 1 ? "accepted" : why);
+    }
+    /* on an MI250X (wave64, 64 KB of LDS) the shapes test_runtime.c compiles for gfx90a */
+    fdt_device mi;
+    assert_int_equal(fdt_catalogue_find(cat, "MI250X", NULL, 0, &mi, &e), 0);
+    const struct {
+        int R;
+        fdt_prec prec;
+        const char *cfg;
+    } amd[] = {
+        {6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
+        {4, FDT_F64, "align=64,bx=64,by=4,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
+        {4, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2"},
+    };
+    for (size_t i = 0; i < sizeof amd / sizeof amd[0]; i++) {
+        fdt_problem p = problem(FDT_OP_LAP, amd[i].R, amd[i].prec, 512);
+        fdt_config c;
+        char why[256];
+        assert_int_equal(fdt_config_parse(amd[i].cfg, &c, &e), 0);
+        if (fdt_recipe_check(r, &p, &mi, &c, why, sizeof why, &e) != 1)
+            fail_msg("MI250X R=%d %s: %s", amd[i].R, amd[i].cfg, why);
     }
     fdt_recipe_free(r);
     fdt_catalogue_free(cat);
@@ -1487,6 +1560,7 @@ int main(void)
         cmocka_unit_test(test_shipped_recipes),
         cmocka_unit_test(test_shipped_recipes_everywhere),
         cmocka_unit_test(test_shipped_split_rule),
+        cmocka_unit_test(test_lap_stream_rules),
         cmocka_unit_test(test_error_lines),
         cmocka_unit_test(test_runtime_error_lines),
         cmocka_unit_test(test_sandbox),

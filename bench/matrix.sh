@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Benchmark matrix (issue "every radius, both precisions, every GPU"), for a GPU machine: on the
+# first visible GPU, tunes lap and wave with the shipped defaults (the recipe, the model
+# strategy, the recipe's budget or BUDGET) for R in {1,2,4,6,8} x {f32,f64} at 512^3 and R in
+# {4,8} x {f32,f64} at 1024^3 (28 cells), benches each cell's best in a run of its own (the
+# copy bandwidth is measured in that run), asks the model's dry run which of its terms binds
+# that config, and appends one row per cell to $OUTDIR/matrix.csv:
+#   gpu,op,R,precision,nx,ny,nz,gbs,copy_gbs,frac_copy,config,predicted_bound,tune_wall_s
+# predicted_bound is the name of the model's largest term (dram, l2, l1) for the config.
+# Resumes: a cell already in the CSV (same gpu, op, R, precision, grid) is skipped, and a
+# cell whose tuning was cut short by DEADLINE is tuned on by the next run (the database keeps
+# every evaluation; tune_wall_s adds the runs up), so the matrix can be built over several
+# device calls of 10 minutes. bench/matrix_report.py draws the heatmap (SVG) from the CSV.
+# Usage: bench/matrix.sh [DB]  (default $OUTDIR/matrix.db). Env: BUDGET (evaluations per
+# cell; default the recipe's), DEADLINE (seconds this run may take, default 540: no cell or
+# evaluation starts after it), CELLS (a subset, e.g. "lap:8:f32:512 wave:4:f64:1024"),
+# GPU (the catalogue name for the dry run; default: found from the device's name).
+set -u
+. "$(dirname "$0")/lib.sh"
+db=${1:-$OUTDIR/matrix.db}
+csv=$OUTDIR/matrix.csv
+walls=$OUTDIR/matrix-wall.tsv
+deadline=${DEADLINE:-540}
+start=$(date +%s)
+header=gpu,op,R,precision,nx,ny,nz,gbs,copy_gbs,frac_copy,config,predicted_bound,tune_wall_s
+[ -s "$csv" ] || echo "$header" >"$csv"
+touch "$walls"
+
+cells() {
+    if [ -n "${CELLS:-}" ]; then tr ' ' '\n' <<<"$CELLS"; return; fi
+    for g in 512 1024; do
+        radii="1 2 4 6 8"; [ "$g" = 1024 ] && radii="4 8"
+        for R in $radii; do for prec in f32 f64; do for op in lap wave; do
+            echo "$op:$R:$prec:$g"
+        done; done; done
+    done
+}
+
+gpu=$("$FDTUNE" devices --json --no-bandwidth 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+devs = d.get("devices", d) if isinstance(d, dict) else d
+print(devs[0]["name"] if devs else "")' 2>/dev/null)
+[ -n "$gpu" ] || { echo "matrix: no GPU visible (fdtune devices)" >&2; exit 3; }
+
+# The catalogue name the dry run takes for this GPU (a dry run probes nothing, so no 'auto'):
+# GPU, else the device name, without its vendor, else its first word ("NVIDIA H100 80GB
+# HBM3" -> H100).
+cat_gpu=""
+base=${gpu#NVIDIA }; base=${base#AMD }; base=${base#Instinct }
+for cand in "${GPU:-}" "$gpu" "$base" "${base%% *}"; do
+    [ -n "$cand" ] || continue
+    if "$FDTUNE" --gpu "$cand" --op lap --R 1 --grid 8^3 --dry-run --top 0 >/dev/null 2>&1; then
+        cat_gpu=$cand; break
+    fi
+done
+[ -n "$cat_gpu" ] || echo "matrix: no catalogue entry for '$gpu' (set GPU): bounds unknown" >&2
+
+# The model's largest term for config $5 of op $1, R $2, precision $3 on grid $4: a recipe
+# of that one config, dry-run.
+bound_of() {
+    local rec=$OUTDIR/matrix-one.lua
+    python3 - "$1" "$5" >"$rec" <<'PY'
+import sys
+op, cfg = sys.argv[1], sys.argv[2]
+print('ops { "%s" }' % op)
+for kv in ([] if cfg == "default" else cfg.split(",")):
+    k, v = kv.split("=")
+    print('param("%s", { %s })' % (k, v if v.lstrip("-").isdigit() else '"%s"' % v))
+PY
+    [ -n "$cat_gpu" ] || { echo unknown; return; }
+    "$FDTUNE" --gpu "$cat_gpu" --op "$1" --R "$2" --precision "$3" --grid "$4^3" \
+        --recipe "$rec" --dry-run --top 1 2>/dev/null | python3 -c '
+import re, sys
+m = re.search(r"dram ([0-9.]+) l2 ([0-9.]+) l1 ([0-9.]+) ms", sys.stdin.read())
+print(max(zip(map(float, m.groups()), ("dram", "l2", "l1")))[1] if m else "unknown")'
+}
+
+for cell in $(cells); do
+    IFS=: read -r op R prec g <<<"$cell"
+    key="$gpu,$op,$R,$prec,$g,$g,$g"
+    if grep -qF "$key," "$csv"; then continue; fi
+    left=$(( deadline - ($(date +%s) - start) ))
+    if [ "$left" -lt 120 ]; then
+        echo "matrix: ${left}s left of DEADLINE=$deadline; the next run resumes at $cell" >&2
+        break
+    fi
+    name="$op-R$R-$prec-$g"
+    echo "matrix: tuning $name (${left}s left)" >&2
+    t0=$(date +%s)
+    "$FDTUNE" --gpu auto --op "$op" --R "$R" --precision "$prec" --grid "$g^3" \
+        --strategy model ${BUDGET:+--budget "$BUDGET"} --time "$(( left - 90 ))s" \
+        --db "$db" --json >"$OUTDIR/matrix-tune-$name.json" 2>"$OUTDIR/matrix-tune-$name.log"
+    rc=$?
+    printf '%s\t%s\n' "$key" "$(( $(date +%s) - t0 ))" >>"$walls"
+    read -r best stopped < <(python3 - "$OUTDIR/matrix-tune-$name.json" <<'PY'
+import json, sys
+try:
+    p = json.load(open(sys.argv[1]))["problems"][0]
+except (OSError, ValueError, KeyError, IndexError):
+    print("- error"); sys.exit()
+print(p.get("best_config") or "-", (p.get("stopped") or "done").replace(" ", "_"))
+PY
+)
+    if [ "$stopped" != done ] || [ "$best" = - ]; then
+        echo "matrix: $name not complete (tune exit $rc, stopped: $stopped); resumes next run" >&2
+        [ "$stopped" = error ] || break
+        continue
+    fi
+    "$FDTUNE" bench --op "$op" --R "$R" --precision "$prec" --grid "$g^3" --config "$best" \
+        --json >"$OUTDIR/matrix-bench-$name.json" 2>"$OUTDIR/matrix-bench-$name.log"
+    bound=$(bound_of "$op" "$R" "$prec" "$g" "$best")
+    python3 - "$OUTDIR/matrix-bench-$name.json" "$key" "$best" "$bound" "$walls" >>"$csv" <<'PY'
+import json, sys
+path, key, best, bound, walls = sys.argv[1:]
+d = json.load(open(path))
+r = [x for x in d["results"] if x["status"] == "ok"]
+if not r:
+    sys.exit("matrix: %s: the best config did not verify in its bench run" % key)
+wall = sum(float(l.split("\t")[1]) for l in open(walls) if l.split("\t")[0] == key)
+print("%s,%.1f,%.1f,%.4f,\"%s\",%s,%.0f" % (key, r[0]["gbs"], d["copy_gbs"], r[0]["frac_copy"],
+                                            best, bound, wall))
+PY
+    tail -1 "$csv" >&2
+done
+python3 "$(dirname "$0")/matrix_report.py" "$csv" "$OUTDIR/matrix.svg"

@@ -1,0 +1,215 @@
+#{include prelude.hip}
+// Kernel family "stream" (lds=3, nw >= 1): the ring's march (a ring of shared tiles filled by
+// asynchronous copies PF planes ahead, as in ring.hip) with every plane read from its tile
+// once, on the step it lands. The plane's x and y neighbours stream from the tile straight
+// into the sum of that plane's outputs, one row at a time (no neighbour arrays), and its
+// centre values go, weighted, into the sums of the 2 RZ + 1 output planes around it: a queue
+// of accumulators in registers (rotated by unrolling the march by its length), where the
+// other families keep a window of input planes. So registers hold the queue, the plane's
+// centre values and one row of x neighbours, which leaves room for TILE x VEC register
+// blocking (each shared row or vector serves TILE x VEC outputs) at every radius; and the
+// ring needs PF + 1 slots instead of RZ + 1 + PF, as no plane waits for its z neighbours.
+constexpr int NW = {{NW}};         // z planes per thread
+constexpr int PF = {{PF}};         // planes copied ahead of the one read
+constexpr int TX = HX + BX * VEC + HX, TY = RY + BY * TILE + RY;
+constexpr int NT = BX * BY;                         // threads per block
+constexpr int S = PF + 1;                           // ring slots: plane m is read at step m
+constexpr int Q = 2 * RZ + 1;                       // accumulators: output planes p-RZ..p+RZ
+constexpr int HC = HX / VEC;                        // x-halo chunks per side of a row
+constexpr int NYH = 2 * RY * BX;                    // y-halo chunks per plane
+constexpr int NXH = BY * TILE * 2 * HC;             // x-halo chunks per plane
+constexpr int YPT = (NYH + NT - 1) / NT, XPT = (NXH + NT - 1) / NT;  // per thread
+
+} // namespace {{NS}}
+
+extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
+{
+    using namespace {{NS}};
+{{DIMS}}    {{BLOCK_INDEX}}
+    const int i0 = R + (bi * BX + (int)threadIdx.x) * VEC;
+    const int j0 = jbeg + (bj * BY + (int)threadIdx.y) * TILE;
+    const int nvx = min(VEC, R + nx - i0);   // outputs of this thread inside the grid, x
+    const int nvy = min(TILE, jend - j0);    // and y
+    const int nly = jend + RY - j0;          // rows this thread may read (y halo included)
+    const int k0 = R + (bk * BZ + (int)threadIdx.z) * NW;
+    const int k1 = min(k0 + NW, R + nz);
+    if (k0 >= k1)
+        return;  // uniform across the block (bz = 1)
+    // Every thread takes part in the copies and barriers, also those whose outputs fall outside.
+    const bool readx = i0 < nx + 2 * R;
+    const int tx0 = HX + (int)threadIdx.x * VEC, ty0 = RY + (int)threadIdx.y * TILE;
+#{if HAS_XY}
+    const int iblk = R + bi * BX * VEC, jblk = jbeg + bj * BY * TILE;
+    const int tid = (int)(threadIdx.x + BX * threadIdx.y);
+#{endif}
+    const long long base = (long long)j0 * line + i0;
+
+    // The ring (and wave's queues) in dynamic shared memory, sized at launch
+    // (fdt_geometry.shared_bytes).
+    extern __shared__ __attribute__((aligned(16))) unsigned char fdt_dyn_shared[];
+    real (*const ring)[TY][TX] = reinterpret_cast<real (*)[TY][TX]>(fdt_dyn_shared);
+#{if WAVE}
+    // p_prev, c2 and p itself at the block's outputs of plane k, copied with plane k + RZ
+    // (the plane that completes the sums of k), read PF steps later: PF + 1 slots of each.
+    // The centre comes from global memory (L2) again: the ring no longer holds plane k then.
+    real (*const rprev)[BY * TILE][BX * VEC] =
+        reinterpret_cast<real (*)[BY * TILE][BX * VEC]>(&ring[S][0][0]);
+    real (*const rc2)[BY * TILE][BX * VEC] = rprev + (PF + 1);
+    real (*const rcen)[BY * TILE][BX * VEC] = rc2 + (PF + 1);
+#{endif}
+#{include ring_fill.hip}
+    const real wc = weight(0) * ({{CENTRE_SCALE}});  // the centre's, times every axis' scale
+    // acc[p % Q] sums the outputs of march plane p. Plane p's centre values are added to the
+    // sums of planes p - RZ .. p + RZ as it lands (the sum of p + RZ starts there, that of
+    // p - RZ is complete), its x and y neighbours to its own. Unrolled by Q, every slot index
+    // is a constant: the sums stay in their registers.
+    real acc[Q][TILE][VEC] = {};
+    const int steps = k1 - k0 + 2 * RZ;
+#pragma unroll
+    for (int m = 0; m < PF; ++m) {
+        if (m < steps)
+            issue(m, m % S, m % (PF + 1));
+        async_commit();  // empty groups too: the wait below counts groups
+    }
+    int rs = 0, ris = PF % S;      // ring slots of planes m and m + PF
+    int wr = 0, wis = PF;          // queue slots read at step m and written for m + PF
+    for (int m0 = 0; m0 < steps; m0 += Q) {
+#pragma unroll
+        for (int u = 0; u < Q; ++u) {
+            const int m = m0 + u;
+            if (m >= steps)
+                break;
+            async_wait<PF - 1>();  // this thread's copies of plane m have landed
+#{if HAS_XY}
+            __syncthreads();       // everyone's have, and step m - 1 is done with the slot reused now
+#{endif}
+            if (m + PF < steps)
+                issue(m + PF, ris, wis);
+            async_commit();
+            const real* tl = &ring[rs][0][0];  // plane p with its halo
+            const int p = k0 - RZ + m;
+            real ctr[TILE][VEC];               // this thread's columns of plane p
+#pragma unroll
+            for (int t = 0; t < TILE; ++t)
+                load(ctr[t], tl + (ty0 + t) * TX + tx0);
+#{if WAVE}
+            const int wq = wr;
+            wr = wr == PF ? 0 : wr + 1;
+#{endif}
+            rs = rs + 1 == S ? 0 : rs + 1;
+            ris = ris + 1 == S ? 0 : ris + 1;
+            wis = wis == PF ? 0 : wis + 1;
+#{if HAS_Z}
+            // plane p is the z neighbour at offset r of output plane p - r (slot (u - r) mod Q);
+            // scaled by sz once, so that the weights stay literal operands
+#pragma unroll
+            for (int t = 0; t < TILE; ++t)
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) {
+                    const real cz = sz * ctr[t][v];
+#pragma unroll
+                    for (int r = -RZ; r <= RZ; ++r) {
+                        if (r == 0)
+                            continue;
+                        real& a = acc[(u - r + Q) % Q][t][v];
+                        a = r == -RZ ? weight(r) * cz : a + weight(r) * cz;
+                    }
+                }
+#{endif}
+            if (p >= k0 && p < k1) {  // uniform: the block's own planes take their x, y, centre
+#{if HAS_Y}
+                // y: rows j0 - RY .. j0 + TILE - 1 + RY stream in (the centre rows from ctr);
+                // each goes into the sums of the rows within RY of it
+                real dy[TILE][VEC];
+#pragma unroll
+                for (int s = -RY; s < TILE + RY; ++s) {
+                    real row[VEC];
+                    if (s >= 0 && s < TILE) {
+#pragma unroll
+                        for (int v = 0; v < VEC; ++v)
+                            row[v] = ctr[s][v];
+                    } else {
+                        load(row, tl + (ty0 + s) * TX + tx0);
+                    }
+#pragma unroll
+                    for (int t = 0; t < TILE; ++t) {
+                        const int r = s - t;
+                        if (r == 0 || r < -RY || r > RY)
+                            continue;
+#pragma unroll
+                        for (int v = 0; v < VEC; ++v)
+                            dy[t][v] = r == -RY ? weight(r) * row[v] : dy[t][v] + weight(r) * row[v];
+                    }
+                }
+#{endif}
+#pragma unroll
+                for (int t = 0; t < TILE; ++t) {
+#{if HAS_X}
+                    // x: the row's HX neighbours on each side, whole vectors
+                    real xl[HX], xr[HX];
+#pragma unroll
+                    for (int q = 0; q < HX; q += VEC) {
+                        load(&xl[q], tl + (ty0 + t) * TX + tx0 - HX + q);
+                        load(&xr[q], tl + (ty0 + t) * TX + tx0 + VEC + q);
+                    }
+#{endif}
+#pragma unroll
+                    for (int v = 0; v < VEC; ++v) {
+                        real a = RZ == 0 ? wc * ctr[t][v] : acc[u][t][v] + wc * ctr[t][v];
+#{if HAS_X}
+                        // symmetric pairs folded (chains of RX dependent FMAs, not 2 RX)
+                        real dx = 0;
+#pragma unroll
+                        for (int r = 1; r <= RX; ++r) {
+                            const int ql = v - r, qr = v + r;
+                            const real xm = ql < 0 ? xl[HX + ql] : ctr[t][ql];
+                            const real xp = qr >= VEC ? xr[qr - VEC] : ctr[t][qr];
+                            const real d = weight(-r) == weight(r) ? weight(r) * (xm + xp)
+                                                                  : weight(-r) * xm + weight(r) * xp;
+                            dx = r == 1 ? d : dx + d;
+                        }
+                        a += sx * dx;
+#{endif}
+#{if HAS_Y}
+                        a += sy * dy[t][v];
+#{endif}
+                        acc[u][t][v] = a;
+                    }
+                }
+            }
+            if (m < 2 * RZ)
+                continue;  // no output plane is complete yet
+            const int k = k0 + m - 2 * RZ;                      // = p - RZ, complete now
+            const real* pk = in + (long long)k * slice + base;  // centre of row j0, plane k
+#pragma unroll
+            for (int t = 0; t < TILE; ++t) {
+                real res[VEC];
+#{if WAVE}
+                real pv[VEC], cv[VEC], cc[VEC];
+                load(pv, &rprev[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
+                load(cv, &rc2[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
+                load(cc, &rcen[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
+#{endif}
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) {
+#{if WAVE}
+                    res[v] = (real)2 * cc[v] - pv[v] + cv[v] * acc[(u + Q - RZ) % Q][t][v];
+                    if (k == sk && j0 + t == sj && i0 + v == si)
+                        res[v] += src;  // point source
+#{else}
+                    res[v] = acc[(u + Q - RZ) % Q][t][v];
+#{endif}
+                }
+#{if FAULT}
+                if (fault_skip(k, nz))
+                    continue;
+#{endif}
+                if (t < nvy && nvx > 0)
+                    store(out + (pk - in) + t * line, res, nvx);
+            }
+#{if FAULT}
+            fault_after(out, in, pk - in, i0 == R && j0 == jbeg, k);
+#{endif}
+        }
+    }
+}
