@@ -14,6 +14,7 @@
 #include "rt_internal.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,14 +40,21 @@ typedef struct llvm_install {
 
 static llvm_install llvm;
 
-static void note(char *why, size_t n, const char *fmt, const char *a, const char *b)
+/* Adds what was tried and why it did not do to llvm.why. */
+static void note(const char *fmt, ...) FDT_PRINTF(1, 2);
+static void note(const char *fmt, ...)
 {
-    size_t u = strlen(why);
-    if (u + 3 < n) {
-        snprintf(why + u, n - u, "%s", u ? "; " : "");
-        u = strlen(why);
-        snprintf(why + u, n - u, fmt, a, b);
+    size_t u = strlen(llvm.why), n = sizeof llvm.why;
+    if (u + 3 >= n)
+        return;
+    if (u) {
+        snprintf(llvm.why + u, n - u, "; ");
+        u += 2;
     }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(llvm.why + u, n - u, fmt, ap);
+    va_end(ap);
 }
 
 /* Takes the clang at path when it runs, says its version and has ld.lld beside it. */
@@ -54,7 +62,7 @@ static int try_clang(const char *path, const char *label)
 {
     char real[PATH_MAX];
     if (!realpath(path, real)) {
-        note(llvm.why, sizeof llvm.why, "%s%s: not found", label, "");
+        note("%s: not found", label);
         return -1;
     }
     char lld[PATH_MAX + 16];
@@ -63,8 +71,8 @@ static int try_clang(const char *path, const char *label)
     *slash = 0;
     snprintf(lld, sizeof lld, "%s/ld.lld", llvm.bindir);
     if (access(lld, X_OK) != 0) {
-        note(llvm.why, sizeof llvm.why, "%s: no ld.lld beside it in %s (install the lld of the "
-                                        "same version, e.g. lld-16)", label, llvm.bindir);
+        note("%s: no ld.lld beside it in %s (install the lld of the same version, e.g. "
+             "lld-16)", label, llvm.bindir);
         return -1;
     }
     const char *argv[] = {real, "--version", NULL};
@@ -72,7 +80,7 @@ static int try_clang(const char *path, const char *label)
     fdt_sb_init(&out);
     fdt_err e;
     if (fdt_exec(argv, &out, NULL, &e)) {
-        note(llvm.why, sizeof llvm.why, "%s: %s", label, e.msg);
+        note("%s: %s", label, e.msg);
         fdt_sb_free(&out);
         return -1;
     }
@@ -92,28 +100,32 @@ static int try_rocm(const char *root, const char *label)
     snprintf(lab, sizeof lab, "%s (%s)", path, label);
     if (access(path, X_OK) == 0)
         return try_clang(path, lab);
-    note(llvm.why, sizeof llvm.why, "%s%s: not found", lab, "");
+    if (!strstr(llvm.why, path)) /* the same root may come up twice */
+        note("%s: not found", lab);
     return -1;
 }
 
 static int find_llvm(fdt_err *e)
 {
     if (llvm.state == 0) {
-        char path[PATH_MAX], root[PATH_MAX];
+        char path[PATH_MAX], root[PATH_MAX], label[PATH_MAX + 16];
         const char *env = getenv("FDTUNE_CLANG");
+        fdt_err ce;
         int ok = -1;
         if (env && *env) { /* the user's choice: no other clang stands in for it */
-            ok = fdt_find_program(env, path, sizeof path) ? -1 : try_clang(path, "FDTUNE_CLANG");
-            if (ok && !strstr(llvm.why, "FDTUNE_CLANG"))
-                note(llvm.why, sizeof llvm.why, "FDTUNE_CLANG=%s%s: not an executable", env, "");
+            snprintf(label, sizeof label, "FDTUNE_CLANG=%s", env);
+            if (fdt_find_program(env, path, sizeof path) == 0)
+                ok = try_clang(path, label);
+            else
+                note("%s: not an executable", label);
         } else {
             if (fdt_find_program("clang-16", path, sizeof path) == 0)
                 ok = try_clang(path, path);
             else
-                note(llvm.why, sizeof llvm.why, "clang-16%s: not on $PATH%s", "", "");
+                note("clang-16: not on $PATH");
             if (ok)
                 ok = try_rocm(getenv("ROCM_PATH"), "$ROCM_PATH");
-            if (ok && fdt_rt_comgr_load(e) == 0 && fdt_rt_comgr_root(root, sizeof root) == 0)
+            if (ok && fdt_rt_comgr_load(&ce) == 0 && fdt_rt_comgr_root(root, sizeof root) == 0)
                 ok = try_rocm(root, "where comgr is loaded from");
             if (ok)
                 ok = try_rocm(FDTUNE_ROCM_ROOT, "the ROCm of this build");
@@ -270,25 +282,21 @@ static void drop_file_line(fdt_sb *out)
 int fdt_rt_amd_disassemble(const char *img, size_t n, const char *arch, fdt_sb *out,
                            fdt_err *e)
 {
-    char tool[PATH_MAX], dir[PATH_MAX], file[PATH_MAX + 32], mcpu[96];
-    if (find_objdump(tool, sizeof tool, e) ||
-        fdt_scratch_dir("fdtune-disasm", dir, sizeof dir, e))
+    char tool[PATH_MAX], mcpu[96];
+    if (find_objdump(tool, sizeof tool, e))
         return -1;
-    snprintf(file, sizeof file, "%s/kernel.co", dir);
     snprintf(mcpu, sizeof mcpu, "--mcpu=%.*s", (int)strcspn(arch, ":"), arch); /* no features */
     const char *argv[] = {tool, "-d", "--no-show-raw-insn", "--triple=amdgcn-amd-amdhsa", mcpu,
-                          file, NULL};
+                          "@FILE", NULL};
+    char what[128];
+    snprintf(what, sizeof what, "hip: disassembly for %s failed", arch);
     fdt_sb err;
     fdt_sb_init(&err);
-    int rc = fdt_write_file(file, img, n, e);
-    if (rc == 0 && fdt_exec(argv, out, &err, e))
-        rc = fdt_err_set(e, "hip: disassembly for %s failed: %s\n%s", arch, e->msg,
-                         fdt_sb_str(&err));
-    else if (rc == 0 && strstr(fdt_sb_str(&err), "not a recognized processor"))
+    int rc = fdt_rt_run_on_image(what, argv, "kernel.co", img, n, out, &err, e);
+    if (rc == 0 && strstr(fdt_sb_str(&err), "not a recognized processor"))
         rc = fdt_err_set(e, "hip: %s does not know %s: %s", tool, arch, fdt_sb_str(&err));
-    else if (rc == 0)
+    if (rc == 0)
         drop_file_line(out);
     fdt_sb_free(&err);
-    fdt_remove_tree(dir);
     return rc;
 }

@@ -3,7 +3,7 @@
  * error here. Disassembly of compiled code runs in a child the same way. Cache entries hold their whole key (backend, arch, kernel, compiler version,
  * options, source) and are verified on read, so a file-name hash collision costs only a
  * recompile. */
-#include "fdt_rt.h"
+#include "rt_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,4 +333,23 @@ int fdt_rt_disassemble(const fdt_rt_backend *b, const fdt_rt_code *c, const char
     fdt_sb_putn(out, text, n);
     free(text);
     return 0;
+}
+
+int fdt_rt_run_on_image(const char *what, const char *const *argv, const char *name,
+                        const char *image, size_t n, fdt_sb *out, fdt_sb *err, fdt_err *e)
+{
+    char dir[1024], file[1200];
+    const char *args[32];
+    size_t k = 0;
+    if (fdt_scratch_dir("fdtune-tool", dir, sizeof dir, e))
+        return -1;
+    snprintf(file, sizeof file, "%s/%s", dir, name);
+    for (; argv[k] && k < 31; k++)
+        args[k] = strcmp(argv[k], "@FILE") ? argv[k] : file;
+    args[k] = NULL;
+    int rc = fdt_write_file(file, image, n, e);
+    if (rc == 0 && fdt_exec(args, out, err, e))
+        rc = fdt_err_set(e, "%s: %s\n%s", what, e->msg, fdt_sb_str(err));
+    fdt_remove_tree(dir);
+    return rc;
 }

@@ -143,7 +143,7 @@ static int cuda_disassemble(const char *image, size_t n, const char *arch, fdt_s
 {
     static const char *const tools[] = {"cuobjdump", "nvdisasm"};
     const char *home = getenv("CUDA_HOME");
-    char tool[1024] = "", dir[1024], file[1100], cand[1024];
+    char tool[1024] = "", cand[1024];
     int which = -1;
     for (int t = 0; t < 2 && which < 0; t++) {
         const char *dirs[] = {home && *home ? home : NULL, "/usr/local/cuda", ""};
@@ -163,18 +163,13 @@ static int cuda_disassemble(const char *image, size_t n, const char *arch, fdt_s
                               "nvdisasm is in $CUDA_HOME/bin, /usr/local/cuda/bin or on $PATH; "
                               "install the CUDA toolkit's cuobjdump (package cuda-cuobjdump) or "
                               "nvdisasm (cuda-nvdisasm)", arch);
-    if (fdt_scratch_dir("fdtune-disasm", dir, sizeof dir, e))
-        return -1;
-    snprintf(file, sizeof file, "%s/kernel.cubin", dir);
-    const char *argv[] = {tool, which == 0 ? "-sass" : file, which == 0 ? file : NULL, NULL};
+    const char *argv[] = {tool, which == 0 ? "-sass" : "@FILE", which == 0 ? "@FILE" : NULL, NULL};
+    char what[128];
+    snprintf(what, sizeof what, "cuda: disassembly for %s failed", arch);
     fdt_sb err;
     fdt_sb_init(&err);
-    int rc = fdt_write_file(file, image, n, e);
-    if (rc == 0 && fdt_exec(argv, out, &err, e))
-        rc = fdt_err_set(e, "cuda: disassembly for %s failed: %s\n%s", arch, e->msg,
-                         fdt_sb_str(&err));
+    int rc = fdt_rt_run_on_image(what, argv, "kernel.cubin", image, n, out, &err, e);
     fdt_sb_free(&err);
-    fdt_remove_tree(dir);
     return rc;
 }
 

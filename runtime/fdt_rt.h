@@ -37,7 +37,8 @@ typedef struct fdt_rt_device_info {
 /* What the compiler reports for one kernel (-1: not reported by this backend or target).
  * The pruning rules (eval/) read these; how each field is measured on each vendor: */
 typedef struct fdt_rt_resources {
-    int registers;     /* per thread: registers (NVIDIA) or VGPRs (AMD, .vgpr_count) */
+    int registers;     /* per thread: registers (NVIDIA) or VGPRs (AMD, .vgpr_count; on
+                        * gfx90a/gfx94x the unified file's count, AGPRs included) */
     int sgprs;         /* AMD scalar registers per wave (.sgpr_count) */
     int agprs;         /* AMD accumulation registers per thread (.agpr_count; -1 where the
                         * target has none, e.g. gfx1100) */

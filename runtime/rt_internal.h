@@ -14,6 +14,13 @@ extern const fdt_rt_backend fdt_rt_hip;
 /* The NVIDIA kernel-module version (e.g. "580.159.04") from /proc, or "unknown". */
 void fdt_rt_nvidia_kernel_driver(char *buf, size_t n);
 
+/* Runs the program argv (argv[0] a path) on a scratch copy of image named `name` (for the
+ * disassemblers): an argument "@FILE" stands for the copy's path. Its stdout goes to out and
+ * its stderr to err; the copy is removed. Fails with e saying "what: how it ended" and what
+ * it wrote on stderr. */
+int fdt_rt_run_on_image(const char *what, const char *const *argv, const char *name,
+                        const char *image, size_t n, fdt_sb *out, fdt_sb *err, fdt_err *e);
+
 /* Resolves the vendor-header prototype `name` from a dlopen'ed library into p_<name> (declared
  * with FDT_RT_DECL), or returns from the calling function with e saying which library lacks it. */
 #define FDT_RT_STR2(x) #x

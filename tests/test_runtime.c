@@ -387,16 +387,36 @@ static void free_family(candidate *ks, size_t n, fdt_rt_job *jobs, fdt_sb *usrc)
  * away. A source that includes a real ROCm header then fails to compile (so the isolation
  * holds), and every kernel family and the verification kernels still compile: fdtune supplies
  * what they include. */
+static const char *const rocm_vars[] = {"ROCM_PATH", "HIP_PATH", "LLVM_PATH"};
+static char no_rocm[] = "/tmp/fdtune-no-rocm-XXXXXX", *rocm_saved[3];
+
+/* Gives hiprtc its ROCm back, whatever the test's outcome. */
+static int restore_rocm(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        if (rocm_saved[i])
+            setenv(rocm_vars[i], rocm_saved[i], 1);
+        else
+            unsetenv(rocm_vars[i]);
+        free(rocm_saved[i]);
+    }
+    unsetenv("FDTUNE_HIPRTC_OPTIONS");
+    rmdir(no_rocm);
+    return 0;
+}
+
 static void test_hiprtc_self_contained(void **state)
 {
     (void)state;
     if (!compiler_ok("gfx90a"))
         fail_msg("hiprtc is not available: install libamdhip64-dev (scripts/setup.sh does)");
-    char empty[] = "/tmp/fdtune-no-rocm-XXXXXX";
-    assert_non_null(mkdtemp(empty));
-    static const char *const vars[] = {"ROCM_PATH", "HIP_PATH", "LLVM_PATH"};
-    for (int i = 0; i < 3; i++)
-        setenv(vars[i], empty, 1);
+    assert_non_null(mkdtemp(no_rocm));
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(rocm_vars[i]);
+        rocm_saved[i] = v ? strdup(v) : NULL;
+        setenv(rocm_vars[i], no_rocm, 1);
+    }
     setenv("FDTUNE_HIPRTC_OPTIONS", "-nostdinc", 1);
     setenv("FDTUNE_CACHE", "", 1);
     fdt_err e;
@@ -425,10 +445,6 @@ static void test_hiprtc_self_contained(void **state)
     print_message("%zu kernels of every family and the verification kernels compiled by hiprtc "
                   "for gfx90a with no ROCm header reachable\n", n);
     free_family(ks, n, jobs, usrc);
-    for (int i = 0; i < 3; i++)
-        unsetenv(vars[i]);
-    unsetenv("FDTUNE_HIPRTC_OPTIONS");
-    rmdir(empty);
 }
 
 /* What spills on AMD: VGPRs that went to AGPRs (the ring with launch bounds 128 at R=8 on
@@ -757,7 +773,7 @@ int main(void)
         cmocka_unit_test(test_child_isolation), cmocka_unit_test(test_frames),
         cmocka_unit_test(test_backend_for_arch), cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_compile_cache),   cmocka_unit_test(test_compile_gfx90a),
-        cmocka_unit_test(test_compile_sm90),    cmocka_unit_test(test_hiprtc_self_contained),
+        cmocka_unit_test(test_compile_sm90),    cmocka_unit_test_teardown(test_hiprtc_self_contained, restore_rocm),
         cmocka_unit_test(test_compile_gfx940),  cmocka_unit_test(test_compile_gfx1100),
         cmocka_unit_test(test_amd_header_vs_hiprtc), cmocka_unit_test(test_disassemble),
         cmocka_unit_test(test_disassemble_cubin), cmocka_unit_test(test_amd_spills),
