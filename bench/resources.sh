@@ -3,8 +3,11 @@
 # only: every (op, R, precision, grid, config) is generated and compiled with
 # `fdtune gen --compile --target ARCH` for each target, two at a time (xargs -P), and the
 # compiler's report becomes one CSV row per (op, R, precision, grid, config, target):
-# status, registers, sgprs (AMD only), agprs (AMD only), spill_bytes, scratch_bytes,
-# shared_bytes (static) and dynamic_shared_bytes (the ring's, sized at launch). A failed
+# status, registers, sgprs (AMD only), agprs (AMD targets that have them), spill_bytes (to
+# memory: NVIDIA spill stores, AMD VGPR spill stores to scratch), sgpr_spills (AMD only: SGPRs
+# spilled to VGPR lanes), scratch_bytes, shared_bytes (static) and dynamic_shared_bytes (the
+# ring's, sized at launch). AMD targets the legacy hiprtc cannot compile (gfx940, gfx1100)
+# go through the offline clang (FDTUNE_CLANG, else clang-16). A failed
 # generation or compilation is a row with status "error: <first line of the message>".
 # Rows come out in the order of the loops below, whatever order the jobs finish in.
 # Compare two such files with bench/resources_compare.py. Set FDTUNE_CACHE to a dedicated
@@ -25,7 +28,7 @@ if [ "${1:-}" = --one ]; then
     key="$op,$R,$prec,$grid,\"$config\",$target"
     if [ $rc -ne 0 ] || [ -z "$report" ]; then
         msg=$(printf '%s\n' "$out" | grep -m1 -i 'error' | tr -d '"' | cut -c1-200)
-        printf '%s\t%s,"error (exit %d): %s",,,,,,,\n' "$seq" "$key" "$rc" "${msg:-no report}"
+        printf '%s\t%s,"error (exit %d): %s",,,,,,,,\n' "$seq" "$key" "$rc" "${msg:-no report}"
         exit 0
     fi
     num() { printf '%s\n' "$report" | sed -n "s/.*$1.*/\\1/p"; }
@@ -33,11 +36,12 @@ if [ "${1:-}" = --one ]; then
     sgprs=$(num ', \([0-9]*\) SGPRs')
     agprs=$(num ', \([0-9]*\) AGPRs')
     spill=$(num 'spills \([0-9]*\) bytes')
+    sspill=$(num ', \([0-9]*\) SGPR spills')
     scratch=$(num 'scratch\/stack \([0-9]*\) bytes')
     shared=$(num 'shared \([0-9]*\) bytes')
     dyn=$(num '+ \([0-9]*\) bytes dynamic')
-    printf '%s\t%s,ok,%s,%s,%s,%s,%s,%s,%s\n' "$seq" "$key" "$regs" "$sgprs" "$agprs" "$spill" \
-        "$scratch" "$shared" "${dyn:-0}"
+    printf '%s\t%s,ok,%s,%s,%s,%s,%s,%s,%s,%s\n' "$seq" "$key" "$regs" "$sgprs" "$agprs" "$spill" \
+        "$sspill" "$scratch" "$shared" "${dyn:-0}"
     exit 0
 fi
 
@@ -73,7 +77,7 @@ done
 echo "resources.sh: $seq compiles, ${JOBS:-2} at a time" >&2
 xargs -P "${JOBS:-2}" -L 1 bash "$0" --one <"$jobs" >"$jobs.out"
 {
-    echo "op,R,precision,grid,config,target,status,registers,sgprs,agprs,spill_bytes,scratch_bytes,shared_bytes,dynamic_shared_bytes"
+    echo "op,R,precision,grid,config,target,status,registers,sgprs,agprs,spill_bytes,sgpr_spills,scratch_bytes,shared_bytes,dynamic_shared_bytes"
     sort -n -k1,1 "$jobs.out" | cut -f2-
 } >"$csv"
 failed=$(grep -c ',"error' "$csv")

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Compares two CSV files of bench/resources.sh (BEFORE, AFTER), joined on (op, R, precision,
 grid, config, target), and prints per target how many rows are equal, better (no count
-higher and at least one lower among registers, sgprs, agprs, spill, scratch, static and
-dynamic shared bytes; or a failed compile that now succeeds) and worse (any count higher, or a
-compile that now fails), then every worse row and every row found in one file only.
+higher and at least one lower among registers, sgprs, agprs, spill, SGPR spills, scratch,
+static and dynamic shared bytes, of those both rows report; or a failed compile that now
+succeeds) and worse (any count higher, or a compile that now fails), then every worse row
+and every row found in one file only.
 Exit status 1 when a row is worse or missing, else 0.
 
 Usage: resources_compare.py BEFORE.csv AFTER.csv"""
@@ -11,8 +12,8 @@ import csv
 import sys
 
 KEY = ("op", "R", "precision", "grid", "config", "target")
-METRICS = ("registers", "sgprs", "agprs", "spill_bytes", "scratch_bytes", "shared_bytes",
-           "dynamic_shared_bytes")
+METRICS = ("registers", "sgprs", "agprs", "spill_bytes", "sgpr_spills", "scratch_bytes",
+           "shared_bytes", "dynamic_shared_bytes")
 
 
 def load(path):
@@ -20,8 +21,10 @@ def load(path):
         return {tuple(r[k] for k in KEY): r for r in csv.DictReader(f)}
 
 
-def counts(row):
-    return [int(row[m]) if row[m] else 0 for m in METRICS]
+def counts(row, other):
+    """The metrics both rows report (a column a file lacks, or that its target does not
+    report, is not compared), as integers."""
+    return [int(row[m]) for m in METRICS if row.get(m) and other.get(m)]
 
 
 def verdict(b, a):
@@ -31,7 +34,7 @@ def verdict(b, a):
         return "equal" if not bok else "worse"
     if not bok:
         return "better"
-    cb, ca = counts(b), counts(a)
+    cb, ca = counts(b, a), counts(a, b)
     if any(x > y for x, y in zip(ca, cb)):
         return "worse"
     return "better" if ca != cb else "equal"
@@ -40,7 +43,7 @@ def verdict(b, a):
 def describe(row):
     if row["status"] != "ok":
         return row["status"]
-    return " ".join(f"{m}={row[m] or '-'}" for m in METRICS)
+    return " ".join(f"{m}={row.get(m) or '-'}" for m in METRICS)
 
 
 def main(argv):

@@ -1,6 +1,6 @@
 /* fdtune gen: print the HIP source of one candidate; with --compile, compile it for the
- * requested targets and append the compiler's resource report as comments, so stdout
- * stays a compilable source file. */
+ * requested targets and append the compiler's resource report (and with --disasm the
+ * disassembly) as comments, so stdout stays a compilable source file. */
 #include "cli.h"
 #include "fdt_eval.h"
 #include "fdt_rt.h"
@@ -14,7 +14,7 @@ static void gen_usage(FILE *f)
     fprintf(f,
             "usage: fdtune gen --op OP --R N [--precision f32|f64] [--grid N^3|NXxNYxNZ]\n"
             "                  [--config KEY=VAL,...] [--name KERNEL] [--compile]\n"
-            "                  [--target ARCH]... [--runtime-dims]\n\n"
+            "                  [--target ARCH]... [--disasm] [--runtime-dims]\n\n"
             "Prints the HIP source of one candidate kernel on stdout. The grid is baked into the\n"
             "kernel as constants (what fdtune tunes); with --runtime-dims the grid and strides\n"
             "are kernel arguments instead, so one kernel serves any grid.\n\n"
@@ -24,43 +24,67 @@ static void gen_usage(FILE *f)
             "  --grid G         N^3 or NXxNYxNZ (default 512^3)\n"
             "  --config TEXT    e.g. bx=64,by=4,nw=32 (default: the reference config)\n"
             "  --compile        compile with the target's compiler and report its resources\n"
-            "  --target ARCH    sm_90, gfx90a, ... (repeatable; default: every backend's\n"
-            "                   default target whose compiler is available)\n");
+            "  --target ARCH    sm_90, gfx90a, gfx942, ... (repeatable; default: every\n"
+            "                   backend's default target whose compiler is available)\n"
+            "  --disasm         also append the disassembly of the compiled kernel\n"
+            "                   (llvm-objdump for AMD, cuobjdump -sass or nvdisasm for NVIDIA)\n\n"
+            "AMD targets that hiprtc cannot compile here (the hiprtc of ROCm < 5.6 knows only\n"
+            "gfx900, gfx906, gfx908, gfx90a, gfx1030) are compiled offline by clang with its lld:\n"
+            "FDTUNE_CLANG, else clang-16 (Debian: clang-16 lld-16), else ROCm's llvm/bin/clang.\n");
 }
 
-/* Compiles src for target and appends the compiler's resource report as comments. */
-static int compile_and_report(const char *src, const char *name, const char *target,
-                              const problem_args *pa, const fdt_config *cfg)
+/* The compiler's resource report and log, as comments. */
+static void report(const fdt_rt_backend *b, const char *target, fdt_rt_code *code,
+                   const fdt_problem *p, const fdt_config *cfg)
 {
-    fdt_err e;
-    const fdt_rt_backend *b = fdt_rt_backend_for_arch(target, &e);
-    fdt_rt_code code;
-    if (!b || fdt_rt_compile(b, src, name, target, 300000, &code, &e)) {
-        print_error("%s", e.msg);
-        return -1;
-    }
-    const fdt_rt_resources *r = &code.res;
-    printf("\n// Compiled by %s for %s (%zu-byte code object%s):\n", b->name, target,
-           code.size, code.cached ? ", from the compile cache" : "");
+    const fdt_rt_resources *r = &code->res;
+    printf("\n// Compiled by %s for %s (%zu-byte code object%s):\n", b->name, target, code->size,
+           code->cached ? ", from the compile cache" : "");
     printf("//   registers %d%s", r->registers, r->sgprs >= 0 ? " VGPRs" : " per thread");
     if (r->sgprs >= 0)
-        printf(", %d SGPRs, %d AGPRs", r->sgprs, r->agprs);
-    printf(", spills %d bytes, scratch/stack %d bytes, shared %d bytes", r->spill_bytes,
-           r->scratch_bytes, r->shared_bytes);
+        printf(", %d SGPRs", r->sgprs);
+    if (r->agprs >= 0)
+        printf(", %d AGPRs", r->agprs);
+    printf(", spills %d bytes", r->spill_bytes);
+    if (r->sgpr_spills >= 0)
+        printf(" (VGPRs to scratch), %d SGPR spills (to VGPR lanes)", r->sgpr_spills);
+    printf(", scratch/stack %d bytes, shared %d bytes", r->scratch_bytes, r->shared_bytes);
     fdt_geometry g = {0};
-    if (fdt_gen_geometry(&pa->p, cfg, &g, &e) == 0 && g.shared_dynamic)
+    fdt_err e;
+    if (fdt_gen_geometry(p, cfg, &g, &e) == 0 && g.shared_dynamic)
         printf(" + %u bytes dynamic (at launch)", g.shared_bytes);
     printf("\n");
     char occ[256];
     fdt_eval_occupancy(target, r, cfg, &g, occ, sizeof occ);
     printf("//   %s\n", occ);
-    if (code.log && *code.log) {
+    if (code->log && *code->log) {
         /* The compiler's own report, kept verbatim as comments. */
-        for (char *line = strtok(code.log, "\n"); line; line = strtok(NULL, "\n"))
+        for (char *line = strtok(code->log, "\n"); line; line = strtok(NULL, "\n"))
             printf("//   | %s\n", line);
     }
-    fdt_rt_code_free(&code);
-    return 0;
+}
+
+/* The disassembly of the compiled kernel, as comments; -1 (said on stderr) when it failed. */
+static int print_disasm(const fdt_rt_backend *b, const char *target, const fdt_rt_code *code)
+{
+    fdt_sb text;
+    fdt_sb_init(&text);
+    fdt_err e;
+    int rc = fdt_rt_disassemble(b, code, target, 120000, &text, &e);
+    if (rc)
+        print_error("--disasm: %s", e.msg);
+    else {
+        printf("//\n// Disassembly for %s:\n", target);
+        const char *s = fdt_sb_str(&text);
+        while (*s) {
+            size_t len = strcspn(s, "\n");
+            if (len)
+                printf("//   %.*s\n", (int)len, s);
+            s += len + (s[len] == '\n');
+        }
+    }
+    fdt_sb_free(&text);
+    return rc;
 }
 
 /* Shared memory (LDS) over a target's limit per workgroup: a warning, gen goes on. With no
@@ -83,12 +107,12 @@ int cmd_gen(int argc, char **argv)
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
         {"config", required_argument, 0, 'c'}, {"name", required_argument, 0, 'n'},
         {"compile", no_argument, 0, 'C'},      {"target", required_argument, 0, 't'},
-        {"runtime-dims", no_argument, 0, 'D'},
+        {"runtime-dims", no_argument, 0, 'D'}, {"disasm", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     problem_args pa;
     problem_args_init(&pa);
     const char *config = "", *name = NULL, *targets[8];
-    int ntargets = 0, compile = 0, c;
+    int ntargets = 0, compile = 0, disasm = 0, c;
     fdt_gen_opts gopts = {0};
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -102,6 +126,7 @@ int cmd_gen(int argc, char **argv)
         case 'n': name = optarg; break;
         case 'C': compile = 1; break;
         case 'D': gopts.runtime_dims = 1; break;
+        case 'S': disasm = 1; break;
         case 't':
             if (ntargets == 8)
                 die_usage("gen", "at most 8 --target options");
@@ -113,8 +138,8 @@ int cmd_gen(int argc, char **argv)
     }
     if (optind < argc)
         die_usage("gen", "unexpected argument '%s'", argv[optind]);
-    if (ntargets && !compile)
-        compile = 1; /* a target only makes sense when compiling */
+    if ((ntargets || disasm) && !compile)
+        compile = 1; /* a target or a disassembly only makes sense when compiling */
     fdt_err e;
     fdt_config cfg;
     if (fdt_config_parse(config, &cfg, &e) || fdt_problem_check(&pa.p, &e) ||
@@ -150,9 +175,19 @@ int cmd_gen(int argc, char **argv)
         }
     }
     warn_shared(&pa.p, &cfg, targets, ntargets);
-    for (int i = 0; i < ntargets; i++)
-        if (compile_and_report(fdt_sb_str(&src), name, targets[i], &pa, &cfg))
+    for (int i = 0; i < ntargets; i++) {
+        const fdt_rt_backend *b = fdt_rt_backend_for_arch(targets[i], &e);
+        fdt_rt_code code;
+        if (!b || fdt_rt_compile(b, fdt_sb_str(&src), name, targets[i], 300000, &code, &e)) {
+            print_error("%s", e.msg);
             status = EXIT_ERROR;
+            continue;
+        }
+        report(b, targets[i], &code, &pa.p, &cfg);
+        if (disasm && print_disasm(b, targets[i], &code))
+            status = EXIT_ERROR;
+        fdt_rt_code_free(&code);
+    }
     fdt_sb_free(&src);
     return status;
 }

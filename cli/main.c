@@ -41,7 +41,8 @@ static void usage(FILE *f)
                "4 operational error (device, compiler, database, disk).\n"
                "environment: NO_COLOR, FDTUNE_CACHE (compile cache directory, empty: off),\n"
                "FDTUNE_DB (tuning database), FDTUNE_RECIPES (recipe directories, ':'),\n"
-               "CUDA_HOME (where NVRTC is looked for).\n");
+               "CUDA_HOME (where NVRTC is looked for), FDTUNE_CLANG (the offline clang for\n"
+               "AMD targets hiprtc cannot compile), FDTUNE_HIPRTC_OPTIONS (extra hiprtc options).\n");
 }
 
 static void version(void)

@@ -1,14 +1,17 @@
 /* Runs a function in a forked child and brings its output back through a pipe. Used where
  * a vendor library may crash or hang (hiprtc 5.2 segfaults on some targets; a driver may
- * wedge): the crash becomes an error message here and fdtune keeps going. */
+ * wedge): the crash becomes an error message here and fdtune keeps going. Also runs an
+ * external program (an offline compiler, a disassembler) and gathers its output. */
 #include "fdt_common.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -234,4 +237,78 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
     free(slots);
     free(pfd);
     return failures;
+}
+
+/* ---------------------------------------------------------------- external programs */
+
+/* Reads both pipes until the program closes them. */
+static void drain(int fo, int fe, fdt_sb *out, fdt_sb *err)
+{
+    struct pollfd p[2] = {{.fd = fo, .events = POLLIN}, {.fd = fe, .events = POLLIN}};
+    fdt_sb *dst[2] = {out, err};
+    int open_fds = 2;
+    char buf[16384];
+    while (open_fds) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            ssize_t r = read(p[i].fd, buf, sizeof buf);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                close(p[i].fd);
+                p[i].fd = -1;
+                open_fds--;
+            } else if (dst[i]) {
+                fdt_sb_putn(dst[i], buf, (size_t)r);
+            }
+        }
+    }
+}
+
+int fdt_exec(const char *const *argv, fdt_sb *out, fdt_sb *err, fdt_err *e)
+{
+    int po[2], pe[2];
+    if (pipe2(po, O_CLOEXEC) != 0)
+        return fdt_err_set(e, "%s: pipe: %s", argv[0], strerror(errno));
+    if (pipe2(pe, O_CLOEXEC) != 0) {
+        close(po[0]);
+        close(po[1]);
+        return fdt_err_set(e, "%s: pipe: %s", argv[0], strerror(errno));
+    }
+    pid_t parent = getpid(), pid = fork();
+    if (pid == 0) {
+        /* dies with the caller; a caller already gone leaves nothing to do */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        execv(argv[0], (char *const *)argv);
+        dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    if (pid < 0) {
+        close(po[0]);
+        close(pe[0]);
+        return fdt_err_set(e, "%s: fork: %s", argv[0], strerror(errno));
+    }
+    drain(po[0], pe[0], out, err);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    if (WIFSIGNALED(status))
+        return fdt_err_set(e, "%s: killed by signal %d (%s)", argv[0], WTERMSIG(status),
+                           strsignal(WTERMSIG(status)));
+    return fdt_err_set(e, "%s: exited with status %d", argv[0],
+                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }

@@ -1,7 +1,7 @@
 /* Small shared helpers every fdtune module uses: the "what: why" error buffer, a growable
- * string, a content hash, whole-file I/O, length-prefixed messages over a descriptor, and
- * running a function in a child process so that a crash or a hang there becomes an error
- * here. Library code reports through these and never prints or exits. */
+ * string, a content hash, whole-file I/O and scratch directories, length-prefixed messages
+ * over a descriptor, running a function in a child process so that a crash or a hang there
+ * becomes an error here, and running an external program (a compiler, a disassembler). Library code reports through these and never prints or exits. */
 #ifndef FDT_COMMON_H
 #define FDT_COMMON_H
 
@@ -87,6 +87,15 @@ int fdt_read_file(const char *path, char **out, size_t *len, fdt_err *e);
 int fdt_write_file_atomic(const char *path, const void *data, size_t n, fdt_err *e);
 /* mkdir -p */
 int fdt_mkdirs(const char *path, fdt_err *e);
+/* Writes a whole file in place (no fsync): for scratch files that live as long as one job. */
+int fdt_write_file(const char *path, const void *data, size_t n, fdt_err *e);
+/* A new private directory under $TMPDIR (else /tmp) named prefix-XXXXXX; its path in buf. */
+int fdt_scratch_dir(const char *prefix, char *buf, size_t n, fdt_err *e);
+/* Removes a directory and everything below it (best effort, never follows links). */
+void fdt_remove_tree(const char *dir);
+/* The executable `name`: itself when it holds a '/', else the first match on $PATH. Fills
+ * buf with the path and returns 0, or -1 when there is none. */
+int fdt_find_program(const char *name, char *buf, size_t n);
 
 /* ---- framed messages over a pipe or socket: u32 type, u32 length, payload ---- */
 int fdt_frame_write(int fd, uint32_t type, const void *data, size_t n, fdt_err *e);
@@ -109,6 +118,13 @@ int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_m
 int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
                  int parallel, int timeout_ms, char **results, size_t *lens, fdt_err *errs,
                  fdt_err *e);
+
+/* Runs the program argv[0] (a path) with arguments argv (NULL-terminated), waits for it and
+ * gathers what it wrote to stdout into out and to stderr into err (either may be NULL to
+ * drop it). Returns 0 when it exited with status 0, else -1 with e saying how it ended. It is
+ * meant for the isolated children above: the program is killed when the calling process dies
+ * (a compile child killed for its time limit leaves no compiler behind). */
+int fdt_exec(const char *const *argv, fdt_sb *out, fdt_sb *err, fdt_err *e);
 
 /* Monotonic wall clock in seconds. */
 double fdt_now(void);

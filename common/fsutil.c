@@ -1,8 +1,10 @@
-/* Whole-file reads, atomic writes (temporary file, fsync, rename) and mkdir -p. */
+/* Whole-file reads, atomic writes (temporary file, fsync, rename), plain writes, mkdir -p,
+ * scratch directories and their removal, and finding a program on $PATH. */
 #include "fdt_common.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,4 +111,58 @@ int fdt_mkdirs(const char *path, fdt_err *e)
     }
     free(p);
     return 0;
+}
+
+int fdt_write_file(const char *path, const void *data, size_t n, fdt_err *e)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return fdt_err_set(e, "%s: %s", path, strerror(errno));
+    int bad = fwrite(data, 1, n, f) != n;
+    if (fclose(f) != 0 || bad)
+        return fdt_err_set(e, "%s: write error", path);
+    return 0;
+}
+
+int fdt_scratch_dir(const char *prefix, char *buf, size_t n, fdt_err *e)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    if ((size_t)snprintf(buf, n, "%s/%s-XXXXXX", tmp, prefix) >= n)
+        return fdt_err_set(e, "scratch directory under %s: path too long", tmp);
+    if (!mkdtemp(buf))
+        return fdt_err_set(e, "scratch directory %s: %s", buf, strerror(errno));
+    return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void fdt_remove_tree(const char *dir)
+{
+    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int fdt_find_program(const char *name, char *buf, size_t n)
+{
+    if (strchr(name, '/')) {
+        if (access(name, X_OK) != 0)
+            return -1;
+        snprintf(buf, n, "%s", name);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t len = strcspn(p, ":");
+        if (len && (size_t)snprintf(buf, n, "%.*s/%s", (int)len, p, name) < n &&
+            access(buf, X_OK) == 0)
+            return 0;
+        p += len + (p[len] == ':');
+    }
+    return -1;
 }

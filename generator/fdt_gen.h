@@ -209,6 +209,10 @@ void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, s
 int fdt_gen_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e);
 /* NVRTC's in-memory "hip/hip_runtime.h": maps the HIP dialect fdtune emits onto CUDA. */
 const char *fdt_gen_nvrtc_hip_header(void);
+/* The AMD compilers' "hip/hip_runtime.h" (templates/amd_device.h): the HIP device API the
+ * kernels use, for a compiler given no ROCm header (clang -nogpuinc); empty under hiprtc
+ * (__HIPCC_RTC__), whose built-in runtime header declares it all. */
+const char *fdt_gen_amd_hip_header(void);
 /* Fingerprint of the generator code and templates this binary was built from. */
 const char *fdt_gen_fingerprint(void);
 

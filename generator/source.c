@@ -18,6 +18,7 @@
 
 const char *fdt_gen_fingerprint(void) { return fdt_gen_fingerprint_text; }
 const char *fdt_gen_nvrtc_hip_header(void) { return fdt_tpl_text("nvrtc_hip_runtime.h"); }
+const char *fdt_gen_amd_hip_header(void) { return fdt_tpl_text("amd_device.h"); }
 
 void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n)
 {

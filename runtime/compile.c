@@ -1,9 +1,9 @@
 /* Compilation isolated in a child process, with an on-disk cache. The child runs the
  * vendor compiler and sends back the packed result; a crash or a hang there becomes an
- * error here. Cache entries hold their whole key (backend, arch, kernel, compiler version,
+ * error here. Disassembly of compiled code runs in a child the same way. Cache entries hold their whole key (backend, arch, kernel, compiler version,
  * options, source) and are verified on read, so a file-name hash collision costs only a
  * recompile. */
-#include "fdt_rt.h"
+#include "rt_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +134,7 @@ static int compile_child(void *arg, fdt_sb *out)
     fdt_sb_init(&image);
     fdt_sb_init(&log);
     fdt_rt_code c = {0};
-    c.res = (fdt_rt_resources){-1, -1, -1, -1, -1, -1, -1};
+    c.res = (fdt_rt_resources){-1, -1, -1, -1, -1, -1, -1, -1};
     fdt_err e;
     if (j->b->compile(j->src, j->kernel, j->arch, &image, &log, &c.res, &e)) {
         fdt_sb_puts(out, e.msg);
@@ -196,8 +196,9 @@ int fdt_rt_cpu_count(void)
 int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs, size_t n,
                         int parallel, int timeout_ms, fdt_err *e)
 {
-    char compiler[64];
-    if (b->compiler_version(compiler, sizeof compiler, e))
+    char compiler[1024];
+    if (b->compiler_id ? b->compiler_id(arch, compiler, sizeof compiler, e)
+                       : b->compiler_version(compiler, sizeof compiler, e))
         return -1;
     const char *dir = fdt_rt_cache_dir();
     /* per job: cache key and path; misses go to the pool */
@@ -298,4 +299,57 @@ int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel,
     }
     *out = j.code;
     return 0;
+}
+
+typedef struct disasm_job {
+    const fdt_rt_backend *b;
+    const fdt_rt_code *c;
+    const char *arch;
+} disasm_job;
+
+static int disasm_child(void *arg, fdt_sb *out)
+{
+    const disasm_job *j = arg;
+    fdt_err e;
+    fdt_sb text;
+    fdt_sb_init(&text);
+    int rc = j->b->disassemble(j->c->image, j->c->size, j->arch, &text, &e);
+    fdt_sb_puts(out, rc ? e.msg : fdt_sb_str(&text));
+    fdt_sb_free(&text);
+    return rc || out->oom ? -1 : 0;
+}
+
+int fdt_rt_disassemble(const fdt_rt_backend *b, const fdt_rt_code *c, const char *arch,
+                       int timeout_ms, fdt_sb *out, fdt_err *e)
+{
+    if (!b->disassemble)
+        return fdt_err_set(e, "%s: no disassembler for this backend", b->name);
+    disasm_job j = {b, c, arch};
+    char what[128], *text;
+    size_t n;
+    snprintf(what, sizeof what, "disassembly for %s", arch);
+    if (fdt_run_in_child(what, disasm_child, &j, timeout_ms, &text, &n, e))
+        return -1;
+    fdt_sb_putn(out, text, n);
+    free(text);
+    return 0;
+}
+
+int fdt_rt_run_on_image(const char *what, const char *const *argv, const char *name,
+                        const char *image, size_t n, fdt_sb *out, fdt_sb *err, fdt_err *e)
+{
+    char dir[1024], file[1200];
+    const char *args[32];
+    size_t k = 0;
+    if (fdt_scratch_dir("fdtune-tool", dir, sizeof dir, e))
+        return -1;
+    snprintf(file, sizeof file, "%s/%s", dir, name);
+    for (; argv[k] && k < 31; k++)
+        args[k] = strcmp(argv[k], "@FILE") ? argv[k] : file;
+    args[k] = NULL;
+    int rc = fdt_write_file(file, image, n, e);
+    if (rc == 0 && fdt_exec(args, out, err, e))
+        rc = fdt_err_set(e, "%s: %s\n%s", what, e->msg, fdt_sb_str(err));
+    fdt_remove_tree(dir);
+    return rc;
 }

@@ -137,6 +137,42 @@ static int cuda_compile(const char *src, const char *kernel, const char *arch, f
     return 0;
 }
 
+/* cuobjdump -sass, else nvdisasm, from $CUDA_HOME/bin, /usr/local/cuda/bin or $PATH. */
+static int cuda_disassemble(const char *image, size_t n, const char *arch, fdt_sb *out,
+                            fdt_err *e)
+{
+    static const char *const tools[] = {"cuobjdump", "nvdisasm"};
+    const char *home = getenv("CUDA_HOME");
+    char tool[1024] = "", cand[1024];
+    int which = -1;
+    for (int t = 0; t < 2 && which < 0; t++) {
+        const char *dirs[] = {home && *home ? home : NULL, "/usr/local/cuda", ""};
+        for (int d = 0; d < 3 && which < 0; d++) {
+            if (!dirs[d])
+                continue;
+            if (*dirs[d])
+                snprintf(cand, sizeof cand, "%s/bin/%s", dirs[d], tools[t]);
+            else
+                snprintf(cand, sizeof cand, "%s", tools[t]); /* on $PATH */
+            if (fdt_find_program(cand, tool, sizeof tool) == 0)
+                which = t;
+        }
+    }
+    if (which < 0)
+        return fdt_err_set(e, "cuda: no disassembler for the %s cubin: neither cuobjdump nor "
+                              "nvdisasm is in $CUDA_HOME/bin, /usr/local/cuda/bin or on $PATH; "
+                              "install the CUDA toolkit's cuobjdump (package cuda-cuobjdump) or "
+                              "nvdisasm (cuda-nvdisasm)", arch);
+    const char *argv[] = {tool, which == 0 ? "-sass" : "@FILE", which == 0 ? "@FILE" : NULL, NULL};
+    char what[128];
+    snprintf(what, sizeof what, "cuda: disassembly for %s failed", arch);
+    fdt_sb err;
+    fdt_sb_init(&err);
+    int rc = fdt_rt_run_on_image(what, argv, "kernel.cubin", image, n, out, &err, e);
+    fdt_sb_free(&err);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- driver */
 
 static void *cu_lib;
@@ -474,6 +510,7 @@ const fdt_rt_backend fdt_rt_cuda = {
     .options = CUDA_OPTIONS_TEXT,
     .compiler_version = cuda_compiler_version,
     .compile = cuda_compile,
+    .disassemble = cuda_disassemble,
     .device_count = cuda_device_count,
     .device_info = cuda_device_info,
     .open = cuda_open,

@@ -12,15 +12,24 @@
 #include "fdt_common.h"
 #include "fdt_device.h"
 
-/* What the compiler reports for one kernel (-1: not reported by this backend). */
+/* What the compiler reports for one kernel (-1: not reported by this backend or target).
+ * The pruning rules (eval/) read these; how each field is measured on each vendor: */
 typedef struct fdt_rt_resources {
-    int registers;     /* per thread: registers (NVIDIA) or VGPRs (AMD) */
-    int sgprs;         /* AMD scalar registers */
-    int agprs;         /* AMD accumulation registers */
-    int spill_bytes;   /* NVIDIA: spill stores (bytes); AMD: VGPR+SGPR spill count * 4 */
-    int scratch_bytes; /* NVIDIA: stack frame; AMD: private segment per work-item */
+    int registers;     /* per thread: registers (NVIDIA) or VGPRs (AMD, .vgpr_count; on
+                        * gfx90a/gfx94x the unified file's count, AGPRs included) */
+    int sgprs;         /* AMD scalar registers per wave (.sgpr_count) */
+    int agprs;         /* AMD accumulation registers per thread (.agpr_count; -1 where the
+                        * target has none, e.g. gfx1100) */
+    int spill_bytes;   /* registers spilled to memory, as bytes of spill stores per thread:
+                        * NVIDIA ptxas's "spill stores"; AMD the VGPR spill stores
+                        * (.vgpr_spill_count registers of 4 bytes) when the kernel has scratch
+                        * to hold them, 0 when it has none (they went to AGPRs: no memory) */
+    int scratch_bytes; /* NVIDIA: stack frame; AMD: private segment per work-item
+                        * (.private_segment_fixed_size: the spill slots and private arrays) */
     int shared_bytes;  /* static shared memory / LDS per block */
     int max_threads;   /* largest block the code object allows (AMD), -1 otherwise */
+    int sgpr_spills;   /* AMD: SGPRs spilled to VGPR lanes (.sgpr_spill_count; no memory
+                        * traffic, so not in spill_bytes); -1 on NVIDIA */
 } fdt_rt_resources;
 
 typedef struct fdt_rt_code {
@@ -39,9 +48,16 @@ typedef struct fdt_rt_backend {
 
     /* --- compiler (no GPU needed) --- */
     int (*compiler_version)(char *buf, size_t n, fdt_err *e); /* loads the compiler library */
+    /* The identity of the compiler that compiles arch here (which compiler, its version, its
+     * path and options where they vary), for the compile cache's key; NULL: compiler_version
+     * serves every arch. Fails saying what arch needs when no compiler for it is found. */
+    int (*compiler_id)(const char *arch, char *buf, size_t n, fdt_err *e);
     /* In-process compile; use fdt_rt_compile, which isolates it in a child process. */
     int (*compile)(const char *src, const char *kernel, const char *arch, fdt_sb *image,
                    fdt_sb *log, fdt_rt_resources *res, fdt_err *e);
+    /* In-process disassembly of a compiled image for arch (runs the vendor's tool); use
+     * fdt_rt_disassemble, which isolates it in a child process. */
+    int (*disassemble)(const char *image, size_t n, const char *arch, fdt_sb *out, fdt_err *e);
 
     /* --- devices --- */
     int (*device_count)(int *n, fdt_err *e); /* loads the driver; fails saying why */
@@ -92,10 +108,15 @@ int fdt_rt_default_targets(const char **targets, int max, fdt_rt_unavailable *sk
                            int *nskipped);
 
 /* Compiles in a child process (a compiler crash or hang becomes an error), through the
- * on-disk cache keyed by source, kernel, arch, compiler version and options. */
+ * on-disk cache keyed by source, kernel, arch, compiler identity (compiler_id, else
+ * compiler_version) and options. */
 int fdt_rt_compile(const fdt_rt_backend *b, const char *src, const char *kernel, const char *arch,
                    int timeout_ms, fdt_rt_code *out, fdt_err *e);
 void fdt_rt_code_free(fdt_rt_code *c);
+/* The disassembly of compiled code for arch (llvm-objdump for AMD code objects, cuobjdump or
+ * nvdisasm for cubins), made in a child process; fails saying which tool is missing. */
+int fdt_rt_disassemble(const fdt_rt_backend *b, const fdt_rt_code *c, const char *arch,
+                       int timeout_ms, fdt_sb *out, fdt_err *e);
 
 /* One compilation of a batch. */
 typedef struct fdt_rt_job {

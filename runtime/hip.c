@@ -1,17 +1,15 @@
 /* AMD backend: the HIP runtime (libamdhip64), hiprtc (its own library from ROCm 5.6, inside
  * libamdhip64 before) and comgr for the code object's metadata (VGPRs, SGPRs, spills, LDS,
- * scratch), all dlopen'ed with the prototypes of the vendor headers. hiprtc from ROCm 5.2
- * (Debian 12) compiles for gfx900/906/908/90a/1030 and crashes on newer targets, so those
- * are refused up front there; compilation runs in a child process in any case. */
+ * scratch; amd_code.c), all dlopen'ed with the prototypes of the vendor headers. hiprtc from
+ * ROCm 5.2 (Debian 12) compiles for gfx900/906/908/90a/1030 and crashes on newer targets:
+ * those go to the offline clang (amd_clang.c) instead. Either compiler gets fdtune's own
+ * hip/hip_runtime.h (templates/amd_device.h), so no ROCm header has to be found; compilation
+ * runs in a child process in any case. */
 #define __HIP_PLATFORM_AMD__ 1
+#include "fdt_gen.h"
 #include "fdt_rt.h"
 #include "rt_internal.h"
 
-#if FDTUNE_COMGR_SUBDIR
-#include <amd_comgr/amd_comgr.h> /* ROCm >= 5.3 */
-#else
-#include <amd_comgr.h> /* ROCm <= 5.2, Debian 12 */
-#endif
 #include <dlfcn.h>
 #include <hip/hip_runtime_api.h>
 #include <hip/hiprtc.h>
@@ -20,15 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STR2(x) #x
-#define STR(x) STR2(x)
-#define DECL(name) static __typeof__(&name) p_##name
-#define SYM(lib, name)                                                                   \
-    do {                                                                                 \
-        *(void **)&p_##name = dlsym(lib, STR(name));                                     \
-        if (!p_##name)                                                                   \
-            return fdt_err_set(e, "hip: symbol %s missing in %s", STR(name), libname);   \
-    } while (0)
+#define DECL(name) FDT_RT_DECL(name)
+#define SYM(lib, name) FDT_RT_SYM(lib, name, libname, "hip")
 
 static void *open_first(const char *const *names, const char **opened, char *why, size_t n)
 {
@@ -45,12 +36,16 @@ static void *open_first(const char *const *names, const char **opened, char *why
     return NULL;
 }
 
-/* ---------------------------------------------------------------- hiprtc + comgr */
+/* ---------------------------------------------------------------- hiprtc */
 
 #define HIP_OPTIONS "-O3", "-std=c++17"
 #define HIP_OPTIONS_TEXT "-O3 -std=c++17"
+/* Options appended to fdtune's, whitespace-separated (diagnostics: -nostdinc shows that the
+ * source needs no system header); part of the compile cache key. */
+#define HIPRTC_OPTIONS_ENV "FDTUNE_HIPRTC_OPTIONS"
+#define HIPRTC_EXTRA_MAX 16
 
-static void *rtc_lib, *comgr_lib;
+static void *rtc_lib;
 static int rtc_legacy; /* hiprtc inside libamdhip64 (ROCm < 5.6): crashes on newer targets */
 DECL(hiprtcCreateProgram);
 DECL(hiprtcCompileProgram);
@@ -61,16 +56,6 @@ DECL(hiprtcGetCode);
 DECL(hiprtcDestroyProgram);
 DECL(hiprtcGetErrorString);
 DECL(hiprtcVersion);
-DECL(amd_comgr_create_data);
-DECL(amd_comgr_set_data);
-DECL(amd_comgr_release_data);
-DECL(amd_comgr_get_data_metadata);
-DECL(amd_comgr_destroy_metadata);
-DECL(amd_comgr_metadata_lookup);
-DECL(amd_comgr_get_metadata_kind);
-DECL(amd_comgr_get_metadata_string);
-DECL(amd_comgr_get_metadata_list_size);
-DECL(amd_comgr_index_list_metadata);
 
 static int load_rtc(fdt_err *e)
 {
@@ -78,8 +63,6 @@ static int load_rtc(fdt_err *e)
         return 0;
     static const char *const rtc_names[] = {"libhiprtc.so.6", "libhiprtc.so.5", "libhiprtc.so",
                                             "libamdhip64.so.5", NULL};
-    static const char *const comgr_names[] = {"libamd_comgr.so.3", "libamd_comgr.so.2",
-                                              "libamd_comgr.so", NULL};
     char why[1024];
     const char *libname = NULL;
     void *lib = open_first(rtc_names, &libname, why, sizeof why);
@@ -96,21 +79,9 @@ static int load_rtc(fdt_err *e)
     SYM(lib, hiprtcGetErrorString);
     SYM(lib, hiprtcVersion);
     rtc_legacy = strstr(libname, "amdhip64") != NULL;
-    void *cg = open_first(comgr_names, &libname, why, sizeof why);
-    if (!cg)
-        return fdt_err_set(e, "hip: comgr not found (%s); it reports kernel resources", why);
-    SYM(cg, amd_comgr_create_data);
-    SYM(cg, amd_comgr_set_data);
-    SYM(cg, amd_comgr_release_data);
-    SYM(cg, amd_comgr_get_data_metadata);
-    SYM(cg, amd_comgr_destroy_metadata);
-    SYM(cg, amd_comgr_metadata_lookup);
-    SYM(cg, amd_comgr_get_metadata_kind);
-    SYM(cg, amd_comgr_get_metadata_string);
-    SYM(cg, amd_comgr_get_metadata_list_size);
-    SYM(cg, amd_comgr_index_list_metadata);
+    if (fdt_rt_comgr_load(e))
+        return -1;
     rtc_lib = lib;
-    comgr_lib = cg;
     return 0;
 }
 
@@ -135,112 +106,61 @@ static int legacy_target_ok(const char *arch)
     return 0;
 }
 
-/* hiprtc of newer ROCm returns a clang offload bundle; take the amdgcn code object. */
-static int unbundle(const char *img, size_t n, const char **obj, size_t *objn)
+/* Which compiler takes arch: hiprtc where it is loaded and can compile the target, else the
+ * offline clang. Returns 1 for clang with *why saying why hiprtc does not (for messages). */
+static int takes_clang(const char *arch, char *why, size_t n)
 {
-    static const char magic[] = "__CLANG_OFFLOAD_BUNDLE__";
-    *obj = img;
-    *objn = n;
-    if (n < sizeof magic - 1 + 8 || memcmp(img, magic, sizeof magic - 1))
-        return 0;
-    size_t p = sizeof magic - 1;
-    uint64_t count;
-    memcpy(&count, img + p, 8);
-    p += 8;
-    for (uint64_t i = 0; i < count && p + 24 <= n; i++) {
-        uint64_t off, size, idlen;
-        memcpy(&off, img + p, 8);
-        memcpy(&size, img + p + 8, 8);
-        memcpy(&idlen, img + p + 16, 8);
-        p += 24;
-        if (p + idlen > n)
-            return -1;
-        if (strstr(img + p, "amdgcn") && off + size <= n && size) {
-            *obj = img + off;
-            *objn = size;
+    fdt_err e;
+    if (load_rtc(&e)) {
+        snprintf(why, n, "%s", e.msg);
+        return 1;
+    }
+    if (rtc_legacy && !legacy_target_ok(arch)) {
+        snprintf(why, n, "the hiprtc in libamdhip64 (ROCm < 5.6) cannot compile for %s (it "
+                         "crashes; it supports gfx900, gfx906, gfx908, gfx90a and gfx1030)",
+                 arch);
+        return 1;
+    }
+    return 0;
+}
+
+/* FDTUNE_HIPRTC_OPTIONS split at whitespace into opts (storage in buf); the count. */
+static int extra_options(char *buf, size_t n, const char **opts)
+{
+    const char *env = getenv(HIPRTC_OPTIONS_ENV);
+    snprintf(buf, n, "%s", env ? env : "");
+    int k = 0;
+    for (char *tok = strtok(buf, " \t\n"); tok && k < HIPRTC_EXTRA_MAX; tok = strtok(NULL, " \t\n"))
+        opts[k++] = tok;
+    return k;
+}
+
+static int hip_compiler_id(const char *arch, char *buf, size_t n, fdt_err *e)
+{
+    char why[512];
+    if (takes_clang(arch, why, sizeof why)) {
+        if (fdt_rt_amd_clang_id(buf, n, e) == 0)
             return 0;
-        }
-        p += idlen;
+        return fdt_err_wrap(e, "hip: %s needs the offline compiler because %s", arch, why);
     }
-    return -1;
-}
-
-static int md_string(amd_comgr_metadata_node_t node, char *buf, size_t n)
-{
-    size_t len = 0;
-    if (p_amd_comgr_get_metadata_string(node, &len, NULL) || len == 0 || len > n)
+    char ver[64], extra[512];
+    const char *opts[HIPRTC_EXTRA_MAX];
+    if (hip_compiler_version(ver, sizeof ver, e))
         return -1;
-    return p_amd_comgr_get_metadata_string(node, &len, buf) ? -1 : 0;
+    int k = extra_options(extra, sizeof extra, opts);
+    fdt_sb b;
+    fdt_sb_init(&b);
+    fdt_sb_puts(&b, ver);
+    for (int i = 0; i < k; i++)
+        fdt_sb_printf(&b, " %s", opts[i]);
+    snprintf(buf, n, "%s", fdt_sb_str(&b));
+    fdt_sb_free(&b);
+    return 0;
 }
 
-static int md_int(amd_comgr_metadata_node_t map, const char *key)
+/* hiprtc's log after a compile into log. */
+static void rtc_log(hiprtcProgram prog, fdt_sb *log)
 {
-    amd_comgr_metadata_node_t v;
-    if (p_amd_comgr_metadata_lookup(map, key, &v))
-        return -1;
-    char buf[64];
-    int r = md_string(v, buf, sizeof buf) ? -1 : atoi(buf);
-    p_amd_comgr_destroy_metadata(v);
-    return r;
-}
-
-static void amd_resources(const char *obj, size_t n, const char *kernel, fdt_rt_resources *res)
-{
-    amd_comgr_data_t data;
-    if (p_amd_comgr_create_data(AMD_COMGR_DATA_KIND_EXECUTABLE, &data))
-        return;
-    amd_comgr_metadata_node_t md, kernels;
-    if (!p_amd_comgr_set_data(data, n, obj) && !p_amd_comgr_get_data_metadata(data, &md)) {
-        if (!p_amd_comgr_metadata_lookup(md, "amdhsa.kernels", &kernels)) {
-            size_t count = 0;
-            p_amd_comgr_get_metadata_list_size(kernels, &count);
-            for (size_t i = 0; i < count; i++) {
-                amd_comgr_metadata_node_t k, name;
-                if (p_amd_comgr_index_list_metadata(kernels, i, &k))
-                    continue;
-                char nm[256] = "";
-                if (!p_amd_comgr_metadata_lookup(k, ".name", &name)) {
-                    md_string(name, nm, sizeof nm);
-                    p_amd_comgr_destroy_metadata(name);
-                }
-                if (!strcmp(nm, kernel)) {
-                    res->registers = md_int(k, ".vgpr_count");
-                    res->sgprs = md_int(k, ".sgpr_count");
-                    res->agprs = md_int(k, ".agpr_count");
-                    int vs = md_int(k, ".vgpr_spill_count"), ss = md_int(k, ".sgpr_spill_count");
-                    res->spill_bytes = (vs > 0 ? vs : 0) * 4 + (ss > 0 ? ss : 0) * 4;
-                    res->scratch_bytes = md_int(k, ".private_segment_fixed_size");
-                    res->shared_bytes = md_int(k, ".group_segment_fixed_size");
-                    res->max_threads = md_int(k, ".max_flat_workgroup_size");
-                }
-                p_amd_comgr_destroy_metadata(k);
-            }
-            p_amd_comgr_destroy_metadata(kernels);
-        }
-        p_amd_comgr_destroy_metadata(md);
-    }
-    p_amd_comgr_release_data(data);
-}
-
-static int hip_compile(const char *src, const char *kernel, const char *arch, fdt_sb *image,
-                       fdt_sb *log, fdt_rt_resources *res, fdt_err *e)
-{
-    if (load_rtc(e))
-        return -1;
-    if (strcmp(fdtuned_arch_backend(arch), "hip"))
-        return fdt_err_set(e, "hip: '%s' is not an AMD architecture (expected gfxNNN)", arch);
-    if (rtc_legacy && !legacy_target_ok(arch))
-        return fdt_err_set(e, "hip: the hiprtc in libamdhip64 (ROCm < 5.6) cannot compile for "
-                              "%s (it crashes); it supports gfx900, gfx906, gfx908, gfx90a and "
-                              "gfx1030. Use ROCm >= 5.7 for this target", arch);
-    hiprtcProgram prog;
-    hiprtcResult r = p_hiprtcCreateProgram(&prog, src, "fdtune_kernel.hip", 0, NULL, NULL);
-    if (r != HIPRTC_SUCCESS)
-        return fdt_err_set(e, "hiprtc: create program: %s", p_hiprtcGetErrorString(r));
-    char archopt[64];
-    snprintf(archopt, sizeof archopt, "--offload-arch=%s", arch);
-    const char *opts[] = {archopt, HIP_OPTIONS};
-    r = p_hiprtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
     size_t ln = 0;
     p_hiprtcGetProgramLogSize(prog, &ln);
     if (ln > 1) {
@@ -251,6 +171,29 @@ static int hip_compile(const char *src, const char *kernel, const char *arch, fd
             free(l);
         }
     }
+}
+
+/* hiprtc: the source with fdtune's hip/hip_runtime.h in memory. hiprtc pre-includes its own
+ * runtime header (-include hiprtc_runtime.h, -D__HIPCC_RTC__, -nogpuinc), so the in-memory one
+ * adds nothing; it is there so that the source's #include resolves without a ROCm header on
+ * any include path (relocated and Spack installs). */
+static int rtc_compile(const char *src, const char *kernel, const char *arch, fdt_sb *image,
+                       fdt_sb *log, fdt_rt_resources *res, fdt_err *e)
+{
+    const char *hdr_names[] = {"hip/hip_runtime.h"};
+    const char *hdr_src[] = {fdt_gen_amd_hip_header()};
+    if (!hdr_src[0])
+        return fdt_err_set(e, "hip: templates/amd_device.h is not embedded");
+    hiprtcProgram prog;
+    hiprtcResult r = p_hiprtcCreateProgram(&prog, src, "fdtune_kernel.hip", 1, hdr_src, hdr_names);
+    if (r != HIPRTC_SUCCESS)
+        return fdt_err_set(e, "hiprtc: create program: %s", p_hiprtcGetErrorString(r));
+    char archopt[64], extra[512];
+    snprintf(archopt, sizeof archopt, "--offload-arch=%s", arch);
+    const char *opts[2 + 2 + HIPRTC_EXTRA_MAX] = {archopt, HIP_OPTIONS};
+    int nopt = 3 + extra_options(extra, sizeof extra, opts + 3);
+    r = p_hiprtcCompileProgram(prog, nopt, opts);
+    rtc_log(prog, log);
     if (r != HIPRTC_SUCCESS) {
         p_hiprtcDestroyProgram(&prog);
         return fdt_err_set(e, "hiprtc: compilation for %s failed: %s\n%s", arch,
@@ -267,16 +210,35 @@ static int hip_compile(const char *src, const char *kernel, const char *arch, fd
     p_hiprtcDestroyProgram(&prog);
     const char *obj;
     size_t objn;
-    if (unbundle(code, n, &obj, &objn)) {
+    if (fdt_rt_amd_unbundle(code, n, &obj, &objn)) {
         free(code);
         return fdt_err_set(e, "hiprtc: malformed offload bundle for %s", arch);
     }
     fdt_sb_putn(image, obj, objn);
-    amd_resources(obj, objn, kernel, res);
+    int rc = fdt_rt_amd_resources(obj, objn, kernel, res, e);
     free(code);
-    if (res->registers < 0)
-        return fdt_err_set(e, "hip: kernel %s not found in the code object's metadata", kernel);
-    return 0;
+    return rc;
+}
+
+static int hip_compile(const char *src, const char *kernel, const char *arch, fdt_sb *image,
+                       fdt_sb *log, fdt_rt_resources *res, fdt_err *e)
+{
+    if (strcmp(fdtuned_arch_backend(arch), "hip"))
+        return fdt_err_set(e, "hip: '%s' is not an AMD architecture (expected gfxNNN)", arch);
+    char why[512];
+    if (!takes_clang(arch, why, sizeof why))
+        return rtc_compile(src, kernel, arch, image, log, res, e);
+    if (fdt_rt_amd_clang_compile(src, kernel, arch, image, log, res, e) == 0)
+        return 0;
+    if (strstr(e->msg, "no clang for AMD GPUs found"))
+        fdt_err_wrap(e, "hip: %s needs the offline compiler because %s", arch, why);
+    return -1;
+}
+
+static int hip_disassemble(const char *image, size_t n, const char *arch, fdt_sb *out,
+                           fdt_err *e)
+{
+    return fdt_rt_amd_disassemble(image, n, arch, out, e);
 }
 
 /* ---------------------------------------------------------------- runtime */
@@ -586,7 +548,9 @@ const fdt_rt_backend fdt_rt_hip = {
     .example_arch = "gfx90a",
     .options = HIP_OPTIONS_TEXT,
     .compiler_version = hip_compiler_version,
+    .compiler_id = hip_compiler_id,
     .compile = hip_compile,
+    .disassemble = hip_disassemble,
     .device_count = hip_device_count,
     .device_info = hip_device_info,
     .open = hip_open,

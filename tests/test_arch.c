@@ -348,7 +348,9 @@ static const char *prune(const fdt_device *d, const char *config, int regs, int 
     fdt_geometry g;
     fdt_err e;
     assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
-    fdt_rt_resources r = {regs, sgprs, agprs, spill, scratch, 0, c.lb > 0 ? c.lb : 1024};
+    fdt_rt_resources r = {.registers = regs, .sgprs = sgprs, .agprs = agprs, .spill_bytes = spill,
+                          .scratch_bytes = scratch, .shared_bytes = 0,
+                          .max_threads = c.lb > 0 ? c.lb : 1024, .sgpr_spills = 0};
     return fdt_eval_prune(&r, &c, &g, d, why, n);
 }
 
@@ -754,7 +756,9 @@ static void test_ring_latency_per_vendor(void **state)
     fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 1024, 1024, 1024};
     fdt_config c2 = cfg(&p, "bx=64,by=2,tile=4,vec=2,nw=64,lds=2,pf=2,align=64,lb=128");
     fdt_config c6 = cfg(&p, "bx=64,by=2,tile=4,vec=2,nw=64,lds=2,pf=6,align=64,lb=128");
-    fdt_rt_resources res = {64, 30, 0, 0, 0, 4096, 128}; /* one LDS size: one occupancy */
+    fdt_rt_resources res = {.registers = 64, .sgprs = 30, .agprs = 0, .spill_bytes = 0,
+                            .scratch_bytes = 0, .shared_bytes = 4096, .max_threads = 128,
+                            .sgpr_spills = 0}; /* one LDS size: one occupancy */
     fdt_model_terms a, b;
     fdt_device m = gpu("MI250X"), h = gpu("H100");
     fdt_model_time(&p, &c2, &m, &res, &a);

@@ -18,6 +18,7 @@
 
 #include "fdt_gen.h"
 #include "fdt_rt.h"
+#include "rt_internal.h" /* the offline compiler alone, to compare it with hiprtc */
 
 #define assert_contains(hay, needle)                                                       \
     do {                                                                                   \
@@ -46,7 +47,7 @@ static void test_ptxas_parse(void **state)
         "ptxas info    : Function properties for k1\n"
         "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
         "ptxas info    : Used 40 registers, used 1 barriers, 8704 bytes smem\n";
-    fdt_rt_resources r = {-1, -1, -1, -1, -1, -1, -1};
+    fdt_rt_resources r = {-1, -1, -1, -1, -1, -1, -1, -1};
     fdt_rt_parse_ptxas(log, "k1", &r);
     assert_int_equal(r.registers, 40);
     assert_int_equal(r.scratch_bytes, 16);
@@ -62,7 +63,7 @@ static void test_code_pack_roundtrip(void **state)
     c.image = img;
     c.size = sizeof img;
     c.log = "the log";
-    c.res = (fdt_rt_resources){10, 20, 0, 4, 8, 1024, 256};
+    c.res = (fdt_rt_resources){10, 20, 0, 4, 8, 1024, 256, 3};
     fdt_sb b;
     fdt_sb_init(&b);
     assert_int_equal(fdt_rt_code_pack(&c, &b), 0);
@@ -183,6 +184,125 @@ static const char *const spread[] = {
     "bx=24,by=5,nw=7,lds=3,align=2,pf=2,tile=2,order=yzx,split=2",
 };
 
+/* One candidate of a compile set: its problem, config and generated source. */
+typedef struct candidate {
+    fdt_problem p;
+    fdt_config c;
+    char text[128], name[96];
+    fdt_sb src;
+} candidate;
+
+/* The config of spread[ci] for problem p (vec=V made 4 or 2 for the precision; d2z has no
+ * x/y neighbours to share in a tile). */
+static void spread_config(const fdt_problem *p, size_t ci, candidate *k)
+{
+    fdt_err e;
+    snprintf(k->text, sizeof k->text, "%s", spread[ci]);
+    char *v = strstr(k->text, "vec=V");
+    if (v)
+        v[4] = p->prec == FDT_F32 ? '4' : '2';
+    assert_int_equal(fdt_config_parse(k->text, &k->c, &e), 0);
+    if (p->op == FDT_OP_D2Z && k->c.lds == 1)
+        fdt_config_parse("bx=32,by=8,nw=64,vec=2,align=64,tile=2", &k->c, &e);
+    k->p = *p;
+    if (fdt_config_check(&k->p, &k->c, &e))
+        fail_msg("%s R=%d: %s: %s", fdt_op_name(p->op), p->R, k->text, e.msg);
+    fdt_gen_kernel_name(&k->p, &k->c, k->name, sizeof k->name);
+    fdt_sb_init(&k->src);
+    assert_int_equal(fdt_gen_source(&k->p, &k->c, k->name, NULL, &k->src, &e), 0);
+}
+
+/* What the compiler must report for a candidate, on every target and on AMD's. */
+static void check_resources(const candidate *k, const fdt_rt_code *code, const char *arch)
+{
+    fdt_err e;
+    assert_true(code->size > 0);
+    /* the compiler's numbers, not a guess */
+    assert_true(code->res.registers > 0 && code->res.registers <= 512);
+    assert_true(code->res.spill_bytes >= 0 && code->res.scratch_bytes >= 0);
+    fdt_geometry g;
+    fdt_gen_geometry(&k->p, &k->c, &g, &e);
+    /* the ring's tiles are dynamic: the compiler sees no static part */
+    /* the rings' tiles are dynamic: the compiler sees no static part */
+    assert_int_equal(g.shared_dynamic, k->c.lds >= 2);
+    if (k->c.lds == 1)
+        assert_int_equal(code->res.shared_bytes, (int)g.shared_bytes);
+    else
+        assert_int_equal(code->res.shared_bytes, 0);
+    if (strncmp(arch, "gfx", 3))
+        return;
+    assert_true(code->res.sgprs > 0 && code->res.sgprs <= 112);
+    assert_true(code->res.sgpr_spills >= 0);
+    /* AGPRs exist on gfx908/90a/94x only (gfx11 reports none) */
+    if (!strncmp(arch, "gfx11", 5))
+        assert_int_equal(code->res.agprs, -1);
+    else
+        assert_true(code->res.agprs >= 0);
+    /* __launch_bounds__ is the largest block the code object allows; HIP's default 1024 */
+    assert_int_equal(code->res.max_threads, k->c.lb ? k->c.lb : 1024);
+}
+
+/* The verification kernels (templates/util.hip) of both precisions as compile jobs. */
+static void util_jobs(fdt_sb *src, char names[2][32], fdt_rt_job *jobs)
+{
+    fdt_err e;
+    for (int prec = 0; prec < 2; prec++) {
+        fdt_sb_init(&src[prec]);
+        assert_int_equal(fdt_gen_util_source((fdt_prec)prec, &src[prec], &e), 0);
+        snprintf(names[prec], 32, "fdt_compare_%s", fdt_prec_name((fdt_prec)prec));
+        jobs[prec] = (fdt_rt_job){.src = fdt_sb_str(&src[prec]), .kernel = names[prec]};
+    }
+}
+
+#define MATRIX (FDT_OP_COUNT * 4 * 2 * (sizeof spread / sizeof spread[0]))
+
+/* Every operator x R in {1,2,4,8} x f32/f64 x spread, and the verification kernels, compiled
+ * for arch through the pool of child processes. */
+static void compile_matrix(const char *arch)
+{
+    fdt_err e;
+    const fdt_rt_backend *b = fdt_rt_backend_for_arch(arch, &e);
+    static const int radii[] = {1, 2, 4, 8};
+    candidate *ks = calloc(MATRIX, sizeof *ks);
+    fdt_rt_job *jobs = calloc(MATRIX + 2, sizeof *jobs);
+    assert_non_null(ks);
+    assert_non_null(jobs);
+    size_t n = 0;
+    for (int op = 0; op < FDT_OP_COUNT; op++)
+        for (int ri = 0; ri < 4; ri++)
+            for (int prec = 0; prec < 2; prec++)
+                for (size_t ci = 0; ci < sizeof spread / sizeof spread[0]; ci++, n++) {
+                    fdt_problem p = {(fdt_op)op, radii[ri], (fdt_prec)prec, 301, 203, 157};
+                    spread_config(&p, ci, &ks[n]);
+                    jobs[n] = (fdt_rt_job){.src = fdt_sb_str(&ks[n].src), .kernel = ks[n].name};
+                }
+    fdt_sb usrc[2];
+    char unames[2][32];
+    util_jobs(usrc, unames, jobs + n);
+    double t0 = fdt_now();
+    int failed = fdt_rt_compile_many(b, arch, jobs, n + 2, fdt_rt_cpu_count(), 300000, &e);
+    if (failed < 0)
+        fail_msg("compile for %s: %s", arch, e.msg);
+    for (size_t i = 0; i < n + 2; i++) {
+        if (jobs[i].rc && i < n)
+            fail_msg("%s R=%d %s %s for %s: %s", fdt_op_name(ks[i].p.op), ks[i].p.R,
+                     fdt_prec_name(ks[i].p.prec), ks[i].text, arch, jobs[i].err.msg);
+        if (jobs[i].rc)
+            fail_msg("verification kernels for %s: %s", arch, jobs[i].err.msg);
+        if (i < n)
+            check_resources(&ks[i], &jobs[i].code, arch);
+        fdt_rt_code_free(&jobs[i].code);
+    }
+    for (size_t i = 0; i < n; i++)
+        fdt_sb_free(&ks[i].src);
+    fdt_sb_free(&usrc[0]);
+    fdt_sb_free(&usrc[1]);
+    print_message("compiled %zu candidates and the verification kernels for %s in %.0f s\n", n,
+                  arch, fdt_now() - t0);
+    free(ks);
+    free(jobs);
+}
+
 /* Generates p with c under its default kernel name and compiles it for arch into code
  * (the test fails with the compiler's message if it does not compile; text names c). */
 static void compile_candidate(const fdt_rt_backend *b, const char *arch, const fdt_problem *p,
@@ -198,60 +318,6 @@ static void compile_candidate(const fdt_rt_backend *b, const char *arch, const f
         fail_msg("%s R=%d %s %s for %s: %s", fdt_op_name(p->op), p->R, fdt_prec_name(p->prec),
                  text, arch, e.msg);
     fdt_sb_free(&src);
-}
-
-static void compile_matrix(const char *arch)
-{
-    fdt_err e;
-    const fdt_rt_backend *b = fdt_rt_backend_for_arch(arch, &e);
-    static const int radii[] = {1, 2, 4, 8};
-    int compiled = 0;
-    for (int op = 0; op < FDT_OP_COUNT; op++)
-        for (int ri = 0; ri < 4; ri++)
-            for (int prec = 0; prec < 2; prec++)
-                for (size_t ci = 0; ci < sizeof spread / sizeof spread[0]; ci++) {
-                    fdt_problem p = {(fdt_op)op, radii[ri], (fdt_prec)prec, 301, 203, 157};
-                    char text[128];
-                    snprintf(text, sizeof text, "%s", spread[ci]);
-                    char *v = strstr(text, "vec=V");
-                    if (v)
-                        v[4] = prec == FDT_F32 ? '4' : '2';
-                    fdt_config c;
-                    assert_int_equal(fdt_config_parse(text, &c, &e), 0);
-                    if (op == FDT_OP_D2Z && c.lds == 1) /* no x/y neighbours to share */
-                        fdt_config_parse("bx=32,by=8,nw=64,vec=2,align=64,tile=2", &c, &e);
-                    if (fdt_config_check(&p, &c, &e))
-                        fail_msg("%s R=%d: %s: %s", fdt_op_name(p.op), p.R, text, e.msg);
-                    fdt_rt_code code;
-                    compile_candidate(b, arch, &p, &c, text, &code);
-                    assert_true(code.size > 0);
-                    /* the compiler's numbers, not a guess */
-                    assert_true(code.res.registers > 0 && code.res.registers <= 512);
-                    assert_true(code.res.spill_bytes >= 0 && code.res.scratch_bytes >= 0);
-                    fdt_geometry g;
-                    fdt_gen_geometry(&p, &c, &g, &e);
-                    /* the rings' tiles are dynamic: the compiler sees no static part */
-                    assert_int_equal(g.shared_dynamic, c.lds >= 2);
-                    if (c.lds == 1)
-                        assert_int_equal(code.res.shared_bytes, (int)g.shared_bytes);
-                    else
-                        assert_int_equal(code.res.shared_bytes, 0);
-                    fdt_rt_code_free(&code);
-                    compiled++;
-                }
-    for (int prec = 0; prec < 2; prec++) {
-        fdt_sb src;
-        fdt_sb_init(&src);
-        assert_int_equal(fdt_gen_util_source((fdt_prec)prec, &src, &e), 0);
-        fdt_rt_code code;
-        char name[32];
-        snprintf(name, sizeof name, "fdt_compare_%s", fdt_prec_name((fdt_prec)prec));
-        if (fdt_rt_compile(b, fdt_sb_str(&src), name, arch, 300000, &code, &e))
-            fail_msg("verification kernels for %s: %s", arch, e.msg);
-        fdt_rt_code_free(&code);
-        fdt_sb_free(&src);
-    }
-    print_message("compiled %d candidates for %s\n", compiled, arch);
 }
 
 /* The stream family (lds=3) compiles without spilling in shapes lap.lua admits (test_recipe.c
@@ -316,6 +382,386 @@ static void test_compile_sm90(void **state)
     stream_no_spills("sm_90");
 }
 
+/* The offline compiler (clang) of arch, or a skip that says why it is missing. */
+static void need_offline(const char *arch)
+{
+    fdt_err e;
+    const fdt_rt_backend *b = fdt_rt_backend_for_arch(arch, &e);
+    char id[1024];
+    if (!b || !b->compiler_id) {
+        print_message("SKIPPED %s: %s\n", arch, b ? "no offline compiler" : e.msg);
+        skip();
+    }
+    if (b->compiler_id(arch, id, sizeof id, &e)) {
+        print_message("SKIPPED %s (not compiled, not a pass): %s\n", arch, e.msg);
+        skip();
+    }
+    print_message("%s: %s\n", arch, id);
+}
+
+/* MI300 (gfx940: clang 16 knows no gfx942 yet, the same instruction set) and RDNA3, which the
+ * hiprtc of ROCm < 5.6 cannot compile: the offline clang does. */
+static void test_compile_gfx940(void **state)
+{
+    (void)state;
+    need_offline("gfx940");
+    setenv("FDTUNE_CACHE", "", 1);
+    compile_matrix("gfx940");
+}
+
+static void test_compile_gfx1100(void **state)
+{
+    (void)state;
+    need_offline("gfx1100");
+    setenv("FDTUNE_CACHE", "", 1);
+    compile_matrix("gfx1100");
+}
+
+/* ------------------------------------------------------------------ AMD: self-contained source */
+
+/* Every family (the spread) for three problems, and the verification kernels: jobs over ks. */
+#define FAMILY_SET (3 * (sizeof spread / sizeof spread[0]))
+static size_t family_jobs(candidate *ks, fdt_rt_job *jobs, fdt_sb *usrc, char unames[2][32])
+{
+    static const fdt_problem probs[] = {{FDT_OP_LAP, 4, FDT_F32, 301, 203, 157},
+                                        {FDT_OP_WAVE, 8, FDT_F64, 301, 203, 157},
+                                        {FDT_OP_D2Z, 2, FDT_F32, 301, 203, 157}};
+    size_t n = 0;
+    for (size_t pi = 0; pi < 3; pi++)
+        for (size_t ci = 0; ci < sizeof spread / sizeof spread[0]; ci++, n++) {
+            spread_config(&probs[pi], ci, &ks[n]);
+            jobs[n] = (fdt_rt_job){.src = fdt_sb_str(&ks[n].src), .kernel = ks[n].name};
+        }
+    util_jobs(usrc, unames, jobs + n);
+    return n;
+}
+
+static void free_family(candidate *ks, size_t n, fdt_rt_job *jobs, fdt_sb *usrc)
+{
+    for (size_t i = 0; i < n; i++)
+        fdt_sb_free(&ks[i].src);
+    for (size_t i = 0; i < n + 2; i++)
+        fdt_rt_code_free(&jobs[i].code);
+    fdt_sb_free(&usrc[0]);
+    fdt_sb_free(&usrc[1]);
+}
+
+/* hiprtc with no ROCm header anywhere it looks: $ROCM_PATH, $HIP_PATH and $LLVM_PATH (the
+ * -isystem directories comgr adds) empty, and -nostdinc keeping clang's default /usr/include
+ * away. A source that includes a real ROCm header then fails to compile (so the isolation
+ * holds), and every kernel family and the verification kernels still compile: fdtune supplies
+ * what they include. */
+static const char *const rocm_vars[] = {"ROCM_PATH", "HIP_PATH", "LLVM_PATH"};
+static char no_rocm[] = "/tmp/fdtune-no-rocm-XXXXXX", *rocm_saved[3];
+
+/* Gives hiprtc its ROCm back, whatever the test's outcome. */
+static int restore_rocm(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        if (rocm_saved[i])
+            setenv(rocm_vars[i], rocm_saved[i], 1);
+        else
+            unsetenv(rocm_vars[i]);
+        free(rocm_saved[i]);
+    }
+    unsetenv("FDTUNE_HIPRTC_OPTIONS");
+    rmdir(no_rocm);
+    return 0;
+}
+
+static void test_hiprtc_self_contained(void **state)
+{
+    (void)state;
+    if (!compiler_ok("gfx90a"))
+        fail_msg("hiprtc is not available: install libamdhip64-dev (scripts/setup.sh does)");
+    assert_non_null(mkdtemp(no_rocm));
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(rocm_vars[i]);
+        rocm_saved[i] = v ? strdup(v) : NULL;
+        setenv(rocm_vars[i], no_rocm, 1);
+    }
+    setenv("FDTUNE_HIPRTC_OPTIONS", "-nostdinc", 1);
+    setenv("FDTUNE_CACHE", "", 1);
+    fdt_err e;
+    const fdt_rt_backend *b = fdt_rt_backend_for_arch("gfx90a", &e);
+    fdt_rt_code code;
+    const char *real = "#include <hip/hip_version.h>\n"
+                       "extern \"C\" __global__ void k(int* o) { o[0] = HIP_VERSION_MAJOR; }\n";
+    int rc = fdt_rt_compile(b, real, "k", "gfx90a", 60000, &code, &e);
+    if (rc == 0)
+        fail_msg("hiprtc still finds ROCm's headers: the isolation does not hold");
+    assert_contains(e.msg, "'hip/hip_version.h' file not found");
+
+    candidate ks[FAMILY_SET];
+    fdt_rt_job jobs[FAMILY_SET + 2];
+    fdt_sb usrc[2];
+    char unames[2][32];
+    size_t n = family_jobs(ks, jobs, usrc, unames);
+    assert_true(fdt_rt_compile_many(b, "gfx90a", jobs, n + 2, fdt_rt_cpu_count(), 300000, &e) >=
+                0);
+    for (size_t i = 0; i < n + 2; i++) {
+        if (jobs[i].rc)
+            fail_msg("%s without ROCm headers: %s", jobs[i].kernel, jobs[i].err.msg);
+        if (i < n)
+            check_resources(&ks[i], &jobs[i].code, "gfx90a");
+    }
+    print_message("%zu kernels of every family and the verification kernels compiled by hiprtc "
+                  "for gfx90a with no ROCm header reachable\n", n);
+    free_family(ks, n, jobs, usrc);
+}
+
+/* What spills on AMD: VGPRs that went to AGPRs (the ring with launch bounds 128 at R=8 on
+ * gfx90a: LLVM counts them as VGPR spills, but the kernel has no scratch) cost no memory and
+ * are no spill bytes; VGPRs stored to scratch (d2x R=8 f64 with tile=4) are. */
+static void test_amd_spills(void **state)
+{
+    (void)state;
+    if (!compiler_ok("gfx90a"))
+        fail_msg("hiprtc is not available: install libamdhip64-dev (scripts/setup.sh does)");
+    setenv("FDTUNE_CACHE", "", 1);
+    static const struct {
+        fdt_problem p;
+        const char *config;
+        int memory; /* 1: spills to scratch expected, 0: to AGPRs only */
+    } cases[] = {
+        {{FDT_OP_LAP, 8, FDT_F32, 301, 203, 157},
+         "bx=32,by=4,nw=16,lds=2,vec=4,align=64,pf=2,tile=2,lb=128", 0},
+        {{FDT_OP_D2X, 8, FDT_F64, 301, 203, 157}, "bx=32,by=8,tile=4", 1},
+    };
+    fdt_err e;
+    const fdt_rt_backend *b = fdt_rt_backend_for_arch("gfx90a", &e);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        candidate k;
+        assert_int_equal(fdt_config_parse(cases[i].config, &k.c, &e), 0);
+        k.p = cases[i].p;
+        fdt_gen_kernel_name(&k.p, &k.c, k.name, sizeof k.name);
+        fdt_sb_init(&k.src);
+        assert_int_equal(fdt_gen_source(&k.p, &k.c, k.name, NULL, &k.src, &e), 0);
+        fdt_rt_code code;
+        if (fdt_rt_compile(b, fdt_sb_str(&k.src), k.name, "gfx90a", 300000, &code, &e))
+            fail_msg("%s: %s", cases[i].config, e.msg);
+        const fdt_rt_resources *r = &code.res;
+        print_message("%s R=%d %s %s on gfx90a: %d VGPRs, %d AGPRs, spills %d bytes, %d SGPR "
+                      "spills, scratch %d bytes\n", fdt_op_name(k.p.op), k.p.R,
+                      fdt_prec_name(k.p.prec), cases[i].config, r->registers, r->agprs,
+                      r->spill_bytes, r->sgpr_spills, r->scratch_bytes);
+        if (cases[i].memory) {
+            assert_true(r->scratch_bytes > 0 && r->spill_bytes > 0);
+        } else {
+            assert_true(r->agprs > 0);
+            assert_int_equal(r->scratch_bytes, 0);
+            assert_int_equal(r->spill_bytes, 0);
+        }
+        fdt_rt_code_free(&code);
+        fdt_sb_free(&k.src);
+    }
+}
+
+/* ------------------------------------------------------------------ AMD: disassembly */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The memory and synchronisation footprint of a disassembly: the distinct global memory
+ * instructions with their cache-policy bits (nt, slc, glc, sc0, sc1), LDS reads and writes,
+ * barriers and atomics, sorted, one per line. Scratch traffic (spills) is left out: how much
+ * a compiler spills is its own business. */
+static void footprint(const char *dis, fdt_sb *out)
+{
+    char *items[4096];
+    size_t n = 0;
+    for (const char *l = dis; *l && n < 4096;) {
+        size_t len = strcspn(l, "\n");
+        char line[512], op[96] = "";
+        snprintf(line, sizeof line, "%.*s", (int)(len < 511 ? len : 511), l);
+        l += len + (l[len] == '\n');
+        char *c = strstr(line, "//");
+        if (c)
+            *c = 0;
+        if (sscanf(line, " %95s", op) != 1)
+            continue;
+        if (!strncmp(op, "ds_read", 7) || !strncmp(op, "ds_load", 7))
+            snprintf(op, sizeof op, "ds_read");
+        else if (!strncmp(op, "ds_write", 8) || !strncmp(op, "ds_store", 8))
+            snprintf(op, sizeof op, "ds_write");
+        else if (strncmp(op, "global_", 7) && strcmp(op, "s_barrier") && !strstr(op, "atomic"))
+            continue;
+        fdt_sb item;
+        fdt_sb_init(&item);
+        fdt_sb_puts(&item, op);
+        static const char *const bits[] = {" nt", " slc", " glc", " sc0", " sc1"};
+        for (int i = 0; i < 5 && op[0] == 'g'; i++)
+            if (strstr(line, bits[i]))
+                fdt_sb_puts(&item, bits[i]);
+        items[n++] = fdt_sb_take(&item);
+    }
+    qsort(items, n, sizeof items[0], cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (!i || strcmp(items[i], items[i - 1]))
+            fdt_sb_printf(out, "%s\n", items[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(items[i]);
+}
+
+#ifdef FDTUNE_HAVE_HIP
+static int clang_id(const char *arch, char *buf, size_t n, fdt_err *e)
+{
+    (void)arch;
+    return fdt_rt_amd_clang_id(buf, n, e);
+}
+
+/* fdtune's device header (templates/amd_device.h) against HIP's own: every family and the
+ * verification kernels compiled for gfx90a by the offline clang (fdtune's header, nothing
+ * else) and by hiprtc (ROCm's runtime header) use the same global memory instructions (vector
+ * widths, nontemporal stores), LDS, barriers and atomics (unsigned 64-bit min/max, the double
+ * add). */
+static void test_amd_header_vs_hiprtc(void **state)
+{
+    (void)state;
+    fdt_err e;
+    char id[1024];
+    if (clang_id("gfx90a", id, sizeof id, &e)) {
+        print_message("SKIPPED (not compared, not a pass): %s\n", e.msg);
+        skip();
+    }
+    const fdt_rt_backend *hip = fdt_rt_backend_for_arch("gfx90a", &e);
+    fdt_rt_backend clang = {.name = "clang", .vendor = "AMD",
+                            .options = "", .compiler_id = clang_id,
+                            .compile = fdt_rt_amd_clang_compile,
+                            .disassemble = hip->disassemble};
+    setenv("FDTUNE_CACHE", "", 1);
+    candidate ks[FAMILY_SET];
+    fdt_rt_job jr[FAMILY_SET + 2], jc[FAMILY_SET + 2];
+    fdt_sb usrc[2];
+    char unames[2][32];
+    size_t n = family_jobs(ks, jr, usrc, unames);
+    memcpy(jc, jr, sizeof jc);
+    assert_true(fdt_rt_compile_many(hip, "gfx90a", jr, n + 2, fdt_rt_cpu_count(), 300000, &e) >= 0);
+    assert_true(fdt_rt_compile_many(&clang, "gfx90a", jc, n + 2, fdt_rt_cpu_count(), 300000, &e) >=
+                0);
+    for (size_t i = 0; i < n + 2; i++) {
+        if (jr[i].rc || jc[i].rc)
+            fail_msg("%s for gfx90a: %s", jr[i].kernel, jr[i].rc ? jr[i].err.msg : jc[i].err.msg);
+        fdt_sb dr, dc, fr, fc;
+        fdt_sb_init(&dr), fdt_sb_init(&dc), fdt_sb_init(&fr), fdt_sb_init(&fc);
+        if (fdt_rt_disassemble(hip, &jr[i].code, "gfx90a", 60000, &dr, &e) ||
+            fdt_rt_disassemble(hip, &jc[i].code, "gfx90a", 60000, &dc, &e))
+            fail_msg("disassembly: %s", e.msg);
+        footprint(fdt_sb_str(&dr), &fr);
+        footprint(fdt_sb_str(&dc), &fc);
+        assert_true(strstr(fdt_sb_str(&fr), "global_store") != NULL);
+        if (strcmp(fdt_sb_str(&fr), fdt_sb_str(&fc)))
+            fail_msg("%s (%s): hiprtc uses\n%sfdtune's header with clang uses\n%s", jr[i].kernel,
+                     i < n ? ks[i].text : "util.hip", fdt_sb_str(&fr), fdt_sb_str(&fc));
+        fdt_sb_free(&dr), fdt_sb_free(&dc), fdt_sb_free(&fr), fdt_sb_free(&fc);
+        fdt_rt_code_free(&jc[i].code);
+    }
+    print_message("%zu kernels: the same memory instructions, LDS, barriers and atomics with "
+                  "fdtune's header (clang) as with ROCm's (hiprtc)\n", n + 2);
+    free_family(ks, n, jr, usrc);
+}
+#else
+static void test_amd_header_vs_hiprtc(void **state)
+{
+    (void)state;
+    print_message("SKIPPED: no hip backend in this build\n");
+    skip();
+}
+#endif
+
+/* Counts the lines of text that start (after blanks) with prefix. */
+static int count_ops(const char *text, const char *prefix)
+{
+    int n = 0;
+    for (const char *l = text; *l;) {
+        const char *p = l + strspn(l, " \t");
+        if (!strncmp(p, prefix, strlen(prefix)))
+            n++;
+        const char *eol = strchr(l, '\n');
+        if (!eol)
+            break;
+        l = eol + 1;
+    }
+    return n;
+}
+
+/* The disassembly of a ring kernel (the asynchronous copies: on AMD ordinary loads into LDS)
+ * for gfx90a (hiprtc) and gfx940 (clang): the kernel's symbol, its global loads, the end of
+ * the program; the counts of global loads and of waits on them are printed (a later change
+ * keeps several loads in flight on AMD and will assert on them). */
+static void test_disassemble(void **state)
+{
+    (void)state;
+    static const char *const archs[] = {"gfx90a", "gfx940"};
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
+    fdt_config c;
+    fdt_err e;
+    assert_int_equal(fdt_config_parse("bx=32,by=8,nw=32,lds=2,vec=4,align=64,pf=2", &c, &e), 0);
+    char name[96], sym[128];
+    fdt_gen_kernel_name(&p, &c, name, sizeof name);
+    snprintf(sym, sizeof sym, "<%s>:", name);
+    fdt_sb src;
+    fdt_sb_init(&src);
+    assert_int_equal(fdt_gen_source(&p, &c, name, NULL, &src, &e), 0);
+    for (int a = 0; a < 2; a++) {
+        if (a == 1)
+            need_offline(archs[a]);
+        const fdt_rt_backend *b = fdt_rt_backend_for_arch(archs[a], &e);
+        fdt_rt_code code;
+        if (fdt_rt_compile(b, fdt_sb_str(&src), name, archs[a], 300000, &code, &e))
+            fail_msg("%s: %s", archs[a], e.msg);
+        fdt_sb dis;
+        fdt_sb_init(&dis);
+        if (fdt_rt_disassemble(b, &code, archs[a], 60000, &dis, &e))
+            fail_msg("disassembly for %s: %s", archs[a], e.msg);
+        const char *d = fdt_sb_str(&dis);
+        assert_contains(d, sym);
+        assert_contains(d, "global_load_dwordx4");
+        assert_contains(d, "ds_write");
+        assert_contains(d, "s_barrier");
+        assert_contains(d, "s_endpgm");
+        int loads = count_ops(d, "global_load"), waits = count_ops(d, "s_waitcnt vmcnt");
+        assert_true(loads > 0 && waits > 0);
+        print_message("ring lap R=4 f32 for %s: %d global_load*, %d s_waitcnt vmcnt\n", archs[a],
+                      loads, waits);
+        fdt_sb_free(&dis);
+        fdt_rt_code_free(&code);
+    }
+    fdt_sb_free(&src);
+}
+
+/* Cubins are disassembled by cuobjdump -sass (or nvdisasm) where the toolkit has them; where
+ * it has not, the message says which tools and packages. */
+static void test_disassemble_cubin(void **state)
+{
+    (void)state;
+    if (!compiler_ok("sm_90")) {
+        print_message("NVRTC not found: no cubin to disassemble\n");
+        skip();
+    }
+    fdt_err e;
+    const fdt_rt_backend *b = fdt_rt_backend_for_arch("sm_90", &e);
+    fdt_rt_code code;
+    const char *src = "extern \"C\" __global__ void kdis(float* o) { o[threadIdx.x] = 2.5f; }";
+    assert_int_equal(fdt_rt_compile(b, src, "kdis", "sm_90", 60000, &code, &e), 0);
+    fdt_sb dis;
+    fdt_sb_init(&dis);
+    if (fdt_rt_disassemble(b, &code, "sm_90", 60000, &dis, &e) == 0) {
+        assert_contains(fdt_sb_str(&dis), "kdis");
+        assert_contains(fdt_sb_str(&dis), "EXIT");
+    } else {
+        assert_contains(e.msg, "cuobjdump");
+        assert_contains(e.msg, "nvdisasm");
+        print_message("no CUDA disassembler here: %s\n", e.msg);
+    }
+    fdt_sb_free(&dis);
+    fdt_rt_code_free(&code);
+}
+
 static void test_compile_errors(void **state)
 {
     (void)state;
@@ -330,7 +776,8 @@ static void test_compile_errors(void **state)
         assert_contains(e.msg, "failed");
         assert_contains(e.msg, "this is not code");
     }
-    /* hiprtc of ROCm < 5.6 crashes on gfx942: refused with a message instead */
+    /* hiprtc of ROCm < 5.6 crashes on gfx942: the offline clang takes it instead, and one that
+     * does not know gfx942 (clang 16) or is missing says so, naming the target */
     if (compiler_ok("gfx90a")) {
         const fdt_rt_backend *b = fdt_rt_backend_for_arch("gfx90a", &e);
         char v[64];
@@ -338,11 +785,14 @@ static void test_compile_errors(void **state)
         fdt_rt_code code;
         int rc = fdt_rt_compile(b, "extern \"C\" __global__ void k() {}", "k", "gfx942", 60000,
                                 &code, &e);
-        if (strstr(v, "in libamdhip64")) {
-            assert_int_equal(rc, -1);
-            assert_contains(e.msg, "cannot compile for gfx942");
-        } else if (rc == 0) {
+        if (rc == 0) {
+            assert_true(code.size > 0);
             fdt_rt_code_free(&code);
+        } else {
+            assert_null(strstr(e.msg, "crashed"));
+            if (!strstr(e.msg, "does not know gfx942"))
+                assert_contains(e.msg, "gfx942 needs the offline compiler");
+            print_message("gfx942 here: %s\n", e.msg);
         }
     }
 }
@@ -387,7 +837,10 @@ int main(void)
         cmocka_unit_test(test_child_isolation), cmocka_unit_test(test_frames),
         cmocka_unit_test(test_backend_for_arch), cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_compile_cache),   cmocka_unit_test(test_compile_gfx90a),
-        cmocka_unit_test(test_compile_sm90),
+        cmocka_unit_test(test_compile_sm90),    cmocka_unit_test_teardown(test_hiprtc_self_contained, restore_rocm),
+        cmocka_unit_test(test_compile_gfx940),  cmocka_unit_test(test_compile_gfx1100),
+        cmocka_unit_test(test_amd_header_vs_hiprtc), cmocka_unit_test(test_disassemble),
+        cmocka_unit_test(test_disassemble_cubin), cmocka_unit_test(test_amd_spills),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
