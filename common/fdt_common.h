@@ -87,6 +87,10 @@ int fdt_read_file(const char *path, char **out, size_t *len, fdt_err *e);
 int fdt_write_file_atomic(const char *path, const void *data, size_t n, fdt_err *e);
 /* mkdir -p */
 int fdt_mkdirs(const char *path, fdt_err *e);
+/* Where fdtune installs its data, found next to the running program: "<dir of the
+ * executable>/../share/fdtune" (the recipes, the system database). 0, or -1 when the
+ * executable's path is unknown or does not fit. */
+int fdt_share_dir(char *buf, size_t n);
 
 /* ---- framed messages over a pipe or socket: u32 type, u32 length, payload ---- */
 int fdt_frame_write(int fd, uint32_t type, const void *data, size_t n, fdt_err *e);

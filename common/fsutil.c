@@ -1,8 +1,10 @@
-/* Whole-file reads, atomic writes (temporary file, fsync, rename) and mkdir -p. */
+/* Whole-file reads, atomic writes (temporary file, fsync, rename), mkdir -p, and where the
+ * installed data lies next to the running program. */
 #include "fdt_common.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,4 +111,15 @@ int fdt_mkdirs(const char *path, fdt_err *e)
     }
     free(p);
     return 0;
+}
+
+int fdt_share_dir(char *buf, size_t n)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0 || n == 0)
+        return -1;
+    exe[len] = 0;
+    int w = snprintf(buf, n, "%s/../share/fdtune", dirname(exe));
+    return w < 0 || (size_t)w >= n ? -1 : 0;
 }

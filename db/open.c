@@ -3,7 +3,9 @@
  * written, so a corrupt, foreign or newer file is refused untouched; a read-only open never
  * creates a file (an older schema is read as it is, see fdt_dbi_compat_readonly); a
  * read-write open sets WAL, foreign keys and the busy timeout, then runs the forward
- * migrations. Also the explicit integrity check. */
+ * migrations. On a network file system (fs.c) a read-write open uses a rollback journal
+ * instead of WAL and takes the database for itself until it closes, so a second writer is
+ * refused with advice instead of corrupting it. Also the explicit integrity check. */
 #include "db_internal.h"
 
 #include <errno.h>
@@ -112,6 +114,51 @@ static int set_write_pragmas(fdt_db *db, fdt_err *e)
     return 0;
 }
 
+/* How long a writer on a network file system waits for the database before it is refused:
+ * the holder keeps it for its whole run, so waiting longer only delays the advice. */
+#define NETWORK_WAIT_MS 2000
+
+/* The write pragmas on a network file system: exclusive locking mode keeps the lock of the
+ * first write until the connection closes, and BEGIN EXCLUSIVE takes it now, so another
+ * writer (or reader) fails at once; a rollback journal (DELETE) instead of WAL, whose
+ * shared-memory index other machines cannot see; full sync, as a rollback journal needs for
+ * durability. */
+static int set_network_pragmas(fdt_db *db, const char *fs, fdt_err *e)
+{
+    char mode[16] = "";
+    sqlite3_busy_timeout(db->h, NETWORK_WAIT_MS);
+    int rc = sqlite3_exec(db->h, "PRAGMA locking_mode = EXCLUSIVE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db->h, "BEGIN EXCLUSIVE; COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (fdt_dbi_prepare(db, "PRAGMA journal_mode = DELETE", &st, e))
+            return -1;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            fdt_dbi_copy(mode, sizeof mode, st, 0);
+        sqlite3_finalize(st);
+        rc = rc == SQLITE_ROW ? SQLITE_OK : rc;
+    }
+    if ((rc & 0xff) == SQLITE_BUSY)
+        return fdt_err_set(e, "%s: the database is on a network file system (%s), where fdtune "
+                           "lets one process at a time open it for writing, and another "
+                           "process holds it: wait for that one, or give each job its own "
+                           "database on node-local storage (FDTUNE_DB=/tmp/...) and merge them "
+                           "afterwards with 'fdtune db merge' (README: Databases on network "
+                           "filesystems)", db->path, fs);
+    if (rc != SQLITE_OK)
+        return fdt_dbi_fail(db, e, rc, "%s: lock on a network file system (%s)", db->path, fs);
+    if (strcmp(mode, "delete") != 0)
+        return fdt_err_set(e, "%s: cannot use a rollback journal (got '%s')", db->path, mode);
+    sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+    rc = sqlite3_exec(db->h, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", NULL, NULL,
+                      NULL);
+    if (rc != SQLITE_OK)
+        return fdt_dbi_fail(db, e, rc, "%s: set pragmas", db->path);
+    return 0;
+}
+
 /* The checks that must pass before this process writes anything into the file. */
 static int check_file(fdt_db *db, int64_t *version, fdt_err *e)
 {
@@ -159,6 +206,10 @@ int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
         return fdt_err_set(e, "tuning database: empty path");
     int write = (flags & FDT_DB_READWRITE) != 0;
     int create = (flags & FDT_DB_CREATE) == FDT_DB_CREATE;
+    char fs[16];
+    int network = 0;
+    if (write && fdt_db_fs_kind(path, fs, sizeof fs, &network, e))
+        return fdt_err_wrap(e, "tuning database");
 
     struct stat sb;
     if (stat(path, &sb) != 0) {
@@ -192,7 +243,8 @@ int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
     int64_t version = 0;
     int rc_open = check_file(db, &version, e);
     int older = version < fdt_db_schema_version();
-    if (rc_open || (write && set_write_pragmas(db, e)) ||
+    if (rc_open || (write && !network && set_write_pragmas(db, e)) ||
+        (write && network && set_network_pragmas(db, fs, e)) ||
         (write && older && fdt_dbi_migrate(db, e)) ||
         (!write && older && fdt_dbi_compat_readonly(db, (int)version, e))) {
         fdt_db_close(db);
@@ -217,7 +269,7 @@ int fdt_db_file_version(const char *path, int *version, fdt_err *e)
     struct stat sb;
     if (stat(path, &sb) != 0)
         return fdt_err_set(e, "%s: %s", path, strerror(errno));
-    fdt_db db = {NULL, 1, (char *)path};
+    fdt_db db = {.h = NULL, .readonly = 1, .path = (char *)path};
     int rc = sqlite3_open_v2(path, &db.h, SQLITE_OPEN_READONLY, NULL);
     int64_t v = 0;
     int ret = 0;
@@ -230,13 +282,11 @@ int fdt_db_file_version(const char *path, int *version, fdt_err *e)
     return ret;
 }
 
-int fdt_db_check(fdt_db *db, fdt_err *e)
+int fdt_dbi_integrity(fdt_db *db, fdt_sb *msg, fdt_err *e)
 {
     sqlite3_stmt *st;
     if (fdt_dbi_prepare(db, "PRAGMA integrity_check(10)", &st, e))
-        return fdt_err_wrap(e, "%s: check", db->path);
-    fdt_sb msg;
-    fdt_sb_init(&msg);
+        return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *line = (const char *)sqlite3_column_text(st, 0);
@@ -251,13 +301,22 @@ int fdt_db_check(fdt_db *db, fdt_err *e)
             if (!nl)
                 nl = line + strlen(line);
             if (nl > line)
-                fdt_sb_printf(&msg, "%s%.*s", msg.len ? "; " : "", (int)(nl - line), line);
+                fdt_sb_printf(msg, "%s%.*s", msg->len ? "; " : "", (int)(nl - line), line);
         }
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
+    if (rc != SQLITE_DONE)
+        return fdt_dbi_fail(db, e, rc, "integrity check");
+    return 0;
+}
+
+int fdt_db_check(fdt_db *db, fdt_err *e)
+{
+    fdt_sb msg;
+    fdt_sb_init(&msg);
+    if (fdt_dbi_integrity(db, &msg, e)) {
         fdt_sb_free(&msg);
-        return fdt_dbi_fail(db, e, rc, "%s: check", db->path);
+        return fdt_err_wrap(e, "%s: check", db->path);
     }
     if (msg.len) {
         fdt_err_set(e, "%s: integrity problem: %s", db->path, fdt_sb_str(&msg));
@@ -266,9 +325,10 @@ int fdt_db_check(fdt_db *db, fdt_err *e)
     }
     fdt_sb_free(&msg);
 
+    sqlite3_stmt *st;
     if (fdt_dbi_prepare(db, "PRAGMA foreign_key_check", &st, e))
         return fdt_err_wrap(e, "%s: check", db->path);
-    rc = sqlite3_step(st);
+    int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         char table[64], parent[64];
         fdt_dbi_copy(table, sizeof table, st, 0);

@@ -284,7 +284,7 @@ static int make_plan(const char *const *gpus, int ngpus, unsigned ops, const int
     o.cat = g_cat;
     o.fdtune_version = "0.1.0";
     o.command = "fdtune export --gpu mi250x --gpu 'H100 SXM' --R 4";
-    int rc = fdt_exp_plan_make(db, &o, plan, e);
+    int rc = fdt_exp_plan_make(&db, 1, &o, plan, e);
     fdt_db_close(db);
     return rc;
 }

@@ -905,7 +905,7 @@ static void test_migrate_v1(void **state)
     assert_true(strlen(before) > 0);
 
     db = open_db(path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
     char *after = best_lines(db);
     assert_string_equal(after, before);
 
