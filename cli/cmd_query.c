@@ -464,11 +464,13 @@ static int query_best(const dbset *d, const qopts *o)
     fdt_emit_end(&m);
     char in[8300];
     where(d, in, sizeof in);
+    int rc = emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    fflush(stdout);
     if (!rs.n && o->mode == FDT_EMIT_TEXT)
         print_note("no tuned result in %s matches these filters (see 'fdtune query runs')", in);
     note_generators(&rs);
     free(rs.v);
-    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    return rc;
 }
 
 static const char *fallback_why(fdt_db_fallback f)

@@ -22,7 +22,9 @@ typedef struct fdt_merge_opts {
     /* Keep one result per (device model, problem): of the bests of the GPUs of one model,
      * the oldest stays unless a newer one beats it beyond noise (fdt_decide_beats); then only
      * those evaluations, their decisions and what they refer to remain, in a rollback
-     * journal, compacted: how the system database is made. Records how in the metadata. */
+     * journal, compacted: how the system database is made. Records how in the metadata:
+     * made (UTC), made_by (fdtune version and generator fingerprint), result_generators
+     * (the fingerprints the kept results were measured with), inputs, command, content. */
     int best_only;
     const char *const *meta;    /* "KEY=VALUE": set in the output's metadata */
     size_t nmeta;

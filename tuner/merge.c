@@ -277,7 +277,6 @@ static int write_meta(fdt_db *out, const fdt_merge_opts *o, fdt_err *e)
         int rc = result_generators(out, &gens, e) ||
                  fdt_db_meta_set(out, "made", now, e) ||
                  fdt_db_meta_set(out, "made_by", made_by, e) ||
-                 fdt_db_meta_set(out, "generator", fdt_gen_fingerprint(), e) ||
                  fdt_db_meta_set(out, "result_generators", fdt_sb_str(&gens), e) ||
                  fdt_db_meta_set(out, "inputs", fdt_sb_str(&ins), e) ||
                  fdt_db_meta_set(out, "command", o->command ? o->command : "", e) ||
