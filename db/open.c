@@ -114,9 +114,27 @@ static int set_write_pragmas(fdt_db *db, fdt_err *e)
     return 0;
 }
 
-/* How long a writer on a network file system waits for the database before it is refused:
- * the holder keeps it for its whole run, so waiting longer only delays the advice. */
+/* How long a process waits for a database on a network file system before it is refused:
+ * the writer there keeps it for its whole run, so waiting longer only delays the advice. */
 #define NETWORK_WAIT_MS 2000
+
+/* The refusal when another process holds a database on a network file system. */
+static int network_busy(fdt_db *db, const char *fs, fdt_err *e)
+{
+    if (db->readonly)
+        return fdt_err_set(e, "%s: the database is on a network file system (%s), where a "
+                           "writing fdtune holds it for its whole run: query it when that run "
+                           "ends, or query a copy (README: Databases on network filesystems)",
+                           db->path, fs);
+    return fdt_err_set(e, "%s: the database is on a network file system (%s), where fdtune "
+                       "lets one process at a time open it for writing, and another process "
+                       "holds it: wait for that one, or give each job its own database on "
+                       "node-local storage (FDTUNE_DB=/tmp/...) and merge them afterwards with "
+                       "'fdtune db merge' (README: Databases on network filesystems)",
+                       db->path, fs);
+}
+
+static int is_busy(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
 
 /* The write pragmas on a network file system: exclusive locking mode keeps the lock of the
  * first write until the connection closes, and BEGIN EXCLUSIVE takes it now, so another
@@ -126,7 +144,6 @@ static int set_write_pragmas(fdt_db *db, fdt_err *e)
 static int set_network_pragmas(fdt_db *db, const char *fs, fdt_err *e)
 {
     char mode[16] = "";
-    sqlite3_busy_timeout(db->h, NETWORK_WAIT_MS);
     int rc = sqlite3_exec(db->h, "PRAGMA locking_mode = EXCLUSIVE", NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->h, "BEGIN EXCLUSIVE; COMMIT", NULL, NULL, NULL);
@@ -140,13 +157,8 @@ static int set_network_pragmas(fdt_db *db, const char *fs, fdt_err *e)
         sqlite3_finalize(st);
         rc = rc == SQLITE_ROW ? SQLITE_OK : rc;
     }
-    if ((rc & 0xff) == SQLITE_BUSY)
-        return fdt_err_set(e, "%s: the database is on a network file system (%s), where fdtune "
-                           "lets one process at a time open it for writing, and another "
-                           "process holds it: wait for that one, or give each job its own "
-                           "database on node-local storage (FDTUNE_DB=/tmp/...) and merge them "
-                           "afterwards with 'fdtune db merge' (README: Databases on network "
-                           "filesystems)", db->path, fs);
+    if (is_busy(rc))
+        return network_busy(db, fs, e);
     if (rc != SQLITE_OK)
         return fdt_dbi_fail(db, e, rc, "%s: lock on a network file system (%s)", db->path, fs);
     if (strcmp(mode, "delete") != 0)
@@ -206,10 +218,15 @@ int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
         return fdt_err_set(e, "tuning database: empty path");
     int write = (flags & FDT_DB_READWRITE) != 0;
     int create = (flags & FDT_DB_CREATE) == FDT_DB_CREATE;
+    /* Readers only need the file system for a clearer message, so a failed look is local. */
     char fs[16];
     int network = 0;
-    if (write && fdt_db_fs_kind(path, fs, sizeof fs, &network, e))
-        return fdt_err_wrap(e, "tuning database");
+    fdt_err fe;
+    if (fdt_db_fs_kind(path, fs, sizeof fs, &network, write ? e : &fe)) {
+        if (write)
+            return fdt_err_wrap(e, "tuning database");
+        network = 0;
+    }
 
     struct stat sb;
     if (stat(path, &sb) != 0) {
@@ -238,10 +255,12 @@ int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
         return -1;
     }
     sqlite3_extended_result_codes(db->h, 1);
-    sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+    sqlite3_busy_timeout(db->h, network ? NETWORK_WAIT_MS : BUSY_TIMEOUT_MS);
 
     int64_t version = 0;
     int rc_open = check_file(db, &version, e);
+    if (rc_open && network && is_busy(sqlite3_errcode(db->h)))
+        network_busy(db, fs, e);
     int older = version < fdt_db_schema_version();
     if (rc_open || (write && !network && set_write_pragmas(db, e)) ||
         (write && network && set_network_pragmas(db, fs, e)) ||
