@@ -22,6 +22,7 @@
 #include "db_internal.h"
 #include "fdt_db.h"
 #include "fdt_recipe.h"
+#include "testsql.h"
 #include "testutil.h"
 
 static char g_dir[256];
@@ -143,32 +144,6 @@ static void fix_open(fix *f, const char *name)
         fdt_db_problem_id(f->db, &p, &f->prob, &e))
         fail_msg("fixture: %s", e.msg);
     f->run = begin_run(f->db, f->dev, f->env, 3000.0);
-}
-
-/* One integer from SQL run on a separate, plain SQLite connection. */
-static int64_t sql_int(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
-}
-
-static void sql_exec(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
-                     SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(h);
 }
 
 static char *slurp(const char *path, size_t *n)

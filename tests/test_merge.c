@@ -35,6 +35,7 @@
 #include "fdt_db.h"
 #include "fdt_merge.h"
 #include "json_check.h"
+#include "testsql.h"
 #include "testutil.h"
 
 #ifndef FDTUNE_BIN
@@ -107,30 +108,6 @@ static void assert_json(const char *doc)
 }
 
 /* ------------------------------------------------------------------ SQL on the side */
-
-static int64_t sql_int(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
-}
-
-static void sql_exec(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(h);
-}
 
 /* One text cell of a query on h (a connection the caller holds). */
 static void sql_text(sqlite3 *h, const char *sql, char *buf, size_t n)
