@@ -254,7 +254,10 @@ static void usage_sub(const char *sub, FILE *f)
                 "of its run, the array layout the kernel expects (leading dimension / offset in\n"
                 "elements), the run and date, and the environment (driver, compiler). The\n"
                 "options filter: --gpu a substring of the device name or arch, --grid N^3 or\n"
-                "NXxNYxNZ.\n\n"
+                "NXxNYxNZ. Your database is consulted first, then the system database (the\n"
+                "results measured on the project's GPUs, share/fdtune/system.db): the column\n"
+                "source says which answered (user or system); where you tuned a device model\n"
+                "and problem, your result answers for it. --no-system-db: yours alone.\n\n"
                 "--nearest answers for one problem that may never have been tuned, as an exported\n"
                 "header would, among the tuned results of the same op, R and precision whose\n"
                 "config can run the grid: this grid on the first device model (name, arch,\n"
@@ -262,7 +265,8 @@ static void usage_sub(const char *sub, FILE *f)
                 "nearest tuned grid (grid), else the nearest result on another model of the same\n"
                 "arch (arch), else fdtune's built-in default config, the one exported headers\n"
                 "fall back to (none). A --gpu the database does not know by name is resolved\n"
-                "through the GPU catalogue (recipes/gpus.lua).\n");
+                "through the GPU catalogue (recipes/gpus.lua). The candidates of your database\n"
+                "and the system database compete by this one rule.\n");
     else if (!strcmp(sub, "runs"))
         fprintf(f,
                 "usage: fdtune query runs [--gpu X] [--limit N] [--db PATH] [--json | --csv]\n\n"

@@ -1,12 +1,11 @@
 /* The remapping primitives of a merge: copying one database into another by natural keys
- * (fdt_db.h says which), never by row id, since ids are local to a file. The source's rows
- * are first copied as they are into temporary tables of the target's connection (temp.src_*,
- * any schema the read-only path reads), then inserted with SQL that joins them to the
- * target's rows by natural key and records each source id's target id (temp.map_*). Rows
- * the target already holds are matched, not copied, so an import repeated adds nothing.
- * Also the pruning that keeps chosen evaluations and what they refer to, the counts per
- * table and the metadata. The decisions of a merge (which evaluation is best) are made above db/, in the
- * tuner (merge.c). */
+ * (fdt_db.h says which), never by row id, since ids are local to a file. The source's rows are
+ * first copied as they are into temporary tables of the target's connection (temp.src_*, any
+ * schema the read-only path reads), then inserted with SQL that joins them to the target's rows
+ * by natural key and records each source id's target id (temp.map_*). Rows the target already
+ * holds are matched, not copied, so an import repeated adds nothing. Also the pruning that
+ * keeps chosen evaluations and what they refer to, the counts per table and the metadata. The
+ * decisions of a merge (which evaluation is best) are made above db/, in the tuner (merge.c). */
 #include "db_internal.h"
 
 #include <stdio.h>
@@ -273,8 +272,9 @@ int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e)
     memset(c, 0, sizeof *c);
     sqlite3_stmt *st;
     if (fdt_dbi_prepare(db,
-                        "SELECT (SELECT count(*) FROM devices), (SELECT count(*) FROM environments),"
-                        " (SELECT count(*) FROM problems), (SELECT count(*) FROM configs),"
+                        "SELECT (SELECT count(*) FROM devices),"
+                        " (SELECT count(*) FROM environments), (SELECT count(*) FROM problems),"
+                        " (SELECT count(*) FROM configs),"
                         " (SELECT count(*) FROM runs), (SELECT count(*) FROM evaluations),"
                         " (SELECT count(*) FROM best_decisions), (SELECT count(*) FROM metadata)",
                         &st, e))

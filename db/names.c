@@ -1,6 +1,6 @@
-/* The names of the database's enumerations (evaluation status, stage, run status and kind,
- * the nearest-result rung, the source of a row) as stored in its text columns, and their parsers. A leaf of the
- * module: the SQL helpers read rows through it, the writers store through it. */
+/* The names of the database's enumerations (evaluation status, stage, run status and kind, the
+ * nearest-result rung, the source of a row) as stored in its text columns, and their parsers. A
+ * leaf of the module: the SQL helpers read rows through it, the writers store through it. */
 #include "db_internal.h"
 
 #include <string.h>

@@ -1,8 +1,9 @@
 /* Rendering an export plan as JSON for build systems: the same variant tables as the header
- * (index, kind, kernel, config and its launch parameters, the device and grid it was tuned
- * on, the layout of that grid) with the provenance of every tuned result (its source: the
- * user's or the system database) and the selection rule in words. Numbers that do not apply are null. Written through the emitter
- * (common/fdt_emit.h): devices, operators and variants stand one per line. */
+ * (index, kind, kernel, config and its launch parameters, the device and grid it was tuned on,
+ * the layout of that grid) with the provenance of every tuned result (its source: the user's or
+ * the system database) and the selection rule in words. Numbers that do not apply are null.
+ * Written through the emitter (common/fdt_emit.h): devices, operators and variants stand one
+ * per line. */
 #include "exp_internal.h"
 #include "fdt_emit.h"
 

@@ -1,9 +1,10 @@
-/* What fdtune answers for one problem on one device, as an export would: which stored devices
- * a --gpu names (a substring of the stored name or arch, else the GPU catalogue's names and
+/* What fdtune answers for one problem on one device, as an export would: which stored devices a
+ * --gpu names (a substring of the stored name or arch, else the GPU catalogue's names and
  * aliases), the nearest tuned result of the user's and the system database for the first of
  * them (or, for a GPU neither database saw, for the catalogue's description of it), and
- * fdtune's built-in default when nothing usable was tuned. `fdtune query best --nearest` prints this; the export plan
- * resolves its --gpu the same way, and its headers fall back to the same config. */
+ * fdtune's built-in default when nothing usable was tuned. `fdtune query best --nearest` prints
+ * this; the export plan resolves its --gpu the same way, and its headers fall back to the same
+ * config. */
 #include "fdt_export.h"
 #include "exp_internal.h"
 #include "fdt_recipe.h"

@@ -542,6 +542,65 @@ static void test_merge_refusals(void **state)
     tu_result_free(&r);
 }
 
+/* A shard copied while its run was still going, merged, then merged again once the run has
+ * ended and measured more: the run is the same row, now done, with the new evaluation. */
+static void test_merge_running_shard(void **state)
+{
+    (void)state;
+    char path[512], out[512];
+    path_in(path, sizeof path, "running.db");
+    path_in(out, sizeof out, "from-running.db");
+    remove_db(path);
+    fdt_db *db = NULL;
+    fdt_err e = {""};
+    const fdt_device *d = h100_a();
+    fdt_db_env v;
+    fdt_db_env_from_device(d, "0.1.0", &v);
+    int64_t dev, env, rid, pid, id;
+    fdt_problem p = prob(FDT_OP_D2X, 128);
+    if (fdt_db_open(path, FDT_DB_CREATE, &db, &e) || fdt_db_device_id(db, d, &dev, &e) ||
+        fdt_db_env_id(db, &v, &env, &e) || fdt_db_problem_id(db, &p, &pid, &e))
+        fail_msg("%s", e.msg);
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    r.device_id = dev;
+    r.env_id = env;
+    assert_int_equal(fdt_db_run_begin(db, &r, &rid, &e), 0);
+    fdt_db_eval ev;
+    fdt_db_eval_init(&ev);
+    ev.run_id = rid;
+    ev.problem_id = pid;
+    ev.time_ms = 1.0;
+    snprintf(ev.config, sizeof ev.config, "%s", CFG_A);
+    assert_int_equal(fdt_db_eval_insert(db, &ev, &id, &e), 0);
+    tu_result t;
+    run(&t, "db", "merge", "-o", out, path, NULL);
+    expect_status(&t, 0);
+    tu_result_free(&t);
+    assert_int_equal(sql_int(out, "SELECT count(*) FROM runs WHERE status = 'running' AND"
+                                  " copy_gbs IS NULL"),
+                     1);
+    assert_int_equal(fdt_db_run_set_copy(db, rid, 2900, &e), 0);
+    snprintf(ev.config, sizeof ev.config, "%s", CFG_B);
+    ev.time_ms = 0.8;
+    assert_int_equal(fdt_db_eval_insert(db, &ev, &id, &e), 0);
+    assert_int_equal(fdt_db_run_finish(db, rid, FDT_DB_DONE, &e), 0);
+    fdt_db_close(db);
+    run(&t, "db", "merge", "-o", out, path, NULL);
+    expect_status(&t, 0);
+    tu_result_free(&t);
+    assert_int_equal(sql_int(out, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(sql_int(out, "SELECT count(*) FROM runs WHERE status = 'done' AND"
+                                  " finished IS NOT NULL AND copy_gbs = 2900"),
+                     1);
+    assert_int_equal(sql_int(out, "SELECT count(*) FROM evaluations"), 2);
+    /* The faster one beats the first beyond noise: the merge decided so. */
+    assert_int_equal(sql_int(out, "SELECT count(*) FROM best_decisions b JOIN evaluations x"
+                                  " ON x.id = b.eval_id WHERE x.time_ms = 0.8 AND b.id ="
+                                  " (SELECT max(id) FROM best_decisions)"),
+                     1);
+}
+
 /* A v1 file (recorded on an H100) is read as it is: merged, untouched. */
 static void test_merge_v1_input(void **state)
 {
@@ -666,6 +725,9 @@ static void test_network_fs(void **state)
     assert_null(b);
     assert_has(e.msg, "network file system (nfs)");
     assert_has(e.msg, "fdtune db merge");
+    /* A reader too, with what to do instead. */
+    assert_int_equal(fdt_db_open(path, FDT_DB_READONLY, &b, &e), -1);
+    assert_has(e.msg, "query it when that run ends, or query a copy");
     tu_result r;
     setenv("FDTUNE_TEST_FSTYPE", "lustre", 1);
     run(&r, "db", "merge", "-o", path, FDT_SOURCE_DIR "/tests/data/h100-replay.db", NULL);
@@ -746,7 +808,8 @@ static void test_system_order_and_source(void **state)
     assert_int_equal(count_of(r.out, "\"source\": \"user\""), 2);
     assert_int_equal(count_of(r.out, "\"source\": \"system\""), 1);
     assert_has(r.out, "\"system_database\": \"");
-    const char *u = strstr(r.out, "\"source\": \"user\""), *s = strstr(r.out, "\"source\": \"system\"");
+    const char *u = strstr(r.out, "\"source\": \"user\"");
+    const char *s = strstr(r.out, "\"source\": \"system\"");
     assert_true(u && s && u < s);
     assert_has(s, "\"op\": \"d2y\", \"R\": 4, \"precision\": \"f32\", \"nx\": 512");
     /* The system's results were measured with an older generator: marked. */
@@ -985,6 +1048,7 @@ int main(void)
         cmocka_unit_test(test_merge_best_only),
         cmocka_unit_test(test_merge_refusals),
         cmocka_unit_test(test_merge_v1_input),
+        cmocka_unit_test(test_merge_running_shard),
         cmocka_unit_test(test_run_key_unique),
         cmocka_unit_test(test_db_check),
         cmocka_unit_test(test_network_fs),
