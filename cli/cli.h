@@ -59,6 +59,7 @@ int open_db_readonly(const char *path, struct fdt_db **db);
  * alone); a missing --db path is an error. dbs has room for 2; *n says how many were
  * opened. -1 on failure (printed). */
 int open_dbs(const char *path, int no_system, struct fdt_db **dbs, size_t *n);
+/* Closes the n databases open_dbs opened. */
 void close_dbs(struct fdt_db **dbs, size_t n);
 
 /* ---- output ---- */

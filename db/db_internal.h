@@ -113,6 +113,9 @@ int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, 
 /* Runs that share a natural key (fdt_db_import_check): *n of them, what the first clash names
  * ("runs 3, 4 (host h, pid 12, started ...)"); import.c. */
 int fdt_dbi_run_key_clashes(fdt_db *db, int64_t *n, char *what, size_t len, fdt_err *e);
+/* Best decisions that do not name an ok full evaluation of their own device and problem
+ * (written past the schema's trigger); import.c. */
+int fdt_dbi_bad_decisions(fdt_db *db, int64_t *n, fdt_err *e);
 /* PRAGMA integrity_check's problems, "; "-separated, into msg (empty when it says ok). */
 int fdt_dbi_integrity(fdt_db *db, fdt_sb *msg, fdt_err *e);
 

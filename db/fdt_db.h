@@ -368,7 +368,8 @@ int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e);
  * environment and kind the same start time (to the millisecond) in one process; runs of
  * different processes differ in host or pid, or in start time when a pid was reused.
  * fdt_db_import_check refuses a file that breaks it (written by hand, or by an fdtune older
- * than that guarantee). */
+ * than that guarantee), and one with best decisions that name no ok full evaluation of their
+ * own device and problem (the schema's trigger would refuse them in the target). */
 int fdt_db_import_check(fdt_db *in, fdt_err *e);
 /* Inside a bulk write of out: copies every device, environment, problem, config, run,
  * evaluation and best decision of in (any connection, read-only is fine) into out, remapped

@@ -254,16 +254,38 @@ int fdt_dbi_run_key_clashes(fdt_db *db, int64_t *n, char *what, size_t len, fdt_
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+int fdt_dbi_bad_decisions(fdt_db *db, int64_t *n, fdt_err *e)
+{
+    *n = 0;
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db,
+                        "SELECT count(*) FROM best_decisions b WHERE NOT EXISTS (SELECT 1 FROM"
+                        " evaluations x WHERE x.id = b.eval_id AND x.device_id = b.device_id"
+                        " AND x.problem_id = b.problem_id AND x.status = 'ok'"
+                        " AND x.stage = 'full')",
+                        &st, e))
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : fdt_dbi_fail(db, e, rc, "decisions");
+}
+
 int fdt_db_import_check(fdt_db *in, fdt_err *e)
 {
-    int64_t n;
+    int64_t n, bad;
     char what[512];
-    if (fdt_dbi_run_key_clashes(in, &n, what, sizeof what, e))
+    if (fdt_dbi_run_key_clashes(in, &n, what, sizeof what, e) ||
+        fdt_dbi_bad_decisions(in, &bad, e))
         return fdt_err_wrap(e, "%s", in->path);
     if (n)
         return fdt_err_set(e, "%s: %s share one natural key (host, pid, start time, device, "
                            "environment, kind), so a merge cannot tell them apart", in->path,
                            what);
+    if (bad)
+        return fdt_err_set(e, "%s: %lld best decisions do not name an ok full evaluation of "
+                           "their own device and problem", in->path, (long long)bad);
     return 0;
 }
 

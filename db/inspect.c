@@ -39,11 +39,7 @@ int fdt_db_health_check(fdt_db *db, fdt_db_health *h, fdt_err *e)
     char what[512];
     if (rc ||
         scalar(db, "SELECT count(*) FROM pragma_foreign_key_check", &h->fk_violations, e) ||
-        scalar(db,
-               "SELECT count(*) FROM best_decisions b WHERE NOT EXISTS (SELECT 1 FROM"
-               " evaluations x WHERE x.id = b.eval_id AND x.device_id = b.device_id AND"
-               " x.problem_id = b.problem_id AND x.status = 'ok' AND x.stage = 'full')",
-               &h->bad_decisions, e) ||
+        fdt_dbi_bad_decisions(db, &h->bad_decisions, e) ||
         fdt_dbi_run_key_clashes(db, &h->bad_runs, what, sizeof what, e) ||
         scalar(db, "SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM evaluations x"
                    " WHERE x.run_id = r.id)", &h->idle_runs, e) ||

@@ -513,12 +513,24 @@ static void test_merge_refusals(void **state)
                     " SELECT started, finished, status, kind, command, device_id, env_id,"
                     " recipe, recipe_hash, strategy, budget, seed, host, pid, notes FROM runs");
 
+    /* A shard whose best decision names a failed evaluation (past the schema's trigger). */
+    char baddec[512];
+    path_in(baddec, sizeof baddec, "bad-decision-shard.db");
+    copy_file(s[2], baddec);
+    sql_exec(baddec, "INSERT INTO evaluations (run_id, problem_id, config_id, device_id, env_id,"
+                     " status, stage, message) SELECT run_id, problem_id, config_id, device_id,"
+                     " env_id, 'wrong', 'probe', 'max error' FROM evaluations;"
+                     " DROP TRIGGER best_decisions_valid;"
+                     " INSERT INTO best_decisions (device_id, problem_id, eval_id, reason)"
+                     " SELECT device_id, problem_id, max(id), 'by hand' FROM evaluations");
+
     const struct {
         const char *path, *why;
     } cases[] = {{bad, "integrity problem"},
                  {newer, "database schema v99 is newer than this fdtune"},
-                 {clash, "share one natural key"}};
-    for (size_t i = 0; i < 3; i++) {
+                 {clash, "share one natural key"},
+                 {baddec, "do not name an ok full evaluation"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run(&r, "db", "merge", "-o", out, s[1], cases[i].path, s[3], NULL);
         expect_status(&r, 4);
         assert_has(r.err, "input refused");
