@@ -28,6 +28,9 @@ enum {
     FDT_DB_READONLY = 0,  /* queries only; a missing file is an error and is not created */
     FDT_DB_READWRITE = 1, /* the file must exist; an older schema is migrated */
     FDT_DB_CREATE = 3,    /* read-write, creating the file and its directory when missing */
+    FDT_DB_IMMUTABLE = 4, /* read-only, and the file never changes while open: SQLite takes no
+                             locks (the shipped system database, which may lie on a read-only
+                             or network mount where locks are slow or missing) */
 };
 
 /* FDTUNE_DB if set, else $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db. */
@@ -75,8 +78,8 @@ fdt_db_source fdt_db_source_of(const fdt_db *db);
  * share/fdtune/system.db (the search-path idea of the recipes). *found = 0 and buf "" when
  * none of them exists; an FDTUNE_SYSTEM_DB naming a missing file is an error. */
 int fdt_db_system_path(char *buf, size_t n, int *found, fdt_err *e);
-/* Opens the system database read-only with source FDT_DB_SYSTEM; *db NULL when there is
- * none (fdt_db_system_path). */
+/* Opens the system database (FDT_DB_IMMUTABLE) with source FDT_DB_SYSTEM; *db NULL when
+ * there is none (fdt_db_system_path). */
 int fdt_db_open_system(fdt_db **db, fdt_err *e);
 
 /* ------------------------------------------------------------------ vocabulary */

@@ -205,6 +205,27 @@ static int check_file(fdt_db *db, int64_t *version, fdt_err *e)
     return 0;
 }
 
+/* sqlite3_open_v2 of db->path; immutable: through a file: URI with immutable=1 (the path's
+ * '%', '?' and '#' escaped), so that SQLite neither locks nor looks for a journal. */
+static int open_handle(fdt_db *db, int oflags, int immutable)
+{
+    if (!immutable)
+        return sqlite3_open_v2(db->path, &db->h, oflags, NULL);
+    fdt_sb uri;
+    fdt_sb_init(&uri);
+    fdt_sb_puts(&uri, "file:");
+    for (const char *c = db->path; *c; c++)
+        if (*c == '%' || *c == '?' || *c == '#')
+            fdt_sb_printf(&uri, "%%%02X", (unsigned char)*c);
+        else
+            fdt_sb_putn(&uri, c, 1);
+    fdt_sb_puts(&uri, "?immutable=1");
+    int rc = uri.oom ? SQLITE_NOMEM
+                     : sqlite3_open_v2(fdt_sb_str(&uri), &db->h, oflags | SQLITE_OPEN_URI, NULL);
+    fdt_sb_free(&uri);
+    return rc;
+}
+
 int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
 {
     *out = NULL;
@@ -248,7 +269,7 @@ int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
     db->readonly = !write;
     int oflags = write ? SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
                        : SQLITE_OPEN_READONLY;
-    int rc = sqlite3_open_v2(path, &db->h, oflags, NULL);
+    int rc = open_handle(db, oflags, flags == FDT_DB_IMMUTABLE);
     if (rc != SQLITE_OK) {
         fdt_dbi_fail(db, e, rc, "%s", path);
         fdt_db_close(db);

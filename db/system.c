@@ -1,5 +1,5 @@
 /* The system database: the best results measured on the project's GPUs, shipped with fdtune
- * as share/fdtune/system.db and only ever opened read-only. Found the way recipes are
+ * as share/fdtune/system.db and only ever opened read-only, as an immutable file (no locks). Found the way recipes are
  * (recipe/recipe_path.c): $FDTUNE_SYSTEM_DB, then next to the running program
  * (<prefix>/share/fdtune, fdt_share_dir), then the source tree. */
 #include "db_internal.h"
@@ -68,7 +68,7 @@ int fdt_db_open_system(fdt_db **db, fdt_err *e)
         return fdt_err_wrap(e, "system database");
     if (!found)
         return 0;
-    if (fdt_db_open(path, FDT_DB_READONLY, db, e))
+    if (fdt_db_open(path, FDT_DB_IMMUTABLE, db, e))
         return fdt_err_wrap(e, "system database");
     fdt_db_set_source(*db, FDT_DB_SYSTEM);
     return 0;

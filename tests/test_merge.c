@@ -956,7 +956,18 @@ static void test_system_search_and_fresh_install(void **state)
     assert_has(r.out, "GPU-bbbb"); /* the installed file's device, not the recording's */
     assert_lacks(r.out, "\"source\": \"user\"");
     tu_result_free(&r);
-    /* FDTUNE_SYSTEM_DB comes first. */
+    /* FDTUNE_SYSTEM_DB comes first; a path with characters a URI escapes is fine (the system
+     * database is opened as an immutable file through a file: URI). */
+    char odd[700], odd_dir[600];
+    snprintf(odd_dir, sizeof odd_dir, "%s/sys 100%%?#", g_dir);
+    mkdir(odd_dir, 0755);
+    snprintf(odd, sizeof odd, "%s/system.db", odd_dir);
+    copy_file(sys, odd);
+    setenv("FDTUNE_SYSTEM_DB", odd, 1);
+    tu_run(&r, g_dir, args);
+    expect_status(&r, 0);
+    assert_has(r.out, "GPU-df6c6199");
+    tu_result_free(&r);
     setenv("FDTUNE_SYSTEM_DB", sys, 1);
     tu_run(&r, g_dir, args);
     expect_status(&r, 0);
