@@ -53,18 +53,6 @@ static void path_in(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", g_dir, name);
 }
 
-static void assert_has(const char *s, const char *part)
-{
-    if (!strstr(s, part))
-        fail_msg("'%s' not found in:\n%s", part, s);
-}
-
-static void assert_lacks(const char *s, const char *part)
-{
-    if (strstr(s, part))
-        fail_msg("'%s' unexpectedly found in:\n%s", part, s);
-}
-
 static size_t count_of(const char *s, const char *part)
 {
     size_t n = 0;
@@ -92,12 +80,6 @@ static void run(tu_result *r, ...)
     va_start(ap, r);
     run_bin(r, FDTUNE_BIN, ap);
     va_end(ap);
-}
-
-static void expect_status(const tu_result *r, int status)
-{
-    if (r->status != status)
-        fail_msg("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r->status, status, r->out, r->err);
 }
 
 static void assert_json(const char *doc)

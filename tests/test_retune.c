@@ -39,12 +39,6 @@ static void path_in(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", g_dir, name);
 }
 
-static void assert_has(const char *s, const char *part)
-{
-    if (!strstr(s, part))
-        fail_msg("'%s' not found in: %s", part, s);
-}
-
 /* ------------------------------------------------------------------ fixtures */
 
 static fdt_device device(const char *name, int cu, const char *uuid, const char *driver)
