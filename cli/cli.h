@@ -27,6 +27,7 @@ int cmd_devices(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_retune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_db(int argc, char **argv);
 
 /* ---- arguments ---- */
 /* Problem options shared by gen, bench and tune: --op, --R, --precision, --grid. */
@@ -52,6 +53,14 @@ void print_no_gpu(const struct fdt_probe *p, const char *what, const char *hint)
 /* The tuning database for reading: path, else the default location; a missing file says
  * how to make one. -1 on failure (printed). */
 int open_db_readonly(const char *path, struct fdt_db **db);
+/* What query and export consult, in this order: the user's database (path, else the default
+ * location) and the system database (fdt_db_open_system) unless no_system. A missing default
+ * database is fine when the system database is there (a fresh install: dbs holds that one
+ * alone); a missing --db path is an error. dbs has room for 2; *n says how many were
+ * opened. -1 on failure (printed). */
+int open_dbs(const char *path, int no_system, struct fdt_db **dbs, size_t *n);
+/* Closes the n databases open_dbs opened. */
+void close_dbs(struct fdt_db **dbs, size_t n);
 
 /* ---- output ---- */
 int use_color(FILE *f); /* TTY and NO_COLOR unset */
@@ -59,6 +68,10 @@ const char *col(FILE *f, const char *code);
 void die_usage(const char *cmd, const char *fmt, ...) FDT_PRINTF(2, 3);
 void print_error(const char *fmt, ...) FDT_PRINTF(1, 2);
 void print_note(const char *fmt, ...) FDT_PRINTF(1, 2);
+/* "fdtune CMD ARG..." into b (initialised here) as typed, quoting arguments with blanks or
+ * quotes; argv[0] is the command's own name, the arguments follow. Call before getopt,
+ * which reorders argv. */
+void command_line(fdt_sb *b, const char *cmd, int argc, char **argv);
 
 /* Output through the emitter (common/fdt_emit.h): everything a command prints on stdout is
  * rendered into an fdt_sb, then written. emit_init empties b and starts m on it with the

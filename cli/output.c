@@ -107,3 +107,11 @@ void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v)
     fdt_emit_end(m);
 }
 
+
+void command_line(fdt_sb *b, const char *cmd, int argc, char **argv)
+{
+    fdt_sb_init(b);
+    fdt_sb_printf(b, "fdtune %s", cmd);
+    for (int i = 1; i < argc; i++)
+        fdt_sb_printf(b, strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
+}

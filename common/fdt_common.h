@@ -99,6 +99,10 @@ void fdt_remove_tree(const char *dir);
 /* The executable `name`: itself when it holds a '/', else the first match on $PATH. Fills
  * buf with the path and returns 0, or -1 when there is none. */
 int fdt_find_program(const char *name, char *buf, size_t n);
+/* Where fdtune installs its data, found next to the running program: "<dir of the
+ * executable>/../share/fdtune" (the recipes, the system database). 0, or -1 when the
+ * executable's path is unknown or does not fit. */
+int fdt_share_dir(char *buf, size_t n);
 
 /* ---- framed messages over a pipe or socket: u32 type, u32 length, payload ---- */
 int fdt_frame_write(int fd, uint32_t type, const void *data, size_t n, fdt_err *e);
