@@ -8,6 +8,7 @@
 #   export-check  bench/export_check/run.sh on issue5's database (two tuned grids)
 #   retune-demo   bench/retune_demo.sh on 256^3 with a budget of 20
 #   session-check bench/session_check.sh (against .gpu/base/fdtune too when it is there)
+#   multigpu  bench/multigpu.sh (--gpu all, resume, a plan on this node, a killed GPU)
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,6 +71,7 @@ for stage in "$@"; do
       base=$root/.gpu/base/fdtune; [ -x "$base" ] || base=
       OUTDIR=$OUTDIR/session FDTUNE_BASE=$base "$root/bench/session_check.sh"
       echo "exit $?" ;;
+    multigpu) OUTDIR=$OUTDIR/multigpu "$root/bench/multigpu.sh" ;;
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #define NCOLS(a) ((int)(sizeof a / sizeof a[0]))
@@ -22,16 +23,19 @@ void many_progress_init(many_progress *t)
     t->tty = isatty(STDERR_FILENO);
 }
 
-/* The GPU lines again, under what was printed (tty). */
+/* The GPU lines again, under what was printed (tty), each cut to the terminal's width so
+ * that none wraps (the cursor goes back up one row per GPU). */
 static void redraw(many_progress *t, const char *log)
 {
+    struct winsize ws;
+    int cols = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 79;
     if (t->lines > 0)
         fprintf(stderr, "\033[%dA", t->lines);
     fprintf(stderr, "\r\033[J");
     if (log)
         fprintf(stderr, "%s\n", log);
     for (int g = 0; g < t->ngpus; g++)
-        fprintf(stderr, "%s\n", t->line[g]);
+        fprintf(stderr, "%.*s\n", cols, t->line[g]);
     t->lines = t->ngpus;
     t->drawn = fdt_now();
 }
@@ -88,6 +92,9 @@ void many_progress_event(void *ctx, const fdt_many_event *ev)
     many_progress *t = ctx;
     const fdt_many_report *r = ev->report;
     t->ngpus = r->ngpus;
+    for (int k = 0; k < r->ngpus; k++)
+        if (!t->line[k][0])
+            status(t, r, k, "starting");
     char text[2400], pk[96];
     int g = ev->gpu;
     switch (ev->kind) {

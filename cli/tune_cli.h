@@ -1,6 +1,7 @@
-/* Private to the tune command's files: its options (cmd_tune.c parses them), and its three
- * ways to run: on one GPU (cmd_tune.c), on several GPUs of the node (tune_many.c), and one
- * task of a plan into a database shard (tune_task.c). */
+/* Private to the tune command's files: its options (cmd_tune.c parses them and picks the
+ * way), what the ways share (tune_gpu.c, the run on one GPU among it), the run on several
+ * GPUs of the node (tune_many.c), and one task of a plan into a database shard
+ * (tune_task.c). */
 #ifndef FDT_TUNE_CLI_H
 #define FDT_TUNE_CLI_H
 
@@ -25,10 +26,6 @@ typedef struct tune_args {
     long timeout;
     char command[1024];   /* the command line, for the record */
 } tune_args;
-
-/* 1 when the request spans several GPUs or problems of more than one radius, precision or
- * grid (the run over several GPUs, with one GPU or more). */
-int tune_is_many(const tune_args *a);
 
 /* The session options of a run: database, catalogue, worker (seed, timeout, recording). */
 void tune_session_opts(const tune_args *a, const fdt_catalogue *cat, fdt_session_opts *so);

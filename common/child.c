@@ -221,6 +221,25 @@ static int finish_child(slot *s, const char *what, int timed_out, char **result,
     return failed;
 }
 
+/* Starts job `job` in the free slot s, holding a slot of the shared pool when there is one.
+ * 1 started, 0 no slot of the pool is free (nothing done), -1 the fork failed (err). */
+static int start_slot(slot *s, fdt_child_fn fn, void *arg, size_t job, int timeout_ms,
+                      fdt_err *err)
+{
+    int ps = pool_take();
+    if (ps == -1)
+        return 0;
+    s->pool_slot = ps;
+    s->job = job;
+    s->deadline = fdt_now() + timeout_ms / 1000.0;
+    if (start_child(fn, arg, &s->pid, &s->fd, err)) {
+        pool_give(ps);
+        s->pool_slot = -1;
+        return -1;
+    }
+    return 1;
+}
+
 int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
                  int parallel, int timeout_ms, char **results, size_t *lens, fdt_err *errs,
                  fdt_err *e)
@@ -252,29 +271,23 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
         for (int i = 0; i < parallel && next < n; i++) {
             if (slots[i].pid > 0)
                 continue;
-            int ps = pool_take();
-            if (ps == -1)
+            int st = start_slot(&slots[i], fn, args[next], next, timeout_ms, &errs[next]);
+            if (st == 0)
                 break;
-            slots[i].pool_slot = ps;
-            slots[i].job = next;
-            slots[i].deadline = fdt_now() + timeout_ms / 1000.0;
-            if (start_child(fn, args[next], &slots[i].pid, &slots[i].fd, &errs[next])) {
-                pool_give(ps);
-                slots[i].pool_slot = -1;
-                if (!started && !running) { /* cannot fork at all */
-                    fdt_err_set(e, "%s", errs[next].msg);
-                    free(slots);
-                    free(pfd);
-                    return -1;
-                }
+            if (st < 0 && !started && !running) { /* cannot fork at all */
+                fdt_err_set(e, "%s", errs[next].msg);
+                free(slots);
+                free(pfd);
+                return -1;
+            }
+            if (st < 0) {
                 fdt_err_wrap(&errs[next], "%s", what[next]);
                 failures++;
                 done++;
-                next++;
-                continue;
+            } else {
+                started = 1;
+                running++;
             }
-            started = 1;
-            running++;
             next++;
         }
         int np = 0, idx[MAX_PARALLEL];

@@ -5,14 +5,16 @@
 # rebuilds what changed. The GPU libraries themselves (libcuda, libamdhip64 at run time) are
 # not installed here: fdtune loads them with dlopen and says when they are missing; only the
 # headers are needed to build, and the HIP runtime package also provides hiprtc so that
-# kernels can be compiled for AMD GPUs on a machine without one.
+# kernels can be compiled for AMD GPUs on a machine without one. slurm-wlm and munge are for
+# tests/test_slurm.sh, which starts a one-node SLURM of its own (the packages' system services
+# are not configured or used).
 set -eu
 
 preset=${1:-default}
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs="build-essential cmake ninja-build pkg-config libsqlite3-dev liblua5.4-dev libcmocka-dev \
-libamdhip64-dev libamd-comgr-dev python3"
+libamdhip64-dev libamd-comgr-dev python3 slurm-wlm munge"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

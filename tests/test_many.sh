@@ -15,8 +15,9 @@
 #  5. plan -> 4 tasks -> 4 simulated shards (published atomically, no WAL beside them) ->
 #     merge -> merge again (same counts) -> query best -> export, checked against the source
 #     recording (a copy of h100-replay.db with the same measurements attached to a second grid,
-#     512x512x256, so that the plan has four problems); the merge step needs `fdtune db merge`
-#     and is skipped, saying why, where this build does not have it;
+#     512x512x256, so that the plan has four problems); the same plan on a plain node with
+#     contrib/node/run-tasks.sh (two GPUs, a task each at a time); the merge steps need
+#     `fdtune db merge` and are skipped, saying why, where this build does not have it;
 #  6. usage errors of the new options.
 # Usage: test_many.sh FDTUNE SOURCE_DIR. Prints every failed check; exit 1 when any failed.
 set -u
@@ -52,6 +53,10 @@ py() {
 }
 sim="--simulate-from $rec"
 export FDTUNE_CACHE="$tmp/cache"
+# query and export answer from the databases named here alone (no shipped system database:
+# FDTUNE_SYSTEM_DB empty turns it off where fdtune has one), so the checks compare with the
+# recording and nothing else
+export FDTUNE_SYSTEM_DB=
 
 # the recorded bests, by problem: "op R prec nx ny nz" -> config
 "$fdtune" query best --db "$rec" --json >"$tmp/source.json" || fail "query best on the recording"
@@ -302,6 +307,25 @@ for p in sys.argv[2:]:
         got[(r["op"], r["nx"], r["ny"], r["nz"])] = r["config"]
 assert got == want, (got, want)
 PY
+fi
+
+# the plain node: every task, one GPU each, two at a time, then the merge
+rm -rf "$tmp/plan/results"
+rc=0
+FDTUNE=$fdtune sh "$src/contrib/node/run-tasks.sh" -g 0,1 -j 1 \
+    -f "--simulate-from $tmp/rec4.db" "$tmp/plan/tasks.jsonl" >"$tmp/node.out" 2>"$tmp/node.err" || rc=$?
+[ "$(ls "$tmp/plan/results" | grep -c '^task-000[0-3].db$')" = 4 ] ||
+    fail "run-tasks.sh: shards $(ls "$tmp/plan/results" | tr '\n' ' ')"
+for g in 0 1; do
+    grep -q "GPU $g: task . done" "$tmp/node.err" || fail "run-tasks.sh: GPU $g ran no task: $(cat "$tmp/node.err")"
+done
+if "$fdtune" db merge --help >/dev/null 2>&1; then
+    [ "$rc" -eq 0 ] || fail "run-tasks.sh: exit $rc: $(tail -3 "$tmp/node.err")"
+    "$fdtune" query best --db "$tmp/plan/fdtune.db" --json >"$tmp/qn.json" || fail "run-tasks.sh: no merged database"
+    python3 "$tmp/same_bests.py" "$tmp/source4.json" "$tmp/qn.json" || fail "run-tasks.sh: merged bests differ"
+else
+    [ "$rc" -eq 1 ] || fail "run-tasks.sh without fdtune db merge: exit $rc"
+    echo "SKIP: run-tasks.sh's merge: 'fdtune db merge' is not in this build"
 fi
 
 # ---------------------------------------------------------------- 6. usage

@@ -21,12 +21,7 @@ static void task_line(fdt_emit *m, const fdt_tune_request *rq, const char *recip
     fdt_emit_int(m, "schema", FDT_TASKS_SCHEMA);
     fdt_emit_int(m, "task", index);
     fdt_emit_int(m, "tasks", count);
-    fdt_emit_str(m, "op", fdt_op_name(p->op));
-    fdt_emit_int(m, "R", p->R);
-    fdt_emit_str(m, "precision", fdt_prec_name(p->prec));
-    fdt_emit_int(m, "nx", p->nx);
-    fdt_emit_int(m, "ny", p->ny);
-    fdt_emit_int(m, "nz", p->nz);
+    fdt_problem_emit(m, p);
     if (rq->have_strategy)
         fdt_emit_str(m, "strategy", fdt_search_kind_name(rq->strategy));
     else
