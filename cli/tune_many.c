@@ -85,7 +85,7 @@ int tune_many(tune_args *a, const fdt_catalogue *cat)
     many_progress_end(&prog);
     if (st == FDT_STATUS_USAGE || st == FDT_STATUS_ERROR || st == FDT_STATUS_NO_GPU)
         print_error("%s", e.msg);
-    if (rep.n > 0)
+    if (rep.n > 0 && st != FDT_STATUS_USAGE) /* a request refused ran nothing */
         many_out_summary(a->json, &rep, a->db ? a->db : db_path, a->simulate);
     fdt_many_report_free(&rep);
     tune_free_recipes(rec);

@@ -117,6 +117,7 @@ run "unrecorded problem" 4 $sim --R 4 --grid 256^3 --op d2x --db "$tmp/one.db"
 expect_in "unrecorded" "$tmp/err" "not recorded in"
 run "many: unrecorded problem" 2 $sim --gpu all --R 4 --grid 512^3 --op d2z --db "$tmp/x.db"
 expect_in "many: unrecorded" "$tmp/err" "d2z R=4 f32 512x512x512 is not recorded in"
+[ ! -s "$tmp/out" ] || fail "many: a refused request printed a summary"
 
 # ---------------------------------------------------------------- 2. two simulated GPUs
 run "two GPUs" 0 $sim --simulate-gpus 2 --gpu all --R 4 --grid 512^3 --op d2x,d2y \
