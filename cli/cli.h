@@ -28,6 +28,7 @@ int cmd_export(int argc, char **argv);
 int cmd_retune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_db(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 /* ---- arguments ---- */
 /* Problem options shared by gen, bench and tune: --op, --R, --precision, --grid. */
@@ -38,6 +39,12 @@ typedef struct problem_args {
 void problem_args_init(problem_args *a);
 /* Returns 1 if the option was consumed, 0 if not a problem option, -1 on error (printed). */
 int problem_args_take(problem_args *a, int opt, const char *arg);
+struct fdt_tune_request;
+/* The problem options of commands that take several problems (tune, plan): --op, --R,
+ * --precision and --grid as comma lists or repeated, each value checked (problem_args_take,
+ * the last one also stays in pa->p) and added to rq's operators, radii, precisions or grids
+ * (a grid given twice once). 1 taken, 0 not one of them, -1 bad (printed). */
+int problem_list_take(problem_args *pa, struct fdt_tune_request *rq, int opt, const char *arg);
 int parse_int_arg(const char *opt, const char *s, long min, long max, long *out);
 /* "10m", "90s", "2h", "7d", "45" (seconds) -> seconds */
 int parse_duration(const char *s, double *seconds);

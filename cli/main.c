@@ -20,6 +20,7 @@ static const struct {
     {"tune", cmd_tune, "search the best configs of problems on a GPU (the default command)"},
     {"query", cmd_query, "best configs, runs, history of the tuning database"},
     {"export", cmd_export, "write a tuned header (or JSON) from the database"},
+    {"plan", cmd_plan, "expand a request into tasks for a job array (SLURM) or a node"},
     {"retune", cmd_retune, "re-measure stored bests, detect regressions, re-search (nightly)"},
     {"gen", cmd_gen, "print the HIP source of one candidate (and compile it)"},
     {"bench", cmd_bench, "run, verify and time candidates on a GPU"},

@@ -132,6 +132,17 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
  * meant for the isolated children above: the program is killed when the calling process dies
  * (a compile child killed for its time limit leaves no compiler behind). */
 int fdt_exec(const char *const *argv, fdt_sb *out, fdt_sb *err, fdt_err *e);
+/* ---- one pool of child processes for several processes ----
+ * Alone, each fdt_run_many starts at most `parallel` children of its own. Once a process
+ * shares a pool, it and the processes it forks afterwards start at most `slots` children of
+ * fdt_run_many in all: each child holds a slot while it runs. A slot is a POSIX record lock
+ * on one byte of an anonymous file, so the slots of a process that dies are free again at
+ * once. A tuning run over several GPUs (one process per GPU) shares its CPU cores so. */
+int fdt_child_pool_share(int slots, fdt_err *e);
+/* The slots of the pool this process shares; 0 when it shares none. */
+int fdt_child_pool_slots(void);
+/* Leaves the pool (the processes forked before keep it). */
+void fdt_child_pool_leave(void);
 
 /* Monotonic wall clock in seconds. */
 double fdt_now(void);
