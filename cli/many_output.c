@@ -302,6 +302,11 @@ static void notes(fdt_emit *m, const fdt_many_report *r, const char *db_path)
         fdt_emit_text(m, "* measured by an earlier run with the same device and software "
                          "environment\n");
     fdt_emit_text(m, "results stored in %s ('fdtune query best' shows them)\n", db_path);
+    int any_done = 0;
+    for (int i = 0; i < r->n; i++)
+        any_done |= r->v[i].state == FDT_MANY_DONE && r->v[i].sum.have_best;
+    if (any_done)
+        tune_out_next_step(m, NULL, db_path);
 }
 
 void many_out_summary(int json, const fdt_many_report *r, const char *db_path,

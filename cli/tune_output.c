@@ -9,6 +9,7 @@
 #include "tune_output.h"
 
 #include "cli.h"
+#include "fdt_db.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -220,6 +221,25 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
                       s[n - 1].worker_restarts);
     fdt_emit_text(m, "results stored in %s ('fdtune query best --gpu %s' shows them)\n",
                   db_path, info->arch);
+    int any_best = 0;
+    for (int i = 0; i < n; i++)
+        any_best |= s[i].have_best;
+    if (any_best)
+        tune_out_next_step(m, info->arch, db_path);
+}
+
+void tune_out_next_step(fdt_emit *m, const char *gpu, const char *db_path)
+{
+    char def[4096], db[4200] = "";
+    fdt_err e;
+    if (db_path && (fdt_db_default_path(def, sizeof def, &e) || strcmp(def, db_path))) {
+        /* quoted for a POSIX shell when it holds anything beyond a plain path's characters */
+        int plain = strspn(db_path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                    "0123456789/._-+,:@%") == strlen(db_path);
+        snprintf(db, sizeof db, plain ? " --db %s" : " --db '%s'", db_path);
+    }
+    fdt_emit_text(m, "next: fdtune export%s%s%s -o fdtuned.h (a header for your HIP or CUDA "
+                     "code)\n", gpu ? " --gpu " : "", gpu ? gpu : "", db);
 }
 
 static void summary_render(fdt_emit *m, const fdt_device *info, const fdt_device *dev,

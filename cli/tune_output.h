@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "fdt_emit.h"
 #include "fdt_many.h"
 #include "fdt_offline.h"
 #include "fdt_tune.h"
@@ -25,6 +26,11 @@ int tune_event_text(const fdt_tune_event *ev, int tty, char *buf, size_t n);
 
 void tune_out_summary(int json, const fdt_device *info, const fdt_device *dev,
                       const char *db_path, const fdt_tune_summary *s, int n);
+/* The last line of a finished tune's text summary: the export command that turns its results
+ * into a header ("next: fdtune export --gpu GPU [--db DB] -o fdtuned.h"); gpu NULL leaves
+ * --gpu out (every device), db_path is named only where it is not the default database.
+ * Text only: nothing in JSON. */
+void tune_out_next_step(fdt_emit *m, const char *gpu, const char *db_path);
 
 /* ------------------------------------------------------------------ several GPUs */
 

@@ -5,7 +5,8 @@
 #  1. one simulated GPU: every row and output is marked simulated (device backend "sim", name
 #     "(simulated)", driver "simulated from ...", run notes, evaluation messages, the summary);
 #     the best of each problem is the recorded best; a database of real GPUs is refused, an
-#     unrecorded problem is an error that says so;
+#     unrecorded problem is an error that says so; the text summary ends by naming the
+#     next step (the export of what was tuned), which works;
 #  2. --gpu all on two simulated GPUs: the two problems are spread (each GPU tunes one), into
 #     one database, with the recorded bests; a rerun resumes on the GPU that measured each;
 #  3. a simulated GPU made to fail (FDTUNE_SIM_FAULT: dies at setup, dies after 40 answers,
@@ -105,6 +106,14 @@ expect_in "query shows simulated" "$tmp/q1.json" "(simulated)"
 run "one GPU text summary" 0 $sim --R 4 --grid 512^3 --op d2x --db "$tmp/one.db"
 expect_in "summary says simulated" "$tmp/out" "SIMULATED:"
 expect_in "progress says simulated" "$tmp/err" "simulated (answers recorded on a GPU"
+# a finished tune names the next step as its last line (text only, never in --json), and
+# that step works: it writes the header of what was just tuned
+last=$(tail -n 1 "$tmp/out")
+[ "$last" = "next: fdtune export --gpu sm_90 --db $tmp/one.db -o fdtuned.h (a header for your HIP or CUDA code)" ] ||
+    fail "one GPU: the summary's last line is not the next step: $last"
+! grep -q "next:" "$tmp/one.json" || fail "one GPU: the next step is inside the --json output"
+run "the next step" 0 export --gpu sm_90 --db "$tmp/one.db" -o "$tmp/next.h"
+expect_in "the next step's header" "$tmp/next.h" "fdtuned_d2x_r4_f32("
 # a database of real GPUs is refused (the recording itself, copied)
 cp "$rec" "$tmp/real.db"
 run "simulated into a real database" 2 $sim --R 4 --grid 512^3 --op d2x --db "$tmp/real.db"
@@ -138,6 +147,12 @@ assert sorted(u[:5] for _, u in runs) == ["sim0-", "sim1-"], runs
 ' "$tmp/two.json" "$tmp/two.db"
 "$fdtune" query best --db "$tmp/two.db" --json >"$tmp/q2.json" || fail "query best two.db"
 python3 "$tmp/same_bests.py" "$tmp/source.json" "$tmp/q2.json" || fail "two GPUs: bests differ from the recording"
+! grep -q "next:" "$tmp/two.json" || fail "two GPUs: the next step is inside the --json output"
+run "two GPUs, text" 0 $sim --simulate-gpus 2 --gpu all --R 4 --grid 512^3 --op d2x,d2y \
+    --strategy exhaustive --db "$tmp/two.db"
+last=$(tail -n 1 "$tmp/out")
+[ "$last" = "next: fdtune export --db $tmp/two.db -o fdtuned.h (a header for your HIP or CUDA code)" ] ||
+    fail "two GPUs: the summary's last line is not the next step: $last"
 run "two GPUs, rerun" 0 $sim --simulate-gpus 2 --gpu all --R 4 --grid 512^3 --op d2x,d2y \
     --strategy exhaustive --db "$tmp/two.db" --json
 py "two GPUs: a rerun resumes on the GPU that measured each problem" '
