@@ -15,7 +15,7 @@ set -eu
 preset=${1:-default}
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-pkgs="build-essential cmake ninja-build pkg-config libsqlite3-dev liblua5.4-dev libcmocka-dev \
+pkgs="build-essential cmake ninja-build libsqlite3-dev liblua5.4-dev libcmocka-dev \
 libamdhip64-dev libamd-comgr-dev clang-16 lld-16 llvm-16 python3 slurm-wlm munge"
 missing=""
 for p in $pkgs; do
