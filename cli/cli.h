@@ -79,6 +79,24 @@ void print_note(const char *fmt, ...) FDT_PRINTF(1, 2);
  * quotes; argv[0] is the command's own name, the arguments follow. Call before getopt,
  * which reorders argv. */
 void command_line(fdt_sb *b, const char *cmd, int argc, char **argv);
+/* The exit statuses every command shares, as each --help ends with them. */
+void print_exit_statuses(FILE *f);
+/* What getopt_long refused (it returned '?', with opterr 0: main.c turns getopt's own
+ * messages off): one line naming the option and pointing to 'fdtune CMD --help', e.g.
+ * "fdtune tune: unknown option '--frob' (see 'fdtune tune --help')"; shortopts is the
+ * optstring given to getopt_long. Returns EXIT_USAGE. */
+int bad_option(const char *cmd, char **argv, const char *shortopts);
+
+/* ---- the process's output (main.c) ---- */
+/* Called once before the command runs: --json among the arguments makes a failed command
+ * that printed nothing on stdout print a JSON error document there (see cli_output_end),
+ * and stdout's write errors are checked when the process exits, however it exits. */
+void cli_output_begin(int argc, char **argv);
+/* The command's exit status (die_usage sets it too). At exit: with --json, a non-zero status
+ * and nothing written on stdout, {"schema": 1, "error": {"status": N, "message": "..."}}
+ * (the first error printed) goes to stdout; then stdout is flushed and closed, and a write
+ * error is printed and ends the process with EXIT_ERROR. */
+void cli_output_status(int status);
 
 /* Output through the emitter (common/fdt_emit.h): everything a command prints on stdout is
  * rendered into an fdt_sb, then written. emit_init empties b and starts m on it with the

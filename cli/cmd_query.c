@@ -238,6 +238,7 @@ static void usage_overview(FILE *f)
             "exit status: 0 answered (also when nothing matched), 2 bad arguments or an unknown\n"
             "run, 4 the database is missing or unreadable.\n",
             FDT_JSON_SCHEMA_VERSION);
+    print_exit_statuses(f);
 }
 
 static void usage_sub(const char *sub, FILE *f)
@@ -291,6 +292,7 @@ static void usage_sub(const char *sub, FILE *f)
                 "command), then every evaluation it recorded in order: problem, config, stage,\n"
                 "status, median time, bandwidth, fraction of copy, registers, spills, shared\n"
                 "memory and the message (why it failed). --csv gives the evaluations only.\n");
+    print_exit_statuses(f);
 }
 
 /* Which options each query takes: the option's short code must be in the string. */
@@ -334,7 +336,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
     optind = 1;
     /* Options may come before or after the query name (getopt permutes), so the query is
      * known only once all are read; which apply is checked then. */
-    while ((c = getopt_long(argc, argv, "", query_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", query_opts, NULL)) != -1) {
         if (c > 0 && c < 128)
             seen[c] = 1;
         int t = problem_args_take(&o->pa, c, optarg);
@@ -364,7 +366,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
         case 'j': o->mode = FDT_EMIT_JSON; break;
         case 'C': o->mode = FDT_EMIT_CSV; break;
         case 'h': help = 1; break;
-        default: usage_overview(stderr); return EXIT_USAGE;
+        default: return bad_option("query", argv, "h");
         }
     }
     if (optind >= argc) {

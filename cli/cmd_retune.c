@@ -57,6 +57,7 @@ static void retune_usage(FILE *f)
             "has no verified config any more, 2 usage, 3 no GPU visible, 4 operational error,\n"
             "5 another retune holds the lock, 130 interrupted.\n",
             FDT_RETUNE_BUDGET, FDT_JSON_SCHEMA_VERSION);
+    print_exit_statuses(f);
 }
 
 typedef struct retune_args {
@@ -115,7 +116,7 @@ static int parse(int argc, char **argv, retune_args *a)
     fdt_err e;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'G': a->gpu = optarg; break;
         case 'D': a->db = optarg; break;
@@ -156,9 +157,7 @@ static int parse(int argc, char **argv, retune_args *a)
                 return EXIT_USAGE;
             }
             break;
-        default:
-            retune_usage(stderr);
-            return EXIT_USAGE;
+        default: return bad_option("retune", argv, "h");
         }
     }
     if (optind < argc) {

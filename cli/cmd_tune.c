@@ -63,6 +63,7 @@ static void tune_usage(FILE *f)
             "Exit status: 0 done, 1 some operator has no verified config, 2 usage, 3 no GPU,\n"
             "4 operational error, 130 interrupted (the database keeps what was measured).\n",
             FDT_JSON_SCHEMA_VERSION);
+    print_exit_statuses(f);
 }
 
 /* The command line for the record: argv[0] is the program, or "tune" when given. */
@@ -208,7 +209,7 @@ static int parse(int argc, char **argv, tune_args *a)
     int c;
     long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'G': a->gpu = optarg; continue;
         case 'r': a->recipe = optarg; continue;
@@ -260,10 +261,8 @@ static int parse(int argc, char **argv, tune_args *a)
         int t = take_more(a, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
-        if (!t) {
-            tune_usage(stderr);
-            return EXIT_USAGE;
-        }
+        if (!t)
+            return bad_option("tune", argv, "h");
     }
     if (optind < argc) {
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);

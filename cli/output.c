@@ -4,10 +4,25 @@
 #include "cli.h"
 #include "fdt_db.h"
 
+#include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The process's output state (cli_output_begin): --json given, the status so far, whether
+ * anything went to stdout through the emitter, the first error printed. */
+static struct {
+    int json, status, written;
+    char first_error[1024];
+} out_state;
+
+static void keep_error(const char *fmt, va_list ap)
+{
+    if (!out_state.first_error[0])
+        vsnprintf(out_state.first_error, sizeof out_state.first_error, fmt, ap);
+}
 
 int use_color(FILE *f)
 {
@@ -25,6 +40,9 @@ void print_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    va_start(ap, fmt);
+    keep_error(fmt, ap);
+    va_end(ap);
 }
 
 void print_note(const char *fmt, ...)
@@ -45,7 +63,11 @@ void die_usage(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
+    va_start(ap, fmt);
+    keep_error(fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\n(see 'fdtune %s --help')\n", cmd);
+    cli_output_status(EXIT_USAGE);
     exit(EXIT_USAGE);
 }
 
@@ -69,8 +91,10 @@ int emit_flush(fdt_emit *m)
     int oom = fdt_emit_oom(m);
     if (oom)
         print_error("writing the output: out of memory");
-    else
+    else if (m->out->len) {
         fputs(fdt_sb_str(m->out), stdout);
+        out_state.written = 1;
+    }
     fdt_sb_free(m->out);
     m->oom = 0;
     return oom ? -1 : 0;
@@ -110,3 +134,78 @@ void command_line(fdt_sb *b, const char *cmd, int argc, char **argv)
     for (int i = 1; i < argc; i++)
         fdt_sb_printf(b, strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
 }
+
+void print_exit_statuses(FILE *f)
+{
+    fprintf(f, "\nexit status: 0 success, 1 a check failed (a wrong kernel, a regression, nothing\n"
+               "to export), 2 usage error, 3 no GPU visible, 4 operational error (device,\n"
+               "compiler, database, disk, writing the output), 5 busy (another retune holds the\n"
+               "database's retune lock), 130 interrupted (Ctrl-C or SIGTERM; what was measured\n"
+               "is kept).\n");
+}
+
+int bad_option(const char *cmd, char **argv, const char *shortopts)
+{
+    const char *tok = optind > 0 ? argv[optind - 1] : "";
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(tok, "="), tok);
+    const char *fmt = "unknown option '%s'";
+    if (!strncmp(tok, "--", 2) && optopt)
+        fmt = strchr(tok, '=') ? "option '%s' takes no value" : "option '%s' needs a value";
+    else if (strncmp(tok, "--", 2) && optopt) {
+        snprintf(name, sizeof name, "-%c", optopt);
+        if (optopt != ':' && strchr(shortopts, optopt))
+            fmt = "option '%s' needs a value";
+    }
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, name);
+    fprintf(stderr, "%sfdtune %s:%s %s (see 'fdtune %s --help')\n", col(stderr, "\033[1;31m"),
+            cmd, col(stderr, "\033[0m"), msg, cmd);
+    if (!out_state.first_error[0])
+        snprintf(out_state.first_error, sizeof out_state.first_error, "%s", msg);
+    return EXIT_USAGE;
+}
+
+/* The JSON error document of a failed --json command that printed nothing. */
+static void error_document(void)
+{
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, FDT_EMIT_JSON, &b);
+    emit_doc_begin(&m);
+    fdt_emit_object(&m, "error");
+    fdt_emit_int(&m, "status", out_state.status);
+    fdt_emit_str(&m, "message", out_state.first_error[0] ? out_state.first_error
+                 : out_state.status == EXIT_NO_GPU ? "no GPU is visible" : "failed");
+    fdt_emit_end(&m);
+    fdt_emit_end(&m);
+    emit_done(&m);
+}
+
+static void output_end(void)
+{
+    if (out_state.json && out_state.status != EXIT_OK && !out_state.written)
+        error_document();
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad) {
+        fprintf(stderr, "fdtune: error: writing the output (stdout): %s\n",
+                err ? strerror(err) : "write error");
+        _exit(EXIT_ERROR);
+    }
+}
+
+void cli_output_begin(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--json"))
+            out_state.json = 1;
+    opterr = 0; /* bad_option says it, in one line */
+    atexit(output_end);
+}
+
+void cli_output_status(int status) { out_state.status = status; }

@@ -125,7 +125,7 @@ static const fdt_col summary_cols[] = {
     {"best_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
     {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
     {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
-    {"best_from_this_run", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"best_from_this_run", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"baseline_config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"baseline_gbs", "baseline GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_TEXT, 0},
     {"baseline_gbs", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -168,7 +168,7 @@ static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
         fdt_emit_cell_real(m, x->best_ms);
         fdt_emit_cell_real(m, x->best_gbs);
         fdt_emit_cell_real(m, x->best_frac);
-        fdt_emit_cell_int(m, x->best_from_run);
+        fdt_emit_cell_bool(m, x->best_from_run != 0);
     } else
         for (int i = 0; i < 5; i++)
             fdt_emit_cell_omit(m);
@@ -285,7 +285,7 @@ void tune_out_offline_begin(int json, const fdt_device *dev, const char *mode)
     fdt_emit_str(m, "arch", dev->arch);
     fdt_emit_int(m, "compute_units", dev->compute_units);
     fdt_emit_real_opt(m, "peak_bw_gbs", dev->peak_bw_gbs);
-    fdt_emit_int(m, "live", dev->live);
+    fdt_emit_bool(m, "live", dev->live != 0);
     fdt_emit_end(m);
     fdt_emit_array(m, "problems");
     fdt_emit_text(m, "%s: %s (%s, %d CUs, L2 %.0f MB, %.0f GB/s peak)%s\n", mode, dev->name,

@@ -1,0 +1,191 @@
+#!/bin/sh
+# CLI conventions (issue 16, items 1, 2, 4 and 9): the fdtune binary given as $1, the source
+# tree as $2, no GPU needed (tune runs on a GPU simulated from tests/data/h100-replay.db).
+#  - machine output: --json prints JSON on stdout, also without a GPU (bench) and on errors
+#    (an error document); notices go to stderr; flags are JSON booleans; every JSON document's
+#    fields are in docs/json-schema.md and every field documented there is in a sample;
+#    --export-json/--export-csv write the file besides the table, atomically, and a file that
+#    cannot be written is exit 4 with no partial file;
+#  - consistency: -h and 'fdtune help CMD' on every command, the exit statuses (5 and 130
+#    included) in every --help, an unknown option is one line naming it, gen --target bogus
+#    is a usage error, a full stdout is exit 4, export -o names the path given;
+#  - configs shown to people are complete (every parameter, defaults included);
+#  - tables fit a terminal of $COLUMNS columns (a pty), and are not cut when not a terminal;
+#  - the dry-run ranking collapses rows that differ only in what the model ignores (nt).
+# Every failed check is printed; the exit status is 1 when any failed.
+set -eu
+
+fdtune=${1:?usage: test_cli_ux.sh PATH/TO/fdtune SOURCE_DIR}
+src=${2:?usage: test_cli_ux.sh PATH/TO/fdtune SOURCE_DIR}
+rec=$src/tests/data/h100-replay.db
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fdtune-test-ux.XXXXXX")
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/stdout
+err=$tmp/stderr
+failed=0
+checks=0
+export FDTUNE_SYSTEM_DB=
+export FDTUNE_CACHE="$tmp/cache"
+unset COLUMNS || true
+
+fail() {
+    failed=$((failed + 1))
+    echo "FAIL: $*" >&2
+}
+
+run() {
+    rc=0
+    "$fdtune" "$@" >"$out" 2>"$err" || rc=$?
+}
+
+expect_status() {
+    checks=$((checks + 1))
+    if [ "$rc" -ne "$2" ]; then
+        fail "$1: exit status $rc, expected $2"
+        sed 's/^/    stderr: /' "$err" | head -5 >&2
+    fi
+}
+
+expect_in() {
+    checks=$((checks + 1))
+    if ! grep -qF -- "$3" "$2"; then
+        fail "$1: '$3' not found in $(basename "$2")"
+        sed 's/^/    /' "$2" | head -5 >&2
+    fi
+}
+
+expect_not_in() {
+    checks=$((checks + 1))
+    if grep -qF -- "$3" "$2"; then
+        fail "$1: '$3' found in $(basename "$2")"
+        grep -F -- "$3" "$2" | sed 's/^/    /' | head -3 >&2
+    fi
+}
+
+# py NAME SCRIPT ARGS...: a Python check (exit non-zero and a message when it fails).
+py() {
+    name=$1 script=$2
+    shift 2
+    checks=$((checks + 1))
+    python3 -c "$script" "$@" || fail "$name"
+}
+
+sim="--gpu H100 --simulate-from $rec"
+cd "$tmp"
+
+# ---------------------------------------------------------------- a database to query
+run tune $sim --op d2x --R 4 --grid 512^3 --budget 12 --db "$tmp/t.db" --json
+expect_status "tune --json (simulated)" 0
+cp "$out" "$tmp/tune.json"
+
+# ---------------------------------------------------------------- 1. machine output
+# bench --json without a GPU: a JSON document on stdout, the notice on stderr, exit 3
+run bench --json --op lap --R 2 --grid 32^3
+expect_status "bench --json, no GPU" 3
+expect_in "bench --json, no GPU: the notice" "$err" "No GPU is visible"
+py "bench --json, no GPU: stdout is one JSON document with the compilations" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == 1 and d["device"] is None, d
+assert d["compiled"] and all(r["status"] in ("compiled", "compile_error") for r in d["compiled"])
+' "$out"
+# text mode: the notice is not on stdout either
+run bench --op lap --R 2 --grid 32^3
+expect_not_in "bench, no GPU: the notice is not data" "$out" "No GPU is visible"
+
+# --json and an error: an error document on stdout, the message on stderr
+run query best --json --db "$tmp/missing.db"
+expect_status "query --json, missing database" 4
+expect_in "query --json, missing database: stderr" "$err" "missing.db"
+py "query --json, missing database: the error document" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == 1 and d["error"]["status"] == 4 and "missing.db" in d["error"]["message"], d
+' "$out"
+run tune --json --frob
+expect_status "tune --json --frob" 2
+py "tune --json --frob: the error document" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["error"]["status"] == 2 and "--frob" in d["error"]["message"], d
+' "$out"
+run devices --json --no-bandwidth
+py "devices --json: a document (with a GPU or not), booleans are true/false" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d.get("backends", []):
+    assert isinstance(b["available"], bool), b
+' "$out"
+
+# booleans: flags are true/false, never 0/1
+py "tune --json: flags are booleans" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+def walk(v, path):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            walk(x, path + "." + k)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x, path + "[]")
+    elif path.rsplit(".", 1)[-1] in ("best_from_this_run", "live", "simulated", "verified",
+                                     "stale", "cut_short", "available", "all_points",
+                                     "cache_flushed"):
+        assert isinstance(v, bool), (path, v)
+walk(d, "")
+assert any(isinstance(p.get("best_from_this_run"), bool) for p in d["problems"]), d
+' "$tmp/tune.json"
+
+# ---------------------------------------------------------------- 2. consistency
+for cmd in tune query export plan retune gen bench devices db; do
+    run $cmd -h
+    expect_status "$cmd -h" 0
+    expect_in "$cmd -h" "$out" "usage: fdtune"
+    cp "$out" "$tmp/h1"
+    run help $cmd
+    expect_status "help $cmd" 0
+    checks=$((checks + 1))
+    cmp -s "$out" "$tmp/h1" || fail "'fdtune help $cmd' differs from '$cmd -h'"
+    expect_in "$cmd --help: exit status 5" "$tmp/h1" "5 busy"
+    expect_in "$cmd --help: exit status 130" "$tmp/h1" "130 interrupted"
+    run $cmd --frob
+    expect_status "$cmd --frob" 2
+    expect_in "$cmd --frob" "$err" "unknown option '--frob'"
+    expect_in "$cmd --frob" "$err" "--help"
+    checks=$((checks + 1))
+    [ "$(wc -l <"$err")" -eq 1 ] || fail "$cmd --frob: $(wc -l <"$err") lines on stderr, expected 1"
+    checks=$((checks + 1))
+    [ ! -s "$out" ] || fail "$cmd --frob: printed on stdout"
+done
+run help
+expect_status "help" 0
+expect_in "help: the main usage" "$out" "commands:"
+run help bogus
+expect_status "help bogus" 2
+expect_in "help bogus: names it" "$err" "'bogus'"
+run gen --op lap --R
+expect_status "gen --R (no value)" 2
+expect_in "gen --R (no value)" "$err" "option '--R' needs a value"
+
+run gen --op lap --R 4 --target bogus
+expect_status "gen --target bogus" 2
+expect_in "gen --target bogus" "$err" "bogus"
+
+if [ -w /dev/full ]; then
+    rc=0
+    "$fdtune" gen --op lap --R 4 >/dev/full 2>"$err" || rc=$?
+    expect_status "gen > /dev/full" 4
+    expect_in "gen > /dev/full" "$err" "No space left on device"
+    rc=0
+    "$fdtune" query best --db "$tmp/t.db" >/dev/full 2>"$err" || rc=$?
+    expect_status "query best > /dev/full" 4
+fi
+
+run export --db "$tmp/t.db" -o "$tmp/missing/dir/x.h"
+expect_status "export -o missing dir" 4
+expect_in "export -o missing dir: the path given" "$err" "$tmp/missing/dir/x.h:"
+expect_not_in "export -o missing dir: no temporary name" "$err" ".tmp."
+
+echo "test_cli_ux: $checks checks, $failed failed"
+[ "$failed" -eq 0 ]
