@@ -31,7 +31,7 @@ static void bench_usage(FILE *f)
             "  --device N       index in 'fdtune devices' (default 0)\n"
             "  --probe          a few launches per candidate instead of a full sample\n"
             "  --timeout S      per candidate, verification and timing included (default 60)\n"
-            "  --json           results as JSON (schema %d) on stdout\n",
+            "  --json           results as JSON (schema %d) on stdout\n" EXPORT_HELP,
             FDT_JSON_SCHEMA_VERSION);
     print_exit_statuses(f);
 }
@@ -40,7 +40,7 @@ static void bench_usage(FILE *f)
 
 /* What compiling one config for one target gave, without a GPU. */
 static const fdt_col compiled_cols[] = {
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    CONFIG_COLS(0),
     {"target", "target", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"registers", "registers", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
@@ -54,7 +54,7 @@ static void compiled_row(fdt_emit *m, const char *key, const char *arch,
                          const fdt_rt_resources *res, double secs)
 {
     fdt_emit_row(m, NULL);
-    fdt_emit_cell_str(m, key);
+    emit_config_cells(m, key);
     fdt_emit_cell_str(m, arch);
     fdt_emit_cell_str(m, res ? "compiled" : "compile_error");
     fdt_emit_cell_int(m, res ? res->registers : -1);
@@ -115,7 +115,7 @@ static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const f
 /* One candidate's result: the table shows the timing and resources at a glance, the JSON
  * every field; unknown values (no timing, not ok) read "-" and null. */
 static const fdt_col result_cols[] = {
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    CONFIG_COLS(0),
     {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"message", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
@@ -146,7 +146,7 @@ static void result_row(fdt_emit *m, const char *key, const fdt_eval_result *r)
 {
     int timed = r->timing.reps > 0, ok = r->status == FDT_EVAL_OK;
     fdt_emit_row(m, NULL);
-    fdt_emit_cell_str(m, key);
+    emit_config_cells(m, key);
     fdt_emit_cell_str(m, fdt_eval_status_name(r->status));
     fdt_emit_cell_str(m, r->message);
     fdt_emit_cell_real(m, timed ? r->timing.median_ms : NAN);
@@ -273,7 +273,7 @@ static int parse(int argc, char **argv, bench_args *a)
         {"config", required_argument, 0, 'c'},  {"device", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 's'},    {"probe", no_argument, 0, 'P'},
         {"timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},          EXPORT_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     a->timeout = 60;
@@ -312,6 +312,8 @@ static int parse(int argc, char **argv, bench_args *a)
         case 'P': a->probe = 1; break;
         case 'j': a->json = 1; break;
         case 'h': bench_usage(stdout); return EXIT_OK;
+        case OPT_EXPORT_JSON:
+        case OPT_EXPORT_CSV: export_option(c, optarg); break;
         default: return bad_option("bench", argv, "h");
         }
     }

@@ -257,7 +257,7 @@ static double pos(double v) { return isfinite(v) && v > 0 ? v : NAN; }
 static const fdt_col check_cols[] = {
     {"gpu", "gpu", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
     {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    CONFIG_COLS(0),
     {"role", "role", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"status", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"stored_ms", "stored ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
@@ -280,7 +280,7 @@ static void check_row(fdt_emit *m, const report *r, const fdt_retune_item *it, i
     fdt_emit_row(m, NULL);
     fdt_emit_cell_str(m, k ? "" : r->pr->device[it->live].name);
     fdt_emit_cell_str(m, k ? "" : pk);
-    fdt_emit_cell_str(m, c->config);
+    emit_config_cells(m, c->config);
     fdt_emit_cell_str(m, k ? "runner-up" : "best");
     fdt_emit_cell_str(m, fdt_db_status_name(c->status));
     fdt_emit_cell_real(m, pos(c->stored.median_ms));

@@ -50,6 +50,7 @@ static void tune_usage(FILE *f)
             "                   DB for this GPU and problem; how many each needs to the best\n"
             "  --top N          rows of the model's ranking in --dry-run (default 15)\n"
             "  --json           the summary as JSON (schema %d) on stdout\n"
+            EXPORT_HELP
             "  --tasks FILE     run one task of a plan ('fdtune plan') into its own database\n"
             "                   shard, written on node-local storage ($SLURM_TMPDIR, else\n"
             "                   $TMPDIR, else /tmp) and then copied to the results atomically\n"
@@ -198,7 +199,7 @@ static int parse(int argc, char **argv, tune_args *a)
         {"simulate-from", required_argument, 0, 'M'},
         {"simulate-gpus", required_argument, 0, 'K'},
         {"tasks", required_argument, 0, 'k'},     {"task", required_argument, 0, 'x'},
-        {"results", required_argument, 0, 'X'},   {0, 0, 0, 0}};
+        {"results", required_argument, 0, 'X'},   EXPORT_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     fdt_tune_request_init(&a->rq);
@@ -256,6 +257,8 @@ static int parse(int argc, char **argv, tune_args *a)
             }
             continue;
         case 'h': a->help = 1; return EXIT_OK;
+        case OPT_EXPORT_JSON:
+        case OPT_EXPORT_CSV: export_option(c, optarg); continue;
         default: break;
         }
         int t = take_more(a, c, optarg);

@@ -108,7 +108,5 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     cli_output_begin(argc, argv);
-    int rc = run(argc, argv);
-    cli_output_status(rc);
-    return rc;
+    return cli_output_status(run(argc, argv));
 }

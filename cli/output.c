@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,8 +15,11 @@
 /* The process's output state (cli_output_begin): --json given, the status so far, whether
  * anything went to stdout through the emitter, the first error printed. */
 static struct {
-    int json, status, written;
+    int json, status, written, export_failed;
     char first_error[1024];
+    const char *export_path[2]; /* --export-json, --export-csv */
+    fdt_emit tee[2];
+    fdt_sb tee_out[2];
 } out_state;
 
 static void keep_error(const char *fmt, va_list ap)
@@ -71,13 +75,79 @@ void die_usage(const char *cmd, const char *fmt, ...)
     exit(EXIT_USAGE);
 }
 
-void emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b)
+int terminal_width(void)
+{
+    if (!isatty(STDOUT_FILENO))
+        return 0;
+    const char *c = getenv("COLUMNS");
+    char *end;
+    long v = c && *c ? strtol(c, &end, 10) : 0;
+    if (v > 0 && !*end)
+        return v < 10000 ? (int)v : 10000;
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 0;
+}
+
+static void emit_setup(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b)
 {
     fdt_sb_init(b);
     fdt_emit_init(m, mode, b);
     m->digits = FDT_EMIT_DIGITS_V1;
+}
+
+void emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b)
+{
+    emit_setup(m, mode, b);
     m->head_on = col(stdout, "\033[1m");
     m->head_off = col(stdout, "\033[0m");
+    m->width = terminal_width();
+    /* --export-json / --export-csv: the same rendering into the files' forms (one at a
+     * time: the error document, written when nothing else was, never has them) */
+    fdt_emit **link = &m->tee;
+    for (int k = 0; k < 2; k++)
+        if (out_state.export_path[k] && !out_state.tee[k].out) {
+            emit_setup(&out_state.tee[k], k ? FDT_EMIT_CSV : FDT_EMIT_JSON, &out_state.tee_out[k]);
+            *link = &out_state.tee[k];
+            link = &out_state.tee[k].tee;
+        }
+}
+
+int export_option(int opt, const char *arg)
+{
+    if (opt != OPT_EXPORT_JSON && opt != OPT_EXPORT_CSV)
+        return 0;
+    out_state.export_path[opt == OPT_EXPORT_CSV] = arg;
+    return 1;
+}
+
+/* emit_done's part for the files of --export-json and --export-csv: each tee of m finished
+ * and written atomically; -1 (printed, and the exit status will be EXIT_ERROR) when one
+ * could not be. */
+static int export_done(fdt_emit *m)
+{
+    int rc = 0;
+    for (int k = 0; k < 2; k++) {
+        fdt_emit *t = &out_state.tee[k];
+        if (!t->out)
+            continue;
+        fdt_err e;
+        if (fdt_emit_finish(t, &e) == 0 &&
+            fdt_write_file_atomic(out_state.export_path[k], fdt_sb_str(t->out), t->out->len,
+                                  &e) == 0)
+            ;
+        else {
+            print_error("--export-%s: %s", k ? "csv" : "json", e.msg);
+            out_state.export_failed = 1;
+            rc = -1;
+        }
+        fdt_emit_free(t);
+        fdt_sb_free(t->out);
+        memset(t, 0, sizeof *t);
+    }
+    m->tee = NULL;
+    return rc;
 }
 
 void emit_doc_begin(fdt_emit *m)
@@ -103,6 +173,8 @@ int emit_flush(fdt_emit *m)
 int emit_done(fdt_emit *m)
 {
     int rc = emit_flush(m);
+    if (m->tee && export_done(m))
+        rc = -1;
     fdt_err e;
     if (fdt_emit_finish(m, &e))
         rc = -1; /* emit_flush said so */
@@ -113,6 +185,15 @@ int emit_done(fdt_emit *m)
 void emit_problem(fdt_emit *m, const fdt_problem *p)
 {
     fdt_problem_emit(m, p);
+}
+
+void emit_config_cells(fdt_emit *m, const char *key)
+{
+    char full[FDT_CONFIG_DISPLAY_MAX];
+    fdt_config_display_key(key, full, sizeof full);
+    fdt_emit_cell_str(m, full);
+    fdt_emit_cell_str(m, key);
+    fdt_emit_cell_str(m, *key ? full : "");
 }
 
 void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v)
@@ -208,4 +289,10 @@ void cli_output_begin(int argc, char **argv)
     atexit(output_end);
 }
 
-void cli_output_status(int status) { out_state.status = status; }
+int cli_output_status(int status)
+{
+    if (out_state.export_failed && status == EXIT_OK)
+        status = EXIT_ERROR;
+    out_state.status = status;
+    return status;
+}

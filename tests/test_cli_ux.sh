@@ -187,5 +187,102 @@ expect_status "export -o missing dir" 4
 expect_in "export -o missing dir: the path given" "$err" "$tmp/missing/dir/x.h:"
 expect_not_in "export -o missing dir: no temporary name" "$err" ".tmp."
 
+# ---------------------------------------------------------------- --export-json / --export-csv
+run query best --db "$tmp/t.db" --export-json "$tmp/best.json" --export-csv "$tmp/best.csv"
+expect_status "query best --export-json/--export-csv" 0
+expect_in "query best --export-*: the table on stdout" "$out" "median ms"
+py "query best --export-*: the files hold the same answer" '
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert d["query"] == "best" and len(d["results"]) == len(rows) == 1, (d, rows)
+assert d["results"][0]["config"] == rows[0]["config"], (d, rows)
+' "$tmp/best.json" "$tmp/best.csv"
+run tune $sim --op d2x --R 4 --grid 512^3 --budget 12 --db "$tmp/t.db" --export-json "$tmp/tune.x.json" --export-csv "$tmp/tune.x.csv"
+expect_status "tune --export-json" 0
+py "tune --export-json: the summary document" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["problems"][0]["op"] == "d2x", d
+' "$tmp/tune.x.json"
+expect_in "tune --export-csv" "$tmp/tune.x.csv" "best_config"
+run bench --op lap --R 2 --grid 32^3 --export-json "$tmp/bench.x.json"
+expect_status "bench --export-json, no GPU" 3
+py "bench --export-json, no GPU: the compilations" '
+import json, sys
+assert json.load(open(sys.argv[1]))["compiled"]
+' "$tmp/bench.x.json"
+# a file that cannot be written: exit 4, nothing left there (no partial or temporary file)
+mkdir "$tmp/ro"
+chmod a-w "$tmp/ro"
+run query best --db "$tmp/t.db" --export-json "$tmp/missing/x.json"
+expect_status "--export-json into a missing directory" 4
+expect_in "--export-json into a missing directory: names it" "$err" "$tmp/missing/x.json"
+if [ "$(id -u)" -ne 0 ]; then
+    run query best --db "$tmp/t.db" --export-csv "$tmp/ro/x.csv"
+    expect_status "--export-csv into a read-only directory" 4
+    checks=$((checks + 1))
+    [ -z "$(ls -A "$tmp/ro")" ] || fail "--export-csv into a read-only directory left $(ls "$tmp/ro")"
+fi
+echo '{"partial": ' >"$tmp/keep.json"
+run query best --db "$tmp/missing.db" --export-json "$tmp/keep.json"
+checks=$((checks + 1))
+grep -q partial "$tmp/keep.json" || fail "a failed query replaced the --export-json file"
+
+# ---------------------------------------------------------------- 4. complete configs
+run bench --op lap --R 2 --grid 32^3 --config bx=64,by=4,nw=32,vec=4,align=32
+expect_in "bench: the config shown whole" "$out" "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,nt=0,nw=32,order=xyz,pf=1,split=1,tile=1,vec=4"
+run query best --db "$tmp/t.db"
+expect_in "query best: the config shown whole (defaults too)" "$out" "bz=1,"
+expect_in "query best: the config shown whole (defaults too)" "$out" "split=1"
+py "query best --json: the key stays canonical, config_full has every parameter" '
+import json, sys
+d = json.load(open(sys.argv[1]))["results"][0]
+assert "bz=" not in d["config"], d
+full = dict(kv.split("=") for kv in d["config_full"].split(","))
+assert set(full) >= {"align", "bx", "by", "bz", "lb", "lds", "nt", "nw", "order", "pf", "split", "tile", "vec", "l2pf"}, full
+canon = dict(kv.split("=") for kv in d["config"].split(","))
+assert all(full[k] == v for k, v in canon.items()), (canon, full)
+' "$tmp/best.json"
+expect_in "tune summary: the best config shown whole" "$tmp/tune.x.csv" "best_config_full"
+
+# ---------------------------------------------------------------- 9. tables fit the terminal
+if script -qec true /dev/null >/dev/null 2>&1; then
+    COLUMNS=120 script -qec "'$fdtune' query best --db '$tmp/t.db'" /dev/null >"$tmp/tty.out" 2>&1 || true
+    py "COLUMNS=120 on a terminal: every table line fits, cut with a marker" '
+import re, sys
+lines = [re.sub(r"\x1b\[[0-9;]*m", "", l).rstrip("\r\n") for l in open(sys.argv[1], encoding="utf-8")]
+table = [l for l in lines if l and not l.startswith("fdtune")]
+assert len(table) == 2, lines
+assert all(len(l) <= 120 for l in table), [len(l) for l in table]
+assert "\u2026" in table[1], table
+' "$tmp/tty.out"
+else
+    echo "test_cli_ux: no pty (script from util-linux): the terminal width check is skipped" >&2
+fi
+COLUMNS=60 "$fdtune" query best --db "$tmp/t.db" >"$out" 2>/dev/null
+py "not a terminal: nothing cut, whatever COLUMNS says" '
+import sys
+text = open(sys.argv[1], encoding="utf-8").read()
+assert "\u2026" not in text and "order=xyz" in text, text
+' "$out"
+
+# ---------------------------------------------------------------- 9. the dry run collapses nt
+run tune --gpu H100 --op d2x --R 4 --grid 512^3 --dry-run --json
+expect_status "dry run" 0
+py "dry run: configs differing only in nt are collapsed, and counted" '
+import json, sys
+p = json.load(open(sys.argv[1]))["problems"][0]
+rows = p["ranking"]
+assert p["collapsed"] > 0 and p["collapsed_params"] == ["nt"], p["collapsed_params"]
+assert sum(r["merged"] for r in rows) == p["collapsed"], rows
+def without_nt(r):
+    return (r["predicted_ms"], ",".join(kv for kv in r["config_full"].split(",") if not kv.startswith("nt=")))
+keys = [without_nt(r) for r in rows]
+assert len(keys) == len(set(keys)), "two rows differ only in nt"
+' "$out"
+run tune --gpu H100 --op d2x --R 4 --grid 512^3 --dry-run
+expect_in "dry run: says so" "$out" "rows differing only in nt collapsed"
+
 echo "test_cli_ux: $checks checks, $failed failed"
 [ "$failed" -eq 0 ]
