@@ -284,5 +284,78 @@ assert len(keys) == len(set(keys)), "two rows differ only in nt"
 run tune --gpu H100 --op d2x --R 4 --grid 512^3 --dry-run
 expect_in "dry run: says so" "$out" "rows differing only in nt collapsed"
 
+# ---------------------------------------------------------------- 1. the field reference
+# docs/json-schema.md: every field of every document a sample gives is documented in its
+# section, and every field documented there (not marked optional) is in the sample; the
+# schema versions the code defines are the one the reference documents.
+best_cfg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["config"])' "$tmp/best.json")
+"$fdtune" query best --db "$tmp/missing.db" --json >"$tmp/s.error.json" 2>/dev/null || true
+cp "$tmp/tune.json" "$tmp/s.tune.json"
+"$fdtune" tune --gpu all --simulate-from "$rec" --simulate-gpus 2 --op d2x,d2y --R 4 --grid 512^3 --budget 6 --db "$tmp/m.db" --json >"$tmp/s.tune-many.json" 2>/dev/null || fail "tune --gpu all (simulated)"
+"$fdtune" tune --gpu H100 --op d2x --R 4 --grid 512^3 --dry-run --top 3 --json >"$tmp/s.tune-dry-run.json" || fail "dry run"
+"$fdtune" tune --gpu H100 --op d2x --R 4 --grid 512^3 --replay "$rec" --json >"$tmp/s.tune-replay.json" || fail "replay"
+"$fdtune" bench --json --op lap --R 2 --grid 32^3 >"$tmp/s.bench-compile-only.json" 2>/dev/null || true
+"$fdtune" query best --db "$tmp/t.db" --json >"$tmp/s.query-best.json"
+"$fdtune" query best --db "$tmp/t.db" --json --nearest --gpu H100 --op d2x --R 4 --grid 256^3 >"$tmp/s.query-nearest.json"
+"$fdtune" query runs --db "$tmp/t.db" --json >"$tmp/s.query-runs.json"
+"$fdtune" query show 1 --db "$tmp/t.db" --json >"$tmp/s.query-show.json"
+"$fdtune" query history --db "$tmp/t.db" --json --op d2x --R 4 --grid 512^3 --config "$best_cfg" >"$tmp/s.query-history.json"
+"$fdtune" devices --json --no-bandwidth >"$tmp/s.devices.json" 2>/dev/null || true
+"$fdtune" db merge -o "$tmp/merged.db" "$tmp/t.db" "$tmp/m.db" --json >"$tmp/s.db-merge.json" 2>/dev/null || fail "db merge"
+"$fdtune" db check "$tmp/merged.db" --json >"$tmp/s.db-check.json" 2>/dev/null || fail "db check"
+"$fdtune" export --db "$tmp/t.db" --format json >"$tmp/s.export.json" 2>/dev/null || fail "export --format json"
+"$fdtune" plan --R 4 --grid 512^3 -o "$tmp/tasks.jsonl" >/dev/null 2>&1 || fail "plan"
+head -1 "$tmp/tasks.jsonl" >"$tmp/s.plan.json"
+py "docs/json-schema.md documents every field of every document, both ways" '
+import glob, json, os, re, sys
+src, tmp = sys.argv[1], sys.argv[2]
+doc = open(os.path.join(src, "docs", "json-schema.md"), encoding="utf-8").read()
+sections, name, bullet = {}, None, None
+for line in doc.splitlines():
+    m = re.match(r"## (\S+)$", line)
+    if m:
+        name = m.group(1)
+        sections[name] = {}
+        continue
+    m = re.match(r"- `([A-Za-z_0-9]+)`", line)
+    if m and name:
+        bullet = m.group(1)
+        sections[name][bullet] = "(optional)" in line
+    elif line.startswith("  ") and name and bullet:
+        sections[name][bullet] |= "(optional)" in line
+    else:
+        bullet = None
+def keys(v, out):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            out.add(k)
+            keys(x, out)
+    elif isinstance(v, list):
+        for x in v:
+            keys(x, out)
+    return out
+bad = []
+samples = sorted(glob.glob(os.path.join(tmp, "s.*.json")))
+assert len(samples) == 16, samples
+for f in samples:
+    sec = os.path.basename(f)[2:-5]
+    d = json.load(open(f))
+    if sec not in sections:
+        bad.append("no section " + sec)
+        continue
+    assert d["schema"] == 1, (sec, d.get("schema"))
+    got, documented = keys(d, set()), sections[sec]
+    bad += ["%s: %s is not documented" % (sec, k) for k in sorted(got - set(documented))]
+    bad += ["%s: documented %s is not in the sample" % (sec, k)
+            for k, opt in sorted(documented.items()) if not opt and k not in got]
+# the schema versions the code defines: each the documented "schema": 1
+for path, name in (("cli/cli.h", "FDT_JSON_SCHEMA_VERSION"), ("export/fdt_export.h", "FDT_EXP_JSON_SCHEMA"),
+                   ("tuner/fdt_tasks.h", "FDT_TASKS_SCHEMA")):
+    m = re.search(r"#define\s+%s\s+(\d+)" % name, open(os.path.join(src, path)).read())
+    if not m or "\"schema\": %s" % m.group(1) not in doc:
+        bad.append("%s (%s) is not the documented schema" % (name, path))
+assert not bad, "\n".join(bad)
+' "$src" "$tmp"
+
 echo "test_cli_ux: $checks checks, $failed failed"
 [ "$failed" -eq 0 ]
