@@ -29,39 +29,7 @@ export FDTUNE_SYSTEM_DB=
 export FDTUNE_CACHE="$tmp/cache"
 unset COLUMNS || true
 
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-}
-
-run() {
-    rc=0
-    "$fdtune" "$@" >"$out" 2>"$err" || rc=$?
-}
-
-expect_status() {
-    checks=$((checks + 1))
-    if [ "$rc" -ne "$2" ]; then
-        fail "$1: exit status $rc, expected $2"
-        sed 's/^/    stderr: /' "$err" | head -5 >&2
-    fi
-}
-
-expect_in() {
-    checks=$((checks + 1))
-    if ! grep -qF -- "$3" "$2"; then
-        fail "$1: '$3' not found in $(basename "$2")"
-        sed 's/^/    /' "$2" | head -5 >&2
-    fi
-}
-
-expect_not_in() {
-    checks=$((checks + 1))
-    if grep -qF -- "$3" "$2"; then
-        fail "$1: '$3' found in $(basename "$2")"
-        grep -F -- "$3" "$2" | sed 's/^/    /' | head -3 >&2
-    fi
-}
+. "$(dirname "$0")/clitest.sh"
 
 # py NAME SCRIPT ARGS...: a Python check (exit non-zero and a message when it fails).
 py() {
