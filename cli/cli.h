@@ -79,6 +79,39 @@ void print_note(const char *fmt, ...) FDT_PRINTF(1, 2);
  * quotes; argv[0] is the command's own name, the arguments follow. Call before getopt,
  * which reorders argv. */
 void command_line(fdt_sb *b, const char *cmd, int argc, char **argv);
+/* The exit statuses every command shares, as each --help ends with them. */
+void print_exit_statuses(FILE *f);
+/* What getopt_long refused (it returned '?', with opterr 0: main.c turns getopt's own
+ * messages off): one line naming the option and pointing to 'fdtune CMD --help', e.g.
+ * "fdtune tune: unknown option '--frob' (see 'fdtune tune --help')"; shortopts is the
+ * optstring given to getopt_long. Returns EXIT_USAGE. */
+int bad_option(const char *cmd, char **argv, const char *shortopts);
+
+/* ---- the process's output (main.c) ---- */
+/* Called once before the command runs: --json among the arguments makes a failed command
+ * that printed nothing on stdout print a JSON error document there (see cli_output_end),
+ * and stdout's write errors are checked when the process exits, however it exits. */
+void cli_output_begin(int argc, char **argv);
+/* The command's exit status (die_usage sets it too). At exit: with --json, a non-zero status
+ * and nothing written on stdout, {"schema": 1, "error": {"status": N, "message": "..."}}
+ * (the first error printed) goes to stdout; then stdout is flushed and closed, and a write
+ * error is printed and ends the process with EXIT_ERROR. */
+int cli_output_status(int status);
+/* The terminal's width in columns when stdout is a terminal ($COLUMNS, else the terminal's
+ * own size); 0 (no limit) when it is not one. Tables are fitted to it (fdt_emit.width). */
+int terminal_width(void);
+/* --export-json FILE / --export-csv FILE (tune, bench, query): what the command prints is
+ * also rendered as JSON / CSV into FILE, written atomically when the command's output is
+ * done; a file that cannot be written is an error (EXIT_ERROR, nothing left at FILE). Takes
+ * the option (1) or not (0). */
+enum { OPT_EXPORT_JSON = 3001, OPT_EXPORT_CSV };
+int export_option(int opt, const char *arg);
+#define EXPORT_OPTIONS                                                                         \
+    {"export-json", required_argument, 0, OPT_EXPORT_JSON},                                    \
+        {"export-csv", required_argument, 0, OPT_EXPORT_CSV}
+#define EXPORT_HELP                                                                            \
+    "  --export-json FILE  also write the output as JSON (schema 1) to FILE\n"                  \
+    "  --export-csv FILE   also write the tables as CSV to FILE (both written atomically)\n"
 
 /* Output through the emitter (common/fdt_emit.h): everything a command prints on stdout is
  * rendered into an fdt_sb, then written. emit_init empties b and starts m on it with the
@@ -93,6 +126,15 @@ int emit_flush(fdt_emit *m);
 int emit_done(fdt_emit *m);
 /* A problem as JSON members: "op", "R", "precision", "nx", "ny", "nz". */
 void emit_problem(fdt_emit *m, const fdt_problem *p);
+/* A config in a table: people read every parameter (fdt_config_display_key), the machine
+ * forms keep the canonical key as "config" (the database's key, stable for joins) and add
+ * every parameter as "config_full". Three columns; emit_config_cells fills them from the
+ * canonical key. */
+#define CONFIG_COLS(flags)                                                                     \
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, flags},                             \
+        {"config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},                                   \
+        {"config_full", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0}
+void emit_config_cells(fdt_emit *m, const char *key);
 /* A software environment as the JSON object key: {"driver", "runtime", "compiler",
  * "fdtune_version", "generator"}. */
 struct fdt_db_env;

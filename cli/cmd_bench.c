@@ -31,15 +31,16 @@ static void bench_usage(FILE *f)
             "  --device N       index in 'fdtune devices' (default 0)\n"
             "  --probe          a few launches per candidate instead of a full sample\n"
             "  --timeout S      per candidate, verification and timing included (default 60)\n"
-            "  --json           results as JSON (schema %d) on stdout\n",
+            "  --json           results as JSON (schema %d) on stdout\n" EXPORT_HELP,
             FDT_JSON_SCHEMA_VERSION);
+    print_exit_statuses(f);
 }
 
 #define NCOLS(a) ((int)(sizeof a / sizeof a[0]))
 
 /* What compiling one config for one target gave, without a GPU. */
 static const fdt_col compiled_cols[] = {
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    CONFIG_COLS(0),
     {"target", "target", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"registers", "registers", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
@@ -53,7 +54,7 @@ static void compiled_row(fdt_emit *m, const char *key, const char *arch,
                          const fdt_rt_resources *res, double secs)
 {
     fdt_emit_row(m, NULL);
-    fdt_emit_cell_str(m, key);
+    emit_config_cells(m, key);
     fdt_emit_cell_str(m, arch);
     fdt_emit_cell_str(m, res ? "compiled" : "compile_error");
     fdt_emit_cell_int(m, res ? res->registers : -1);
@@ -63,27 +64,35 @@ static void compiled_row(fdt_emit *m, const char *key, const char *arch,
     fdt_emit_row_end(m);
 }
 
-/* No GPU: compile every config for each available compiler and report the resources (a
- * table, also with --json). */
-static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const fdt_probe *p)
+/* No GPU: compile every config for each available compiler and report the resources: the
+ * notice on stderr, the table (or with --json the document {"schema", "device": null, "problem",
+ * "compiled": [rows]}) on stdout. */
+static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const fdt_probe *p,
+                        int json)
 {
+    fprintf(stderr, "No GPU is visible, so nothing was run, verified or timed. Backends "
+                    "tried:\n");
+    for (int i = 0; i < p->nbackends; i++)
+        fprintf(stderr, "  %-5s %s\n", p->backend[i].name,
+                p->backend[i].message[0] ? p->backend[i].message : "no device");
+    fprintf(stderr, "What could be done here: each config, the reference kernel and the "
+                    "verification\nkernels compiled for the default targets.\n\n");
     fdt_sb out;
     fdt_emit m;
-    emit_init(&m, FDT_EMIT_TEXT, &out);
-    fdt_emit_text(&m, "No GPU is visible, so nothing was run, verified or timed. Backends "
-                      "tried:\n");
-    for (int i = 0; i < p->nbackends; i++)
-        fdt_emit_text(&m, "  %-5s %s\n", p->backend[i].name,
-                      p->backend[i].message[0] ? p->backend[i].message : "no device");
-    fdt_emit_text(&m, "What could be done here: each config, the reference kernel and the "
-                      "verification\nkernels compiled for the default targets.\n\n");
-    emit_flush(&m); /* before the compilations, which take a while */
+    emit_init(&m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &out);
+    emit_doc_begin(&m);
+    fdt_emit_null(&m, "device");
+    fdt_emit_object(&m, "problem");
+    emit_problem(&m, &pa->p);
+    fdt_emit_end(&m);
+    fdt_emit_array_lined(&m, "compiled");
     fdt_bench_compiled *rows = NULL;
     int nrows = 0;
     fdt_err e;
     int failures = fdt_bench_compile(&pa->p, cfgs, n, &rows, &nrows, &e);
     if (failures < 0) {
         fdt_emit_free(&m);
+        fdt_sb_free(&out);
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
@@ -96,6 +105,8 @@ static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const f
     }
     free(rows);
     fdt_emit_table_end(&m);
+    fdt_emit_end(&m);
+    fdt_emit_end(&m);
     if (emit_done(&m))
         return EXIT_ERROR;
     return failures ? EXIT_ERROR : EXIT_NO_GPU;
@@ -104,7 +115,7 @@ static int compile_only(const problem_args *pa, fdt_config *cfgs, int n, const f
 /* One candidate's result: the table shows the timing and resources at a glance, the JSON
  * every field; unknown values (no timing, not ok) read "-" and null. */
 static const fdt_col result_cols[] = {
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    CONFIG_COLS(0),
     {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"message", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
@@ -115,7 +126,7 @@ static const fdt_col result_cols[] = {
     {"reps", "reps", FDT_COL_INT_OPT, NULL, FDT_SHOW_TEXT, 0},
     {"reps", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"outliers", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
-    {"cache_flushed", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"cache_flushed", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
     {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
     {"max_err", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -135,7 +146,7 @@ static void result_row(fdt_emit *m, const char *key, const fdt_eval_result *r)
 {
     int timed = r->timing.reps > 0, ok = r->status == FDT_EVAL_OK;
     fdt_emit_row(m, NULL);
-    fdt_emit_cell_str(m, key);
+    emit_config_cells(m, key);
     fdt_emit_cell_str(m, fdt_eval_status_name(r->status));
     fdt_emit_cell_str(m, r->message);
     fdt_emit_cell_real(m, timed ? r->timing.median_ms : NAN);
@@ -146,7 +157,7 @@ static void result_row(fdt_emit *m, const char *key, const fdt_eval_result *r)
     fdt_emit_cell_int(m, timed ? r->timing.reps : -1);
     fdt_emit_cell_int(m, r->timing.reps);
     fdt_emit_cell_int(m, r->timing.outliers);
-    fdt_emit_cell_int(m, r->timing.flushed);
+    fdt_emit_cell_bool(m, r->timing.flushed != 0);
     fdt_emit_cell_real(m, ok ? r->gbs : NAN);
     fdt_emit_cell_real(m, ok ? r->frac_copy : NAN);
     fdt_emit_cell_real(m, r->verify.max_err);
@@ -199,7 +210,7 @@ static void bench_head(fdt_emit *m, const bench_report *br)
     fdt_emit_real_opt(m, "copy_gbs", s->copy_gbs);
     fdt_emit_object(m, "reference");
     fdt_emit_int(m, "points_checked", (long long)s->ref_points);
-    fdt_emit_int(m, "all_points", s->ref_all_points);
+    fdt_emit_bool(m, "all_points", s->ref_all_points);
     fdt_emit_real_opt(m, "max_err", s->ref_max_err);
     fdt_emit_real_opt(m, "tolerance", s->ref_tol);
     fdt_emit_end(m);
@@ -262,7 +273,7 @@ static int parse(int argc, char **argv, bench_args *a)
         {"config", required_argument, 0, 'c'},  {"device", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 's'},    {"probe", no_argument, 0, 'P'},
         {"timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},          EXPORT_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     a->timeout = 60;
@@ -270,7 +281,7 @@ static int parse(int argc, char **argv, bench_args *a)
     int c;
     fdt_err e;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int t = problem_args_take(&a->pa, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
@@ -301,7 +312,9 @@ static int parse(int argc, char **argv, bench_args *a)
         case 'P': a->probe = 1; break;
         case 'j': a->json = 1; break;
         case 'h': bench_usage(stdout); return EXIT_OK;
-        default: bench_usage(stderr); return EXIT_USAGE;
+        case OPT_EXPORT_JSON:
+        case OPT_EXPORT_CSV: export_option(c, optarg); break;
+        default: return bad_option("bench", argv, "h");
         }
     }
     if (optind < argc)
@@ -365,7 +378,7 @@ int cmd_bench(int argc, char **argv)
         return EXIT_ERROR;
     }
     if (p.ndevices == 0)
-        return compile_only(&a.pa, a.cfgs, a.ncfg, &p);
+        return compile_only(&a.pa, a.cfgs, a.ncfg, &p, a.json);
     if (a.device >= p.ndevices) {
         print_error("--device %ld: only %d device(s) visible (see 'fdtune devices')", a.device,
                     p.ndevices);

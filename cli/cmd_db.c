@@ -43,6 +43,7 @@ static void db_usage(FILE *f)
             "is a recorded decision, and the best median.\n\n"
             "exit status: 0 merged / sound, 1 check found a problem, 2 bad arguments, 4 an input\n"
             "was refused or a database could not be read or written.\n");
+    print_exit_statuses(f);
 }
 
 /* ------------------------------------------------------------------ merge */
@@ -162,7 +163,7 @@ static int db_merge(int argc, char **argv)
         case 'm': meta[o.nmeta++] = optarg; break;
         case 'j': json = 1; break;
         case 'h': free(meta); fdt_sb_free(&cmdline); db_usage(stdout); return EXIT_OK;
-        default: free(meta); fdt_sb_free(&cmdline); db_usage(stderr); return EXIT_USAGE;
+        default: free(meta); fdt_sb_free(&cmdline); return bad_option("db merge", argv, "o:h");
         }
     }
     if (!o.out || !*o.out || optind >= argc) {
@@ -314,7 +315,7 @@ static int db_check(int argc, char **argv)
         switch (c) {
         case 'j': json = 1; break;
         case 'h': db_usage(stdout); return EXIT_OK;
-        default: db_usage(stderr); return EXIT_USAGE;
+        default: return bad_option("db check", argv, "h");
         }
     }
     if (optind != argc - 1)
@@ -371,6 +372,11 @@ int cmd_db(int argc, char **argv)
         return db_merge(argc - 1, argv + 1);
     if (!strcmp(argv[1], "check"))
         return db_check(argc - 1, argv + 1);
+    if (argv[1][0] == '-') { /* an option before the subcommand */
+        optind = 2;
+        optopt = 0;
+        return bad_option("db", argv, "h");
+    }
     die_usage("db", "unknown subcommand '%s' (merge or check)", argv[1]);
     return EXIT_USAGE;
 }

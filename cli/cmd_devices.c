@@ -14,6 +14,7 @@ static void devices_usage(FILE *f)
                "Lists the GPUs visible through every backend (cuda, hip) with name, architecture,\n"
                "compute units, memory, L2, driver/runtime/compiler versions and UUID, and measures\n"
                "each one's device-to-device copy bandwidth (1 GiB buffers; bytes read + written).\n");
+    print_exit_statuses(f);
 }
 
 /* One device: the table shows its position, backend:index and sizes for people; the machine
@@ -45,7 +46,7 @@ static const fdt_col device_cols[] = {
 
 static const fdt_col backend_cols[] = {
     {"name", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
-    {"available", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"available", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"devices", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"compiler", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"message", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
@@ -94,7 +95,7 @@ static void render(fdt_emit *m, const fdt_probe *p, const double *gbs)
         const fdt_backend_probe *b = &p->backend[i];
         fdt_emit_row(m, NULL);
         fdt_emit_cell_str(m, b->name);
-        fdt_emit_cell_int(m, b->available);
+        fdt_emit_cell_bool(m, b->available != 0);
         fdt_emit_cell_int(m, b->count);
         fdt_emit_cell_str(m, b->compiler);
         fdt_emit_cell_str(m, b->message);
@@ -131,12 +132,12 @@ int cmd_devices(int argc, char **argv)
                                          {0, 0, 0, 0}};
     int json = 0, bandwidth = 1, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'n': bandwidth = 0; break;
         case 'h': devices_usage(stdout); return EXIT_OK;
-        default: devices_usage(stderr); return EXIT_USAGE;
+        default: return bad_option("devices", argv, "h");
         }
     }
     if (optind < argc)

@@ -59,6 +59,7 @@ static void export_usage(FILE *f)
             "operator or grid, 2 bad arguments, 4 the database is missing or unreadable, the\n"
             "generator failed or the file cannot be written.\n",
             FDT_EXP_JSON_SCHEMA);
+    print_exit_statuses(f);
 }
 
 enum { OPT_OP = 1000, OPT_R, OPT_PREC, OPT_GRID, OPT_FORMAT, OPT_DB, OPT_GPU, OPT_NO_SYSTEM };
@@ -154,7 +155,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
                 die_usage("export", "--format '%s': expected header or json", optarg);
             break;
         case 'h': export_usage(stdout); return EXIT_OK;
-        default: export_usage(stderr); return EXIT_USAGE;
+        default: return bad_option("export", argv, "o:h");
         }
     }
     if (optind < argc)

@@ -31,6 +31,7 @@ static void gen_usage(FILE *f)
             "AMD targets that hiprtc cannot compile here (the hiprtc of ROCm < 5.6 knows only\n"
             "gfx900, gfx906, gfx908, gfx90a, gfx1030) are compiled offline by clang with its lld:\n"
             "FDTUNE_CLANG, else clang-16 (Debian: clang-16 lld-16), else ROCm's llvm/bin/clang.\n");
+    print_exit_statuses(f);
 }
 
 /* The compiler's resource report and log, as comments. */
@@ -115,7 +116,7 @@ int cmd_gen(int argc, char **argv)
     int ntargets = 0, compile = 0, disasm = 0, c;
     fdt_gen_opts gopts = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int t = problem_args_take(&pa, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
@@ -133,7 +134,7 @@ int cmd_gen(int argc, char **argv)
             targets[ntargets++] = optarg;
             break;
         case 'h': gen_usage(stdout); return EXIT_OK;
-        default: gen_usage(stderr); return EXIT_USAGE;
+        default: return bad_option("gen", argv, "h");
         }
     }
     if (optind < argc)
@@ -141,6 +142,11 @@ int cmd_gen(int argc, char **argv)
     if ((ntargets || disasm) && !compile)
         compile = 1; /* a target or a disassembly only makes sense when compiling */
     fdt_err e;
+    for (int i = 0; i < ntargets; i++)
+        if (!fdt_rt_backend_for_arch(targets[i], &e)) { /* a bad argument, not a failure */
+            print_error("--%s", e.msg);
+            return EXIT_USAGE;
+        }
     fdt_config cfg;
     if (fdt_config_parse(config, &cfg, &e) || fdt_problem_check(&pa.p, &e) ||
         fdt_config_check(&pa.p, &cfg, &e)) {

@@ -32,6 +32,7 @@ static void plan_usage(FILE *f)
             "Prints the number of tasks on stdout. Exit status: 0 written, 2 usage, 4 the file\n"
             "cannot be written.\n",
             FDT_TASKS_SCHEMA);
+    print_exit_statuses(f);
 }
 
 enum { OPT_OP = 1000 }; /* -o is the output */
@@ -58,7 +59,7 @@ static int parse(int argc, char **argv, plan_args *a)
     long v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_OP: case 'R': case 'p': case 'g':
             if (problem_list_take(&a->pa, &a->rq, c == OPT_OP ? 'o' : c, optarg) < 0)
@@ -87,7 +88,7 @@ static int parse(int argc, char **argv, plan_args *a)
                           optarg);
             break;
         case 'h': plan_usage(stdout); exit(EXIT_OK);
-        default: plan_usage(stderr); return EXIT_USAGE;
+        default: return bad_option("plan", argv, "o:h");
         }
     }
     if (optind < argc)

@@ -137,7 +137,7 @@ static const fdt_col best_cols[] = {
     {"backend", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
     {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
     PROBLEM_COLS,
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    CONFIG_COLS(FDT_COL_DASH),
     {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
     {"min_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"max_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -171,7 +171,7 @@ static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_str(m, r->device.backend);
     fdt_emit_cell_str(m, r->device.uuid);
     problem_cells(m, p);
-    fdt_emit_cell_str(m, ev->config);
+    emit_config_cells(m, ev->config);
     fdt_emit_cell_real(m, ev->time_ms);
     fdt_emit_cell_real(m, ev->time_min_ms);
     fdt_emit_cell_real(m, ev->time_max_ms);
@@ -224,7 +224,8 @@ static void usage_overview(FILE *f)
             "       fdtune query runs    [--gpu X] [--limit N]\n"
             "       fdtune query history --op OP --R N --grid G --config KEY=VAL,... [--gpu X]\n"
             "       fdtune query show    RUN\n"
-            "common options: [--db PATH] [--no-system-db] [--json | --csv]\n\n"
+            "common options: [--db PATH] [--no-system-db] [--json | --csv]\n"
+            "                [--export-json FILE] [--export-csv FILE]\n\n"
             "Questions to the tuning database, which is opened read-only. Tables for reading by\n"
             "default; --json (a document with \"schema\": %d) or --csv (a header row, RFC 4180\n"
             "quoting) for scripts, both with the same fields. 'fdtune query <query> --help'\n"
@@ -234,10 +235,12 @@ static void usage_overview(FILE *f)
             "  --gpu X     devices whose name or arch contains X (case-insensitive)\n"
             "  --no-system-db  best and --nearest consult your database, then the system\n"
             "              database (share/fdtune/system.db, results measured on the project's\n"
-            "              GPUs; column \"source\": user or system); this leaves it out\n\n"
+            "              GPUs; column \"source\": user or system); this leaves it out\n"
+            EXPORT_HELP "\n"
             "exit status: 0 answered (also when nothing matched), 2 bad arguments or an unknown\n"
             "run, 4 the database is missing or unreadable.\n",
             FDT_JSON_SCHEMA_VERSION);
+    print_exit_statuses(f);
 }
 
 static void usage_sub(const char *sub, FILE *f)
@@ -291,6 +294,7 @@ static void usage_sub(const char *sub, FILE *f)
                 "command), then every evaluation it recorded in order: problem, config, stage,\n"
                 "status, median time, bandwidth, fraction of copy, registers, spills, shared\n"
                 "memory and the message (why it failed). --csv gives the evaluations only.\n");
+    print_exit_statuses(f);
 }
 
 /* Which options each query takes: the option's short code must be in the string. */
@@ -310,7 +314,7 @@ static const struct option query_opts[] = {
     {"limit", required_argument, 0, 'l'},   {"config", required_argument, 0, 'c'},
     {"db", required_argument, 0, 'D'},      {"json", no_argument, 0, 'j'},
     {"csv", no_argument, 0, 'C'},           {"help", no_argument, 0, 'h'},
-    {"no-system-db", no_argument, 0, 'S'},
+    {"no-system-db", no_argument, 0, 'S'},  EXPORT_OPTIONS,
     {0, 0, 0, 0}};
 
 static const char *opt_name(int code)
@@ -334,7 +338,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
     optind = 1;
     /* Options may come before or after the query name (getopt permutes), so the query is
      * known only once all are read; which apply is checked then. */
-    while ((c = getopt_long(argc, argv, "", query_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", query_opts, NULL)) != -1) {
         if (c > 0 && c < 128)
             seen[c] = 1;
         int t = problem_args_take(&o->pa, c, optarg);
@@ -364,7 +368,9 @@ static int parse_opts(int argc, char **argv, qopts *o)
         case 'j': o->mode = FDT_EMIT_JSON; break;
         case 'C': o->mode = FDT_EMIT_CSV; break;
         case 'h': help = 1; break;
-        default: usage_overview(stderr); return EXIT_USAGE;
+        case OPT_EXPORT_JSON:
+        case OPT_EXPORT_CSV: export_option(c, optarg); break;
+        default: return bad_option("query", argv, "h");
         }
     }
     if (optind >= argc) {
@@ -686,7 +692,7 @@ static const fdt_col eval_cols[] = {
     {"arch", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
     {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
     PROBLEM_COLS,
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    CONFIG_COLS(FDT_COL_DASH),
     {"stage", "stage", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
     {"status", "status", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
     {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
@@ -724,7 +730,7 @@ static void emit_eval_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_str(m, r->device.arch);
     fdt_emit_cell_str(m, r->device.uuid);
     problem_cells(m, p);
-    fdt_emit_cell_str(m, ev->config);
+    emit_config_cells(m, ev->config);
     fdt_emit_cell_str(m, fdt_db_stage_name(ev->stage));
     fdt_emit_cell_str(m, fdt_db_status_name(ev->status));
     fdt_emit_cell_real(m, ev->time_ms);

@@ -57,6 +57,7 @@ static void retune_usage(FILE *f)
             "has no verified config any more, 2 usage, 3 no GPU visible, 4 operational error,\n"
             "5 another retune holds the lock, 130 interrupted.\n",
             FDT_RETUNE_BUDGET, FDT_JSON_SCHEMA_VERSION);
+    print_exit_statuses(f);
 }
 
 typedef struct retune_args {
@@ -115,7 +116,7 @@ static int parse(int argc, char **argv, retune_args *a)
     fdt_err e;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'G': a->gpu = optarg; break;
         case 'D': a->db = optarg; break;
@@ -156,9 +157,7 @@ static int parse(int argc, char **argv, retune_args *a)
                 return EXIT_USAGE;
             }
             break;
-        default:
-            retune_usage(stderr);
-            return EXIT_USAGE;
+        default: return bad_option("retune", argv, "h");
         }
     }
     if (optind < argc) {
@@ -258,7 +257,7 @@ static double pos(double v) { return isfinite(v) && v > 0 ? v : NAN; }
 static const fdt_col check_cols[] = {
     {"gpu", "gpu", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
     {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    CONFIG_COLS(0),
     {"role", "role", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"status", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"stored_ms", "stored ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
@@ -281,7 +280,7 @@ static void check_row(fdt_emit *m, const report *r, const fdt_retune_item *it, i
     fdt_emit_row(m, NULL);
     fdt_emit_cell_str(m, k ? "" : r->pr->device[it->live].name);
     fdt_emit_cell_str(m, k ? "" : pk);
-    fdt_emit_cell_str(m, c->config);
+    emit_config_cells(m, c->config);
     fdt_emit_cell_str(m, k ? "runner-up" : "best");
     fdt_emit_cell_str(m, fdt_db_status_name(c->status));
     fdt_emit_cell_real(m, pos(c->stored.median_ms));

@@ -50,6 +50,7 @@ static void tune_usage(FILE *f)
             "                   DB for this GPU and problem; how many each needs to the best\n"
             "  --top N          rows of the model's ranking in --dry-run (default 15)\n"
             "  --json           the summary as JSON (schema %d) on stdout\n"
+            EXPORT_HELP
             "  --tasks FILE     run one task of a plan ('fdtune plan') into its own database\n"
             "                   shard, written on node-local storage ($SLURM_TMPDIR, else\n"
             "                   $TMPDIR, else /tmp) and then copied to the results atomically\n"
@@ -63,6 +64,7 @@ static void tune_usage(FILE *f)
             "Exit status: 0 done, 1 some operator has no verified config, 2 usage, 3 no GPU,\n"
             "4 operational error, 130 interrupted (the database keeps what was measured).\n",
             FDT_JSON_SCHEMA_VERSION);
+    print_exit_statuses(f);
 }
 
 /* The command line for the record: argv[0] is the program, or "tune" when given. */
@@ -197,7 +199,7 @@ static int parse(int argc, char **argv, tune_args *a)
         {"simulate-from", required_argument, 0, 'M'},
         {"simulate-gpus", required_argument, 0, 'K'},
         {"tasks", required_argument, 0, 'k'},     {"task", required_argument, 0, 'x'},
-        {"results", required_argument, 0, 'X'},   {0, 0, 0, 0}};
+        {"results", required_argument, 0, 'X'},   EXPORT_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     fdt_tune_request_init(&a->rq);
@@ -208,7 +210,7 @@ static int parse(int argc, char **argv, tune_args *a)
     int c;
     long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'G': a->gpu = optarg; continue;
         case 'r': a->recipe = optarg; continue;
@@ -255,15 +257,15 @@ static int parse(int argc, char **argv, tune_args *a)
             }
             continue;
         case 'h': a->help = 1; return EXIT_OK;
+        case OPT_EXPORT_JSON:
+        case OPT_EXPORT_CSV: export_option(c, optarg); continue;
         default: break;
         }
         int t = take_more(a, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
-        if (!t) {
-            tune_usage(stderr);
-            return EXIT_USAGE;
-        }
+        if (!t)
+            return bad_option("tune", argv, "h");
     }
     if (optind < argc) {
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);

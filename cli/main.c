@@ -38,10 +38,10 @@ static void usage(FILE *f)
                "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\n'fdtune <command> --help' describes each command.\n"
-               "exit status: 0 success, 1 a check failed, 2 usage error, 3 no GPU visible,\n"
-               "4 operational error (device, compiler, database, disk).\n"
-               "environment: NO_COLOR, FDTUNE_CACHE (compile cache directory, empty: off),\n"
+    fprintf(f, "\n'fdtune <command> --help' (or -h, or 'fdtune help <command>') describes each\n"
+               "command.\n");
+    print_exit_statuses(f);
+    fprintf(f, "environment: NO_COLOR, FDTUNE_CACHE (compile cache directory, empty: off),\n"
                "FDTUNE_DB (tuning database), FDTUNE_SYSTEM_DB (system database, empty: off),\n"
                "FDTUNE_RECIPES (recipe directories, ':'), CUDA_HOME (where NVRTC is looked for),\n"
                "FDTUNE_CLANG (the offline clang for AMD targets hiprtc cannot compile),\n"
@@ -65,17 +65,33 @@ static void version(void)
     printf("SQLite %s\n%s\n", sqlite3_libversion(), LUA_RELEASE);
 }
 
-int main(int argc, char **argv)
+/* fdtune help [CMD]: the main usage, or CMD --help. */
+static int help(int argc, char **argv)
+{
+    if (argc < 3) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[2], commands[i].name)) {
+            char flag[] = "--help", *args[] = {argv[2], flag, NULL};
+            return commands[i].fn(2, args);
+        }
+    print_error("help: unknown command '%s' (see 'fdtune --help')", argv[2]);
+    return EXIT_USAGE;
+}
+
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        usage(stdout);
-        return EXIT_OK;
-    }
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
+        return help(1, argv);
+    if (!strcmp(cmd, "help"))
+        return help(argc, argv);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         version();
         return EXIT_OK;
@@ -87,4 +103,10 @@ int main(int argc, char **argv)
             return commands[i].fn(argc - 1, argv + 1);
     print_error("unknown command '%s' (see 'fdtune --help')", cmd);
     return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    cli_output_begin(argc, argv);
+    return cli_output_status(run(argc, argv));
 }

@@ -202,6 +202,7 @@ static const fdt_col problem_cols[] = {
     {"state", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"best_config", "best config", FDT_COL_STR_OPT, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
     {"best_config", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"best_config_full", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
     {"best_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
     {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
     {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
@@ -228,9 +229,10 @@ static void problem_row(fdt_emit *m, const fdt_many_report *r, const fdt_many_pr
 {
     const fdt_tune_summary *x = &p->sum;
     int best = p->state == FDT_MANY_DONE && x->have_best;
-    char pk[96], cfg[300];
+    char pk[96], cfg[FDT_CONFIG_DISPLAY_MAX + 8], full[FDT_CONFIG_DISPLAY_MAX];
     fdt_problem_format(&p->p, pk, sizeof pk);
-    snprintf(cfg, sizeof cfg, "%s%s", x->best_config, x->best_from_run ? "" : " *");
+    fdt_config_display_key(x->best_config, full, sizeof full);
+    snprintf(cfg, sizeof cfg, "%s%s", full, x->best_from_run ? "" : " *");
     fdt_emit_row(m, NULL);
     fdt_emit_cell_int(m, p->gpu >= 0 ? r->gpu[p->gpu].live : -1);
     fdt_emit_cell_str(m, pk);
@@ -243,6 +245,7 @@ static void problem_row(fdt_emit *m, const fdt_many_report *r, const fdt_many_pr
     fdt_emit_cell_str(m, state_name(p->state));
     fdt_emit_cell_str(m, best ? cfg : "");
     fdt_emit_cell_str(m, best ? x->best_config : "");
+    fdt_emit_cell_str(m, best ? full : "");
     fdt_emit_cell_real(m, best ? x->best_ms : NAN);
     fdt_emit_cell_real(m, best ? x->best_gbs : NAN);
     fdt_emit_cell_real(m, best ? x->best_frac : NAN);

@@ -4,10 +4,29 @@
 #include "cli.h"
 #include "fdt_db.h"
 
+#include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The process's output state (cli_output_begin): --json given, the status so far, whether
+ * anything went to stdout through the emitter, the first error printed. */
+static struct {
+    int json, status, written, export_failed;
+    char first_error[1024];
+    const char *export_path[2]; /* --export-json, --export-csv */
+    fdt_emit tee[2];
+    fdt_sb tee_out[2];
+} out_state;
+
+static void keep_error(const char *fmt, va_list ap)
+{
+    if (!out_state.first_error[0])
+        vsnprintf(out_state.first_error, sizeof out_state.first_error, fmt, ap);
+}
 
 int use_color(FILE *f)
 {
@@ -25,6 +44,9 @@ void print_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    va_start(ap, fmt);
+    keep_error(fmt, ap);
+    va_end(ap);
 }
 
 void print_note(const char *fmt, ...)
@@ -45,17 +67,87 @@ void die_usage(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
+    va_start(ap, fmt);
+    keep_error(fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\n(see 'fdtune %s --help')\n", cmd);
+    cli_output_status(EXIT_USAGE);
     exit(EXIT_USAGE);
 }
 
-void emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b)
+int terminal_width(void)
+{
+    if (!isatty(STDOUT_FILENO))
+        return 0;
+    const char *c = getenv("COLUMNS");
+    char *end;
+    long v = c && *c ? strtol(c, &end, 10) : 0;
+    if (v > 0 && !*end)
+        return v < 10000 ? (int)v : 10000;
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 0;
+}
+
+static void emit_setup(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b)
 {
     fdt_sb_init(b);
     fdt_emit_init(m, mode, b);
     m->digits = FDT_EMIT_DIGITS_V1;
+}
+
+void emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b)
+{
+    emit_setup(m, mode, b);
     m->head_on = col(stdout, "\033[1m");
     m->head_off = col(stdout, "\033[0m");
+    m->width = terminal_width();
+    /* --export-json / --export-csv: the same rendering into the files' forms (one at a
+     * time: the error document, written when nothing else was, never has them) */
+    fdt_emit **link = &m->tee;
+    for (int k = 0; k < 2; k++)
+        if (out_state.export_path[k] && !out_state.tee[k].out) {
+            emit_setup(&out_state.tee[k], k ? FDT_EMIT_CSV : FDT_EMIT_JSON, &out_state.tee_out[k]);
+            *link = &out_state.tee[k];
+            link = &out_state.tee[k].tee;
+        }
+}
+
+int export_option(int opt, const char *arg)
+{
+    if (opt != OPT_EXPORT_JSON && opt != OPT_EXPORT_CSV)
+        return 0;
+    out_state.export_path[opt == OPT_EXPORT_CSV] = arg;
+    return 1;
+}
+
+/* emit_done's part for the files of --export-json and --export-csv: each tee of m finished
+ * and written atomically; -1 (printed, and the exit status will be EXIT_ERROR) when one
+ * could not be. */
+static int export_done(fdt_emit *m)
+{
+    int rc = 0;
+    for (int k = 0; k < 2; k++) {
+        fdt_emit *t = &out_state.tee[k];
+        if (!t->out)
+            continue;
+        fdt_err e;
+        if (fdt_emit_finish(t, &e) == 0 &&
+            fdt_write_file_atomic(out_state.export_path[k], fdt_sb_str(t->out), t->out->len,
+                                  &e) == 0)
+            ;
+        else {
+            print_error("--export-%s: %s", k ? "csv" : "json", e.msg);
+            out_state.export_failed = 1;
+            rc = -1;
+        }
+        fdt_emit_free(t);
+        fdt_sb_free(t->out);
+        memset(t, 0, sizeof *t);
+    }
+    m->tee = NULL;
+    return rc;
 }
 
 void emit_doc_begin(fdt_emit *m)
@@ -69,8 +161,10 @@ int emit_flush(fdt_emit *m)
     int oom = fdt_emit_oom(m);
     if (oom)
         print_error("writing the output: out of memory");
-    else
+    else if (m->out->len) {
         fputs(fdt_sb_str(m->out), stdout);
+        out_state.written = 1;
+    }
     fdt_sb_free(m->out);
     m->oom = 0;
     return oom ? -1 : 0;
@@ -79,6 +173,8 @@ int emit_flush(fdt_emit *m)
 int emit_done(fdt_emit *m)
 {
     int rc = emit_flush(m);
+    if (m->tee && export_done(m))
+        rc = -1;
     fdt_err e;
     if (fdt_emit_finish(m, &e))
         rc = -1; /* emit_flush said so */
@@ -89,6 +185,15 @@ int emit_done(fdt_emit *m)
 void emit_problem(fdt_emit *m, const fdt_problem *p)
 {
     fdt_problem_emit(m, p);
+}
+
+void emit_config_cells(fdt_emit *m, const char *key)
+{
+    char full[FDT_CONFIG_DISPLAY_MAX];
+    fdt_config_display_key(key, full, sizeof full);
+    fdt_emit_cell_str(m, full);
+    fdt_emit_cell_str(m, key);
+    fdt_emit_cell_str(m, *key ? full : "");
 }
 
 void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v)
@@ -109,4 +214,85 @@ void command_line(fdt_sb *b, const char *cmd, int argc, char **argv)
     fdt_sb_printf(b, "fdtune %s", cmd);
     for (int i = 1; i < argc; i++)
         fdt_sb_printf(b, strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
+}
+
+void print_exit_statuses(FILE *f)
+{
+    fprintf(f, "\nexit status: 0 success, 1 a check failed (a wrong kernel, a regression, nothing\n"
+               "to export), 2 usage error, 3 no GPU visible, 4 operational error (device,\n"
+               "compiler, database, disk, writing the output), 5 busy (another retune holds the\n"
+               "database's retune lock), 130 interrupted (Ctrl-C or SIGTERM; what was measured\n"
+               "is kept).\n");
+}
+
+int bad_option(const char *cmd, char **argv, const char *shortopts)
+{
+    const char *tok = optind > 0 ? argv[optind - 1] : "";
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(tok, "="), tok);
+    const char *fmt = "unknown option '%s'";
+    if (!strncmp(tok, "--", 2) && optopt)
+        fmt = strchr(tok, '=') ? "option '%s' takes no value" : "option '%s' needs a value";
+    else if (strncmp(tok, "--", 2) && optopt) {
+        snprintf(name, sizeof name, "-%c", optopt);
+        if (optopt != ':' && strchr(shortopts, optopt))
+            fmt = "option '%s' needs a value";
+    }
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, name);
+    fprintf(stderr, "%sfdtune %s:%s %s (see 'fdtune %s --help')\n", col(stderr, "\033[1;31m"),
+            cmd, col(stderr, "\033[0m"), msg, cmd);
+    if (!out_state.first_error[0])
+        snprintf(out_state.first_error, sizeof out_state.first_error, "%s", msg);
+    return EXIT_USAGE;
+}
+
+/* The JSON error document of a failed --json command that printed nothing. */
+static void error_document(void)
+{
+    fdt_sb b;
+    fdt_emit m;
+    emit_init(&m, FDT_EMIT_JSON, &b);
+    emit_doc_begin(&m);
+    fdt_emit_object(&m, "error");
+    fdt_emit_int(&m, "status", out_state.status);
+    fdt_emit_str(&m, "message", out_state.first_error[0] ? out_state.first_error
+                 : out_state.status == EXIT_NO_GPU ? "no GPU is visible" : "failed");
+    fdt_emit_end(&m);
+    fdt_emit_end(&m);
+    emit_done(&m);
+}
+
+static void output_end(void)
+{
+    if (out_state.json && out_state.status != EXIT_OK && !out_state.written)
+        error_document();
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad) {
+        fprintf(stderr, "fdtune: error: writing the output (stdout): %s\n",
+                err ? strerror(err) : "write error");
+        _exit(EXIT_ERROR);
+    }
+}
+
+void cli_output_begin(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--json"))
+            out_state.json = 1;
+    opterr = 0; /* bad_option says it, in one line */
+    atexit(output_end);
+}
+
+int cli_output_status(int status)
+{
+    if (out_state.export_failed && status == EXIT_OK)
+        status = EXIT_ERROR;
+    out_state.status = status;
+    return status;
 }

@@ -123,10 +123,11 @@ static const fdt_col summary_cols[] = {
     {"run", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"best_config", "best config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
     {"best_config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"best_config_full", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"best_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
     {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
     {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
-    {"best_from_this_run", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"best_from_this_run", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"baseline_config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"baseline_gbs", "baseline GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_TEXT, 0},
     {"baseline_gbs", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -150,8 +151,9 @@ static const fdt_col summary_cols[] = {
 
 static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
 {
-    char best[300];
-    snprintf(best, sizeof best, "%s%s", x->best_config, x->best_from_run ? "" : " *");
+    char best[FDT_CONFIG_DISPLAY_MAX + 8], full[FDT_CONFIG_DISPLAY_MAX];
+    fdt_config_display_key(x->best_config, full, sizeof full);
+    snprintf(best, sizeof best, "%s%s", full, x->best_from_run ? "" : " *");
     int base = x->base_ms > 0;
     fdt_emit_row(m, NULL);
     fdt_emit_cell_str(m, fdt_op_name(x->p.op));
@@ -166,12 +168,13 @@ static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
     fdt_emit_cell_str(m, x->have_best ? best : "(no verified config)");
     if (x->have_best) {
         fdt_emit_cell_str(m, x->best_config);
+        fdt_emit_cell_str(m, full);
         fdt_emit_cell_real(m, x->best_ms);
         fdt_emit_cell_real(m, x->best_gbs);
         fdt_emit_cell_real(m, x->best_frac);
-        fdt_emit_cell_int(m, x->best_from_run);
+        fdt_emit_cell_bool(m, x->best_from_run != 0);
     } else
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < 6; i++)
             fdt_emit_cell_omit(m);
     fdt_emit_cell_str(m, x->base_config);
     fdt_emit_cell_real(m, base ? x->base_gbs : NAN);
@@ -305,7 +308,7 @@ void tune_out_offline_begin(int json, const fdt_device *dev, const char *mode)
     fdt_emit_str(m, "arch", dev->arch);
     fdt_emit_int(m, "compute_units", dev->compute_units);
     fdt_emit_real_opt(m, "peak_bw_gbs", dev->peak_bw_gbs);
-    fdt_emit_int(m, "live", dev->live);
+    fdt_emit_bool(m, "live", dev->live != 0);
     fdt_emit_end(m);
     fdt_emit_array(m, "problems");
     fdt_emit_text(m, "%s: %s (%s, %d CUs, L2 %.0f MB, %.0f GB/s peak)%s\n", mode, dev->name,
@@ -322,6 +325,28 @@ void tune_out_offline_end(int json)
     emit_done(&offline);
 }
 
+/* After the ranking: how many configs were collapsed into its rows, and which parameters
+ * they differed in ("collapsed": n, "collapsed_params": [names]). */
+static void collapsed_note(fdt_emit *m, const fdt_dry_run *d)
+{
+    size_t np;
+    const fdt_param_info *pi = fdt_config_params(&np);
+    fdt_sb names;
+    fdt_sb_init(&names);
+    fdt_emit_int(m, "collapsed", (long long)d->collapsed);
+    fdt_emit_array(m, "collapsed_params");
+    for (size_t k = 0; k < np; k++)
+        if (d->collapsed_params & (1u << k)) {
+            fdt_emit_str(m, NULL, pi[k].name);
+            fdt_sb_printf(&names, "%s%s", names.len ? " or " : "", pi[k].name);
+        }
+    fdt_emit_end(m);
+    if (d->collapsed)
+        fdt_emit_text(m, "  (%zu rows differing only in %s collapsed: the model predicts the "
+                         "same time; column merged)\n", d->collapsed, fdt_sb_str(&names));
+    fdt_sb_free(&names);
+}
+
 /* Opens the JSON object of one problem of the offline document. */
 static void problem_head(fdt_emit *m, const fdt_problem *p, const char *recipe)
 {
@@ -332,7 +357,7 @@ static void problem_head(fdt_emit *m, const fdt_problem *p, const char *recipe)
 
 static const fdt_col ranking_cols[] = {
     {"rank", "rank", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    CONFIG_COLS(0),
     {"predicted_ms", "pred ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
     {"predicted_gbs", "pred GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
     {"of_peak", "of peak", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_TEXT, 0},
@@ -341,6 +366,7 @@ static const fdt_col ranking_cols[] = {
     {"registers_estimated", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"occupancy", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"model_terms", "model terms", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+    {"merged", "merged", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
 };
 
 static void ranking_row(fdt_emit *m, const fdt_device *dev, size_t i, const fdt_dry_run_row *x)
@@ -351,7 +377,7 @@ static void ranking_row(fdt_emit *m, const fdt_device *dev, size_t i, const fdt_
     fdt_model_describe(&x->terms, &terms);
     fdt_emit_row(m, NULL);
     fdt_emit_cell_int(m, (long long)i + 1);
-    fdt_emit_cell_str(m, x->config);
+    emit_config_cells(m, x->config);
     fdt_emit_cell_real(m, x->pred_ms);
     fdt_emit_cell_real(m, x->pred_gbs);
     fdt_emit_cell_real(m, peak > 0 ? x->pred_gbs / peak : 0);
@@ -360,6 +386,7 @@ static void ranking_row(fdt_emit *m, const fdt_device *dev, size_t i, const fdt_
     fdt_emit_cell_int(m, x->terms.regs);
     fdt_emit_cell_real(m, x->terms.occupancy);
     fdt_emit_cell_str(m, fdt_sb_str(&terms));
+    fdt_emit_cell_int(m, x->merged);
     fdt_emit_row_end(m);
     fdt_sb_free(&terms);
 }
@@ -418,6 +445,7 @@ void tune_out_dry_run(int json, const fdt_recipe *r, const fdt_device *dev,
         ranking_row(m, dev, i, &d->top[i]);
     fdt_emit_table_end(m);
     fdt_emit_end(m);
+    collapsed_note(m, d);
     fdt_emit_end(m);
     emit_flush(m);
 }

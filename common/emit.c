@@ -10,6 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Repeats the call on m->tee (the same output in another form). */
+#define TEE(call)                                                                              \
+    do {                                                                                       \
+        if (m->tee)                                                                            \
+            call;                                                                              \
+    } while (0)
+
 void fdt_emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *out)
 {
     memset(m, 0, sizeof *m);
@@ -169,11 +176,26 @@ static void open_value(fdt_emit *m, const char *key, char c, int lined)
     m->lvl[m->depth++] = (fdt_emit_level){c == '{' ? '}' : ']', (char)lined, 0};
 }
 
-void fdt_emit_object(fdt_emit *m, const char *key) { open_value(m, key, '{', 0); }
-void fdt_emit_array(fdt_emit *m, const char *key) { open_value(m, key, '[', 0); }
-void fdt_emit_array_lined(fdt_emit *m, const char *key) { open_value(m, key, '[', 1); }
+void fdt_emit_object(fdt_emit *m, const char *key)
+{
+    TEE(fdt_emit_object(m->tee, key));
+    open_value(m, key, '{', 0);
+}
 
-void fdt_emit_end(fdt_emit *m)
+void fdt_emit_array(fdt_emit *m, const char *key)
+{
+    TEE(fdt_emit_array(m->tee, key));
+    open_value(m, key, '[', 0);
+}
+
+void fdt_emit_array_lined(fdt_emit *m, const char *key)
+{
+    TEE(fdt_emit_array_lined(m->tee, key));
+    open_value(m, key, '[', 1);
+}
+
+
+static void close_value(fdt_emit *m)
 {
     FDT_REQUIRE(m->depth > 0, "fdt_emit_end: nothing is open");
     FDT_REQUIRE(!m->in_row, "fdt_emit_end: a row is open (fdt_emit_row_end)");
@@ -183,6 +205,12 @@ void fdt_emit_end(fdt_emit *m)
     if (json(m))
         fdt_sb_putn(m->out, &l->close, 1);
     value_end(m);
+}
+
+void fdt_emit_end(fdt_emit *m)
+{
+    TEE(fdt_emit_end(m->tee));
+    close_value(m);
 }
 
 /* One scalar: key, then the string str, or the literal lit (null when NULL). */
@@ -199,18 +227,21 @@ static void scalar(fdt_emit *m, const char *key, const char *lit, const char *st
 
 void fdt_emit_str(fdt_emit *m, const char *key, const char *v)
 {
+    TEE(fdt_emit_str(m->tee, key, v));
     FDT_REQUIRE(v, "fdt_emit_str: NULL string");
     scalar(m, key, NULL, v);
 }
 
 void fdt_emit_str_opt(fdt_emit *m, const char *key, const char *v)
 {
+    TEE(fdt_emit_str_opt(m->tee, key, v));
     FDT_REQUIRE(v, "fdt_emit_str_opt: NULL string");
     scalar(m, key, NULL, *v ? v : NULL);
 }
 
 void fdt_emit_int(fdt_emit *m, const char *key, long long v)
 {
+    TEE(fdt_emit_int(m->tee, key, v));
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", v);
     scalar(m, key, buf, NULL);
@@ -232,6 +263,7 @@ void fdt_emit_real(fdt_emit *m, const char *key, double v)
 
 void fdt_emit_real_opt(fdt_emit *m, const char *key, double v)
 {
+    TEE(fdt_emit_real_opt(m->tee, key, v));
     char buf[40];
     if (isfinite(v))
         real_text(m, v, buf, sizeof buf);
@@ -240,17 +272,24 @@ void fdt_emit_real_opt(fdt_emit *m, const char *key, double v)
 
 void fdt_emit_bool(fdt_emit *m, const char *key, int v)
 {
+    TEE(fdt_emit_bool(m->tee, key, v));
     scalar(m, key, v ? "true" : "false", NULL);
 }
 
-void fdt_emit_null(fdt_emit *m, const char *key) { scalar(m, key, NULL, NULL); }
+void fdt_emit_null(fdt_emit *m, const char *key) {
+    TEE(fdt_emit_null(m->tee, key)); scalar(m, key, NULL, NULL); }
 
 void fdt_emit_text(fdt_emit *m, const char *fmt, ...)
 {
     FDT_REQUIRE(!m->cols, "fdt_emit_text: a table is open; its text comes at fdt_emit_table_end");
+    va_list ap;
+    if (m->tee && m->tee->mode == FDT_EMIT_TEXT) {
+        va_start(ap, fmt);
+        fdt_sb_vprintf(m->tee->out, fmt, ap);
+        va_end(ap);
+    }
     if (m->mode != FDT_EMIT_TEXT)
         return;
-    va_list ap;
     va_start(ap, fmt);
     fdt_sb_vprintf(m->out, fmt, ap);
     va_end(ap);
@@ -328,6 +367,7 @@ static void check_columns(const fdt_emit *m, const fdt_col *cols, int ncols)
 
 void fdt_emit_table(fdt_emit *m, const fdt_col *cols, int ncols)
 {
+    TEE(fdt_emit_table(m->tee, cols, ncols));
     FDT_REQUIRE(!m->cols, "fdt_emit_table: the previous table is still open");
     check_columns(m, cols, ncols);
     m->cols = cols;
@@ -346,6 +386,7 @@ void fdt_emit_table(fdt_emit *m, const fdt_col *cols, int ncols)
 
 void fdt_emit_row(fdt_emit *m, const char *key)
 {
+    TEE(fdt_emit_row(m->tee, key));
     FDT_REQUIRE(m->cols, "fdt_emit_row: no table (fdt_emit_table)");
     FDT_REQUIRE(!m->in_row, "fdt_emit_row: the previous row is still open");
     if (json(m))
@@ -357,11 +398,12 @@ void fdt_emit_row(fdt_emit *m, const char *key)
 
 void fdt_emit_row_end(fdt_emit *m)
 {
+    TEE(fdt_emit_row_end(m->tee));
     FDT_REQUIRE(m->in_row, "fdt_emit_row_end: no row is open");
     FDT_REQUIRE(m->col == m->ncols, "fdt_emit_row_end: fewer cells than columns");
     m->in_row = 0;
     if (json(m))
-        fdt_emit_end(m);
+        close_value(m);
     else if (m->mode == FDT_EMIT_CSV)
         fdt_sb_puts(m->out, "\n");
 }
@@ -419,6 +461,7 @@ static int is_opt(const fdt_col *c) { return c->type >= FDT_COL_STR_OPT; }
 
 void fdt_emit_cell_str(fdt_emit *m, const char *v)
 {
+    TEE(fdt_emit_cell_str(m->tee, v));
     FDT_REQUIRE(v, "fdt_emit_cell_str: NULL string");
     const fdt_col *c = next_cell(m, FDT_COL_STR, 1);
     if (!c)
@@ -430,6 +473,7 @@ void fdt_emit_cell_str(fdt_emit *m, const char *v)
 
 void fdt_emit_cell_int(fdt_emit *m, long long v)
 {
+    TEE(fdt_emit_cell_int(m->tee, v));
     const fdt_col *c = next_cell(m, FDT_COL_INT, 1);
     if (!c)
         return;
@@ -445,6 +489,7 @@ void fdt_emit_cell_int(fdt_emit *m, long long v)
 
 void fdt_emit_cell_real(fdt_emit *m, double v)
 {
+    TEE(fdt_emit_cell_real(m->tee, v));
     const fdt_col *c = next_cell(m, FDT_COL_REAL, 1);
     if (!c)
         return;
@@ -461,6 +506,7 @@ void fdt_emit_cell_real(fdt_emit *m, double v)
 
 void fdt_emit_cell_bool(fdt_emit *m, int v)
 {
+    TEE(fdt_emit_cell_bool(m->tee, v));
     const fdt_col *c = next_cell(m, FDT_COL_BOOL, 1);
     if (!c)
         return;
@@ -472,6 +518,7 @@ void fdt_emit_cell_bool(fdt_emit *m, int v)
 
 void fdt_emit_cell_omit(fdt_emit *m)
 {
+    TEE(fdt_emit_cell_omit(m->tee));
     const fdt_col *c = next_cell(m, -1, 0);
     if (c && m->mode == FDT_EMIT_TEXT)
         add_cell(m, "-");
@@ -492,34 +539,85 @@ static void pad(fdt_sb *b, int n)
         fdt_sb_putn(b, " ", 1);
 }
 
+/* s cut to w characters, its last one the marker "…" when it did not fit (shown: its width). */
+static void put_fitted(fdt_sb *b, const char *s, int w, int *shown)
+{
+    if (width(s) <= w) {
+        fdt_sb_puts(b, s);
+        *shown = width(s);
+        return;
+    }
+    const char *e = s;
+    for (int n = 0; *e && n < w - 1; n++)
+        for (e++; ((unsigned char)*e & 0xc0) == 0x80; e++)
+            ;
+    fdt_sb_putn(b, s, (size_t)(e - s));
+    fdt_sb_puts(b, "\xe2\x80\xa6"); /* U+2026 */
+    *shown = w;
+}
+
 static void text_cell(fdt_emit *m, const char *s, int w, int right, int last, int head)
 {
+    int shown = width(s) < w ? width(s) : w;
     fdt_sb_puts(m->out, head ? m->head_on : "");
     if (right)
-        pad(m->out, w - width(s));
-    fdt_sb_puts(m->out, s);
+        pad(m->out, w - shown);
+    put_fitted(m->out, s, w, &shown);
     if (!right && !last)
-        pad(m->out, w - width(s));
+        pad(m->out, w - shown);
     fdt_sb_puts(m->out, head ? m->head_off : "");
     fdt_sb_puts(m->out, last ? "\n" : "  ");
 }
 
-/* Header and rows, each column as wide as its widest cell; the last column is not padded
- * unless it is aligned right. */
+/* With a width limit: the widest columns narrowed, one at a time, until the lines fit or no
+ * column can give more (floor: text columns down to their header or FDT_EMIT_MIN_FIT
+ * characters, numbers not at all); the cells of a narrowed column are cut by put_fitted. */
+static void fit_widths(const fdt_emit *m, int *w, const int *floor, int n)
+{
+    if (m->width <= 0)
+        return;
+    int total = 2 * (n - 1);
+    for (int k = 0; k < n; k++)
+        total += w[k];
+    while (total > m->width) {
+        int widest = -1;
+        for (int k = 0; k < n; k++)
+            if (w[k] > floor[k] && (widest < 0 || w[k] > w[widest]))
+                widest = k;
+        if (widest < 0)
+            return;
+        int give = total - m->width < w[widest] - floor[widest] ? total - m->width
+                                                                 : w[widest] - floor[widest];
+        w[widest] -= give;
+        total -= give;
+    }
+}
+
+/* Header and rows, each column as wide as its widest cell (fitted to m->width); the last
+ * column is not padded unless it is aligned right. */
 static void write_table(fdt_emit *m)
 {
     const fdt_col *vis[FDT_EMIT_MAXCOLS];
-    int w[FDT_EMIT_MAXCOLS], n = 0;
+    int w[FDT_EMIT_MAXCOLS], floor[FDT_EMIT_MAXCOLS], n = 0;
     for (int i = 0; i < m->ncols; i++)
         if (shown(m, &m->cols[i])) {
             vis[n] = &m->cols[i];
-            w[n++] = width(m->cols[i].label);
+            w[n] = width(m->cols[i].label);
+            /* numbers are never cut; text down to its header or FDT_EMIT_MIN_FIT */
+            floor[n] = base_type(m->cols[i].type) == FDT_COL_STR
+                           ? (w[n] > FDT_EMIT_MIN_FIT ? w[n] : FDT_EMIT_MIN_FIT)
+                           : 1 << 30;
+            n++;
         }
     if (!n || m->oom)
         return;
     for (size_t i = 0; i < m->ncells; i++)
         if (width(m->cells[i]) > w[i % (size_t)n])
             w[i % (size_t)n] = width(m->cells[i]);
+    for (int k = 0; k < n; k++)
+        if (floor[k] > w[k])
+            floor[k] = w[k];
+    fit_widths(m, w, floor, n);
     for (size_t i = 0; i < m->ncells + (size_t)n; i++) {
         int k = (int)(i % (size_t)n), head = i < (size_t)n;
         const fdt_col *c = vis[k];
@@ -533,6 +631,7 @@ static void write_table(fdt_emit *m)
 
 void fdt_emit_table_end(fdt_emit *m)
 {
+    TEE(fdt_emit_table_end(m->tee));
     FDT_REQUIRE(m->cols, "fdt_emit_table_end: no table is open");
     FDT_REQUIRE(!m->in_row, "fdt_emit_table_end: a row is still open");
     if (m->mode == FDT_EMIT_TEXT && m->nrows)

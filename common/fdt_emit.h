@@ -68,6 +68,7 @@ typedef struct fdt_col {
 
 #define FDT_EMIT_MAXDEPTH 16 /* nesting of JSON objects and arrays */
 #define FDT_EMIT_MAXCOLS 64  /* columns of one table */
+#define FDT_EMIT_MIN_FIT 8   /* a text column narrowed to fit a width keeps this many characters */
 
 typedef struct fdt_emit_level {
     char close;  /* '}' or ']' */
@@ -89,6 +90,10 @@ typedef struct fdt_emit {
     char **cells;               /* table form: the visible cells, row-major, no header */
     size_t ncells, cap;
     int oom;
+    int width;                  /* table form: the widest line (0: no limit; see below) */
+    struct fdt_emit *tee;       /* every call is repeated on tee (the same output in another
+                                   form, e.g. a file besides the table); NULL: none. Set after
+                                   fdt_emit_init; the caller finishes and frees tee. */
 } fdt_emit;
 
 /* Starts writing `mode` into out (appended to what it holds). digits: the round trip. */
@@ -136,7 +141,11 @@ void fdt_emit_cell_omit(fdt_emit *m);
 /* Ends the row; every column must have had its cell. */
 void fdt_emit_row_end(fdt_emit *m);
 /* Ends the table. Table form: the header and rows with aligned columns (two spaces apart,
- * widths in UTF-8 characters), written only when there is a row. */
+ * widths in UTF-8 characters), written only when there is a row. With m->width > 0 (a
+ * terminal's width), the widest text columns are narrowed until a line fits, down to their
+ * header or FDT_EMIT_MIN_FIT characters (numbers are never cut; a table that cannot fit stays
+ * as narrow as that), and a cell longer than its column is cut with "…" as its last
+ * character; 0 (the default, and whenever the output is not a terminal) cuts nothing. */
 void fdt_emit_table_end(fdt_emit *m);
 
 #endif

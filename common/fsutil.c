@@ -56,7 +56,7 @@ int fdt_write_file_atomic(const char *path, const void *data, size_t n, fdt_err 
     snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fdt_err_set(e, "%s: %s", tmp, strerror(errno));
+        fdt_err_set(e, "%s: %s", path, strerror(errno)); /* the name the caller knows */
         free(tmp);
         return -1;
     }

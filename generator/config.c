@@ -154,23 +154,47 @@ int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e)
     return rc;
 }
 
+/* One "name=value" of the parameter catalogue's entry i, appended at *used. */
+static void put_param(const fdt_config *c, size_t i, char *buf, size_t n, size_t *used)
+{
+    int v = *field((fdt_config *)c, &params[i]);
+    const char *sep = *used ? "," : "";
+    if (params[i].choices)
+        *used += (size_t)snprintf(buf + *used, *used < n ? n - *used : 0, "%s%s=%s", sep,
+                                  params[i].name, params[i].choices[v]);
+    else
+        *used += (size_t)snprintf(buf + *used, *used < n ? n - *used : 0, "%s%s=%d", sep,
+                                  params[i].name, v);
+}
+
 void fdt_config_format(const fdt_config *c, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = 0;
-    for (size_t i = 0; i < NPARAMS; i++) {
-        int v = *field((fdt_config *)c, &params[i]);
-        if (v == params[i].def)
-            continue;
-        if (params[i].choices)
-            used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s=%s",
-                                     used ? "," : "", params[i].name, params[i].choices[v]);
-        else
-            used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s=%d",
-                                     used ? "," : "", params[i].name, v);
-    }
+    for (size_t i = 0; i < NPARAMS; i++)
+        if (*field((fdt_config *)c, &params[i]) != params[i].def)
+            put_param(c, i, buf, n, &used);
     if (!used)
         snprintf(buf, n, "default");
+}
+
+void fdt_config_display(const fdt_config *c, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < NPARAMS; i++)
+        if (strcmp(params[i].name, "fault") || *field((fdt_config *)c, &params[i]))
+            put_param(c, i, buf, n, &used);
+}
+
+void fdt_config_display_key(const char *key, char *buf, size_t n)
+{
+    fdt_config c;
+    fdt_err e;
+    if (*key && key[0] != '(' && fdt_config_parse(key, &c, &e) == 0)
+        fdt_config_display(&c, buf, n);
+    else
+        snprintf(buf, n, "%s", key);
 }
 
 static int is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }

@@ -114,6 +114,14 @@ int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e);
 /* Canonical text: sorted keys, defaults omitted; "default" when every value is default.
  * This text is the key of a config everywhere (CLI, database, exports). */
 void fdt_config_format(const fdt_config *c, char *buf, size_t n);
+/* What a person reads: every parameter, in the catalogue's order, defaults included
+ * ("bx=64,by=4,bz=1,lb=0,...", the test-only fault only when set). Not a key: compare and
+ * store configs by fdt_config_format's canonical text. Fits FDT_CONFIG_DISPLAY_MAX bytes. */
+void fdt_config_display(const fdt_config *c, char *buf, size_t n);
+/* fdt_config_display of a canonical key (or any text fdt_config_parse reads); text that is
+ * not a config ("(reference)", "", a key this build cannot parse) is copied as it is. */
+void fdt_config_display_key(const char *key, char *buf, size_t n);
+#define FDT_CONFIG_DISPLAY_MAX 256
 /* Whether the config can be generated for the problem; the error names the parameter. */
 int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e);
 /* The grid-dependent part of fdt_config_check: whether a config (valid in itself) can run the

@@ -39,6 +39,8 @@ static int64_t g_run1, g_run2, g_run3;
 
 /* Canonical keys, computed through the generator so the test follows its rules. */
 static char FAST[64], SLOW[64], WRONG[64], D2X[64], BROKEN[64], MI[64];
+/* What tables show of a config: every parameter (fdt_config_display_key). */
+static char BROKEN_SHOWN[FDT_CONFIG_DISPLAY_MAX], FAST_SHOWN[FDT_CONFIG_DISPLAY_MAX];
 static const char BROKEN_MSG[] = "nvrtc: error: \"vec\" needs aligned rows, line 3";
 
 /* ------------------------------------------------------------------ running fdtune */
@@ -260,6 +262,8 @@ static int setup(void **state)
     canon("bx=64,tile=2", D2X, sizeof D2X);
     canon("bx=96,vec=4", BROKEN, sizeof BROKEN);
     canon("bx=512", MI, sizeof MI);
+    fdt_config_display_key(BROKEN, BROKEN_SHOWN, sizeof BROKEN_SHOWN);
+    fdt_config_display_key(FAST, FAST_SHOWN, sizeof FAST_SHOWN);
 
     fdt_db *db;
     fdt_err e;
@@ -313,7 +317,8 @@ static void test_best_text(void **state)
     tu_result r;
     run(&r, "query", "best", "--db", g_db, NULL);
     expect_status(&r, 0);
-    assert_has(r.out, FAST);
+    assert_has(r.out, FAST_SHOWN); /* the whole config, defaults included */
+    assert_has(r.out, "align=1,bx=32,by=8,bz=1,l2pf=0,lb=0,lds=0,nt=0,nw=0,order=xyz");
     assert_lacks(r.out, SLOW);
     assert_lacks(r.out, WRONG);
     assert_lacks(r.out, BROKEN);
@@ -546,7 +551,8 @@ static void test_show(void **state)
     assert_has(r.out, FAST);
     assert_has(r.out, SLOW);
     assert_has(r.out, WRONG);
-    assert_has(r.out, BROKEN);
+    assert_has(r.out, BROKEN_SHOWN); /* the whole config, defaults included */
+    assert_lacks(r.out, BROKEN);
     assert_has(r.out, "compile_error");
     assert_has(r.out, BROKEN_MSG);
     assert_has(r.out, "evaluations 5, 3 ok");

@@ -667,6 +667,58 @@ static void test_split_columns(void **state)
     free(t);
 }
 
+/* A width limit (a terminal's): the widest text column is cut with "…" until each line fits,
+ * numbers are never cut; no limit cuts nothing. A tee gets the same calls in its own form. */
+static void test_fit_width_and_tee(void **state)
+{
+    (void)state;
+    static const fdt_col c[] = {{"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+                                {"ms", "median ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
+                                {"dev", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
+    const char *cfg = "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,nt=0,nw=32";
+    for (int width = 0; width <= 40; width += 40) {
+        fdt_sb out, tee_out;
+        fdt_sb_init(&out);
+        fdt_sb_init(&tee_out);
+        fdt_emit m, tee;
+        fdt_emit_init(&m, FDT_EMIT_TEXT, &out);
+        fdt_emit_init(&tee, FDT_EMIT_JSON, &tee_out);
+        m.width = width;
+        m.tee = &tee;
+        fdt_emit_array(&m, NULL);
+        fdt_emit_table(&m, c, 3);
+        fdt_emit_row(&m, NULL);
+        fdt_emit_cell_str(&m, cfg);
+        fdt_emit_cell_real(&m, 0.123456);
+        fdt_emit_cell_str(&m, "H100");
+        fdt_emit_row_end(&m);
+        fdt_emit_table_end(&m);
+        fdt_emit_end(&m);
+        fdt_err e;
+        assert_int_equal(fdt_emit_finish(&m, &e), 0);
+        assert_int_equal(fdt_emit_finish(&tee, &e), 0);
+        const char *t = fdt_sb_str(&out);
+        assert_non_null(strstr(t, "0.1235"));
+        assert_non_null(strstr(t, "H100"));
+        if (width) {
+            assert_non_null(strstr(t, "align=32,bx=64,by=4,\xe2\x80\xa6 "));
+            for (const char *l = t; *l; l = strchr(l, '\n') + 1) {
+                int chars = 0;
+                for (const char *p = l; *p != '\n'; p++)
+                    chars += ((unsigned char)*p & 0xc0) != 0x80;
+                assert_true(chars <= width);
+            }
+        } else
+            assert_non_null(strstr(t, cfg));
+        char want[256];
+        snprintf(want, sizeof want, "[{\"config\": \"%s\", \"ms\": 0.123456, \"dev\": \"H100\"}]\n",
+                 cfg);
+        assert_string_equal(fdt_sb_str(&tee_out), want);
+        fdt_sb_free(&out);
+        fdt_sb_free(&tee_out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -676,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_json_nulls),         cmocka_unit_test(test_json_reals_round_trip),
         cmocka_unit_test(test_nested_document),    cmocka_unit_test(test_misuse_aborts),
         cmocka_unit_test(test_split_columns),      cmocka_unit_test(test_invariant_macros),
+        cmocka_unit_test(test_fit_width_and_tee),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

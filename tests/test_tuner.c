@@ -346,7 +346,26 @@ static void test_dry_run(void **state)
     rq.strategy = FDT_SEARCH_RANDOM;
     rq.budget = 7;
     assert_int_equal(fdt_tune_dry_run(&rq, FDT_OP_D2X, r, &dev, 100000, &d, &e), FDT_STATUS_OK);
-    assert_int_equal(d.ntop, 342);
+    /* every survivor is a row or collapsed into one: the same prediction, term by term, and a
+     * config that differs from the row's in nt alone (the model ignores it here) */
+    assert_int_equal(d.ntop + d.collapsed, 342);
+    assert_true(d.collapsed > 0);
+    size_t np, merged = 0;
+    const fdt_param_info *pi = fdt_config_params(&np);
+    for (size_t k = 0; k < np; k++)
+        assert_true(!(d.collapsed_params & (1u << k)) || !strcmp(pi[k].name, "nt"));
+    for (size_t i = 0; i < d.ntop; i++) {
+        merged += (size_t)d.top[i].merged;
+        fdt_config a;
+        assert_int_equal(fdt_config_parse(d.top[i].config, &a, &e), 0);
+        a.nt = 1 - a.nt;
+        for (size_t j = 0; j < d.ntop; j++) { /* its nt twin is no row of its own */
+            fdt_config b;
+            assert_int_equal(fdt_config_parse(d.top[j].config, &b, &e), 0);
+            assert_false(!memcmp(&a, &b, sizeof a) && d.top[j].pred_ms == d.top[i].pred_ms);
+        }
+    }
+    assert_int_equal(merged, d.collapsed);
     assert_int_equal(d.strategy, FDT_SEARCH_RANDOM);
     assert_int_equal(d.budget, 7);
     fdt_dry_run_free(&d);

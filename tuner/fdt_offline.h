@@ -21,6 +21,7 @@ typedef struct fdt_dry_run_row {
     double pred_ms;           /* the model's predicted time */
     double pred_gbs;          /* the effective bandwidth that time means */
     fdt_model_terms terms;
+    int merged;               /* ranked configs collapsed into this row (see fdt_dry_run) */
 } fdt_dry_run_row;
 
 typedef struct fdt_dry_run {
@@ -31,6 +32,11 @@ typedef struct fdt_dry_run {
     size_t n;                 /* configs ranked: every survivor */
     size_t ntop;              /* rows of top: the smaller of n and the top asked for */
     fdt_dry_run_row *top;     /* the model's ranking, best first */
+    /* A ranked config whose prediction has every term (fdt_model_terms) of a row above it
+     * and whose config differs from that row's in one parameter alone (one the model ignores
+     * there, such as nt) is collapsed into that row rather than shown. */
+    size_t collapsed;         /* configs collapsed into the rows of top */
+    unsigned collapsed_params; /* bit i: fdt_config_params()[i] was what differed */
 } fdt_dry_run;
 
 /* The dry run of operator op of request rq with recipe r on dev (a visible device, or one

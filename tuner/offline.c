@@ -25,7 +25,56 @@ static int push(void *ctx, const fdt_config *c, uint64_t index)
     return 0;
 }
 
-/* Predicts every config of sp and keeps the best `top` of the model's ranking in out. */
+/* The index in fdt_config_params of the one parameter a and b differ in; -1 when they are
+ * equal or differ in more. */
+static int one_difference(const fdt_config *a, const fdt_config *b)
+{
+    size_t np;
+    const fdt_param_info *pi = fdt_config_params(&np);
+    int at = -1;
+    for (size_t k = 0; k < np; k++) {
+        int va = *(const int *)((const char *)a + pi[k].offset);
+        int vb = *(const int *)((const char *)b + pi[k].offset);
+        if (va != vb && at >= 0)
+            return -1;
+        if (va != vb)
+            at = (int)k;
+    }
+    return at;
+}
+
+/* Whether the model saw two configs alike: every term of the prediction equal. */
+static int same_terms(const fdt_model_terms *a, const fdt_model_terms *b)
+{
+    return a->dram_bytes == b->dram_bytes && a->l2_bytes == b->l2_bytes &&
+           a->t_dram_ms == b->t_dram_ms && a->t_l2_ms == b->t_l2_ms &&
+           a->t_l1_ms == b->t_l1_ms && a->llc_hit == b->llc_hit && a->regs == b->regs &&
+           a->regs_estimated == b->regs_estimated && a->threads_per_cu == b->threads_per_cu &&
+           a->occupancy == b->occupancy && a->latency_eff == b->latency_eff &&
+           a->tail_eff == b->tail_eff && a->t_wave_ms == b->t_wave_ms &&
+           a->time_ms == b->time_ms;
+}
+
+/* Whether config x (the model's terms tx) collapses into one of the kept rows of out (their
+ * configs kept[]): every term of the prediction equal and one parameter different. Counted
+ * in that row and in out. */
+static int collapse(const fdt_config *x, const fdt_model_terms *tx,
+                    const fdt_config *const *kept, size_t nkept, fdt_dry_run *out)
+{
+    for (size_t j = 0; j < nkept; j++) {
+        int k;
+        if (!same_terms(&out->top[j].terms, tx) || (k = one_difference(x, kept[j])) < 0)
+            continue;
+        out->top[j].merged++;
+        out->collapsed++;
+        out->collapsed_params |= 1u << k;
+        return 1;
+    }
+    return 0;
+}
+
+/* Predicts every config of sp and keeps the best `top` of the model's ranking in out, with
+ * the configs that differ from a row above only in what the model ignored collapsed. */
 static fdt_status rank(const fdt_problem *p, const fdt_device *dev, const space *sp, int top,
                        fdt_dry_run *out, fdt_err *e)
 {
@@ -49,16 +98,27 @@ static fdt_status rank(const fdt_problem *p, const fdt_device *dev, const space 
     }
     const size_t *ranking = s ? fdt_search_ranking(s) : NULL;
     double eff = fdt_effective_bytes(p);
-    for (size_t i = 0; i < shown; i++) {
+    const fdt_config **kept = calloc(shown ? shown : 1, sizeof *kept);
+    if (!kept) {
+        fdt_err_set(e, "out of memory");
+        st = FDT_STATUS_ERROR;
+        goto done;
+    }
+    size_t nkept = 0;
+    for (size_t i = 0; i < n && nkept < shown; i++) {
         size_t x = ranking[i];
-        fdt_dry_run_row *row = &out->top[i];
+        if (collapse(&sp->v[x], &terms[x], kept, nkept, out))
+            continue;
+        fdt_dry_run_row *row = &out->top[nkept];
         fdt_config_format(&sp->v[x], row->config, sizeof row->config);
         row->pred_ms = pred[x];
         row->pred_gbs = eff / (pred[x] * 1e-3) / 1e9;
         row->terms = terms[x];
+        kept[nkept++] = &sp->v[x];
     }
+    free(kept);
     out->n = n;
-    out->ntop = shown;
+    out->ntop = nkept;
 done:
     fdt_search_free(s);
     free(pred);

@@ -21,15 +21,15 @@ _fdtune_gpus() {
 _fdtune_options() { # COMMAND [SUBCOMMAND]
     case $1 in
     tune) echo "--gpu --devices --R --grid --op --precision --recipe --strategy --budget --time
-        --force --seed --jobs --timeout --db --dry-run --replay --top --json --tasks --task
+        --force --seed --jobs --timeout --db --dry-run --replay --top --json --export-json --export-csv --tasks --task
         --results --simulate-from --simulate-gpus --help" ;;
     query)
         case $2 in
-        best) echo "--gpu --op --R --grid --precision --nearest --db --no-system-db --json --csv --help" ;;
-        runs) echo "--gpu --limit --db --no-system-db --json --csv --help" ;;
-        history) echo "--op --R --grid --config --precision --gpu --db --no-system-db --json --csv --help" ;;
-        show) echo "--db --no-system-db --json --csv --help" ;;
-        *) echo "--db --gpu --no-system-db --json --csv --help" ;;
+        best) echo "--gpu --op --R --grid --precision --nearest --db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        runs) echo "--gpu --limit --db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        history) echo "--op --R --grid --config --precision --gpu --db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        show) echo "--db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        *) echo "--db --gpu --no-system-db --json --csv --export-json --export-csv --help" ;;
         esac ;;
     export) echo "--gpu --op --R --precision --grid --db --no-system-db -o --format --help" ;;
     plan) echo "--op --R --precision --grid --strategy --budget --time --seed --recipe -o --help" ;;
@@ -37,7 +37,7 @@ _fdtune_options() { # COMMAND [SUBCOMMAND]
         --force-env-change --help" ;;
     gen) echo "--op --R --precision --grid --config --name --compile --target --disasm
         --runtime-dims --help" ;;
-    bench) echo "--op --R --grid --precision --config --device --seed --probe --timeout --json --help" ;;
+    bench) echo "--op --R --grid --precision --config --device --seed --probe --timeout --json --export-json --export-csv --help" ;;
     devices) echo "--json --no-bandwidth --help" ;;
     db)
         case $2 in

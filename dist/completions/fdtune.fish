@@ -52,6 +52,8 @@ complete -c fdtune -n '__fdtune_in tune query export retune' -l db -r -F -d 'tun
 complete -c fdtune -n '__fdtune_in query export' -l no-system-db -d 'leave out the system database'
 complete -c fdtune -n '__fdtune_in export plan db' -s o -r -F -d 'output file'
 complete -c fdtune -n '__fdtune_in tune query retune bench devices db' -l json -d JSON
+complete -c fdtune -n '__fdtune_in tune query bench' -l export-json -r -F -d 'also write JSON to FILE'
+complete -c fdtune -n '__fdtune_in tune query bench' -l export-csv -r -F -d 'also write CSV to FILE'
 complete -c fdtune -n '__fdtune_in query' -l csv -d CSV
 # tune
 complete -c fdtune -n '__fdtune_in tune' -l devices -x -d 'visible GPUs by index'
