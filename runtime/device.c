@@ -1,10 +1,15 @@
 /* The device struct's rules: an empty device, the derived last-level cache, which two
- * devices are one model (the portable rule exported headers apply too), and the forms of an
- * AMD GPU's UUID. */
+ * devices are one model (the portable rule exported headers apply too), which is a simulated
+ * one, and the forms of an AMD GPU's UUID. */
 #include "fdt_device.h"
 
 #include <stdio.h>
 #include <string.h>
+
+int fdt_device_simulated(const fdt_device *d)
+{
+    return !strcmp(d->backend, FDT_SIM_BACKEND);
+}
 
 void fdt_device_init(fdt_device *d)
 {
