@@ -665,10 +665,13 @@ static int hip_libraries(fdt_rt_lib *libs, int max)
     }
     if (load_rtc(&e) == 0) {
         int major = 0, minor = 0;
+        char note[96];
         p_hiprtcVersion(&major, &minor);
-        snprintf(ver, sizeof ver, "hiprtc %d.%d", major, minor);
-        l = lib_entry(l, "hiprtc", (void *)p_hiprtcCreateProgram, NULL, ver,
-                      rtc_legacy ? "inside libamdhip64: ROCm < 5.6" : NULL);
+        fdt_rt_dl_file_version(rtc_path, hv, sizeof hv);
+        snprintf(ver, sizeof ver, "hiprtc %s", *hv ? hv : "?");
+        snprintf(note, sizeof note, "%shiprtcVersion says %d.%d",
+                 rtc_legacy ? "inside libamdhip64 (ROCm < 5.6); " : "", major, minor);
+        l = lib_entry(l, "hiprtc", (void *)p_hiprtcCreateProgram, NULL, ver, note);
     } else {
         l = lib_entry(l, "hiprtc", NULL, NULL, NULL, e.msg);
     }
