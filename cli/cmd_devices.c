@@ -1,6 +1,8 @@
 /* fdtune devices: every GPU the backends can see, with identity, versions and the measured
  * device-to-device copy bandwidth; when there is none, which backends were tried and why
- * they found nothing. A table, or JSON with --json, through the emitter. */
+ * they found nothing; and the files each backend's libraries were loaded from, with the
+ * versions they report, so that a user can tell what fdtune runs against. A table, or JSON
+ * with --json, through the emitter. */
 #include "cli.h"
 #include "fdt_eval.h"
 
@@ -13,7 +15,8 @@ static void devices_usage(FILE *f)
     fprintf(f, "usage: fdtune devices [--json] [--no-bandwidth]\n\n"
                "Lists the GPUs visible through every backend (cuda, hip) with name, architecture,\n"
                "compute units, memory, L2, driver/runtime/compiler versions and UUID, and measures\n"
-               "each one's device-to-device copy bandwidth (1 GiB buffers; bytes read + written).\n");
+               "each one's device-to-device copy bandwidth (1 GiB buffers; bytes read + written).\n"
+               "Then the libraries each backend loaded: their files (real paths) and versions.\n");
     print_exit_statuses(f);
 }
 
@@ -52,7 +55,34 @@ static const fdt_col backend_cols[] = {
     {"message", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
 };
 
+/* One library a backend loaded (fdt_rt_lib). */
+static const fdt_col library_cols[] = {
+    {"backend", "backend", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"library", "library", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"version", "version", FDT_COL_STR_OPT, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"path", "file", FDT_COL_STR_OPT, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"note", "note", FDT_COL_STR_OPT, NULL, FDT_SHOW_ALL, 0},
+};
+
 #define NCOLS(a) ((int)(sizeof a / sizeof a[0]))
+
+static void render_libraries(fdt_emit *m, const fdt_rt_lib *libs, int nlibs)
+{
+    fdt_emit_text(m, "\nLibraries:\n");
+    fdt_emit_array(m, "libraries");
+    fdt_emit_table(m, library_cols, NCOLS(library_cols));
+    for (int i = 0; i < nlibs; i++) {
+        fdt_emit_row(m, NULL);
+        fdt_emit_cell_str(m, libs[i].backend);
+        fdt_emit_cell_str(m, libs[i].role);
+        fdt_emit_cell_str(m, libs[i].version);
+        fdt_emit_cell_str(m, libs[i].path);
+        fdt_emit_cell_str(m, libs[i].note);
+        fdt_emit_row_end(m);
+    }
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+}
 
 static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs)
 {
@@ -86,7 +116,8 @@ static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs)
 
 /* The table form says which backends were tried when no GPU is visible, and what a backend
  * had to say under the table otherwise; the JSON document lists backends and devices. */
-static void render(fdt_emit *m, const fdt_probe *p, const double *gbs)
+static void render(fdt_emit *m, const fdt_probe *p, const double *gbs, const fdt_rt_lib *libs,
+                   int nlibs)
 {
     emit_doc_begin(m);
     fdt_emit_array(m, "backends");
@@ -121,6 +152,7 @@ static void render(fdt_emit *m, const fdt_probe *p, const double *gbs)
     for (int i = 0; p->ndevices && i < p->nbackends; i++)
         if (p->backend[i].message[0])
             fdt_emit_text(m, "(%s: %s)\n", p->backend[i].name, p->backend[i].message);
+    render_libraries(m, libs, nlibs);
     fdt_emit_end(m);
 }
 
@@ -148,6 +180,10 @@ int cmd_devices(int argc, char **argv)
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
+    fdt_rt_lib libs[FDT_RT_MAX_LIBS];
+    int nlibs = 0;
+    if (fdt_rt_libraries(libs, FDT_RT_MAX_LIBS, &nlibs, &e))
+        print_error("libraries: %s", e.msg);
     double gbs[FDT_MAX_DEVICES] = {0};
     for (int i = 0; bandwidth && i < p.ndevices; i++) {
         if (!json)
@@ -160,6 +196,6 @@ int cmd_devices(int argc, char **argv)
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
-    render(&m, &p, gbs);
+    render(&m, &p, gbs, libs, nlibs);
     return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }

@@ -48,17 +48,34 @@ static void usage(FILE *f)
                "FDTUNE_HIPRTC_OPTIONS (extra hiprtc options).\n");
 }
 
+/* Each backend's compiler, then the files its libraries were loaded from and the versions
+ * they report (found in a child: the HIP runtime starts when asked its version). */
 static void version(void)
 {
     printf("fdtune %s (generator %s)\n", FDTUNE_VERSION, fdt_gen_fingerprint());
+    fdt_rt_lib libs[FDT_RT_MAX_LIBS];
+    int nlibs = 0;
+    fdt_err le;
+    if (fdt_rt_backend_count() && fdt_rt_libraries(libs, FDT_RT_MAX_LIBS, &nlibs, &le))
+        printf("libraries: unknown (%s)\n", le.msg);
     for (int i = 0; i < fdt_rt_backend_count(); i++) {
         const fdt_rt_backend *b = fdt_rt_backend_at(i);
-        char ver[64];
+        char ver[128];
         fdt_err e;
         if (b->compiler_version(ver, sizeof ver, &e))
             printf("backend %s: compiler unavailable (%s)\n", b->name, e.msg);
         else
             printf("backend %s: %s\n", b->name, ver);
+        for (int k = 0; k < nlibs; k++) {
+            const fdt_rt_lib *l = &libs[k];
+            if (strcmp(l->backend, b->name))
+                continue;
+            if (l->path[0])
+                printf("  %-11s %-24s %s%s%s%s\n", l->role, l->version, l->path,
+                       l->note[0] ? " (" : "", l->note, l->note[0] ? ")" : "");
+            else
+                printf("  %-11s not loaded: %s\n", l->role, l->note);
+        }
     }
     if (fdt_rt_backend_count() == 0)
         printf("backends: none compiled in\n");

@@ -108,11 +108,14 @@ int fdt_db_run_kind_parse(const char *s, fdt_db_run_kind *out, fdt_err *e);
 
 typedef struct fdt_db_env {
     int64_t id; /* 0 until stored */
-    char driver[64], runtime[64], compiler[64], fdtune_version[32], generator[80];
+    /* as fdt_device's driver_version, runtime_version and compiler_version say them */
+    char driver[128], runtime[320], compiler[512], fdtune_version[32], generator[80];
 } fdt_db_env;
 
-/* The environment of a run on this device: its driver/runtime/compiler versions, the given
- * fdtune version and this binary's generator fingerprint. */
+/* The environment of a run on this device: its driver/runtime/compiler versions (for AMD:
+ * the amdgpu kernel driver, the HIP runtime's version and directory, hiprtc's and comgr's
+ * versions and directories; see fdt_rt_backend.device_info), the given fdtune version and
+ * this binary's generator fingerprint. */
 void fdt_db_env_from_device(const fdt_device *d, const char *fdtune_version, fdt_db_env *v);
 
 /* Get-or-create: the same identity (backend, vendor, name, arch, compute units, memory, UUID;

@@ -5,6 +5,8 @@
 #define __HIP_PLATFORM_AMD__ 1
 #include "rt_internal.h"
 
+#define FDT_RT_WHAT "hip"
+
 #if FDTUNE_COMGR_SUBDIR
 #include <amd_comgr/amd_comgr.h> /* ROCm >= 5.3 */
 #else
@@ -26,51 +28,53 @@ FDT_RT_DECL(amd_comgr_metadata_lookup);
 FDT_RT_DECL(amd_comgr_get_metadata_string);
 FDT_RT_DECL(amd_comgr_get_metadata_list_size);
 FDT_RT_DECL(amd_comgr_index_list_metadata);
+FDT_RT_DECL(amd_comgr_get_version);
 
 int fdt_rt_comgr_load(fdt_err *e)
 {
     if (comgr_lib)
         return 0;
-    static const char *const names[] = {"libamd_comgr.so.3", "libamd_comgr.so.2",
-                                        "libamd_comgr.so", NULL};
-    char why[1024] = "";
-    const char *libname = NULL;
-    void *lib = NULL;
-    for (int i = 0; names[i] && !lib; i++) {
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib)
-            libname = names[i];
-        else {
-            size_t u = strlen(why);
-            snprintf(why + u, sizeof why - u, "%s%s", u ? "; " : "", dlerror());
-        }
-    }
-    if (!lib)
-        return fdt_err_set(e, "hip: comgr not found (%s); it reports kernel resources: install "
-                              "ROCm or Debian's libamd-comgr2", why);
-    FDT_RT_SYM(lib, amd_comgr_create_data, libname, "hip");
-    FDT_RT_SYM(lib, amd_comgr_set_data, libname, "hip");
-    FDT_RT_SYM(lib, amd_comgr_release_data, libname, "hip");
-    FDT_RT_SYM(lib, amd_comgr_get_data_metadata, libname, "hip");
-    FDT_RT_SYM(lib, amd_comgr_destroy_metadata, libname, "hip");
-    FDT_RT_SYM(lib, amd_comgr_metadata_lookup, libname, "hip");
-    FDT_RT_SYM(lib, amd_comgr_get_metadata_string, libname, "hip");
-    FDT_RT_SYM(lib, amd_comgr_get_metadata_list_size, libname, "hip");
-    FDT_RT_SYM(lib, amd_comgr_index_list_metadata, libname, "hip");
+    fdt_rt_dl d;
+    if (fdt_rt_rocm_open(FDT_ROCM_COMGR, &d, e))
+        return fdt_err_wrap(e, "hip: comgr not found; it reports kernel resources: install "
+                               "ROCm or Debian's libamd-comgr2");
+    void *lib = d.lib;
+    const char *libname = d.path;
+    FDT_RT_SYM(lib, amd_comgr_create_data);
+    FDT_RT_SYM(lib, amd_comgr_set_data);
+    FDT_RT_SYM(lib, amd_comgr_release_data);
+    FDT_RT_SYM(lib, amd_comgr_get_data_metadata);
+    FDT_RT_SYM(lib, amd_comgr_destroy_metadata);
+    FDT_RT_SYM(lib, amd_comgr_metadata_lookup);
+    FDT_RT_SYM(lib, amd_comgr_get_metadata_string);
+    FDT_RT_SYM(lib, amd_comgr_get_metadata_list_size);
+    FDT_RT_SYM(lib, amd_comgr_index_list_metadata);
+    *(void **)&p_amd_comgr_get_version = dlsym(lib, "amd_comgr_get_version"); /* comgr >= 1.8 */
     comgr_lib = lib;
+    return 0;
+}
+
+int fdt_rt_comgr_file(char *path, size_t pn, char *version, size_t vn)
+{
+    if (!comgr_lib || fdt_rt_dl_path((void *)p_amd_comgr_create_data, path, pn))
+        return -1;
+    size_t major = 0, minor = 0;
+    if (p_amd_comgr_get_version) {
+        p_amd_comgr_get_version(&major, &minor);
+        snprintf(version, vn, "comgr %zu.%zu", major, minor);
+    } else {
+        snprintf(version, vn, "comgr");
+    }
     return 0;
 }
 
 int fdt_rt_comgr_root(char *buf, size_t n)
 {
-    Dl_info info;
-    if (!comgr_lib || !dladdr((void *)p_amd_comgr_create_data, &info) || !info.dli_fname)
+    char real[PATH_MAX], ver[32];
+    if (fdt_rt_comgr_file(real, sizeof real, ver, sizeof ver))
         return -1;
     /* <root>/lib/libamd_comgr.so.N, <root>/lib64/..., <root>/lib/<multiarch>/...; the real
      * path, since /lib may be a link to /usr/lib */
-    char real[PATH_MAX];
-    if (!realpath(info.dli_fname, real))
-        return -1;
     snprintf(buf, n, "%s", real);
     char *lib = strstr(buf, "/lib/");
     if (!lib)

@@ -1,10 +1,13 @@
 /* The registry of backends compiled into this binary, the default targets (those whose
- * compiler loads), and small helpers they share. The simulated backend is found by name
- * but never listed. */
+ * compiler loads), the report of the libraries they load, and small helpers they share: the
+ * kernel drivers' versions. The simulated backend is found by name but never listed. */
 #include "rt_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 static const fdt_rt_backend *const backends[] = {
 #ifdef FDTUNE_HAVE_CUDA
@@ -89,4 +92,74 @@ void fdt_rt_nvidia_kernel_driver(char *buf, size_t n)
             }
     }
     fclose(f);
+}
+
+/* The first line of file root/rel, without its newline; 0 when it has one. */
+static int read_line(const char *root, const char *rel, char *buf, size_t n)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int ok = fgets(buf, (int)n, f) != NULL;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = 0;
+    return ok && buf[0] ? 0 : -1;
+}
+
+void fdt_rt_amdgpu_kernel_driver_at(const char *root, char *buf, size_t n)
+{
+    char ver[64], src[64], dir[PATH_MAX];
+    if (read_line(root, "module/amdgpu/version", ver, sizeof ver) == 0) { /* DKMS */
+        snprintf(buf, n, "amdgpu %s", ver);
+        return;
+    }
+    snprintf(dir, sizeof dir, "%s/module/amdgpu", root);
+    struct utsname u;
+    if (access(dir, F_OK) != 0 || uname(&u) != 0) {
+        snprintf(buf, n, "amdgpu not loaded");
+        return;
+    }
+    if (read_line(root, "module/amdgpu/srcversion", src, sizeof src) == 0)
+        snprintf(buf, n, "amdgpu in-tree (Linux %s, srcversion %s)", u.release, src);
+    else /* built into the kernel */
+        snprintf(buf, n, "amdgpu in-tree (Linux %s)", u.release);
+}
+
+void fdt_rt_amdgpu_kernel_driver(char *buf, size_t n)
+{
+    fdt_rt_amdgpu_kernel_driver_at("/sys", buf, n);
+}
+
+static int libraries_child(void *arg, fdt_sb *out)
+{
+    (void)arg;
+    fdt_rt_lib libs[FDT_RT_MAX_LIBS];
+    int n = 0;
+    for (int i = 0; i < fdt_rt_backend_count(); i++) {
+        const fdt_rt_backend *b = fdt_rt_backend_at(i);
+        if (b->libraries)
+            n += b->libraries(libs + n, FDT_RT_MAX_LIBS - n);
+    }
+    fdt_sb_putn(out, (const char *)libs, (size_t)n * sizeof libs[0]);
+    return out->oom ? -1 : 0;
+}
+
+int fdt_rt_libraries(fdt_rt_lib *libs, int max, int *n, fdt_err *e)
+{
+    char *data = NULL;
+    size_t len = 0;
+    *n = 0;
+    if (fdt_run_in_child("library report", libraries_child, NULL, 60000, &data, &len, e))
+        return -1;
+    if (len % sizeof libs[0]) {
+        free(data);
+        return fdt_err_set(e, "library report: malformed answer");
+    }
+    *n = (int)(len / sizeof libs[0]) < max ? (int)(len / sizeof libs[0]) : max;
+    if (*n > 0)
+        memcpy(libs, data, (size_t)*n * sizeof libs[0]);
+    free(data);
+    return 0;
 }

@@ -1,5 +1,5 @@
 /* NVIDIA backend: the CUDA driver API (libcuda.so.1) and NVRTC (libnvrtc.so.13 or .12),
- * both dlopen'ed. Prototypes come from the vendor headers: SYM() resolves the versioned
+ * both dlopen'ed (dl.c). Prototypes come from the vendor headers: SYM() resolves the versioned
  * symbol a header macro names (cuMemAlloc -> cuMemAlloc_v2) with the header's own type.
  * NVRTC compiles fdtune's HIP dialect with an in-memory hip/hip_runtime.h. */
 #include "fdt_rt.h"
@@ -13,15 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STR2(x) #x
-#define STR(x) STR2(x)
-#define DECL(name) static __typeof__(&name) p_##name
-#define SYM(lib, name)                                                                   \
-    do {                                                                                 \
-        *(void **)&p_##name = dlsym(lib, STR(name));                                     \
-        if (!p_##name)                                                                   \
-            return fdt_err_set(e, "cuda: symbol %s missing in the driver library", STR(name)); \
-    } while (0)
+#define FDT_RT_WHAT "cuda"
+#define DECL FDT_RT_DECL
+#define SYM FDT_RT_SYM
 
 /* ---------------------------------------------------------------- NVRTC */
 
@@ -30,6 +24,7 @@
 #define CUDA_OPTIONS_TEXT "-std=c++17 --ptxas-options=-v -lineinfo --diag-suppress=177"
 
 static void *nvrtc_lib;
+static char nvrtc_path[PATH_MAX]; /* the file loaded */
 DECL(nvrtcVersion);
 DECL(nvrtcCreateProgram);
 DECL(nvrtcCompileProgram);
@@ -45,27 +40,24 @@ static int load_nvrtc(fdt_err *e)
     if (nvrtc_lib)
         return 0;
     /* The loader path first, then where the toolkit installs itself. */
-    char names[8][512];
-    int nn = 0;
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL};
     const char *home = getenv("CUDA_HOME");
-    static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-    for (int i = 0; i < 3; i++)
-        snprintf(names[nn++], sizeof names[0], "%s", sonames[i]);
+    char home_lib[PATH_MAX] = "";
     if (home && *home)
-        snprintf(names[nn++], sizeof names[0], "%s/lib64/libnvrtc.so", home);
-    snprintf(names[nn++], sizeof names[0], "/usr/local/cuda/lib64/libnvrtc.so");
-    char tried[1024] = "";
-    void *lib = NULL;
-    for (int i = 0; i < nn && !lib; i++) {
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!lib) {
-            size_t u = strlen(tried);
-            snprintf(tried + u, sizeof tried - u, "%s%s", u ? "; " : "", dlerror());
-        }
-    }
-    if (!lib)
-        return fdt_err_set(e, "cuda: NVRTC not found (%s); set CUDA_HOME or add the CUDA "
-                              "toolkit's lib64 to LD_LIBRARY_PATH", tried);
+        snprintf(home_lib, sizeof home_lib, "%s/lib64", home);
+    const char *places[] = {"", home_lib[0] ? home_lib : NULL, "/usr/local/cuda/lib64"};
+    fdt_rt_dl d;
+    fdt_sb why;
+    fdt_sb_init(&why);
+    int rc = fdt_rt_dl_open(places, 3, names, &d, &why);
+    if (rc)
+        fdt_err_set(e, "cuda: NVRTC not found (%s); set CUDA_HOME or add the CUDA toolkit's "
+                       "lib64 to LD_LIBRARY_PATH", fdt_sb_str(&why));
+    fdt_sb_free(&why);
+    if (rc)
+        return -1;
+    void *lib = d.lib;
+    const char *libname = d.path;
     SYM(lib, nvrtcVersion);
     SYM(lib, nvrtcCreateProgram);
     SYM(lib, nvrtcCompileProgram);
@@ -75,6 +67,7 @@ static int load_nvrtc(fdt_err *e)
     SYM(lib, nvrtcGetCUBIN);
     SYM(lib, nvrtcDestroyProgram);
     SYM(lib, nvrtcGetErrorString);
+    snprintf(nvrtc_path, sizeof nvrtc_path, "%s", d.path);
     nvrtc_lib = lib;
     return 0;
 }
@@ -87,6 +80,24 @@ static int cuda_compiler_version(char *buf, size_t n, fdt_err *e)
     if (p_nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
         return fdt_err_set(e, "cuda: nvrtcVersion failed");
     snprintf(buf, n, "nvrtc %d.%d", major, minor);
+    return 0;
+}
+
+/* "nvrtc 13.0 files <hash>": nvrtcVersion names no patch release (13.0.48 and 13.0.88 both
+ * say 13.0), the file does. */
+static int cuda_compiler_id(const char *arch, char *buf, size_t n, fdt_err *e)
+{
+    (void)arch;
+    char ver[64];
+    if (cuda_compiler_version(ver, sizeof ver, e))
+        return -1;
+    const char *files[] = {nvrtc_path};
+    fdt_sb b;
+    fdt_sb_init(&b);
+    fdt_sb_printf(&b, "%s ", ver);
+    fdt_rt_dl_files_id(&b, files, 1);
+    snprintf(buf, n, "%s", fdt_sb_str(&b));
+    fdt_sb_free(&b);
     return 0;
 }
 
@@ -175,7 +186,8 @@ static int cuda_disassemble(const char *image, size_t n, const char *arch, fdt_s
 
 /* ---------------------------------------------------------------- driver */
 
-static void *cu_lib;
+static void *cu_lib;   /* opened, its symbols resolved */
+static int cu_ready;   /* cuInit succeeded */
 static CUresult cu_last;
 static CUdevice cu_dev;
 static CUcontext cu_ctx;
@@ -209,13 +221,24 @@ DECL(cuEventElapsedTime);
 DECL(cuGetErrorName);
 DECL(cuGetErrorString);
 
-static int load_driver(fdt_err *e)
+/* libcuda, its symbols resolved; no device touched (cuInit is load_driver's). */
+static int open_driver(fdt_err *e)
 {
     if (cu_lib)
         return 0;
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        return fdt_err_set(e, "cuda: driver library libcuda.so.1 not found (%s)", dlerror());
+    static const char *const names[] = {"libcuda.so.1", NULL};
+    const char *loader[] = {""};
+    fdt_rt_dl d;
+    fdt_sb why;
+    fdt_sb_init(&why);
+    int rc = fdt_rt_dl_open(loader, 1, names, &d, &why);
+    if (rc)
+        fdt_err_set(e, "cuda: driver library libcuda.so.1 not found (%s)", fdt_sb_str(&why));
+    fdt_sb_free(&why);
+    if (rc)
+        return -1;
+    void *lib = d.lib;
+    const char *libname = d.path;
     SYM(lib, cuInit);
     SYM(lib, cuDriverGetVersion);
     SYM(lib, cuDeviceGetCount);
@@ -245,15 +268,53 @@ static int load_driver(fdt_err *e)
     SYM(lib, cuEventElapsedTime);
     SYM(lib, cuGetErrorName);
     SYM(lib, cuGetErrorString);
+    cu_lib = lib;
+    return 0;
+}
+
+static int load_driver(fdt_err *e)
+{
+    if (cu_ready)
+        return 0;
+    if (open_driver(e))
+        return -1;
     CUresult r = p_cuInit(0);
     if (r != CUDA_SUCCESS) {
         const char *name = "?";
         p_cuGetErrorName(r, &name);
-        dlclose(lib);
         return fdt_err_set(e, "cuda: cuInit failed: %s (no usable NVIDIA GPU or driver)", name);
     }
-    cu_lib = lib;
+    cu_ready = 1;
     return 0;
+}
+
+/* The libraries: libcuda with its API version and the kernel module's, NVRTC. */
+static int cuda_libraries(fdt_rt_lib *libs, int max)
+{
+    if (max < 2)
+        return 0;
+    fdt_err e;
+    memset(libs, 0, 2 * sizeof *libs);
+    snprintf(libs[0].role, sizeof libs[0].role, "driver");
+    snprintf(libs[1].role, sizeof libs[1].role, "NVRTC");
+    if (open_driver(&e) == 0) {
+        int dv = 0;
+        char km[32];
+        p_cuDriverGetVersion(&dv); /* needs no cuInit */
+        fdt_rt_nvidia_kernel_driver(km, sizeof km);
+        fdt_rt_dl_path((void *)p_cuDriverGetVersion, libs[0].path, sizeof libs[0].path);
+        snprintf(libs[0].version, sizeof libs[0].version, "CUDA %d.%d, kernel module %s",
+                 dv / 1000, dv % 1000 / 10, km);
+    } else {
+        snprintf(libs[0].note, sizeof libs[0].note, "%s", e.msg);
+    }
+    if (cuda_compiler_version(libs[1].version, sizeof libs[1].version, &e) == 0)
+        fdt_rt_dl_path((void *)p_nvrtcVersion, libs[1].path, sizeof libs[1].path);
+    else
+        snprintf(libs[1].note, sizeof libs[1].note, "%s", e.msg);
+    for (int i = 0; i < 2; i++)
+        snprintf(libs[i].backend, sizeof libs[i].backend, "cuda");
+    return 2;
 }
 
 /* Formats a driver error as "what: CUDA_ERROR_X (description)" and remembers it. */
@@ -509,8 +570,10 @@ const fdt_rt_backend fdt_rt_cuda = {
     .example_arch = "sm_90",
     .options = CUDA_OPTIONS_TEXT,
     .compiler_version = cuda_compiler_version,
+    .compiler_id = cuda_compiler_id,
     .compile = cuda_compile,
     .disassemble = cuda_disassemble,
+    .libraries = cuda_libraries,
     .device_count = cuda_device_count,
     .device_info = cuda_device_info,
     .open = cuda_open,

@@ -7,6 +7,7 @@
 #ifndef FDT_DEVICE_H
 #define FDT_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fdtuned_model.h"
@@ -23,7 +24,8 @@ typedef struct fdt_device {
     int warp_size;         /* 32 or 64 */
     int64_t l2_bytes;
     int64_t mem_bytes;     /* total memory as the driver reports it */
-    char uuid[48];         /* "GPU-..."; "" when unknown: tells GPUs of one model apart */
+    char uuid[48];         /* "GPU-..."; "" when unknown: tells GPUs of one model apart
+                              (NVIDIA: the 16 bytes as 8-4-4-4-12 hex; AMD: fdt_device_amd_uuid) */
     char pci[24];          /* "0000:18:00" */
 
     /* --- capabilities --- */
@@ -40,9 +42,10 @@ typedef struct fdt_device {
     int64_t llc_bytes;            /* last-level cache: fdt_device_derive */
 
     /* --- software of a visible device --- */
-    char driver_version[64];   /* kernel driver (e.g. 580.159.04) and API version */
-    char runtime_version[32];
-    char compiler_version[32];
+    /* what the environment record keeps, readable: */
+    char driver_version[128];   /* kernel driver: "580.159.04 (CUDA 13.0)", "amdgpu 6.10.5" */
+    char runtime_version[320];  /* "driver API 13.0", "HIP 6.2.41133 (/opt/rocm-6.2.0/lib)" */
+    char compiler_version[512]; /* "nvrtc 13.0", "hiprtc 6.2.60200, comgr 2.8 (<dir>)" */
 
     /* --- provenance --- */
     int index;             /* ordinal within the backend when live; -1 otherwise */
@@ -63,6 +66,22 @@ void fdt_device_init(fdt_device *d);
 
 /* Fills the derived fields: llc_bytes, the Infinity Cache when there is one, else L2. */
 void fdt_device_derive(fdt_device *d);
+
+/* The UUID of an AMD GPU from the 16 bytes of hipDeviceGetUuid, as rocminfo and
+ * ROCR_VISIBLE_DEVICES write it: ROCm's runtime fills them with the 16 hex characters of the
+ * GPU's 64-bit unique id (ROCr's "GPU-<16 hex>" without "GPU-"), so "GPU-" and those 16
+ * characters; "" where the GPU has none (ROCr's "GPU-XX"); "GPU-" and 32 hex digits of the
+ * 16 bytes where they are anything else. */
+void fdt_device_amd_uuid(const unsigned char bytes[16], char *out, size_t n);
+
+/* The UUID fdtune stored for d's GPU before it kept all of it (hip, up to fdtune 0.1.0: the
+ * first 8 of the 16 characters as hex bytes, "GPU-3132..."), for d with an AMD UUID of the
+ * current form; 0 when there is one. */
+int fdt_device_amd_uuid_legacy(const fdt_device *d, char *out, size_t n);
+
+/* 1 when stored and live name one GPU by their UUIDs (both known): the same UUID, or a
+ * stored AMD UUID of the legacy form of live's. */
+int fdt_device_same_gpu(const fdt_device *stored, const fdt_device *live);
 
 /* 1 when a and b are one device model (portable/fdtuned_model.h): equal names, the same base
  * arch and equal compute units. Memory, UUID and PCI address do not count. */

@@ -40,6 +40,18 @@ typedef struct fdt_rt_code {
     int cached;        /* 1 when served from the compile cache */
 } fdt_rt_code;
 
+/* One vendor library a backend loads: what it is for, which file was loaded and the version
+ * the library reports of itself. */
+typedef struct fdt_rt_lib {
+    char backend[8];  /* "cuda", "hip" */
+    char role[16];    /* "driver", "NVRTC", "HIP runtime", "hiprtc", "comgr" */
+    char path[512];   /* the real path of the file loaded; "" when none was */
+    char version[64]; /* what the library says ("HIP 6.2.41133", "comgr 2.8", "nvrtc 13.0") */
+    char note[512];   /* why none was loaded, or a remark ("inside libamdhip64: ROCm < 5.6") */
+} fdt_rt_lib;
+
+#define FDT_RT_MAX_LIBS 8 /* of all backends together */
+
 typedef struct fdt_rt_backend {
     const char *name;        /* "cuda", "hip" */
     const char *vendor;      /* "NVIDIA", "AMD" */
@@ -48,10 +60,14 @@ typedef struct fdt_rt_backend {
     int uncached;        /* 1: its code is never cached (the simulator's placeholders) */
 
     /* --- compiler (no GPU needed) --- */
-    int (*compiler_version)(char *buf, size_t n, fdt_err *e); /* loads the compiler library */
-    /* The identity of the compiler that compiles arch here (which compiler, its version, its
-     * path and options where they vary), for the compile cache's key; NULL: compiler_version
-     * serves every arch. Fails saying what arch needs when no compiler for it is found. */
+    /* The compiler's name and version for people ("nvrtc 13.0", "hiprtc 6.2.60200, comgr
+     * 2.8"); loads the compiler library, fails saying why it cannot. */
+    int (*compiler_version)(char *buf, size_t n, fdt_err *e);
+    /* The identity of the compiler that compiles arch here, for the compile cache's key:
+     * which compiler, its version, its files (a hash of their real paths, sizes and times:
+     * a reinstalled or patched compiler of the same version is another compiler) and options
+     * where they vary; NULL: compiler_version serves every arch. Fails saying what arch needs
+     * when no compiler for it is found. */
     int (*compiler_id)(const char *arch, char *buf, size_t n, fdt_err *e);
     /* In-process compile; use fdt_rt_compile, which isolates it in a child process. */
     int (*compile)(const char *src, const char *kernel, const char *arch, fdt_sb *image,
@@ -60,9 +76,16 @@ typedef struct fdt_rt_backend {
      * fdt_rt_disassemble, which isolates it in a child process. */
     int (*disassemble)(const char *image, size_t n, const char *arch, fdt_sb *out, fdt_err *e);
 
+    /* The libraries this backend loads, each with its real path and version, at most max,
+     * into libs; the runtime's too, loaded but no device opened. In-process (asking the HIP
+     * runtime its version starts it): use fdt_rt_libraries. Returns how many. */
+    int (*libraries)(fdt_rt_lib *libs, int max);
+
     /* --- devices --- */
     int (*device_count)(int *n, fdt_err *e); /* loads the driver; fails saying why */
-    /* Describes visible device idx: identity, capabilities, software; index set, live 1. */
+    /* Describes visible device idx: identity, capabilities, software; index set, live 1.
+     * The software fields are what the database's environment record keeps: the kernel driver
+     * (and API) version, the runtime's version and file, the compiler's versions and files. */
     int (*device_info)(int idx, fdt_device *info, fdt_err *e);
     int (*open)(int idx, fdt_err *e); /* makes the device current in this process */
     int (*mem_info)(size_t *free_bytes, size_t *total, fdt_err *e);
@@ -109,6 +132,10 @@ typedef struct fdt_rt_unavailable {
  * backend), *nskipped of them. Returns how many targets. */
 int fdt_rt_default_targets(const char **targets, int max, fdt_rt_unavailable *skipped,
                            int *nskipped);
+
+/* The libraries of every backend (their `libraries`), found in a child process so that the
+ * caller loads and starts no GPU runtime: at most max into libs, *n of them. */
+int fdt_rt_libraries(fdt_rt_lib *libs, int max, int *n, fdt_err *e);
 
 /* Compiles in a child process (a compiler crash or hang becomes an error), through the
  * on-disk cache keyed by source, kernel, arch, compiler identity (compiler_id, else

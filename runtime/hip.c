@@ -1,10 +1,14 @@
 /* AMD backend: the HIP runtime (libamdhip64), hiprtc (its own library from ROCm 5.6, inside
  * libamdhip64 before) and comgr for the code object's metadata (VGPRs, SGPRs, spills, LDS,
- * scratch; amd_code.c), all dlopen'ed with the prototypes of the vendor headers. hiprtc from
- * ROCm 5.2 (Debian 12) compiles for gfx900/906/908/90a/1030 and crashes on newer targets:
- * those go to the offline clang (amd_clang.c) instead. Either compiler gets fdtune's own
- * hip/hip_runtime.h (templates/amd_device.h), so no ROCm header has to be found; compilation
- * runs in a child process in any case. */
+ * scratch; amd_code.c), all dlopen'ed with the prototypes of the vendor headers, from one
+ * ROCm (rocm.c says which and how). ROCm's own version reports do not identify it: hiprtcVersion
+ * says 9.0 in every ROCm since 5.6 and hipDriverGetVersion the HIP version, so the compiler's
+ * identity is the hiprtc file's version, comgr's version and the files themselves, and the
+ * driver is the amdgpu kernel driver's. hiprtc from ROCm 5.2 (Debian 12) compiles for
+ * gfx900/906/908/90a/1030 and crashes on newer targets: those go to the offline clang
+ * (amd_clang.c) instead. Either compiler gets fdtune's own hip/hip_runtime.h
+ * (templates/amd_device.h), so no ROCm header has to be found; compilation runs in a child
+ * process in any case. */
 #define __HIP_PLATFORM_AMD__ 1
 #include "fdt_gen.h"
 #include "fdt_rt.h"
@@ -18,23 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DECL(name) FDT_RT_DECL(name)
-#define SYM(lib, name) FDT_RT_SYM(lib, name, libname, "hip")
-
-static void *open_first(const char *const *names, const char **opened, char *why, size_t n)
-{
-    why[0] = 0;
-    for (int i = 0; names[i]; i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            *opened = names[i];
-            return lib;
-        }
-        size_t u = strlen(why);
-        snprintf(why + u, n - u, "%s%s", u ? "; " : "", dlerror());
-    }
-    return NULL;
-}
+#define FDT_RT_WHAT "hip"
+#define DECL FDT_RT_DECL
+#define SYM FDT_RT_SYM
 
 /* ---------------------------------------------------------------- hiprtc */
 
@@ -47,6 +37,7 @@ static void *open_first(const char *const *names, const char **opened, char *why
 
 static void *rtc_lib;
 static int rtc_legacy; /* hiprtc inside libamdhip64 (ROCm < 5.6): crashes on newer targets */
+static char rtc_path[PATH_MAX]; /* the file hiprtc is in */
 DECL(hiprtcCreateProgram);
 DECL(hiprtcCompileProgram);
 DECL(hiprtcGetProgramLogSize);
@@ -57,18 +48,24 @@ DECL(hiprtcDestroyProgram);
 DECL(hiprtcGetErrorString);
 DECL(hiprtcVersion);
 
+/* hiprtc of the ROCm fdtune runs against: libhiprtc, else (ROCm < 5.6) the runtime library
+ * when hiprtc is inside it; then comgr. */
 static int load_rtc(fdt_err *e)
 {
     if (rtc_lib)
         return 0;
-    static const char *const rtc_names[] = {"libhiprtc.so.6", "libhiprtc.so.5", "libhiprtc.so",
-                                            "libamdhip64.so.5", NULL};
-    char why[1024];
-    const char *libname = NULL;
-    void *lib = open_first(rtc_names, &libname, why, sizeof why);
-    if (!lib)
-        return fdt_err_set(e, "hip: hiprtc not found (%s); install ROCm or Debian's "
-                              "libamdhip64-dev", why);
+    fdt_rt_dl d;
+    fdt_err why;
+    int legacy = 0;
+    if (fdt_rt_rocm_open(FDT_ROCM_HIPRTC, &d, &why)) {
+        fdt_err re;
+        if (fdt_rt_rocm_open(FDT_ROCM_RUNTIME, &d, &re) || !dlsym(d.lib, "hiprtcCreateProgram"))
+            return fdt_err_set(e, "hip: hiprtc not found (%s); install ROCm or Debian's "
+                                  "libamdhip64-dev", why.msg);
+        legacy = 1;
+    }
+    void *lib = d.lib;
+    const char *libname = d.path;
     SYM(lib, hiprtcCreateProgram);
     SYM(lib, hiprtcCompileProgram);
     SYM(lib, hiprtcGetProgramLogSize);
@@ -78,21 +75,49 @@ static int load_rtc(fdt_err *e)
     SYM(lib, hiprtcDestroyProgram);
     SYM(lib, hiprtcGetErrorString);
     SYM(lib, hiprtcVersion);
-    rtc_legacy = strstr(libname, "amdhip64") != NULL;
     if (fdt_rt_comgr_load(e))
         return -1;
+    snprintf(rtc_path, sizeof rtc_path, "%s", d.path);
+    rtc_legacy = legacy;
     rtc_lib = lib;
+    return 0;
+}
+
+/* The directory of a file's path (its length). */
+static int dir_len(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? (int)(slash - path) : 0;
+}
+
+/* "hiprtc 6.2.60200, comgr 2.8": the hiprtc file's version (hiprtcVersion says 9.0 in every
+ * ROCm since 5.6), "(in libamdhip64)" for ROCm < 5.6, and comgr's version; with dirs, the
+ * directories of the two files after it ("(/opt/rocm-6.2.0/lib)" when they are one). */
+static int rtc_describe(int dirs, char *buf, size_t n, fdt_err *e)
+{
+    if (load_rtc(e))
+        return -1;
+    char ver[64], cpath[PATH_MAX], cver[32] = "comgr";
+    fdt_rt_dl_file_version(rtc_path, ver, sizeof ver);
+    if (fdt_rt_comgr_file(cpath, sizeof cpath, cver, sizeof cver))
+        cpath[0] = 0;
+    fdt_sb b;
+    fdt_sb_init(&b);
+    fdt_sb_printf(&b, "hiprtc%s%s%s, %s", *ver ? " " : "", ver,
+                  rtc_legacy ? " (in libamdhip64)" : "", cver);
+    int rl = dir_len(rtc_path), cl = dir_len(cpath);
+    if (dirs && rl == cl && !strncmp(rtc_path, cpath, (size_t)rl))
+        fdt_sb_printf(&b, " (%.*s)", rl, rtc_path);
+    else if (dirs)
+        fdt_sb_printf(&b, " (%.*s, %.*s)", rl, rtc_path, cl, cpath);
+    snprintf(buf, n, "%s", fdt_sb_str(&b));
+    fdt_sb_free(&b);
     return 0;
 }
 
 static int hip_compiler_version(char *buf, size_t n, fdt_err *e)
 {
-    if (load_rtc(e))
-        return -1;
-    int major = 0, minor = 0;
-    p_hiprtcVersion(&major, &minor);
-    snprintf(buf, n, "hiprtc %d.%d%s", major, minor, rtc_legacy ? " (in libamdhip64)" : "");
-    return 0;
+    return rtc_describe(0, buf, n, e);
 }
 
 /* Targets the legacy hiprtc handles (checked on Debian 12's ROCm 5.2.3). */
@@ -143,14 +168,18 @@ static int hip_compiler_id(const char *arch, char *buf, size_t n, fdt_err *e)
             return 0;
         return fdt_err_wrap(e, "hip: %s needs the offline compiler because %s", arch, why);
     }
-    char ver[64], extra[512];
+    char ver[128], extra[512], cpath[PATH_MAX], cver[32];
     const char *opts[HIPRTC_EXTRA_MAX];
     if (hip_compiler_version(ver, sizeof ver, e))
         return -1;
+    if (fdt_rt_comgr_file(cpath, sizeof cpath, cver, sizeof cver))
+        cpath[0] = 0;
+    const char *files[] = {rtc_path, cpath};
     int k = extra_options(extra, sizeof extra, opts);
     fdt_sb b;
     fdt_sb_init(&b);
-    fdt_sb_puts(&b, ver);
+    fdt_sb_printf(&b, "%s ", ver);
+    fdt_rt_dl_files_id(&b, files, 2);
     for (int i = 0; i < k; i++)
         fdt_sb_printf(&b, " %s", opts[i]);
     snprintf(buf, n, "%s", fdt_sb_str(&b));
@@ -243,8 +272,11 @@ static int hip_disassemble(const char *image, size_t n, const char *arch, fdt_sb
 
 /* ---------------------------------------------------------------- runtime */
 
-static void *hip_lib;
-static hipError_t hip_last;
+static void *hip_lib;             /* opened, its symbols resolved */
+static int hip_ready;             /* hipInit succeeded */
+static char hip_path[PATH_MAX];   /* the file it is */
+static hipError_t hip_last;       /* the last error, for context_lost */
+static int hip_last_at_launch;    /* 1: it came from the launch itself, nothing was queued */
 DECL(hipInit);
 DECL(hipGetDeviceCount);
 DECL(hipDeviceGet);
@@ -253,7 +285,6 @@ DECL(hipDeviceGetAttribute);
 DECL(hipDeviceTotalMem);
 DECL(hipDeviceGetUuid);
 DECL(hipGetDeviceProperties);
-DECL(hipDriverGetVersion);
 DECL(hipRuntimeGetVersion);
 DECL(hipSetDevice);
 DECL(hipMemGetInfo);
@@ -266,6 +297,7 @@ DECL(hipModuleLoadData);
 DECL(hipModuleGetFunction);
 DECL(hipModuleUnload);
 DECL(hipModuleLaunchKernel);
+DECL(hipFuncGetAttribute);
 DECL(hipEventCreate);
 DECL(hipEventDestroy);
 DECL(hipEventRecord);
@@ -274,17 +306,17 @@ DECL(hipDeviceSynchronize);
 DECL(hipGetErrorName);
 static hipError_t (*p_hipMalloc)(void **, size_t);
 
-static int load_hip(fdt_err *e)
+/* The runtime library of the ROCm fdtune runs against, its symbols resolved; no device is
+ * touched (hipInit is load_hip's). */
+static int open_hip(fdt_err *e)
 {
     if (hip_lib)
         return 0;
-    static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so",
-                                        NULL};
-    char why[1024];
-    const char *libname = NULL;
-    void *lib = open_first(names, &libname, why, sizeof why);
-    if (!lib)
-        return fdt_err_set(e, "hip: libamdhip64 not found (%s)", why);
+    fdt_rt_dl d;
+    if (fdt_rt_rocm_open(FDT_ROCM_RUNTIME, &d, e))
+        return fdt_err_wrap(e, "hip: libamdhip64 not found");
+    void *lib = d.lib;
+    const char *libname = d.path;
     SYM(lib, hipInit);
     SYM(lib, hipGetDeviceCount);
     SYM(lib, hipDeviceGet);
@@ -293,7 +325,6 @@ static int load_hip(fdt_err *e)
     SYM(lib, hipDeviceTotalMem);
     SYM(lib, hipDeviceGetUuid);
     SYM(lib, hipGetDeviceProperties);
-    SYM(lib, hipDriverGetVersion);
     SYM(lib, hipRuntimeGetVersion);
     SYM(lib, hipSetDevice);
     SYM(lib, hipMemGetInfo);
@@ -315,19 +346,40 @@ static int load_hip(fdt_err *e)
     *(void **)&p_hipMalloc = dlsym(lib, "hipMalloc");
     if (!p_hipMalloc)
         return fdt_err_set(e, "hip: symbol hipMalloc missing in %s", libname);
-    hipError_t r = p_hipInit(0);
-    if (r != hipSuccess) {
-        const char *name = p_hipGetErrorName(r);
-        dlclose(lib);
-        return fdt_err_set(e, "hip: hipInit failed: %s (no usable AMD GPU or driver)", name);
-    }
+    *(void **)&p_hipFuncGetAttribute = dlsym(lib, "hipFuncGetAttribute"); /* optional */
+    snprintf(hip_path, sizeof hip_path, "%s", d.path);
     hip_lib = lib;
     return 0;
+}
+
+static int load_hip(fdt_err *e)
+{
+    if (hip_ready)
+        return 0;
+    if (open_hip(e))
+        return -1;
+    hipError_t r = p_hipInit(0);
+    if (r != hipSuccess)
+        return fdt_err_set(e, "hip: hipInit failed: %s (no usable AMD GPU or driver; runtime %s)",
+                           p_hipGetErrorName(r), hip_path);
+    hip_ready = 1;
+    return 0;
+}
+
+/* "6.2.41133" from hipRuntimeGetVersion's major * 10^7 + minor * 10^5 + patch. */
+static void hip_version_text(char *buf, size_t n)
+{
+    int v = 0;
+    if (p_hipRuntimeGetVersion(&v) != hipSuccess || v <= 0)
+        snprintf(buf, n, "?");
+    else
+        snprintf(buf, n, "%d.%d.%d", v / 10000000, v / 100000 % 100, v % 100000);
 }
 
 static int hip_fail(fdt_err *e, const char *what, hipError_t r)
 {
     hip_last = r;
+    hip_last_at_launch = 0;
     return fdt_err_set(e, "%s: %s", what, p_hipGetErrorName ? p_hipGetErrorName(r) : "?");
 }
 
@@ -351,6 +403,21 @@ static int hattr(int dev, hipDeviceAttribute_t a)
 {
     int v = 0;
     return p_hipDeviceGetAttribute(&v, a, dev) == hipSuccess ? v : -1;
+}
+
+/* What identifies the software a device runs with: the amdgpu kernel driver, the HIP
+ * runtime's version and directory, hiprtc's and comgr's versions and directories (hiprtc's
+ * file version names the ROCm release it comes with). */
+static void software(fdt_device *info)
+{
+    char ver[32];
+    fdt_rt_amdgpu_kernel_driver(info->driver_version, sizeof info->driver_version);
+    hip_version_text(ver, sizeof ver);
+    snprintf(info->runtime_version, sizeof info->runtime_version, "HIP %s (%.*s)", ver,
+             dir_len(hip_path), hip_path);
+    fdt_err ce;
+    if (rtc_describe(1, info->compiler_version, sizeof info->compiler_version, &ce))
+        snprintf(info->compiler_version, sizeof info->compiler_version, "unavailable");
 }
 
 static int hip_device_info(int idx, fdt_device *info, fdt_err *e)
@@ -391,20 +458,10 @@ static int hip_device_info(int idx, fdt_device *info, fdt_err *e)
     HIPCALL(p_hipDeviceTotalMem(&mem, d), "hipDeviceTotalMem");
     info->mem_bytes = (int64_t)mem;
     hipUUID u;
-    if (p_hipDeviceGetUuid(&u, d) == hipSuccess) {
-        const unsigned char *b = (const unsigned char *)u.bytes;
-        snprintf(info->uuid, sizeof info->uuid, "GPU-%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                 b[2], b[3], b[4], b[5], b[6], b[7]);
-    }
+    if (p_hipDeviceGetUuid(&u, d) == hipSuccess)
+        fdt_device_amd_uuid((const unsigned char *)u.bytes, info->uuid, sizeof info->uuid);
     snprintf(info->pci, sizeof info->pci, "%02x", hattr(idx, hipDeviceAttributePciBusId));
-    int dv = 0, rv = 0;
-    p_hipDriverGetVersion(&dv);
-    p_hipRuntimeGetVersion(&rv);
-    snprintf(info->driver_version, sizeof info->driver_version, "%d", dv);
-    snprintf(info->runtime_version, sizeof info->runtime_version, "HIP %d", rv);
-    fdt_err ce;
-    if (hip_compiler_version(info->compiler_version, sizeof info->compiler_version, &ce))
-        snprintf(info->compiler_version, sizeof info->compiler_version, "unavailable");
+    software(info);
     return 0;
 }
 
@@ -489,8 +546,36 @@ static int hip_module_function(void *module, const char *kernel, void **fn, fdt_
     return 0;
 }
 
+/* The launch bounds of the functions launched lately (the largest block each allows), so
+ * that a block above them is refused here, plainly, before hipModuleLaunchKernel answers it
+ * with hipErrorLaunchFailure (clr's ihipLaunchKernel_validate), the code that also stands for
+ * a kernel that failed. Forgotten when a module is unloaded (handles are reused). */
+static struct {
+    void *fn;
+    int max;
+} bounds[8];
+static unsigned nbounds;
+
+static int launch_bound(void *fn)
+{
+    for (unsigned i = 0; i < nbounds && i < 8; i++)
+        if (bounds[i].fn == fn)
+            return bounds[i].max;
+    int v = -1;
+    if (!p_hipFuncGetAttribute ||
+        p_hipFuncGetAttribute(&v, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                              (hipFunction_t)fn) != hipSuccess)
+        v = -1; /* unknown: the runtime's own check stands */
+    bounds[nbounds % 8].fn = fn;
+    bounds[nbounds % 8].max = v;
+    nbounds++;
+    return v;
+}
+
 static void hip_module_unload(void *module)
 {
+    memset(bounds, 0, sizeof bounds);
+    nbounds = 0;
     if (module)
         p_hipModuleUnload((hipModule_t)module);
 }
@@ -498,10 +583,21 @@ static void hip_module_unload(void *module)
 static int hip_launch(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
                       void **args, fdt_err *e)
 {
-    HIPCALL(p_hipModuleLaunchKernel((hipFunction_t)fn, grid[0], grid[1], grid[2], block[0],
-                                    block[1], block[2], shared, 0, args, NULL),
-            "hipModuleLaunchKernel");
-    return 0;
+    unsigned long threads = (unsigned long)block[0] * block[1] * block[2];
+    int max = launch_bound(fn);
+    hipError_t r = hipErrorInvalidConfiguration;
+    if (max <= 0 || threads <= (unsigned long)max)
+        r = p_hipModuleLaunchKernel((hipFunction_t)fn, grid[0], grid[1], grid[2], block[0],
+                                    block[1], block[2], shared, 0, args, NULL);
+    if (r == hipSuccess)
+        return 0;
+    hip_fail(e, "hipModuleLaunchKernel", r);
+    hip_last_at_launch = 1;
+    if (max > 0 && threads > (unsigned long)max)
+        fdt_err_set(e, "hipModuleLaunchKernel: a block of %lu threads (%ux%ux%u) is above the "
+                       "kernel's launch bounds (%d threads): not launched",
+                    threads, block[0], block[1], block[2], max);
+    return -1;
 }
 
 static int hip_event_create(void **ev, fdt_err *e)
@@ -536,10 +632,82 @@ static int hip_sync(fdt_err *e)
     return 0;
 }
 
+/* One entry of the library report: the file that defines sym (NULL: path as given) and its
+ * version, or (note) why there is none. */
+static fdt_rt_lib *lib_entry(fdt_rt_lib *l, const char *role, const void *sym, const char *path,
+                             const char *ver, const char *note)
+{
+    memset(l, 0, sizeof *l);
+    snprintf(l->backend, sizeof l->backend, "hip");
+    snprintf(l->role, sizeof l->role, "%s", role);
+    if (sym ? fdt_rt_dl_path(sym, l->path, sizeof l->path) != 0 : !path)
+        l->path[0] = 0;
+    else if (!sym)
+        snprintf(l->path, sizeof l->path, "%s", path);
+    snprintf(l->version, sizeof l->version, "%s", ver ? ver : "");
+    snprintf(l->note, sizeof l->note, "%s", note ? note : "");
+    return l + 1;
+}
+
+static int hip_libraries(fdt_rt_lib *libs, int max)
+{
+    if (max < 3)
+        return 0;
+    fdt_rt_lib *l = libs;
+    fdt_err e = {{0}};
+    char ver[64], hv[32], path[PATH_MAX];
+    if (open_hip(&e) == 0) {
+        hip_version_text(hv, sizeof hv);
+        snprintf(ver, sizeof ver, "HIP %s", hv);
+        l = lib_entry(l, "HIP runtime", (void *)p_hipRuntimeGetVersion, NULL, ver, NULL);
+    } else {
+        l = lib_entry(l, "HIP runtime", NULL, NULL, NULL, e.msg);
+    }
+    if (load_rtc(&e) == 0) {
+        int major = 0, minor = 0;
+        char note[96];
+        p_hiprtcVersion(&major, &minor);
+        fdt_rt_dl_file_version(rtc_path, hv, sizeof hv);
+        snprintf(ver, sizeof ver, "hiprtc %s", *hv ? hv : "?");
+        snprintf(note, sizeof note, "%shiprtcVersion says %d.%d",
+                 rtc_legacy ? "inside libamdhip64 (ROCm < 5.6); " : "", major, minor);
+        l = lib_entry(l, "hiprtc", (void *)p_hiprtcCreateProgram, NULL, ver, note);
+    } else {
+        l = lib_entry(l, "hiprtc", NULL, NULL, NULL, e.msg);
+    }
+    if (fdt_rt_comgr_load(&e) == 0 && fdt_rt_comgr_file(path, sizeof path, ver, sizeof ver) == 0)
+        l = lib_entry(l, "comgr", NULL, path, ver, NULL);
+    else
+        l = lib_entry(l, "comgr", NULL, NULL, NULL, e.msg);
+    return (int)(l - libs);
+}
+
+/* ROCm's runtime does not return a failed kernel as an error code: a device exception (an
+ * illegal address, a fault) reaches its queue callback, which aborts the process (clr,
+ * rocdevice.cpp/rocvirtual.cpp callbackQueue: "Abort on device exceptions"), so the worker
+ * dies and its parent sees the crash. The codes that do come back are the API's own checks,
+ * made before anything is queued: hipModuleLaunchKernel answers hipErrorLaunchFailure for a
+ * block above the kernel's launch bounds (or an unsupported cooperative launch), and the
+ * context is as good as before. Codes that name a failed kernel count as lost: in case a
+ * runtime reports one instead of aborting, and hipErrorLaunchFailure from anything but the
+ * launch itself (a synchronisation that reports an earlier kernel). */
+int fdt_rt_hip_error_lost(int code, int at_launch)
+{
+    switch ((hipError_t)code) {
+    case hipErrorIllegalAddress:
+    case hipErrorLaunchTimeOut:
+    case hipErrorAssert:
+        return 1;
+    case hipErrorLaunchFailure:
+        return !at_launch;
+    default:
+        return 0;
+    }
+}
+
 static int hip_context_lost(void)
 {
-    return hip_last == hipErrorIllegalAddress || hip_last == hipErrorLaunchFailure ||
-           hip_last == hipErrorLaunchTimeOut || hip_last == hipErrorAssert;
+    return fdt_rt_hip_error_lost(hip_last, hip_last_at_launch);
 }
 
 const fdt_rt_backend fdt_rt_hip = {
@@ -551,6 +719,7 @@ const fdt_rt_backend fdt_rt_hip = {
     .compiler_id = hip_compiler_id,
     .compile = hip_compile,
     .disassemble = hip_disassemble,
+    .libraries = hip_libraries,
     .device_count = hip_device_count,
     .device_info = hip_device_info,
     .open = hip_open,

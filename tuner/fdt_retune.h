@@ -61,7 +61,8 @@ typedef struct fdt_retune_plan {
 } fdt_retune_plan;
 
 /* Which stored device a visible one stands for: the same model (fdt_device_same_model:
- * name, base arch, compute units); *same_gpu when the UUID is equal too. Returns the index into live,
+ * name, base arch, compute units); *same_gpu when it is that very GPU (fdt_device_same_gpu:
+ * the same UUID, or an AMD UUID stored in fdtune 0.1.0's cut form). Returns the index into live,
  * preferring the GPU with the same UUID, else the first of the same model; -1: none. */
 int fdt_retune_match(const fdt_device *stored, const fdt_device *live, int nlive,
                      int *same_gpu);

@@ -37,7 +37,7 @@ int fdt_retune_match(const fdt_device *stored, const fdt_device *live, int nlive
         const fdt_device *v = &live[i];
         if (!fdt_device_same_model(stored, v))
             continue;
-        if (stored->uuid[0] && !strcmp(stored->uuid, v->uuid)) {
+        if (fdt_device_same_gpu(stored, v)) {
             *same_gpu = 1;
             return i;
         }
