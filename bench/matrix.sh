@@ -61,14 +61,7 @@ done
 # of that one config, dry-run.
 bound_of() {
     local rec=$OUTDIR/matrix-one.lua
-    python3 - "$1" "$5" >"$rec" <<'PY'
-import sys
-op, cfg = sys.argv[1], sys.argv[2]
-print('ops { "%s" }' % op)
-for kv in ([] if cfg == "default" else cfg.split(",")):
-    k, v = kv.split("=")
-    print('param("%s", { %s })' % (k, v if v.lstrip("-").isdigit() else '"%s"' % v))
-PY
+    config_recipe "$1" "$5" >"$rec"
     [ -n "$cat_gpu" ] || { echo unknown; return; }
     "$FDTUNE" --gpu "$cat_gpu" --op "$1" --R "$2" --precision "$3" --grid "$4^3" \
         --recipe "$rec" --dry-run --top 1 --json 2>/dev/null | python3 -c '

@@ -59,14 +59,7 @@ for cell in ${CELLS:-$DEFAULT_CELLS}; do
     fi
     name="$op-R$R-$prec-$n-$(printf %s "$cfg" | md5sum | cut -c1-8)"
     rec=$OUTDIR/mc-$name.lua
-    python3 - "$op" "$cfg" >"$rec" <<'PY'
-import sys
-op, cfg = sys.argv[1], sys.argv[2]
-print('ops { "%s" }' % op)
-for kv in ([] if cfg == "default" else cfg.split(",")):
-    k, v = kv.split("=")
-    print('param("%s", { %s })' % (k, v if v.lstrip("-").isdigit() else '"%s"' % v))
-PY
+    config_recipe "$op" "$cfg" >"$rec"
     if ! "$FDTUNE" --gpu "$gpuarg" --op "$op" --R "$R" --precision "$prec" --grid "$n^3" \
         --recipe "$rec" --dry-run --top 1 --json >"$OUTDIR/mc-$name.dry.json" \
         2>"$OUTDIR/mc-$name.dry.log"; then

@@ -619,32 +619,40 @@ static double seed_error(const seed_row *s)
     return err;
 }
 
+/* Holds the model to the rows of tests/data/NAME: nrows rows, held of them held (not marked
+ * otherwise), each within tol of its measured bandwidth and their rms within rms_max. */
+static void hold_rows(const char *name, int nrows, int held, double tol, double rms_max)
+{
+    static seed_row rows[128];
+    assert_int_equal(seed_rows(name, rows, 128), nrows);
+    double sum2 = 0;
+    int n = 0;
+    for (int i = 0; i < nrows; i++) {
+        const seed_row *s = &rows[i];
+        double err = seed_error(s);
+        if (s->not_held[0])
+            continue;
+        n++;
+        sum2 += err * err;
+        if (fabs(err) > tol)
+            fail_msg("%s %s (%s): model %+.1f%% off the measured %.0f GB/s, beyond %.0f%%",
+                     s->src, s->gpu, s->config, 100 * err, s->gbs, 100 * tol);
+    }
+    double rms = sqrt(sum2 / n);
+    printf("  %d rows held, rms %.1f%%\n", n, 100 * rms);
+    assert_int_equal(n, held);
+    assert_true(rms <= rms_max);
+}
+
+/* The MI250X: the seeds' published numbers (rms 7.4% before the on-chip terms, 8.0% with
+ * them: d2x R=4 comes out issue-bound). */
 #define SEED_TOLERANCE 0.20
 #define SEED_RMS 0.10
 
 static void test_model_against_seeds(void **state)
 {
     (void)state;
-    static seed_row rows[64];
-    int nrows = seed_rows("mi250x-seeds.txt", rows, 64);
-    assert_int_equal(nrows, 26);
-    double sum2 = 0;
-    int held = 0;
-    for (int i = 0; i < nrows; i++) {
-        const seed_row *s = &rows[i];
-        double err = seed_error(s);
-        if (s->not_held[0])
-            continue;
-        held++;
-        sum2 += err * err;
-        if (fabs(err) > SEED_TOLERANCE)
-            fail_msg("%s (%s): model %+.1f%% off the published %.0f GB/s, beyond %.0f%%",
-                     s->src, s->config, 100 * err, s->gbs, 100 * SEED_TOLERANCE);
-    }
-    double rms = sqrt(sum2 / held);
-    printf("  %d rows held, rms %.1f%%\n", held, 100 * rms);
-    assert_int_equal(held, 24);
-    assert_true(rms <= SEED_RMS);
+    hold_rows("mi250x-seeds.txt", 26, 24, SEED_TOLERANCE, SEED_RMS);
 }
 
 /* The NVIDIA rows' tolerances: the fit leaves an rms of 10.7% over the 59 rows held, the
@@ -658,88 +666,68 @@ static void test_model_against_seeds(void **state)
 static void test_model_against_nvidia(void **state)
 {
     (void)state;
-    static seed_row rows[128];
-    int nrows = seed_rows("nvidia-measured.txt", rows, 128);
-    assert_int_equal(nrows, 60);
-    double sum2 = 0;
-    int held = 0;
-    for (int i = 0; i < nrows; i++) {
-        const seed_row *s = &rows[i];
-        double err = seed_error(s);
-        if (s->not_held[0])
-            continue;
-        held++;
-        sum2 += err * err;
-        if (fabs(err) > NVIDIA_TOLERANCE)
-            fail_msg("%s %s (%s): model %+.1f%% off the measured %.0f GB/s, beyond %.0f%%",
-                     s->src, s->gpu, s->config, 100 * err, s->gbs, 100 * NVIDIA_TOLERANCE);
-    }
-    double rms = sqrt(sum2 / held);
-    printf("  %d rows held, rms %.1f%%\n", held, 100 * rms);
-    assert_int_equal(held, 59);
-    assert_true(rms <= NVIDIA_RMS);
+    hold_rows("nvidia-measured.txt", 60, 59, NVIDIA_TOLERANCE, NVIDIA_RMS);
 }
 
-/* The on-chip counts of op R prec config on gpu name. */
-static fdt_onchip onchip_of(const char *name, fdt_op op, int R, fdt_prec prec, const char *text)
-{
-    fdt_problem p = {.op = op, .R = R, .prec = prec, .nx = 512, .ny = 512, .nz = 512};
-    fdt_config c = cfg(&p, text);
-    fdt_device d = gpu(name);
-    fdt_onchip o;
-    fdt_model_onchip(&p, &c, &d, &o);
-    return o;
-}
-
-/* Counted by hand from the templates, per output point. */
+/* Counted by hand from the templates, per output point (NAN: not checked).
+ *  - direct (templates/direct.hip), lap R=4 f32, one value per thread: loads of 4 z planes
+ *    below, 2R+1 rows of the y column (the centre among them), HX = 4 single x values a side,
+ *    4 z planes above: 25, and one store: 26 accesses of 4 bytes; no shared memory. FP: d2
+ *    per axis one multiply and 4 pairs of an add and an FMA (9), three axes, then sx dx (a
+ *    multiply) + sy dy + sz dz (two FMAs): 30. d2x alone: 9 + the one scale.
+ *  - the ring (templates/ring.hip), lap R=4 f32, bx=32 by=8 (256 threads), tile 2, vec 2,
+ *    nw=64: per thread and plane it copies its 2 vectors of the plane, its share of the y
+ *    halo (2R rows x 32 vectors / 256 threads = 1) and of the x halo (2 sides x HX/VEC = 2
+ *    vectors x 16 rows / 256 = 0.25); the first 2R planes of a window of 64 are copied
+ *    without an output, so the plane's own vectors count (64 + 8) / 64 = 1.125 times: 3.5
+ *    copies. It reads back its centre (2 x 1.125), the 2R = 8 y-neighbour rows (2 rows of
+ *    output share their 2 + 8 rows) and the x halo (2 x 2 vectors a row, 2 rows: 8): 18.25
+ *    reads. 21.75 accesses of 8 bytes over 4 outputs: 43.5 bytes a point, 5.4375
+ *    instructions. Through L1 (the copies and the 2 stores): 5.5 x 8 / 4 = 11 bytes. On an
+ *    MI250X the copies are global loads and LDS stores: the same LDS bytes.
+ *  - the stream (templates/stream.hip), lap R=8 f32 2x2, bx=32 by=16 (512 threads), nw=256:
+ *    copies 2 x (256 + 16) / 256 + 2R x 32 / 512 (y halo, 1) + 2 x 4 x 32 / 512 (x halo,
+ *    0.5) = 3.625; reads 2.125 centres, 16 y rows, 2 x 4 vectors x 2 rows of x halo (16):
+ *    37.75 vectors of 8 bytes over 4 outputs = 75.5 bytes (the 6R + 1 = 49 neighbours one
+ *    value at a time from shared memory would be 196). FP: per landing plane the z sums take
+ *    2 RZ + 1 = 17 (x 1.0625), the x and y pairs 2 RX + 2 RY = 32, the centre and the x and y
+ *    scales 3: 53.0625 (6R + 4 = 52 without the window's first planes). */
 static void test_onchip_counts(void **state)
 {
     (void)state;
-    /* direct (templates/direct.hip), lap R=4 f32, one value per thread: loads of 4 z planes
-     * below, 2R+1 rows of the y column (the centre among them), HX = 4 single x values a side,
-     * 4 z planes above: 25, and one store: 26 accesses of 4 bytes; no shared memory. FP: d2 per
-     * axis one multiply and 4 pairs of an add and an FMA (9), three axes, then sx dx (a
-     * multiply) + sy dy + sz dz (two FMAs): 30. */
-    fdt_onchip o = onchip_of("H100", FDT_OP_LAP, 4, FDT_F32, "bx=64,by=4");
-    assert_float_equal(o.shared_bytes, 0, 1e-9);
-    assert_float_equal(o.shared_inst, 0, 1e-9);
-    assert_float_equal(o.l1_bytes, 104, 1e-9);
-    assert_float_equal(o.fp, 30, 1e-9);
-    /* d2x alone: 9 + the one scale */
-    o = onchip_of("H100", FDT_OP_D2X, 4, FDT_F32, "bx=128,by=8,vec=4,align=32");
-    assert_float_equal(o.fp, 10, 1e-9);
-    /* the ring (templates/ring.hip), lap R=4 f32, bx=32 by=8 (256 threads), tile 2, vec 2,
-     * nw=64: per thread and plane it copies its 2 vectors of the plane, its share of the y
-     * halo (2R rows x 32 vectors / 256 threads = 1) and of the x halo (2 sides x HX/VEC = 2
-     * vectors x 16 rows / 256 = 0.25); the first 2R planes of a window of 64 are copied
-     * without an output, so the plane's own vectors count (64 + 8) / 64 = 1.125 times: 3.5
-     * copies. It reads back its centre (2 x 1.125), the 2R = 8 y-neighbour rows (2 rows of
-     * output share their 2 + 8 rows) and the x halo (2 x 2 vectors a row, 2 rows: 8): 18.25
-     * reads. 21.75 accesses of 8 bytes over 4 outputs: 43.5 bytes a point, 5.4375
-     * instructions. Through L1 (the copies and the 2 stores): 5.5 x 8 / 4 = 11 bytes. */
-    o = onchip_of("H100", FDT_OP_LAP, 4, FDT_F32,
-                  "align=32,bx=32,by=8,lb=256,lds=2,nw=64,pf=6,tile=2,vec=2");
-    assert_float_equal(o.shared_bytes, 43.5, 1e-9);
-    assert_float_equal(o.shared_inst, 5.4375, 1e-9);
-    assert_float_equal(o.l1_bytes, 11, 1e-9);
-    assert_float_equal(o.fp, 30, 1e-9);
-    /* on an MI250X the same copies are global loads and LDS stores: the same LDS bytes */
-    fdt_onchip amd = onchip_of("MI250X", FDT_OP_LAP, 4, FDT_F32,
-                               "align=32,bx=32,by=8,lb=256,lds=2,nw=64,pf=6,tile=2,vec=2");
-    assert_float_equal(amd.shared_bytes, 43.5, 1e-9);
-    /* the stream (templates/stream.hip), lap R=8 f32 2x2, bx=32 by=16 (512 threads), nw=256:
-     * copies 2 x (256 + 16) / 256 + 2R x 32 / 512 (y halo, 1) + 2 x 4 x 32 / 512 (x halo,
-     * 0.5) = 3.625; reads 2.125 centres, 16 y rows, 2 x 4 vectors x 2 rows of x halo (16):
-     * 37.75 vectors of 8 bytes over 4 outputs = 75.5 bytes. FP: per landing plane the z sums
-     * take 2 RZ + 1 = 17 (x 1.0625), the x and y pairs 2 RX + 2 RY = 32, the centre and the
-     * x and y scales 3: 53.0625 (6R + 4 = 52 without the window's first planes). */
-    o = onchip_of("H100", FDT_OP_LAP, 8, FDT_F32,
-                  "align=32,bx=32,by=16,l2pf=256,lb=512,lds=3,nw=256,pf=3,tile=2,vec=2");
-    assert_float_equal(o.shared_bytes, 75.5, 1e-9);
-    assert_float_equal(o.l1_bytes, 11.25, 1e-9);
-    assert_float_equal(o.fp, 53.0625, 1e-9);
-    /* the 6R + 1 = 49 neighbours one value at a time from shared memory would be 196 bytes */
-    assert_true(o.shared_bytes < 196 / 2);
+    static const struct {
+        const char *gpu;
+        fdt_op op;
+        int R;
+        const char *config;
+        double shared_bytes, shared_inst, l1_bytes, fp;
+    } want[] = {
+        {"H100", FDT_OP_LAP, 4, "bx=64,by=4", 0, 0, 104, 30},
+        {"H100", FDT_OP_D2X, 4, "bx=128,by=8,vec=4,align=32", 0, 0, NAN, 10},
+        {"H100", FDT_OP_LAP, 4, "align=32,bx=32,by=8,lb=256,lds=2,nw=64,pf=6,tile=2,vec=2",
+         43.5, 5.4375, 11, 30},
+        {"MI250X", FDT_OP_LAP, 4, "align=32,bx=32,by=8,lb=256,lds=2,nw=64,pf=6,tile=2,vec=2",
+         43.5, 5.4375, NAN, 30},
+        {"H100", FDT_OP_LAP, 8,
+         "align=32,bx=32,by=16,l2pf=256,lb=512,lds=3,nw=256,pf=3,tile=2,vec=2", 75.5, NAN,
+         11.25, 53.0625},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fdt_problem p = {.op = want[i].op, .R = want[i].R, .prec = FDT_F32,
+                         .nx = 512, .ny = 512, .nz = 512};
+        fdt_config c = cfg(&p, want[i].config);
+        fdt_device d = gpu(want[i].gpu);
+        fdt_onchip o;
+        fdt_model_onchip(&p, &c, &d, &o);
+        const double got[4] = {o.shared_bytes, o.shared_inst, o.l1_bytes, o.fp};
+        const double exp[4] = {want[i].shared_bytes, want[i].shared_inst, want[i].l1_bytes,
+                               want[i].fp};
+        static const char *what[4] = {"shared bytes", "shared instructions", "L1 bytes", "FP"};
+        for (int k = 0; k < 4; k++)
+            if (!isnan(exp[k]) && fabs(got[k] - exp[k]) > 1e-9)
+                fail_msg("%s %s R=%d %s: %s %g a point, counted %g", want[i].gpu,
+                         fdt_op_name(p.op), p.R, want[i].config, what[k], got[k], exp[k]);
+    }
 }
 
 /* The side that binds a prediction: 1 on chip, 0 DRAM or L2. */
