@@ -67,6 +67,9 @@ void fdt_sb_printf(fdt_sb *b, const char *fmt, ...) FDT_PRINTF(2, 3);
 void fdt_sb_vprintf(fdt_sb *b, const char *fmt, va_list ap);
 /* Returns the buffer ("" when empty) and hands ownership to the caller. */
 char *fdt_sb_take(fdt_sb *b);
+/* A new string formatted printf-style (free it), or NULL when out of memory. */
+char *fdt_sb_format(const char *fmt, ...) FDT_PRINTF(1, 2);
+char *fdt_sb_vformat(const char *fmt, va_list ap);
 const char *fdt_sb_str(const fdt_sb *b);
 
 /* ---- hashing (FNV-1a 64: names cache files and fingerprints text; not for security) ---- */

@@ -63,19 +63,17 @@ static int collect_wanted(void *ctx, const fdt_db_row *r)
 static int add_note(fdt_exp_plan *p, const char *fmt, ...) FDT_PRINTF(2, 3);
 static int add_note(fdt_exp_plan *p, const char *fmt, ...)
 {
-    fdt_sb b;
-    fdt_sb_init(&b);
     va_list ap;
     va_start(ap, fmt);
-    fdt_sb_vprintf(&b, fmt, ap);
+    char *note = fdt_sb_vformat(fmt, ap);
     va_end(ap);
-    char **v = b.oom ? NULL : realloc(p->notes, (p->nnotes + 1) * sizeof *v);
+    char **v = note ? realloc(p->notes, (p->nnotes + 1) * sizeof *v) : NULL;
     if (!v) {
-        fdt_sb_free(&b);
+        free(note);
         return -1;
     }
     p->notes = v;
-    p->notes[p->nnotes++] = fdt_sb_take(&b);
+    p->notes[p->nnotes++] = note;
     return 0;
 }
 

@@ -857,9 +857,16 @@ static void test_lock(void **state)
     assert_int_equal(fdt_retune_lock_acquire(db, &l, &e), 0);
     assert_int_equal(l.took_over, 0);
     fdt_retune_lock_release(&l);
-    /* A lock file that cannot be created is an error, not "busy". */
-    assert_int_equal(fdt_retune_lock_acquire("/nonexistent-dir/x.db", &l, &e), -1);
-    assert_has(e.msg, "/nonexistent-dir/x.db.retune.lock");
+    /* A lock file that cannot be created is an error, not "busy": its directory is a
+     * regular file here, which no process can make a directory of. */
+    char notdir[4200], bad[4300];
+    path_in(notdir, sizeof notdir, "not-a-directory");
+    FILE *f = fopen(notdir, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(bad, sizeof bad, "%s/x.db", notdir);
+    assert_int_equal(fdt_retune_lock_acquire(bad, &l, &e), -1);
+    assert_has(e.msg, "not-a-directory/x.db.retune.lock");
 }
 
 /* ------------------------------------------------------------------ v1 database */
