@@ -68,8 +68,9 @@ const char *fdt_bound_name(fdt_bound b);
 
 /* The model's terms for one config, for --dry-run and for tests. Each t_*_ms is the time one
  * unit needs at its full rate; the prediction is a soft maximum (the fourth root of the sum of
- * fourth powers) of the DRAM time over latency_eff, the L2 time, and the on-chip times over
- * chip_eff, over tail_eff, plus t_wave_ms and the launches. */
+ * fourth powers) of the DRAM time over latency_eff and the L2 time, beside one of the on-chip
+ * times over chip_eff, the slower of the two sides dominating more sharply (the eighth
+ * root), over tail_eff, plus t_wave_ms and the launches. */
 typedef struct fdt_model_terms {
     double dram_bytes, l2_bytes; /* predicted traffic of one launch sequence */
     double t_dram_ms, t_l2_ms;   /* each at the device's bandwidth */
@@ -90,8 +91,9 @@ typedef struct fdt_model_terms {
     double tail_eff;             /* blocks against whole waves of resident blocks (<= 1) */
     double t_wave_ms;            /* the architecture's cost per wave launched (AMD; 0 on
                                     NVIDIA), added to the time */
-    fdt_bound bound;             /* the largest term (over its efficiency), or latency when
-                                    that efficiency is below one half */
+    fdt_bound bound;             /* the largest term of the slower side, or latency when
+                                    that side's efficiency (latency_eff for DRAM, chip_eff on
+                                    chip) is below 0.75 */
     double time_ms;              /* prediction */
 } fdt_model_terms;
 

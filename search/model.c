@@ -8,9 +8,12 @@
  * how well the resident waves (occupancy by the architecture's rules, runtime/fdt_arch.h)
  * keep enough bytes in flight (a ring of shared tiles, lds=2, keeps pf planes in flight
  * without registers where its copies are asynchronous), and by the tail of the last wave of
- * blocks; plus, where the architecture counts one (AMD), a cost per wave launched. The
- * constants that differ between architectures (line size, L1 and L2 bandwidth, achievable
- * DRAM fraction, clock, cache behaviour) come from the architecture table, which says which
+ * blocks; beside them the on-chip times (search/onchip.c's counts per point: L1 wavefronts,
+ * shared-memory bytes, issued and FP instructions, each at the CU's rate, over the share of
+ * those rates the resident waves reach), the slower side binding, and the bound named after
+ * the largest term (or latency); plus, where the architecture counts one (AMD), a cost per
+ * wave launched. The constants that differ between architectures (line size, L1 and L2
+ * bandwidth, achievable DRAM fraction, clock, cache behaviour, on-chip rates) come from the architecture table, which says which
  * are published and which fitted: NVIDIA's are the H100 fit, AMD's the MI250X's (the seeds'
  * published numbers, tests/test_arch.c). It only has to order configs well enough for the
  * neighbourhood search to take over; measured times decide. */
