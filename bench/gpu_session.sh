@@ -11,6 +11,7 @@
 #   session-check bench/session_check.sh (against .gpu/base/fdtune too when it is there)
 #   matrix        bench/matrix.sh (lap and wave, R 1..8, f32/f64, 512^3 and 1024^3), resumable
 #   multigpu  bench/multigpu.sh (--gpu all, resume, a plan on this node, a killed GPU)
+#   model-check   bench/model_check.sh (8 cells under ncu: predicted vs measured per point)
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,6 +86,9 @@ for stage in "$@"; do
       echo "exit $?"
       mkdir -p "$OUTDIR/matrix" && cp "$MATRIX_DIR"/matrix* "$OUTDIR/matrix/" ;;
     multigpu) OUTDIR=$OUTDIR/multigpu "$root/bench/multigpu.sh" ;;
+    model-check)  # bench/model_check.sh: the model's bound and per-point counts beside ncu's
+      "$root/bench/model_check.sh" "$OUTDIR/model_check"
+      echo "exit $?" ;;
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20

@@ -40,3 +40,16 @@ verify_configs() {
 }
 
 config_args() { while read -r c; do printf -- '--config %s ' "$c"; done; }
+
+# A recipe of one config, for the model's dry run of it: operator $1, config $2 ('default':
+# the reference config).
+config_recipe() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+op, cfg = sys.argv[1], sys.argv[2]
+print('ops { "%s" }' % op)
+for kv in ([] if cfg == "default" else cfg.split(",")):
+    k, v = kv.split("=")
+    print('param("%s", { %s })' % (k, v if v.lstrip("-").isdigit() else '"%s"' % v))
+PY
+}

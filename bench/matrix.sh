@@ -6,7 +6,8 @@
 # copy bandwidth is measured in that run), asks the model's dry run which of its terms binds
 # that config, and appends one row per cell to $OUTDIR/matrix.csv:
 #   gpu,op,R,precision,nx,ny,nz,gbs,copy_gbs,frac_copy,config,predicted_bound,tune_wall_s
-# predicted_bound is the name of the model's largest term (dram, l2, l1) for the config.
+# predicted_bound is the limit the model says binds the config (the dry run's bound: dram, l2,
+# l1, shared, issue, fp or latency; search/model.c).
 # Resumes: a cell already in the CSV (same gpu, op, R, precision, grid) is skipped, and a
 # cell whose tuning was cut short by DEADLINE is tuned on by the next run (the database keeps
 # every evaluation; tune_wall_s adds the runs up), so the matrix can be built over several
@@ -56,24 +57,19 @@ for cand in "${GPU:-}" "$gpu" "$base" "${base%% *}"; do
 done
 [ -n "$cat_gpu" ] || echo "matrix: no catalogue entry for '$gpu' (set GPU): bounds unknown" >&2
 
-# The model's largest term for config $5 of op $1, R $2, precision $3 on grid $4: a recipe
+# The model's bound for config $5 of op $1, R $2, precision $3 on grid $4: a recipe
 # of that one config, dry-run.
 bound_of() {
     local rec=$OUTDIR/matrix-one.lua
-    python3 - "$1" "$5" >"$rec" <<'PY'
-import sys
-op, cfg = sys.argv[1], sys.argv[2]
-print('ops { "%s" }' % op)
-for kv in ([] if cfg == "default" else cfg.split(",")):
-    k, v = kv.split("=")
-    print('param("%s", { %s })' % (k, v if v.lstrip("-").isdigit() else '"%s"' % v))
-PY
+    config_recipe "$1" "$5" >"$rec"
     [ -n "$cat_gpu" ] || { echo unknown; return; }
     "$FDTUNE" --gpu "$cat_gpu" --op "$1" --R "$2" --precision "$3" --grid "$4^3" \
-        --recipe "$rec" --dry-run --top 1 2>/dev/null | python3 -c '
-import re, sys
-m = re.search(r"dram ([0-9.]+) l2 ([0-9.]+) l1 ([0-9.]+) ms", sys.stdin.read())
-print(max(zip(map(float, m.groups()), ("dram", "l2", "l1")))[1] if m else "unknown")'
+        --recipe "$rec" --dry-run --top 1 --json 2>/dev/null | python3 -c '
+import json, sys
+try:
+    print(json.load(sys.stdin)["problems"][0]["ranking"][0]["bound"])
+except (ValueError, KeyError, IndexError):
+    print("unknown")'
 }
 
 for cell in $(cells); do

@@ -68,11 +68,11 @@ def main(path, out):
         f.write("\n".join(svg))
         f.write("\n</svg>\n")
     print(f"{'gpu':24s} {'op':4s} {'R':>2s} {'prec':4s} {'grid':>9s} {'GB/s':>7s} {'of copy':>7s} "
-          f"{'bound':5s} {'tune s':>6s}  config")
+          f"{'bound':7s} {'tune s':>6s}  config")
     for r in rows:
         print(f'{r["gpu"][:24]:24s} {r["op"]:4s} {r["R"]:>2s} {r["precision"]:4s} '
               f'{r["nx"] + "^3":>9s} {float(r["gbs"]):7.0f} {float(r["frac_copy"]):7.3f} '
-              f'{r["predicted_bound"]:5s} {r["tune_wall_s"]:>6s}  {r["config"]}')
+              f'{r["predicted_bound"]:7s} {r["tune_wall_s"]:>6s}  {r["config"]}')
     print(f"heatmap: {out}")
     return 0
 

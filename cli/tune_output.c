@@ -365,6 +365,11 @@ static const fdt_col ranking_cols[] = {
     {"l2_bytes", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"registers_estimated", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"occupancy", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"bound", "bound", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"shared_bytes_per_point", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"l1_bytes_per_point", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"fp_per_point", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"inst_per_point", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"model_terms", "model terms", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
     {"merged", "merged", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
 };
@@ -385,6 +390,11 @@ static void ranking_row(fdt_emit *m, const fdt_device *dev, size_t i, const fdt_
     fdt_emit_cell_real(m, x->terms.l2_bytes);
     fdt_emit_cell_int(m, x->terms.regs);
     fdt_emit_cell_real(m, x->terms.occupancy);
+    fdt_emit_cell_str(m, fdt_bound_name(x->terms.bound));
+    fdt_emit_cell_real(m, x->terms.onchip.shared_bytes);
+    fdt_emit_cell_real(m, x->terms.onchip.l1_bytes);
+    fdt_emit_cell_real(m, x->terms.onchip.fp);
+    fdt_emit_cell_real(m, x->terms.onchip.inst);
     fdt_emit_cell_str(m, fdt_sb_str(&terms));
     fdt_emit_cell_int(m, x->merged);
     fdt_emit_row_end(m);

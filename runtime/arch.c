@@ -33,12 +33,18 @@
 #define KIB 1024
 
 /* The analytic model's constants fitted to an H100 (search/model.c before this table):
- * every NVIDIA architecture shares them. */
+ * every NVIDIA architecture shares them. On chip, per SM and clock (the CUDA C++ Programming
+ * Guide): shared memory of 32 banks of 32 bits a clock, 128 bytes; four schedulers of one warp
+ * instruction each, 128 thread instructions; occ_half 0.8 waves per scheduler fitted with
+ * search/model.c's SOFTMAX_SIDES to fdtune's H100 and H200 measurements
+ * (tests/data/nvidia-measured.txt; among them the stream's lap R=8 f32 2x2 at 8 and 16 warps
+ * per SM, 0.534 and 0.657 of copy, bench/stream_notes.txt). The FP rates differ between architectures (NVIDIA_SM). */
 #define NVIDIA_MODEL                                                                         \
     .clock_hz = 1.7e9, .l1_bytes_clk = 128.0, .sector = 32.0, .l2_over_dram = 2.5,            \
     .l1_reuse = 0.7,                                                                          \
     .dram_eff = 0.90, .latency_s = 700e-9, .llc_near = 0.5, .llc_knee = 0, .llc_steep = 0,    \
-    .wave_clk = 0, .async_copy = 1
+    .wave_clk = 0, .async_copy = 1, .lds_bytes_clk = 128.0, .issue_clk = 128.0,               \
+    .mem_issue = 1, .occ_half = 0.8
 
 /* The AMD model constants, from the MI250X (gfx90a) unless an entry overrides one:
  *  - sector 64 B: the MI200 vector L1 line (seeds, Seismic stencil codes part 2: "64 B - the
@@ -54,12 +60,20 @@
  *  - llc_near 1: one GCD's L2 serves all its CUs;
  *  - latency 700 ns: the H100 figure (not measured on AMD);
  *  - async_copy 0: HIP has no asynchronous global-to-LDS copy in source form (the ring's
- *    copies are ordinary loads and stores, templates/prelude.hip). */
-#define AMD_MODEL(clock, line)                                                               \
+ *    copies are ordinary loads and stores, templates/prelude.hip);
+ *  - on chip, per CU and clock: LDS 128 bytes (32 banks of 4 bytes: rocprofiler-compute's
+ *    LDS examples, measured on an MI250); one wave64 vector instruction (four SIMD16s, each
+ *    taking 4 clocks per instruction: the ROCm pipeline descriptions), 64 thread
+ *    instructions, memory instructions issuing beside them (mem_issue 0); the FP rates from
+ *    each data sheet's peak vector FLOPs over CUs x clock / 2 (AMD_MODEL's fp32 and fp64);
+ *    occ_half the H100's (not fitted on AMD; it keeps the
+ *    MI250X seed rows within their tolerances). */
+#define AMD_MODEL(clock, line, fp32, fp64)                                                   \
     .clock_hz = clock, .l1_bytes_clk = 64.0, .sector = line, .l2_over_dram = 2.1,             \
     .l1_reuse = 1.0,                                                                          \
     .dram_eff = 0.735, .latency_s = 700e-9, .llc_near = 1.0, .llc_knee = 1.87,                \
-    .llc_steep = 6.1, .wave_clk = 19.0, .async_copy = 0
+    .llc_steep = 6.1, .wave_clk = 19.0, .async_copy = 0, .lds_bytes_clk = 128.0,              \
+    .issue_clk = 64.0, .fp32_clk = fp32, .fp64_clk = fp64, .mem_issue = 0, .occ_half = 0.8
 
 /* CDNA and GCN (wave64, 4 SIMDs of 16 lanes per CU, 64 KiB of LDS): waves per SIMD, VGPRs
  * per lane, AGPRs in a file of their own, AGPRs in the VGPR file, the VGPR granule. */
@@ -78,31 +92,40 @@
     .reg_granule = granule, .max_regs_thread = 256, .sgpr_rule = 0, .lds_cu = 64 * KIB,       \
     .lds_group = 64 * KIB, .lds_group_static = 64 * KIB, .lds_granule = 512
 
-/* NVIDIA: shared memory per SM and per block with the opt-in. */
-#define NVIDIA_SM(lds_sm, lds_block)                                                         \
+/* NVIDIA: shared memory per SM and per block with the opt-in; FP32 and FP64 results per SM
+ * and clock (the programming guide's table of arithmetic instruction throughput: 64 and 32
+ * on 8.0, 128 and 64 on 9.0). */
+#define NVIDIA_SM(lds_sm, lds_block, fp32, fp64)                                             \
     .vendor = "NVIDIA", .known = 1, .fallback = "", .wave = 32, .simds = 4,                   \
     .max_waves_simd = 16, .max_groups_cu = 32, .max_group_threads = 1024, .reg_file = 65536,  \
     .reg_granule = 8, .max_regs_thread = 255, .lds_cu = lds_sm, .lds_group = lds_block,       \
-    .lds_group_static = 48 * KIB, .lds_granule = 0, NVIDIA_MODEL
+    .lds_group_static = 48 * KIB, .lds_granule = 0, .fp32_clk = fp32, .fp64_clk = fp64,      \
+    NVIDIA_MODEL
 
 static const fdt_arch table[] = {
-    {.name = "gfx906", AMD_GFX9(10, 256, 0, 0, 4), AMD_MODEL(1.725e9, 64.0),
+    /* FP32 and FP64 per CU and clock: MI50 13.4 and 6.7 TFLOPs at 60 CUs x 1.725 GHz; MI100
+     * 23.1 and 11.5 at 120 x 1.502; MI250X 47.9 and 47.9 at 220 x 1.7 (packed FP32 doubles
+     * FP32, not counted: the compiler must pair the operations); MI300X 81.7 FP64 (the FP32
+     * 163.4 is packed) at 304 x 2.1; RX 6900 XT 23.0 at 80 x 2.25, FP64 1/16 of it; RX 7900
+     * XTX 61.4 with dual issue (not counted) at 96 x 2.5, FP64 1.9 */
+    {.name = "gfx906", AMD_GFX9(10, 256, 0, 0, 4), AMD_MODEL(1.725e9, 64.0, 64, 32),
      .source = "GCN5.1 (MI50, MI60): 256 VGPRs, 10 waves per SIMD"},
-    {.name = "gfx908", AMD_GFX9(10, 256, 256, 0, 4), AMD_MODEL(1.502e9, 64.0),
+    {.name = "gfx908", AMD_GFX9(10, 256, 256, 0, 4), AMD_MODEL(1.502e9, 64.0, 64, 32),
      .source = "CDNA (MI100): 256 VGPRs and 256 AGPRs in files of their own, 10 waves per SIMD"},
-    {.name = "gfx90a", AMD_GFX9(8, 512, 0, 1, 8), AMD_MODEL(1.7e9, 64.0),
+    {.name = "gfx90a", AMD_GFX9(8, 512, 0, 1, 8), AMD_MODEL(1.7e9, 64.0, 64, 64),
      .source = "CDNA2 (MI210, MI250, MI250X): 512 VGPRs with the AGPRs, 8 waves per SIMD"},
-    {.name = "gfx942", AMD_GFX9(8, 512, 0, 1, 8), AMD_MODEL(2.1e9, 128.0),
+    {.name = "gfx942", AMD_GFX9(8, 512, 0, 1, 8), AMD_MODEL(2.1e9, 128.0, 64, 64),
      .source = "CDNA3 (MI300X, MI300A): 512 VGPRs with the AGPRs, 8 waves per SIMD; 128 B "
                "L1 lines; the other model constants are gfx90a's (not fitted on an MI300)"},
-    {.name = "gfx1030", AMD_RDNA(1024, 16), AMD_MODEL(2.25e9, 128.0),
+    {.name = "gfx1030", AMD_RDNA(1024, 16), AMD_MODEL(2.25e9, 128.0, 64, 4),
      .source = "RDNA2 (RX 6900 XT) in wave32: 1024 VGPRs per lane, 16 waves per SIMD; model "
                "constants gfx90a's (not fitted)"},
-    {.name = "gfx1100", AMD_RDNA(1536, 24), AMD_MODEL(2.5e9, 128.0),
+    {.name = "gfx1100", AMD_RDNA(1536, 24), AMD_MODEL(2.5e9, 128.0, 64, 4),
      .source = "RDNA3 (RX 7900 XTX) in wave32: 1536 VGPRs per lane, 16 waves per SIMD; model "
                "constants gfx90a's (not fitted)"},
-    {.name = "sm_80", NVIDIA_SM(164 * KIB, 163 * KIB), .source = "compute capability 8.0 (A100)"},
-    {.name = "sm_90", NVIDIA_SM(228 * KIB, 227 * KIB),
+    {.name = "sm_80", NVIDIA_SM(164 * KIB, 163 * KIB, 64, 32),
+     .source = "compute capability 8.0 (A100)"},
+    {.name = "sm_90", NVIDIA_SM(228 * KIB, 227 * KIB, 128, 64),
      .source = "compute capability 9.0 (H100, H200)"},
 };
 #define NTABLE (sizeof table / sizeof table[0])

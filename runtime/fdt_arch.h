@@ -71,6 +71,19 @@ typedef struct fdt_arch {
                              (launch, index arithmetic), added to the time; 0: none counted */
     int async_copy;       /* 1: the ring's copies are asynchronous (cp.async), pf planes fly
                              at no register cost; 0: ordinary loads, one plane in flight */
+    /* on chip (search/model.c's shared, issue and FP terms): each per clock per CU */
+    double lds_bytes_clk; /* bytes the shared memory (LDS) serves, bank-conflict free */
+    double issue_clk;     /* thread instructions issued (NVIDIA: 4 schedulers of one warp
+                             instruction each = 128; AMD: one wave instruction per SIMD every 4
+                             clocks on CDNA = 64, one per clock per SIMD32 on RDNA) */
+    double fp32_clk;      /* FP32 operations (an FMA counts one) */
+    double fp64_clk;      /* FP64 operations */
+    int mem_issue;        /* 1: memory instructions take issue slots like any other (NVIDIA);
+                             0: they issue beside the vector ALU's (AMD: VMEM and LDS ports),
+                             which issue_clk then counts alone */
+    double occ_half;      /* fitted: resident waves per SIMD at which the on-chip units run
+                             at half their rate; they run at w / (w + occ_half) of it with w
+                             waves per SIMD (dependent FMA chains, shared-memory latency) */
     const char *source;   /* where the facts come from */
 } fdt_arch;
 

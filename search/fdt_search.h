@@ -23,20 +23,77 @@ int fdt_search_kind_parse(const char *s, fdt_search_kind *k, fdt_err *e);
 
 /* ------------------------------------------------------------------ model */
 
-/* The model's terms for one config, for --dry-run and for tests. */
+/* What one output point costs on chip (fdt_model_onchip), counted from the template of the
+ * config's kernel family (generator/source.c's table: direct, window, tile, ring, stream) per
+ * thread and z plane over the thread's TILE x VEC outputs. */
+typedef struct fdt_onchip {
+    double shared_bytes;  /* shared memory (LDS) bytes: loads, stores, the ring's copies'
+                             writes (0 without a tile) */
+    double shared_inst;   /* shared-memory instructions (a copy counts one) */
+    double l1_bytes;      /* bytes of the global loads and stores through L1: every
+                             neighbour a thread loads where no tile shares them, else the
+                             tile's fill; wave's point-wise inputs; the stores */
+    double l1_wavefronts; /* what those cost in L1 wavefronts (128 bytes on NVIDIA), one
+                             more for each access that starts off a line */
+    double fp;            /* floating-point instructions: per axis one multiply and an add
+                             and an FMA per symmetric pair, then the combination (lap R=4:
+                             30); the stream's streaming sums 6R + 4 (lap R=4: 28) */
+    double inst;          /* issued instructions per point: fp, the memory instructions
+                             (NVIDIA; AMD issues them beside the vector ALU), the window's
+                             register moves, address, guard and loop overhead (estimated:
+                             fitted to the stream's SASS and ncu counts) */
+} fdt_onchip;
+
+/* The on-chip counts of (p, c) on dev's architecture (whose copies may be asynchronous, and
+ * whose L1 line and wave size set the wavefronts). */
+void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                      fdt_onchip *o);
+
+/* The limit that binds a prediction (fdt_model_terms.bound). */
+typedef enum {
+    FDT_BOUND_DRAM,    /* DRAM bytes at the achievable bandwidth */
+    FDT_BOUND_L2,      /* L2 bytes */
+    FDT_BOUND_L1,      /* L1 wavefronts of the global loads and stores */
+    FDT_BOUND_SHARED,  /* shared-memory bytes */
+    FDT_BOUND_ISSUE,   /* instructions at the issue rate */
+    FDT_BOUND_FP,      /* floating-point instructions at the FP32 or FP64 rate */
+    FDT_BOUND_LATENCY, /* the slowest unit waits longer than it works: too few bytes in
+                          flight for the DRAM latency, or too few resident waves for the
+                          latency of dependent instructions on chip */
+    FDT_BOUND_COUNT
+} fdt_bound;
+
+/* "dram", "l2", "l1", "shared", "issue", "fp", "latency". */
+const char *fdt_bound_name(fdt_bound b);
+
+/* The model's terms for one config, for --dry-run and for tests. Each t_*_ms is the time one
+ * unit needs at its full rate; the prediction is a soft maximum (the fourth root of the sum of
+ * fourth powers) of the DRAM time over latency_eff and the L2 time, beside one of the on-chip
+ * times over chip_eff, the slower of the two sides dominating more sharply (the eighth
+ * root), over tail_eff, plus t_wave_ms and the launches. */
 typedef struct fdt_model_terms {
     double dram_bytes, l2_bytes; /* predicted traffic of one launch sequence */
     double t_dram_ms, t_l2_ms;   /* each at the device's bandwidth */
-    double t_l1_ms;              /* load/store wavefronts through L1 or LDS */
+    double t_l1_ms;              /* L1 wavefronts of the global loads and stores */
+    double t_shared_ms;          /* shared-memory bytes at the CU's shared bandwidth */
+    double t_issue_ms;           /* instructions at the CU's issue rate */
+    double t_fp_ms;              /* floating-point instructions at the FP32 or FP64 rate */
+    fdt_onchip onchip;           /* the per-point counts behind the four above */
     double llc_hit;              /* fraction of the z-neighbour re-reads served by the LLC */
     int regs;                    /* per thread: compiled, or estimated when not compiled */
     int regs_estimated;
     int threads_per_cu;          /* resident: limited by registers, shared memory, threads */
     double occupancy;            /* threads_per_cu / the CU's thread limit */
-    double latency_eff;          /* bytes in flight against what the bandwidth needs (<= 1) */
+    double latency_eff;          /* bytes in flight against what the DRAM bandwidth needs
+                                    (<= 1) */
+    double chip_eff;             /* the share of their rate the on-chip units reach with the
+                                    resident waves (<= 1; fdt_arch.occ_half) */
     double tail_eff;             /* blocks against whole waves of resident blocks (<= 1) */
     double t_wave_ms;            /* the architecture's cost per wave launched (AMD; 0 on
                                     NVIDIA), added to the time */
+    fdt_bound bound;             /* the largest term of the slower side, or latency when
+                                    that side's efficiency (latency_eff for DRAM, chip_eff on
+                                    chip) is below 0.75 */
     double time_ms;              /* prediction */
 } fdt_model_terms;
 
@@ -44,7 +101,8 @@ typedef struct fdt_model_terms {
  * terms may be NULL. Returns a positive time (ms). */
 double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms);
-/* One line: "dram 0.356 l2 0.210 l1 0.150 ms, llc hit 1.00, regs ~64, ... -> 0.361 ms". */
+/* One line: "dram 0.356 l2 0.210 l1 0.150 shared 0.000 issue 0.101 fp 0.040 ms, llc hit
+ * 1.00, regs ~64, occ 1.00, lat 1.00, chip 0.90, tail 0.99 -> 0.361 ms, bound dram". */
 void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out);
 
 /* ------------------------------------------------------------------ strategies */

@@ -8,9 +8,12 @@
  * how well the resident waves (occupancy by the architecture's rules, runtime/fdt_arch.h)
  * keep enough bytes in flight (a ring of shared tiles, lds=2, keeps pf planes in flight
  * without registers where its copies are asynchronous), and by the tail of the last wave of
- * blocks; plus, where the architecture counts one (AMD), a cost per wave launched. The
- * constants that differ between architectures (line size, L1 and L2 bandwidth, achievable
- * DRAM fraction, clock, cache behaviour) come from the architecture table, which says which
+ * blocks; beside them the on-chip times (search/onchip.c's counts per point: L1 wavefronts,
+ * shared-memory bytes, issued and FP instructions, each at the CU's rate, over the share of
+ * those rates the resident waves reach), the slower side binding, and the bound named after
+ * the largest term (or latency); plus, where the architecture counts one (AMD), a cost per
+ * wave launched. The constants that differ between architectures (line size, L1 and L2
+ * bandwidth, achievable DRAM fraction, clock, cache behaviour, on-chip rates) come from the architecture table, which says which
  * are published and which fitted: NVIDIA's are the H100 fit, AMD's the MI250X's (the seeds'
  * published numbers, tests/test_arch.c). It only has to order configs well enough for the
  * neighbourhood search to take over; measured times decide. */
@@ -22,60 +25,43 @@
 #include <string.h>
 
 #define LAUNCH_MS 0.004    /* launch overhead, per launch of a split */
-#define SOFTMAX_K 4.0      /* how sharply the slowest of DRAM, L2 and L1 dominates */
+#define SOFTMAX_K 4.0      /* how sharply the slowest of DRAM and L2, or of the on-chip
+                              units, dominates its side */
+#define SOFTMAX_SIDES 8.0  /* and the slower side the other (fitted with occ_half: the H100
+                              and H200 rows of tests/data/nvidia-measured.txt, the MI250X's
+                              of mi250x-seeds.txt) */
+#define LATENCY_BOUND 0.75 /* the efficiency below which the bound is called latency */
 
 static int imin(int a, int b) { return a < b ? a : b; }
 static int roundup(int v, int m) { return (v + m - 1) / m * m; }
 
-/* L1 (or LDS) wavefronts one wave instruction costs: its bytes in units of what the L1
- * moves per clock (128 bytes on NVIDIA), plus one when it does not start on such a boundary
- * (shifted neighbour loads, unaligned rows). */
-static double wavefronts(const fdt_arch *a, double bytes, int aligned)
+/* The stream's registers (lds=3): its queue of 2 RZ + 1 sums, the centre values and the y
+ * sums of TILE x VEC outputs, one row's x halos (HX a side), 30 for addressing; doubles take
+ * two each. No window of input planes: its pf planes wait in shared memory. That is what it
+ * needs (sm_90 compiles lap R=8 f32 2x2 into 126 under lb=512, R=4 4x2 into 128); where the
+ * launch bounds leave more, the compiler spends about 15% more (142 and 150 under lb=256,
+ * f64 R=8 2x2 242), which residency() caps at what the bounds allow: what it needs in *need. */
+static int stream_regs(const fdt_problem *p, const fdt_config *c, const int r[3], int *need)
 {
-    return ceil(bytes / a->l1_bytes_clk) + (aligned ? 0 : 1);
-}
-
-/* Wavefronts per output point through the load/store pipeline: what a wave issues for one
- * plane step (its rows, their x and y neighbours, the incoming plane of the window, the
- * extra point-wise inputs of wave, the stores), over the outputs of that step. This is the
- * term that separates vector widths and alignments, which move the same DRAM bytes. */
-static double l1_per_output(const fdt_arch *a, const fdt_problem *p, const fdt_config *c,
-                            const int r[3], double es, int aligned, int HX)
-{
-    double lanes = a->wave;
-    double vb = lanes * c->vec * es; /* bytes of one vector wave instruction */
-    double wf = 0;
-    int rows = c->tile;
-    if (c->lds) {
-        /* the block fills its tile once per plane (global, mostly aligned), then every
-         * neighbour comes from LDS at full width */
-        double fill = (double)(c->bx * c->vec + 2 * HX) * (c->by * rows + 2 * r[1]) * es;
-        wf += wavefronts(a, fill, 1) / (c->bx * c->by / lanes) * 1.25;
-        wf += rows * (double)(c->vec + 2 * HX) / c->vec * wavefronts(a, vb, 1);
-        wf += 2 * r[1] * wavefronts(a, vb, 1);
-    } else {
-        if (r[0] > 0)
-            wf += rows * (double)(c->vec + 2 * HX) / c->vec * wavefronts(a, vb, 0);
-        else
-            wf += rows * wavefronts(a, vb, aligned);
-        wf += 2 * r[1] * wavefronts(a, vb, aligned);
-    }
-    if (r[2] > 0)
-        wf += c->nw > 0 ? wavefronts(a, vb, aligned) * (1 + 2.0 * r[2] / c->nw)
-                        : rows * 2 * r[2] * wavefronts(a, vb, aligned);
+    int values = c->vec * c->tile;
+    int per = p->prec == FDT_F64 ? 2 : 1;
+    int HX = r[0] ? roundup(r[0], c->vec) : 0;
+    *need = 30 + per * (values * (2 * r[2] + 1 + 1 + (r[1] > 0)) + 2 * HX);
     if (p->op == FDT_OP_WAVE)
-        wf += rows * 2 * wavefronts(a, vb, aligned);
-    wf += rows * wavefronts(a, vb, aligned); /* stores */
-    return wf / (lanes * rows * c->vec);
+        *need += per * values * 2;
+    return imin(255, *need + *need * 15 / 100);
 }
 
 /* Registers when the compiler has not said: the window (2R+1 planes plus prefetched ones) of
- * vec*tile values, the neighbour temporaries, addressing; doubles take two each. */
-static int estimate_regs(const fdt_problem *p, const fdt_config *c)
+ * vec*tile values, the neighbour temporaries, addressing; doubles take two each. *need: the
+ * fewest it compiles into without spilling (the same but for the stream). */
+static int estimate_regs(const fdt_problem *p, const fdt_config *c, int *need)
 {
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     int values = c->vec * c->tile;
+    if (c->lds == 3)
+        return stream_regs(p, c, r, need);
     /* the ring's prefetched planes wait in shared memory, not in registers */
     int planes = c->nw > 0 ? 2 * r[2] + 1 + (c->lds == 2 ? 0 : c->pf) : 1;
     int temps = c->lds ? 2 : 2 + (r[0] > 0) + (r[1] > 0);
@@ -88,7 +74,8 @@ static int estimate_regs(const fdt_problem *p, const fdt_config *c)
     }
     if (p->op == FDT_OP_WAVE)
         regs += per * values * 2;
-    return imin(255, regs);
+    *need = imin(255, regs);
+    return *need;
 }
 
 /* What one config moves per output point, before any device is involved. */
@@ -213,11 +200,12 @@ static int residency(const fdt_arch *a, const fdt_problem *p, const fdt_config *
 {
     int threads = c->bx * c->by * c->bz;
     t->regs_estimated = !(res && res->registers > 0);
-    t->regs = t->regs_estimated ? estimate_regs(p, c) : res->registers;
+    int need = 0;
+    t->regs = t->regs_estimated ? estimate_regs(p, c, &need) : res->registers;
     *spills = 0;
     if (t->regs_estimated) { /* __launch_bounds__: the compiler fits lb threads */
         int cap = fdt_arch_reg_cap(a, c->lb);
-        *spills = t->regs > cap; /* and spills what does not fit: fdtune prunes such kernels */
+        *spills = need > cap; /* and spills what does not fit: fdtune prunes such kernels */
         t->regs = imin(t->regs, cap);
     }
     fdt_arch_use u = {threads, t->regs, res ? res->agprs : 0, res ? res->sgprs : 0, 0};
@@ -241,14 +229,16 @@ static void latency(const fdt_arch *a, const fdt_config *c, const footprint *f, 
     /* bytes each thread has in flight: its loads for one step of the window (pf planes ahead)
      * or all its loads when there is no window; shared tiles wait for a barrier per plane */
     double es = f->es;
-    /* the ring's copies fly pf planes ahead only where they are asynchronous; elsewhere they
-     * are loads that return before the next plane's copies are issued */
-    int pf = c->lds == 2 && !a->async_copy ? 1 : c->pf;
+    /* the ring's copies (ring and stream, lds >= 2) fly pf planes ahead only where they are
+     * asynchronous; elsewhere they are loads that return before the next plane's copies are
+     * issued */
+    int ring = c->lds >= 2;
+    int pf = ring && !a->async_copy ? 1 : c->pf;
     double inflight_thread = c->vec * es * (c->nw > 0 ? pf * (1 + (c->lds ? 0 : 0.5 * f->xinst))
                                                        : f->inst * c->tile);
     if (c->lds == 1)
         inflight_thread *= 0.6;
-    else if (c->lds == 2) /* the thread's share of the tiles in flight (halo included): the
+    else if (ring) /* the thread's share of the tiles in flight (halo included): the
                            * next plane's copy lands while this one is computed, so pf = 1
                            * keeps half a plane in flight on average */
         inflight_thread = (pf - 0.5) * f->xfoot * f->yfoot * c->vec * c->tile * es;
@@ -259,7 +249,7 @@ static void latency(const fdt_arch *a, const fdt_config *c, const footprint *f, 
      * coverage keeps paying well past the mean latency: fitted to an H100 (lap R=4 1024^3,
      * 256x8 outputs per block, where have/need is about pf - 0.5): pf 2, 4, 5, 6 ran at
      * 0.85, 0.97, 0.985, 1.0 of the best. */
-    if (c->lds == 2 && have > 0)
+    if (ring && have > 0)
         t->latency_eff = 1 - 0.5 * exp(-0.8 * have / need);
 }
 
@@ -282,6 +272,57 @@ static void tail(const fdt_arch *a, const fdt_problem *p, const fdt_config *c, i
     t->t_wave_ms = nblocks * waves_per_block * a->wave_clk / (cus * a->clock_hz) * 1e3;
 }
 
+/* The on-chip times (t_l1_ms, t_shared_ms, t_issue_ms, t_fp_ms) of npts outputs at the CU's
+ * rates, and how much of those rates the resident waves reach (chip_eff). */
+static void onchip(const fdt_arch *a, const fdt_problem *p, const fdt_config *c,
+                   const fdt_device *dev, int cus, fdt_model_terms *t)
+{
+    fdt_model_onchip(p, c, dev, &t->onchip);
+    const fdt_onchip *o = &t->onchip;
+    double npts = (double)p->nx * (double)p->ny * (double)p->nz;
+    double per_ms = npts / (cus * a->clock_hz) * 1e3; /* ms per unit of clocks per point */
+    t->t_l1_ms = per_ms * o->l1_wavefronts;
+    t->t_shared_ms = per_ms * o->shared_bytes / a->lds_bytes_clk;
+    t->t_issue_ms = per_ms * o->inst / a->issue_clk;
+    t->t_fp_ms = per_ms * o->fp / (p->prec == FDT_F64 ? a->fp64_clk : a->fp32_clk);
+    double w = (double)t->threads_per_cu / a->wave / a->simds; /* waves per SIMD */
+    t->chip_eff = w / (w + a->occ_half);
+}
+
+/* The soft maximum of x[0..n) (the k-th root of the sum of k-th powers); *top: the largest. */
+static double softmax(const double *x, int n, double k, int *top)
+{
+    double sum = 0;
+    *top = 0;
+    for (int i = 0; i < n; i++) {
+        sum += pow(x[i], k);
+        if (x[i] > x[*top])
+            *top = i;
+    }
+    return pow(sum, 1 / k);
+}
+
+/* The prediction's soft maximum of the terms and which binds: the memory side (DRAM over
+ * latency_eff, L2) and the on-chip side (L1, shared, issue, FP over chip_eff), each a soft
+ * maximum of its own terms, then the two more sharply (SOFTMAX_SIDES). The bound is the
+ * largest term of the larger side, or latency where that side's efficiency is below
+ * LATENCY_BOUND (the unit waits more than a third of the time). */
+static double combine(fdt_model_terms *t)
+{
+    double lat = t->latency_eff, ce = t->chip_eff;
+    const double mem[2] = {t->t_dram_ms / lat, t->t_l2_ms};
+    const double chip[4] = {t->t_l1_ms, t->t_shared_ms, t->t_issue_ms, t->t_fp_ms};
+    int mtop, ctop, top;
+    double both[2] = {softmax(mem, 2, SOFTMAX_K, &mtop),
+                      softmax(chip, 4, SOFTMAX_K, &ctop) / ce};
+    double base = softmax(both, 2, SOFTMAX_SIDES, &top);
+    double eff = top == 0 ? (mtop == 0 ? lat : 1) : ce;
+    t->bound = eff < LATENCY_BOUND ? FDT_BOUND_LATENCY
+               : top == 0          ? (fdt_bound)(FDT_BOUND_DRAM + mtop)
+                                   : (fdt_bound)(FDT_BOUND_L1 + ctop);
+    return base;
+}
+
 double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms)
 {
@@ -295,13 +336,10 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
     double bw = traffic(a, p, c, dev, &f, &t, cus);
     latency(a, c, &f, bw, cus, &t);
     tail(a, p, c, blocks, cus, &t);
-    double npts = (double)p->nx * (double)p->ny * (double)p->nz;
-    t.t_l1_ms = npts * l1_per_output(a, p, c, f.r, f.es, f.aligned, f.HX) /
-                (cus * a->clock_hz) * 1e3;
-    double base = pow(pow(t.t_dram_ms, SOFTMAX_K) + pow(t.t_l2_ms, SOFTMAX_K) +
-                          pow(t.t_l1_ms, SOFTMAX_K), 1 / SOFTMAX_K);
-    t.time_ms = blocks == 0 ? 1e9 : base / (t.latency_eff * fmax(t.tail_eff, 0.05)) +
-                                       t.t_wave_ms + LAUNCH_MS * c->split;
+    onchip(a, p, c, dev, cus, &t);
+    double base = combine(&t);
+    t.time_ms = blocks == 0 ? 1e9 : base / fmax(t.tail_eff, 0.05) + t.t_wave_ms +
+                                       LAUNCH_MS * c->split;
     if (spills)
         t.time_ms *= 10; /* last in the ranking, but still ordered among themselves */
     if (terms)
@@ -309,14 +347,21 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
     return t.time_ms;
 }
 
+const char *fdt_bound_name(fdt_bound b)
+{
+    static const char *names[FDT_BOUND_COUNT] = {"dram",  "l2", "l1",     "shared",
+                                                 "issue", "fp", "latency"};
+    return b >= 0 && b < FDT_BOUND_COUNT ? names[b] : "?";
+}
+
 void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out)
 {
-    fdt_sb_printf(out, "dram %.3f l2 %.3f l1 %.3f ms, llc hit %.2f, regs %s%d, occ %.2f, "
-                  "lat %.2f, tail %.2f",
-                  t->t_dram_ms, t->t_l2_ms, t->t_l1_ms, t->llc_hit,
-                  t->regs_estimated ? "~" : "", t->regs, t->occupancy, t->latency_eff,
-                  t->tail_eff);
+    fdt_sb_printf(out, "dram %.3f l2 %.3f l1 %.3f shared %.3f issue %.3f fp %.3f ms, llc hit "
+                  "%.2f, regs %s%d, occ %.2f, lat %.2f, chip %.2f, tail %.2f",
+                  t->t_dram_ms, t->t_l2_ms, t->t_l1_ms, t->t_shared_ms, t->t_issue_ms,
+                  t->t_fp_ms, t->llc_hit, t->regs_estimated ? "~" : "", t->regs, t->occupancy,
+                  t->latency_eff, t->chip_eff, t->tail_eff);
     if (t->t_wave_ms > 0)
         fdt_sb_printf(out, ", waves %.3f ms", t->t_wave_ms);
-    fdt_sb_printf(out, " -> %.4f ms", t->time_ms);
+    fdt_sb_printf(out, " -> %.4f ms, bound %s", t->time_ms, fdt_bound_name(t->bound));
 }

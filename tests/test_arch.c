@@ -6,7 +6,10 @@
  * workgroup on gfx90a fits up to 128 VGPRs, scratch without spills is pruned on AMD); `fdtune
  * gen`'s occupancy line and its LDS warning; the catalogue's plausible peak bandwidth (an
  * MI300X's misread 2662 GB/s) and the timing flush that covers the Infinity Cache; and the
- * analytic model on an MI250X against the seeds' published numbers, with its dry-run ranking. */
+ * analytic model on an MI250X against the seeds' published numbers, with its dry-run ranking,
+ * and on an H100 and an H200 against fdtune's measurements (tests/data/nvidia-measured.txt);
+ * the model's on-chip counts per point against hand counts of the templates, and the limit it
+ * says binds (on chip for the Laplacian at R=8, DRAM for d2x and d2z at R=4). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -551,17 +554,21 @@ static void test_flush_covers_infinity_cache(void **state)
  * model ranks spills last rather than predicting them). */
 typedef struct seed_row {
     char src[64];
+    char gpu[32];       /* the catalogue's name */
     fdt_problem p;
-    char config[128];
-    double gbs;         /* published effective bandwidth */
+    char config[160];
+    double gbs;         /* published or measured effective bandwidth */
     char not_held[128]; /* why the row is outside the tolerance, or "" */
 } seed_row;
 
-/* The rows of tests/data/mi250x-seeds.txt; returns how many (at most max). */
-static int seed_rows(seed_row *rows, int max)
+/* The rows of tests/data/NAME; returns how many (at most max). Two forms: the seeds' (8
+ * fields: source, op, R, precision, N, config, GB/s, not held; the GPU an MI250X) and the
+ * NVIDIA measurements' (10 fields: source, GPU, op, R, precision, N, config, fraction of copy,
+ * copy GB/s, not held). */
+static int seed_rows(const char *name, seed_row *rows, int max)
 {
     char path[1100];
-    snprintf(path, sizeof path, "%s/tests/data/mi250x-seeds.txt", srcdir());
+    snprintf(path, sizeof path, "%s/tests/data/%s", srcdir(), name);
     FILE *f = fopen(path, "r");
     if (!f)
         fail_msg("%s: cannot open", path);
@@ -571,61 +578,216 @@ static int seed_rows(seed_row *rows, int max)
         line[strcspn(line, "\n")] = 0;
         if (!line[0] || line[0] == '#')
             continue;
-        char *field[8], *save = NULL;
+        char *field[10] = {0}, *save = NULL;
         int k = 0;
-        for (char *t = strtok_r(line, "|", &save); t && k < 8; t = strtok_r(NULL, "|", &save))
+        for (char *t = strtok_r(line, "|", &save); t && k < 10; t = strtok_r(NULL, "|", &save))
             field[k++] = t;
-        if (k != 8)
-            fail_msg("%s: a row of %d fields, want 8", path, k);
+        if (k != 8 && k != 10)
+            fail_msg("%s: a row of %d fields, want 8 or 10", path, k);
+        char **x = k == 10 ? field + 1 : field; /* op onwards at x[1] */
         seed_row *r = &rows[n++];
         fdt_err e;
         snprintf(r->src, sizeof r->src, "%s", field[0]);
-        if (fdt_op_parse(field[1], &r->p.op, &e) || fdt_prec_parse(field[3], &r->p.prec, &e))
+        snprintf(r->gpu, sizeof r->gpu, "%s", k == 10 ? field[1] : "MI250X");
+        if (fdt_op_parse(x[1], &r->p.op, &e) || fdt_prec_parse(x[3], &r->p.prec, &e))
             fail_msg("%s: %s", path, e.msg);
-        r->p.R = atoi(field[2]);
-        r->p.nx = r->p.ny = r->p.nz = atoll(field[4]);
-        snprintf(r->config, sizeof r->config, "%s", field[5]);
-        r->gbs = atof(field[6]);
-        snprintf(r->not_held, sizeof r->not_held, "%s", strcmp(field[7], "-") ? field[7] : "");
+        r->p.R = atoi(x[2]);
+        r->p.nx = r->p.ny = r->p.nz = atoll(x[4]);
+        snprintf(r->config, sizeof r->config, "%s", x[5]);
+        r->gbs = k == 10 ? atof(x[6]) * atof(x[7]) : atof(x[6]);
+        const char *why = field[k - 1];
+        snprintf(r->not_held, sizeof r->not_held, "%s", strcmp(why, "-") ? why : "");
     }
     fclose(f);
     return n;
 }
 
+/* The model's error on row s (predicted over measured bandwidth, less one), printed with the
+ * limit the model says binds. */
+static double seed_error(const seed_row *s)
+{
+    fdt_device d = gpu(s->gpu);
+    fdt_config c = cfg(&s->p, s->config);
+    fdt_model_terms t;
+    double ms = fdt_model_time(&s->p, &c, &d, NULL, &t);
+    double gbs = fdt_effective_bytes(&s->p) / (ms * 1e-3) / 1e9;
+    double err = gbs / s->gbs - 1;
+    printf("  %-26s %-6s %-4s R=%d %s %4lld^3 %-66s %6.0f model %6.0f %+6.1f%% %-7s%s%s\n",
+           s->src, s->gpu, fdt_op_name(s->p.op), s->p.R, fdt_prec_name(s->p.prec),
+           (long long)s->p.nx, s->config, s->gbs, gbs, 100 * err, fdt_bound_name(t.bound),
+           s->not_held[0] ? "  not held: " : "", s->not_held);
+    return err;
+}
+
+/* Holds the model to the rows of tests/data/NAME: nrows rows, held of them held (not marked
+ * otherwise), each within tol of its measured bandwidth and their rms within rms_max. */
+static void hold_rows(const char *name, int nrows, int held, double tol, double rms_max)
+{
+    static seed_row rows[128];
+    assert_int_equal(seed_rows(name, rows, 128), nrows);
+    double sum2 = 0;
+    int n = 0;
+    for (int i = 0; i < nrows; i++) {
+        const seed_row *s = &rows[i];
+        double err = seed_error(s);
+        if (s->not_held[0])
+            continue;
+        n++;
+        sum2 += err * err;
+        if (fabs(err) > tol)
+            fail_msg("%s %s (%s): model %+.1f%% off the measured %.0f GB/s, beyond %.0f%%",
+                     s->src, s->gpu, s->config, 100 * err, s->gbs, 100 * tol);
+    }
+    double rms = sqrt(sum2 / n);
+    printf("  %d rows held, rms %.1f%%\n", n, 100 * rms);
+    assert_int_equal(n, held);
+    assert_true(rms <= rms_max);
+}
+
+/* The MI250X: the seeds' published numbers (rms 7.4% before the on-chip terms, 8.0% with
+ * them: d2x R=4 comes out issue-bound). */
 #define SEED_TOLERANCE 0.20
 #define SEED_RMS 0.10
 
 static void test_model_against_seeds(void **state)
 {
     (void)state;
-    fdt_device d = gpu("MI250X");
-    static seed_row rows[64];
-    int nrows = seed_rows(rows, 64);
-    assert_int_equal(nrows, 26);
-    double sum2 = 0;
-    int held = 0;
-    for (int i = 0; i < nrows; i++) {
-        const seed_row *s = &rows[i];
-        fdt_config c = cfg(&s->p, s->config);
-        double ms = fdt_model_time(&s->p, &c, &d, NULL, NULL);
-        double gbs = fdt_effective_bytes(&s->p) / (ms * 1e-3) / 1e9;
-        double err = gbs / s->gbs - 1;
-        printf("  %-30s %s R=%d %s %lld^3 %-40s published %6.0f model %6.0f %+6.1f%%%s%s\n",
-               s->src, fdt_op_name(s->p.op), s->p.R, fdt_prec_name(s->p.prec),
-               (long long)s->p.nx, s->config, s->gbs, gbs, 100 * err,
-               s->not_held[0] ? "  not held: " : "", s->not_held);
-        if (s->not_held[0])
-            continue;
-        held++;
-        sum2 += err * err;
-        if (fabs(err) > SEED_TOLERANCE)
-            fail_msg("%s (%s): model %.0f GB/s, published %.0f: %+.1f%%, beyond %.0f%%", s->src,
-                     s->config, gbs, s->gbs, 100 * err, 100 * SEED_TOLERANCE);
+    hold_rows("mi250x-seeds.txt", 26, 24, SEED_TOLERANCE, SEED_RMS);
+}
+
+/* The NVIDIA rows' tolerances: the fit leaves an rms of 10.7% over the 59 rows held, the
+ * largest errors the untuned seed d2z 64x8 at 1024^3 (+31%, the LLC's share of the z
+ * re-reads) and the ring's wave R=8 (+29%). */
+#define NVIDIA_TOLERANCE 0.35
+#define NVIDIA_RMS 0.12
+
+/* The model against fdtune's own measurements on an H100 and an H200
+ * (tests/data/nvidia-measured.txt). */
+static void test_model_against_nvidia(void **state)
+{
+    (void)state;
+    hold_rows("nvidia-measured.txt", 60, 59, NVIDIA_TOLERANCE, NVIDIA_RMS);
+}
+
+/* Counted by hand from the templates, per output point (NAN: not checked).
+ *  - direct (templates/direct.hip), lap R=4 f32, one value per thread: loads of 4 z planes
+ *    below, 2R+1 rows of the y column (the centre among them), HX = 4 single x values a side,
+ *    4 z planes above: 25, and one store: 26 accesses of 4 bytes; no shared memory. FP: d2
+ *    per axis one multiply and 4 pairs of an add and an FMA (9), three axes, then sx dx (a
+ *    multiply) + sy dy + sz dz (two FMAs): 30. d2x alone: 9 + the one scale.
+ *  - the ring (templates/ring.hip), lap R=4 f32, bx=32 by=8 (256 threads), tile 2, vec 2,
+ *    nw=64: per thread and plane it copies its 2 vectors of the plane, its share of the y
+ *    halo (2R rows x 32 vectors / 256 threads = 1) and of the x halo (2 sides x HX/VEC = 2
+ *    vectors x 16 rows / 256 = 0.25); the first 2R planes of a window of 64 are copied
+ *    without an output, so the plane's own vectors count (64 + 8) / 64 = 1.125 times: 3.5
+ *    copies. It reads back its centre (2 x 1.125), the 2R = 8 y-neighbour rows (2 rows of
+ *    output share their 2 + 8 rows) and the x halo (2 x 2 vectors a row, 2 rows: 8): 18.25
+ *    reads. 21.75 accesses of 8 bytes over 4 outputs: 43.5 bytes a point, 5.4375
+ *    instructions. Through L1 (the copies and the 2 stores): 5.5 x 8 / 4 = 11 bytes. On an
+ *    MI250X the copies are global loads and LDS stores: the same LDS bytes.
+ *  - the stream (templates/stream.hip), lap R=8 f32 2x2, bx=32 by=16 (512 threads), nw=256:
+ *    copies 2 x (256 + 16) / 256 + 2R x 32 / 512 (y halo, 1) + 2 x 4 x 32 / 512 (x halo,
+ *    0.5) = 3.625; reads 2.125 centres, 16 y rows, 2 x 4 vectors x 2 rows of x halo (16):
+ *    37.75 vectors of 8 bytes over 4 outputs = 75.5 bytes (the 6R + 1 = 49 neighbours one
+ *    value at a time from shared memory would be 196). FP: per landing plane the z sums take
+ *    2 RZ + 1 = 17 (x 1.0625), the x and y pairs 2 RX + 2 RY = 32, the centre and the x and y
+ *    scales 3: 53.0625 (6R + 4 = 52 without the window's first planes). */
+static void test_onchip_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu;
+        fdt_op op;
+        int R;
+        const char *config;
+        double shared_bytes, shared_inst, l1_bytes, fp;
+    } want[] = {
+        {"H100", FDT_OP_LAP, 4, "bx=64,by=4", 0, 0, 104, 30},
+        {"H100", FDT_OP_D2X, 4, "bx=128,by=8,vec=4,align=32", 0, 0, NAN, 10},
+        {"H100", FDT_OP_LAP, 4, "align=32,bx=32,by=8,lb=256,lds=2,nw=64,pf=6,tile=2,vec=2",
+         43.5, 5.4375, 11, 30},
+        {"MI250X", FDT_OP_LAP, 4, "align=32,bx=32,by=8,lb=256,lds=2,nw=64,pf=6,tile=2,vec=2",
+         43.5, 5.4375, NAN, 30},
+        {"H100", FDT_OP_LAP, 8,
+         "align=32,bx=32,by=16,l2pf=256,lb=512,lds=3,nw=256,pf=3,tile=2,vec=2", 75.5, NAN,
+         11.25, 53.0625},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fdt_problem p = {.op = want[i].op, .R = want[i].R, .prec = FDT_F32,
+                         .nx = 512, .ny = 512, .nz = 512};
+        fdt_config c = cfg(&p, want[i].config);
+        fdt_device d = gpu(want[i].gpu);
+        fdt_onchip o;
+        fdt_model_onchip(&p, &c, &d, &o);
+        const double got[4] = {o.shared_bytes, o.shared_inst, o.l1_bytes, o.fp};
+        const double exp[4] = {want[i].shared_bytes, want[i].shared_inst, want[i].l1_bytes,
+                               want[i].fp};
+        static const char *what[4] = {"shared bytes", "shared instructions", "L1 bytes", "FP"};
+        for (int k = 0; k < 4; k++)
+            if (!isnan(exp[k]) && fabs(got[k] - exp[k]) > 1e-9)
+                fail_msg("%s %s R=%d %s: %s %g a point, counted %g", want[i].gpu,
+                         fdt_op_name(p.op), p.R, want[i].config, what[k], got[k], exp[k]);
     }
-    double rms = sqrt(sum2 / held);
-    printf("  %d rows held, rms %.1f%%\n", held, 100 * rms);
-    assert_int_equal(held, 24);
-    assert_true(rms <= SEED_RMS);
+}
+
+/* The side that binds a prediction: 1 on chip, 0 DRAM or L2. */
+static int on_chip(const fdt_model_terms *t)
+{
+    double mem = fmax(t->t_dram_ms / t->latency_eff, t->t_l2_ms);
+    double chip = fmax(fmax(t->t_l1_ms, t->t_shared_ms), fmax(t->t_issue_ms, t->t_fp_ms));
+    return chip / t->chip_eff > mem;
+}
+
+/* Which limit the model says binds, for the configs measured on an H100: the high-radius
+ * Laplacians on chip (the issue's 1.5 TB/s on both an H100 and an H200), the tuned d2x, d2z
+ * and R=4 Laplacian by DRAM. */
+static void test_model_bounds(void **state)
+{
+    (void)state;
+    static const struct {
+        fdt_op op;
+        int R;
+        fdt_prec prec;
+        const char *config;
+        int chip;        /* 1: on chip */
+        fdt_bound bound; /* or FDT_BOUND_COUNT: any on the expected side */
+    } want[] = {
+        {FDT_OP_LAP, 8, FDT_F32,
+         "align=32,bx=32,by=16,l2pf=256,lb=512,lds=3,nw=256,pf=3,tile=2,vec=2", 1,
+         FDT_BOUND_ISSUE},
+        {FDT_OP_LAP, 8, FDT_F32,
+         "align=32,bx=32,by=8,l2pf=256,lb=256,lds=2,nw=64,pf=6,tile=2,vec=2", 1,
+         FDT_BOUND_COUNT},
+        {FDT_OP_LAP, 8, FDT_F64, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=2",
+         1, FDT_BOUND_COUNT},
+        {FDT_OP_D2X, 4, FDT_F32, "align=32,bx=128,by=8,lb=1024,nt=1,vec=4", 0, FDT_BOUND_DRAM},
+        {FDT_OP_D2Z, 4, FDT_F32, "align=32,bx=128,by=1,lb=128,nt=1,nw=8,order=yzx,vec=4", 0,
+         FDT_BOUND_DRAM},
+        {FDT_OP_LAP, 4, FDT_F32,
+         "align=32,by=8,l2pf=256,lb=512,lds=2,nw=128,pf=5,tile=2,vec=2", 0, FDT_BOUND_DRAM},
+    };
+    fdt_device d = gpu("H100");
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fdt_problem p = {.op = want[i].op, .R = want[i].R, .prec = want[i].prec,
+                         .nx = 512, .ny = 512, .nz = 512};
+        fdt_config c = cfg(&p, want[i].config);
+        fdt_model_terms t;
+        fdt_model_time(&p, &c, &d, NULL, &t);
+        fdt_sb sb;
+        fdt_sb_init(&sb);
+        fdt_model_describe(&t, &sb);
+        printf("  %s R=%d %s %s: %s\n", fdt_op_name(p.op), p.R, fdt_prec_name(p.prec),
+               want[i].config, fdt_sb_str(&sb));
+        fdt_sb_free(&sb);
+        if (on_chip(&t) != want[i].chip)
+            fail_msg("%s R=%d: bound on %s, want on %s", fdt_op_name(p.op), p.R,
+                     on_chip(&t) ? "chip" : "DRAM/L2", want[i].chip ? "chip" : "DRAM/L2");
+        if (want[i].chip && t.bound == FDT_BOUND_DRAM)
+            fail_msg("%s R=%d: bound dram on chip", fdt_op_name(p.op), p.R);
+        if (want[i].bound != FDT_BOUND_COUNT && t.bound != want[i].bound)
+            fail_msg("%s R=%d: bound %s, want %s", fdt_op_name(p.op), p.R,
+                     fdt_bound_name(t.bound), fdt_bound_name(want[i].bound));
+    }
 }
 
 /* ------------------------------------------------------------------ 6. the MI250X dry run */
@@ -787,6 +949,9 @@ int main(void)
         cmocka_unit_test(test_peak_bandwidth),
         cmocka_unit_test(test_flush_covers_infinity_cache),
         cmocka_unit_test(test_model_against_seeds),
+        cmocka_unit_test(test_model_against_nvidia),
+        cmocka_unit_test(test_onchip_counts),
+        cmocka_unit_test(test_model_bounds),
         cmocka_unit_test(test_mi250x_dry_run),
         cmocka_unit_test(test_ring_latency_per_vendor),
     };

@@ -153,6 +153,32 @@ if grep -q '^backend cuda: nvrtc' "$tmp/version"; then
     fi
 fi
 
+# --- the dry run names the model's bound: in the text table and, with the per-point on-chip
+# counts, in the JSON ranking; the stream's lap R=8 f32 on an H100 is bound on chip, the
+# tuned d2x R=4 by DRAM (tests/test_arch.c holds the numbers)
+cat >"$tmp/one.lua" <<'EOF2'
+ops { "lap" }
+param("align", { 32 }); param("lds", { 3 }); param("tile", { 2 }); param("vec", { 2 }); param("bx", { 32 })
+param("by", { 16 }); param("nw", { 256 }); param("pf", { 3 }); param("lb", { 512 })
+EOF2
+run --gpu H100 --op lap --R 8 --grid '512^3' --recipe "$tmp/one.lua" --dry-run --top 1
+expect_status "dry-run bound" 0
+expect_in "dry-run bound" "$out" "  bound  model terms"
+expect_in "dry-run bound" "$out" "  issue  dram "
+run --gpu H100 --op lap --R 8 --grid '512^3' --recipe "$tmp/one.lua" --dry-run --top 1 --json
+expect_status "dry-run bound json" 0
+expect_in "dry-run bound json" "$out" '"bound": "issue"'
+expect_in "dry-run bound json" "$out" '"shared_bytes_per_point":'
+expect_in "dry-run bound json" "$out" '"inst_per_point":'
+cat >"$tmp/d2x.lua" <<'EOF2'
+ops { "d2x" }
+param("bx", { 128 }); param("by", { 8 }); param("vec", { 4 }); param("align", { 32 })
+param("lb", { 1024 }); param("nt", { 1 })
+EOF2
+run --gpu H100 --op d2x --R 4 --grid '512^3' --recipe "$tmp/d2x.lua" --dry-run --top 1 --json
+expect_status "dry-run bound d2x" 0
+expect_in "dry-run bound d2x" "$out" '"bound": "dram"'
+
 # --- devices: works with and without a GPU ------------------------------------------
 run devices --no-bandwidth
 expect_status "devices" 0

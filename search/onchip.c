@@ -1,0 +1,192 @@
+/* What one output point of a generated kernel costs on chip (fdt_model_onchip, fdt_search.h):
+ * counted from the templates of each kernel family of generator/source.c's table (direct:
+ * lds=0 without a window, window: lds=0 with one, tile: lds=1, ring: lds=2, stream: lds=3),
+ * per thread and z plane over the thread's TILE x VEC outputs. The counts: shared-memory
+ * bytes and instructions (loads, stores, the writes of the ring's copies), the L1 wavefronts
+ * of the global loads and stores (the repeated neighbour loads L1 serves where no tile is
+ * used, the fills and stores where one is), floating-point instructions (the stencil as the
+ * generator emits it: one multiply and, per symmetric pair, an add and an FMA per axis; the
+ * stream's streaming sums 6R + 4), and issued instructions (those, plus register moves of the
+ * sliding window, and address, guard and loop overhead: an estimate, fitted to the stream's
+ * SASS and ncu counts of bench/stream_notes.txt). search/model.c turns them into times. */
+#include "fdt_search.h"
+#include "fdt_arch.h"
+
+#include <math.h>
+
+/* Instruction overhead per thread and march step of each family: the ring families' wait,
+ * barrier, commit, slot rotation, plane pointers and guards (fitted: ncu's 2.69 warp
+ * instructions per point of the stream's lap R=8 f32 2x2, bench/stream_notes.txt, less what
+ * is counted); the others are estimates (the tile's barrier and puts, the window's pointers
+ * and guards, the direct kernel's index arithmetic once per thread), for bench/model_check.sh
+ * to measure. Plus OVH_MEM per global or asynchronous memory instruction (its address). */
+static const double ovh_step[] = {40, 20, 40, 76, 76}; /* direct window tile ring stream */
+#define OVH_MEM 2.0
+
+typedef enum { DIRECT, WINDOW, TILE, RING, STREAM } family;
+
+/* The family of a config, as the generator's table picks it (lds, and a window or none). */
+static family family_of(const fdt_config *c)
+{
+    if (c->lds >= 1 && c->lds <= 3)
+        return (family)(TILE + c->lds - 1);
+    return c->nw > 0 ? WINDOW : DIRECT;
+}
+
+/* One config's shape, as the templates see it. */
+typedef struct shape {
+    family fam;
+    int r[3], HX, T, V, wave;
+    double es, vb;   /* bytes per element; bytes of one thread's vector access */
+    double vi;       /* instructions per vector access (at most 16 bytes each) */
+    double steps;    /* march steps per output plane: the window's 2 RZ planes loaded first */
+    double yh, xh;   /* y- and x-halo accesses per thread and plane of a shared tile */
+} shape;
+
+static void shape_of(const fdt_problem *p, const fdt_config *c, shape *s)
+{
+    fdt_op_radii(p->op, p->R, s->r);
+    s->fam = family_of(c);
+    s->T = c->tile;
+    s->V = c->vec;
+    s->wave = p->op == FDT_OP_WAVE;
+    s->es = (double)fdt_prec_size(p->prec);
+    s->HX = s->r[0] ? (s->r[0] + c->vec - 1) / c->vec * c->vec : 0;
+    s->vb = c->vec * s->es;
+    s->vi = ceil(s->vb / 16);
+    double planes = c->nw > 0 ? fmin((double)c->nw, (double)p->nz) : 1;
+    s->steps = c->nw > 0 ? (planes + 2 * s->r[2]) / planes : 1;
+    double nt = (double)c->bx * c->by;
+    s->yh = 2.0 * s->r[1] * c->bx / nt; /* chunks of VEC along the rows above and below */
+    /* x halo: the ring's copies move whole vectors (HX / VEC a side), the tile's puts values */
+    s->xh = s->fam == TILE ? 2.0 * s->r[0] * c->by * c->tile / nt
+                           : 2.0 * (s->HX / c->vec) * c->by * c->tile / nt;
+}
+
+/* L1 (or LDS) wavefronts one wave instruction costs: its bytes in units of what the L1
+ * moves per clock (128 bytes on NVIDIA), plus one when it does not start on such a boundary
+ * (shifted neighbour loads, unaligned rows). */
+static double wavefronts(const fdt_arch *a, double bytes, int aligned)
+{
+    return ceil(bytes / a->l1_bytes_clk) + (aligned ? 0 : 1);
+}
+
+/* Wavefronts of the global loads and stores per thread and plane (a wave's instruction
+ * counted once per thread of it): the rows, their x and y neighbours and the z planes of
+ * the families without a tile; the fill of the tile (its halo scattered: 1.25 of the
+ * aligned count) and the window's planes of the others; wave's point-wise inputs; stores. */
+static double global_wavefronts(const fdt_arch *a, const fdt_config *c, const shape *s,
+                                int aligned)
+{
+    double lanes = a->wave, vb = lanes * s->vb;
+    double one = wavefronts(a, vb, aligned) / lanes, T = s->T;
+    double wf = 0;
+    if (s->fam == DIRECT || s->fam == WINDOW) {
+        wf += s->r[0] ? T * (double)(s->V + 2 * s->HX) / s->V * wavefronts(a, vb, 0) / lanes
+                      : T * one;
+        wf += 2 * s->r[1] * one;
+        wf += s->fam == WINDOW ? T * one * s->steps : T * 2 * s->r[2] * one;
+    } else {
+        double tile = (double)c->bx * s->V * c->by * T; /* outputs of a block's plane */
+        double halo = ((double)c->bx * s->V + 2 * s->HX) * (c->by * T + 2 * s->r[1]) - tile;
+        double warps = (double)c->bx * c->by / lanes;
+        wf += T * one * s->steps; /* this thread's own rows, the window's planes */
+        if (halo > 0)
+            wf += ceil(halo * s->es / a->l1_bytes_clk) / warps / lanes * 1.25;
+    }
+    if (s->wave)
+        wf += T * (s->fam == STREAM ? 3 : 2) * one;
+    wf += T * one; /* stores */
+    return wf;
+}
+
+/* Floating-point instructions per output: d2 per axis (one multiply, an add and an FMA per
+ * pair) and the combination (sx dx + sy dy + sz dz: one multiply, an FMA per further axis;
+ * wave's 2 p - p_prev + c2 (...) two more); the stream's streaming sums instead: per landing
+ * plane sz p and 2 RZ weighted adds per value, 2 RX and 2 RY per output, and its centre and
+ * the x and y scales (6R + 4 for lap). */
+static double fp_per_output(const shape *s)
+{
+    const int *r = s->r;
+    double fp = 0;
+    int axes = 0;
+    if (s->fam == STREAM) {
+        fp = (r[2] ? s->steps * (2 * r[2] + 1) : 0) + 2 * r[0] + 2 * r[1] + 1 + (r[0] > 0) +
+             (r[1] > 0);
+    } else {
+        for (int d = 0; d < 3; d++)
+            if (r[d] > 0) {
+                fp += 2 * r[d] + 1;
+                axes++;
+            }
+        fp += axes;
+    }
+    return fp + (s->wave ? 2 : 0);
+}
+
+/* Shared-memory accesses per thread and plane: vectors (of VEC, loads and stores, the
+ * ring's copies) and single values (the tile's x halo), with the copies alone in *copies. */
+static void shared_accesses(const shape *s, double *vectors, double *values, double *copies)
+{
+    double T = s->T, x = 2.0 * T * s->HX / s->V; /* a row's x halo, whole vectors a side */
+    double y = 2.0 * s->r[1];
+    *vectors = *values = *copies = 0;
+    switch (s->fam) {
+    case TILE: /* puts of its own values and the halo, reads of the neighbours */
+        *vectors = T + s->yh + y + x;
+        *values = s->xh;
+        break;
+    case RING:
+    case STREAM: /* copies of the plane with its halo, reads of the centre and neighbours */
+        *copies = T * s->steps + s->yh + s->xh + (s->wave ? (s->fam == STREAM ? 3 : 2) * T : 0);
+        *vectors = *copies + T * s->steps + y + x + (s->wave ? (s->fam == STREAM ? 3 : 2) * T : 0);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Global memory instructions per thread and plane (loads and stores, of VEC each). */
+static double global_accesses(const shape *s)
+{
+    double T = s->T, g = 0;
+    if (s->fam == DIRECT)
+        g = (s->r[1] ? T + 2 * s->r[1] : T) + 2.0 * T * s->HX / s->V + 2.0 * s->r[2] * T;
+    else if (s->fam == WINDOW)
+        g = T * s->steps + 2.0 * s->r[1] + 2.0 * T * s->HX / s->V;
+    else if (s->fam == TILE)
+        g = T * s->steps + s->yh; /* and xh single values, added by the caller */
+    if (s->wave && s->fam <= TILE)
+        g += 2 * T;
+    return g + T; /* stores */
+}
+
+void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                      fdt_onchip *o)
+{
+    const fdt_arch *a = fdt_arch_of(dev);
+    shape s;
+    shape_of(p, c, &s);
+    double outs = (double)s.T * s.V; /* a thread's outputs per plane */
+    int aligned = c->align > 1 && (int)(c->align * s.es) % (int)a->sector == 0;
+    double vec, val, copies;
+    shared_accesses(&s, &vec, &val, &copies);
+    double gvec = global_accesses(&s), gval = s.fam == TILE ? s.xh : 0;
+    /* without asynchronous copies (AMD) a copy is a global load and a shared store */
+    double gmem = (gvec + (a->async_copy ? 0 : copies)) * s.vi + gval;
+    double async = a->async_copy ? copies * s.vi : 0;
+    o->shared_bytes = (vec * s.vb + val * s.es) / outs;
+    o->l1_bytes = ((gvec + copies) * s.vb + gval * s.es) / outs;
+    o->shared_inst = (vec * s.vi + val) / outs;
+    o->l1_wavefronts = global_wavefronts(a, c, &s, aligned) / outs;
+    o->fp = fp_per_output(&s);
+    /* the sliding window of the window and tile families moves its planes a register each
+     * step (doubles: two); the ring and the stream rotate by unrolling */
+    double moves = s.fam == WINDOW || s.fam == TILE
+                       ? (2.0 * s.r[2] + c->pf) * outs * (s.es > 4 ? 2 : 1) : 0;
+    double ovh = ovh_step[s.fam] * s.steps + OVH_MEM * (gmem + async);
+    if (s.wave) /* the point source's test at every output */
+        ovh += 3 * outs;
+    double mem = a->mem_issue ? gmem + vec * s.vi + val : 0;
+    o->inst = o->fp + (moves + ovh + mem) / outs;
+}
