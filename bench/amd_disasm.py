@@ -39,8 +39,8 @@ def instructions(text):
     return out
 
 
-def successors(ins, k):
-    """Indices of the instructions that may follow instruction k."""
+def successors(ins, at, k):
+    """Indices of the instructions that may follow instruction k (at: address -> index)."""
     addr, op = ins[k]
     name = op.split()[0]
     nxt = [k + 1] if k + 1 < len(ins) else []
@@ -50,14 +50,18 @@ def successors(ins, k):
         imm = int(op.split()[1]) & 0xFFFF
         imm = imm - 0x10000 if imm & 0x8000 else imm
         target = addr + 4 + 4 * imm
-        at = [j for j, (a, _) in enumerate(ins) if a == target]
-        return at if name == "s_branch" else nxt + at
+        to = [at[target]] if target in at else []
+        return to if name == "s_branch" else nxt + to
     return nxt
 
 
 def flow(ins):
     """inflight and hidden (module doc) by a forward data flow, the maximum where paths
     join: the loads outstanding and the arithmetic since the latest load."""
+    # arith is capped at the kernel's arithmetic count: a path round a loop that never waits
+    # would grow it without end (the cap then reads as "all of it")
+    cap = sum(bool(ARITH.match(op)) for _, op in ins)
+    at = {a: j for j, (a, _) in enumerate(ins)}
     state = {0: (0, 0)}
     work, inflight, hidden = [0], 0, 0
     while work:
@@ -71,10 +75,12 @@ def flow(ins):
             if n > keep:
                 hidden = max(hidden, arith)
             n = min(n, keep)
+            if n == 0:
+                arith = 0
         elif n and ARITH.match(op):
-            arith = min(arith + 1, 1 << 20)
+            arith = min(arith + 1, cap)
         inflight = max(inflight, n)
-        for j in successors(ins, k):
+        for j in successors(ins, at, k):
             old = state.get(j)
             new = (n, arith) if old is None else (max(old[0], n), max(old[1], arith))
             if new != old:
