@@ -10,6 +10,7 @@
 #   retune-demo   bench/retune_demo.sh on 256^3 with a budget of 20
 #   session-check bench/session_check.sh (against .gpu/base/fdtune too when it is there)
 #   matrix        bench/matrix.sh (lap and wave, R 1..8, f32/f64, 512^3 and 1024^3), resumable
+#   multigpu  bench/multigpu.sh (--gpu all, resume, a plan on this node, a killed GPU)
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,6 +84,7 @@ for stage in "$@"; do
       OUTDIR=$MATRIX_DIR "$root/bench/matrix.sh" "$MATRIX_DIR/matrix.db"
       echo "exit $?"
       mkdir -p "$OUTDIR/matrix" && cp "$MATRIX_DIR"/matrix* "$OUTDIR/matrix/" ;;
+    multigpu) OUTDIR=$OUTDIR/multigpu "$root/bench/multigpu.sh" ;;
     crash)
       "$FDTUNE" --gpu auto --R 4 --grid 256^3 --recipe "$root/tests/data/crash.lua" \
           --op d2x --db "$OUTDIR/crash.db" --timeout 20

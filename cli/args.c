@@ -1,5 +1,7 @@
-/* Argument parsing shared by subcommands: the problem options and checked integers. */
+/* Argument parsing shared by subcommands: the problem options (one problem, or lists of
+ * them), checked integers and durations. */
 #include "cli.h"
+#include "fdt_tune.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -101,4 +103,48 @@ int parse_duration(const char *s, double *seconds)
         return -1;
     *seconds = v * unit;
     return 0;
+}
+
+int problem_list_take(problem_args *pa, fdt_tune_request *rq, int opt, const char *arg)
+{
+    if (opt != 'o' && opt != 'R' && opt != 'p' && opt != 'g')
+        return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *save = NULL;
+    fdt_err e;
+    int n = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
+        fdt_op op;
+        if (opt == 'o') {
+            if (fdt_op_parse(tok, &op, &e)) {
+                print_error("--op: %s", e.msg);
+                return -1;
+            }
+            rq->ops |= 1u << op;
+            continue;
+        }
+        if (problem_args_take(pa, opt, tok) < 0)
+            return -1;
+        int64_t g[3] = {pa->p.nx, pa->p.ny, pa->p.nz};
+        int dup = opt != 'g';
+        for (int k = 0; k < rq->ngrids && !dup; k++)
+            dup = !memcmp(rq->grid[k], g, sizeof g);
+        if (opt == 'R')
+            rq->Rs |= 1u << pa->p.R;
+        else if (opt == 'p')
+            rq->precs |= 1u << pa->p.prec;
+        else if (!dup && rq->ngrids == FDT_TUNE_MAX_GRIDS) {
+            print_error("--grid: at most %d grids", FDT_TUNE_MAX_GRIDS);
+            return -1;
+        } else if (!dup) {
+            memcpy(rq->grid[rq->ngrids++], g, sizeof g);
+        }
+    }
+    if (n == 0) { /* "" or "," */
+        print_error("--%s '%s': expected a value", opt == 'o' ? "op" : opt == 'R' ? "R"
+                                                   : opt == 'p' ? "precision" : "grid", arg);
+        return -1;
+    }
+    return 1;
 }

@@ -27,6 +27,8 @@ int cmd_devices(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_retune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_db(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 /* ---- arguments ---- */
 /* Problem options shared by gen, bench and tune: --op, --R, --precision, --grid. */
@@ -37,6 +39,12 @@ typedef struct problem_args {
 void problem_args_init(problem_args *a);
 /* Returns 1 if the option was consumed, 0 if not a problem option, -1 on error (printed). */
 int problem_args_take(problem_args *a, int opt, const char *arg);
+struct fdt_tune_request;
+/* The problem options of commands that take several problems (tune, plan): --op, --R,
+ * --precision and --grid as comma lists or repeated, each value checked (problem_args_take,
+ * the last one also stays in pa->p) and added to rq's operators, radii, precisions or grids
+ * (a grid given twice once). 1 taken, 0 not one of them, -1 bad (printed). */
+int problem_list_take(problem_args *pa, struct fdt_tune_request *rq, int opt, const char *arg);
 int parse_int_arg(const char *opt, const char *s, long min, long max, long *out);
 /* "10m", "90s", "2h", "7d", "45" (seconds) -> seconds */
 int parse_duration(const char *s, double *seconds);
@@ -52,6 +60,14 @@ void print_no_gpu(const struct fdt_probe *p, const char *what, const char *hint)
 /* The tuning database for reading: path, else the default location; a missing file says
  * how to make one. -1 on failure (printed). */
 int open_db_readonly(const char *path, struct fdt_db **db);
+/* What query and export consult, in this order: the user's database (path, else the default
+ * location) and the system database (fdt_db_open_system) unless no_system. A missing default
+ * database is fine when the system database is there (a fresh install: dbs holds that one
+ * alone); a missing --db path is an error. dbs has room for 2; *n says how many were
+ * opened. -1 on failure (printed). */
+int open_dbs(const char *path, int no_system, struct fdt_db **dbs, size_t *n);
+/* Closes the n databases open_dbs opened. */
+void close_dbs(struct fdt_db **dbs, size_t n);
 
 /* ---- output ---- */
 int use_color(FILE *f); /* TTY and NO_COLOR unset */
@@ -59,6 +75,10 @@ const char *col(FILE *f, const char *code);
 void die_usage(const char *cmd, const char *fmt, ...) FDT_PRINTF(2, 3);
 void print_error(const char *fmt, ...) FDT_PRINTF(1, 2);
 void print_note(const char *fmt, ...) FDT_PRINTF(1, 2);
+/* "fdtune CMD ARG..." into b (initialised here) as typed, quoting arguments with blanks or
+ * quotes; argv[0] is the command's own name, the arguments follow. Call before getopt,
+ * which reorders argv. */
+void command_line(fdt_sb *b, const char *cmd, int argc, char **argv);
 
 /* Output through the emitter (common/fdt_emit.h): everything a command prints on stdout is
  * rendered into an fdt_sb, then written. emit_init empties b and starts m on it with the

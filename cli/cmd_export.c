@@ -1,7 +1,8 @@
 /* fdtune export: writes what the tuning database knows as one self-contained header for a
  * user's HIP or CUDA code (or as JSON for build systems): the best kernels per device and
  * tuned grid, a fallback for other devices, launchers that pick at run time, layout helpers
- * and the provenance of every result. The database is opened read-only. A request the
+ * and the provenance of every result. The user's database is consulted first, then the
+ * system database (setup.c: open_dbs); both are opened read-only. A request the
  * database cannot answer is refused before anything is written, so a stale or partial
  * header never replaces a good one. */
 #include "cli.h"
@@ -46,6 +47,9 @@ static void export_usage(FILE *f)
             "                 (default: every tuned grid)\n"
             "  --db PATH      the database (default: $FDTUNE_DB, else\n"
             "                 $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db)\n"
+            "  --no-system-db leave out the system database (share/fdtune/system.db: results\n"
+            "                 measured on the project's GPUs, consulted after yours; where you\n"
+            "                 tuned a device model and grid, yours answer for it)\n"
             "  -o FILE        where to write (default: stdout); written atomically\n"
             "  --format F     header (default) or json: the same selection as data (schema %d:\n"
             "                 variants, configs, layouts, provenance)\n\n"
@@ -57,12 +61,12 @@ static void export_usage(FILE *f)
             FDT_EXP_JSON_SCHEMA);
 }
 
-enum { OPT_OP = 1000, OPT_R, OPT_PREC, OPT_GRID, OPT_FORMAT, OPT_DB, OPT_GPU };
+enum { OPT_OP = 1000, OPT_R, OPT_PREC, OPT_GRID, OPT_FORMAT, OPT_DB, OPT_GPU, OPT_NO_SYSTEM };
 
 typedef struct eopts {
     fdt_exp_opts x;
     const char *db, *out;
-    int json;
+    int json, no_system;
 } eopts;
 
 static int parse_ops(const char *s, unsigned *mask)
@@ -96,6 +100,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
         {"R", required_argument, 0, OPT_R},       {"precision", required_argument, 0, OPT_PREC},
         {"grid", required_argument, 0, OPT_GRID}, {"db", required_argument, 0, OPT_DB},
         {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, OPT_FORMAT},
+        {"no-system-db", no_argument, 0, OPT_NO_SYSTEM},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     fdt_exp_opts_init(&o->x);
@@ -140,6 +145,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
             o->x.ngrids++;
             break;
         case OPT_DB: o->db = optarg; break;
+        case OPT_NO_SYSTEM: o->no_system = 1; break;
         case 'o': o->out = optarg; break;
         case OPT_FORMAT:
             if (!strcmp(optarg, "json"))
@@ -156,9 +162,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
     if (o->out && !*o->out)
         die_usage("export", "-o needs a file name");
     /* The command line goes into the provenance, as typed after "fdtune". */
-    fdt_sb_puts(cmdline, "fdtune export");
-    for (int i = 1; i < argc; i++)
-        fdt_sb_printf(cmdline, strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
+    command_line(cmdline, "export", argc, argv);
     return -1;
 }
 
@@ -175,7 +179,8 @@ static void summary(const fdt_exp_plan *p, const char *where, int json)
     fdt_sb runs;
     fdt_sb_init(&runs);
     for (size_t i = 0; i < p->nruns; i++)
-        fdt_sb_printf(&runs, "%s%lld", i ? ", " : "", (long long)p->runs[i]);
+        fdt_sb_printf(&runs, "%s%lld%s", i ? ", " : "", (long long)p->runs[i],
+                      p->run_sources[i] == FDT_DB_SYSTEM ? " (system)" : "");
     fprintf(stderr, "fdtune export: wrote %s (%s): %s; %zu tuned results from %zu device%s "
                     "(run%s %s)", where, json ? "json" : "header", fdt_sb_str(&fams), nt,
             p->ndevices, p->ndevices == 1 ? "" : "s", p->nruns == 1 ? "" : "s",
@@ -209,15 +214,16 @@ int cmd_export(int argc, char **argv)
     if (o.x.ngpus && fdt_catalogue_load_default(&cat, &e) == 0)
         o.x.cat = cat;
 
-    fdt_db *db = NULL;
+    fdt_db *dbs[2] = {NULL, NULL};
+    size_t ndbs = 0;
     fdt_exp_plan *plan = NULL;
     fdt_sb text;
     fdt_sb_init(&text);
-    if (open_db_readonly(o.db, &db)) {
+    if (open_dbs(o.db, o.no_system, dbs, &ndbs)) {
         rc = EXIT_ERROR;
         goto done;
     }
-    int st = fdt_exp_plan_make(db, &o.x, &plan, &e);
+    int st = fdt_exp_plan_make(dbs, ndbs, &o.x, &plan, &e);
     if (st == FDT_EXP_NOTHING) {
         print_error("%s", e.msg);
         rc = EXIT_FAIL;
@@ -253,7 +259,7 @@ int cmd_export(int argc, char **argv)
 done:
     fdt_sb_free(&text);
     fdt_exp_plan_free(plan);
-    fdt_db_close(db);
+    close_dbs(dbs, ndbs);
     fdt_catalogue_free(cat);
     fdt_sb_free(&cmdline);
     return rc;

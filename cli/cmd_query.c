@@ -25,12 +25,45 @@
  * an empty CSV field and null in JSON; empty text reads "-" in the table and stays "" in the
  * machine forms. */
 
-/* {"schema": 1, "query": ..., "database": ... (JSON only). */
-static void doc_begin(fdt_emit *m, const char *query, const fdt_db *db)
+/* The databases a query consults: the user's, then the system database (best and nearest
+ * only; runs, history and show are about the user's runs). */
+typedef struct dbset {
+    fdt_db *v[2];
+    size_t n;
+} dbset;
+
+/* The user's database of a set, NULL when only the system database answers. */
+static fdt_db *user_db(const dbset *d)
+{
+    return d->n && fdt_db_source_of(d->v[0]) == FDT_DB_USER ? d->v[0] : NULL;
+}
+
+/* {"schema": 1, "query": ..., "database": ..., "system_database": ... (JSON only). */
+static void doc_begin(fdt_emit *m, const char *query, const dbset *d)
 {
     emit_doc_begin(m);
     fdt_emit_str(m, "query", query);
-    fdt_emit_str(m, "database", fdt_db_path(db));
+    fdt_db *user = user_db(d);
+    fdt_emit_str_opt(m, "database", user ? fdt_db_path(user) : "");
+    const char *sys = "";
+    for (size_t i = 0; i < d->n; i++)
+        if (fdt_db_source_of(d->v[i]) == FDT_DB_SYSTEM)
+            sys = fdt_db_path(d->v[i]);
+    if (strcmp(query, "best") == 0 || strcmp(query, "nearest") == 0)
+        fdt_emit_str_opt(m, "system_database", sys);
+}
+
+/* "db.db" or "db.db and the system database sys.db", for notes. */
+static void where(const dbset *d, char *buf, size_t n)
+{
+    fdt_sb b;
+    fdt_sb_init(&b);
+    for (size_t i = 0; i < d->n; i++)
+        fdt_sb_printf(&b, "%s%s%s", i ? " and " : "",
+                      fdt_db_source_of(d->v[i]) == FDT_DB_SYSTEM ? "the system database " : "",
+                      fdt_db_path(d->v[i]));
+    snprintf(buf, n, "%s", fdt_sb_str(&b));
+    fdt_sb_free(&b);
 }
 
 /* "2025-06-01T12:34:56.789Z" -> "2025-06-01 12:34": minutes are enough to tell runs apart. */
@@ -97,6 +130,7 @@ static void problem_cells(fdt_emit *m, const fdt_problem *p)
 }
 
 static const fdt_col best_cols[] = {
+    {"source", "source", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
     {"arch", "arch", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
     {"compute_units", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -130,6 +164,7 @@ static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
     const fdt_db_eval *ev = &r->ev;
     const fdt_problem *p = &r->problem;
     char buf[160], when[32];
+    fdt_emit_cell_str(m, fdt_db_source_name(r->source));
     fdt_emit_cell_str(m, r->device.name);
     fdt_emit_cell_str(m, r->device.arch);
     fdt_emit_cell_int(m, r->device.compute_units);
@@ -177,7 +212,7 @@ typedef struct qopts {
     char config[256]; /* history's --config in canonical form */
     const char *run;   /* show's argument */
     problem_args pa;
-    int have_prec, nearest, limit;
+    int have_prec, nearest, limit, no_system;
     fdt_emit_mode mode;
 } qopts;
 
@@ -189,14 +224,17 @@ static void usage_overview(FILE *f)
             "       fdtune query runs    [--gpu X] [--limit N]\n"
             "       fdtune query history --op OP --R N --grid G --config KEY=VAL,... [--gpu X]\n"
             "       fdtune query show    RUN\n"
-            "common options: [--db PATH] [--json | --csv]\n\n"
+            "common options: [--db PATH] [--no-system-db] [--json | --csv]\n\n"
             "Questions to the tuning database, which is opened read-only. Tables for reading by\n"
             "default; --json (a document with \"schema\": %d) or --csv (a header row, RFC 4180\n"
             "quoting) for scripts, both with the same fields. 'fdtune query <query> --help'\n"
             "describes each query.\n\n"
             "  --db PATH   the database (default: $FDTUNE_DB, else\n"
             "              $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db)\n"
-            "  --gpu X     devices whose name or arch contains X (case-insensitive)\n\n"
+            "  --gpu X     devices whose name or arch contains X (case-insensitive)\n"
+            "  --no-system-db  best and --nearest consult your database, then the system\n"
+            "              database (share/fdtune/system.db, results measured on the project's\n"
+            "              GPUs; column \"source\": user or system); this leaves it out\n\n"
             "exit status: 0 answered (also when nothing matched), 2 bad arguments or an unknown\n"
             "run, 4 the database is missing or unreadable.\n",
             FDT_JSON_SCHEMA_VERSION);
@@ -216,7 +254,10 @@ static void usage_sub(const char *sub, FILE *f)
                 "of its run, the array layout the kernel expects (leading dimension / offset in\n"
                 "elements), the run and date, and the environment (driver, compiler). The\n"
                 "options filter: --gpu a substring of the device name or arch, --grid N^3 or\n"
-                "NXxNYxNZ.\n\n"
+                "NXxNYxNZ. Your database is consulted first, then the system database (the\n"
+                "results measured on the project's GPUs, share/fdtune/system.db): the column\n"
+                "source says which answered (user or system); where you tuned a device model\n"
+                "and problem, your result answers for it. --no-system-db: yours alone.\n\n"
                 "--nearest answers for one problem that may never have been tuned, as an exported\n"
                 "header would, among the tuned results of the same op, R and precision whose\n"
                 "config can run the grid: this grid on the first device model (name, arch,\n"
@@ -224,7 +265,8 @@ static void usage_sub(const char *sub, FILE *f)
                 "nearest tuned grid (grid), else the nearest result on another model of the same\n"
                 "arch (arch), else fdtune's built-in default config, the one exported headers\n"
                 "fall back to (none). A --gpu the database does not know by name is resolved\n"
-                "through the GPU catalogue (recipes/gpus.lua).\n");
+                "through the GPU catalogue (recipes/gpus.lua). The candidates of your database\n"
+                "and the system database compete by this one rule.\n");
     else if (!strcmp(sub, "runs"))
         fprintf(f,
                 "usage: fdtune query runs [--gpu X] [--limit N] [--db PATH] [--json | --csv]\n\n"
@@ -255,10 +297,10 @@ static void usage_sub(const char *sub, FILE *f)
 static const struct {
     const char *name, *codes;
 } subs[] = {
-    {"best", "GoRpgnDjCh"},
-    {"runs", "GlDjCh"},
-    {"history", "GoRpgcDjCh"},
-    {"show", "DjCh"},
+    {"best", "GoRpgnDjChS"},
+    {"runs", "GlDjChS"},
+    {"history", "GoRpgcDjChS"},
+    {"show", "DjChS"},
 };
 
 static const struct option query_opts[] = {
@@ -268,6 +310,7 @@ static const struct option query_opts[] = {
     {"limit", required_argument, 0, 'l'},   {"config", required_argument, 0, 'c'},
     {"db", required_argument, 0, 'D'},      {"json", no_argument, 0, 'j'},
     {"csv", no_argument, 0, 'C'},           {"help", no_argument, 0, 'h'},
+    {"no-system-db", no_argument, 0, 'S'},
     {0, 0, 0, 0}};
 
 static const char *opt_name(int code)
@@ -317,6 +360,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
             fdt_config_format(&cfg, o->config, sizeof o->config);
             break;
         case 'D': o->db = optarg; break;
+        case 'S': o->no_system = 1; break;
         case 'j': o->mode = FDT_EMIT_JSON; break;
         case 'C': o->mode = FDT_EMIT_CSV; break;
         case 'h': help = 1; break;
@@ -369,7 +413,21 @@ static int parse_opts(int argc, char **argv, qopts *o)
 
 /* ------------------------------------------------------------------ best */
 
-static int query_best(fdt_db *db, const qopts *o)
+/* Results measured with another generator than this fdtune's are marked, as export does:
+ * the kernel this fdtune writes for such a config may differ from the one measured. */
+static void note_generators(const fdt_db_rows *rs)
+{
+    const char *gen = fdt_gen_fingerprint();
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        n += strcmp(rs->v[i].env.generator, gen) != 0;
+    if (n)
+        print_note("%zu of these results were measured with another generator than this "
+                   "fdtune's (%s; column generator): their kernels may differ from the measured "
+                   "ones (re-tune to refresh)", n, gen);
+}
+
+static int query_best(const dbset *d, const qopts *o)
 {
     fdt_db_filter f;
     fdt_db_filter_init(&f);
@@ -387,15 +445,17 @@ static int query_best(fdt_db *db, const qopts *o)
     }
     fdt_db_rows rs = {0};
     fdt_err e;
-    if (fdt_db_best(db, &f, fdt_db_collect_row, &rs, &e) || rs.oom) {
-        print_error("%s", rs.oom ? "best: out of memory" : e.msg);
-        free(rs.v);
-        return EXIT_ERROR;
-    }
+    for (size_t k = 0; k < d->n; k++)
+        if (fdt_db_best(d->v[k], &f, fdt_db_collect_row, &rs, &e) || rs.oom) {
+            print_error("%s", rs.oom ? "best: out of memory" : e.msg);
+            free(rs.v);
+            return EXIT_ERROR;
+        }
+    fdt_db_rows_shadow(&rs); /* the user's result of a device model and problem answers */
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, o->mode, &b);
-    doc_begin(&m, "best", db);
+    doc_begin(&m, "best", d);
     fdt_emit_array(&m, "results");
     fdt_emit_table(&m, best_cols, NCOLS(best_cols));
     for (size_t i = 0; i < rs.n; i++) {
@@ -406,11 +466,15 @@ static int query_best(fdt_db *db, const qopts *o)
     fdt_emit_table_end(&m);
     fdt_emit_end(&m);
     fdt_emit_end(&m);
+    char in[8300];
+    where(d, in, sizeof in);
+    int rc = emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    fflush(stdout);
     if (!rs.n && o->mode == FDT_EMIT_TEXT)
-        print_note("no tuned result in %s matches these filters (see 'fdtune query runs')",
-                   fdt_db_path(db));
+        print_note("no tuned result in %s matches these filters (see 'fdtune query runs')", in);
+    note_generators(&rs);
     free(rs.v);
-    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    return rc;
 }
 
 static const char *fallback_why(fdt_db_fallback f)
@@ -445,9 +509,11 @@ static void nearest_text(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem
                   row->ev.time_ms, row->ev.gbs, row->ev.frac_copy);
     fdt_emit_text(m, "layout    line %lld, offset %lld (elements, for %s)\n",
                   (long long)row->ev.layout_line, (long long)row->ev.layout_offset, tuned);
-    fdt_emit_text(m, "run       %lld, %s UTC, driver %s, compiler %s, fdtune %s\n",
-                  (long long)row->ev.run_id, short_time(row->ev.created, when, sizeof when),
-                  row->env.driver, row->env.compiler, row->env.fdtune_version);
+    fdt_emit_text(m, "run       %lld%s, %s UTC, driver %s, compiler %s, fdtune %s\n",
+                  (long long)row->ev.run_id,
+                  row->source == FDT_DB_SYSTEM ? " of the system database" : "",
+                  short_time(row->ev.created, when, sizeof when), row->env.driver,
+                  row->env.compiler, row->env.fdtune_version);
     if (strcmp(row->env.generator, fdt_gen_fingerprint()))
         fdt_emit_text(m, "note      measured with generator %s; this fdtune generates %s, so "
                          "the kernel may differ\n", row->env.generator, fdt_gen_fingerprint());
@@ -456,7 +522,7 @@ static void nearest_text(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem
 /* The machine forms of --nearest: the best-row fields (of the tuned problem, or the
  * requested one with only the config for "none"), led by the rung and the request. */
 static void nearest_data(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem *p,
-                         const fdt_db *db)
+                         const dbset *d)
 {
     fdt_col cols[NCOLS(best_cols) + 4];
     cols[0] = (fdt_col){"fallback", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH};
@@ -464,7 +530,7 @@ static void nearest_data(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem
     cols[2] = (fdt_col){"requested_ny", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0};
     cols[3] = (fdt_col){"requested_nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0};
     memcpy(cols + 4, best_cols, sizeof best_cols);
-    doc_begin(m, "nearest", db);
+    doc_begin(m, "nearest", d);
     fdt_emit_str(m, "fallback", fdt_db_fallback_name(a->which));
     fdt_emit_table(m, cols, NCOLS(cols));
     fdt_emit_row(m, "result");
@@ -478,7 +544,7 @@ static void nearest_data(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem
     fdt_emit_end(m);
 }
 
-static int query_nearest(fdt_db *db, const qopts *o)
+static int query_nearest(const dbset *d, const qopts *o)
 {
     const fdt_problem *p = &o->pa.p;
     fdt_catalogue *cat = NULL;
@@ -491,7 +557,7 @@ static int query_nearest(fdt_db *db, const qopts *o)
         print_error("nearest: out of memory");
         return EXIT_ERROR;
     }
-    int rc = fdt_exp_nearest(db, o->gpu, cat, p, a, &e);
+    int rc = fdt_exp_nearest(d->v, d->n, o->gpu, cat, p, a, &e);
     fdt_catalogue_free(cat);
     if (rc) {
         print_error("%s", e.msg);
@@ -508,7 +574,7 @@ static int query_nearest(fdt_db *db, const qopts *o)
     if (o->mode == FDT_EMIT_TEXT)
         nearest_text(&m, a, p);
     else
-        nearest_data(&m, a, p, db);
+        nearest_data(&m, a, p, d);
     free(a);
     return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
@@ -568,8 +634,9 @@ static void emit_run_row(fdt_emit *m, const fdt_db_run *r, const fdt_device *d)
     fdt_emit_cell_str(m, r->command);
 }
 
-static int query_runs(fdt_db *db, const qopts *o)
+static int query_runs(const dbset *d, const qopts *o)
 {
+    fdt_db *db = d->v[0];
     fdt_db_filter f;
     fdt_db_filter_init(&f);
     f.gpu = o->gpu;
@@ -588,7 +655,7 @@ static int query_runs(fdt_db *db, const qopts *o)
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, o->mode, &b);
-    doc_begin(&m, "runs", db);
+    doc_begin(&m, "runs", d);
     fdt_emit_array(&m, "runs");
     fdt_emit_table(&m, run_cols, NCOLS(run_cols));
     for (size_t i = 0; i < rs.n; i++) {
@@ -704,8 +771,9 @@ static void emit_evals(fdt_emit *m, const fdt_col *cols, const fdt_db_rows *rs)
     fdt_emit_end(m);
 }
 
-static int query_history(fdt_db *db, const qopts *o)
+static int query_history(const dbset *d, const qopts *o)
 {
+    fdt_db *db = d->v[0];
     const char *key = o->config;
     fdt_err e;
     fdt_db_device_list ds = {0};
@@ -734,7 +802,7 @@ static int query_history(fdt_db *db, const qopts *o)
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, o->mode, &b);
-    doc_begin(&m, "history", db);
+    doc_begin(&m, "history", d);
     fdt_emit_str(&m, "problem", pkey);
     fdt_emit_str(&m, "config", key);
     if (rs.n)
@@ -787,7 +855,7 @@ static void show_header(fdt_emit *m, const fdt_db_run *r, const fdt_device *d,
 
 /* show in every form: the table form has the run's header, then its evaluations; CSV the
  * evaluations only; JSON the run (a row of run_cols), its environment and evaluations. */
-static void render_show(fdt_emit *m, const fdt_db *db, const fdt_db_run *r,
+static void render_show(fdt_emit *m, const dbset *dbs, const fdt_db_run *r,
                         const fdt_device *d, const fdt_db_env *v, const fdt_db_rows *rs)
 {
     static const int hide[] = {EV_RUN, EV_DATE, EV_DEVICE, EV_ENV};
@@ -796,7 +864,7 @@ static void render_show(fdt_emit *m, const fdt_db *db, const fdt_db_run *r,
     show_header(m, r, d, v, rs);
     if (rs->n)
         fdt_emit_text(m, "\n");
-    doc_begin(m, "show", db);
+    doc_begin(m, "show", dbs);
     if (m->mode == FDT_EMIT_JSON) {
         fdt_emit_table(m, run_cols, NCOLS(run_cols));
         fdt_emit_row(m, "run");
@@ -810,8 +878,9 @@ static void render_show(fdt_emit *m, const fdt_db *db, const fdt_db_run *r,
     fdt_emit_end(m);
 }
 
-static int query_show(fdt_db *db, const qopts *o)
+static int query_show(const dbset *dbs, const qopts *o)
 {
+    fdt_db *db = dbs->v[0];
     long id;
     if (parse_int_arg("RUN", o->run, 1, 0x7fffffffL, &id))
         return EXIT_USAGE;
@@ -840,7 +909,7 @@ static int query_show(fdt_db *db, const qopts *o)
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, o->mode, &b);
-    render_show(&m, db, &r, have_d ? &d : NULL, have_v ? &v : NULL, &rs);
+    render_show(&m, dbs, &r, have_d ? &d : NULL, have_v ? &v : NULL, &rs);
     free(rs.v);
     return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
 }
@@ -853,22 +922,25 @@ int cmd_query(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    fdt_db *db = NULL;
-    if (open_db_readonly(o.db, &db))
+    dbset d = {{NULL, NULL}, 0};
+    int best = !strcmp(o.sub, "best");
+    if (best ? open_dbs(o.db, o.no_system, d.v, &d.n) : open_db_readonly(o.db, &d.v[0]))
         return EXIT_ERROR;
-    if (!strcmp(o.sub, "best"))
-        rc = o.nearest ? query_nearest(db, &o) : query_best(db, &o);
+    if (!best)
+        d.n = 1;
+    if (best)
+        rc = o.nearest ? query_nearest(&d, &o) : query_best(&d, &o);
     else if (!strcmp(o.sub, "runs"))
-        rc = query_runs(db, &o);
+        rc = query_runs(&d, &o);
     else if (!strcmp(o.sub, "history"))
-        rc = query_history(db, &o);
+        rc = query_history(&d, &o);
     else
-        rc = query_show(db, &o);
+        rc = query_show(&d, &o);
     fflush(stdout);
     if (ferror(stdout) && rc == EXIT_OK) {
         print_error("writing the answer: %s", strerror(errno));
         rc = EXIT_ERROR;
     }
-    fdt_db_close(db);
+    close_dbs(d.v, d.n);
     return rc;
 }

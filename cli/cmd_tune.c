@@ -1,40 +1,40 @@
 /* fdtune [tune]: the main job. Parses the options, loads the recipe of each requested
  * operator, opens a tuning session on the GPU --gpu names (tuner/session.c) and tunes each
- * problem into the database (fdt_tune_run); or, without a GPU, shows the plan, the space and
+ * problem into the database (fdt_tune_run, through tune_gpu.c); or, without a GPU, shows the plan, the space and
  * the model's ranking (--dry-run) or replays the strategies against a database (--replay,
- * both in tuner/offline.c). Ctrl-C stops after the evaluation in flight; what was measured
- * stays in the database and a rerun resumes. The output is tune_output.c's. */
-#include "cli.h"
+ * both in tuner/offline.c). Several GPUs (--gpu all, --devices) or problems of several radii,
+ * precisions or grids run as in tune_many.c, a task of a plan (--tasks) as in tune_task.c;
+ * --simulate-from answers from a recorded database instead of a GPU. Ctrl-C stops after the
+ * evaluation in flight; what was measured stays in the database and a rerun resumes. The
+ * output is tune_output.c's. */
 #include "fdt_db.h"
 #include "fdt_offline.h"
-#include "fdt_recipe.h"
-#include "fdt_session.h"
-#include "fdt_tune.h"
+#include "tune_cli.h"
 #include "tune_output.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef FDTUNE_VERSION
-#define FDTUNE_VERSION "0.0.0"
-#endif
-
 static void tune_usage(FILE *f)
 {
     fprintf(f,
-            "usage: fdtune [tune] --gpu NAME --R N --grid G [--op OP[,OP...]] [options]\n\n"
+            "usage: fdtune [tune] --gpu NAME --R N --grid G [--op OP[,OP...]] [options]\n"
+            "       fdtune [tune] --gpu all | --devices 0,2,3  --R N[,N...] --grid G [--grid G2...]\n"
+            "       fdtune tune --tasks tasks.jsonl [--task N] [--results DIR]\n\n"
             "Searches the fastest verified kernel configuration of each operator (default: d2x,\n"
             "d2y, d2z, lap, wave) for one GPU and grid, stores every evaluation in the tuning\n"
             "database and prints the best per operator against the recipe's default (the\n"
             "seeds' baseline) measured in the same run. A rerun resumes: configs the database\n"
             "already holds for this device and software environment are not measured again.\n\n"
             "  --gpu NAME       catalogue name or alias (H100, MI250X, mi250x), arch (sm_90,\n"
-            "                   gfx90a) or 'auto' (the first visible GPU)\n"
-            "  --R N            stencil radius 1..8 (order 2N)\n"
-            "  --grid G         N^3 or NXxNYxNZ interior points\n"
+            "                   gfx90a), 'auto' (the first visible GPU) or 'all' (every one)\n"
+            "  --devices LIST   these visible GPUs (indexes of 'fdtune devices'), one process\n"
+            "                   each: the problems are spread over the GPUs of each model\n"
+            "  --R N            stencil radius 1..8 (order 2N); a list tunes each\n"
+            "  --grid G         N^3 or NXxNYxNZ interior points; repeat for several grids\n"
             "  --op OPS         operators, comma-separated or repeated\n"
-            "  --precision P    f32 (default) or f64\n"
+            "  --precision P    f32 (default) or f64; f32,f64 tunes both\n"
             "  --recipe FILE    a recipe of your own instead of the shipped ones\n"
             "  --strategy S     exhaustive, random or model (default: the recipe's, else model)\n"
             "  --budget N       at most N evaluations per operator (default: the recipe's)\n"
@@ -49,25 +49,20 @@ static void tune_usage(FILE *f)
             "  --replay DB      no GPU: replay the strategies against the evaluations stored in\n"
             "                   DB for this GPU and problem; how many each needs to the best\n"
             "  --top N          rows of the model's ranking in --dry-run (default 15)\n"
-            "  --json           the summary as JSON (schema %d) on stdout\n\n"
-            "A progress line on a terminal, one log line per evaluation otherwise (stderr).\n"
+            "  --json           the summary as JSON (schema %d) on stdout\n"
+            "  --tasks FILE     run one task of a plan ('fdtune plan') into its own database\n"
+            "                   shard, written on node-local storage ($SLURM_TMPDIR, else\n"
+            "                   $TMPDIR, else /tmp) and then copied to the results atomically\n"
+            "  --task N         the task (default: $SLURM_ARRAY_TASK_ID)\n"
+            "  --results DIR    where shards go (default: results/ beside the plan file)\n"
+            "  --simulate-from DB  no GPU: simulated GPUs answer from the evaluations DB\n"
+            "                   recorded (marked \"(simulated)\", backend sim, in every row)\n"
+            "  --simulate-gpus N   GPUs of the simulated node (default: what --devices needs)\n\n"
+            "A progress line on a terminal (a line per GPU with several), one log line per\n"
+            "evaluation otherwise (stderr, prefixed by the GPU with several).\n"
             "Exit status: 0 done, 1 some operator has no verified config, 2 usage, 3 no GPU,\n"
             "4 operational error, 130 interrupted (the database keeps what was measured).\n",
             FDT_JSON_SCHEMA_VERSION);
-}
-
-static int add_ops(const char *arg, unsigned *ops, fdt_err *e)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", arg);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        fdt_op op;
-        if (fdt_op_parse(tok, &op, e))
-            return -1;
-        *ops |= 1u << op;
-    }
-    return 0;
 }
 
 /* The command line for the record: argv[0] is the program, or "tune" when given. */
@@ -78,25 +73,74 @@ static void join_argv(int argc, char **argv, char *buf, size_t n)
         used += snprintf(buf + used, n - used, " %s", argv[i]);
 }
 
-typedef struct tune_args {
-    problem_args pa;
-    fdt_tune_request rq;  /* the problem, operators, strategy, budget, limits */
-    const char *gpu, *recipe, *db, *replay;
-    int dry_run, json, top, help;
-    long timeout;
-} tune_args;
+/* --devices 0,2,3 */
+static int parse_devices(const char *arg, tune_args *a)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *save = NULL;
+    long v;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (parse_int_arg("--devices", tok, 0, FDT_MAX_DEVICES - 1, &v))
+            return -1;
+        if (a->ndevices == FDT_MAX_DEVICES) {
+            print_error("--devices: at most %d", FDT_MAX_DEVICES);
+            return -1;
+        }
+        a->devices[a->ndevices++] = (int)v;
+    }
+    if (!a->ndevices)
+        print_error("--devices '%s': expected indexes such as 0,2,3 ('fdtune devices')", arg);
+    return a->ndevices ? 0 : -1;
+}
+
+/* 1 when the request spans several GPUs or problems of more than one radius, precision or
+ * grid (the run over several GPUs, with one GPU or more). */
+static int tune_is_many(const tune_args *a)
+{
+    return a->gpu_all || a->ndevices > 0 || __builtin_popcount(a->rq.Rs) > 1 ||
+           __builtin_popcount(a->rq.precs) > 1 || a->rq.ngrids > 1;
+}
+
+/* Options that do not go together, once all are read; EXIT_OK or EXIT_USAGE (printed). */
+static int check_modes(const tune_args *a)
+{
+    const char *bad = NULL;
+    if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->rq.ops || a->rq.have_strategy ||
+                     a->rq.budget || a->rq.time_s > 0 || a->recipe || a->db || a->ndevices ||
+                     a->gpu_all || a->dry_run || a->replay))
+        bad = "--tasks: the plan says what to tune (--op, --R, --grid, --precision, strategy, "
+              "budget, time, recipe) and the task writes its own shard (no --db); give "
+              "--gpu NAME, --simulate-from, --results, --timeout, --jobs or --json only";
+    else if (!a->tasks && (a->task >= 0 || a->results))
+        bad = "--task and --results go with --tasks FILE";
+    else if ((a->dry_run || a->replay) && (tune_is_many(a) || a->simulate))
+        bad = "--dry-run and --replay tune one GPU model, one radius, precision and grid, "
+              "without --simulate-from";
+    else if (a->ndevices && (a->gpu || a->gpu_all))
+        bad = "--devices names the GPUs: give it without --gpu";
+    else if (a->sim_gpus && !a->simulate)
+        bad = "--simulate-gpus goes with --simulate-from DB";
+    else if (a->dry_run && a->replay)
+        bad = "--dry-run and --replay are separate modes; give one";
+    if (bad) {
+        print_error("tune: %s", bad);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
 
 /* What the options say together, once all are read. */
 static int check(tune_args *a)
 {
     fdt_err e;
+    if (check_modes(a))
+        return EXIT_USAGE;
+    if (a->tasks)
+        return EXIT_OK;
     if (!a->pa.have_R || !a->pa.have_grid) {
         print_error("tune: --R and --grid are required, e.g. fdtune --gpu H100 --R 4 "
                     "--grid 512^3 (see 'fdtune tune --help')");
-        return EXIT_USAGE;
-    }
-    if (a->dry_run && a->replay) {
-        print_error("tune: --dry-run and --replay are separate modes; give one");
         return EXIT_USAGE;
     }
     if (fdt_problem_check(&a->pa.p, &e)) {
@@ -107,6 +151,34 @@ static int check(tune_args *a)
         a->rq.ops = (1u << FDT_OP_COUNT) - 1;
     a->rq.p = a->pa.p;
     return EXIT_OK;
+}
+
+/* The options of several GPUs, tasks and simulation, and the problem lists: 1 taken, 0 not
+ * one of them, -1 bad (printed). */
+static int take_more(tune_args *a, int c, const char *arg)
+{
+    long v;
+    switch (c) {
+    case 'o':
+    case 'R':
+    case 'p':
+    case 'g': return problem_list_take(&a->pa, &a->rq, c, arg);
+    case 'A': return parse_devices(arg, a) ? -1 : 1;
+    case 'M': a->simulate = arg; return 1;
+    case 'k': a->tasks = arg; return 1;
+    case 'X': a->results = arg; return 1;
+    case 'K':
+        if (parse_int_arg("--simulate-gpus", arg, 1, FDT_MAX_DEVICES, &v))
+            return -1;
+        a->sim_gpus = (int)v;
+        return 1;
+    case 'x':
+        if (parse_int_arg("--task", arg, 0, 1000000, &v))
+            return -1;
+        a->task = (int)v;
+        return 1;
+    default: return 0;
+    }
 }
 
 static int parse(int argc, char **argv, tune_args *a)
@@ -121,24 +193,23 @@ static int parse(int argc, char **argv, tune_args *a)
         {"timeout", required_argument, 0, 'T'},   {"db", required_argument, 0, 'D'},
         {"dry-run", no_argument, 0, 'n'},         {"replay", required_argument, 0, 'Y'},
         {"top", required_argument, 0, 'N'},       {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},            {"devices", required_argument, 0, 'A'},
+        {"simulate-from", required_argument, 0, 'M'},
+        {"simulate-gpus", required_argument, 0, 'K'},
+        {"tasks", required_argument, 0, 'k'},     {"task", required_argument, 0, 'x'},
+        {"results", required_argument, 0, 'X'},   {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     fdt_tune_request_init(&a->rq);
     a->timeout = 30;
     a->top = 15;
+    a->task = -1;
     fdt_err e;
     int c;
     long v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 'o':
-            if (add_ops(optarg, &a->rq.ops, &e)) {
-                print_error("--op: %s", e.msg);
-                return EXIT_USAGE;
-            }
-            continue;
         case 'G': a->gpu = optarg; continue;
         case 'r': a->recipe = optarg; continue;
         case 'D': a->db = optarg; continue;
@@ -186,7 +257,7 @@ static int parse(int argc, char **argv, tune_args *a)
         case 'h': a->help = 1; return EXIT_OK;
         default: break;
         }
-        int t = problem_args_take(&a->pa, c, optarg);
+        int t = take_more(a, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
         if (!t) {
@@ -197,6 +268,10 @@ static int parse(int argc, char **argv, tune_args *a)
     if (optind < argc) {
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);
         return EXIT_USAGE;
+    }
+    if (a->gpu && !strcmp(a->gpu, "all")) {
+        a->gpu_all = 1;
+        a->gpu = NULL;
     }
     return check(a);
 }
@@ -253,65 +328,6 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
     return rc;
 }
 
-/* A real run: recipes first, so that a mistake costs no GPU setup. */
-static int tune_on_gpu(tune_args *a, const fdt_catalogue *cat, int argc, char **argv)
-{
-    fdt_recipe *rec[FDT_OP_COUNT] = {0};
-    fdt_err e;
-    int rc = EXIT_OK;
-    for (int op = 0; op < FDT_OP_COUNT; op++)
-        if ((a->rq.ops & (1u << op)) &&
-            fdt_recipe_load_for_op((fdt_op)op, a->recipe, &rec[op], &e)) {
-            print_error("%s", e.msg);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    fdt_session_opts so;
-    fdt_session_opts_init(&so);
-    so.db_path = a->db;
-    so.cat = cat;
-    so.select = 1;
-    so.gpu = a->gpu;
-    so.fdtune_version = FDTUNE_VERSION;
-    so.worker.seed = a->rq.seed;
-    so.worker.eval_timeout_ms = (int)a->timeout * 1000;
-    fdt_session s;
-    fdt_status st = fdt_session_open(&so, &s, &e);
-    if (s.stale)
-        print_note("%d earlier run(s) ended without finishing (killed?); marked interrupted, "
-                   "their results are kept and resumed", s.stale);
-    if (st == FDT_STATUS_NO_GPU)
-        print_no_gpu(&s.probe, "nothing can be tuned here",
-                     "Without a GPU: --dry-run shows the space, the pruning and the model's "
-                     "ranking; --replay DB compares the strategies on stored results");
-    else if (st != FDT_STATUS_OK)
-        print_error("%s", e.msg);
-    if (st != FDT_STATUS_OK) {
-        fdt_session_close(&s);
-        rc = exit_status(st);
-        goto out;
-    }
-    char command[1024];
-    join_argv(argc, argv, command, sizeof command);
-    a->rq.command = command;
-    const fdt_session_gpu *g = &s.gpu[0];
-    tune_progress prog;
-    tune_progress_init(&prog, a->json);
-    fdt_tune_report rep;
-    st = fdt_tune_run(&s, g, rec, &a->rq, tune_progress_event, &prog, &rep, &e);
-    tune_progress_end(&prog);
-    if (st == FDT_STATUS_ERROR)
-        print_error("%s", e.msg);
-    tune_out_summary(a->json, &s.probe.device[g->live], &g->dev, fdt_db_path(s.db), rep.sum,
-                     rep.n);
-    fdt_session_close(&s);
-    rc = exit_status(st);
-out:
-    for (int op = 0; op < FDT_OP_COUNT; op++)
-        fdt_recipe_free(rec[op]);
-    return rc;
-}
-
 int cmd_tune(int argc, char **argv)
 {
     tune_args a;
@@ -322,13 +338,27 @@ int cmd_tune(int argc, char **argv)
         tune_usage(stdout);
         return EXIT_OK;
     }
+    join_argv(argc, argv, a.command, sizeof a.command);
     fdt_err e;
     fdt_catalogue *cat = NULL;
     if (fdt_catalogue_load_default(&cat, &e)) {
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
-    rc = a.dry_run || a.replay ? offline(&a, cat) : tune_on_gpu(&a, cat, argc, argv);
+    if (a.dry_run || a.replay) {
+        rc = offline(&a, cat);
+    } else if (a.tasks) {
+        rc = tune_task(&a, cat);
+    } else if (tune_is_many(&a)) {
+        rc = tune_many(&a, cat);
+    } else {
+        fdt_recipe *rec[FDT_OP_COUNT];
+        int opened;
+        rc = tune_load_recipes(&a, rec);
+        if (rc == EXIT_OK)
+            rc = tune_one_gpu(&a, cat, rec, NULL, &opened);
+        tune_free_recipes(rec);
+    }
     fdt_catalogue_free(cat);
     return rc;
 }

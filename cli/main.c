@@ -20,10 +20,12 @@ static const struct {
     {"tune", cmd_tune, "search the best configs of problems on a GPU (the default command)"},
     {"query", cmd_query, "best configs, runs, history of the tuning database"},
     {"export", cmd_export, "write a tuned header (or JSON) from the database"},
+    {"plan", cmd_plan, "expand a request into tasks for a job array (SLURM) or a node"},
     {"retune", cmd_retune, "re-measure stored bests, detect regressions, re-search (nightly)"},
     {"gen", cmd_gen, "print the HIP source of one candidate (and compile it)"},
     {"bench", cmd_bench, "run, verify and time candidates on a GPU"},
     {"devices", cmd_devices, "list the visible GPUs with identity and copy bandwidth"},
+    {"db", cmd_db, "merge tuning databases (cluster shards), check one"},
 };
 
 static void usage(FILE *f)
@@ -40,9 +42,10 @@ static void usage(FILE *f)
                "exit status: 0 success, 1 a check failed, 2 usage error, 3 no GPU visible,\n"
                "4 operational error (device, compiler, database, disk).\n"
                "environment: NO_COLOR, FDTUNE_CACHE (compile cache directory, empty: off),\n"
-               "FDTUNE_DB (tuning database), FDTUNE_RECIPES (recipe directories, ':'),\n"
-               "CUDA_HOME (where NVRTC is looked for), FDTUNE_CLANG (the offline clang for\n"
-               "AMD targets hiprtc cannot compile), FDTUNE_HIPRTC_OPTIONS (extra hiprtc options).\n");
+               "FDTUNE_DB (tuning database), FDTUNE_SYSTEM_DB (system database, empty: off),\n"
+               "FDTUNE_RECIPES (recipe directories, ':'), CUDA_HOME (where NVRTC is looked for),\n"
+               "FDTUNE_CLANG (the offline clang for AMD targets hiprtc cannot compile),\n"
+               "FDTUNE_HIPRTC_OPTIONS (extra hiprtc options).\n");
 }
 
 static void version(void)

@@ -88,12 +88,7 @@ int emit_done(fdt_emit *m)
 
 void emit_problem(fdt_emit *m, const fdt_problem *p)
 {
-    fdt_emit_str(m, "op", fdt_op_name(p->op));
-    fdt_emit_int(m, "R", p->R);
-    fdt_emit_str(m, "precision", fdt_prec_name(p->prec));
-    fdt_emit_int(m, "nx", p->nx);
-    fdt_emit_int(m, "ny", p->ny);
-    fdt_emit_int(m, "nz", p->nz);
+    fdt_problem_emit(m, p);
 }
 
 void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v)
@@ -107,3 +102,11 @@ void emit_env(fdt_emit *m, const char *key, const struct fdt_db_env *v)
     fdt_emit_end(m);
 }
 
+
+void command_line(fdt_sb *b, const char *cmd, int argc, char **argv)
+{
+    fdt_sb_init(b);
+    fdt_sb_printf(b, "fdtune %s", cmd);
+    for (int i = 1; i < argc; i++)
+        fdt_sb_printf(b, strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
+}

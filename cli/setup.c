@@ -1,7 +1,7 @@
 /* What several commands share around the library calls that do their work: the exit status
  * of a library outcome, the explanation when no GPU is visible (each backend tried and why
  * it found nothing), and the tuning database opened for reading, with a hint when there is
- * none yet. */
+ * none yet; for query and export, the user's database followed by the system database. */
 #include "cli.h"
 #include "fdt_db.h"
 #include "fdt_eval.h"
@@ -34,21 +34,39 @@ void print_no_gpu(const fdt_probe *p, const char *what, const char *hint)
     fdt_sb_free(&why);
 }
 
+/* The user's database path: path, else the default location. */
+static const char *user_path(const char *path, char *buf, size_t n)
+{
+    fdt_err e;
+    if (path)
+        return path;
+    if (fdt_db_default_path(buf, n, &e)) {
+        print_error("%s", e.msg);
+        return NULL;
+    }
+    return buf;
+}
+
+static int missing(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) != 0 && errno == ENOENT;
+}
+
+static void no_database(const char *path)
+{
+    print_error("no tuning database at %s: run fdtune --gpu NAME --R N --grid G first "
+                "(or name one with --db PATH or FDTUNE_DB)", path);
+}
+
 int open_db_readonly(const char *path, fdt_db **db)
 {
     char def[4096];
     fdt_err e;
-    if (!path) {
-        if (fdt_db_default_path(def, sizeof def, &e)) {
-            print_error("%s", e.msg);
-            return -1;
-        }
-        path = def;
-    }
-    struct stat sb;
-    if (stat(path, &sb) != 0 && errno == ENOENT) {
-        print_error("no tuning database at %s: run fdtune --gpu NAME --R N --grid G first "
-                    "(or name one with --db PATH or FDTUNE_DB)", path);
+    if (!(path = user_path(path, def, sizeof def)))
+        return -1;
+    if (missing(path)) {
+        no_database(path);
         return -1;
     }
     if (fdt_db_open(path, FDT_DB_READONLY, db, &e)) {
@@ -56,4 +74,39 @@ int open_db_readonly(const char *path, fdt_db **db)
         return -1;
     }
     return 0;
+}
+
+int open_dbs(const char *path, int no_system, fdt_db **dbs, size_t *n)
+{
+    char def[4096];
+    const char *p = user_path(path, def, sizeof def);
+    fdt_err e;
+    *n = 0;
+    if (!p)
+        return -1;
+    fdt_db *sys = NULL;
+    if (!no_system && fdt_db_open_system(&sys, &e)) {
+        print_error("%s", e.msg);
+        return -1;
+    }
+    /* A fresh install has no database of its own yet; the system database answers then,
+     * unless --db named a file that is not there. */
+    if (missing(p) && sys && !path) {
+        dbs[(*n)++] = sys;
+        return 0;
+    }
+    if (open_db_readonly(p, &dbs[0])) {
+        fdt_db_close(sys);
+        return -1;
+    }
+    *n = 1;
+    if (sys)
+        dbs[(*n)++] = sys;
+    return 0;
+}
+
+void close_dbs(fdt_db **dbs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fdt_db_close(dbs[i]);
 }

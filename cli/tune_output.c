@@ -36,47 +36,64 @@ static void fmt_eta(double s, char *buf, size_t n)
         snprintf(buf, n, "%.1fh", s / 3600);
 }
 
-void tune_progress_event(void *ctx, const fdt_tune_event *ev)
+int tune_event_text(const fdt_tune_event *ev, int tty, char *buf, size_t n)
 {
-    tune_progress *t = ctx;
-    fdt_problem_format(ev->p, t->problem, sizeof t->problem);
+    char pk[96];
+    fdt_problem_format(ev->p, pk, sizeof pk);
     switch (ev->kind) {
     case FDT_TUNE_SETUP:
-        tune_progress_end(t);
-        fprintf(stderr, "%s: reference verified at %llu points (max err %.2g <= %.2g), copy "
-                        "%.0f GB/s, setup %.1f s\n",
-                t->problem, (unsigned long long)ev->setup->ref_points, ev->setup->ref_max_err,
-                ev->setup->ref_tol, ev->setup->copy_gbs, ev->setup->setup_s);
-        return;
+        if (ev->setup->simulated)
+            snprintf(buf, n, "%s: simulated (answers recorded on a GPU, nothing runs here), copy "
+                             "%.0f GB/s as recorded", pk, ev->setup->copy_gbs);
+        else
+            snprintf(buf, n, "%s: reference verified at %llu points (max err %.2g <= %.2g), "
+                             "copy %.0f GB/s, setup %.1f s", pk,
+                     (unsigned long long)ev->setup->ref_points, ev->setup->ref_max_err,
+                     ev->setup->ref_tol, ev->setup->copy_gbs, ev->setup->setup_s);
+        return 1;
     case FDT_TUNE_SPACE:
-        fprintf(stderr, "%s: %zu configs in the space after the recipe's constraints, %zu "
-                        "already in the database\n",
-                t->problem, ev->survivors, ev->resumed);
-        return;
+        snprintf(buf, n, "%s: %zu configs in the space after the recipe's constraints, %zu "
+                         "already in the database", pk, ev->survivors, ev->resumed);
+        return 1;
     case FDT_TUNE_COMPILED:
-        if (!t->tty && ev->survivors)
-            fprintf(stderr, "%s: compiled %zu (%zu from the cache, %zu failed) in %.1f s\n",
-                    t->problem, ev->survivors, ev->cached, ev->compile_failed, ev->compile_s);
-        return;
+        if (tty || !ev->survivors)
+            return 0;
+        snprintf(buf, n, "%s: compiled %zu (%zu from the cache, %zu failed) in %.1f s", pk,
+                 ev->survivors, ev->cached, ev->compile_failed, ev->compile_s);
+        return 1;
     case FDT_TUNE_EVAL:
         break;
     }
     const fdt_eval_result *r = ev->r;
     char eta[32];
     fmt_eta(ev->eta_s, eta, sizeof eta);
-    if (t->tty) {
-        fprintf(stderr, "\r\033[K%s [%d/%d] best %.0f GB/s (%.3f of copy), ETA %s", t->problem,
-                ev->done, ev->total, ev->best_gbs, ev->best_frac, eta);
-        t->line_open = 1;
-        return;
+    if (tty) {
+        snprintf(buf, n, "%s [%d/%d] best %.0f GB/s (%.3f of copy), ETA %s", pk, ev->done,
+                 ev->total, ev->best_gbs, ev->best_frac, eta);
+        return 2;
     }
     if (r->status == FDT_EVAL_OK)
-        fprintf(stderr, "%s [%d/%d] %-8s %s: ok %.4f ms %.0f GB/s %.3f of copy\n", t->problem,
-                ev->done, ev->total, ev->stage, ev->config, r->timing.median_ms, r->gbs,
-                r->frac_copy);
+        snprintf(buf, n, "%s [%d/%d] %-8s %s: ok %.4f ms %.0f GB/s %.3f of copy", pk, ev->done,
+                 ev->total, ev->stage, ev->config, r->timing.median_ms, r->gbs, r->frac_copy);
     else
-        fprintf(stderr, "%s [%d/%d] %-8s %s: %s: %s\n", t->problem, ev->done, ev->total,
-                ev->stage, ev->config, fdt_eval_status_name(r->status), r->message);
+        snprintf(buf, n, "%s [%d/%d] %-8s %s: %s: %s", pk, ev->done, ev->total, ev->stage,
+                 ev->config, fdt_eval_status_name(r->status), r->message);
+    return 1;
+}
+
+void tune_progress_event(void *ctx, const fdt_tune_event *ev)
+{
+    tune_progress *t = ctx;
+    char line[2048];
+    int kind = tune_event_text(ev, t->tty, line, sizeof line);
+    if (kind == 2) {
+        fprintf(stderr, "\r\033[K%s", line);
+        t->line_open = 1;
+    } else if (kind == 1) {
+        if (ev->kind == FDT_TUNE_SETUP)
+            tune_progress_end(t);
+        fprintf(stderr, "%s\n", line);
+    }
 }
 
 void tune_progress_end(tune_progress *t)
@@ -209,14 +226,20 @@ static void summary_render(fdt_emit *m, const fdt_device *info, const fdt_device
                            const char *db_path, const fdt_tune_summary *s, int n)
 {
     emit_doc_begin(m);
+    int sim = fdt_device_simulated(info);
     fdt_emit_object(m, "device");
     fdt_emit_str(m, "name", info->name);
     fdt_emit_str(m, "arch", info->arch);
     fdt_emit_int(m, "compute_units", info->compute_units);
     fdt_emit_str(m, "driver", info->driver_version);
     fdt_emit_str(m, "compiler", info->compiler_version);
+    fdt_emit_str(m, "backend", info->backend);
+    fdt_emit_bool(m, "simulated", sim);
     fdt_emit_end(m);
     fdt_emit_str(m, "database", db_path);
+    if (sim)
+        fdt_emit_text(m, "\nSIMULATED: %s answered (%s); no GPU ran anything here\n",
+                      info->name, info->driver_version);
     if (n > 0)
         fdt_emit_text(m, "\n%s (%s%s%s), R=%d %s, grid %lldx%lldx%lld, copy %.0f GB/s measured "
                          "in this run\n", info->name, info->arch, dev->catalogue[0] ? ", " : "",

@@ -1,7 +1,9 @@
 /* Runs a function in a forked child and brings its output back through a pipe. Used where
  * a vendor library may crash or hang (hiprtc 5.2 segfaults on some targets; a driver may
- * wedge): the crash becomes an error message here and fdtune keeps going. Also runs an
- * external program (an offline compiler, a disassembler) and gathers its output. */
+ * wedge): the crash becomes an error message here and fdtune keeps going. Many children run
+ * side by side, bounded per call and, in a pool shared by several processes (a tuning run
+ * over several GPUs), in all. Also runs an external program (an offline compiler, a
+ * disassembler) and gathers its output. */
 #include "fdt_common.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,6 +100,77 @@ int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_m
     return 0;
 }
 
+/* ---------------------------------------------------------------- the shared pool */
+
+#define POOL_MAX 1024
+
+/* The pool this process shares: a file whose byte i is slot i, locked (F_SETLK, a lock of
+ * this process) while a child of this process holds it. A process's own locks never conflict
+ * with each other, so which slots it holds is kept here too, for the process that owns it
+ * (a forked process holds none of its parent's locks). */
+static struct {
+    int fd, n;
+    pid_t owner;
+    unsigned char held[POOL_MAX];
+} pool = {-1, 0, 0, {0}};
+
+int fdt_child_pool_share(int slots, fdt_err *e)
+{
+    if (slots < 1 || slots > POOL_MAX)
+        return fdt_err_set(e, "compile pool: %d slots (1..%d)", slots, POOL_MAX);
+    fdt_child_pool_leave();
+    int fd = memfd_create("fdtune-pool", 0);
+    if (fd < 0)
+        return fdt_err_set(e, "compile pool: memfd_create: %s", strerror(errno));
+    pool.fd = fd;
+    pool.n = slots;
+    pool.owner = getpid();
+    memset(pool.held, 0, sizeof pool.held);
+    return 0;
+}
+
+int fdt_child_pool_slots(void) { return pool.fd >= 0 ? pool.n : 0; }
+
+void fdt_child_pool_leave(void)
+{
+    if (pool.fd >= 0)
+        close(pool.fd);
+    pool.fd = -1;
+    pool.n = 0;
+}
+
+static int pool_lock(int i, short type)
+{
+    struct flock l = {.l_type = type, .l_whence = SEEK_SET, .l_start = i, .l_len = 1};
+    return fcntl(pool.fd, F_SETLK, &l);
+}
+
+/* A free slot taken for a child (its index), -1 when every slot is held, or -2 when this
+ * process shares no pool. */
+static int pool_take(void)
+{
+    if (pool.fd < 0)
+        return -2;
+    if (pool.owner != getpid()) { /* forked after the pool was shared: holds nothing yet */
+        pool.owner = getpid();
+        memset(pool.held, 0, sizeof pool.held);
+    }
+    for (int i = 0; i < pool.n; i++)
+        if (!pool.held[i] && pool_lock(i, F_WRLCK) == 0) {
+            pool.held[i] = 1;
+            return i;
+        }
+    return -1;
+}
+
+static void pool_give(int i)
+{
+    if (i < 0 || pool.fd < 0 || !pool.held[i])
+        return;
+    pool_lock(i, F_UNLCK);
+    pool.held[i] = 0;
+}
+
 /* ---------------------------------------------------------------- many children */
 
 #define MAX_PARALLEL 64
@@ -106,6 +180,7 @@ typedef struct slot {
     pid_t pid;
     int fd;
     double deadline;
+    int pool_slot; /* of the shared pool, or < 0 */
 } slot;
 
 /* Collects one child whose pipe is readable (or whose time is up). */
@@ -144,7 +219,28 @@ static int finish_child(slot *s, const char *what, int timed_out, char **result,
     if (failed && !err->msg[0])
         describe_exit(err, what, status);
     s->pid = -1;
+    pool_give(s->pool_slot);
+    s->pool_slot = -1;
     return failed;
+}
+
+/* Starts job `job` in the free slot s, holding a slot of the shared pool when there is one.
+ * 1 started, 0 no slot of the pool is free (nothing done), -1 the fork failed (err). */
+static int start_slot(slot *s, fdt_child_fn fn, void *arg, size_t job, int timeout_ms,
+                      fdt_err *err)
+{
+    int ps = pool_take();
+    if (ps == -1)
+        return 0;
+    s->pool_slot = ps;
+    s->job = job;
+    s->deadline = fdt_now() + timeout_ms / 1000.0;
+    if (start_child(fn, arg, &s->pid, &s->fd, err)) {
+        pool_give(ps);
+        s->pool_slot = -1;
+        return -1;
+    }
+    return 1;
 }
 
 int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
@@ -162,8 +258,10 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
         free(pfd);
         return fdt_err_set(e, "out of memory");
     }
-    for (int i = 0; i < parallel; i++)
+    for (int i = 0; i < parallel; i++) {
         slots[i].pid = -1;
+        slots[i].pool_slot = -1;
+    }
     size_t next = 0, done = 0;
     int failures = 0, running = 0, started = 0;
     for (size_t i = 0; i < n; i++) {
@@ -172,27 +270,27 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
         errs[i].msg[0] = 0;
     }
     while (done < n) {
-        /* fill free slots */
+        /* fill free slots (and, in a shared pool, only while one of its slots is free) */
         for (int i = 0; i < parallel && next < n; i++) {
             if (slots[i].pid > 0)
                 continue;
-            slots[i].job = next;
-            slots[i].deadline = fdt_now() + timeout_ms / 1000.0;
-            if (start_child(fn, args[next], &slots[i].pid, &slots[i].fd, &errs[next])) {
-                if (!started && !running) { /* cannot fork at all */
-                    fdt_err_set(e, "%s", errs[next].msg);
-                    free(slots);
-                    free(pfd);
-                    return -1;
-                }
+            int st = start_slot(&slots[i], fn, args[next], next, timeout_ms, &errs[next]);
+            if (st == 0)
+                break;
+            if (st < 0 && !started && !running) { /* cannot fork at all */
+                fdt_err_set(e, "%s", errs[next].msg);
+                free(slots);
+                free(pfd);
+                return -1;
+            }
+            if (st < 0) {
                 fdt_err_wrap(&errs[next], "%s", what[next]);
                 failures++;
                 done++;
-                next++;
-                continue;
+            } else {
+                started = 1;
+                running++;
             }
-            started = 1;
-            running++;
             next++;
         }
         int np = 0, idx[MAX_PARALLEL];
@@ -205,8 +303,13 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
                 if (slots[i].deadline < soonest)
                     soonest = slots[i].deadline;
             }
-        if (!np)
+        if (!np) { /* the shared pool is full with other processes' children */
+            if (next < n)
+                usleep(10000);
             continue;
+        }
+        if (next < n && fdt_child_pool_slots() && soonest - now > 0.02)
+            soonest = now + 0.02; /* look for a slot another process freed */
         int wait_ms = soonest - now > 0 ? (int)((soonest - now) * 1000) + 1 : 0;
         int r = poll(pfd, (nfds_t)np, wait_ms);
         if (r < 0 && errno != EINTR) {

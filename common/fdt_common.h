@@ -67,6 +67,9 @@ void fdt_sb_printf(fdt_sb *b, const char *fmt, ...) FDT_PRINTF(2, 3);
 void fdt_sb_vprintf(fdt_sb *b, const char *fmt, va_list ap);
 /* Returns the buffer ("" when empty) and hands ownership to the caller. */
 char *fdt_sb_take(fdt_sb *b);
+/* A new string formatted printf-style (free it), or NULL when out of memory. */
+char *fdt_sb_format(const char *fmt, ...) FDT_PRINTF(1, 2);
+char *fdt_sb_vformat(const char *fmt, va_list ap);
 const char *fdt_sb_str(const fdt_sb *b);
 
 /* ---- hashing (FNV-1a 64: names cache files and fingerprints text; not for security) ---- */
@@ -96,6 +99,10 @@ void fdt_remove_tree(const char *dir);
 /* The executable `name`: itself when it holds a '/', else the first match on $PATH. Fills
  * buf with the path and returns 0, or -1 when there is none. */
 int fdt_find_program(const char *name, char *buf, size_t n);
+/* Where fdtune installs its data, found next to the running program: "<dir of the
+ * executable>/../share/fdtune" (the recipes, the system database). 0, or -1 when the
+ * executable's path is unknown or does not fit. */
+int fdt_share_dir(char *buf, size_t n);
 
 /* ---- framed messages over a pipe or socket: u32 type, u32 length, payload ---- */
 int fdt_frame_write(int fd, uint32_t type, const void *data, size_t n, fdt_err *e);
@@ -125,6 +132,17 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
  * meant for the isolated children above: the program is killed when the calling process dies
  * (a compile child killed for its time limit leaves no compiler behind). */
 int fdt_exec(const char *const *argv, fdt_sb *out, fdt_sb *err, fdt_err *e);
+/* ---- one pool of child processes for several processes ----
+ * Alone, each fdt_run_many starts at most `parallel` children of its own. Once a process
+ * shares a pool, it and the processes it forks afterwards start at most `slots` children of
+ * fdt_run_many in all: each child holds a slot while it runs. A slot is a POSIX record lock
+ * on one byte of an anonymous file, so the slots of a process that dies are free again at
+ * once. A tuning run over several GPUs (one process per GPU) shares its CPU cores so. */
+int fdt_child_pool_share(int slots, fdt_err *e);
+/* The slots of the pool this process shares; 0 when it shares none. */
+int fdt_child_pool_slots(void);
+/* Leaves the pool (the processes forked before keep it). */
+void fdt_child_pool_leave(void);
 
 /* Monotonic wall clock in seconds. */
 double fdt_now(void);

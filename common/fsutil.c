@@ -1,10 +1,12 @@
 /* Whole-file reads, atomic writes (temporary file, fsync, rename), plain writes, mkdir -p,
- * scratch directories and their removal, and finding a program on $PATH. */
+ * scratch directories and their removal, finding a program on $PATH, and where the installed
+ * data lies next to the running program. */
 #include "fdt_common.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,4 +167,15 @@ int fdt_find_program(const char *name, char *buf, size_t n)
         p += len + (p[len] == ':');
     }
     return -1;
+}
+
+int fdt_share_dir(char *buf, size_t n)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0 || n == 0)
+        return -1;
+    exe[len] = 0;
+    int w = snprintf(buf, n, "%s/../share/fdtune", dirname(exe));
+    return w < 0 || (size_t)w >= n ? -1 : 0;
 }

@@ -76,3 +76,24 @@ char *fdt_sb_take(fdt_sb *b)
     memset(b, 0, sizeof *b);
     return s;
 }
+
+char *fdt_sb_vformat(const char *fmt, va_list ap)
+{
+    fdt_sb b;
+    fdt_sb_init(&b);
+    fdt_sb_vprintf(&b, fmt, ap);
+    if (b.oom) {
+        fdt_sb_free(&b);
+        return NULL;
+    }
+    return fdt_sb_take(&b);
+}
+
+char *fdt_sb_format(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = fdt_sb_vformat(fmt, ap);
+    va_end(ap);
+    return s;
+}

@@ -12,10 +12,13 @@ struct fdt_db {
     sqlite3 *h;
     int readonly;
     char *path;
+    fdt_db_source source; /* stamped on every row read (fdt_dbi_each_row) */
+    int bulk;             /* inside fdt_db_bulk_begin: writes join that transaction */
+    int bulk_failed;      /* a write inside the bulk transaction failed: only rollback remains */
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 2
+#define FDT_DBI_SCHEMA_VERSION 3
 /* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
 #define FDT_DBI_READABLE_VERSION 1
 
@@ -27,7 +30,9 @@ struct fdt_db {
 int fdt_dbi_fail(fdt_db *db, fdt_err *e, int rc, const char *fmt, ...) FDT_PRINTF(4, 5);
 int fdt_dbi_prepare(fdt_db *db, const char *sql, sqlite3_stmt **st, fdt_err *e);
 
-/* BEGIN IMMEDIATE, retrying past the busy timeout; fails on a read-only connection. */
+/* BEGIN IMMEDIATE, retrying past the busy timeout; fails on a read-only connection. Inside a
+ * bulk write (fdt_db_bulk_begin) the three join the open transaction: begin and commit do
+ * nothing, rollback marks the bulk write failed and leaves the undoing to its owner. */
 int fdt_dbi_begin(fdt_db *db, fdt_err *e);
 /* COMMIT, retrying while busy; on failure the transaction is rolled back. */
 int fdt_dbi_commit(fdt_db *db, fdt_err *e);
@@ -104,6 +109,15 @@ void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row);
 /* Steps st to the end, handing each row to fn; finalizes st. */
 int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, fdt_err *e,
                      const char *what);
+
+/* Runs that share a natural key (fdt_db_import_check): *n of them, what the first clash names
+ * ("runs 3, 4 (host h, pid 12, started ...)"); import.c. */
+int fdt_dbi_run_key_clashes(fdt_db *db, int64_t *n, char *what, size_t len, fdt_err *e);
+/* Best decisions that do not name an ok full evaluation of their own device and problem
+ * (written past the schema's trigger); import.c. */
+int fdt_dbi_bad_decisions(fdt_db *db, int64_t *n, fdt_err *e);
+/* PRAGMA integrity_check's problems, "; "-separated, into msg (empty when it says ok). */
+int fdt_dbi_integrity(fdt_db *db, fdt_sb *msg, fdt_err *e);
 
 /* The test's window into the connection (fault injection such as max_page_count). */
 sqlite3 *fdt_dbi_handle(fdt_db *db);

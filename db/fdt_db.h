@@ -28,6 +28,9 @@ enum {
     FDT_DB_READONLY = 0,  /* queries only; a missing file is an error and is not created */
     FDT_DB_READWRITE = 1, /* the file must exist; an older schema is migrated */
     FDT_DB_CREATE = 3,    /* read-write, creating the file and its directory when missing */
+    FDT_DB_IMMUTABLE = 4, /* read-only, and the file never changes while open: SQLite takes no
+                             locks (the shipped system database, which may lie on a read-only
+                             or network mount where locks are slow or missing) */
 };
 
 /* FDTUNE_DB if set, else $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db. */
@@ -44,6 +47,40 @@ int fdt_db_schema_version(void);
 int fdt_db_file_version(const char *path, int *version, fdt_err *e);
 /* Full integrity and foreign-key check; the error lists the first problems found. */
 int fdt_db_check(fdt_db *db, fdt_err *e);
+
+/* The file system a database path lies on (its nearest existing directory while the file does
+ * not exist yet). *network is 1 on the network and cluster file systems where SQLite's WAL
+ * cannot work (its shared-memory index is local to one machine) and POSIX locks may not
+ * hold across machines: NFS, SMB/CIFS, Lustre, GPFS, BeeGFS, CephFS, 9p, FUSE, AFS, Coda,
+ * PanFS, OrangeFS, GFS2, OCFS2 and a few more, told apart by statfs's f_type (magic
+ * numbers of linux/magic.h or of the file systems' own sources); name gets "nfs",
+ * "lustre", ... there and "" on a local file system. On a network file system a read-write
+ * open uses a rollback journal and holds the database exclusively until closed, so a
+ * second writer (on any machine whose locks reach the server) is refused at once with the
+ * advice to use per-job databases on node-local storage and `fdtune db merge`.
+ * FDTUNE_TEST_FSTYPE, for tests only, replaces the statfs call: a name of the table, or
+ * "local". */
+int fdt_db_fs_kind(const char *path, char *name, size_t n, int *network, fdt_err *e);
+
+/* ------------------------------------------------------------------ sources */
+
+/* Which database a row came from: the user's tuning database, or the system database shipped
+ * with fdtune (share/fdtune/system.db, read-only: the best results measured on the project's
+ * GPUs). Queries consult the user's first; fdt_db_rows_shadow says how the two combine. */
+typedef enum { FDT_DB_USER, FDT_DB_SYSTEM } fdt_db_source;
+const char *fdt_db_source_name(fdt_db_source s); /* "user", "system" */
+/* A connection stamps its source on every row it reads (fdt_db_row.source); a new one is
+ * FDT_DB_USER. */
+void fdt_db_set_source(fdt_db *db, fdt_db_source s);
+fdt_db_source fdt_db_source_of(const fdt_db *db);
+/* Where the system database is: $FDTUNE_SYSTEM_DB when set (empty: none, so it is turned
+ * off), else <dir of the executable>/../share/fdtune/system.db, else the source tree's
+ * share/fdtune/system.db (the search-path idea of the recipes). *found = 0 and buf "" when
+ * none of them exists; an FDTUNE_SYSTEM_DB naming a missing file is an error. */
+int fdt_db_system_path(char *buf, size_t n, int *found, fdt_err *e);
+/* Opens the system database (FDT_DB_IMMUTABLE) with source FDT_DB_SYSTEM; *db NULL when
+ * there is none (fdt_db_system_path). */
+int fdt_db_open_system(fdt_db **db, fdt_err *e);
 
 /* ------------------------------------------------------------------ vocabulary */
 
@@ -87,6 +124,8 @@ int fdt_db_problem_id(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e)
 int fdt_db_config_id(fdt_db *db, const char *key, int64_t *id, fdt_err *e);
 /* Lookup only (works read-only): *id = 0 when the problem was never stored. */
 int fdt_db_problem_find(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e);
+/* The same for a device by its identity (the fields fdt_db_device_id keys on). */
+int fdt_db_device_find(fdt_db *db, const fdt_device *d, int64_t *id, fdt_err *e);
 
 /* A stored device: its identity fields and id (the rest zero, index -1, live 0). */
 int fdt_db_device_get(fdt_db *db, int64_t id, fdt_device *d, fdt_err *e);
@@ -175,6 +214,7 @@ typedef struct fdt_db_row {
     fdt_problem problem;
     fdt_device device;
     fdt_db_env env;
+    fdt_db_source source; /* the database that answered (ids are that database's) */
 } fdt_db_row;
 typedef int (*fdt_db_row_fn)(void *ctx, const fdt_db_row *row);
 typedef int (*fdt_db_run_fn)(void *ctx, const fdt_db_run *run);
@@ -289,8 +329,112 @@ const char *fdt_db_fallback_name(fdt_db_fallback f); /* "exact", "grid", "arch",
  * FDT_DB_NEAREST_NONE. */
 int fdt_db_nearest(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_row *out, fdt_db_fallback *which, fdt_err *e);
+/* The same over several databases, dbs[0] first (the user's, then the system's): the
+ * candidates of all of them, after fdt_db_rows_shadow, rank by the one rule above. */
+int fdt_db_nearest_in(fdt_db *const *dbs, size_t ndbs, const fdt_device *dev,
+                      const fdt_problem *p, const char *generator, fdt_db_row *out,
+                      fdt_db_fallback *which, fdt_err *e);
 /* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id);
  * r points into row. */
 void fdt_db_row_result(const fdt_db_row *row, fdtuned_result *r);
+/* How the user's and the system database combine, in one place for query, export and
+ * nearest: a slot is one device model (name, base arch, compute units) and one problem
+ * (operator, radius, precision, grid); a row of a later source (the system database) whose
+ * slot a row of an earlier source (the user's) fills is dropped, so the user's own
+ * measurement of a model and grid always answers for it; the rest of each source stays and
+ * competes by the usual rules. Keeps the order of the rest. */
+void fdt_db_rows_shadow(fdt_db_rows *rows);
+
+/* ------------------------------------------------------------------ bulk writes, merging */
+
+/* One write transaction around many writes (a merge): every write function called between
+ * begin and commit joins it instead of committing on its own, so all of it lands or none.
+ * When a write inside fails, commit fails too and nothing is written; rollback undoes
+ * everything. Not nested; one per connection at a time. */
+int fdt_db_bulk_begin(fdt_db *db, fdt_err *e);
+int fdt_db_bulk_commit(fdt_db *db, fdt_err *e);
+void fdt_db_bulk_rollback(fdt_db *db);
+
+/* Rows per table. */
+typedef struct fdt_db_counts {
+    int64_t devices, environments, problems, configs, runs, evaluations, decisions, metadata;
+} fdt_db_counts;
+int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e);
+
+/* The natural keys of a merge (row ids are local to a file, so rows are matched by what
+ * they are): a device by its identity (backend, vendor, name, arch, compute units, memory,
+ * UUID), an environment by its five fields, a problem by operator, radius, precision and
+ * grid, a config by its canonical text, a run by (host, pid, started, device, environment,
+ * kind), an evaluation by (run, problem, config, stage), a decision by (device, problem,
+ * evaluation, decided_at, reason). A run's key is unique: one process (host, pid) begins its
+ * runs one after another and fdt_db_run_begin never gives two runs of one device,
+ * environment and kind the same start time (to the millisecond) in one process; runs of
+ * different processes differ in host or pid, or in start time when a pid was reused.
+ * fdt_db_import_check refuses a file that breaks it (written by hand, or by an fdtune older
+ * than that guarantee), and one with best decisions that name no ok full evaluation of their
+ * own device and problem (the schema's trigger would refuse them in the target). */
+int fdt_db_import_check(fdt_db *in, fdt_err *e);
+/* Inside a bulk write of out: copies every device, environment, problem, config, run,
+ * evaluation and best decision of in (any connection, read-only is fine) into out, remapped
+ * by the natural keys; rows out already holds are kept as they are and not copied again, so
+ * importing one database twice adds nothing. A run out holds as running takes the source's
+ * end (status, finish time) and copy bandwidth once the source has them. Order within a
+ * table is kept. added (may be NULL): the rows new to out, per table. */
+int fdt_db_import(fdt_db *out, fdt_db *in, fdt_db_counts *added, fdt_err *e);
+/* After fdt_db_import, until the next one: an evaluation of the imported database (its id
+ * there) as out knows it: its id, device and problem in out; all 0 when it was not
+ * imported. */
+int fdt_db_import_eval(fdt_db *out, int64_t in_eval_id, int64_t *eval_id, int64_t *device_id,
+                       int64_t *problem_id, fdt_err *e);
+/* Inside a bulk write: keeps only the evaluations keep[0..n) (ids), the decisions that name
+ * one of them, and the runs, devices, environments, problems and configs kept rows refer
+ * to; everything else goes (the system database is made so). removed (may be NULL): rows
+ * removed per table. */
+int fdt_db_prune_keep(fdt_db *db, const int64_t *keep, size_t n, fdt_db_counts *removed,
+                      fdt_err *e);
+/* Rewrites the file without free pages and in a rollback journal (no -wal or -shm beside it,
+ * so it can be read from a read-only directory). Not inside a transaction. */
+int fdt_db_compact(fdt_db *db, fdt_err *e);
+
+/* ------------------------------------------------------------------ metadata (schema v3) */
+
+/* What a file is and how it was made, as key/value text (the system database records its
+ * source, date and generator fingerprints). Setting a key replaces its value. */
+int fdt_db_meta_set(fdt_db *db, const char *key, const char *value, fdt_err *e);
+typedef int (*fdt_db_meta_fn)(void *ctx, const char *key, const char *value);
+/* Every key, sorted; return non-zero from fn to stop. */
+int fdt_db_meta(fdt_db *db, fdt_db_meta_fn fn, void *ctx, fdt_err *e);
+
+/* ------------------------------------------------------------------ health (fdtune db check) */
+
+typedef struct fdt_db_health {
+    int version;             /* schema version of the file */
+    char integrity[1024];    /* "" when PRAGMA integrity_check finds nothing, else its first
+                                problems */
+    int64_t fk_violations;   /* rows that refer to a missing row (PRAGMA foreign_key_check) */
+    int64_t bad_decisions;   /* decisions that do not name an ok full evaluation of their own
+                                device and problem (written past the schema's trigger) */
+    int64_t bad_runs;        /* runs that share a natural key (fdt_db_import_check) */
+    /* Not errors, but worth knowing: */
+    int64_t idle_runs;       /* runs without an evaluation (stopped before the first) */
+    int64_t unused_devices, unused_environments, unused_problems, unused_configs;
+    fdt_db_counts rows;
+} fdt_db_health;
+/* Gathers all of the above; fails only when the file cannot be read at all. */
+int fdt_db_health_check(fdt_db *db, fdt_db_health *h, fdt_err *e);
+/* 1 when h shows a problem (integrity, foreign keys, decisions, run keys). */
+int fdt_db_health_bad(const fdt_db_health *h);
+
+/* What one (device, problem) holds. */
+typedef struct fdt_db_pair {
+    fdt_device device;
+    fdt_problem problem;
+    int64_t evaluations, ok, runs; /* ok: ok full evaluations */
+    int decided;                   /* a best decision is recorded */
+    double best_ms;                /* median of the best (fdt_db_best); NaN: none */
+} fdt_db_pair;
+typedef int (*fdt_db_pair_fn)(void *ctx, const fdt_db_pair *p);
+/* Every (device, problem) with evaluations, by device, then problem. */
+int fdt_db_pairs(fdt_db *db, fdt_db_pair_fn fn, void *ctx, fdt_err *e);
 
 #endif

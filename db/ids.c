@@ -91,6 +91,10 @@ static int bind_device_key(sqlite3_stmt *st, const void *arg)
     return rc;
 }
 
+static const char device_select[] =
+    "SELECT id FROM devices WHERE backend = :backend AND vendor = :vendor AND name = :name"
+    " AND arch = :arch AND compute_units = :cu AND mem_bytes = :mem AND uuid = :uuid";
+
 static int bind_device_all(sqlite3_stmt *st, const void *arg)
 {
     const fdt_device *d = arg;
@@ -106,15 +110,18 @@ int fdt_db_device_id(fdt_db *db, const fdt_device *d, int64_t *id, fdt_err *e)
     if (!d->backend[0] || !d->name[0] || !d->arch[0] || d->compute_units <= 0)
         return fdt_err_set(e, "device: incomplete identity (backend '%s', name '%s', arch '%s', "
                            "%d compute units)", d->backend, d->name, d->arch, d->compute_units);
-    if (get_or_create(db,
-                      "SELECT id FROM devices WHERE backend = :backend AND vendor = :vendor"
-                      " AND name = :name AND arch = :arch AND compute_units = :cu"
-                      " AND mem_bytes = :mem AND uuid = :uuid",
-                      bind_device_key,
+    if (get_or_create(db, device_select, bind_device_key,
                       "INSERT INTO devices (backend, vendor, name, arch, compute_units,"
                       " warp_size, l2_bytes, mem_bytes, uuid, pci) VALUES (:backend, :vendor,"
                       " :name, :arch, :cu, :warp, :l2, :mem, :uuid, :pci) ON CONFLICT DO NOTHING",
                       bind_device_all, d, id, e))
+        return fdt_err_wrap(e, "device %s (%s)", d->name, d->arch);
+    return 0;
+}
+
+int fdt_db_device_find(fdt_db *db, const fdt_device *d, int64_t *id, fdt_err *e)
+{
+    if (lookup(db, device_select, bind_device_key, d, id, e))
         return fdt_err_wrap(e, "device %s (%s)", d->name, d->arch);
     return 0;
 }

@@ -1,6 +1,6 @@
-/* The names of the database's enumerations (evaluation status, stage, run status and kind,
- * the nearest-result rung) as stored in its text columns, and their parsers. A leaf of the
- * module: the SQL helpers read rows through it, the writers store through it. */
+/* The names of the database's enumerations (evaluation status, stage, run status and kind, the
+ * nearest-result rung, the source of a row) as stored in its text columns, and their parsers. A
+ * leaf of the module: the SQL helpers read rows through it, the writers store through it. */
 #include "db_internal.h"
 
 #include <string.h>
@@ -11,6 +11,7 @@ static const char *const stage_names[] = {"probe", "full"};
 static const char *const run_status_names[] = {"running", "done", "interrupted", "failed"};
 static const char *const kind_names[] = {"tune", "retune", "bench"};
 static const char *const fallback_names[] = {"exact", "grid", "arch", "none"};
+static const char *const source_names[] = {"user", "system"};
 #define COUNT(a) ((int)(sizeof a / sizeof a[0]))
 
 static int parse_name(const char *s, const char *const *names, int n, const char *what,
@@ -82,3 +83,8 @@ const char *fdt_db_fallback_name(fdt_db_fallback f)
     return (unsigned)f < (unsigned)COUNT(fallback_names) ? fallback_names[f] : "?";
 }
 
+
+const char *fdt_db_source_name(fdt_db_source s)
+{
+    return (unsigned)s < (unsigned)COUNT(source_names) ? source_names[s] : "?";
+}

@@ -5,7 +5,9 @@
  * model and grid, this model, another model of the arch), grid distance, compute-unit
  * distance and time; nothing at all means the caller falls back to fdtune's default config.
  * SQL yields the best result of every candidate (device, problem) pair of the arch; the rest
- * happens here. */
+ * happens here. Over the user's and the system database, the candidates of both compete
+ * once fdt_db_rows_shadow has dropped the system's results for slots the user tuned; the
+ * same function decides what query best lists and what export keeps. */
 #include "db_internal.h"
 
 #include <stdio.h>
@@ -76,17 +78,49 @@ static int collect(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
     return rows->oom ? fdt_err_set(e, "out of memory") : 0;
 }
 
+static int same_problem(const fdt_problem *a, const fdt_problem *b)
+{
+    return a->op == b->op && a->R == b->R && a->prec == b->prec && a->nx == b->nx &&
+           a->ny == b->ny && a->nz == b->nz;
+}
+
+void fdt_db_rows_shadow(fdt_db_rows *rows)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        const fdt_db_row *r = &rows->v[i];
+        int shadowed = 0;
+        for (size_t j = 0; j < rows->n && !shadowed; j++) {
+            const fdt_db_row *u = &rows->v[j];
+            shadowed = u->source < r->source && same_problem(&u->problem, &r->problem) &&
+                       fdt_device_same_model(&u->device, &r->device);
+        }
+        if (!shadowed)
+            rows->v[n++] = *r;
+    }
+    rows->n = n;
+}
+
 int fdt_db_nearest(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_row *out, fdt_db_fallback *which, fdt_err *e)
+{
+    return fdt_db_nearest_in(&db, 1, dev, p, generator, out, which, e);
+}
+
+int fdt_db_nearest_in(fdt_db *const *dbs, size_t ndbs, const fdt_device *dev,
+                      const fdt_problem *p, const char *generator, fdt_db_row *out,
+                      fdt_db_fallback *which, fdt_err *e)
 {
     *which = FDT_DB_NEAREST_NONE;
     if (p->nx <= 0 || p->ny <= 0 || p->nz <= 0 || (unsigned)p->op >= FDT_OP_COUNT)
         return fdt_err_set(e, "nearest: invalid problem");
     fdt_db_rows rows = {0};
-    if (collect(db, dev, p, generator, &rows, e)) {
-        free(rows.v);
-        return fdt_err_wrap(e, "nearest");
-    }
+    for (size_t k = 0; k < ndbs; k++)
+        if (collect(dbs[k], dev, p, generator, &rows, e)) {
+            free(rows.v);
+            return fdt_err_wrap(e, "nearest");
+        }
+    fdt_db_rows_shadow(&rows);
     fdtuned_request q = {dev->name, dev->arch, dev->compute_units, p->nx, p->ny, p->nz};
     fdtuned_result r, b;
     size_t best = rows.n;

@@ -3,7 +3,9 @@
  * written, so a corrupt, foreign or newer file is refused untouched; a read-only open never
  * creates a file (an older schema is read as it is, see fdt_dbi_compat_readonly); a
  * read-write open sets WAL, foreign keys and the busy timeout, then runs the forward
- * migrations. Also the explicit integrity check. */
+ * migrations. On a network file system (fs.c) a read-write open uses a rollback journal
+ * instead of WAL and takes the database for itself until it closes, so a second writer is
+ * refused with advice instead of corrupting it. Also the explicit integrity check. */
 #include "db_internal.h"
 
 #include <errno.h>
@@ -112,6 +114,63 @@ static int set_write_pragmas(fdt_db *db, fdt_err *e)
     return 0;
 }
 
+/* How long a process waits for a database on a network file system before it is refused:
+ * the writer there keeps it for its whole run, so waiting longer only delays the advice. */
+#define NETWORK_WAIT_MS 2000
+
+/* The refusal when another process holds a database on a network file system. */
+static int network_busy(fdt_db *db, const char *fs, fdt_err *e)
+{
+    if (db->readonly)
+        return fdt_err_set(e, "%s: the database is on a network file system (%s), where a "
+                           "writing fdtune holds it for its whole run: query it when that run "
+                           "ends, or query a copy (README: Databases on network filesystems)",
+                           db->path, fs);
+    return fdt_err_set(e, "%s: the database is on a network file system (%s), where fdtune "
+                       "lets one process at a time open it for writing, and another process "
+                       "holds it: wait for that one, or give each job its own database on "
+                       "node-local storage (FDTUNE_DB=/tmp/...) and merge them afterwards with "
+                       "'fdtune db merge' (README: Databases on network filesystems)",
+                       db->path, fs);
+}
+
+static int is_busy(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
+
+/* The write pragmas on a network file system: exclusive locking mode keeps the lock of the
+ * first write until the connection closes, and BEGIN EXCLUSIVE takes it now, so another
+ * writer (or reader) fails at once; a rollback journal (DELETE) instead of WAL, whose
+ * shared-memory index other machines cannot see; full sync, as a rollback journal needs for
+ * durability. */
+static int set_network_pragmas(fdt_db *db, const char *fs, fdt_err *e)
+{
+    char mode[16] = "";
+    int rc = sqlite3_exec(db->h, "PRAGMA locking_mode = EXCLUSIVE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db->h, "BEGIN EXCLUSIVE; COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (fdt_dbi_prepare(db, "PRAGMA journal_mode = DELETE", &st, e))
+            return -1;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            fdt_dbi_copy(mode, sizeof mode, st, 0);
+        sqlite3_finalize(st);
+        rc = rc == SQLITE_ROW ? SQLITE_OK : rc;
+    }
+    if (is_busy(rc))
+        return network_busy(db, fs, e);
+    if (rc != SQLITE_OK)
+        return fdt_dbi_fail(db, e, rc, "%s: lock on a network file system (%s)", db->path, fs);
+    if (strcmp(mode, "delete") != 0)
+        return fdt_err_set(e, "%s: cannot use a rollback journal (got '%s')", db->path, mode);
+    sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+    rc = sqlite3_exec(db->h, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", NULL, NULL,
+                      NULL);
+    if (rc != SQLITE_OK)
+        return fdt_dbi_fail(db, e, rc, "%s: set pragmas", db->path);
+    return 0;
+}
+
 /* The checks that must pass before this process writes anything into the file. */
 static int check_file(fdt_db *db, int64_t *version, fdt_err *e)
 {
@@ -146,6 +205,27 @@ static int check_file(fdt_db *db, int64_t *version, fdt_err *e)
     return 0;
 }
 
+/* sqlite3_open_v2 of db->path; immutable: through a file: URI with immutable=1 (the path's
+ * '%', '?' and '#' escaped), so that SQLite neither locks nor looks for a journal. */
+static int open_handle(fdt_db *db, int oflags, int immutable)
+{
+    if (!immutable)
+        return sqlite3_open_v2(db->path, &db->h, oflags, NULL);
+    fdt_sb uri;
+    fdt_sb_init(&uri);
+    fdt_sb_puts(&uri, "file:");
+    for (const char *c = db->path; *c; c++)
+        if (*c == '%' || *c == '?' || *c == '#')
+            fdt_sb_printf(&uri, "%%%02X", (unsigned char)*c);
+        else
+            fdt_sb_putn(&uri, c, 1);
+    fdt_sb_puts(&uri, "?immutable=1");
+    int rc = uri.oom ? SQLITE_NOMEM
+                     : sqlite3_open_v2(fdt_sb_str(&uri), &db->h, oflags | SQLITE_OPEN_URI, NULL);
+    fdt_sb_free(&uri);
+    return rc;
+}
+
 int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
 {
     *out = NULL;
@@ -159,6 +239,15 @@ int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
         return fdt_err_set(e, "tuning database: empty path");
     int write = (flags & FDT_DB_READWRITE) != 0;
     int create = (flags & FDT_DB_CREATE) == FDT_DB_CREATE;
+    /* Readers only need the file system for a clearer message, so a failed look is local. */
+    char fs[16];
+    int network = 0;
+    fdt_err fe;
+    if (fdt_db_fs_kind(path, fs, sizeof fs, &network, write ? e : &fe)) {
+        if (write)
+            return fdt_err_wrap(e, "tuning database");
+        network = 0;
+    }
 
     struct stat sb;
     if (stat(path, &sb) != 0) {
@@ -180,19 +269,22 @@ int fdt_db_open(const char *path, int flags, fdt_db **out, fdt_err *e)
     db->readonly = !write;
     int oflags = write ? SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
                        : SQLITE_OPEN_READONLY;
-    int rc = sqlite3_open_v2(path, &db->h, oflags, NULL);
+    int rc = open_handle(db, oflags, flags == FDT_DB_IMMUTABLE);
     if (rc != SQLITE_OK) {
         fdt_dbi_fail(db, e, rc, "%s", path);
         fdt_db_close(db);
         return -1;
     }
     sqlite3_extended_result_codes(db->h, 1);
-    sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+    sqlite3_busy_timeout(db->h, network ? NETWORK_WAIT_MS : BUSY_TIMEOUT_MS);
 
     int64_t version = 0;
     int rc_open = check_file(db, &version, e);
+    if (rc_open && network && is_busy(sqlite3_errcode(db->h)))
+        network_busy(db, fs, e);
     int older = version < fdt_db_schema_version();
-    if (rc_open || (write && set_write_pragmas(db, e)) ||
+    if (rc_open || (write && !network && set_write_pragmas(db, e)) ||
+        (write && network && set_network_pragmas(db, fs, e)) ||
         (write && older && fdt_dbi_migrate(db, e)) ||
         (!write && older && fdt_dbi_compat_readonly(db, (int)version, e))) {
         fdt_db_close(db);
@@ -217,7 +309,7 @@ int fdt_db_file_version(const char *path, int *version, fdt_err *e)
     struct stat sb;
     if (stat(path, &sb) != 0)
         return fdt_err_set(e, "%s: %s", path, strerror(errno));
-    fdt_db db = {NULL, 1, (char *)path};
+    fdt_db db = {.h = NULL, .readonly = 1, .path = (char *)path};
     int rc = sqlite3_open_v2(path, &db.h, SQLITE_OPEN_READONLY, NULL);
     int64_t v = 0;
     int ret = 0;
@@ -230,13 +322,11 @@ int fdt_db_file_version(const char *path, int *version, fdt_err *e)
     return ret;
 }
 
-int fdt_db_check(fdt_db *db, fdt_err *e)
+int fdt_dbi_integrity(fdt_db *db, fdt_sb *msg, fdt_err *e)
 {
     sqlite3_stmt *st;
     if (fdt_dbi_prepare(db, "PRAGMA integrity_check(10)", &st, e))
-        return fdt_err_wrap(e, "%s: check", db->path);
-    fdt_sb msg;
-    fdt_sb_init(&msg);
+        return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *line = (const char *)sqlite3_column_text(st, 0);
@@ -251,13 +341,22 @@ int fdt_db_check(fdt_db *db, fdt_err *e)
             if (!nl)
                 nl = line + strlen(line);
             if (nl > line)
-                fdt_sb_printf(&msg, "%s%.*s", msg.len ? "; " : "", (int)(nl - line), line);
+                fdt_sb_printf(msg, "%s%.*s", msg->len ? "; " : "", (int)(nl - line), line);
         }
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
+    if (rc != SQLITE_DONE)
+        return fdt_dbi_fail(db, e, rc, "integrity check");
+    return 0;
+}
+
+int fdt_db_check(fdt_db *db, fdt_err *e)
+{
+    fdt_sb msg;
+    fdt_sb_init(&msg);
+    if (fdt_dbi_integrity(db, &msg, e)) {
         fdt_sb_free(&msg);
-        return fdt_dbi_fail(db, e, rc, "%s: check", db->path);
+        return fdt_err_wrap(e, "%s: check", db->path);
     }
     if (msg.len) {
         fdt_err_set(e, "%s: integrity problem: %s", db->path, fdt_sb_str(&msg));
@@ -266,9 +365,10 @@ int fdt_db_check(fdt_db *db, fdt_err *e)
     }
     fdt_sb_free(&msg);
 
+    sqlite3_stmt *st;
     if (fdt_dbi_prepare(db, "PRAGMA foreign_key_check", &st, e))
         return fdt_err_wrap(e, "%s: check", db->path);
-    rc = sqlite3_step(st);
+    int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         char table[64], parent[64];
         fdt_dbi_copy(table, sizeof table, st, 0);

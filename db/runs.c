@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
@@ -54,11 +55,18 @@ int fdt_db_run_begin(fdt_db *db, const fdt_db_run *r, int64_t *run_id, fdt_err *
     sqlite3_stmt *st = NULL;
     if (fdt_dbi_begin(db, e))
         return fdt_err_wrap(e, "begin run");
+    /* The natural key of a run (host, pid, started, device, environment, kind; fdt_db.h) is
+     * kept unique here: a second run of this process, device, environment and kind in the
+     * same millisecond inserts nothing and is tried again a millisecond later ('now' is one
+     * value within one statement). */
     if (fdt_dbi_prepare(db,
-                        "INSERT INTO runs (kind, command, device_id, env_id, recipe, recipe_hash,"
-                        " strategy, budget, seed, copy_gbs, host, pid, notes) VALUES (:kind,"
-                        " :command, :device, :env, :recipe, :recipe_hash, :strategy, :budget,"
-                        " :seed, :copy, :host, :pid, :notes)",
+                        "INSERT INTO runs (started, kind, command, device_id, env_id, recipe,"
+                        " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes)"
+                        " SELECT " NOW ", :kind, :command, :device, :env, :recipe, :recipe_hash,"
+                        " :strategy, :budget, :seed, :copy, :host, :pid, :notes"
+                        " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE host = :host AND pid = :pid"
+                        " AND started = " NOW " AND device_id = :device AND env_id = :env"
+                        " AND kind = :kind)",
                         &st, e))
         goto fail;
     int rc = fdt_dbi_bind_text(st, ":kind", fdt_db_run_kind_name(r->kind));
@@ -75,7 +83,18 @@ int fdt_db_run_begin(fdt_db *db, const fdt_db_run *r, int64_t *run_id, fdt_err *
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":host", host);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":pid", (int64_t)getpid());
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":notes", r->notes);
-    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    for (int tries = 0; rc == SQLITE_OK || rc == SQLITE_DONE; tries++) {
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE || sqlite3_changes(db->h) == 1)
+            break;
+        if (tries == 1000) {
+            fdt_err_set(e, "no distinct start time after %d tries", tries);
+            goto fail;
+        }
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+        sqlite3_reset(st);
+    }
     if (rc != SQLITE_DONE) {
         fdt_dbi_fail(db, e, rc, "insert");
         goto fail;

@@ -149,7 +149,20 @@ static const char v2[] =
 
     "PRAGMA user_version = 2;";
 
-static const char *const steps[] = {v1, v2};
+/* v2 -> v3: merging and shipping databases. A metadata table (key, value) says what a file is
+ * and how it was made: the system database shipped with fdtune records its source, date and
+ * generator fingerprint there. An index on the natural key of a run (host, pid, started:
+ * fdt_db_run_begin keeps it unique with the device, environment and kind) lets a merge find
+ * the runs it has already copied. Nothing else changes, so every v2 answer stays. */
+static const char v3[] =
+    "CREATE TABLE metadata ("
+    " key TEXT PRIMARY KEY CHECK (length(key) > 0),"
+    " value TEXT NOT NULL"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE INDEX runs_natural ON runs (host, pid, started);"
+    "PRAGMA user_version = 3;";
+
+static const char *const steps[] = {v1, v2, v3};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -176,14 +189,19 @@ static int read_version(fdt_db *db, int *v, int *objects, fdt_err *e)
     return 0;
 }
 
-/* A v1 file read without migrating it (read-only connections never write): an empty
- * temporary best_decisions table stands in for the v2 one, so every query runs unchanged
- * and answers as v1 did (no decisions: the smallest median). The temp schema belongs to
- * this connection alone; the file is not touched. */
+/* An older file read without migrating it (read-only connections never write): empty
+ * temporary tables stand in for the ones later steps added, so every query runs unchanged
+ * and answers as the older schema did (v1: no decisions, the smallest median; v2: no
+ * metadata). The temp schema belongs to this connection alone; the file is not touched.
+ * compat[v] stands in for what the step from v to v + 1 added. */
 static const char compat_v1[] =
     "CREATE TEMP TABLE best_decisions ("
     " id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, problem_id INTEGER NOT NULL,"
     " eval_id INTEGER NOT NULL, decided_at TEXT NOT NULL, reason TEXT NOT NULL) STRICT;";
+static const char compat_v2[] =
+    "CREATE TEMP TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;";
+static const char *const compat[] = {NULL, compat_v1, compat_v2};
+_Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)
 {
@@ -192,9 +210,11 @@ int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)
     if (version < FDT_DBI_READABLE_VERSION)
         return fdt_err_set(e, "%s: database schema v%d is older than this fdtune (v%d): open it "
                            "for writing once to upgrade", db->path, version, NSTEPS);
-    int rc = sqlite3_exec(db->h, compat_v1, NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
-        return fdt_dbi_fail(db, e, rc, "%s: read schema v%d", db->path, version);
+    for (int v = version; v < NSTEPS; v++) {
+        int rc = sqlite3_exec(db->h, compat[v], NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+            return fdt_dbi_fail(db, e, rc, "%s: read schema v%d", db->path, version);
+    }
     return 0;
 }
 

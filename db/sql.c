@@ -64,6 +64,10 @@ int fdt_dbi_begin(fdt_db *db, fdt_err *e)
 {
     if (db->readonly)
         return fdt_err_set(e, "%s: opened read-only", db->path);
+    if (db->bulk)
+        return db->bulk_failed ? fdt_err_set(e, "%s: an earlier write of this transaction "
+                                                "failed", db->path)
+                               : 0;
     FDT_ASSERT(sqlite3_get_autocommit(db->h), "writes are single, unnested transactions");
     for (int attempt = 0;; attempt++) {
         int rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -77,6 +81,10 @@ int fdt_dbi_begin(fdt_db *db, fdt_err *e)
 
 void fdt_dbi_rollback(fdt_db *db)
 {
+    if (db->bulk) {
+        db->bulk_failed = 1;
+        return;
+    }
     /* After some errors (SQLITE_FULL among them) SQLite has already rolled back. */
     if (!sqlite3_get_autocommit(db->h))
         sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -84,6 +92,8 @@ void fdt_dbi_rollback(fdt_db *db)
 
 int fdt_dbi_commit(fdt_db *db, fdt_err *e)
 {
+    if (db->bulk)
+        return 0;
     FDT_ASSERT(!sqlite3_get_autocommit(db->h), "a commit ends a transaction fdt_dbi_begin began");
     for (int attempt = 0;; attempt++) {
         int rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
@@ -244,6 +254,7 @@ int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, 
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         fdt_dbi_read_row(st, &row);
+        row.source = db->source;
         if (fn(ctx, &row))
             break;
     }
@@ -257,3 +268,36 @@ int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, 
 }
 
 sqlite3 *fdt_dbi_handle(fdt_db *db) { return db->h; }
+
+int fdt_db_bulk_begin(fdt_db *db, fdt_err *e)
+{
+    FDT_REQUIRE(!db->bulk, "bulk writes are not nested");
+    if (fdt_dbi_begin(db, e))
+        return fdt_err_wrap(e, "%s: bulk write", db->path);
+    db->bulk = 1;
+    db->bulk_failed = 0;
+    return 0;
+}
+
+int fdt_db_bulk_commit(fdt_db *db, fdt_err *e)
+{
+    FDT_REQUIRE(db->bulk, "a bulk commit ends a bulk write");
+    int failed = db->bulk_failed;
+    db->bulk = db->bulk_failed = 0;
+    if (failed || sqlite3_get_autocommit(db->h)) {
+        fdt_dbi_rollback(db);
+        return fdt_err_set(e, "%s: a write of the transaction failed: nothing was written",
+                           db->path);
+    }
+    return fdt_dbi_commit(db, e);
+}
+
+void fdt_db_bulk_rollback(fdt_db *db)
+{
+    db->bulk = db->bulk_failed = 0;
+    fdt_dbi_rollback(db);
+}
+
+void fdt_db_set_source(fdt_db *db, fdt_db_source s) { db->source = s; }
+
+fdt_db_source fdt_db_source_of(const fdt_db *db) { return db->source; }

@@ -101,6 +101,7 @@ typedef struct fdt_setup_result {
     fdt_tolerance tol;
     double setup_s;
     size_t device_bytes;     /* allocated for the problem */
+    int simulated;           /* 1: a simulated GPU answered (copy_gbs is the recorded one) */
 } fdt_setup_result;
 
 /* ---------------------------------------------------------------- worker */
@@ -112,6 +113,8 @@ typedef struct fdt_worker_opts {
     int eval_timeout_ms;   /* per candidate, verification and timing included */
     int setup_timeout_ms;
     int compile_timeout_ms;
+    const char *simulate_from; /* the recording a simulated GPU's worker answers from (the
+                                  workers of backend FDT_SIM_BACKEND); NULL otherwise */
 } fdt_worker_opts;
 
 void fdt_worker_opts_default(fdt_worker_opts *o);
@@ -177,6 +180,37 @@ int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
 int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                       const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,
                       fdt_eval_result *r, fdt_err *e);
+
+/* ---------------------------------------------------------------- simulated GPUs */
+
+/* A simulated GPU answers evaluations from a recorded tuning database instead of running
+ * them (eval/sim.c), so that tune, plan tasks, merge and export run end to end without a GPU.
+ * Simulated GPU i of a node stands for the recording's real device i mod (their number), in
+ * id order, and carries an identity of its own that marks every result: backend
+ * FDT_SIM_BACKEND, the recorded name with " (simulated)", UUID "sim<i>-<recorded UUID>",
+ * driver "simulated from <file name>", runtime and compiler "sim". Its worker answers a
+ * probe with the recorded probe of the config and a full sample with the recorded full
+ * sample (either with the other when only that one was recorded; of several, the fastest ok
+ * row), its message naming the recording and the evaluation; a recorded crash ends the
+ * worker as a real one would. A problem the recording does not have fails at setup, a config
+ * it does not have fails the evaluation: fdt_sim_configs lists what it has, and a tuning run
+ * restricts a simulated GPU's space to it.
+ *
+ * For tests, FDTUNE_SIM_FAULT="GPU:crash[@N],GPU:hang[@N]" makes simulated GPU number GPU
+ * fail for good once its worker has answered N setups and evaluations (default 0: at its
+ * first setup): its worker dies (crash) or stops answering (hang), and so does every worker
+ * started on it later. FDTUNE_SIM_DELAY_MS delays each answer. */
+
+/* The simulated node: n GPUs (1..FDT_MAX_DEVICES) from `recording`, listed as a probe. */
+int fdt_sim_probe(const char *recording, int n, fdt_probe *p, fdt_err *e);
+
+/* Receives a recorded config (canonical text); non-zero stops. */
+typedef int (*fdt_sim_config_fn)(void *ctx, const char *config);
+/* The config of every evaluation the recording has of problem p on the device simulated GPU
+ * dev stands for (a config may come more than once: probe and full); *n: how many (0: the
+ * problem is not recorded). fn may be NULL to count. */
+int fdt_sim_configs(const char *recording, const fdt_device *dev, const fdt_problem *p,
+                    fdt_sim_config_fn fn, void *ctx, size_t *n, fdt_err *e);
 
 /* ---------------------------------------------------------------- bench: given configs */
 

@@ -1,6 +1,7 @@
-/* The parent's side of a GPU worker: starts it (fork + socketpair), compiles the
- * verification and reference kernels for its device, sends candidates, and turns a dead or
- * silent worker into a `crashed` or `timeout` result. A worker that died is started again
+/* The parent's side of a GPU worker: starts it (fork + socketpair; a simulated GPU's worker
+ * is the simulator's, eval/sim.c), compiles the verification and reference kernels for its
+ * device, sends candidates, and turns a dead or silent worker into a `crashed` or `timeout`
+ * result. A worker that died is started again
  * and the problem set up again before the next candidate, so one bad kernel costs one
  * result, not the run. */
 #include "fdt_eval.h"
@@ -35,6 +36,7 @@ void fdt_worker_opts_default(fdt_worker_opts *o)
     o->eval_timeout_ms = 60000;
     o->setup_timeout_ms = 900000;
     o->compile_timeout_ms = 300000;
+    o->simulate_from = NULL;
 }
 
 void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n)
@@ -106,6 +108,8 @@ static int spawn(fdt_worker *w, fdt_err *e)
     }
     if (pid == 0) {
         close(sv[0]);
+        if (!strcmp(w->backend, FDT_SIM_BACKEND))
+            fdt_sim_worker_main(sv[1], w->o.simulate_from, w->index, w->restarts);
         fdt_worker_main(sv[1], w->backend, w->index);
     }
     close(sv[1]);

@@ -34,6 +34,10 @@ typedef struct eval_msg {
 
 /* The worker's main loop (never returns). */
 void fdt_worker_main(int fd, const char *backend, int index) __attribute__((noreturn));
+/* The same for simulated GPU `index` answering from `recording` (eval/sim.c); life: how many
+ * workers were started on that GPU before this one (a GPU that failed stays failed). */
+void fdt_sim_worker_main(int fd, const char *recording, int index, int life)
+    __attribute__((noreturn));
 
 /* Names of the utility kernels in templates/util.hip for one precision. */
 #define UTIL_KERNEL(buf, what, prec) snprintf(buf, sizeof buf, "fdt_%s_%s", what, fdt_prec_name(prec))

@@ -68,14 +68,18 @@ typedef struct fdt_exp_family {
 } fdt_exp_family;
 
 typedef struct fdt_exp_plan {
-    char database[4096];
+    char database[4096];     /* the user's database; "" when only the system database answered */
+    char system_database[4096]; /* the system database consulted; "" when none */
     char exported[32];       /* ISO-8601 UTC */
     char fdtune_version[32];
     char generator[80];      /* fingerprint of the generator that writes the kernels */
     char command[1024];
-    fdt_device *devices;  /* the devices --gpu selected, by id */
+    fdt_device *devices;  /* the devices --gpu selected: the user's by id, then the system's */
+    fdt_db_source *device_sources; /* which database each device is from */
     size_t ndevices;
-    int64_t *runs;           /* run ids the exported results come from, ascending */
+    int64_t *runs;           /* run ids the exported results come from: the user's ascending,
+                                then the system database's */
+    fdt_db_source *run_sources; /* which database each run id belongs to */
     size_t nruns;
     fdt_exp_family *fam;     /* by op, R, precision */
     size_t nfam;
@@ -84,9 +88,13 @@ typedef struct fdt_exp_plan {
     size_t nnotes;
 } fdt_exp_plan;
 
-/* Collects the plan. Returns 0, FDT_EXP_NOTHING (e says which device or problem the
- * database lacks) or FDT_EXP_ERROR. */
-int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt_err *e);
+/* Collects the plan from dbs (the user's database first, then the system database; one is
+ * fine): their devices and best results together, each result marked with its source, the
+ * system's results for a (device model, problem) the user tuned left out (fdt_db_rows_shadow).
+ * Returns 0, FDT_EXP_NOTHING (e says which device or problem the databases lack) or
+ * FDT_EXP_ERROR. */
+int fdt_exp_plan_make(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o,
+                      fdt_exp_plan **out, fdt_err *e);
 void fdt_exp_plan_free(fdt_exp_plan *p);
 
 /* Variants of a family: 0 is the fallback, then per tuned result its constant and its
@@ -117,7 +125,7 @@ int fdt_exp_match_gpu(const fdt_db_device_list *all, const char *gpu,
 typedef struct fdt_exp_answer {
     fdt_device device;     /* answered for: the first stored device --gpu names (by id), else
                               the catalogue's description of it */
-    int stored;            /* 1: device is in the database */
+    int stored;            /* 1: device is in one of the databases */
     char others[1024];     /* other device models --gpu names: "name (arch, N CUs), ..." */
     fdt_db_fallback which; /* the rung of the nearest ladder; FDT_DB_NEAREST_NONE: nothing
                               usable was tuned and the answer is fdt_config_fallback */
@@ -125,11 +133,13 @@ typedef struct fdt_exp_answer {
                               config text, nothing measured (run_id -1) */
 } fdt_exp_answer;
 
-/* `fdtune query best --nearest`: resolves gpu (fdt_exp_match_gpu; cat may be NULL), then
- * fdt_db_nearest for the problem, else fdtune's built-in default (fdt_config_fallback, what
- * exported headers fall back to). Returns 0, FDT_EXP_NOTHING when gpu names no stored device
- * and no catalogue entry, or FDT_EXP_ERROR. */
-int fdt_exp_nearest(fdt_db *db, const char *gpu, const struct fdt_catalogue *cat,
-                    const fdt_problem *p, fdt_exp_answer *a, fdt_err *e);
+/* `fdtune query best --nearest`: resolves gpu (fdt_exp_match_gpu over the devices of all
+ * dbs, the user's database first; cat may be NULL), then fdt_db_nearest_in for the problem,
+ * else fdtune's built-in default (fdt_config_fallback, what exported headers fall back to).
+ * Returns 0, FDT_EXP_NOTHING when gpu names no stored device and no catalogue entry, or
+ * FDT_EXP_ERROR. */
+int fdt_exp_nearest(fdt_db *const *dbs, size_t ndbs, const char *gpu,
+                    const struct fdt_catalogue *cat, const fdt_problem *p, fdt_exp_answer *a,
+                    fdt_err *e);
 
 #endif

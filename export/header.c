@@ -84,10 +84,22 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
         comment_text(b, p->command);
     }
     fdt_sb_puts(b, "\n *   database: ");
-    comment_text(b, p->database);
+    comment_text(b, p->database[0] ? p->database : "(none)");
+    if (p->system_database[0]) {
+        fdt_sb_puts(b, "\n *   system database: ");
+        comment_text(b, p->system_database);
+    }
+    /* The user's runs, then the system database's (ids are per database). */
     fdt_sb_puts(b, "\n *   runs:");
+    size_t nuser = 0;
     for (size_t i = 0; i < p->nruns; i++)
-        fdt_sb_printf(b, "%s %lld", i ? "," : "", (long long)p->runs[i]);
+        if (p->run_sources[i] == FDT_DB_USER)
+            fdt_sb_printf(b, "%s %lld", nuser++ ? "," : "", (long long)p->runs[i]);
+    if (!nuser && p->nruns)
+        fdt_sb_puts(b, " none");
+    for (size_t i = 0, k = 0; i < p->nruns; i++)
+        if (p->run_sources[i] == FDT_DB_SYSTEM)
+            fdt_sb_printf(b, "%s %lld", k++ ? "," : "; system database:", (long long)p->runs[i]);
     fdt_sb_printf(b, "\n *   generator fingerprint of the kernels below: %s\n", p->generator);
     fdt_sb_puts(b, " *   devices:\n");
     for (size_t i = 0; i < p->ndevices; i++) {
@@ -100,6 +112,8 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
             fdt_sb_puts(b, ", uuid ");
             comment_text(b, d->uuid);
         }
+        if (p->device_sources[i] == FDT_DB_SYSTEM)
+            fdt_sb_puts(b, " (system database)");
         fdt_sb_puts(b, "\n");
     }
     fdt_sb_puts(b, " *   tuned results (best config per device model and grid: median time of the "
@@ -120,9 +134,11 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
             measure(gbs, sizeof gbs, "%.0f GB/s", ev->gbs);
             measure(frac, sizeof frac, "%.3f of copy", ev->frac_copy);
             fdt_sb_printf(b, " (%s, %d CUs)\n *       config %s\n *       median %s, %s, %s; "
-                             "run %lld, evaluated %s\n *       driver ",
+                             "run %lld%s, evaluated %s\n *       driver ",
                           tu->row.device.arch, tu->row.device.compute_units, ev->config, ms,
-                          gbs, frac, (long long)ev->run_id, ev->created);
+                          gbs, frac, (long long)ev->run_id,
+                          tu->row.source == FDT_DB_SYSTEM ? " of the system database" : "",
+                          ev->created);
             comment_text(b, v->driver[0] ? v->driver : "-");
             fdt_sb_puts(b, ", runtime ");
             comment_text(b, v->runtime[0] ? v->runtime : "-");

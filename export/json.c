@@ -1,8 +1,9 @@
 /* Rendering an export plan as JSON for build systems: the same variant tables as the header
- * (index, kind, kernel, config and its launch parameters, the device and grid it was tuned
- * on, the layout of that grid) with the provenance of every tuned result and the selection
- * rule in words. Numbers that do not apply are null. Written through the emitter
- * (common/fdt_emit.h): devices, operators and variants stand one per line. */
+ * (index, kind, kernel, config and its launch parameters, the device and grid it was tuned on,
+ * the layout of that grid) with the provenance of every tuned result (its source: the user's or
+ * the system database) and the selection rule in words. Numbers that do not apply are null.
+ * Written through the emitter (common/fdt_emit.h): devices, operators and variants stand one
+ * per line. */
 #include "exp_internal.h"
 #include "fdt_emit.h"
 
@@ -19,6 +20,7 @@ static void measured(fdt_emit *m, const fdt_exp_tuned *t)
     fdt_emit_real_opt(m, "max_ms", ev->time_max_ms);
     fdt_emit_real_opt(m, "gbs", ev->gbs);
     fdt_emit_real_opt(m, "frac_copy", ev->frac_copy);
+    fdt_emit_str(m, "source", fdt_db_source_name(t->row.source));
     fdt_emit_int_opt(m, "run", ev->run_id > 0 ? ev->run_id : -1);
     fdt_emit_int(m, "evaluation", ev->id);
     fdt_emit_str(m, "date", ev->created);
@@ -126,6 +128,7 @@ static void devices(fdt_emit *m, const fdt_exp_plan *p)
         fdt_emit_int(m, "compute_units", d->compute_units);
         fdt_emit_int_opt(m, "mem_bytes", d->mem_bytes);
         fdt_emit_str(m, "uuid", d->uuid);
+        fdt_emit_str(m, "source", fdt_db_source_name(p->device_sources[i]));
         fdt_emit_end(m);
     }
     fdt_emit_end(m);
@@ -142,11 +145,16 @@ int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     fdt_emit_str(&m, "fdtune_version", p->fdtune_version);
     fdt_emit_str(&m, "exported", p->exported);
     fdt_emit_str(&m, "command", p->command);
-    fdt_emit_str(&m, "database", p->database);
-    fdt_emit_array(&m, "runs");
-    for (size_t i = 0; i < p->nruns; i++)
-        fdt_emit_int(&m, NULL, p->runs[i]);
-    fdt_emit_end(&m);
+    fdt_emit_str_opt(&m, "database", p->database);
+    fdt_emit_str_opt(&m, "system_database", p->system_database);
+    /* Run ids are per database: the user's, then the system database's. */
+    for (int src = FDT_DB_USER; src <= FDT_DB_SYSTEM; src++) {
+        fdt_emit_array(&m, src == FDT_DB_USER ? "runs" : "system_runs");
+        for (size_t i = 0; i < p->nruns; i++)
+            if ((int)p->run_sources[i] == src)
+                fdt_emit_int(&m, NULL, p->runs[i]);
+        fdt_emit_end(&m);
+    }
     fdt_emit_str(&m, "generator", p->generator);
     fdt_emit_str(&m, "pointers", "allocation base; element (i, j, k) of the padded box is at "
                                  "base[offset + i + line*j + slice*k]");

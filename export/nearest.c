@@ -1,10 +1,12 @@
-/* What fdtune answers for one problem on one device, as an export would: which stored devices
- * a --gpu names (a substring of the stored name or arch, else the GPU catalogue's names and
- * aliases), the database's nearest tuned result for the first of them (or, for a GPU the
- * database never saw, for the catalogue's description of it), and fdtune's built-in default
- * when nothing usable was tuned. `fdtune query best --nearest` prints this; the export plan
- * resolves its --gpu the same way, and its headers fall back to the same config. */
+/* What fdtune answers for one problem on one device, as an export would: which stored devices a
+ * --gpu names (a substring of the stored name or arch, else the GPU catalogue's names and
+ * aliases), the nearest tuned result of the user's and the system database for the first of
+ * them (or, for a GPU neither database saw, for the catalogue's description of it), and
+ * fdtune's built-in default when nothing usable was tuned. `fdtune query best --nearest` prints
+ * this; the export plan resolves its --gpu the same way, and its headers fall back to the same
+ * config. */
 #include "fdt_export.h"
+#include "exp_internal.h"
 #include "fdt_recipe.h"
 
 #include <ctype.h>
@@ -59,18 +61,41 @@ int fdt_exp_match_gpu(const fdt_db_device_list *all, const char *gpu,
     return n;
 }
 
+int fdt_exp_collect_devices(fdt_db *const *dbs, size_t ndbs, fdt_db_device_list *all,
+                            size_t **which, fdt_err *e)
+{
+    memset(all, 0, sizeof *all);
+    *which = NULL;
+    for (size_t k = 0; k < ndbs; k++) {
+        size_t from = all->n;
+        if (fdt_db_devices(dbs[k], NULL, fdt_db_collect_device, all, e))
+            return -1;
+        size_t *w = all->oom ? NULL : realloc(*which, (all->n + 1) * sizeof *w);
+        if (!w)
+            return fdt_err_set(e, "devices: out of memory");
+        *which = w;
+        for (size_t i = from; i < all->n; i++)
+            w[i] = k;
+    }
+    return 0;
+}
+
 /* The device to answer for: the first stored device gpu names (other models it names are
  * listed in a->others), else the catalogue's entry. */
-static int pick_device(fdt_db *db, const char *gpu, const struct fdt_catalogue *cat,
-                       fdt_exp_answer *a, fdt_err *e)
+static int pick_device(fdt_db *const *dbs, size_t ndbs, const char *gpu,
+                       const struct fdt_catalogue *cat, fdt_exp_answer *a, fdt_err *e)
 {
-    fdt_db_device_list all = {0};
-    if (fdt_db_devices(db, NULL, fdt_db_collect_device, &all, e))
-        return FDT_EXP_ERROR;
-    char *hit = calloc(all.n + 1, 1);
-    if (all.oom || !hit) {
+    fdt_db_device_list all;
+    size_t *which = NULL;
+    int got = fdt_exp_collect_devices(dbs, ndbs, &all, &which, e);
+    free(which);
+    if (got) {
         free(all.v);
-        free(hit);
+        return FDT_EXP_ERROR;
+    }
+    char *hit = calloc(all.n + 1, 1);
+    if (!hit) {
+        free(all.v);
         fdt_err_set(e, "nearest: out of memory");
         return FDT_EXP_ERROR;
     }
@@ -97,22 +122,24 @@ static int pick_device(fdt_db *db, const char *gpu, const struct fdt_catalogue *
         a->device = entry; /* the catalogue says what it is: results of its arch can answer */
     } else {
         rc = FDT_EXP_NOTHING;
-        fdt_err_set(e, "--gpu %s: no device in the database matches, and %s", gpu, ce.msg);
+        fdt_err_set(e, "--gpu %s: no device in the database%s matches, and %s", gpu,
+                    ndbs > 1 ? "s" : "", ce.msg);
     }
     free(all.v);
     free(hit);
     return rc;
 }
 
-int fdt_exp_nearest(fdt_db *db, const char *gpu, const struct fdt_catalogue *cat,
-                    const fdt_problem *p, fdt_exp_answer *a, fdt_err *e)
+int fdt_exp_nearest(fdt_db *const *dbs, size_t ndbs, const char *gpu,
+                    const struct fdt_catalogue *cat, const fdt_problem *p, fdt_exp_answer *a,
+                    fdt_err *e)
 {
     memset(a, 0, sizeof *a);
     fdt_device_init(&a->device);
-    int rc = pick_device(db, gpu, cat, a, e);
+    int rc = pick_device(dbs, ndbs, gpu, cat, a, e);
     if (rc)
         return rc;
-    if (fdt_db_nearest(db, &a->device, p, NULL, &a->row, &a->which, e))
+    if (fdt_db_nearest_in(dbs, ndbs, &a->device, p, NULL, &a->row, &a->which, e))
         return FDT_EXP_ERROR;
     if (a->which == FDT_DB_NEAREST_NONE) {
         /* Nothing usable tuned: fdtune's built-in default, what exported headers fall back

@@ -1,10 +1,11 @@
-/* Collecting an export plan from the database: which stored devices each --gpu names
- * (substring of name or arch, then the GPU catalogue's names and aliases), the best
- * evaluation of every (device, problem) among them, one result per device model and grid
- * (the fastest when several GPUs of one model were tuned), grouped into one family per
- * operator/R/precision with fdtune's default config as the fallback. A request the database
- * cannot answer is refused here, before anything is generated, so an export never silently
- * ships fallbacks where the user asked for tuned kernels. */
+/* Collecting an export plan from the databases (the user's, then the system database):
+ * which stored devices each --gpu names (substring of name or arch, then the GPU catalogue's
+ * names and aliases), the best evaluation of every (device, problem) among them, the
+ * system's results for what the user tuned left out (fdt_db_rows_shadow), one result per
+ * device model and grid (the fastest when several GPUs of one model were tuned), grouped into
+ * one family per operator/R/precision with fdtune's default config as the fallback. A
+ * request the databases cannot answer is refused here, before anything is generated, so an
+ * export never silently ships fallbacks where the user asked for tuned kernels. */
 #include "fdt_export.h"
 #include "exp_internal.h"
 #include "fdt_recipe.h"
@@ -63,19 +64,17 @@ static int collect_wanted(void *ctx, const fdt_db_row *r)
 static int add_note(fdt_exp_plan *p, const char *fmt, ...) FDT_PRINTF(2, 3);
 static int add_note(fdt_exp_plan *p, const char *fmt, ...)
 {
-    fdt_sb b;
-    fdt_sb_init(&b);
     va_list ap;
     va_start(ap, fmt);
-    fdt_sb_vprintf(&b, fmt, ap);
+    char *note = fdt_sb_vformat(fmt, ap);
     va_end(ap);
-    char **v = b.oom ? NULL : realloc(p->notes, (p->nnotes + 1) * sizeof *v);
+    char **v = note ? realloc(p->notes, (p->nnotes + 1) * sizeof *v) : NULL;
     if (!v) {
-        fdt_sb_free(&b);
+        free(note);
         return -1;
     }
     p->notes = v;
-    p->notes[p->nnotes++] = fdt_sb_take(&b);
+    p->notes[p->nnotes++] = note;
     return 0;
 }
 
@@ -198,8 +197,9 @@ static void problem_filters(const fdt_exp_opts *o, char *buf, size_t n)
 
 /* Every --gpu must have something tuned for what was asked: each --op (when given), each
  * --grid (when given), or anything matching the filters. gpu NULL: no --gpu, every device. */
-static int check_coverage(const fdt_exp_opts *o, const fdt_db_device_list *all, const char *hit,
-                          const char *gpu, const fdt_db_rows *rows, fdt_err *e)
+static int check_coverage(const fdt_exp_opts *o, const fdt_db_device_list *all,
+                          const fdt_db_source *src, const char *hit, const char *gpu,
+                          const fdt_db_rows *rows, fdt_err *e)
 {
     char filt[64];
     problem_filters(o, filt, sizeof filt);
@@ -223,7 +223,7 @@ static int check_coverage(const fdt_exp_opts *o, const fdt_db_device_list *all, 
                                   row->problem.nz != o->grids[g][2]))
                     continue;
                 for (size_t i = 0; i < all->n; i++)
-                    if (hit[i] && all->v[i].id == row->device.id)
+                    if (hit[i] && all->v[i].id == row->device.id && src[i] == row->source)
                         found = 1;
             }
             if (found)
@@ -261,21 +261,28 @@ static void utc_now(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int add_run(fdt_exp_plan *p, int64_t run)
+/* Adds a run once, keeping the runs by source, then id. */
+static int add_run(fdt_exp_plan *p, int64_t run, fdt_db_source src)
 {
     for (size_t i = 0; i < p->nruns; i++)
-        if (p->runs[i] == run)
+        if (p->runs[i] == run && p->run_sources[i] == src)
             return 0;
     int64_t *v = realloc(p->runs, (p->nruns + 1) * sizeof *v);
-    if (!v)
+    if (v)
+        p->runs = v;
+    fdt_db_source *w = v ? realloc(p->run_sources, (p->nruns + 1) * sizeof *w) : NULL;
+    if (!w)
         return -1;
-    p->runs = v;
+    p->run_sources = w;
     size_t i = p->nruns++;
-    while (i > 0 && p->runs[i - 1] > run) {
+    while (i > 0 && (p->run_sources[i - 1] > src ||
+                     (p->run_sources[i - 1] == src && p->runs[i - 1] > run))) {
         p->runs[i] = p->runs[i - 1];
+        p->run_sources[i] = p->run_sources[i - 1];
         i--;
     }
     p->runs[i] = run;
+    p->run_sources[i] = src;
     return 0;
 }
 
@@ -337,7 +344,7 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
             t->vconst = 1 + 2 * (int)f->ntuned;
             t->vruntime = 2 + 2 * (int)f->ntuned;
             f->ntuned++;
-            if (t->row.ev.run_id > 0 && add_run(p, t->row.ev.run_id))
+            if (t->row.ev.run_id > 0 && add_run(p, t->row.ev.run_id, t->row.source))
                 return fdt_err_set(e, "export: out of memory");
         }
         i = j;
@@ -390,7 +397,93 @@ static int collect_notes(fdt_exp_plan *p)
     return 0;
 }
 
-int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt_err *e)
+/* The plan's header fields: where from, when, by what. */
+static void plan_init(fdt_exp_plan *p, fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o)
+{
+    for (size_t k = 0; k < ndbs; k++) {
+        int sys = fdt_db_source_of(dbs[k]) == FDT_DB_SYSTEM;
+        char *into = sys ? p->system_database : p->database;
+        snprintf(into, sizeof p->database, "%s", fdt_db_path(dbs[k]));
+    }
+    utc_now(p->exported, sizeof p->exported);
+    snprintf(p->fdtune_version, sizeof p->fdtune_version, "%s",
+             o->fdtune_version ? o->fdtune_version : "");
+    snprintf(p->generator, sizeof p->generator, "%s", fdt_gen_fingerprint());
+    snprintf(p->command, sizeof p->command, "%s", o->command ? o->command : "");
+}
+
+/* The selection of devices and their best results, with what a request lacks refused. */
+typedef struct selection {
+    fdt_db_device_list all; /* every stored device of every database */
+    size_t *which;          /* the index in dbs of each one's database */
+    fdt_db_source *src;     /* its source */
+    char *hit, *sel;        /* named by the current --gpu; named by any */
+    fdt_db_rows rows;
+} selection;
+
+/* Each --gpu must name at least one device and have what was asked for tuned. */
+static int select_devices(fdt_db *const *dbs, const fdt_exp_opts *o, fdt_exp_plan *p,
+                          selection *s, fdt_err *e)
+{
+    wanted_rows want = {&s->rows, o};
+    char where[8300];
+    snprintf(where, sizeof where, "%s%s%s", p->database, p->database[0] && p->system_database[0]
+                                                             ? " and the system database " : "",
+             p->system_database);
+    for (int g = 0; g < (o->ngpus ? o->ngpus : 1); g++) {
+        memset(s->hit, 0, s->all.n + 1);
+        if (!o->ngpus)
+            memset(s->hit, 1, s->all.n);
+        fdt_device entry;
+        fdt_err ce;
+        fdt_device_init(&entry);
+        if (o->ngpus ? !fdt_exp_match_gpu(&s->all, o->gpus[g], o->cat, s->hit, &entry, &ce)
+                     : !s->all.n) {
+            nothing_named(o->ngpus ? o->gpus[g] : NULL, &entry, &s->all, where, e);
+            return FDT_EXP_NOTHING;
+        }
+        /* Their best results; fdt_db_best filters what it can, collect_wanted the rest. */
+        for (size_t i = 0; i < s->all.n; i++) {
+            if (!s->hit[i] || s->sel[i])
+                continue;
+            s->sel[i] = 1;
+            fdt_db_filter f;
+            fdt_db_filter_init(&f);
+            f.device_id = s->all.v[i].id;
+            f.R = o->R;
+            f.prec = o->prec;
+            if (fdt_db_best(dbs[s->which[i]], &f, collect_wanted, &want, e))
+                return FDT_EXP_ERROR;
+            if (s->rows.oom)
+                return fdt_err_set(e, "export: out of memory");
+        }
+        if (check_coverage(o, &s->all, s->src, s->hit, o->ngpus ? o->gpus[g] : NULL, &s->rows,
+                           e))
+            return FDT_EXP_NOTHING;
+    }
+    return 0;
+}
+
+static int add_devices(fdt_exp_plan *p, const selection *s, fdt_err *e)
+{
+    for (size_t i = 0; i < s->all.n; i++) {
+        if (!s->sel[i])
+            continue;
+        fdt_device *v = realloc(p->devices, (p->ndevices + 1) * sizeof *v);
+        if (v)
+            p->devices = v;
+        fdt_db_source *w = v ? realloc(p->device_sources, (p->ndevices + 1) * sizeof *w) : NULL;
+        if (!w)
+            return fdt_err_set(e, "export: out of memory");
+        p->device_sources = w;
+        p->device_sources[p->ndevices] = s->src[i];
+        p->devices[p->ndevices++] = s->all.v[i];
+    }
+    return 0;
+}
+
+int fdt_exp_plan_make(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o,
+                      fdt_exp_plan **out, fdt_err *e)
 {
     *out = NULL;
     if (o->ngpus < 0 || o->ngpus > FDT_EXP_MAX_GPUS || o->ngrids < 0 ||
@@ -400,78 +493,26 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
     fdt_exp_plan *p = calloc(1, sizeof *p);
     if (!p)
         return fdt_err_set(e, "export: out of memory");
-    snprintf(p->database, sizeof p->database, "%s", fdt_db_path(db));
-    utc_now(p->exported, sizeof p->exported);
-    snprintf(p->fdtune_version, sizeof p->fdtune_version, "%s",
-             o->fdtune_version ? o->fdtune_version : "");
-    snprintf(p->generator, sizeof p->generator, "%s", fdt_gen_fingerprint());
-    snprintf(p->command, sizeof p->command, "%s", o->command ? o->command : "");
-
+    plan_init(p, dbs, ndbs, o);
     int rc = FDT_EXP_ERROR;
-    fdt_db_device_list all = {0};
-    fdt_db_rows rows = {0};
-    wanted_rows want = {&rows, o};
-    char *hit = NULL, *sel = NULL;
-    if (fdt_db_devices(db, NULL, fdt_db_collect_device, &all, e))
+    selection s;
+    memset(&s, 0, sizeof s);
+    if (fdt_exp_collect_devices(dbs, ndbs, &s.all, &s.which, e))
         goto done;
-    if (all.oom) {
+    s.hit = calloc(s.all.n + 1, 1);
+    s.sel = calloc(s.all.n + 1, 1);
+    s.src = calloc(s.all.n + 1, sizeof *s.src);
+    if (!s.hit || !s.sel || !s.src) {
         fdt_err_set(e, "export: out of memory");
         goto done;
     }
-    hit = calloc(all.n + 1, 1);
-    sel = calloc(all.n + 1, 1);
-    if (!hit || !sel) {
-        fdt_err_set(e, "export: out of memory");
+    for (size_t i = 0; i < s.all.n; i++)
+        s.src[i] = fdt_db_source_of(dbs[s.which[i]]);
+    if ((rc = select_devices(dbs, o, p, &s, e)) != 0)
         goto done;
-    }
-    /* Which devices: each --gpu must name at least one. */
-    for (int g = 0; g < (o->ngpus ? o->ngpus : 1); g++) {
-        memset(hit, 0, all.n + 1);
-        if (!o->ngpus)
-            memset(hit, 1, all.n);
-        fdt_device entry;
-        fdt_err ce;
-        fdt_device_init(&entry);
-        if (o->ngpus ? !fdt_exp_match_gpu(&all, o->gpus[g], o->cat, hit, &entry, &ce)
-                     : !all.n) {
-            nothing_named(o->ngpus ? o->gpus[g] : NULL, &entry, &all, p->database, e);
-            rc = FDT_EXP_NOTHING;
-            goto done;
-        }
-        /* Their best results; fdt_db_best filters what it can, collect_wanted the rest. */
-        for (size_t i = 0; i < all.n; i++) {
-            if (!hit[i] || sel[i])
-                continue;
-            sel[i] = 1;
-            fdt_db_filter f;
-            fdt_db_filter_init(&f);
-            f.device_id = all.v[i].id;
-            f.R = o->R;
-            f.prec = o->prec;
-            if (fdt_db_best(db, &f, collect_wanted, &want, e))
-                goto done;
-            if (rows.oom) {
-                fdt_err_set(e, "export: out of memory");
-                goto done;
-            }
-        }
-        if (check_coverage(o, &all, hit, o->ngpus ? o->gpus[g] : NULL, &rows, e)) {
-            rc = FDT_EXP_NOTHING;
-            goto done;
-        }
-    }
-    for (size_t i = 0; i < all.n; i++) {
-        if (!sel[i])
-            continue;
-        fdt_device *v = realloc(p->devices, (p->ndevices + 1) * sizeof *v);
-        if (!v) {
-            fdt_err_set(e, "export: out of memory");
-            goto done;
-        }
-        p->devices = v;
-        p->devices[p->ndevices++] = all.v[i];
-    }
-    if (build_families(p, &rows, e))
+    rc = FDT_EXP_ERROR;
+    fdt_db_rows_shadow(&s.rows);
+    if (add_devices(p, &s, e) || build_families(p, &s.rows, e))
         goto done;
     if (collect_notes(p)) {
         fdt_err_set(e, "export: out of memory");
@@ -479,10 +520,12 @@ int fdt_exp_plan_make(fdt_db *db, const fdt_exp_opts *o, fdt_exp_plan **out, fdt
     }
     rc = 0;
 done:
-    free(all.v);
-    free(rows.v);
-    free(hit);
-    free(sel);
+    free(s.all.v);
+    free(s.which);
+    free(s.src);
+    free(s.rows.v);
+    free(s.hit);
+    free(s.sel);
     if (rc)
         fdt_exp_plan_free(p);
     else
@@ -501,7 +544,9 @@ void fdt_exp_plan_free(fdt_exp_plan *p)
         free(p->notes[i]);
     free(p->notes);
     free(p->devices);
+    free(p->device_sources);
     free(p->runs);
+    free(p->run_sources);
     free(p);
 }
 

@@ -47,6 +47,10 @@ void fdt_op_radii(fdt_op op, int R, int r[3]);
 int fdt_op_ninputs(fdt_op op);
 /* Text key such as "lap R=4 f32 512x512x512". */
 void fdt_problem_format(const fdt_problem *p, char *buf, size_t n);
+/* The problem as members of the JSON object m is in: "op", "R", "precision", "nx", "ny",
+ * "nz" (the names of every schema-1 document and of plans of tasks). */
+struct fdt_emit;
+void fdt_problem_emit(struct fdt_emit *m, const fdt_problem *p);
 
 /* ------------------------------------------------------------------ config */
 

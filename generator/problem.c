@@ -3,6 +3,7 @@
  * gets a precise message. (Whether a whole problem is valid, arrays included, is checked
  * with its layout: fdt_problem_check in layout.c.) */
 #include "fdt_gen.h"
+#include "fdt_emit.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -101,4 +102,14 @@ void fdt_problem_format(const fdt_problem *p, char *buf, size_t n)
 {
     snprintf(buf, n, "%s R=%d %s %lldx%lldx%lld", fdt_op_name(p->op), p->R,
              fdt_prec_name(p->prec), (long long)p->nx, (long long)p->ny, (long long)p->nz);
+}
+
+void fdt_problem_emit(fdt_emit *m, const fdt_problem *p)
+{
+    fdt_emit_str(m, "op", fdt_op_name(p->op));
+    fdt_emit_int(m, "R", p->R);
+    fdt_emit_str(m, "precision", fdt_prec_name(p->prec));
+    fdt_emit_int(m, "nx", p->nx);
+    fdt_emit_int(m, "ny", p->ny);
+    fdt_emit_int(m, "nz", p->nz);
 }

@@ -184,26 +184,33 @@ struct fdt_tpl_vars {
     fdt_tpl_var v[64];
     size_t n;
     int full; /* a variable did not fit: rendering fails rather than miss it */
+    int oom;  /* a value could not be allocated: likewise */
 };
 typedef fdt_tpl_vars vars;
+
+/* Adds a variable that owns value (NULL: out of memory). */
+static void add_var(vars *vs, const char *name, char *value)
+{
+    if (!value)
+        vs->oom = 1;
+    if (!value || vs->n == sizeof vs->v / sizeof vs->v[0]) {
+        vs->full |= value != NULL;
+        free(value);
+        return;
+    }
+    vs->v[vs->n].name = name;
+    vs->v[vs->n].value = value;
+    vs->n++;
+}
 
 static void setv(vars *vs, const char *name, const char *fmt, ...) FDT_PRINTF(3, 4);
 static void setv(vars *vs, const char *name, const char *fmt, ...)
 {
-    fdt_sb b;
-    fdt_sb_init(&b);
     va_list ap;
     va_start(ap, fmt);
-    fdt_sb_vprintf(&b, fmt, ap);
+    char *value = fdt_sb_vformat(fmt, ap);
     va_end(ap);
-    if (vs->n == sizeof vs->v / sizeof vs->v[0]) {
-        vs->full = 1;
-        fdt_sb_free(&b);
-        return;
-    }
-    vs->v[vs->n].name = name;
-    vs->v[vs->n].value = fdt_sb_take(&b);
-    vs->n++;
+    add_var(vs, name, value);
 }
 
 static void setb(vars *vs, const char *name, int cond) { setv(vs, name, "%d", cond ? 1 : 0); }
@@ -216,14 +223,12 @@ static void free_vars(vars *vs)
 
 static void setsb(vars *vs, const char *name, fdt_sb *b)
 {
-    if (vs->n == sizeof vs->v / sizeof vs->v[0]) {
-        vs->full = 1;
+    if (b->oom) {
         fdt_sb_free(b);
+        add_var(vs, name, NULL);
         return;
     }
-    vs->v[vs->n].name = name;
-    vs->v[vs->n].value = fdt_sb_take(b);
-    vs->n++;
+    add_var(vs, name, fdt_sb_take(b));
 }
 
 static int valid_name(const char *s)
@@ -435,6 +440,8 @@ int fdt_gen_family_source(const fdt_gen_family *f, const fdt_problem *p, const f
     if (rc == 0 && vs.full)
         rc = fdt_err_set(e, "generator: more template variables than the table holds (%zu)",
                          sizeof vs.v / sizeof vs.v[0]);
+    if (rc == 0 && vs.oom)
+        rc = fdt_err_set(e, "generator: out of memory");
     if (rc == 0)
         rc = fdt_tpl_render(tpl, f->tpl, vs.v, vs.n, out, e);
     free_vars(&vs);

@@ -263,12 +263,6 @@ static int register_gpu(lua_State *L)
     lua_pushlightuserdata(L, ud[1]);
     lua_pushcclosure(L, d_gpu, 2);
     lua_setglobal(L, "gpu");
-    lua_pushinteger(L, 1024);
-    lua_setglobal(L, "KiB");
-    lua_pushinteger(L, 1024 * 1024);
-    lua_setglobal(L, "MiB");
-    lua_pushinteger(L, 1024LL * 1024 * 1024);
-    lua_setglobal(L, "GiB");
     return 0;
 }
 

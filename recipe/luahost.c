@@ -250,6 +250,13 @@ static int setup(lua_State *L)
     lua_pushnil(L);
     lua_setfield(L, -2, "dump");
     lua_pop(L, 1);
+    /* Size constants that recipes and the catalogue both use. */
+    static const struct { const char *name; lua_Integer v; } sizes[] = {
+        {"KiB", 1024}, {"MiB", 1024 * 1024}, {"GiB", 1024LL * 1024 * 1024}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        lua_pushinteger(L, sizes[i].v);
+        lua_setfield(L, 1, sizes[i].name);
+    }
     lua_getfield(L, 1, "math");
     lua_pushnil(L);
     lua_setfield(L, -2, "random");

@@ -43,6 +43,7 @@ typedef struct fdt_luahost {
 } fdt_luahost;
 
 /* Opens a state with base (minus dofile, loadfile, load, require, collectgarbage, print),
+ * the size constants KiB, MiB, GiB,
  * string (minus dump), table and math (minus random, randomseed: results must be
  * reproducible). Globals are strict: reading an undefined one is an error. `chunk` is the
  * name used in messages. The host must stay at the same address while open. */

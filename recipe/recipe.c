@@ -611,12 +611,6 @@ static int register_directives(lua_State *L)
         lua_pushcclosure(L, fns[i].fn, 1);
         lua_setglobal(L, fns[i].name);
     }
-    lua_pushinteger(L, 1024);
-    lua_setglobal(L, "KiB");
-    lua_pushinteger(L, 1024 * 1024);
-    lua_setglobal(L, "MiB");
-    lua_pushinteger(L, 1024LL * 1024 * 1024);
-    lua_setglobal(L, "GiB");
     return 0;
 }
 

@@ -4,11 +4,9 @@
  * the modules recipes include (recipe_include.c, from lib/ of each directory) all walk it. */
 #include "recipe_internal.h"
 
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef FDTUNE_SOURCE_DIR
 #define FDTUNE_SOURCE_DIR "."
@@ -31,12 +29,9 @@ int fdt_recipe_install_dirs(const char **dirs, int max, char *store, size_t n)
 {
     int nd = 0;
     size_t used = 0;
-    char exe[1024];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = 0;
-        add_dir(dirs, &nd, max, store, n, &used, dirname(exe), "/../share/fdtune/recipes");
-    }
+    char share[4096];
+    if (fdt_share_dir(share, sizeof share) == 0)
+        add_dir(dirs, &nd, max, store, n, &used, share, "/recipes");
     add_dir(dirs, &nd, max, store, n, &used, FDTUNE_SOURCE_DIR, "/recipes");
     return nd;
 }

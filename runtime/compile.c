@@ -5,6 +5,7 @@
  * recompile. */
 #include "rt_internal.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,9 @@ static void cache_store(const char *dir, const char *path, const char *key, cons
 
 int fdt_rt_cpu_count(void)
 {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
@@ -200,7 +204,7 @@ int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *j
     if (b->compiler_id ? b->compiler_id(arch, compiler, sizeof compiler, e)
                        : b->compiler_version(compiler, sizeof compiler, e))
         return -1;
-    const char *dir = fdt_rt_cache_dir();
+    const char *dir = b->uncached ? NULL : fdt_rt_cache_dir();
     /* per job: cache key and path; misses go to the pool */
     char **keys = calloc(n ? n : 1, sizeof *keys), (*paths)[1200] = calloc(n ? n : 1, sizeof *paths);
     size_t *miss = calloc(n ? n : 1, sizeof *miss), nmiss = 0;

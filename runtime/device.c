@@ -1,8 +1,14 @@
-/* The device struct's rules: an empty device, the derived last-level cache, and which two
- * devices are one model (the portable rule exported headers apply too). */
+/* The device struct's rules: an empty device, the derived last-level cache, which two
+ * devices are one model (the portable rule exported headers apply too), and which is a
+ * simulated one. */
 #include "fdt_device.h"
 
 #include <string.h>
+
+int fdt_device_simulated(const fdt_device *d)
+{
+    return !strcmp(d->backend, FDT_SIM_BACKEND);
+}
 
 void fdt_device_init(fdt_device *d)
 {

@@ -50,6 +50,14 @@ typedef struct fdt_device {
     int live;              /* 1: described by a backend from a visible GPU */
 } fdt_device;
 
+/* The backend of a simulated GPU: one whose evaluations a recorded database answers
+ * (eval/sim.c). Its identity differs from every real GPU's (this backend, "(simulated)" in
+ * its name, a UUID of its own), so its results are never taken for a real device's. */
+#define FDT_SIM_BACKEND "sim"
+
+/* 1 when d is a simulated GPU. */
+int fdt_device_simulated(const fdt_device *d);
+
 /* Everything zero or "", index -1: a device nobody described yet. */
 void fdt_device_init(fdt_device *d);
 

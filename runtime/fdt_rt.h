@@ -45,6 +45,7 @@ typedef struct fdt_rt_backend {
     const char *vendor;      /* "NVIDIA", "AMD" */
     const char *example_arch;
     const char *options; /* compiler options besides the target: part of the cache key */
+    int uncached;        /* 1: its code is never cached (the simulator's placeholders) */
 
     /* --- compiler (no GPU needed) --- */
     int (*compiler_version)(char *buf, size_t n, fdt_err *e); /* loads the compiler library */
@@ -91,6 +92,8 @@ typedef struct fdt_rt_backend {
 
 int fdt_rt_backend_count(void);
 const fdt_rt_backend *fdt_rt_backend_at(int i);
+/* A backend by name: one of the registry's, or the simulated GPUs' compile-only stand-in
+ * FDT_SIM_BACKEND (runtime/sim.c), which the registry never lists. NULL: none. */
 const fdt_rt_backend *fdt_rt_backend_find(const char *name);
 /* The backend whose compiler targets `arch` ("sm_90" -> cuda, "gfx90a" -> hip: the rule of
  * fdtuned_arch_backend). */
@@ -128,11 +131,14 @@ typedef struct fdt_rt_job {
 } fdt_rt_job;
 
 /* Compiles a batch for one arch with up to `parallel` child processes at a time (a process
- * pool over the CPU cores), through the cache. Returns the number of failed jobs, or -1 when
- * nothing could be started (e). */
+ * pool over the CPU cores; within a pool shared by several processes, fdt_child_pool_share,
+ * fewer when the others use it), through the cache. Returns the number of failed jobs, or
+ * -1 when nothing could be started (e). */
 int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs, size_t n,
                         int parallel, int timeout_ms, fdt_err *e);
-/* Online CPU cores (the default for `parallel`). */
+/* The CPU cores this process may run on (its affinity mask, which a batch system such as
+ * SLURM narrows to the job's cores; the online cores when it cannot be read): the default
+ * for `parallel`. */
 int fdt_rt_cpu_count(void);
 /* Compile cache directory: FDTUNE_CACHE, else $XDG_CACHE_HOME/fdtune, else ~/.cache/fdtune.
  * An empty FDTUNE_CACHE disables the cache. */

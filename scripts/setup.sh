@@ -7,14 +7,16 @@
 # headers are needed to build, and the HIP runtime package also provides hiprtc so that
 # kernels can be compiled for AMD GPUs on a machine without one; clang-16 with lld-16
 # compiles the AMD targets that Debian's hiprtc (ROCm 5.2) cannot (gfx94x, gfx11xx), and
-# llvm-16's llvm-objdump disassembles AMD code objects (fdtune gen --disasm).
+# llvm-16's llvm-objdump disassembles AMD code objects (fdtune gen --disasm). slurm-wlm and
+# munge are for tests/test_slurm.sh, which starts a one-node SLURM of its own (the packages'
+# system services are not configured or used).
 set -eu
 
 preset=${1:-default}
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs="build-essential cmake ninja-build pkg-config libsqlite3-dev liblua5.4-dev libcmocka-dev \
-libamdhip64-dev libamd-comgr-dev clang-16 lld-16 llvm-16 python3"
+libamdhip64-dev libamd-comgr-dev clang-16 lld-16 llvm-16 python3 slurm-wlm munge"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

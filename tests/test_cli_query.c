@@ -68,24 +68,6 @@ static void run(tu_result *r, ...)
     runv(r, args);
 }
 
-static void expect_status(const tu_result *r, int status)
-{
-    if (r->status != status)
-        fail_msg("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r->status, status, r->out, r->err);
-}
-
-static void assert_has(const char *s, const char *part)
-{
-    if (!strstr(s, part))
-        fail_msg("'%s' not found in:\n%s", part, s);
-}
-
-static void assert_lacks(const char *s, const char *part)
-{
-    if (strstr(s, part))
-        fail_msg("'%s' unexpectedly found in:\n%s", part, s);
-}
-
 /* ------------------------------------------------------------------ JSON and CSV checks */
 
 static void assert_json(const char *doc)

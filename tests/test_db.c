@@ -22,6 +22,7 @@
 #include "db_internal.h"
 #include "fdt_db.h"
 #include "fdt_recipe.h"
+#include "testsql.h"
 #include "testutil.h"
 
 static char g_dir[256];
@@ -145,32 +146,6 @@ static void fix_open(fix *f, const char *name)
     f->run = begin_run(f->db, f->dev, f->env, 3000.0);
 }
 
-/* One integer from SQL run on a separate, plain SQLite connection. */
-static int64_t sql_int(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
-}
-
-static void sql_exec(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
-                     SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(h);
-}
-
 static char *slurp(const char *path, size_t *n)
 {
     char *data;
@@ -257,7 +232,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 2);
+    assert_int_equal(fdt_db_schema_version(), 3);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
@@ -385,7 +360,7 @@ static void test_newer_schema_refused(void **state)
     char path[512];
     path_in(path, sizeof path, "newer.db");
     fdt_db_close(open_ok(path, FDT_DB_CREATE));
-    sql_exec(path, "PRAGMA user_version = 3");
+    sql_exec(path, "PRAGMA user_version = 4");
     size_t n;
     char *before = slurp(path, &n);
     fdt_err e = {""};
@@ -394,11 +369,11 @@ static void test_newer_schema_refused(void **state)
         int flags[] = {FDT_DB_READONLY, FDT_DB_READWRITE, FDT_DB_CREATE};
         assert_int_equal(fdt_db_open(path, flags[i], &db, &e), -1);
         assert_null(db);
-        assert_contains(e.msg, "database schema v3 is newer than this fdtune (v2): upgrade fdtune");
+        assert_contains(e.msg, "database schema v4 is newer than this fdtune (v3): upgrade fdtune");
     }
     int v = 0;
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
-    assert_int_equal(v, 3);
+    assert_int_equal(v, 4);
     assert_same_bytes(path, before, n);
     free(before);
 }
@@ -1440,7 +1415,7 @@ static char *best_answers(fdt_db *db)
 }
 
 /* A v1 file recorded by an earlier fdtune on an H100 (tests/data): read as it is when opened
- * read-only (the file untouched), migrated to v2 by a read-write open, with the same best
+ * read-only (the file untouched), migrated to the current schema by a read-write open, with the same best
  * answers before and after; the view and the integrity check agree. */
 static void test_migrate_v1(void **state)
 {
@@ -1476,7 +1451,7 @@ static void test_migrate_v1(void **state)
     free(before);
 
     db = open_ok(path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
     char *v2 = best_answers(db);
     assert_string_equal(v2, v1);
     assert_int_equal(fdt_db_check(db, &e), 0);
@@ -1485,7 +1460,7 @@ static void test_migrate_v1(void **state)
                      sql_int(path, "SELECT count(*) FROM (SELECT DISTINCT device_id, problem_id"
                                    " FROM evaluations WHERE status = 'ok' AND stage = 'full')"));
     fdt_db_close(db);
-    /* Read-only again, now at v2: still the same answers. */
+    /* Read-only again, now migrated: still the same answers. */
     db = open_ok(path, FDT_DB_READONLY);
     char *again = best_answers(db);
     assert_string_equal(again, v1);

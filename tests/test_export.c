@@ -84,12 +84,6 @@ static void spit(const char *path, const char *text)
     fclose(f);
 }
 
-static void assert_has(const char *s, const char *part)
-{
-    if (!strstr(s, part))
-        fail_msg("'%s' not found in:\n%.3000s", part, s);
-}
-
 static size_t count(const char *s, const char *part)
 {
     size_t n = 0, len = strlen(part);
@@ -284,7 +278,7 @@ static int make_plan(const char *const *gpus, int ngpus, unsigned ops, const int
     o.cat = g_cat;
     o.fdtune_version = "0.1.0";
     o.command = "fdtune export --gpu mi250x --gpu 'H100 SXM' --R 4";
-    int rc = fdt_exp_plan_make(db, &o, plan, e);
+    int rc = fdt_exp_plan_make(&db, 1, &o, plan, e);
     fdt_db_close(db);
     return rc;
 }
@@ -914,13 +908,6 @@ static void run(tu_result *r, ...)
     va_end(ap);
     args[n] = NULL;
     tu_run(r, g_dir, args);
-}
-
-static void expect_status(const tu_result *r, int status)
-{
-    if (r->status != status)
-        fail_msg("exit %d, want %d\nstdout:\n%.2000s\nstderr:\n%s", r->status, status, r->out,
-                 r->err);
 }
 
 static void test_command(void **state)

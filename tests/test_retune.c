@@ -25,6 +25,7 @@
 
 #include "fdt_db.h"
 #include "fdt_retune.h"
+#include "testsql.h"
 #include "testutil.h"
 
 #ifndef FDTUNE_BIN
@@ -36,12 +37,6 @@ static char g_dir[256];
 static void path_in(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "%s/%s", g_dir, name);
-}
-
-static void assert_has(const char *s, const char *part)
-{
-    if (!strstr(s, part))
-        fail_msg("'%s' not found in: %s", part, s);
 }
 
 /* ------------------------------------------------------------------ fixtures */
@@ -146,31 +141,6 @@ static int64_t ids(fdt_db *db, const fdt_device *d, const fdt_problem *p, int64_
         (p && fdt_db_problem_id(db, p, prob, &e)))
         fail_msg("ids: %s", e.msg);
     return env;
-}
-
-/* Runs a plain SQL statement on its own connection (to age a run). */
-static void sql_exec(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(h);
-}
-
-static int64_t sql_int(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
 }
 
 static int take_row(void *ctx, const fdt_db_row *row)
@@ -857,9 +827,16 @@ static void test_lock(void **state)
     assert_int_equal(fdt_retune_lock_acquire(db, &l, &e), 0);
     assert_int_equal(l.took_over, 0);
     fdt_retune_lock_release(&l);
-    /* A lock file that cannot be created is an error, not "busy". */
-    assert_int_equal(fdt_retune_lock_acquire("/nonexistent-dir/x.db", &l, &e), -1);
-    assert_has(e.msg, "/nonexistent-dir/x.db.retune.lock");
+    /* A lock file that cannot be created is an error, not "busy": its directory is a
+     * regular file here, which no process can make a directory of. */
+    char notdir[4200], bad[4300];
+    path_in(notdir, sizeof notdir, "not-a-directory");
+    FILE *f = fopen(notdir, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(bad, sizeof bad, "%s/x.db", notdir);
+    assert_int_equal(fdt_retune_lock_acquire(bad, &l, &e), -1);
+    assert_has(e.msg, "not-a-directory/x.db.retune.lock");
 }
 
 /* ------------------------------------------------------------------ v1 database */
@@ -905,7 +882,7 @@ static void test_migrate_v1(void **state)
     assert_true(strlen(before) > 0);
 
     db = open_db(path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
     char *after = best_lines(db);
     assert_string_equal(after, before);
 

@@ -29,7 +29,7 @@ failed=0
 # build R PREC CONFIG STAGED: the harness for one kernel in $tmp/h; 1 on failure
 build() {
     "$fdtune" gen --op lap --R "$1" --precision "$2" --grid ${nx}x${ny}x${nz} --config "$3" \
-        >"$tmp/k.raw" || return 1
+        >"$tmp/k.raw" 2>"$tmp/gen.err" || { cat "$tmp/gen.err" >&2; return 1; }
     name=$(sed -n 's/^extern "C" __global__ void \([a-z0-9_]*\)(.*/\1/p' "$tmp/k.raw")
     # launch geometry from the banner: block, outputs per thread, planes per thread
     set -- "$1" "$2" "$3" "$4" $(sed -n 's|^// Block (\([0-9]*\), \([0-9]*\), [0-9]*); each thread computes \([0-9]*\) x \([0-9]*\) points (x, y) in each of \([0-9]*\) z planes.*|\1 \2 \3 \4 \5|p' "$tmp/k.raw")

@@ -1,6 +1,7 @@
 /* Runtime tests (no GPU needed): every operator x R in {1,2,4,8} x f32/f64 with a spread of
  * configs compiles through hiprtc for gfx90a and NVRTC for sm_90 with the compiler's own
- * resource report; compilation is isolated (a crash or a hang in the child is an error); the
+ * resource report; compilation is isolated (a crash or a hang in the child is an error) and
+ * its children, shared by several processes, stay within the pool's slots in all; the
  * compile cache returns what was compiled; messages between processes survive framing. A
  * backend whose compiler is missing is skipped only where the setup script cannot install it
  * (NVRTC comes with the CUDA toolkit); hiprtc must be there. */
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fdt_gen.h"
@@ -124,6 +127,79 @@ static void test_child_isolation(void **state)
     assert_int_equal(fdt_run_in_child("job", child_hangs, NULL, 300, &r, &n, &e), -1);
     assert_contains(e.msg, "timed out after 0.3 s");
     assert_true(fdt_now() - t0 < 5);
+}
+
+/* ------------------------------------------------------------------ the shared pool */
+
+/* Children of several processes count themselves in a shared page: how many run now, the
+ * most that ever ran at once. */
+static volatile int *g_running;
+
+static int child_counted(void *arg, fdt_sb *out)
+{
+    (void)arg;
+    int now = __atomic_add_fetch(&g_running[0], 1, __ATOMIC_SEQ_CST);
+    int peak = __atomic_load_n(&g_running[1], __ATOMIC_SEQ_CST);
+    while (now > peak &&
+           !__atomic_compare_exchange_n(&g_running[1], &peak, now, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST))
+        ;
+    usleep(60000);
+    __atomic_sub_fetch(&g_running[0], 1, __ATOMIC_SEQ_CST);
+    fdt_sb_puts(out, "ok");
+    return 0;
+}
+
+/* Three processes run 6 jobs each, up to 4 at a time of their own, in a pool of 2: never
+ * more than 2 children at once in all, and every job done. Without the pool, the same runs
+ * reach more than 2 (what the test tells apart). */
+static int pool_peak(int share)
+{
+    g_running[0] = g_running[1] = 0;
+    fdt_err e;
+    if (share)
+        assert_int_equal(fdt_child_pool_share(2, &e), 0);
+    pid_t pids[3];
+    for (int k = 0; k < 3; k++) {
+        pids[k] = fork();
+        assert_true(pids[k] >= 0);
+        if (pids[k] == 0) {
+            const char *what[6] = {"a", "b", "c", "d", "e", "f"};
+            void *args[6] = {0};
+            char *res[6];
+            size_t lens[6];
+            fdt_err errs[6], fe;
+            int failed = fdt_run_many(what, child_counted, args, 6, 4, 20000, res, lens, errs,
+                                      &fe);
+            for (int i = 0; i < 6; i++)
+                free(res[i]);
+            _exit(failed == 0 ? 0 : 1);
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        int st = 0;
+        assert_int_equal(waitpid(pids[k], &st, 0), pids[k]);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    if (share) {
+        assert_int_equal(fdt_child_pool_slots(), 2);
+        fdt_child_pool_leave();
+        assert_int_equal(fdt_child_pool_slots(), 0);
+    }
+    return g_running[1];
+}
+
+static void test_child_pool(void **state)
+{
+    (void)state;
+    g_running = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(g_running != MAP_FAILED);
+    assert_true(pool_peak(0) > 2);
+    assert_int_equal(pool_peak(1), 2);
+    fdt_err e;
+    assert_int_equal(fdt_child_pool_share(0, &e), -1);
+    assert_contains(e.msg, "0 slots");
+    munmap((void *)g_running, 4096);
 }
 
 static void test_frames(void **state)
@@ -834,7 +910,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ptxas_parse),     cmocka_unit_test(test_code_pack_roundtrip),
-        cmocka_unit_test(test_child_isolation), cmocka_unit_test(test_frames),
+        cmocka_unit_test(test_child_isolation), cmocka_unit_test(test_child_pool),
+        cmocka_unit_test(test_frames),
         cmocka_unit_test(test_backend_for_arch), cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_compile_cache),   cmocka_unit_test(test_compile_gfx90a),
         cmocka_unit_test(test_compile_sm90),    cmocka_unit_test_teardown(test_hiprtc_self_contained, restore_rocm),

@@ -41,12 +41,6 @@ static int exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
-static void assert_has(const char *s, const char *part)
-{
-    if (!strstr(s, part))
-        fail_msg("'%s' not found in: %s", part, s);
-}
-
 /* ------------------------------------------------------------------ fake probes */
 
 /* The device an H100 reports, on a backend no build has: a worker can never start on it. */

@@ -11,6 +11,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,4 +79,23 @@ void tu_result_free(tu_result *r)
 {
     free(r->out);
     free(r->err);
+}
+
+void assert_has(const char *s, const char *part)
+{
+    if (!strstr(s, part))
+        fail_msg("'%s' not found in:\n%.4000s", part, s);
+}
+
+void assert_lacks(const char *s, const char *part)
+{
+    if (strstr(s, part))
+        fail_msg("'%s' unexpectedly found in:\n%.4000s", part, s);
+}
+
+void expect_status(const tu_result *r, int status)
+{
+    if (r->status != status)
+        fail_msg("exit %d, want %d\nstdout:\n%.4000s\nstderr:\n%s", r->status, status, r->out,
+                 r->err);
 }

@@ -1,4 +1,4 @@
-/* Helpers shared by the test executables that work in a scratch directory and run the built
+/* Helpers shared by the test executables that work in a scratch directory, run the built
  * fdtune binary (test_cli_query, test_db, test_export, test_retune). They fail the running
  * cmocka test where a step of their own fails. */
 #ifndef FDT_TESTUTIL_H
@@ -21,5 +21,12 @@ char *tu_slurp(const char *path);
  * are removed afterwards; free r with tu_result_free. */
 void tu_run(tu_result *r, const char *dir, char *const *argv);
 void tu_result_free(tu_result *r);
+
+/* Fail the running test unless s contains part (or, for assert_lacks, unless it does not);
+ * the message shows s, cut at 4000 characters. */
+void assert_has(const char *s, const char *part);
+void assert_lacks(const char *s, const char *part);
+/* Fail the running test unless r exited with status; the message shows its output. */
+void expect_status(const tu_result *r, int status);
 
 #endif

@@ -31,6 +31,9 @@ typedef struct fdt_session_opts {
     const char *fdtune_version; /* recorded in each GPU's environment */
     fdt_worker_opts worker;   /* of each GPU's worker */
     fdt_probe_fn probe;       /* NULL: fdt_probe_devices */
+    const fdt_probe *probed;  /* the devices already listed, used instead of probing: the
+                                 simulator's (fdt_sim_probe), or the probe of the process a
+                                 GPU's own process was forked from; NULL: probe */
 } fdt_session_opts;
 
 /* No database, no GPU selected, default worker options, the real probe. */
@@ -70,14 +73,30 @@ int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_
 /* Opens a session. Order: a database given open is dealt with first (stale runs); then the
  * probe (none visible: FDT_STATUS_NO_GPU, s->probe says why); the selection (FDT_STATUS_USAGE
  * when `gpu` names no visible device); the database by path, only now, so that nothing is
- * created where nothing can be tuned; the selected GPU (fdt_session_add_gpu). Other failures
- * are FDT_STATUS_ERROR. Whatever it returns, s is closed with fdt_session_close. */
+ * created where nothing can be tuned; the kind of the database's devices, which must be the
+ * kind of the session's (simulated GPUs or real ones: fdt_session_check_kind,
+ * FDT_STATUS_USAGE); the selected GPU (fdt_session_add_gpu). Other failures are
+ * FDT_STATUS_ERROR. Whatever it returns, s is closed with fdt_session_close. */
 fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *e);
 
 /* Opens the visible device `live` as a GPU of the session: its description completed from
  * the catalogue, its environment, their ids in the database and a started worker; the first
  * worker arms the stop flag. *g (may be NULL) points at it. On failure nothing is added. */
 int fdt_session_add_gpu(fdt_session *s, int live, fdt_session_gpu **g, fdt_err *e);
+
+/* Simulated and real results never share a database: refuses (e) a database that holds a
+ * device of the other kind than the visible devices p (all simulated, or all real). The
+ * merged databases of several tasks are one kind as long as each task's was. */
+int fdt_session_check_kind(fdt_db *db, const fdt_probe *p, fdt_err *e);
+
+/* Arms the stop flag (SIGINT, SIGTERM) of a session that holds no GPU itself, whose GPUs
+ * run in processes of their own (fdt_tune_many). */
+void fdt_session_arm(fdt_session *s);
+
+/* Closes the database the session opened (s->db is NULL after): a session whose GPUs run in
+ * processes of their own, which open their own, must hold no connection when it forks them
+ * (SQLite's rule: a connection never crosses a fork). */
+void fdt_session_detach_db(fdt_session *s);
 
 /* Stops one GPU's worker (its entry stays, with w NULL). */
 void fdt_session_stop_gpu(fdt_session_gpu *g);

@@ -75,6 +75,11 @@ typedef struct fdt_tune_summary {
     int interrupted;        /* stopped by the user or the time limit */
     char stop_reason[64];
     int worker_restarts;
+    int gpu_failed;         /* the problem failed because the GPU's worker did: it could not
+                               be started, set up or brought back (another GPU may do) */
+    int simulated;          /* a simulated GPU answered (fdt_sim_probe) */
+    size_t not_recorded;    /* simulated: configs of the space the recording does not have,
+                               left out of the search */
 } fdt_tune_summary;
 
 /* Context shared by the problems of one invocation. */
@@ -83,7 +88,12 @@ typedef struct fdt_tune_ctx {
     fdt_db *db;
     int64_t device_id, env_id;
     const fdt_device *dev;
+    const char *simulate_from; /* the recording of a simulated GPU (dev): its space is what
+                                  the recording has, recorded with the run's notes */
 } fdt_tune_ctx;
+
+/* The context of GPU g of session s (simulate_from: its recording when it is simulated). */
+void fdt_tune_ctx_of(const fdt_session *s, const fdt_session_gpu *g, fdt_tune_ctx *ctx);
 
 /* With o->decide, the end of a problem records the best decision of (device, problem): this
  * run's fastest verified result when it beats the decided best beyond the noise of both, or,
@@ -94,10 +104,18 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *r, const fdt_problem *
 
 /* ------------------------------------------------------------------ a tuning run */
 
+#define FDT_TUNE_MAX_GRIDS 16
+
 /* What `fdtune tune` asks for: one problem per operator, and how to search them. */
 typedef struct fdt_tune_request {
     fdt_problem p;            /* the problem of every operator (its op is set per operator) */
     unsigned ops;             /* the operators, bits 1u << fdt_op, tuned in operator order */
+    /* Several radii, precisions or grids: a problem per combination and operator
+     * (fdt_tune_problems); 0 (none listed): p's alone. */
+    unsigned Rs;              /* bits 1u << R */
+    unsigned precs;           /* bits 1u << fdt_prec */
+    int ngrids;
+    int64_t grid[FDT_TUNE_MAX_GRIDS][3];
     int have_strategy;        /* strategy was given: it wins over the recipe's */
     fdt_search_kind strategy;
     int budget;               /* evaluations per operator; 0: the recipe's */
@@ -111,10 +129,20 @@ typedef struct fdt_tune_request {
 /* No operator, the default problem options (seed 1), everything else from the recipes. */
 void fdt_tune_request_init(fdt_tune_request *rq);
 
+/* The problems of a request, each once: every grid, precision, radius and operator listed
+ * (or p's own), in that nesting (operators innermost, in operator order), into *out
+ * (malloc'ed, *n of them). -1 when memory runs out. */
+int fdt_tune_problems(const fdt_tune_request *rq, fdt_problem **out, int *n, fdt_err *e);
+
 /* Strategy and budget of one operator: the request's, then the recipe's, then the model
  * strategy with no budget. */
 void fdt_tune_plan(const fdt_tune_request *rq, const fdt_recipe *r, fdt_search_kind *k,
                    int *budget);
+
+/* The options of one problem of request rq tuned with recipe r: its plan, the request's
+ * force, seed, compile processes and command, the run's deadline (0: none) and stop flag. */
+void fdt_tune_opts_for(const fdt_tune_request *rq, const fdt_recipe *r, double deadline,
+                       const volatile sig_atomic_t *stop, fdt_tune_opts *o);
 
 /* The outcome of a tuning run. */
 typedef struct fdt_tune_report {

@@ -1,6 +1,7 @@
 /* The tuning session: probe, GPU selection through the catalogue, the database with its
- * stale runs marked, a worker per GPU with its device and environment ids, and the stop flag
- * that SIGINT and SIGTERM set while workers run (fdt_session.h). */
+ * stale runs marked and its kind (simulated or real) checked, a worker per GPU with its
+ * device and environment ids, and the stop flag that SIGINT and SIGTERM set while workers
+ * run (fdt_session.h). */
 #include "fdt_session.h"
 
 #include <stdio.h>
@@ -67,7 +68,7 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static void catch_signals(fdt_session *s)
+void fdt_session_arm(fdt_session *s)
 {
     if (s->catching)
         return;
@@ -87,6 +88,44 @@ static int attach_db(fdt_session *s, fdt_db *db, fdt_err *e)
     return fdt_db_run_mark_stale(db, &s->stale, e);
 }
 
+typedef struct kind_check {
+    int simulated; /* of the session's devices */
+    fdt_device other; /* the first stored device of the other kind */
+    int found;
+} kind_check;
+
+static int other_kind(void *ctx, const fdt_device *d)
+{
+    kind_check *k = ctx;
+    if (fdt_device_simulated(d) == k->simulated)
+        return 0;
+    k->other = *d;
+    k->found = 1;
+    return 1;
+}
+
+int fdt_session_check_kind(fdt_db *db, const fdt_probe *p, fdt_err *e)
+{
+    kind_check k = {.simulated = p->ndevices > 0 && fdt_device_simulated(&p->device[0])};
+    if (fdt_db_devices(db, NULL, other_kind, &k, e))
+        return -1;
+    if (!k.found)
+        return 0;
+    if (k.simulated)
+        return fdt_err_set(e, "%s holds results of real GPUs (%s): simulated results go into a "
+                           "database of their own (--db)", fdt_db_path(db), k.other.name);
+    return fdt_err_set(e, "%s holds simulated results (%s): results of real GPUs go into a "
+                       "database of their own (--db)", fdt_db_path(db), k.other.name);
+}
+
+void fdt_session_detach_db(fdt_session *s)
+{
+    if (s->own_db)
+        fdt_db_close(s->db);
+    s->db = NULL;
+    s->own_db = 0;
+}
+
 fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *e)
 {
     memset(s, 0, sizeof *s);
@@ -96,7 +135,9 @@ fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *
     s->stop = &stop_flag;
     if (o->db && attach_db(s, o->db, e))
         return FDT_STATUS_ERROR;
-    if ((o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
+    if (o->probed)
+        s->probe = *o->probed;
+    else if ((o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
         return FDT_STATUS_ERROR;
     if (s->probe.ndevices == 0) {
         fdt_err_set(e, "no GPU is visible");
@@ -114,6 +155,8 @@ fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *
         if (attach_db(s, db, e))
             return FDT_STATUS_ERROR;
     }
+    if (fdt_session_check_kind(s->db, &s->probe, e))
+        return FDT_STATUS_USAGE;
     if (o->select && fdt_session_add_gpu(s, live, NULL, e))
         return FDT_STATUS_ERROR;
     return FDT_STATUS_OK;
@@ -135,7 +178,7 @@ int fdt_session_add_gpu(fdt_session *s, int live, fdt_session_gpu **out, fdt_err
         fdt_worker_start(info->backend, info->index, &s->o.worker, &g->w, NULL, e))
         return -1;
     s->ngpus++;
-    catch_signals(s);
+    fdt_session_arm(s);
     if (out)
         *out = g;
     return 0;
@@ -157,8 +200,5 @@ void fdt_session_close(fdt_session *s)
     }
     for (int i = 0; i < s->ngpus; i++)
         fdt_session_stop_gpu(&s->gpu[i]);
-    if (s->own_db)
-        fdt_db_close(s->db);
-    s->db = NULL;
-    s->own_db = 0;
+    fdt_session_detach_db(s);
 }

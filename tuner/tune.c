@@ -1,7 +1,8 @@
-/* Tuning one problem: enumerate the recipe's space, measure the recipe's default config (the
- * seeds' baseline, for the speedup quoted in the same run), resume what the database already
- * holds for this device and software environment, compile the rest in a process pool, then
- * let the strategy pick candidates until it, the budget, the time limit or the user stops.
+/* Tuning one problem: enumerate the recipe's space (of a simulated GPU: what its recording
+ * has), measure the recipe's default config (the seeds' baseline, for the speedup quoted in
+ * the same run), resume what the database already holds for this device and software
+ * environment, compile the rest in a process pool, then let the strategy pick candidates
+ * until it, the budget, the time limit or the user stops.
  * Each candidate gets a cheap probe; one within `full_within` of the best so far gets a full
  * sample. Every outcome is a database row written as soon as it exists. */
 #include "fdt_tune.h"
@@ -259,6 +260,13 @@ static int store(state *st, const fdt_eval_result *r, const char *key, fdt_db_st
     return fdt_db_eval_insert(st->ctx->db, &row, NULL, e);
 }
 
+/* The worker could not be kept going (fdt_evaluate_code failed): the GPU failed. Returns -1. */
+static int gpu_failed(state *st)
+{
+    st->out->gpu_failed = 1;
+    return -1;
+}
+
 /* Probe, then a full sample when the probe is close to the best. Returns the time to report
  * (<= 0: not ok), or -1 with e set when the worker cannot go on. */
 static int measure(state *st, cand *c, const char *stage_name, int full_only, double *reported,
@@ -282,7 +290,7 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
     }
     if (!full_only) {
         if (fdt_evaluate_code(st->ctx->w, st->p, &c->c, c->kernel, &c->code, &probe, &r, e))
-            return -1;
+            return gpu_failed(st);
         if (store(st, &r, c->key, FDT_DB_PROBE, e))
             return -1;
         ev.stage = "probe";
@@ -304,7 +312,7 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
     }
     r.compile_s = c->compile_s;
     if (fdt_evaluate_code(st->ctx->w, st->p, &c->c, c->kernel, &c->code, &full, &r, e))
-        return -1;
+        return gpu_failed(st);
     if (store(st, &r, c->key, FDT_DB_FULL, e))
         return -1;
     ev.stage = stage_name;
@@ -388,15 +396,88 @@ static void release(cand *c)
     fdt_rt_code_free(&c->code);
 }
 
-/* The space (in st->l, indexed) and the baseline (out->base_config; st->base when valid). */
-static int prepare(state *st, fdt_recipe *rec, fdt_err *e)
+/* ---------------------------------------------------------------- a simulated GPU's space */
+
+/* The configs a recording has for the problem, sorted, once each. */
+typedef struct keyset {
+    char **v;
+    size_t n, cap;
+    int oom;
+} keyset;
+
+static int take_key(void *ctx, const char *config)
+{
+    keyset *k = ctx;
+    char **v = fdt_grow(k->v, &k->cap, k->n, sizeof *v, 256);
+    char *dup = v ? strdup(config) : NULL;
+    if (!dup) {
+        k->oom = 1;
+        if (v)
+            k->v = v;
+        return 1;
+    }
+    k->v = v;
+    k->v[k->n++] = dup;
+    return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int keyset_has(const keyset *k, const char *key)
+{
+    return bsearch(&key, k->v, k->n, sizeof *k->v, cmp_key) != NULL;
+}
+
+static void keyset_free(keyset *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->v[i]);
+    free(k->v);
+    memset(k, 0, sizeof *k);
+}
+
+/* A simulated GPU answers only what its recording has: the space is cut to the recorded
+ * configs (out->not_recorded says how many went); k keeps them for the baseline. */
+static int restrict_to_recording(state *st, keyset *k, fdt_err *e)
+{
+    const fdt_tune_ctx *ctx = st->ctx;
+    size_t rows = 0;
+    if (fdt_sim_configs(ctx->simulate_from, ctx->dev, st->p, take_key, k, &rows, e))
+        return -1;
+    if (k->oom)
+        return fdt_err_set(e, "out of memory");
+    if (rows == 0)
+        return fdt_err_set(e, "not recorded in %s: a simulated GPU answers only what was "
+                           "recorded", ctx->simulate_from);
+    qsort(k->v, k->n, sizeof *k->v, cmp_key);
+    size_t u = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        if (u && !strcmp(k->v[u - 1], k->v[i]))
+            free(k->v[i]);
+        else
+            k->v[u++] = k->v[i];
+    }
+    k->n = u;
+    size_t kept = 0;
+    for (size_t i = 0; i < st->l.n; i++)
+        if (keyset_has(k, st->l.v[i].key))
+            st->l.v[kept++] = st->l.v[i];
+    st->out->not_recorded = st->l.n - kept;
+    st->l.n = kept;
+    if (kept == 0)
+        return fdt_err_set(e, "%s has none of the space's configs recorded",
+                           ctx->simulate_from);
+    return 0;
+}
+
+/* The rest of prepare: the space indexed, the baseline (of a simulated GPU: when recorded). */
+static int prepare_base(state *st, fdt_recipe *rec, const keyset *recorded, fdt_err *e)
 {
     const fdt_tune_ctx *ctx = st->ctx;
     fdt_tune_summary *out = st->out;
-    if (fdt_recipe_enumerate(rec, st->p, ctx->dev, push_config, &st->l, &out->stats, e))
-        return -1;
-    if (out->stats.stopped)
-        return fdt_err_set(e, "out of memory listing the space");
     if (st->l.n == 0)
         return fdt_err_set(e, "recipe %s leaves no config for %s on %s (space %llu, all pruned)",
                            fdt_recipe_name(rec), fdt_op_name(st->p->op), ctx->dev->name,
@@ -411,11 +492,36 @@ static int prepare(state *st, fdt_recipe *rec, fdt_err *e)
         out->have_base = 1;
         fdt_config_format(&base->c, base->key, sizeof base->key);
         snprintf(out->base_config, sizeof out->base_config, "%s", base->key);
+        if (ctx->simulate_from && !keyset_has(recorded, base->key)) {
+            out->have_base = 0;
+            snprintf(out->base_config, sizeof out->base_config,
+                     "(default %s not recorded for the simulation)", base->key);
+        }
     } else {
         snprintf(out->base_config, sizeof out->base_config, "(default not valid here: %s)",
                  e->msg);
     }
     return 0;
+}
+
+/* The space (in st->l, indexed) and the baseline (out->base_config; st->base when valid). */
+static int prepare(state *st, fdt_recipe *rec, fdt_err *e)
+{
+    const fdt_tune_ctx *ctx = st->ctx;
+    fdt_tune_summary *out = st->out;
+    keyset rec_keys = {0};
+    if (fdt_recipe_enumerate(rec, st->p, ctx->dev, push_config, &st->l, &out->stats, e))
+        return -1;
+    if (out->stats.stopped)
+        return fdt_err_set(e, "out of memory listing the space");
+    out->simulated = ctx->simulate_from != NULL;
+    if (ctx->simulate_from && st->l.n > 0 && restrict_to_recording(st, &rec_keys, e)) {
+        keyset_free(&rec_keys);
+        return -1;
+    }
+    int rc = prepare_base(st, rec, &rec_keys, e);
+    keyset_free(&rec_keys);
+    return rc;
 }
 
 /* The worker set up for the problem (copy bandwidth, verified reference), then the run. */
@@ -425,8 +531,10 @@ static int begin_run(state *st, fdt_recipe *rec, fdt_err *e)
     const fdt_tune_opts *o = st->o;
     fdt_setup_result setup;
     double ts = fdt_now();
-    if (fdt_worker_setup(ctx->w, st->p, &setup, e))
+    if (fdt_worker_setup(ctx->w, st->p, &setup, e)) {
+        st->out->gpu_failed = 1;
         return -1;
+    }
     st->out->setup_s = fdt_now() - ts;
     st->copy_gbs = st->out->copy_gbs = setup.copy_gbs;
     fdt_tune_event sev = {.kind = FDT_TUNE_SETUP, .setup = &setup};
@@ -446,6 +554,8 @@ static int begin_run(state *st, fdt_recipe *rec, fdt_err *e)
     run.budget = o->budget;
     run.seed = o->seed;
     run.copy_gbs = setup.copy_gbs;
+    if (ctx->simulate_from)
+        snprintf(run.notes, sizeof run.notes, "simulated from %s", ctx->simulate_from);
     if (fdt_db_run_begin(ctx->db, &run, &st->run_id, e))
         return -1;
     st->run_open = 1;
