@@ -64,7 +64,9 @@ end)
 -- values (R=1 4x4, R=1 f64 4x2, R=2 2x4, R=4 2x2) with no scratch and every chunk of a plane
 -- in flight, and spilled to scratch from 52 on (R=6 2x2, R=3 2x4, R=4 2x4: 104-672 bytes,
 -- one load in flight); wave, which also stages p_prev and c2 per output, from 36 on (R=4 2x2;
--- R=2 2x2 and R=1 f64 2x2, 24, fit). Those rings stay out of AMD spaces.
+-- R=2 2x2 and R=1 f64 2x2, 24, fit). Those rings stay out of AMD spaces. Measured without
+-- launch bounds (128 VGPRs): with lb = threads, as derived below, lap R=6 2x2 and wave R=4
+-- 2x2 compiled clean too, so the limits are conservative there.
 constrain("AMD rings stage their copies in registers next to the window", function(c, dev, prob)
   if c.lds ~= 2 or dev.vendor ~= "AMD" then return true end
   local values = (2 * prob.R + 1) * c.tile * c.vec * prob.esize // 4
