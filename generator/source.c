@@ -347,7 +347,8 @@ static void window_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
 }
 
 /* The ring families' (ring, stream): the window's, the cache operator and L2 prefetch hint of
- * their copies, and whether their fill (ring_fill.hip) also queues wave's centre values. */
+ * their copies, and whether their fill (ring_fill.hip) also queues wave's centre values (and
+ * how many inputs it queues per output row). */
 static void ring_fill_vars(const fdt_problem *p, const fdt_config *c, int wave_centre, vars *vs)
 {
     window_vars(p, c, vs);
@@ -358,6 +359,8 @@ static void ring_fill_vars(const fdt_problem *p, const fdt_config *c, int wave_c
     else
         setv(vs, "CP_L2", "%s", "");
     setb(vs, "WAVE_CENTRE", wave_centre);
+    /* wave's point-wise inputs queued per output row: p_prev and c2, and the centre */
+    setv(vs, "QUEUED", "%d", p->op != FDT_OP_WAVE ? 0 : wave_centre ? 3 : 2);
 }
 
 /* ring: wave reads the centre from the ring's tiles, which still hold plane k. */

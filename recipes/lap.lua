@@ -58,6 +58,21 @@ constrain("the ring keeps planes in flight, vectors, rows and long windows", fun
   return c.lds ~= 2 or (c.pf >= 2 and c.vec >= 2 and c.tile >= 2 and c.nw >= 32
                         and c.order == "xyz")
 end)
+-- AMD has no asynchronous copy the ring can use: its copies stage a whole plane's chunks in
+-- registers (FDT_STAGED_COPY, templates/ring_fill.hip) next to the window. gfx90a (ROCm 5.2
+-- hiprtc, 256-thread blocks, bench/amd_ring.txt) compiled lap windows of up to 48 32-bit
+-- values (R=1 4x4, R=1 f64 4x2, R=2 2x4, R=4 2x2) with no scratch and every chunk of a plane
+-- in flight, and spilled to scratch from 52 on (R=6 2x2, R=3 2x4, R=4 2x4: 104-672 bytes,
+-- one load in flight); wave, which also stages p_prev and c2 per output, from 36 on (R=4 2x2;
+-- R=2 2x2 and R=1 f64 2x2, 24, fit). Those rings stay out of AMD spaces. Measured without
+-- launch bounds (128 VGPRs): with lb = threads, as derived below, lap R=6 2x2 and wave R=4
+-- 2x2 compiled clean too, so the limits are conservative there.
+constrain("AMD rings stage their copies in registers next to the window", function(c, dev, prob)
+  if c.lds ~= 2 or dev.vendor ~= "AMD" then return true end
+  local values = (2 * prob.R + 1) * c.tile * c.vec * prob.esize // 4
+  local limit = prob.op == "wave" and 24 or 48
+  return values <= limit, values .. " 32-bit values of window"
+end)
 -- What the stream needs to pay off (measured on an H100, R=4..8, bench/explore23-25.txt):
 -- vectors and 4 to 8 outputs per thread (each shared load serves tile x vec outputs; 1x4
 -- served wave R=8 best, 2x2 lap R=8, 4x2 lap R=4; more spill), two to four planes in flight

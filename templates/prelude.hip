@@ -43,11 +43,21 @@ __device__ __forceinline__ void put(real* p, const real* v)
 #{endif}
 #{if ASYNC}
 // VEC values from global into shared memory without holding registers while they travel:
-// cp.async on NVIDIA from sm_80 on, so PF planes can be in flight at no register cost. HIP on
-// AMD has no asynchronous global-to-LDS copy in source form: there the copy is an ordinary
-// load and store, complete when it returns, and commit/wait do nothing.
+// cp.async on NVIDIA from sm_80 on, so PF planes can be in flight at no register cost.
+// Elsewhere the copy is an ordinary load and store, complete when it returns, and
+// commit/wait do nothing. AMD's compilers here have no global-to-LDS copy that fits (clang's
+// __builtin_amdgcn_global_load_lds is missing from hiprtc 5.2 and clang 16, and moves 4
+// bytes a lane to consecutive LDS addresses): there the ring stages a whole plane's loads in
+// registers instead (FDT_STAGED_COPY, ring_fill.hip), so that they travel together.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FDT_ASYNC_COPY 1
+#elif defined(__AMDGCN__)
+#define FDT_STAGED_COPY 1
+#endif
+#ifdef FDT_STAGED_COPY
+enum { STAGED = 1 };  // copies staged in registers (an enumerator: no variable in the code)
+#else
+enum { STAGED = 0 };
 #endif
 __device__ __forceinline__ void copy_async(real* s, const real* g)
 {
@@ -61,6 +71,19 @@ __device__ __forceinline__ void copy_async(real* s, const real* g)
     put(s, v);
 #endif
 }
+
+#ifdef FDT_STAGED_COPY
+// Waits until this thread's loads from global memory have returned: on gfx9 (CDNA) an
+// explicit s_waitcnt vmcnt(0) that the compiler's wait insertion counts, so that it knows the
+// staging registers free again where its own waits sat in branches (without it, clang 16
+// waits for each of the next plane's loads before issuing the one after).
+__device__ __forceinline__ void staged_wait()
+{
+#if defined(__GFX9__)
+    __builtin_amdgcn_s_waitcnt(0x0F70);  // vmcnt(0); expcnt(7), lgkmcnt(15): no wait
+#endif
+}
+#endif
 
 // Closes the group of copies issued since the last commit (one group per plane).
 __device__ __forceinline__ void async_commit()

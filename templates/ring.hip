@@ -64,6 +64,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     for (int m = 0; m < PF; ++m) {
         if (m < steps)
             issue(m, m % S, m % (PF + 1));
+        land();
         async_commit();  // empty groups too: the wait below counts groups
     }
     int rs = 0, ris = PF % S;      // ring slots of planes m and m + PF
@@ -92,8 +93,10 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
             rs = rs + 1 == S ? 0 : rs + 1;
             ris = ris + 1 == S ? 0 : ris + 1;
             wis = wis == PF ? 0 : wis + 1;
-            if (m < 2 * RZ)
+            if (m < 2 * RZ) {
+                land();
                 continue;  // still filling the window
+            }
             const int k = k0 + m - 2 * RZ;
             const real* pk = in + (long long)k * slice + base;  // centre of row j0, plane k
             const real* tl = &ring[cs][0][0];                  // plane k with its halo
@@ -123,6 +126,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                 }
 #{endif}
 
+            real rows[TILE][VEC];  // the step's outputs (STAGED: stored once the plane has landed)
 #pragma unroll
             for (int t = 0; t < TILE; ++t) {
 #{if WAVE}
@@ -130,7 +134,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                 load(pv, &rprev[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
                 load(cv, &rc2[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
 #{endif}
-                real res[VEC];
+                real (&res)[VEC] = rows[t];
 #pragma unroll
                 for (int v = 0; v < VEC; ++v) {
 #{if WAVE}
@@ -169,12 +173,28 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #{endif}
                     {{COMBINE}}
                 }
+                if (STAGED)
+                    continue;  // stored below
 #{if FAULT}
                 if (fault_skip(k, nz))
                     continue;
 #{endif}
                 if (t < nvy && nvx > 0)
                     store(out + (pk - in) + t * line, res, nvx);
+            }
+            if (STAGED) {
+                // The staged plane lands before the stores: AMD's one counter of memory
+                // operations would make the wait for its loads wait for them too.
+                land();
+#pragma unroll
+                for (int t = 0; t < TILE; ++t) {
+#{if FAULT}
+                    if (fault_skip(k, nz))
+                        continue;
+#{endif}
+                    if (t < nvy && nvx > 0)
+                        store(out + (pk - in) + t * line, rows[t], nvx);
+                }
             }
 #{if FAULT}
             fault_after(out, in, pk - in, i0 == R && j0 == jbeg, k);

@@ -69,6 +69,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     for (int m = 0; m < PF; ++m) {
         if (m < steps)
             issue(m, m % S, m % (PF + 1));
+        land();
         async_commit();  // empty groups too: the wait below counts groups
     }
     int rs = 0, ris = PF % S;      // ring slots of planes m and m + PF
@@ -177,6 +178,9 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                     }
                 }
             }
+            // Before the stores: AMD's one counter of memory operations would make the wait
+            // for the staged loads wait for them too.
+            land();
             if (m < 2 * RZ)
                 continue;  // no output plane is complete yet
             const int k = k0 + m - 2 * RZ;                      // = p - RZ, complete now

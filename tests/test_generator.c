@@ -807,8 +807,9 @@ static void test_family_sources(void **state)
     s = family_source(FDT_OP_LAP, 8, FDT_F64, "bx=32,by=8,nw=32,lds=2,vec=2,align=64,pf=2",
                       "ring");
     assert_contains(s, "constexpr int S = RZ + 1 + PF;");
-    assert_contains(s, "copy_async(tl + (ty0 + t) * TX + tx0, pl + base + t * line);");
-    assert_contains(s, "copy_async(tl + ylds[q], pl + yoff[q]);"); /* the halo is shared */
+    assert_contains(s, "move(how, t, tl + (ty0 + t) * TX + tx0, pl + base + t * line);");
+    assert_contains(s, "copy_async(s, g);"); /* each chunk moved by one copy */
+    assert_contains(s, "move(how, TILE + q, tl + ylds[q], pl + yoff[q]);"); /* the halo is shared */
     assert_contains(s, "load(win[u][t], &ring[rs][ty0 + t][tx0]);");
     assert_contains(s, "async_wait<PF - 1>();");
     assert_contains(s, "extern __shared__");
@@ -816,7 +817,8 @@ static void test_family_sources(void **state)
     free(s);
     /* d2z's ring is a queue of each thread's own planes: no halo copies, no barrier */
     s = family_source(FDT_OP_D2Z, 4, FDT_F32, "bx=16,by=4,nw=16,lds=2,vec=2,align=2", "ring");
-    assert_contains(s, "copy_async(tl + (ty0 + t) * TX + tx0, pl + base + t * line);");
+    assert_contains(s, "move(how, t, tl + (ty0 + t) * TX + tx0, pl + base + t * line);");
+    assert_contains(s, "copy_async(s, g);"); /* each chunk moved by one copy */
     assert_null(strstr(s, "ylds"));
     assert_null(strstr(s, "__syncthreads"));
     assert_null(strstr(s, "weight("));
@@ -827,7 +829,7 @@ static void test_family_sources(void **state)
                       "stream");
     assert_contains(s, "constexpr int S = PF + 1;");
     assert_contains(s, "constexpr int Q = 2 * RZ + 1;");
-    assert_contains(s, "copy_async(tl + ylds[q], pl + yoff[q]);"); /* the ring's fill */
+    assert_contains(s, "move(how, TILE + q, tl + ylds[q], pl + yoff[q]);"); /* the ring's fill */
     assert_contains(s, "load(ctr[t], tl + (ty0 + t) * TX + tx0);");
     assert_contains(s, "real acc[Q][TILE][VEC] = {};");
     assert_contains(s, "real& a = acc[(u - r + Q) % Q][t][v];");   /* z into the sums */
@@ -838,12 +840,12 @@ static void test_family_sources(void **state)
     assert_int_equal(count(s, "__syncthreads();"), 1);
     assert_null(strstr(s, "win["));
     assert_null(strstr(s, "cy["));
-    assert_null(strstr(s, "copy_async(&rcen"));
+    assert_null(strstr(s, "&rcen[ws]"));
     free(s);
     /* wave queues its centre values too (the ring no longer holds the plane) */
     s = family_source(FDT_OP_WAVE, 2, FDT_F32, "bx=32,by=8,nw=32,lds=3,vec=4,align=64,pf=2",
                       "stream");
-    assert_contains(s, "copy_async(&rcen[ws][row][col], in + at + t * line);");
+    assert_contains(s, "move(how, NOWN + 2 * TILE + t, &rcen[ws][row][col], in + at + t * line);");
     assert_contains(s, "res[v] = (real)2 * cc[v] - pv[v] + cv[v] * acc[(u + Q - RZ) % Q][t][v];");
     free(s);
     /* d2z: a queue of own planes as in the ring; d2x: no z sums, the centre scaled by sx */

@@ -386,6 +386,59 @@ static void test_lap_stream_rules(void **state)
     fdt_catalogue_free(cat);
 }
 
+/* lap.lua on AMD: the ring (lds=2) stages a plane's copies in registers next to its window,
+ * so an MI250X (and an MI100, AMD too) admits only the windows gfx90a compiled with no scratch
+ * (lap up to 48 32-bit values, wave up to 24: tests/test_amd_ring.sh disassembles them) and
+ * refuses the shapes that spilled (lap R=4 f32 2x4 and 4x2, R=6 2x2, R=2 f64 4x2; wave R=4 f32
+ * 2x2), while an H100 (cp.async: no registers) still admits all of them. */
+static void test_lap_ring_amd(void **state)
+{
+    (void)state;
+    fdt_catalogue *cat = catalogue();
+    fdt_recipe *r = shipped("lap.lua");
+    fdt_device mi, mi100, h100;
+    fdt_err e;
+    assert_int_equal(fdt_catalogue_find(cat, "MI250X", NULL, 0, &mi, &e), 0);
+    assert_int_equal(fdt_catalogue_find(cat, "MI100", NULL, 0, &mi100, &e), 0);
+    assert_int_equal(fdt_catalogue_find(cat, "H100", NULL, 0, &h100, &e), 0);
+    const char *rule = "AMD rings stage their copies in registers";
+    const struct {
+        fdt_op op;
+        int R;
+        fdt_prec prec;
+        const char *cfg;
+        int amd; /* admitted on AMD */
+    } want[] = {
+        {FDT_OP_LAP, 4, FDT_F32, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=2,vec=2", 1},
+        {FDT_OP_LAP, 2, FDT_F32, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=2,vec=4", 1},
+        {FDT_OP_LAP, 1, FDT_F64, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=2,vec=2", 1},
+        {FDT_OP_WAVE, 2, FDT_F32, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=2,vec=2", 1},
+        {FDT_OP_LAP, 4, FDT_F32, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=2,vec=4", 0},
+        {FDT_OP_LAP, 4, FDT_F32, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=4,vec=2", 0},
+        {FDT_OP_LAP, 6, FDT_F32, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=2,vec=2", 0},
+        {FDT_OP_LAP, 2, FDT_F64, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=4,vec=2", 0},
+        {FDT_OP_WAVE, 4, FDT_F32, "align=64,bx=64,by=4,lb=256,lds=2,nw=32,pf=2,tile=2,vec=2", 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fdt_problem p = problem(want[i].op, want[i].R, want[i].prec, 512);
+        fdt_config c;
+        char why[256];
+        assert_int_equal(fdt_config_parse(want[i].cfg, &c, &e), 0);
+        const fdt_device *amd[] = {&mi, &mi100};
+        for (int d = 0; d < 2; d++) {
+            int ok = fdt_recipe_check(r, &p, amd[d], &c, why, sizeof why, &e);
+            if (ok != want[i].amd || (!ok && !strstr(why, rule)))
+                fail_msg("%s %s R=%d %s: %s", amd[d]->name, fdt_op_name(want[i].op), want[i].R,
+                         want[i].cfg, ok == 1 ? "accepted" : why);
+        }
+        /* the H100 may refuse some for its own reasons, never for this one */
+        if (fdt_recipe_check(r, &p, &h100, &c, why, sizeof why, &e) != 1 && strstr(why, rule))
+            fail_msg("H100 %s R=%d %s: %s", fdt_op_name(want[i].op), want[i].R, want[i].cfg, why);
+    }
+    fdt_recipe_free(r);
+    fdt_catalogue_free(cat);
+}
+
 /* ---------------------------------------------------------------- error classes */
 
 static void test_error_lines(void **state)
@@ -1561,6 +1614,7 @@ int main(void)
         cmocka_unit_test(test_shipped_recipes_everywhere),
         cmocka_unit_test(test_shipped_split_rule),
         cmocka_unit_test(test_lap_stream_rules),
+        cmocka_unit_test(test_lap_ring_amd),
         cmocka_unit_test(test_error_lines),
         cmocka_unit_test(test_runtime_error_lines),
         cmocka_unit_test(test_sandbox),

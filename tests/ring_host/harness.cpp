@@ -1,0 +1,78 @@
+// test_ring_staged.sh's host harness: runs kernel.cu (an fdtune lap kernel renamed kern) over
+// a padded grid of deterministic values, block by block with one thread per GPU thread, and
+// writes the whole output array to a file. Arguments: nx ny nz R line slice bx by gx gy gz
+// OUT; REAL and KERNEL_CALL come from the compile line. With `cmp A B TOL` it compares two
+// such files instead: the largest difference must be at most TOL times the largest |B|
+// (exit 1 otherwise, and when the files differ in size or B is all zeros).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+#include "hip/hip_runtime.h"
+thread_local dim3 threadIdx;
+dim3 blockIdx, blockDim, gridDim;
+std::barrier<> *fdt_block_barrier;
+alignas(16) unsigned char fdt_dyn_shared[1 << 18];
+#include "kernel.cu"
+
+static std::vector<REAL> read_all(const char *path)
+{
+    std::vector<REAL> v;
+    FILE *f = fopen(path, "rb");
+    REAL x;
+    while (f && fread(&x, sizeof x, 1, f) == 1)
+        v.push_back(x);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static int compare(const char *a, const char *b, double tol)
+{
+    std::vector<REAL> x = read_all(a), y = read_all(b);
+    double d = 0, m = 0;
+    for (size_t i = 0; i < x.size() && i < y.size(); i++) {
+        d = std::max(d, (double)(x[i] > y[i] ? x[i] - y[i] : y[i] - x[i]));
+        m = std::max(m, (double)(y[i] < 0 ? -y[i] : y[i]));
+    }
+    printf("max |a - b| %.3g, max |b| %.3g\n", d, m);
+    return x.size() == y.size() && m > 0 && d <= tol * m ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && std::string(argv[1]) == "cmp")
+        return compare(argv[2], argv[3], atof(argv[4]));
+    if (argc != 13) return 2;
+    long nz = atol(argv[3]), R = atol(argv[4]), slice = atol(argv[6]);
+    int bx = atoi(argv[7]), by = atoi(argv[8]), ny = atoi(argv[2]);
+    gridDim = {(unsigned)atoi(argv[9]), (unsigned)atoi(argv[10]), (unsigned)atoi(argv[11])};
+    blockDim = {(unsigned)bx, (unsigned)by, 1};
+    size_t n = (size_t)slice * (nz + 2 * R) + 64;
+    std::vector<REAL> in(n), out(n, 0);
+    unsigned s = 12345;
+    for (auto &v : in) { s = s * 1103515245u + 12345u; v = (REAL)((s >> 8) % 2001) / 1000 - 1; }
+    for (unsigned z = 0; z < gridDim.z; z++)
+        for (unsigned y = 0; y < gridDim.y; y++)
+            for (unsigned x = 0; x < gridDim.x; x++) {
+                blockIdx = {x, y, z};
+                std::barrier<> bar(bx * by);
+                fdt_block_barrier = &bar;
+                std::vector<std::thread> ts;
+                for (int ty = 0; ty < by; ty++)
+                    for (int tx = 0; tx < bx; tx++)
+                        ts.emplace_back([&, tx, ty] {
+                            threadIdx = {(unsigned)tx, (unsigned)ty, 0};
+                            KERNEL_CALL;
+                        });
+                for (auto &t : ts) t.join();
+            }
+    (void)ny;
+    FILE *f = fopen(argv[12], "wb");
+    if (!f || fwrite(out.data(), sizeof(REAL), n, f) != n || fclose(f))
+        return 1;
+    double sum = 0; for (auto v : out) sum += v < 0 ? -v : v;
+    printf("sum|out| %.6g\n", sum);
+    return 0;
+}
