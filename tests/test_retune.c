@@ -373,7 +373,7 @@ static void test_plan(void **state)
     fdt_db_eval emi = timed(rmi, pd2x, "vec=2", 0.5, 0.01);
     put(db, &emi);
     /* A decision for d2z on GPU-1. */
-    assert_int_equal(fdt_db_best_decide(db, dev1, pd2z, evs[5].id, "test", &e), 0);
+    assert_int_equal(fdt_db_best_decide(db, dev1, pd2z, evs[5].id, 0, "test", &e), 0);
     /* The old lap 256^3 runs started long ago. */
     char sql[256];
     snprintf(sql, sizeof sql,

@@ -74,6 +74,9 @@ typedef struct fdt_tune_summary {
     double wall_s, compile_s, setup_s;
     int interrupted;        /* stopped by the user or the time limit */
     char stop_reason[64];
+    int cut_short;          /* the time limit (this problem's share of it) stopped the search
+                               before its budget or space was spent: recorded with the best
+                               decision (fdt_db_decision.cut_short) */
     int worker_restarts;
     int gpu_failed;         /* the problem failed because the GPU's worker did: it could not
                                be started, set up or brought back (another GPU may do) */
@@ -144,6 +147,13 @@ void fdt_tune_plan(const fdt_tune_request *rq, const fdt_recipe *r, fdt_search_k
 void fdt_tune_opts_for(const fdt_tune_request *rq, const fdt_recipe *r, double deadline,
                        const volatile sig_atomic_t *stop, fdt_tune_opts *o);
 
+/* The deadline of the next problem of a run whose time limit ends at `end` (fdt_now()
+ * clock; 0: none), with `left` problems still to tune, this one included: an equal share of
+ * the time that remains, now + (end - now) / left, so that a problem that finishes early
+ * leaves its time to the ones after it and the last one gets whatever remains. 0 when end
+ * is 0; never later than end. */
+double fdt_tune_share_deadline(double end, int left);
+
 /* The outcome of a tuning run. */
 typedef struct fdt_tune_report {
     int n;                           /* problems tuned, in operator order */
@@ -154,7 +164,8 @@ typedef struct fdt_tune_report {
 
 /* Tunes the problem of each requested operator on GPU g of session s with rec[op] (loaded
  * for every requested operator) and the operator's plan (fdt_tune_plan), in operator order,
- * until all are done, the time limit has passed or the stop flag is set. Returns
+ * until all are done or the stop flag is set; a time limit is shared among the problems
+ * still to tune (fdt_tune_share_deadline), so every problem gets its turn. Returns
  * FDT_STATUS_ERROR when a problem could not be tuned (e: "problem: why"), else
  * FDT_STATUS_INTERRUPTED when stopped, FDT_STATUS_FAILED when a problem has no verified
  * config, FDT_STATUS_OK. out holds the summaries of the problems done in every case. */

@@ -187,8 +187,11 @@ static int take_best(void *ctx, const fdt_db_row *row)
  * verified result replaces the current best only when it is faster beyond the noise of both
  * (fdt_decide_beats), so a rerun that is faster by noise alone never moves the best. With no
  * decision yet, the current best (the smallest median: what queries answered so far) is
- * recorded unless this run beat it. */
-static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_id, fdt_err *e)
+ * recorded unless this run beat it. The decision carries whether this search was cut short
+ * by its time limit (the latest search of the problem says): a decision that keeps the best
+ * is recorded when only that changed. */
+static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_id,
+                       int cut_short, fdt_err *e)
 {
     best_row cur = {.have = 0}, run = {.have = 0};
     fdt_db_decision d;
@@ -210,9 +213,13 @@ static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_
     }
     if (!pick && !decided)
         pick = cur.have ? cur.row.ev.id : run.have ? run.row.ev.id : 0;
-    if (!pick || (decided && d.eval_id == pick))
+    if (!pick && decided) { /* the best stays; whether its search was cut short may not */
+        pick = d.eval_id;
+        why = cut_short ? "tune: search cut short by its time limit" : "tune: search completed";
+    }
+    if (!pick || (decided && d.eval_id == pick && d.cut_short == cut_short))
         return 0;
-    return fdt_db_best_decide(ctx->db, ctx->device_id, problem_id, pick, why, e);
+    return fdt_db_best_decide(ctx->db, ctx->device_id, problem_id, pick, cut_short, why, e);
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -646,6 +653,7 @@ static int stopping(state *st)
     if (!why)
         return 0;
     st->out->interrupted = 1;
+    st->out->cut_short = !(o->stop && *o->stop); /* the time limit, with work left */
     snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
     return 1;
 }
@@ -673,8 +681,8 @@ static int search_loop(state *st, fdt_err *e)
             bidx[nb] = i;
             batch[nb++] = &st->l.v[i];
         }
-        if (nb == 0)
-            break;
+        if (nb == 0 || stopping(st))
+            break; /* nothing left, or no time: no batch is compiled that would not run */
         if (compile_batch(st, batch, nb, e)) {
             failed = -1;
             break;
@@ -718,7 +726,8 @@ static int finish(state *st, int rc, fdt_err *e)
             rc = -1;
         }
     }
-    if (rc == 0 && st->o->decide && decide_best(ctx, st->problem_id, st->run_id, e))
+    if (rc == 0 && st->o->decide &&
+        decide_best(ctx, st->problem_id, st->run_id, out->cut_short, e))
         rc = -1;
     if (rc == 0) {
         /* the best this device and environment has for the problem, resumed or new */
