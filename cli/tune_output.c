@@ -55,6 +55,11 @@ int tune_event_text(const fdt_tune_event *ev, int tty, char *buf, size_t n)
         snprintf(buf, n, "%s: %zu configs in the space after the recipe's constraints, %zu "
                          "already in the database", pk, ev->survivors, ev->resumed);
         return 1;
+    case FDT_TUNE_COMPILING: /* on a terminal, in place; a log gets the COMPILED line */
+        if (!tty || !ev->survivors)
+            return 0;
+        snprintf(buf, n, "%s: compiling %zu/%zu candidates", pk, ev->compiled, ev->survivors);
+        return 2;
     case FDT_TUNE_COMPILED:
         if (tty || !ev->survivors)
             return 0;

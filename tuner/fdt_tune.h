@@ -36,6 +36,7 @@ void fdt_tune_opts_default(fdt_tune_opts *o);
 typedef enum {
     FDT_TUNE_SETUP,    /* reference checked, copy bandwidth measured */
     FDT_TUNE_SPACE,    /* space enumerated; resumed configs counted */
+    FDT_TUNE_COMPILING, /* a batch is compiling: compiled of survivors through so far */
     FDT_TUNE_COMPILED, /* candidates compiled */
     FDT_TUNE_EVAL,     /* one evaluation finished (probe or full) */
 } fdt_tune_event_kind;
@@ -50,6 +51,7 @@ typedef struct fdt_tune_event {
     double best_gbs, best_frac, copy_gbs;
     double elapsed_s, eta_s;  /* eta < 0: unknown */
     size_t survivors, resumed, compile_failed, cached;
+    size_t compiled;          /* COMPILING: of survivors (the batch), through so far */
     double compile_s;
     const fdt_setup_result *setup; /* SETUP */
 } fdt_tune_event;

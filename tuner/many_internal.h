@@ -25,7 +25,7 @@ typedef struct flat_event {
     fdt_setup_result setup;
     int done, total;
     double best_gbs, best_frac, copy_gbs, elapsed_s, eta_s, compile_s;
-    size_t survivors, resumed, compile_failed, cached;
+    size_t survivors, resumed, compile_failed, cached, compiled;
 } flat_event;
 
 /* The outcome of one problem on one GPU. */

@@ -40,6 +40,7 @@ void many_flatten(const fdt_tune_event *ev, flat_event *f)
     f->resumed = ev->resumed;
     f->compile_failed = ev->compile_failed;
     f->cached = ev->cached;
+    f->compiled = ev->compiled;
 }
 
 void many_unflatten(const flat_event *f, fdt_tune_event *ev)
@@ -63,6 +64,7 @@ void many_unflatten(const flat_event *f, fdt_tune_event *ev)
     ev->resumed = f->resumed;
     ev->compile_failed = f->compile_failed;
     ev->cached = f->cached;
+    ev->compiled = f->compiled;
 }
 
 /* fdt_tune_progress: each event goes to fdtune as it happens. */

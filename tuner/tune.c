@@ -336,6 +336,13 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
     return 0;
 }
 
+/* fdt_done_fn of a batch: how far its compilation is (FDT_TUNE_COMPILING). */
+static void compiling(void *ctx, size_t done, size_t n)
+{
+    fdt_tune_event ev = {.kind = FDT_TUNE_COMPILING, .compiled = done, .survivors = n};
+    emit(ctx, &ev);
+}
+
 /* Compiles the candidates among v[0..n) not compiled yet, in the process pool. The space is
  * compiled batch by batch as the strategy proposes it, not all at once: a recipe's space can
  * be far larger than what a budget will ever measure. */
@@ -368,7 +375,9 @@ static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
         who[nj++] = c;
     }
     double t0 = fdt_now();
-    int r = nj ? fdt_rt_compile_many(b, d->arch, jobs, nj, st->o->parallel, 300000, e) : 0;
+    int r = nj ? fdt_rt_compile_many_progress(b, d->arch, jobs, nj, st->o->parallel, 300000,
+                                              compiling, st, e)
+               : 0;
     double dt = fdt_now() - t0;
     st->out->compile_s += dt;
     size_t failed = 0, cached = 0;
