@@ -215,8 +215,7 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
         fdt_emit_text(m, "* measured by an earlier run with the same device and software "
                          "environment\n");
     if (any_cut)
-        fdt_emit_text(m, "! search cut short by its share of --time: the best of what was "
-                         "measured, not of the space (a rerun resumes it)\n");
+        fdt_emit_text(m, "%s\n", TUNE_CUT_SHORT_NOTE);
     fdt_emit_text(m, "baseline: the recipe's default config (the seeds' kernel), measured in "
                      "this run\n");
     for (int i = 0; i < n; i++) {

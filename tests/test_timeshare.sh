@@ -6,7 +6,9 @@
 #     spending the limit in order did), and each search stopped by its share is marked cut
 #     short in the JSON summary (a boolean), the text summary, `query best` (a column, and
 #     the JSON boolean) and the exported header's provenance;
-#  2. a rerun that completes its (small) budget clears the mark everywhere, the best kept.
+#  2. a rerun that completes its (small) budget clears the mark everywhere, the best kept;
+#  3. the same over two simulated GPUs (--devices 0,1): every problem gets its share of the
+#     rounds left, each is cut short, the summary's legend says what the mark means.
 # The recording is tests/data/h100-replay.db with the operators it lacks (d2z, lap, wave)
 # answered by d2y's measurements, so that one GPU has five problems to share the time among.
 # Usage: test_timeshare.sh FDTUNE SOURCE_DIR. Prints every failed check; exit 1 when any did.
@@ -134,6 +136,29 @@ assert cut == {"d2x": False, "d2y": True, "d2z": True, "lap": True, "wave": True
 run "export after" 0 export --db "$db" -o "$tmp/t2.h"
 [ "$(grep -c 'SEARCH CUT SHORT' "$tmp/t2.h")" -eq 4 ] ||
     fail "export after a completed d2x: four results marked cut short"
+
+# ---------------------------------------------------------------- 3. two GPUs share it too
+# five problems on two simulated GPUs of one model: three rounds, each problem about a third
+# of the limit (spent in order, the first two problems took it all, three were not started)
+T=45
+FDTUNE_SIM_DELAY_MS=40 run "tune --time on two GPUs" 0 tune --simulate-from "$rec" \
+    --devices 0,1 --R 4 --grid 512^3 --strategy random --time ${T}s --db "$tmp/m.db" --json
+cp "$tmp/out" "$tmp/m.json"
+py "two GPUs: every problem gets a share, each cut short" '
+import json, sys
+T = float(sys.argv[2])
+ps = json.load(open(sys.argv[1]))["problems"]
+for p in ps:
+    print("  GPU %s %-4s %-11s tried %3d, cut_short %s" % (p["gpu"], p["op"], p["state"], p["tried"], p["cut_short"]))
+assert sorted(p["op"] for p in ps) == ["d2x", "d2y", "d2z", "lap", "wave"], ps
+for p in ps:
+    assert p["state"] == "done", (p["op"], p["state"])
+    assert p["tried"] >= 1 and p["cut_short"] is True, (p["op"], p["tried"], p["cut_short"])
+' "$tmp/m.json" "$T"
+FDTUNE_SIM_DELAY_MS=40 run "tune --time on two GPUs, text" 0 tune --simulate-from "$rec" \
+    --devices 0,1 --R 4 --grid 512^3 --op d2x,d2y --strategy random --time 2s \
+    --db "$tmp/m2.db"
+expect_in "two GPUs, text: the legend" "$tmp/out" "! search cut short by its share of --time"
 
 if [ "$failed" -ne 0 ]; then
     echo "$failed check(s) failed" >&2

@@ -20,6 +20,10 @@ typedef struct fdt_tune_opts {
     fdt_search_kind strategy;
     int budget;           /* evaluations for this problem; 0: unlimited */
     double deadline;      /* fdt_now() after which no new evaluation starts; 0: none */
+    int share;            /* > 1: deadline ends a time limit that this problem shares with
+                             share - 1 more still to tune: its search gets an equal share of
+                             what remains when it begins (fdt_tune_share_deadline), its
+                             preparation spread over all of them */
     int force;            /* measure again what the database already holds */
     uint64_t seed;        /* random strategy */
     int parallel;         /* compile processes */
@@ -148,6 +152,8 @@ void fdt_tune_plan(const fdt_tune_request *rq, const fdt_recipe *r, fdt_search_k
  * force, seed, compile processes and command, the run's deadline (0: none) and stop flag. */
 void fdt_tune_opts_for(const fdt_tune_request *rq, const fdt_recipe *r, double deadline,
                        const volatile sig_atomic_t *stop, fdt_tune_opts *o);
+/* With a time limit, a search stops at its deadline, after one evaluation at least: every
+ * problem begun gets a result (the baseline, or the strategy's first config). */
 
 /* The deadline of the next problem of a run whose time limit ends at `end` (fdt_now()
  * clock; 0: none), with `left` problems still to tune, this one included: an equal share of

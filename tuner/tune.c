@@ -234,6 +234,7 @@ typedef struct state {
     int64_t problem_id, run_id;
     double best_ms, copy_gbs, t0;
     int done, planned;
+    double deadline;    /* this search's: o->deadline, or its share of it (o->share) */
     cand_list l;        /* the recipe's space */
     cand base;          /* the recipe's default config, when not in the space */
     fdt_search *s;
@@ -656,9 +657,11 @@ static int measure_baseline(state *st, fdt_err *e)
 static int stopping(state *st)
 {
     const fdt_tune_opts *o = st->o;
-    const char *why = o->stop && *o->stop                          ? "interrupted"
-                      : o->deadline > 0 && fdt_now() > o->deadline ? "time limit"
-                                                                   : NULL;
+    /* the time limit lets every search measure one config at least */
+    const char *why = o->stop && *o->stop                                  ? "interrupted"
+                      : st->deadline > 0 && st->out->tried > 0 &&
+                                fdt_now() > st->deadline                   ? "time limit"
+                                                                           : NULL;
     if (!why)
         return 0;
     st->out->interrupted = 1;
@@ -772,6 +775,8 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
                 .t0 = fdt_now()};
     int rc = -1;
     if (prepare(&st, rec, e) == 0 && begin_run(&st, rec, e) == 0 && start_search(&st, e) == 0) {
+        st.deadline = o->share > 1 ? fdt_tune_share_deadline(o->deadline, o->share)
+                                   : o->deadline;
         size_t remaining = st.l.n - out->resumed;
         st.planned = (int)(o->budget > 0 && (size_t)o->budget < remaining ? (size_t)o->budget
                                                                            : remaining);

@@ -1,7 +1,8 @@
 /* A tuning run, what `fdtune tune` does on a GPU: the problem of each requested operator,
  * one after the other on one GPU of a session, each with the strategy and budget its plan
  * gives (the request, then the recipe, then defaults), within one time limit shared among
- * the problems still to tune (each gets an equal share of what remains when it begins), and
+ * the problems still to tune (each search gets an equal share of what remains when it
+ * begins), and
  * until the session's stop flag is set; the summaries say what each problem found. Also the
  * problems of a request that lists several radii, precisions or grids, which a run over
  * several GPUs (many.c) and a plan of tasks (tasks.c) spread. */
@@ -115,7 +116,8 @@ fdt_status fdt_tune_run(const fdt_session *s, const fdt_session_gpu *g, fdt_reci
         fdt_problem p = rq->p;
         p.op = (fdt_op)op;
         fdt_tune_opts o;
-        fdt_tune_opts_for(rq, rec[op], fdt_tune_share_deadline(end, left--), s->stop, &o);
+        fdt_tune_opts_for(rq, rec[op], end, s->stop, &o);
+        o.share = left--;
         if (fdt_tune_problem(&ctx, rec[op], &p, &o, cb, cbctx, &out->sum[out->n], e)) {
             char pk[128];
             fdt_problem_format(&p, pk, sizeof pk);
