@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -1125,6 +1126,44 @@ static void test_no_gpu_no_harm(void **state)
     expect_status(&t, 3);
     tu_result_free(&t);
     assert_untouched(path, bytes, n);
+
+    /* a task of a plan whose published shard is that database: untouched, and no copy of it
+     * left in the node-local directory */
+    char plan[600], results[600], shard[700], local[600];
+    path_in(plan, sizeof plan, "tasks.jsonl");
+    path_in(results, sizeof results, "results");
+    path_in(local, sizeof local, "local");
+    snprintf(shard, sizeof shard, "%s/task-0000.db", results);
+    assert_int_equal(mkdir(results, 0700), 0);
+    assert_int_equal(mkdir(local, 0700), 0);
+    fdt_err e2 = {""};
+    assert_int_equal(fdt_write_file_atomic(shard, bytes, n, &e2), 0);
+    char *mk[] = {(char *)FDTUNE_BIN, (char *)"plan", (char *)"--op", (char *)"d2x",
+                  (char *)"--R", (char *)"4", (char *)"--grid", (char *)"64^3", (char *)"-o",
+                  plan, NULL};
+    tu_run(&t, g_dir, mk);
+    expect_status(&t, 0);
+    tu_result_free(&t);
+    char *task[] = {(char *)FDTUNE_BIN, (char *)"tune", (char *)"--tasks", plan,
+                    (char *)"--task", (char *)"0", (char *)"--results", results, NULL};
+    const char *tmpdir = getenv("TMPDIR");
+    char *saved = tmpdir ? strdup(tmpdir) : NULL;
+    setenv("TMPDIR", local, 1);
+    tu_run(&t, g_dir, task);
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    expect_status(&t, 3);
+    tu_result_free(&t);
+    assert_untouched(shard, bytes, n);
+    DIR *d = opendir(local);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            fail_msg("%s/%s was left behind", local, de->d_name);
+    closedir(d);
     free(bytes);
 }
 
