@@ -10,11 +10,7 @@ fdtune=$1
 src=$2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fdtune-test-progress.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-}
+. "$src/tests/testutil.sh"
 export FDTUNE_CACHE="$tmp/cache"
 export FDTUNE_SYSTEM_DB=
 args="tune --simulate-from $src/tests/data/h100-replay.db --R 4 --grid 512^3 --op d2x
@@ -60,8 +56,4 @@ PY
 if grep -q "compiling" "$tmp/log.txt"; then fail "log: compile progress lines in a log"; fi
 grep -q "d2x R=4 f32 512x512x512: compiled " "$tmp/log.txt" || fail "log: no 'compiled N' line"
 
-if [ "$failed" -ne 0 ]; then
-    echo "$failed check(s) failed" >&2
-    exit 1
-fi
-echo "all checks passed"
+finish

@@ -17,32 +17,7 @@ fdtune=$1
 src=$2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fdtune-test-timeshare.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-}
-run() { # NAME EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err
-    name=$1 want=$2
-    shift 2
-    rc=0
-    "$fdtune" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        fail "$name: exit status $rc, expected $want"
-        tail -5 "$tmp/err" | sed 's/^/    stderr: /' >&2
-    fi
-}
-expect_in() { # NAME FILE TEXT
-    grep -qF -- "$3" "$2" || { fail "$1: '$3' not in $(basename "$2")"; head -5 "$2" | sed 's/^/    /' >&2; }
-}
-expect_not_in() { # NAME FILE TEXT
-    if grep -qF -- "$3" "$2"; then fail "$1: '$3' in $(basename "$2")"; fi
-}
-py() { # NAME SCRIPT ARGS...: a Python check; its exit message is the failure
-    name=$1 script=$2
-    shift 2
-    python3 -c "$script" "$@" || fail "$name"
-}
+. "$src/tests/testutil.sh"
 export FDTUNE_CACHE="$tmp/cache"
 export FDTUNE_SYSTEM_DB= # the databases named here alone answer
 
@@ -160,8 +135,4 @@ FDTUNE_SIM_DELAY_MS=40 run "tune --time on two GPUs, text" 0 tune --simulate-fro
     --db "$tmp/m2.db"
 expect_in "two GPUs, text: the legend" "$tmp/out" "! search cut short by its share of --time"
 
-if [ "$failed" -ne 0 ]; then
-    echo "$failed check(s) failed" >&2
-    exit 1
-fi
-echo "all checks passed"
+finish
