@@ -43,13 +43,14 @@ assert ops == {"d2x", "d2y", "d2z", "lap", "wave"}, ops
 ' "$rec"
 
 # ---------------------------------------------------------------- 1. five problems, one limit
-# 40 ms per evaluation, 60 s in all: about 12 s per problem (its preparation, enumerating the
-# recipe's space, included: a few CPU seconds for lap and wave), far from enough for the
-# hundreds of configs each space has, so every search is cut short by its share. Spent in
+# 80 ms per evaluation, 60 s in all: about 12 s per problem (its preparation, enumerating the
+# recipe's space, is spread over the problems left: a few CPU seconds for lap and wave), far
+# from enough for the 246 to 900 recorded configs of each space (at most some 150 fit), so
+# every search is cut short by its share. Spent in
 # order, d2x alone took the whole limit and the rest got one evaluation or none.
 db=$tmp/t.db
 T=60
-FDTUNE_SIM_DELAY_MS=40 run "tune --time" 0 tune --simulate-from "$rec" --R 4 --grid 512^3 \
+FDTUNE_SIM_DELAY_MS=80 run "tune --time" 0 tune --simulate-from "$rec" --R 4 --grid 512^3 \
     --strategy random --time ${T}s --db "$db" --json
 cp "$tmp/out" "$tmp/t.json"
 py "every problem gets a share; each is cut short (JSON boolean)" '
@@ -114,9 +115,10 @@ run "export after" 0 export --db "$db" -o "$tmp/t2.h"
 
 # ---------------------------------------------------------------- 3. two GPUs share it too
 # five problems on two simulated GPUs of one model: three rounds, each problem about a third
-# of the limit (spent in order, the first two problems took it all, three were not started)
+# of the limit, some 15 s (at most about 190 evaluations, fewer than any space has), and
+# every problem done (spent in order, the first two took it all, three were not started)
 T=45
-FDTUNE_SIM_DELAY_MS=40 run "tune --time on two GPUs" 0 tune --simulate-from "$rec" \
+FDTUNE_SIM_DELAY_MS=80 run "tune --time on two GPUs" 0 tune --simulate-from "$rec" \
     --devices 0,1 --R 4 --grid 512^3 --strategy random --time ${T}s --db "$tmp/m.db" --json
 cp "$tmp/out" "$tmp/m.json"
 py "two GPUs: every problem gets a share, each cut short" '
@@ -130,7 +132,7 @@ for p in ps:
     assert p["state"] == "done", (p["op"], p["state"])
     assert p["tried"] >= 1 and p["cut_short"] is True, (p["op"], p["tried"], p["cut_short"])
 ' "$tmp/m.json" "$T"
-FDTUNE_SIM_DELAY_MS=40 run "tune --time on two GPUs, text" 0 tune --simulate-from "$rec" \
+FDTUNE_SIM_DELAY_MS=80 run "tune --time on two GPUs, text" 0 tune --simulate-from "$rec" \
     --devices 0,1 --R 4 --grid 512^3 --op d2x,d2y --strategy random --time 2s \
     --db "$tmp/m2.db"
 expect_in "two GPUs, text: the legend" "$tmp/out" "! search cut short by its share of --time"
