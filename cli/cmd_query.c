@@ -143,6 +143,7 @@ static const fdt_col best_cols[] = {
     {"max_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
     {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"cut_short", "cut short", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
     {"layout", "line/offset", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
     {"layout_line", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
     {"layout_offset", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -177,6 +178,7 @@ static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_real(m, ev->time_max_ms);
     fdt_emit_cell_real(m, ev->gbs);
     fdt_emit_cell_real(m, ev->frac_copy);
+    fdt_emit_cell_bool(m, r->cut_short);
     if (ev->layout_line >= 0)
         snprintf(buf, sizeof buf, "%lld/%lld", (long long)ev->layout_line,
                  (long long)ev->layout_offset);
@@ -260,7 +262,9 @@ static void usage_sub(const char *sub, FILE *f)
                 "NXxNYxNZ. Your database is consulted first, then the system database (the\n"
                 "results measured on the project's GPUs, share/fdtune/system.db): the column\n"
                 "source says which answered (user or system); where you tuned a device model\n"
-                "and problem, your result answers for it. --no-system-db: yours alone.\n\n"
+                "and problem, your result answers for it. --no-system-db: yours alone. \"cut\n"
+                "short\": the latest search of the problem was stopped by its share of --time\n"
+                "before its budget or space was spent, so the best is that of what was measured.\n\n"
                 "--nearest answers for one problem that may never have been tuned, as an exported\n"
                 "header would, among the tuned results of the same op, R and precision whose\n"
                 "config can run the grid: this grid on the first device model (name, arch,\n"

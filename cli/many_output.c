@@ -207,6 +207,7 @@ static const fdt_col problem_cols[] = {
     {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
     {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
     {"best_from_this_run", "", FDT_COL_BOOL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"cut_short", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"speedup", "speedup", FDT_COL_REAL_OPT, "%.2fx", FDT_SHOW_ALL, 0},
     {"run", "run", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
     {"tried", "tried", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
@@ -232,7 +233,8 @@ static void problem_row(fdt_emit *m, const fdt_many_report *r, const fdt_many_pr
     char pk[96], cfg[FDT_CONFIG_DISPLAY_MAX + 8], full[FDT_CONFIG_DISPLAY_MAX];
     fdt_problem_format(&p->p, pk, sizeof pk);
     fdt_config_display_key(x->best_config, full, sizeof full);
-    snprintf(cfg, sizeof cfg, "%s%s", full, x->best_from_run ? "" : " *");
+    snprintf(cfg, sizeof cfg, "%s%s%s", full, x->best_from_run ? "" : " *",
+             x->cut_short ? " !" : "");
     fdt_emit_row(m, NULL);
     fdt_emit_cell_int(m, p->gpu >= 0 ? r->gpu[p->gpu].live : -1);
     fdt_emit_cell_str(m, pk);
@@ -250,6 +252,7 @@ static void problem_row(fdt_emit *m, const fdt_many_report *r, const fdt_many_pr
     fdt_emit_cell_real(m, best ? x->best_gbs : NAN);
     fdt_emit_cell_real(m, best ? x->best_frac : NAN);
     fdt_emit_cell_bool(m, best ? x->best_from_run : -1);
+    fdt_emit_cell_bool(m, x->cut_short);
     fdt_emit_cell_real(m, best && x->speedup > 0 ? x->speedup : NAN);
     fdt_emit_cell_int(m, x->run_id > 0 ? x->run_id : -1);
     fdt_emit_cell_int(m, x->tried);
@@ -289,10 +292,11 @@ static void retries(fdt_emit *m, const fdt_many_report *r)
 /* Below the tables: simulation, failures, what was not started, where results are. */
 static void notes(fdt_emit *m, const fdt_many_report *r, const char *db_path)
 {
-    int resumed = 0;
+    int resumed = 0, cut = 0;
     for (int i = 0; i < r->n; i++) {
         const fdt_many_problem *p = &r->v[i];
         resumed |= p->state == FDT_MANY_DONE && p->sum.have_best && !p->sum.best_from_run;
+        cut |= p->sum.cut_short;
         char pk[96];
         fdt_problem_format(&p->p, pk, sizeof pk);
         if (p->state == FDT_MANY_FAILED)
@@ -304,6 +308,8 @@ static void notes(fdt_emit *m, const fdt_many_report *r, const char *db_path)
     if (resumed)
         fdt_emit_text(m, "* measured by an earlier run with the same device and software "
                          "environment\n");
+    if (cut)
+        fdt_emit_text(m, "%s\n", TUNE_CUT_SHORT_NOTE);
     fdt_emit_text(m, "results stored in %s ('fdtune query best' shows them)\n", db_path);
     int any_done = 0;
     for (int i = 0; i < r->n; i++)

@@ -56,6 +56,11 @@ int tune_event_text(const fdt_tune_event *ev, int tty, char *buf, size_t n)
         snprintf(buf, n, "%s: %zu configs in the space after the recipe's constraints, %zu "
                          "already in the database", pk, ev->survivors, ev->resumed);
         return 1;
+    case FDT_TUNE_COMPILING: /* on a terminal, in place; a log gets the COMPILED line */
+        if (!tty || !ev->survivors)
+            return 0;
+        snprintf(buf, n, "%s: compiling %zu/%zu candidates", pk, ev->compiled, ev->survivors);
+        return 2;
     case FDT_TUNE_COMPILED:
         if (tty || !ev->survivors)
             return 0;
@@ -145,6 +150,7 @@ static const fdt_col summary_cols[] = {
     {"compile_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"worker_restarts", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"stopped", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"cut_short", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"resumed", "resumed", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
     {"run", "run", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
 };
@@ -153,7 +159,8 @@ static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
 {
     char best[FDT_CONFIG_DISPLAY_MAX + 8], full[FDT_CONFIG_DISPLAY_MAX];
     fdt_config_display_key(x->best_config, full, sizeof full);
-    snprintf(best, sizeof best, "%s%s", full, x->best_from_run ? "" : " *");
+    snprintf(best, sizeof best, "%s%s%s", full, x->best_from_run ? "" : " *",
+             x->cut_short ? " !" : "");
     int base = x->base_ms > 0;
     fdt_emit_row(m, NULL);
     fdt_emit_cell_str(m, fdt_op_name(x->p.op));
@@ -193,6 +200,7 @@ static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
     fdt_emit_cell_real(m, x->compile_s);
     fdt_emit_cell_int(m, x->worker_restarts);
     fdt_emit_cell_str(m, x->interrupted ? x->stop_reason : "");
+    fdt_emit_cell_bool(m, x->cut_short);
     fdt_emit_cell_int(m, (long long)x->resumed);
     fdt_emit_cell_int(m, x->run_id);
     fdt_emit_row_end(m);
@@ -202,22 +210,27 @@ static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
 static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_path,
                           const fdt_tune_summary *s, int n)
 {
-    int any_resumed = 0;
-    for (int i = 0; i < n; i++)
+    int any_resumed = 0, any_cut = 0;
+    for (int i = 0; i < n; i++) {
         any_resumed |= s[i].have_best && !s[i].best_from_run;
+        any_cut |= s[i].cut_short;
+    }
     if (any_resumed)
         fdt_emit_text(m, "* measured by an earlier run with the same device and software "
                          "environment\n");
+    if (any_cut)
+        fdt_emit_text(m, "%s\n", TUNE_CUT_SHORT_NOTE);
     fdt_emit_text(m, "baseline: the recipe's default config (the seeds' kernel), measured in "
                      "this run\n");
     for (int i = 0; i < n; i++) {
         const fdt_tune_summary *x = &s[i];
         fdt_emit_text(m, "%s: %s strategy, recipe %s, %llu configs after constraints, wall "
-                         "%.1f s (compile %.1f s, setup %.1f s)%s%s\n",
+                         "%.1f s (compile %.1f s, setup %.1f s)%s%s%s\n",
                       fdt_op_name(x->p.op), x->strategy, x->recipe,
                       (unsigned long long)x->stats.survivors, x->wall_s, x->compile_s,
                       x->setup_s, x->interrupted ? ", stopped: " : "",
-                      x->interrupted ? x->stop_reason : "");
+                      x->interrupted ? x->stop_reason : "",
+                      x->cut_short ? " (search cut short)" : "");
     }
     if (n > 0 && s[n - 1].worker_restarts)
         fdt_emit_text(m, "the GPU worker was restarted %d time(s) after crashes or timeouts\n",

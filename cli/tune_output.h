@@ -11,6 +11,12 @@
 #include "fdt_offline.h"
 #include "fdt_tune.h"
 
+/* The legend of the mark " !" after a best config in the summaries: its search was cut
+ * short (fdt_tune_summary.cut_short). */
+#define TUNE_CUT_SHORT_NOTE                                                                   \
+    "! search cut short by its share of --time: the best of what was measured, not of the "  \
+    "space (a rerun resumes it)"
+
 typedef struct tune_progress {
     int tty;         /* stderr is a terminal: one line rewritten in place */
     int line_open;   /* a progress line is on the screen */

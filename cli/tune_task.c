@@ -96,9 +96,8 @@ int tune_task(tune_args *a, const fdt_catalogue *cat)
         print_error("task %d: %s (the shard stays at %s)", index, e.msg, local);
         return EXIT_ERROR;
     }
-    if (opened) {
-        fdt_shard_remove(local);
+    fdt_shard_remove(local); /* published, or (nothing opened: no GPU) a copy of nothing new */
+    if (opened)
         print_note("task %d: shard published to %s", index, shard);
-    }
     return rc;
 }

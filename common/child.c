@@ -247,6 +247,14 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
                  int parallel, int timeout_ms, char **results, size_t *lens, fdt_err *errs,
                  fdt_err *e)
 {
+    return fdt_run_many_progress(what, fn, args, n, parallel, timeout_ms, results, lens, errs,
+                                 NULL, NULL, e);
+}
+
+int fdt_run_many_progress(const char *const *what, fdt_child_fn fn, void *const *args,
+                          size_t n, int parallel, int timeout_ms, char **results, size_t *lens,
+                          fdt_err *errs, fdt_done_fn on_done, void *ctx, fdt_err *e)
+{
     if (parallel < 1)
         parallel = 1;
     if (parallel > MAX_PARALLEL)
@@ -327,6 +335,8 @@ int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, si
             failures += finish_child(s, what[j], !ready && late, &results[j], &lens[j], &errs[j]);
             running--;
             done++;
+            if (on_done)
+                on_done(ctx, done, n);
         }
     }
     /* only on a poll failure: do not leave children behind */

@@ -125,6 +125,12 @@ int fdt_run_in_child(const char *what, fdt_child_fn fn, void *arg, int timeout_m
 int fdt_run_many(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
                  int parallel, int timeout_ms, char **results, size_t *lens, fdt_err *errs,
                  fdt_err *e);
+/* Told how far a batch is: done of n jobs have ended (ok or not). */
+typedef void (*fdt_done_fn)(void *ctx, size_t done, size_t n);
+/* fdt_run_many, and on_done(ctx, done, n) (may be NULL) each time a job ends. */
+int fdt_run_many_progress(const char *const *what, fdt_child_fn fn, void *const *args,
+                          size_t n, int parallel, int timeout_ms, char **results, size_t *lens,
+                          fdt_err *errs, fdt_done_fn on_done, void *ctx, fdt_err *e);
 
 /* Runs the program argv[0] (a path) with arguments argv (NULL-terminated), waits for it and
  * gathers what it wrote to stdout into out and to stderr into err (either may be NULL to

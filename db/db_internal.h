@@ -18,7 +18,7 @@ struct fdt_db {
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 3
+#define FDT_DBI_SCHEMA_VERSION 4
 /* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
 #define FDT_DBI_READABLE_VERSION 1
 
@@ -78,7 +78,8 @@ void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row);
 
 /* The latest decision of every (device, problem) that has one (best_decisions is a log). */
 #define FDT_DBI_LATEST_DECISIONS                                                              \
-    "SELECT b.device_id, b.problem_id, b.eval_id FROM best_decisions b WHERE NOT EXISTS"      \
+    "SELECT b.device_id, b.problem_id, b.eval_id, b.cut_short FROM best_decisions b"         \
+    " WHERE NOT EXISTS"                                                                      \
     " (SELECT 1 FROM best_decisions n WHERE n.device_id = b.device_id"                       \
     "  AND n.problem_id = b.problem_id AND n.id > b.id)"
 
@@ -88,10 +89,12 @@ void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row);
  * (the order of the best_evaluations view). The minimum comes from the partial index first;
  * only the rows at the minimum are ranked, as ranking every row costs a sort of the whole
  * table. A decided pair also goes through the minimum, which is then dropped: cheaper than
- * excluding the decided pairs from the indexed scan. */
+ * excluding the decided pairs from the indexed scan. After the row's columns comes
+ * cut_short (the decision's; 0 without one), which fdt_dbi_read_row reads by its name. */
 #define FDT_DBI_BEST_SQL(WHERE, ORDER)                                                        \
     "WITH latest AS (" FDT_DBI_LATEST_DECISIONS "),"                                         \
-    " decided AS (SELECT e.id, e.device_id, e.problem_id FROM latest l JOIN evaluations e"   \
+    " decided AS (SELECT e.id, e.device_id, e.problem_id, l.cut_short FROM latest l"        \
+    "  JOIN evaluations e"                                                                   \
     "  ON e.id = l.eval_id" FDT_DBI_KEY_JOINS " WHERE e.status = 'ok' AND e.stage = 'full'"  \
     "  AND " WHERE "),"                                                                     \
     " m AS (SELECT e.device_id, e.problem_id, min(e.time_ms) AS t FROM evaluations e"        \
@@ -101,10 +104,12 @@ void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row);
     "  e.device_id, e.problem_id ORDER BY c.key, e.id) AS rn FROM m JOIN evaluations e"      \
     "  ON e.device_id = m.device_id AND e.problem_id = m.problem_id AND e.time_ms = m.t"     \
     FDT_DBI_ROW_JOINS "  WHERE e.status = 'ok' AND e.stage = 'full' AND " WHERE "),"        \
-    " chosen AS (SELECT id FROM decided UNION ALL SELECT r.id FROM ranked r WHERE r.rn = 1"  \
+    " chosen AS (SELECT id, cut_short FROM decided UNION ALL SELECT r.id, 0 FROM ranked r"  \
+    "  WHERE r.rn = 1"                                                                       \
     "  AND NOT EXISTS (SELECT 1 FROM decided x WHERE x.device_id = r.device_id"             \
     "  AND x.problem_id = r.problem_id))"                                                   \
-    " SELECT " FDT_DBI_ROW_COLUMNS " FROM chosen r JOIN evaluations e ON e.id = r.id"        \
+    " SELECT " FDT_DBI_ROW_COLUMNS ", r.cut_short AS cut_short FROM chosen r"                \
+    " JOIN evaluations e ON e.id = r.id"                                                     \
     FDT_DBI_ROW_JOINS " " ORDER
 /* Steps st to the end, handing each row to fn; finalizes st. */
 int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, fdt_err *e,

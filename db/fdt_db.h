@@ -218,6 +218,8 @@ typedef struct fdt_db_row {
     fdt_device device;
     fdt_db_env env;
     fdt_db_source source; /* the database that answered (ids are that database's) */
+    int cut_short;        /* best rows (fdt_db_best): the decision in force says the search
+                             was cut short (fdt_db_decision.cut_short); 0 in other rows */
 } fdt_db_row;
 typedef int (*fdt_db_row_fn)(void *ctx, const fdt_db_row *row);
 typedef int (*fdt_db_run_fn)(void *ctx, const fdt_db_run *run);
@@ -302,11 +304,14 @@ typedef struct fdt_db_decision {
     int64_t id, device_id, problem_id, eval_id;
     char decided_at[32]; /* ISO-8601 UTC */
     char reason[128];
+    int cut_short;       /* the search behind this best was cut short by its time limit
+                            before its budget or space was spent (schema v4; 0 before) */
 } fdt_db_decision;
 
-/* eval_id must be an ok full evaluation of that device and problem (else an error). */
+/* eval_id must be an ok full evaluation of that device and problem (else an error).
+ * cut_short (0 or 1): fdt_db_decision.cut_short. */
 int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t eval_id,
-                       const char *reason, fdt_err *e);
+                       int cut_short, const char *reason, fdt_err *e);
 /* The decision in force; *found = 0 when the pair has none. */
 int fdt_db_best_decision(fdt_db *db, int64_t device_id, int64_t problem_id,
                          fdt_db_decision *d, int *found, fdt_err *e);

@@ -162,7 +162,18 @@ static const char v3[] =
     "CREATE INDEX runs_natural ON runs (host, pid, started);"
     "PRAGMA user_version = 3;";
 
-static const char *const steps[] = {v1, v2, v3};
+/* v3 -> v4: a best decision says whether the search behind it was cut short: stopped by
+ * its share of a time limit before its budget or space was spent, so that its best is only
+ * the best of what was measured. On the decision, not the run: it qualifies the answer that
+ * queries and exports give for a (device, problem), and a later search that completes the
+ * space (a rerun resumes) records a decision that clears it, even when the best stays. Every
+ * earlier decision was of a search that ended some other way, as far as is known: 0. */
+static const char v4[] =
+    "ALTER TABLE best_decisions ADD COLUMN"
+    " cut_short INTEGER NOT NULL DEFAULT 0 CHECK (cut_short IN (0, 1));"
+    "PRAGMA user_version = 4;";
+
+static const char *const steps[] = {v1, v2, v3, v4};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -192,15 +203,21 @@ static int read_version(fdt_db *db, int *v, int *objects, fdt_err *e)
 /* An older file read without migrating it (read-only connections never write): empty
  * temporary tables stand in for the ones later steps added, so every query runs unchanged
  * and answers as the older schema did (v1: no decisions, the smallest median; v2: no
- * metadata). The temp schema belongs to this connection alone; the file is not touched.
+ * metadata; v3: no search cut short). The temp schema belongs to this connection alone; the file is not touched.
  * compat[v] stands in for what the step from v to v + 1 added. */
 static const char compat_v1[] =
     "CREATE TEMP TABLE best_decisions ("
     " id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, problem_id INTEGER NOT NULL,"
-    " eval_id INTEGER NOT NULL, decided_at TEXT NOT NULL, reason TEXT NOT NULL) STRICT;";
+    " eval_id INTEGER NOT NULL, decided_at TEXT NOT NULL, reason TEXT NOT NULL,"
+    " cut_short INTEGER NOT NULL DEFAULT 0) STRICT;";
 static const char compat_v2[] =
     "CREATE TEMP TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;";
-static const char *const compat[] = {NULL, compat_v1, compat_v2};
+/* The file's own decisions with the v4 column: the temp schema is searched first, so the
+ * view stands in for the table (a v1 file has the stand-in table above instead). */
+static const char compat_v3[] =
+    "CREATE TEMP VIEW IF NOT EXISTS best_decisions AS"
+    " SELECT *, 0 AS cut_short FROM main.best_decisions;";
+static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3};
 _Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)

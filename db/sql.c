@@ -245,6 +245,10 @@ void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row)
     fdt_dbi_copy(v->compiler, sizeof v->compiler, st, c++);
     fdt_dbi_copy(v->fdtune_version, sizeof v->fdtune_version, st, c++);
     fdt_dbi_copy(v->generator, sizeof v->generator, st, c++);
+    /* a best row (FDT_DBI_BEST_SQL) carries its decision's mark after the row */
+    const char *name = c < sqlite3_column_count(st) ? sqlite3_column_name(st, c) : NULL;
+    if (name && !strcmp(name, "cut_short"))
+        row->cut_short = sqlite3_column_int(st, c) != 0;
 }
 
 int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, fdt_err *e,

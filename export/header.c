@@ -134,11 +134,14 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
             measure(gbs, sizeof gbs, "%.0f GB/s", ev->gbs);
             measure(frac, sizeof frac, "%.3f of copy", ev->frac_copy);
             fdt_sb_printf(b, " (%s, %d CUs)\n *       config %s\n *       median %s, %s, %s; "
-                             "run %lld%s, evaluated %s\n *       driver ",
+                             "run %lld%s, evaluated %s\n%s *       driver ",
                           tu->row.device.arch, tu->row.device.compute_units, ev->config, ms,
                           gbs, frac, (long long)ev->run_id,
                           tu->row.source == FDT_DB_SYSTEM ? " of the system database" : "",
-                          ev->created);
+                          ev->created,
+                          tu->row.cut_short ? " *       SEARCH CUT SHORT by its time limit: the "
+                                              "best of what was measured, not of the space\n"
+                                            : "");
             comment_text(b, v->driver[0] ? v->driver : "-");
             fdt_sb_puts(b, ", runtime ");
             comment_text(b, v->runtime[0] ? v->runtime : "-");

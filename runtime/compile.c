@@ -200,6 +200,27 @@ int fdt_rt_cpu_count(void)
 int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs, size_t n,
                         int parallel, int timeout_ms, fdt_err *e)
 {
+    return fdt_rt_compile_many_progress(b, arch, jobs, n, parallel, timeout_ms, NULL, NULL, e);
+}
+
+/* The pool's count of ended compilations, offset by the jobs the cache answered. */
+typedef struct batch_progress {
+    fdt_done_fn fn;
+    void *ctx;
+    size_t cached, n;
+} batch_progress;
+
+static void pool_done(void *ctx, size_t done, size_t n)
+{
+    (void)n;
+    batch_progress *bp = ctx;
+    bp->fn(bp->ctx, bp->cached + done, bp->n);
+}
+
+int fdt_rt_compile_many_progress(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs,
+                                 size_t n, int parallel, int timeout_ms, fdt_done_fn on_done,
+                                 void *ctx, fdt_err *e)
+{
     char compiler[1024];
     if (b->compiler_id ? b->compiler_id(arch, compiler, sizeof compiler, e)
                        : b->compiler_version(compiler, sizeof compiler, e))
@@ -243,10 +264,13 @@ int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *j
         what[nmiss] = whatbuf[nmiss] ? whatbuf[nmiss] : "compile";
         miss[nmiss++] = i;
     }
+    batch_progress bp = {on_done, ctx, n - nmiss, n};
+    if (on_done)
+        on_done(ctx, n - nmiss, n);
     if (nmiss) {
         double t0 = fdt_now();
-        int r = fdt_run_many(what, compile_child, args, nmiss, parallel, timeout_ms, res, lens,
-                             errs, e);
+        int r = fdt_run_many_progress(what, compile_child, args, nmiss, parallel, timeout_ms,
+                                      res, lens, errs, on_done ? pool_done : NULL, &bp, e);
         if (r < 0) {
             failures = -1;
             goto done;

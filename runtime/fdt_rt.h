@@ -163,6 +163,11 @@ typedef struct fdt_rt_job {
  * -1 when nothing could be started (e). */
 int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs, size_t n,
                         int parallel, int timeout_ms, fdt_err *e);
+/* fdt_rt_compile_many, telling on_done(ctx, done, n) (may be NULL) how many of the n jobs
+ * are through: first those the cache answered, then one more as each compilation ends. */
+int fdt_rt_compile_many_progress(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs,
+                                 size_t n, int parallel, int timeout_ms, fdt_done_fn on_done,
+                                 void *ctx, fdt_err *e);
 /* The CPU cores this process may run on (its affinity mask, which a batch system such as
  * SLURM narrows to the job's cores; the online cores when it cannot be read): the default
  * for `parallel`. */

@@ -232,7 +232,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 3);
+    assert_int_equal(fdt_db_schema_version(), 4);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
@@ -360,7 +360,7 @@ static void test_newer_schema_refused(void **state)
     char path[512];
     path_in(path, sizeof path, "newer.db");
     fdt_db_close(open_ok(path, FDT_DB_CREATE));
-    sql_exec(path, "PRAGMA user_version = 4");
+    sql_exec(path, "PRAGMA user_version = 5");
     size_t n;
     char *before = slurp(path, &n);
     fdt_err e = {""};
@@ -369,11 +369,11 @@ static void test_newer_schema_refused(void **state)
         int flags[] = {FDT_DB_READONLY, FDT_DB_READWRITE, FDT_DB_CREATE};
         assert_int_equal(fdt_db_open(path, flags[i], &db, &e), -1);
         assert_null(db);
-        assert_contains(e.msg, "database schema v4 is newer than this fdtune (v3): upgrade fdtune");
+        assert_contains(e.msg, "database schema v5 is newer than this fdtune (v4): upgrade fdtune");
     }
     int v = 0;
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
-    assert_int_equal(v, 4);
+    assert_int_equal(v, 5);
     assert_same_bytes(path, before, n);
     free(before);
 }
@@ -1284,7 +1284,7 @@ static void test_decisions(void **state)
     best_is(f.db, NULL, f.prob, fast);
 
     /* A decision pins the slower one (e.g. the faster is within noise of it). */
-    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, slow, "test: pinned", &e), 0);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, slow, 0, "test: pinned", &e), 0);
     assert_int_equal(fdt_db_best_decision(f.db, f.dev, f.prob, &d, &found, &e), 0);
     assert_int_equal(found, 1);
     assert_int_equal(d.eval_id, slow);
@@ -1323,7 +1323,7 @@ static void test_decisions(void **state)
     assert_int_equal(row.ev.id, slow);
 
     /* The latest decision is in force. */
-    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, faster, "test: faster", &e), 0);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, faster, 0, "test: faster", &e), 0);
     best_is(f.db, NULL, f.prob, faster);
     assert_int_equal(sql_int(f.path, sql), faster);
     assert_int_equal(fdt_db_best_decision(f.db, f.dev, f.prob, &d, &found, &e), 0);
@@ -1375,14 +1375,14 @@ static void test_decisions(void **state)
     fdt_problem p2 = problem(FDT_OP_D2Z, 4, 512, 512, 512);
     int64_t prob2;
     assert_int_equal(fdt_db_problem_id(f.db, &p2, &prob2, &e), 0);
-    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, wrong, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, wrong, 0, "x", &e), -1);
     assert_contains(e.msg, "ok full evaluation");
-    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, probe, "x", &e), -1);
-    assert_int_equal(fdt_db_best_decide(f.db, f.dev, prob2, slow, "x", &e), -1);
-    assert_int_equal(fdt_db_best_decide(f.db, f.dev + 1, f.prob, slow, "x", &e), -1);
-    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, slow, "", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, probe, 0, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, prob2, slow, 0, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev + 1, f.prob, slow, 0, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, slow, 0, "", &e), -1);
     assert_contains(e.msg, "reason");
-    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, 0, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, 0, 0, "x", &e), -1);
     assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions"), 2);
     assert_int_equal(fdt_db_check(f.db, &e), 0);
     fdt_db_close(f.db);
@@ -1390,9 +1390,72 @@ static void test_decisions(void **state)
     /* Read-only: answers the same, decides nothing. */
     fdt_db *ro = open_ok(f.path, FDT_DB_READONLY);
     best_is(ro, NULL, f.prob, faster);
-    assert_int_equal(fdt_db_best_decide(ro, f.dev, f.prob, slow, "x", &e), -1);
+    assert_int_equal(fdt_db_best_decide(ro, f.dev, f.prob, slow, 0, "x", &e), -1);
     assert_contains(e.msg, "read-only");
     fdt_db_close(ro);
+}
+
+/* Schema v4 (issue 16): a best decision says whether its search was cut short by the time
+ * limit; the best rows carry the mark of the decision in force (0 without one); the CHECK
+ * refuses anything but 0 and 1. A v3 file (made here by dropping the column again) is read
+ * as it is read-only (no mark, file untouched) and migrated with its decisions kept. */
+static void test_cut_short_v4(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "cut.db");
+    fdt_err e = {""};
+    int64_t a = insert_one(f.db, eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 2.0));
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_best(f.db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.r[0].cut_short, 0); /* no decision */
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, a, 1, "test: cut", &e), 0);
+    fdt_db_decision d;
+    int found = 0;
+    assert_int_equal(fdt_db_best_decision(f.db, f.dev, f.prob, &d, &found, &e), 0);
+    assert_int_equal(d.cut_short, 1);
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.r[0].ev.id, a);
+    assert_int_equal(rs.r[0].cut_short, 1);
+    fdt_db_close(f.db);
+    char *err = NULL;
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(f.path, &h), SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(h, "UPDATE best_decisions SET cut_short = 2", NULL, NULL,
+                                      &err),
+                         SQLITE_OK);
+    sqlite3_free(err);
+    sqlite3_close(h);
+
+    /* back to v3: the column gone, then read-only and migrated */
+    sql_exec(f.path, "ALTER TABLE best_decisions DROP COLUMN cut_short; PRAGMA user_version = 3;"
+                     "PRAGMA journal_mode = DELETE;");
+    size_t n;
+    char *before = slurp(f.path, &n);
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.r[0].ev.id, a); /* the decision still counts */
+    assert_int_equal(rs.r[0].cut_short, 0);
+    assert_int_equal(fdt_db_best_decision(db, f.dev, f.prob, &d, &found, &e), 0);
+    assert_int_equal(found, 1);
+    assert_int_equal(d.cut_short, 0);
+    fdt_db_close(db);
+    assert_same_bytes(f.path, before, n);
+    free(before);
+    db = open_ok(f.path, FDT_DB_READWRITE);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 4);
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions WHERE cut_short = 0"),
+                     1);
+    assert_int_equal(fdt_db_best_decide(db, f.dev, f.prob, a, 1, "test: cut again", &e), 0);
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.r[0].cut_short, 1);
+    fdt_db_close(db);
 }
 
 /* Every best answer of a database, as "device problem -> evaluation" lines. */
@@ -1794,6 +1857,7 @@ int main(void)
         cmocka_unit_test(test_reopen),
         cmocka_unit_test(test_migrate_v0),
         cmocka_unit_test(test_newer_schema_refused),
+        cmocka_unit_test(test_cut_short_v4),
         cmocka_unit_test(test_corrupt_refused),
         cmocka_unit_test(test_readonly_missing),
         cmocka_unit_test(test_ids_stable),

@@ -236,7 +236,7 @@ static void shard(const char *path, const fdt_device *d, const char *host, const
         ev.gbs = 1000 / m[i].ms;
         if (fdt_db_eval_insert(db, &ev, &id, &e))
             fail_msg("%s: %s", path, e.msg);
-        if (decide && fdt_db_best_decide(db, dev, pid, id, "tune: first decision", &e))
+        if (decide && fdt_db_best_decide(db, dev, pid, id, 0, "tune: first decision", &e))
             fail_msg("%s", e.msg);
     }
     if (fdt_db_run_finish(db, run, FDT_DB_DONE, &e))
@@ -659,7 +659,7 @@ static void test_db_check(void **state)
     run(&r, "db", "check", out, NULL);
     expect_status(&r, 0);
     assert_has(r.out, "integrity     ok");
-    assert_has(r.out, "schema        v3");
+    assert_has(r.out, "schema        v4");
     tu_result_free(&r);
     run(&r, "db", "check", out, "--json", NULL);
     expect_status(&r, 0);

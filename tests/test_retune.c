@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -373,7 +374,7 @@ static void test_plan(void **state)
     fdt_db_eval emi = timed(rmi, pd2x, "vec=2", 0.5, 0.01);
     put(db, &emi);
     /* A decision for d2z on GPU-1. */
-    assert_int_equal(fdt_db_best_decide(db, dev1, pd2z, evs[5].id, "test", &e), 0);
+    assert_int_equal(fdt_db_best_decide(db, dev1, pd2z, evs[5].id, 0, "test", &e), 0);
     /* The old lap 256^3 runs started long ago. */
     char sql[256];
     snprintf(sql, sizeof sql,
@@ -944,6 +945,16 @@ static void retune(result *r, ...)
     tu_result_free(&t);
 }
 
+/* A probe that sees one GPU no real one is (for the paths before its worker starts). */
+static int one_gpu(fdt_probe *p, fdt_err *e)
+{
+    (void)e;
+    memset(p, 0, sizeof *p);
+    p->ndevices = 1;
+    p->device[0] = device("fdtune test GPU", 7, "GPU-test", "1.0");
+    return 0;
+}
+
 static void test_cli(void **state)
 {
     (void)state;
@@ -993,15 +1004,167 @@ static void test_cli(void **state)
     fdt_retune_lock l;
     fdt_err e = {""};
     assert_int_equal(fdt_retune_lock_acquire(path, &l, &e), 0);
-    retune(&r, "--db", path, NULL);
-    assert_int_equal(r.status, 5);
     char mine[64];
     snprintf(mine, sizeof mine, "pid %ld on ", (long)getpid());
-    assert_has(r.err, "another retune is running");
-    assert_has(r.err, mine);
+    /* where a GPU is visible (a fake one here), another process is told busy, naming us */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        fdt_retune_request rq;
+        fdt_retune_request_init(&rq);
+        rq.db_path = path;
+        rq.probe = one_gpu;
+        static fdt_retune_report rep;
+        fdt_status st = fdt_retune_run(&rq, NULL, NULL, NULL, &rep, &e);
+        _exit(st == FDT_STATUS_BUSY && strstr(e.msg, "another retune is running") &&
+                      strstr(e.msg, mine)
+                  ? 0
+                  : 1);
+    }
+    int ws = 0;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    /* the binary: the same, or where no GPU is visible, exit 3 before the lock is looked at */
+    retune(&r, "--db", path, NULL);
+    if (r.status == 3) {
+        assert_has(r.err, "no GPU is visible");
+    } else {
+        assert_int_equal(r.status, 5);
+        assert_has(r.err, "another retune is running");
+        assert_has(r.err, mine);
+    }
     fdt_retune_lock_release(&l);
     retune(&r, "--db", path, NULL);
     assert_true(r.status == 3 || r.status == 0);
+}
+
+/* ------------------------------------------------------------------ no harm without a GPU */
+
+static int no_gpus(fdt_probe *p, fdt_err *e)
+{
+    (void)e;
+    memset(p, 0, sizeof *p);
+    return 0;
+}
+
+/* A copy of the recorded v1 database at path (in the scratch directory); its bytes in *bytes. */
+static int copy_v1(char *path, size_t np, const char *name, char **bytes, size_t *n)
+{
+    const char *src = getenv("FDTUNE_TEST_SRC");
+    if (!src || !*src)
+        return -1;
+    char from[1024];
+    snprintf(from, sizeof from, "%s/tests/data/h100-replay.db", src);
+    path_in(path, np, name);
+    fdt_err e = {""};
+    assert_int_equal(fdt_read_file(from, bytes, n, &e), 0);
+    assert_int_equal(fdt_write_file_atomic(path, *bytes, *n, &e), 0);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    return 0;
+}
+
+/* The file is byte for byte what it was, and nothing was left beside it. */
+static void assert_untouched(const char *path, const char *bytes, size_t n)
+{
+    char *now;
+    size_t m;
+    fdt_err e = {""};
+    assert_int_equal(fdt_read_file(path, &now, &m, &e), 0);
+    assert_int_equal(m, n);
+    assert_memory_equal(now, bytes, n);
+    free(now);
+    static const char *const beside[] = {"-wal", "-shm", "-journal", ".retune.lock"};
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+        char other[600];
+        struct stat sb;
+        snprintf(other, sizeof other, "%s%s", path, beside[i]);
+        if (stat(other, &sb) == 0)
+            fail_msg("%s was left beside the database", other);
+    }
+}
+
+/* Issue 16, item 3: a retune that finds no GPU (a fake probe here, so that a GPU machine
+ * sees the same) says so before it opens, migrates or locks the database; the fdtune
+ * commands that write (retune, tune, tune --tasks) leave a v1 database as it was when no GPU
+ * is visible (checked where none is, as on a CPU machine). */
+static void test_no_gpu_no_harm(void **state)
+{
+    (void)state;
+    char path[512];
+    char *bytes;
+    size_t n;
+    if (copy_v1(path, sizeof path, "noharm.db", &bytes, &n))
+        skip();
+    fdt_retune_request rq;
+    fdt_retune_request_init(&rq);
+    rq.db_path = path;
+    rq.probe = no_gpus;
+    fdt_retune_report *rep = calloc(1, sizeof *rep);
+    fdt_err e = {""};
+    assert_non_null(rep);
+    assert_int_equal(fdt_retune_run(&rq, NULL, NULL, NULL, rep, &e), FDT_STATUS_NO_GPU);
+    assert_int_equal(rep->ran, 0);
+    assert_has(e.msg, "no GPU is visible");
+    fdt_retune_report_free(rep);
+    free(rep);
+    assert_untouched(path, bytes, n);
+
+    /* The binary: where no GPU is visible, retune and tune exit 3 and touch nothing. */
+    result r;
+    retune(&r, "--db", path, NULL);
+    if (r.status != 3) {
+        free(bytes);
+        return; /* a GPU is visible here: the fake probe above stands for this part */
+    }
+    assert_has(r.err, "no GPU is visible");
+    assert_untouched(path, bytes, n);
+    char *tune[] = {(char *)FDTUNE_BIN, (char *)"tune", (char *)"--gpu", (char *)"auto",
+                    (char *)"--op", (char *)"d2x", (char *)"--R", (char *)"4",
+                    (char *)"--grid", (char *)"64^3", (char *)"--db", path, NULL};
+    tu_result t;
+    tu_run(&t, g_dir, tune);
+    expect_status(&t, 3);
+    tu_result_free(&t);
+    assert_untouched(path, bytes, n);
+
+    /* a task of a plan whose published shard is that database: untouched, and no copy of it
+     * left in the node-local directory */
+    char plan[600], results[600], shard[700], local[600];
+    path_in(plan, sizeof plan, "tasks.jsonl");
+    path_in(results, sizeof results, "results");
+    path_in(local, sizeof local, "local");
+    snprintf(shard, sizeof shard, "%s/task-0000.db", results);
+    assert_int_equal(mkdir(results, 0700), 0);
+    assert_int_equal(mkdir(local, 0700), 0);
+    fdt_err e2 = {""};
+    assert_int_equal(fdt_write_file_atomic(shard, bytes, n, &e2), 0);
+    char *mk[] = {(char *)FDTUNE_BIN, (char *)"plan", (char *)"--op", (char *)"d2x",
+                  (char *)"--R", (char *)"4", (char *)"--grid", (char *)"64^3", (char *)"-o",
+                  plan, NULL};
+    tu_run(&t, g_dir, mk);
+    expect_status(&t, 0);
+    tu_result_free(&t);
+    char *task[] = {(char *)FDTUNE_BIN, (char *)"tune", (char *)"--tasks", plan,
+                    (char *)"--task", (char *)"0", (char *)"--results", results, NULL};
+    const char *tmpdir = getenv("TMPDIR");
+    char *saved = tmpdir ? strdup(tmpdir) : NULL;
+    setenv("TMPDIR", local, 1);
+    tu_run(&t, g_dir, task);
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    expect_status(&t, 3);
+    tu_result_free(&t);
+    assert_untouched(shard, bytes, n);
+    DIR *d = opendir(local);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            fail_msg("%s/%s was left behind", local, de->d_name);
+    closedir(d);
+    free(bytes);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1036,6 +1199,7 @@ int main(void)
         cmocka_unit_test(test_lock),
         cmocka_unit_test(test_migrate_v1),
         cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_no_gpu_no_harm),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

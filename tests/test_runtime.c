@@ -330,6 +330,37 @@ static void util_jobs(fdt_sb *src, char names[2][32], fdt_rt_job *jobs)
     }
 }
 
+/* A batch's progress, printed at every tenth of it: a long compile is not silent. */
+typedef struct progress {
+    const char *what;
+    double t0;
+    int shown; /* tenths printed */
+} progress;
+
+static void compile_progress(void *ctx, size_t done, size_t n)
+{
+    progress *p = ctx;
+    int tenth = n ? (int)(done * 10 / n) : 10;
+    if (tenth <= p->shown)
+        return;
+    p->shown = tenth;
+    print_message("  %s: %zu/%zu compiled (%zu%%), %.0f s\n", p->what, done, n,
+                  n ? done * 100 / n : 100, fdt_now() - p->t0);
+}
+
+/* Compiles jobs[0..n) for arch through the pool of child processes, as the tuner does (as
+ * many at a time as there are CPU cores), printing its progress; fdt_rt_compile_many's
+ * return. */
+static int compile_pool(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs, size_t n,
+                        const char *what, fdt_err *e)
+{
+    progress p = {what, fdt_now(), 0};
+    print_message("%s: compiling %zu kernels for %s, %d at a time\n", what, n, arch,
+                  fdt_rt_cpu_count());
+    return fdt_rt_compile_many_progress(b, arch, jobs, n, fdt_rt_cpu_count(), 300000,
+                                        compile_progress, &p, e);
+}
+
 #define MATRIX (FDT_OP_COUNT * 4 * 2 * (sizeof spread / sizeof spread[0]))
 
 /* Every operator x R in {1,2,4,8} x f32/f64 x spread, and the verification kernels, compiled
@@ -356,7 +387,7 @@ static void compile_matrix(const char *arch)
     char unames[2][32];
     util_jobs(usrc, unames, jobs + n);
     double t0 = fdt_now();
-    int failed = fdt_rt_compile_many(b, arch, jobs, n + 2, fdt_rt_cpu_count(), 300000, &e);
+    int failed = compile_pool(b, arch, jobs, n + 2, "the matrix", &e);
     if (failed < 0)
         fail_msg("compile for %s: %s", arch, e.msg);
     for (size_t i = 0; i < n + 2; i++) {
@@ -377,23 +408,6 @@ static void compile_matrix(const char *arch)
                   arch, fdt_now() - t0);
     free(ks);
     free(jobs);
-}
-
-/* Generates p with c under its default kernel name and compiles it for arch into code
- * (the test fails with the compiler's message if it does not compile; text names c). */
-static void compile_candidate(const fdt_rt_backend *b, const char *arch, const fdt_problem *p,
-                              const fdt_config *c, const char *text, fdt_rt_code *code)
-{
-    fdt_err e;
-    char name[96];
-    fdt_gen_kernel_name(p, c, name, sizeof name);
-    fdt_sb src;
-    fdt_sb_init(&src);
-    assert_int_equal(fdt_gen_source(p, c, name, NULL, &src, &e), 0);
-    if (fdt_rt_compile(b, fdt_sb_str(&src), name, arch, 300000, code, &e))
-        fail_msg("%s R=%d %s %s for %s: %s", fdt_op_name(p->op), p->R, fdt_prec_name(p->prec),
-                 text, arch, e.msg);
-    fdt_sb_free(&src);
 }
 
 /* The stream family (lds=3) compiles without spilling in shapes lap.lua admits (test_recipe.c
@@ -420,19 +434,37 @@ static void stream_no_spills(const char *arch)
     fdt_err e;
     const fdt_rt_backend *b = fdt_rt_backend_for_arch(arch, &e);
     assert_non_null(b);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    enum { NCASES = sizeof cases / sizeof cases[0] };
+    candidate ks[NCASES];
+    fdt_rt_job jobs[NCASES];
+    size_t at[NCASES], n = 0;
+    for (size_t i = 0; i < NCASES; i++) {
         if (strcmp(cases[i].arch, arch))
             continue;
-        fdt_problem p = {cases[i].op, cases[i].R, cases[i].prec, 512, 512, 512};
-        fdt_config c;
-        assert_int_equal(fdt_config_parse(cases[i].cfg, &c, &e), 0);
-        fdt_rt_code code;
-        compile_candidate(b, arch, &p, &c, cases[i].cfg, &code);
-        if (code.res.spill_bytes != 0 || code.res.scratch_bytes != 0)
+        candidate *k = &ks[n];
+        k->p = (fdt_problem){cases[i].op, cases[i].R, cases[i].prec, 512, 512, 512};
+        assert_int_equal(fdt_config_parse(cases[i].cfg, &k->c, &e), 0);
+        fdt_gen_kernel_name(&k->p, &k->c, k->name, sizeof k->name);
+        fdt_sb_init(&k->src);
+        assert_int_equal(fdt_gen_source(&k->p, &k->c, k->name, NULL, &k->src, &e), 0);
+        jobs[n] = (fdt_rt_job){.src = fdt_sb_str(&k->src), .kernel = k->name};
+        at[n++] = i;
+    }
+    if (compile_pool(b, arch, jobs, n, "the stream family", &e) < 0)
+        fail_msg("compile for %s: %s", arch, e.msg);
+    for (size_t j = 0; j < n; j++) {
+        const fdt_problem *p = &ks[j].p;
+        const char *cfg = cases[at[j]].cfg;
+        const fdt_rt_code *code = &jobs[j].code;
+        if (jobs[j].rc)
+            fail_msg("%s R=%d %s %s for %s: %s", fdt_op_name(p->op), p->R,
+                     fdt_prec_name(p->prec), cfg, arch, jobs[j].err.msg);
+        if (code->res.spill_bytes != 0 || code->res.scratch_bytes != 0)
             fail_msg("%s %s R=%d %s %s: %d registers, %d bytes spilled, %d of scratch", arch,
-                     fdt_op_name(p.op), p.R, fdt_prec_name(p.prec), cases[i].cfg,
-                     code.res.registers, code.res.spill_bytes, code.res.scratch_bytes);
-        fdt_rt_code_free(&code);
+                     fdt_op_name(p->op), p->R, fdt_prec_name(p->prec), cfg,
+                     code->res.registers, code->res.spill_bytes, code->res.scratch_bytes);
+        fdt_rt_code_free(&jobs[j].code);
+        fdt_sb_free(&ks[j].src);
     }
 }
 
@@ -574,8 +606,8 @@ static void test_hiprtc_self_contained(void **state)
     fdt_sb usrc[2];
     char unames[2][32];
     size_t n = family_jobs(ks, jobs, usrc, unames);
-    assert_true(fdt_rt_compile_many(b, "gfx90a", jobs, n + 2, fdt_rt_cpu_count(), 300000, &e) >=
-                0);
+    assert_true(compile_pool(b, "gfx90a", jobs, n + 2, "the families (hiprtc, no ROCm header)",
+                             &e) >= 0);
     for (size_t i = 0; i < n + 2; i++) {
         if (jobs[i].rc)
             fail_msg("%s without ROCm headers: %s", jobs[i].kernel, jobs[i].err.msg);
@@ -607,20 +639,28 @@ static void test_amd_spills(void **state)
     };
     fdt_err e;
     const fdt_rt_backend *b = fdt_rt_backend_for_arch("gfx90a", &e);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        candidate k;
-        assert_int_equal(fdt_config_parse(cases[i].config, &k.c, &e), 0);
-        k.p = cases[i].p;
-        fdt_gen_kernel_name(&k.p, &k.c, k.name, sizeof k.name);
-        fdt_sb_init(&k.src);
-        assert_int_equal(fdt_gen_source(&k.p, &k.c, k.name, NULL, &k.src, &e), 0);
-        fdt_rt_code code;
-        if (fdt_rt_compile(b, fdt_sb_str(&k.src), k.name, "gfx90a", 300000, &code, &e))
-            fail_msg("%s: %s", cases[i].config, e.msg);
-        const fdt_rt_resources *r = &code.res;
+    enum { NCASES = sizeof cases / sizeof cases[0] };
+    candidate ks[NCASES];
+    fdt_rt_job jobs[NCASES];
+    for (size_t i = 0; i < NCASES; i++) {
+        candidate *k = &ks[i];
+        assert_int_equal(fdt_config_parse(cases[i].config, &k->c, &e), 0);
+        k->p = cases[i].p;
+        fdt_gen_kernel_name(&k->p, &k->c, k->name, sizeof k->name);
+        fdt_sb_init(&k->src);
+        assert_int_equal(fdt_gen_source(&k->p, &k->c, k->name, NULL, &k->src, &e), 0);
+        jobs[i] = (fdt_rt_job){.src = fdt_sb_str(&k->src), .kernel = k->name};
+    }
+    if (compile_pool(b, "gfx90a", jobs, NCASES, "the spill cases", &e) < 0)
+        fail_msg("compile for gfx90a: %s", e.msg);
+    for (size_t i = 0; i < NCASES; i++) {
+        const candidate *k = &ks[i];
+        if (jobs[i].rc)
+            fail_msg("%s: %s", cases[i].config, jobs[i].err.msg);
+        const fdt_rt_resources *r = &jobs[i].code.res;
         print_message("%s R=%d %s %s on gfx90a: %d VGPRs, %d AGPRs, spills %d bytes, %d SGPR "
-                      "spills, scratch %d bytes\n", fdt_op_name(k.p.op), k.p.R,
-                      fdt_prec_name(k.p.prec), cases[i].config, r->registers, r->agprs,
+                      "spills, scratch %d bytes\n", fdt_op_name(k->p.op), k->p.R,
+                      fdt_prec_name(k->p.prec), cases[i].config, r->registers, r->agprs,
                       r->spill_bytes, r->sgpr_spills, r->scratch_bytes);
         if (cases[i].memory) {
             assert_true(r->scratch_bytes > 0 && r->spill_bytes > 0);
@@ -629,8 +669,8 @@ static void test_amd_spills(void **state)
             assert_int_equal(r->scratch_bytes, 0);
             assert_int_equal(r->spill_bytes, 0);
         }
-        fdt_rt_code_free(&code);
-        fdt_sb_free(&k.src);
+        fdt_rt_code_free(&jobs[i].code);
+        fdt_sb_free(&ks[i].src);
     }
 }
 
@@ -716,9 +756,8 @@ static void test_amd_header_vs_hiprtc(void **state)
     char unames[2][32];
     size_t n = family_jobs(ks, jr, usrc, unames);
     memcpy(jc, jr, sizeof jc);
-    assert_true(fdt_rt_compile_many(hip, "gfx90a", jr, n + 2, fdt_rt_cpu_count(), 300000, &e) >= 0);
-    assert_true(fdt_rt_compile_many(&clang, "gfx90a", jc, n + 2, fdt_rt_cpu_count(), 300000, &e) >=
-                0);
+    assert_true(compile_pool(hip, "gfx90a", jr, n + 2, "the families (hiprtc)", &e) >= 0);
+    assert_true(compile_pool(&clang, "gfx90a", jc, n + 2, "the families (clang)", &e) >= 0);
     for (size_t i = 0; i < n + 2; i++) {
         if (jr[i].rc || jc[i].rc)
             fail_msg("%s for gfx90a: %s", jr[i].kernel, jr[i].rc ? jr[i].err.msg : jc[i].err.msg);

@@ -525,12 +525,23 @@ static void test_retune_run(void **state)
     fdt_err e = {""};
     seen s = {0};
 
-    /* no GPU: stale runs marked first, then NO_GPU with the backends, nothing ran */
+    /* no GPU: NO_GPU with the backends before anything is touched (issue 16: the lock
+     * file is not taken over, the dead run is not marked) */
     assert_int_equal(fdt_retune_run(&rq, record, NULL, &s, rep, &e), FDT_STATUS_NO_GPU);
     assert_false(rep->ran);
     assert_string_equal(rep->db_path, path);
     assert_int_equal(rep->probe.nbackends, 2);
-    assert_int_equal(s.n, 2);
+    assert_int_equal(s.n, 0);
+    char *held = tu_slurp(lock);
+    assert_string_equal(held, "pid 1 on gone since 2020-01-01T00:00:00.000Z\n");
+    free(held);
+    fdt_retune_report_free(rep);
+
+    /* a GPU: the lock left by a dead holder is taken over, the dead run marked */
+    memset(&s, 0, sizeof s);
+    rq.probe = probe_h100;
+    assert_int_equal(fdt_retune_run(&rq, record, NULL, &s, rep, &e), FDT_STATUS_ERROR);
+    assert_true(s.n >= 2);
     assert_int_equal(s.kind[0], FDT_RETUNE_EV_LOCK_TAKEN);
     assert_string_equal(s.text[0], "pid 1 on gone since 2020-01-01T00:00:00.000Z");
     assert_int_equal(s.kind[1], FDT_RETUNE_EV_STALE);

@@ -241,9 +241,10 @@ typedef struct fdt_retune_event {
 
 typedef void (*fdt_retune_event_fn)(void *ctx, const fdt_retune_event *ev);
 
-/* A whole retune: opens the database (it must exist) and takes its retune lock
- * (FDT_STATUS_BUSY when another retune holds it), opens a session on it (stale runs, probe:
- * FDT_STATUS_NO_GPU), loads the catalogue, builds the plan for the visible GPUs and loads
+/* A whole retune: probes the GPUs first (none visible: FDT_STATUS_NO_GPU, rep->probe says
+ * why, and the database is neither opened, migrated nor locked: only a missing one is said
+ * before, FDT_STATUS_ERROR), then opens the database and takes its retune lock
+ * (FDT_STATUS_BUSY when another retune holds it), opens a session on it (stale runs), loads the catalogue, builds the plan for the visible GPUs and loads
  * the recipes it needs (FDT_STATUS_USAGE when one cannot be), then GPU by GPU, a worker and
  * a retune run each, revisits every item (fdt_retune_problem) until done or stopped. Events
  * go to on_event as they happen, a re-search's progress to on_progress, both with ctx. The

@@ -20,6 +20,10 @@ typedef struct fdt_tune_opts {
     fdt_search_kind strategy;
     int budget;           /* evaluations for this problem; 0: unlimited */
     double deadline;      /* fdt_now() after which no new evaluation starts; 0: none */
+    int share;            /* > 1: deadline ends a time limit that this problem shares with
+                             share - 1 more still to tune: its search gets an equal share of
+                             what remains when it begins (fdt_tune_share_deadline), its
+                             preparation spread over all of them */
     int force;            /* measure again what the database already holds */
     uint64_t seed;        /* random strategy */
     int parallel;         /* compile processes */
@@ -36,6 +40,7 @@ void fdt_tune_opts_default(fdt_tune_opts *o);
 typedef enum {
     FDT_TUNE_SETUP,    /* reference checked, copy bandwidth measured */
     FDT_TUNE_SPACE,    /* space enumerated; resumed configs counted */
+    FDT_TUNE_COMPILING, /* a batch is compiling: compiled of survivors through so far */
     FDT_TUNE_COMPILED, /* candidates compiled */
     FDT_TUNE_EVAL,     /* one evaluation finished (probe or full) */
 } fdt_tune_event_kind;
@@ -50,6 +55,7 @@ typedef struct fdt_tune_event {
     double best_gbs, best_frac, copy_gbs;
     double elapsed_s, eta_s;  /* eta < 0: unknown */
     size_t survivors, resumed, compile_failed, cached;
+    size_t compiled;          /* COMPILING: of survivors (the batch), through so far */
     double compile_s;
     const fdt_setup_result *setup; /* SETUP */
 } fdt_tune_event;
@@ -74,6 +80,9 @@ typedef struct fdt_tune_summary {
     double wall_s, compile_s, setup_s;
     int interrupted;        /* stopped by the user or the time limit */
     char stop_reason[64];
+    int cut_short;          /* the time limit (this problem's share of it) stopped the search
+                               before its budget or space was spent: recorded with the best
+                               decision (fdt_db_decision.cut_short) */
     int worker_restarts;
     int gpu_failed;         /* the problem failed because the GPU's worker did: it could not
                                be started, set up or brought back (another GPU may do) */
@@ -143,6 +152,15 @@ void fdt_tune_plan(const fdt_tune_request *rq, const fdt_recipe *r, fdt_search_k
  * force, seed, compile processes and command, the run's deadline (0: none) and stop flag. */
 void fdt_tune_opts_for(const fdt_tune_request *rq, const fdt_recipe *r, double deadline,
                        const volatile sig_atomic_t *stop, fdt_tune_opts *o);
+/* With a time limit, a search stops at its deadline, after one evaluation at least: every
+ * problem begun gets a result (the baseline, or the strategy's first config). */
+
+/* The deadline of the next problem of a run whose time limit ends at `end` (fdt_now()
+ * clock; 0: none), with `left` problems still to tune, this one included: an equal share of
+ * the time that remains, now + (end - now) / left, so that a problem that finishes early
+ * leaves its time to the ones after it and the last one gets whatever remains. 0 when end
+ * is 0; never later than end. */
+double fdt_tune_share_deadline(double end, int left);
 
 /* The outcome of a tuning run. */
 typedef struct fdt_tune_report {
@@ -154,7 +172,8 @@ typedef struct fdt_tune_report {
 
 /* Tunes the problem of each requested operator on GPU g of session s with rec[op] (loaded
  * for every requested operator) and the operator's plan (fdt_tune_plan), in operator order,
- * until all are done, the time limit has passed or the stop flag is set. Returns
+ * until all are done or the stop flag is set; a time limit is shared among the problems
+ * still to tune (fdt_tune_share_deadline), so every problem gets its turn. Returns
  * FDT_STATUS_ERROR when a problem could not be tuned (e: "problem: why"), else
  * FDT_STATUS_INTERRUPTED when stopped, FDT_STATUS_FAILED when a problem has no verified
  * config, FDT_STATUS_OK. out holds the summaries of the problems done in every case. */

@@ -111,6 +111,22 @@ static int stopping(const run *x)
     return *x->stop || (x->deadline > 0 && fdt_now() > x->deadline);
 }
 
+/* The share of the problem GPU g begins now (fdt_tune_opts.share): its model's GPUs share
+ * what remains of the time limit among the rounds of that model's problems still to tune
+ * (pending or just given out), one problem per GPU a round. */
+static int share(const run *x, int g)
+{
+    const fdt_many_report *o = x->out;
+    int m = o->gpu[g].model, left = 0, gpus = 0;
+    for (int i = 0; i < o->n; i++)
+        left += o->v[i].model == m && (o->v[i].state == FDT_MANY_PENDING ||
+                                       (o->v[i].state == FDT_MANY_RUNNING && o->v[i].gpu == g));
+    for (int h = 0; h < o->ngpus; h++)
+        gpus += o->gpu[h].model == m && in_run(x, h);
+    gpus = gpus > 0 ? gpus : 1;
+    return (left + gpus - 1) / gpus;
+}
+
 /* Gives every idle GPU its next problem; one with nothing left to do quits. */
 static void schedule(run *x)
 {
@@ -137,8 +153,8 @@ static void schedule(run *x)
         p->gpu = g;
         r->st = R_BUSY;
         r->cur = k;
-        int32_t kk = k;
-        to_gpu(r, RN_TUNE, &kk, sizeof kk);
+        tune_msg m = {.k = k, .share = share(x, g), .deadline = x->deadline};
+        to_gpu(r, RN_TUNE, &m, sizeof m);
     }
 }
 
@@ -554,8 +570,7 @@ fdt_status fdt_tune_many(const fdt_session_opts *so, const int *live, int nlive,
     for (int g = 0; g < FDT_MAX_DEVICES; g++)
         x.r[g] = (runner){.pid = -1, .fd = -1, .st = R_GONE};
     po.probed = &s.probe;
-    runner_args tmpl = {.parent = getpid(), .so = &po, .rec = rec, .rq = rq, .v = out->v,
-                        .deadline = x.deadline};
+    runner_args tmpl = {.parent = getpid(), .so = &po, .rec = rec, .rq = rq, .v = out->v};
     if (start_runners(&x, &tmpl, e) == 0) {
         loop(&x);
         st = conclude(&x, e);

@@ -11,7 +11,7 @@ enum {
     RN_FAILED,    /* GPU -> fdtune: text, it could not start */
     RN_EVENT,     /* GPU -> fdtune: flat_event */
     RN_DONE,      /* GPU -> fdtune: done_msg */
-    RN_TUNE,      /* fdtune -> GPU: int32, the problem's index */
+    RN_TUNE,      /* fdtune -> GPU: tune_msg, the problem's index and deadline */
     RN_QUIT,      /* fdtune -> GPU */
 };
 
@@ -25,8 +25,15 @@ typedef struct flat_event {
     fdt_setup_result setup;
     int done, total;
     double best_gbs, best_frac, copy_gbs, elapsed_s, eta_s, compile_s;
-    size_t survivors, resumed, compile_failed, cached;
+    size_t survivors, resumed, compile_failed, cached, compiled;
 } flat_event;
+
+/* RN_TUNE: tune problem k, no evaluation starting after the run's deadline (fdt_now(); 0:
+ * none), whose time it shares with share - 1 more problems (fdt_tune_opts.share). */
+typedef struct tune_msg {
+    int32_t k, share;
+    double deadline;
+} tune_msg;
 
 /* The outcome of one problem on one GPU. */
 typedef struct done_msg {
@@ -45,7 +52,6 @@ typedef struct runner_args {
     fdt_recipe *const *rec;
     const fdt_tune_request *rq;
     const fdt_many_problem *v;    /* the problems (by index) */
-    double deadline;              /* of the whole run; 0: none */
 } runner_args;
 
 /* The process of one GPU: opens its session (database connection, worker), says READY or

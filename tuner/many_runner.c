@@ -40,6 +40,7 @@ void many_flatten(const fdt_tune_event *ev, flat_event *f)
     f->resumed = ev->resumed;
     f->compile_failed = ev->compile_failed;
     f->cached = ev->cached;
+    f->compiled = ev->compiled;
 }
 
 void many_unflatten(const flat_event *f, fdt_tune_event *ev)
@@ -63,6 +64,7 @@ void many_unflatten(const flat_event *f, fdt_tune_event *ev)
     ev->resumed = f->resumed;
     ev->compile_failed = f->compile_failed;
     ev->cached = f->cached;
+    ev->compiled = f->compiled;
 }
 
 /* fdt_tune_progress: each event goes to fdtune as it happens. */
@@ -76,15 +78,18 @@ static void send_event(void *ctx, const fdt_tune_event *ev)
 }
 
 /* Tunes problem k and reports its outcome. */
-static void tune_one(const runner_args *a, const fdt_session *s, const fdt_tune_ctx *ctx, int k)
+static void tune_one(const runner_args *a, const fdt_session *s, const fdt_tune_ctx *ctx,
+                     const tune_msg *m)
 {
+    int k = m->k;
     done_msg *d = calloc(1, sizeof *d);
     fdt_err e;
     if (!d)
         _exit(4); /* fdtune sees the process end: the GPU failed, the problem goes on */
     fdt_problem p = a->v[k].p;
     fdt_tune_opts o;
-    fdt_tune_opts_for(a->rq, a->rec[p.op], a->deadline, s->stop, &o);
+    fdt_tune_opts_for(a->rq, a->rec[p.op], m->deadline, s->stop, &o);
+    o.share = m->share;
     d->problem = k;
     d->rc = fdt_tune_problem(ctx, a->rec[p.op], &p, &o, send_event, (void *)a, &d->sum, &e);
     if (d->rc)
@@ -120,13 +125,13 @@ void many_runner_main(const runner_args *a)
         size_t n = 0;
         if (fdt_frame_read(a->fd, &type, &data, &n, -1, &e) != 0)
             break; /* fdtune is gone */
-        int32_t k = -1;
-        if (type == RN_TUNE && n == sizeof k)
-            memcpy(&k, data, sizeof k);
+        tune_msg m = {.k = -1};
+        if (type == RN_TUNE && n == sizeof m)
+            memcpy(&m, data, sizeof m);
         free(data);
-        if (type != RN_TUNE || k < 0)
+        if (type != RN_TUNE || m.k < 0)
             break;
-        tune_one(a, &s, &ctx, k);
+        tune_one(a, &s, &ctx, &m);
     }
     fdt_session_close(&s);
     _exit(0);

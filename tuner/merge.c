@@ -107,7 +107,9 @@ static int decide(fdt_db *out, const char *label, const fdt_db_row *cand,
         return 0;
     char reason[128];
     snprintf(reason, sizeof reason, "merge: %.60s: %s", label, why);
-    if (fdt_db_best_decide(out, dev, prob, pick, reason, e))
+    /* the mark of the search behind the pick (the input's, or the incumbent's decision) */
+    int cut = pick == ev ? cand->cut_short : found && d.cut_short;
+    if (fdt_db_best_decide(out, dev, prob, pick, cut, reason, e))
         return -1;
     r->decisions++;
     return 0;

@@ -320,7 +320,10 @@ int fdt_retune_conclude(fdt_db *db, const fdt_retune_item *it, int64_t device_id
     out->best = tp;
     int rc = 0;
     if (pick && !(decided && decided_eval == pick))
-        rc = fdt_db_best_decide(db, device_id, it->problem_id, pick, out->reason, e);
+        rc = fdt_db_best_decide(db, device_id, it->problem_id, pick,
+                                /* a re-search has no time limit; else the stored mark */
+                                out->researched ? 0 : stored->cut_short, out->reason,
+                                e);
     free(x);
     return rc ? fdt_err_wrap(e, "retune") : 0;
 }

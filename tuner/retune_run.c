@@ -5,9 +5,11 @@
  * what it found is in the report. */
 #include "fdt_retune.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void fdt_retune_request_init(fdt_retune_request *rq)
 {
@@ -199,6 +201,19 @@ fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_e
         snprintf(rep->db_path, sizeof rep->db_path, "%s", rq->db_path);
     else if (fdt_db_default_path(rep->db_path, sizeof rep->db_path, e))
         return FDT_STATUS_ERROR;
+    /* Do no harm: nothing is opened, migrated or locked before a GPU is known to be there.
+     * A missing database is said first, as it costs only a look. */
+    struct stat sb;
+    if (stat(rep->db_path, &sb) != 0 && errno == ENOENT) {
+        fdt_err_set(e, "%s: no tuning database here", rep->db_path);
+        return FDT_STATUS_ERROR;
+    }
+    if ((rq->probe ? rq->probe : fdt_probe_devices)(&rep->probe, e))
+        return FDT_STATUS_ERROR;
+    if (rep->probe.ndevices == 0) {
+        fdt_err_set(e, "no GPU is visible");
+        return FDT_STATUS_NO_GPU;
+    }
     fdt_db *db = NULL;
     if (fdt_db_open(rep->db_path, FDT_DB_READWRITE, &db, e))
         return FDT_STATUS_ERROR;
@@ -218,7 +233,7 @@ fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_e
     fdt_session_opts_init(&so);
     so.db = db;
     so.fdtune_version = rq->fdtune_version;
-    so.probe = rq->probe;
+    so.probed = &rep->probe;
     so.worker.eval_timeout_ms = rq->timeout_s * 1000;
     fdt_session *s = malloc(sizeof *s);
     fdt_status st = FDT_STATUS_ERROR;

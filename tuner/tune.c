@@ -187,8 +187,11 @@ static int take_best(void *ctx, const fdt_db_row *row)
  * verified result replaces the current best only when it is faster beyond the noise of both
  * (fdt_decide_beats), so a rerun that is faster by noise alone never moves the best. With no
  * decision yet, the current best (the smallest median: what queries answered so far) is
- * recorded unless this run beat it. */
-static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_id, fdt_err *e)
+ * recorded unless this run beat it. The decision carries whether this search was cut short
+ * by its time limit (the latest search of the problem says): a decision that keeps the best
+ * is recorded when only that changed. */
+static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_id,
+                       int cut_short, fdt_err *e)
 {
     best_row cur = {.have = 0}, run = {.have = 0};
     fdt_db_decision d;
@@ -210,9 +213,13 @@ static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_
     }
     if (!pick && !decided)
         pick = cur.have ? cur.row.ev.id : run.have ? run.row.ev.id : 0;
-    if (!pick || (decided && d.eval_id == pick))
+    if (!pick && decided) { /* the best stays; whether its search was cut short may not */
+        pick = d.eval_id;
+        why = cut_short ? "tune: search cut short by its time limit" : "tune: search completed";
+    }
+    if (!pick || (decided && d.eval_id == pick && d.cut_short == cut_short))
         return 0;
-    return fdt_db_best_decide(ctx->db, ctx->device_id, problem_id, pick, why, e);
+    return fdt_db_best_decide(ctx->db, ctx->device_id, problem_id, pick, cut_short, why, e);
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -227,6 +234,7 @@ typedef struct state {
     int64_t problem_id, run_id;
     double best_ms, copy_gbs, t0;
     int done, planned;
+    double deadline;    /* this search's: o->deadline, or its share of it (o->share) */
     cand_list l;        /* the recipe's space */
     cand base;          /* the recipe's default config, when not in the space */
     fdt_search *s;
@@ -329,6 +337,13 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
     return 0;
 }
 
+/* fdt_done_fn of a batch: how far its compilation is (FDT_TUNE_COMPILING). */
+static void compiling(void *ctx, size_t done, size_t n)
+{
+    fdt_tune_event ev = {.kind = FDT_TUNE_COMPILING, .compiled = done, .survivors = n};
+    emit(ctx, &ev);
+}
+
 /* Compiles the candidates among v[0..n) not compiled yet, in the process pool. The space is
  * compiled batch by batch as the strategy proposes it, not all at once: a recipe's space can
  * be far larger than what a budget will ever measure. */
@@ -361,7 +376,9 @@ static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
         who[nj++] = c;
     }
     double t0 = fdt_now();
-    int r = nj ? fdt_rt_compile_many(b, d->arch, jobs, nj, st->o->parallel, 300000, e) : 0;
+    int r = nj ? fdt_rt_compile_many_progress(b, d->arch, jobs, nj, st->o->parallel, 300000,
+                                              compiling, st, e)
+               : 0;
     double dt = fdt_now() - t0;
     st->out->compile_s += dt;
     size_t failed = 0, cached = 0;
@@ -640,12 +657,15 @@ static int measure_baseline(state *st, fdt_err *e)
 static int stopping(state *st)
 {
     const fdt_tune_opts *o = st->o;
-    const char *why = o->stop && *o->stop                          ? "interrupted"
-                      : o->deadline > 0 && fdt_now() > o->deadline ? "time limit"
-                                                                   : NULL;
+    /* the time limit lets every search measure one config at least */
+    const char *why = o->stop && *o->stop                                  ? "interrupted"
+                      : st->deadline > 0 && st->out->tried > 0 &&
+                                fdt_now() > st->deadline                   ? "time limit"
+                                                                           : NULL;
     if (!why)
         return 0;
     st->out->interrupted = 1;
+    st->out->cut_short = !(o->stop && *o->stop); /* the time limit, with work left */
     snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
     return 1;
 }
@@ -673,8 +693,8 @@ static int search_loop(state *st, fdt_err *e)
             bidx[nb] = i;
             batch[nb++] = &st->l.v[i];
         }
-        if (nb == 0)
-            break;
+        if (nb == 0 || stopping(st))
+            break; /* nothing left, or no time: no batch is compiled that would not run */
         if (compile_batch(st, batch, nb, e)) {
             failed = -1;
             break;
@@ -718,7 +738,8 @@ static int finish(state *st, int rc, fdt_err *e)
             rc = -1;
         }
     }
-    if (rc == 0 && st->o->decide && decide_best(ctx, st->problem_id, st->run_id, e))
+    if (rc == 0 && st->o->decide &&
+        decide_best(ctx, st->problem_id, st->run_id, out->cut_short, e))
         rc = -1;
     if (rc == 0) {
         /* the best this device and environment has for the problem, resumed or new */
@@ -754,6 +775,8 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
                 .t0 = fdt_now()};
     int rc = -1;
     if (prepare(&st, rec, e) == 0 && begin_run(&st, rec, e) == 0 && start_search(&st, e) == 0) {
+        st.deadline = o->share > 1 ? fdt_tune_share_deadline(o->deadline, o->share)
+                                   : o->deadline;
         size_t remaining = st.l.n - out->resumed;
         st.planned = (int)(o->budget > 0 && (size_t)o->budget < remaining ? (size_t)o->budget
                                                                            : remaining);

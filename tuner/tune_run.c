@@ -1,6 +1,8 @@
 /* A tuning run, what `fdtune tune` does on a GPU: the problem of each requested operator,
  * one after the other on one GPU of a session, each with the strategy and budget its plan
- * gives (the request, then the recipe, then defaults), within one time limit for all and
+ * gives (the request, then the recipe, then defaults), within one time limit shared among
+ * the problems still to tune (each search gets an equal share of what remains when it
+ * begins), and
  * until the session's stop flag is set; the summaries say what each problem found. Also the
  * problems of a request that lists several radii, precisions or grids, which a run over
  * several GPUs (many.c) and a plan of tasks (tasks.c) spread. */
@@ -87,6 +89,16 @@ void fdt_tune_ctx_of(const fdt_session *s, const fdt_session_gpu *g, fdt_tune_ct
         ctx->simulate_from = s->o.worker.simulate_from;
 }
 
+double fdt_tune_share_deadline(double end, int left)
+{
+    if (end <= 0)
+        return 0;
+    double now = fdt_now();
+    if (left <= 1 || now >= end)
+        return end;
+    return now + (end - now) / left;
+}
+
 fdt_status fdt_tune_run(const fdt_session *s, const fdt_session_gpu *g, fdt_recipe *const *rec,
                         const fdt_tune_request *rq, fdt_tune_progress cb, void *cbctx,
                         fdt_tune_report *out, fdt_err *e)
@@ -94,14 +106,18 @@ fdt_status fdt_tune_run(const fdt_session *s, const fdt_session_gpu *g, fdt_reci
     memset(out, 0, sizeof *out);
     fdt_tune_ctx ctx;
     fdt_tune_ctx_of(s, g, &ctx);
-    double deadline = rq->time_s > 0 ? fdt_now() + rq->time_s : 0;
+    double end = rq->time_s > 0 ? fdt_now() + rq->time_s : 0;
+    int left = 0;
+    for (int op = 0; op < FDT_OP_COUNT; op++)
+        left += (rq->ops & (1u << op)) != 0;
     for (int op = 0; op < FDT_OP_COUNT && !*s->stop; op++) {
         if (!(rq->ops & (1u << op)))
             continue;
         fdt_problem p = rq->p;
         p.op = (fdt_op)op;
         fdt_tune_opts o;
-        fdt_tune_opts_for(rq, rec[op], deadline, s->stop, &o);
+        fdt_tune_opts_for(rq, rec[op], end, s->stop, &o);
+        o.share = left--;
         if (fdt_tune_problem(&ctx, rec[op], &p, &o, cb, cbctx, &out->sum[out->n], e)) {
             char pk[128];
             fdt_problem_format(&p, pk, sizeof pk);
@@ -111,8 +127,8 @@ fdt_status fdt_tune_run(const fdt_session *s, const fdt_session_gpu *g, fdt_reci
         if (!out->sum[out->n].have_best)
             out->missing++;
         out->n++;
-        if (deadline > 0 && fdt_now() > deadline)
-            break;
+        if (end > 0 && fdt_now() > end)
+            break; /* no evaluation starts after the limit: the rest are not reached */
     }
     out->stopped = *s->stop != 0;
     return out->stopped ? FDT_STATUS_INTERRUPTED
