@@ -216,13 +216,13 @@ expect_in "tune summary: the best config shown whole" "$tmp/tune.x.csv" "best_co
 
 # ---------------------------------------------------------------- 9. tables fit the terminal
 if script -qec true /dev/null >/dev/null 2>&1; then
-    COLUMNS=120 script -qec "'$fdtune' query best --db '$tmp/t.db'" /dev/null >"$tmp/tty.out" 2>&1 || true
-    py "COLUMNS=120 on a terminal: every table line fits, cut with a marker" '
+    COLUMNS=140 script -qec "'$fdtune' query best --db '$tmp/t.db'" /dev/null >"$tmp/tty.out" 2>&1 || true
+    py "COLUMNS=140 on a terminal: every table line fits, cut with a marker" '
 import re, sys
 lines = [re.sub(r"\x1b\[[0-9;]*m", "", l).rstrip("\r\n") for l in open(sys.argv[1], encoding="utf-8")]
 table = [l for l in lines if l and not l.startswith("fdtune")]
 assert len(table) == 2, lines
-assert all(len(l) <= 120 for l in table), [len(l) for l in table]
+assert all(len(l) <= 140 for l in table), [len(l) for l in table]
 assert "\u2026" in table[1], table
 ' "$tmp/tty.out"
 else
