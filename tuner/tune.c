@@ -560,7 +560,9 @@ static int begin_run(state *st, fdt_recipe *rec, fdt_err *e)
         return -1;
     st->run_open = 1;
     st->out->run_id = st->run_id;
-    return 0;
+    /* the clocks of the run's start: right after the setup, before the first candidate */
+    return fdt_db_run_set_clocks(ctx->db, st->run_id, FDT_DB_CLOCKS_START,
+                                 fdt_worker_device(ctx->w)->driver_source, &setup.clocks, e);
 }
 
 /* The strategy over the space; unless forced, what the database holds for this device and
@@ -713,7 +715,9 @@ static int finish(state *st, int rc, fdt_err *e)
         fdt_db_run_status rs = rc ? FDT_DB_FAILED
                                : out->interrupted ? FDT_DB_INTERRUPTED
                                                   : FDT_DB_DONE;
-        if (fdt_db_run_finish(ctx->db, st->run_id, rs, &fe) && rc == 0) {
+        if ((fdt_db_run_set_clocks(ctx->db, st->run_id, FDT_DB_CLOCKS_END, NULL,
+                                   fdt_worker_clocks(ctx->w), &fe) ||
+             fdt_db_run_finish(ctx->db, st->run_id, rs, &fe)) && rc == 0) {
             *e = fe;
             rc = -1;
         }
