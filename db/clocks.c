@@ -18,18 +18,24 @@ static const char *const set_sql[] = {
     " WHERE id = :id AND status = 'running'",
 };
 
-static int bind_clocks(sqlite3_stmt *st, int64_t run_id, const char *src, const fdt_clocks *c,
-                       const char *thr)
+/* What fdt_db_run_set_clocks binds. */
+typedef struct clock_values {
+    const char *src, *thr;
+    const fdt_clocks *c;
+} clock_values;
+
+static int bind_clocks(sqlite3_stmt *st, const void *arg)
 {
-    int rc = fdt_dbi_bind_int(st, ":id", run_id);
-    if (rc == SQLITE_OK) rc = fdt_dbi_bind_opt_int(st, ":sm", c->sm_mhz);
+    const clock_values *v = arg;
+    const fdt_clocks *c = v->c;
+    int rc = fdt_dbi_bind_opt_int(st, ":sm", c->sm_mhz);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_opt_int(st, ":mem", c->mem_mhz);
     if (rc == SQLITE_OK) /* a maximum is positive or unknown */
         rc = fdt_dbi_bind_opt_int(st, ":smmax", c->sm_max_mhz > 0 ? c->sm_max_mhz : -1);
     if (rc == SQLITE_OK)
         rc = fdt_dbi_bind_opt_int(st, ":memmax", c->mem_max_mhz > 0 ? c->mem_max_mhz : -1);
-    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":thr", c->reasons_known ? thr : NULL);
-    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":src", src && *src ? src : NULL);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":thr", c->reasons_known ? v->thr : NULL);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":src", v->src && *v->src ? v->src : NULL);
     return rc;
 }
 
@@ -42,29 +48,10 @@ int fdt_db_run_set_clocks(fdt_db *db, int64_t run_id, fdt_db_clocks_when when,
         return 0;
     char thr[256];
     fdt_throttle_names(c->reasons, thr, sizeof thr);
-    sqlite3_stmt *st = NULL;
-    if (fdt_dbi_begin(db, e))
-        return -1;
-    if (fdt_dbi_prepare(db, set_sql[when], &st, e))
-        goto fail;
-    int rc = bind_clocks(st, run_id, driver_source, c, thr);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE) {
-        fdt_dbi_fail(db, e, rc, "update");
-        goto fail;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_changes(db->h) != 1) {
-        fdt_err_set(e, "no running run %lld", (long long)run_id);
-        goto fail;
-    }
-    return fdt_dbi_commit(db, e);
-fail:
-    sqlite3_finalize(st);
-    fdt_dbi_rollback(db);
-    return fdt_err_wrap(e, "run %lld: record clocks", (long long)run_id);
+    clock_values v = {driver_source, thr, c};
+    if (fdt_dbi_update_running(db, run_id, set_sql[when], bind_clocks, &v, e))
+        return fdt_err_wrap(e, "run %lld: record clocks", (long long)run_id);
+    return 0;
 }
 
 /* Columns col.. (sm, mem, throttle) with the maxima into c. */

@@ -49,6 +49,14 @@ void fdt_dbi_copy(char *dst, size_t n, sqlite3_stmt *st, int col);
 double fdt_dbi_real(sqlite3_stmt *st, int col); /* NULL: NaN */
 int64_t fdt_dbi_opt_int(sqlite3_stmt *st, int col); /* NULL: -1 */
 
+/* Binds the parameters of an UPDATE besides :id (an SQLite code). */
+typedef int (*fdt_dbi_binder)(sqlite3_stmt *st, const void *arg);
+/* One UPDATE of the running run run_id (sql says "WHERE id = :id AND status = 'running'"),
+ * its parameters bound by bind(arg), in its own transaction; when it changed nothing, fails
+ * saying the run's status ("run is done, not running"). runs.c. */
+int fdt_dbi_update_running(fdt_db *db, int64_t run_id, const char *sql, fdt_dbi_binder bind,
+                           const void *arg, fdt_err *e);
+
 /* Forward migrations up to fdt_db_schema_version(); schema.c. */
 int fdt_dbi_migrate(fdt_db *db, fdt_err *e);
 /* Read-only connection to an older file (version >= FDT_DBI_READABLE_VERSION): creates the

@@ -288,7 +288,7 @@ static int load_driver(fdt_err *e)
     return 0;
 }
 
-/* The libraries: libcuda with its API version and the kernel module's, NVRTC. */
+/* The libraries: libcuda with its API version and the driver's (NVML's), NVRTC. */
 static int cuda_libraries(fdt_rt_lib *libs, int max)
 {
     if (max < 2)

@@ -67,13 +67,13 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned index, void **dev)
     return 0;
 }
 
-/* NVML_CLOCK_SM 1, NVML_CLOCK_MEM 2; others not supported (3). */
-int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
+/* NVML_CLOCK_SM 1 (sm MHz), NVML_CLOCK_MEM 2 (2619 MHz); others not supported (3). */
+static int clock(void *dev, int type, unsigned sm, unsigned *mhz)
 {
     if (dev != &the_gpu)
         return 2;
     if (type == 1)
-        *mhz = env_num("FAKE_NVML_SM", 1755);
+        *mhz = sm;
     else if (type == 2)
         *mhz = 2619;
     else
@@ -81,17 +81,14 @@ int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
     return 0;
 }
 
+int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
+{
+    return clock(dev, type, env_num("FAKE_NVML_SM", 1755), mhz);
+}
+
 int nvmlDeviceGetMaxClockInfo(void *dev, int type, unsigned *mhz)
 {
-    if (dev != &the_gpu)
-        return 2;
-    if (type == 1)
-        *mhz = 1980;
-    else if (type == 2)
-        *mhz = 2619;
-    else
-        return 3;
-    return 0;
+    return clock(dev, type, 1980, mhz);
 }
 
 int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *reasons)

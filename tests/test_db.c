@@ -1570,7 +1570,7 @@ static void test_migrate_v3(void **state)
     assert_int_equal(end.reasons, 0);
     assert_int_equal(fdt_db_run_finish(db, run, FDT_DB_DONE, &e), 0);
     assert_int_equal(fdt_db_run_set_clocks(db, run, FDT_DB_CLOCKS_END, NULL, &c, &e), -1);
-    assert_contains(e.msg, "no running run");
+    assert_contains(e.msg, "run is done, not running");
     fdt_db_close(db);
 
     /* the CHECKs: where a driver version came from, clocks, names of reasons */
