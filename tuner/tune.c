@@ -715,10 +715,14 @@ static int finish(state *st, int rc, fdt_err *e)
         fdt_db_run_status rs = rc ? FDT_DB_FAILED
                                : out->interrupted ? FDT_DB_INTERRUPTED
                                                   : FDT_DB_DONE;
-        if ((fdt_db_run_set_clocks(ctx->db, st->run_id, FDT_DB_CLOCKS_END, NULL,
-                                   fdt_worker_clocks(ctx->w), &fe) ||
-             fdt_db_run_finish(ctx->db, st->run_id, rs, &fe)) && rc == 0) {
-            *e = fe;
+        /* the clocks of the run's end (after its last measurement), then the end itself,
+         * whatever became of the clocks */
+        fdt_err ce;
+        int clocks_bad = fdt_db_run_set_clocks(ctx->db, st->run_id, FDT_DB_CLOCKS_END, NULL,
+                                               fdt_worker_clocks(ctx->w), &ce) != 0;
+        int finish_bad = fdt_db_run_finish(ctx->db, st->run_id, rs, &fe) != 0;
+        if ((clocks_bad || finish_bad) && rc == 0) {
+            *e = finish_bad ? fe : ce;
             rc = -1;
         }
     }
