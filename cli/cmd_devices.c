@@ -14,8 +14,10 @@ static void devices_usage(FILE *f)
 {
     fprintf(f, "usage: fdtune devices [--json] [--no-bandwidth]\n\n"
                "Lists the GPUs visible through every backend (cuda, hip) with name, architecture,\n"
-               "compute units, memory, L2, driver/runtime/compiler versions and UUID, and measures\n"
-               "each one's device-to-device copy bandwidth (1 GiB buffers; bytes read + written).\n"
+               "compute units, memory, L2, driver/runtime/compiler versions, SM and memory clocks\n"
+               "now (current/max MHz and throttle reasons; NVIDIA, through NVML) and UUID, and\n"
+               "measures each one's device-to-device copy bandwidth (1 GiB buffers; bytes read +\n"
+               "written).\n"
                "Then the libraries each backend loaded: their files (real paths) and versions.\n");
     print_exit_statuses(f);
 }
@@ -42,6 +44,13 @@ static const fdt_col device_cols[] = {
     {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"pci", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"driver", "driver", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"driver_source", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"clocks", "clocks MHz", FDT_COL_STR_OPT, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
+    {"sm_clock_mhz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"sm_clock_max_mhz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"mem_clock_mhz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"mem_clock_max_mhz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"throttle_reasons", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
     {"runtime", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"compiler", "compiler", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"uuid", "uuid", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
@@ -84,6 +93,27 @@ static void render_libraries(fdt_emit *m, const fdt_rt_lib *libs, int nlibs)
     fdt_emit_end(m);
 }
 
+/* The clocks cells: "SM 1755/1980 mem 2619/2619" (current/max) with the throttle reasons
+ * after it for people; the numbers, and the reasons as a comma-separated list ("none": NVML
+ * says none), for machines; unknown ones (AMD, no NVML) empty. */
+static void clock_cells(fdt_emit *m, const fdt_clocks *c)
+{
+    char text[320] = "", why[200] = "";
+    if (c->reasons_known)
+        fdt_throttle_names(c->reasons, why, sizeof why);
+    if (c->known)
+        snprintf(text, sizeof text, "SM %d/%d mem %d/%d%s%s%s", c->sm_mhz, c->sm_max_mhz,
+                 c->mem_mhz, c->mem_max_mhz, why[0] ? " (" : "", why, why[0] ? ")" : "");
+    if (c->reasons_known && !why[0])
+        snprintf(why, sizeof why, "none");
+    fdt_emit_cell_str(m, text);
+    fdt_emit_cell_int(m, c->known ? c->sm_mhz : -1);
+    fdt_emit_cell_int(m, c->known ? c->sm_max_mhz : -1);
+    fdt_emit_cell_int(m, c->known ? c->mem_mhz : -1);
+    fdt_emit_cell_int(m, c->known ? c->mem_max_mhz : -1);
+    fdt_emit_cell_str(m, why);
+}
+
 static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs)
 {
     char where[32];
@@ -108,6 +138,8 @@ static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs)
     fdt_emit_cell_str(m, d->uuid);
     fdt_emit_cell_str(m, d->pci);
     fdt_emit_cell_str(m, d->driver_version);
+    fdt_emit_cell_str(m, d->driver_source);
+    clock_cells(m, &d->clocks);
     fdt_emit_cell_str(m, d->runtime_version);
     fdt_emit_cell_str(m, d->compiler_version);
     fdt_emit_cell_str(m, d->uuid);

@@ -287,7 +287,9 @@ static void check_row(fdt_emit *m, const report *r, const fdt_retune_item *it, i
     fdt_emit_cell_real(m, pos(c->now.median_ms));
     fdt_emit_cell_real(m, 100 * c->change);
     fdt_emit_cell_real(m, c->change);
-    fdt_emit_cell_str(m, c->verdict == FDT_DECIDE_FAILED ? failed : verdict);
+    fdt_emit_cell_str(m, c->verdict == FDT_DECIDE_FAILED      ? failed
+                         : c->verdict == FDT_DECIDE_THROTTLED ? c->message
+                                                              : verdict);
     fdt_emit_cell_str(m, verdict);
     fdt_emit_cell_int(m, c->eval_id);
     fdt_emit_cell_str(m, c->message);

@@ -18,7 +18,7 @@ struct fdt_db {
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 4
+#define FDT_DBI_SCHEMA_VERSION 5
 /* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
 #define FDT_DBI_READABLE_VERSION 1
 
@@ -48,6 +48,14 @@ int fdt_dbi_bind_null(sqlite3_stmt *st, const char *name);
 void fdt_dbi_copy(char *dst, size_t n, sqlite3_stmt *st, int col);
 double fdt_dbi_real(sqlite3_stmt *st, int col); /* NULL: NaN */
 int64_t fdt_dbi_opt_int(sqlite3_stmt *st, int col); /* NULL: -1 */
+
+/* Binds the parameters of an UPDATE besides :id (an SQLite code). */
+typedef int (*fdt_dbi_binder)(sqlite3_stmt *st, const void *arg);
+/* One UPDATE of the running run run_id (sql says "WHERE id = :id AND status = 'running'"),
+ * its parameters bound by bind(arg), in its own transaction; when it changed nothing, fails
+ * saying the run's status ("run is done, not running"). runs.c. */
+int fdt_dbi_update_running(fdt_db *db, int64_t run_id, const char *sql, fdt_dbi_binder bind,
+                           const void *arg, fdt_err *e);
 
 /* Forward migrations up to fdt_db_schema_version(); schema.c. */
 int fdt_dbi_migrate(fdt_db *db, fdt_err *e);

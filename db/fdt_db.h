@@ -163,6 +163,20 @@ int fdt_db_run_begin(fdt_db *db, const fdt_db_run *r, int64_t *run_id, fdt_err *
 int fdt_db_run_set_copy(fdt_db *db, int64_t run_id, double copy_gbs, fdt_err *e);
 /* Ends a running run (done, interrupted or failed) and stamps the finish time. */
 int fdt_db_run_finish(fdt_db *db, int64_t run_id, fdt_db_run_status status, fdt_err *e);
+/* The GPU's clocks recorded with a run (schema v4): at the start or the end of its
+ * measurements. */
+typedef enum { FDT_DB_CLOCKS_START, FDT_DB_CLOCKS_END } fdt_db_clocks_when;
+/* Records c (when known; an unknown c writes nothing) as the running run's clocks at `when`:
+ * the current SM and memory clocks and the throttle reasons (as names), and the maximum
+ * clocks; at the start also driver_source ("nvml", "cuda"; NULL or "": left NULL), where the
+ * environment's driver version came from (fdt_device.driver_source). A later call for the
+ * same `when` replaces the earlier one. Fails when the run is not running. */
+int fdt_db_run_set_clocks(fdt_db *db, int64_t run_id, fdt_db_clocks_when when,
+                          const char *driver_source, const fdt_clocks *c, fdt_err *e);
+/* Reads them back into start and end (known 0 where none were recorded) and the driver's
+ * source into src ("" when NULL). Needs a schema v4 file (a writable connection migrates). */
+int fdt_db_run_clocks(fdt_db *db, int64_t run_id, fdt_clocks *start, fdt_clocks *end,
+                      char *src, size_t n, fdt_err *e);
 /* Marks interrupted the runs still "running" that were begun on this host by a process that
  * no longer exists (killed, crashed, power loss); *n says how many. */
 int fdt_db_run_mark_stale(fdt_db *db, int *n, fdt_err *e);

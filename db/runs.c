@@ -112,9 +112,21 @@ fail:
     return fdt_err_wrap(e, "begin run");
 }
 
-/* One UPDATE of a running run in its own transaction; explains why nothing changed. */
-static int update_running(fdt_db *db, int64_t run_id, const char *sql, const char *name,
-                          const char *text, double real, fdt_err *e)
+/* One named value for fdt_dbi_update_running: text when set, else a real. */
+typedef struct one_value {
+    const char *name, *text;
+    double real;
+} one_value;
+
+static int bind_one(sqlite3_stmt *st, const void *arg)
+{
+    const one_value *v = arg;
+    return v->text ? fdt_dbi_bind_text(st, v->name, v->text)
+                   : fdt_dbi_bind_real(st, v->name, v->real);
+}
+
+int fdt_dbi_update_running(fdt_db *db, int64_t run_id, const char *sql, fdt_dbi_binder bind,
+                           const void *arg, fdt_err *e)
 {
     sqlite3_stmt *st = NULL;
     if (fdt_dbi_begin(db, e))
@@ -123,7 +135,7 @@ static int update_running(fdt_db *db, int64_t run_id, const char *sql, const cha
         goto fail;
     int rc = fdt_dbi_bind_int(st, ":id", run_id);
     if (rc == SQLITE_OK)
-        rc = text ? fdt_dbi_bind_text(st, name, text) : fdt_dbi_bind_real(st, name, real);
+        rc = bind(st, arg);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE) {
@@ -149,9 +161,11 @@ int fdt_db_run_set_copy(fdt_db *db, int64_t run_id, double copy_gbs, fdt_err *e)
 {
     if (!(copy_gbs > 0))
         return fdt_err_set(e, "run %lld: copy bandwidth must be positive", (long long)run_id);
-    if (update_running(db, run_id,
-                       "UPDATE runs SET copy_gbs = :copy WHERE id = :id AND status = 'running'",
-                       ":copy", NULL, copy_gbs, e))
+    one_value v = {":copy", NULL, copy_gbs};
+    if (fdt_dbi_update_running(db, run_id,
+                               "UPDATE runs SET copy_gbs = :copy WHERE id = :id AND"
+                               " status = 'running'",
+                               bind_one, &v, e))
         return fdt_err_wrap(e, "run %lld: set copy bandwidth", (long long)run_id);
     return 0;
 }
@@ -161,10 +175,11 @@ int fdt_db_run_finish(fdt_db *db, int64_t run_id, fdt_db_run_status status, fdt_
     if (status == FDT_DB_RUNNING || (unsigned)status > FDT_DB_FAILED)
         return fdt_err_set(e, "run %lld: finish needs done, interrupted or failed",
                            (long long)run_id);
-    if (update_running(db, run_id,
-                       "UPDATE runs SET status = :status, finished = " NOW
-                       " WHERE id = :id AND status = 'running'",
-                       ":status", fdt_db_run_status_name(status), 0, e))
+    one_value v = {":status", fdt_db_run_status_name(status), 0};
+    if (fdt_dbi_update_running(db, run_id,
+                               "UPDATE runs SET status = :status, finished = " NOW
+                               " WHERE id = :id AND status = 'running'",
+                               bind_one, &v, e))
         return fdt_err_wrap(e, "run %lld: finish", (long long)run_id);
     return 0;
 }

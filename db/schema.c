@@ -173,7 +173,28 @@ static const char v4[] =
     " cut_short INTEGER NOT NULL DEFAULT 0 CHECK (cut_short IN (0, 1));"
     "PRAGMA user_version = 4;";
 
-static const char *const steps[] = {v1, v2, v3, v4};
+/* v4 -> v5: the driver's identity and the GPU's clocks with each run. driver_source says
+ * where the environment's driver version came from (NVML, or cuDriverGetVersion without it);
+ * the SM and memory clocks (MHz: the maximum, and the current one at the start and the end of
+ * the run's measurements) and the throttle reasons then (a comma-separated list of names, ""
+ * for none: fdt_throttle_names), so that retune tells a throttled run from a regression. NULL
+ * where unknown: AMD GPUs, simulated ones, runs before v5. Nothing else changes. */
+static const char v5[] =
+    "ALTER TABLE runs ADD COLUMN driver_source TEXT"
+    " CHECK (driver_source IN ('nvml', 'cuda'));"
+    "ALTER TABLE runs ADD COLUMN sm_max_mhz INTEGER CHECK (sm_max_mhz > 0);"
+    "ALTER TABLE runs ADD COLUMN mem_max_mhz INTEGER CHECK (mem_max_mhz > 0);"
+    "ALTER TABLE runs ADD COLUMN sm_mhz_start INTEGER CHECK (sm_mhz_start >= 0);"
+    "ALTER TABLE runs ADD COLUMN mem_mhz_start INTEGER CHECK (mem_mhz_start >= 0);"
+    "ALTER TABLE runs ADD COLUMN throttle_start TEXT"
+    " CHECK (throttle_start NOT GLOB '*[^a-z_,]*');"
+    "ALTER TABLE runs ADD COLUMN sm_mhz_end INTEGER CHECK (sm_mhz_end >= 0);"
+    "ALTER TABLE runs ADD COLUMN mem_mhz_end INTEGER CHECK (mem_mhz_end >= 0);"
+    "ALTER TABLE runs ADD COLUMN throttle_end TEXT"
+    " CHECK (throttle_end NOT GLOB '*[^a-z_,]*');"
+    "PRAGMA user_version = 5;";
+
+static const char *const steps[] = {v1, v2, v3, v4, v5};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -217,7 +238,9 @@ static const char compat_v2[] =
 static const char compat_v3[] =
     "CREATE TEMP VIEW IF NOT EXISTS best_decisions AS"
     " SELECT *, 0 AS cut_short FROM main.best_decisions;";
-static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3};
+/* v4: the read-only path never reads the clocks columns v5 added (fdt_db_run_clocks is for
+ * writers, whose files are migrated), so nothing stands in for them. */
+static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL};
 _Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)
@@ -228,6 +251,8 @@ int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)
         return fdt_err_set(e, "%s: database schema v%d is older than this fdtune (v%d): open it "
                            "for writing once to upgrade", db->path, version, NSTEPS);
     for (int v = version; v < NSTEPS; v++) {
+        if (!compat[v])
+            continue;
         int rc = sqlite3_exec(db->h, compat[v], NULL, NULL, NULL);
         if (rc != SQLITE_OK)
             return fdt_dbi_fail(db, e, rc, "%s: read schema v%d", db->path, version);

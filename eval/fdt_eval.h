@@ -89,6 +89,7 @@ typedef struct fdt_eval_result {
     fdt_rt_resources res;
     double compile_s;
     int64_t line, offset; /* layout the kernel ran with (elements) */
+    fdt_clocks clocks;    /* the GPU's clocks right after it (known 0: not read) */
 } fdt_eval_result;
 
 /* What the worker established for a problem. */
@@ -102,6 +103,7 @@ typedef struct fdt_setup_result {
     double setup_s;
     size_t device_bytes;     /* allocated for the problem */
     int simulated;           /* 1: a simulated GPU answered (copy_gbs is the recorded one) */
+    fdt_clocks clocks;       /* the GPU's clocks right after the setup (known 0: not read) */
 } fdt_setup_result;
 
 /* ---------------------------------------------------------------- worker */
@@ -142,6 +144,10 @@ int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, f
 int fdt_worker_eval(fdt_worker *w, const fdt_config *c, const fdt_rt_code *code,
                     const char *kernel, const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
 const fdt_device *fdt_worker_device(const fdt_worker *w);
+/* The GPU's clocks as the worker last read them: after the latest setup or evaluation (the
+ * start and the end of a run's measurements); known 0 when never read (AMD, simulated GPUs,
+ * no NVML). */
+const fdt_clocks *fdt_worker_clocks(const fdt_worker *w);
 int fdt_worker_restarts(const fdt_worker *w);
 void fdt_worker_stop(fdt_worker *w);
 

@@ -27,6 +27,7 @@ struct fdt_worker {
     int have_problem;
     fdt_problem prob;
     fdt_setup_result setup;
+    fdt_clocks clocks; /* the latest read: after a setup or an evaluation */
     int restarts;
 };
 
@@ -45,6 +46,7 @@ void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n)
 }
 
 const fdt_device *fdt_worker_device(const fdt_worker *w) { return &w->info; }
+const fdt_clocks *fdt_worker_clocks(const fdt_worker *w) { return &w->clocks; }
 int fdt_worker_restarts(const fdt_worker *w) { return w->restarts; }
 
 /* Reaps the worker; describes how it ended in buf. */
@@ -149,6 +151,7 @@ int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, f
         return fdt_err_set(e, "worker: out of memory");
     snprintf(w->backend, sizeof w->backend, "%s", backend);
     w->index = index;
+    fdt_clocks_init(&w->clocks);
     w->fd = -1;
     w->pid = -1;
     if (o)
@@ -335,6 +338,8 @@ int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, f
         return -1;
     w->prob = *p;
     w->setup = *r;
+    if (r->clocks.known)
+        w->clocks = r->clocks;
     w->have_problem = 1;
     return 0;
 }
@@ -393,6 +398,8 @@ int fdt_worker_eval(fdt_worker *w, const fdt_config *c, const fdt_rt_code *code,
     }
     memcpy(r, reply, sizeof *r);
     free(reply);
+    if (r->clocks.known)
+        w->clocks = r->clocks;
     if (r->status == FDT_EVAL_CRASHED) {
         /* The worker ends itself after a lost context; collect it now. */
         char how[160];

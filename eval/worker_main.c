@@ -65,6 +65,16 @@ static struct {
 static size_t esize(void) { return fdt_prec_size(W.p.prec); }
 static int nin(void) { return fdt_op_ninputs(W.p.op); }
 
+/* The device's clocks now, where the backend reads them (unknown otherwise): taken right
+ * after a problem's setup and after each evaluation, so that the first and the last of a
+ * run's measurements carry the clocks they ran at. */
+static void sample_clocks(fdt_clocks *c)
+{
+    fdt_err e;
+    if (!W.b->clocks || W.b->clocks(c, &e))
+        fdt_clocks_init(c);
+}
+
 static void send_error(const char *msg)
 {
     fdt_err e;
@@ -812,6 +822,7 @@ void fdt_worker_main(int fd, const char *backend, int index)
                 if (lost)
                     _exit(3);
             } else {
+                sample_clocks(&r.clocks);
                 fdt_frame_write(fd, MSG_SETUP_OK, &r, sizeof r, &e);
             }
         } else if (type == MSG_EVAL) {
@@ -822,6 +833,10 @@ void fdt_worker_main(int fd, const char *backend, int index)
                 r.status = FDT_EVAL_LAUNCH_ERROR;
                 snprintf(r.message, sizeof r.message, "no problem set up");
             }
+            if (!lost)
+                sample_clocks(&r.clocks);
+            else
+                fdt_clocks_init(&r.clocks);
             fdt_frame_write(fd, MSG_EVAL_OK, &r, sizeof r, &e);
             if (lost)
                 _exit(3); /* the context is gone: the parent starts a fresh worker */

@@ -1,6 +1,7 @@
 /* The registry of backends compiled into this binary, the default targets (those whose
  * compiler loads), the report of the libraries they load, and small helpers they share: the
- * kernel drivers' versions. The simulated backend is found by name but never listed. */
+ * amdgpu kernel driver's version (NVIDIA's is NVML's: nvml.c). The simulated backend is
+ * found by name but never listed. */
 #include "rt_internal.h"
 
 #include <stdio.h>
@@ -70,28 +71,6 @@ const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e)
     fdt_err_set(e, "target '%s': no backend in this build compiles for it (known: %s)", arch,
                 fdt_rt_backend_count() ? known : "none");
     return NULL;
-}
-
-void fdt_rt_nvidia_kernel_driver(char *buf, size_t n)
-{
-    snprintf(buf, n, "unknown");
-    FILE *f = fopen("/proc/driver/nvidia/version", "r");
-    if (!f)
-        return;
-    char line[512];
-    if (fgets(line, sizeof line, f)) {
-        /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or
-         * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release ...":
-         * the version is the first token made of digits and dots after "Module" */
-        char *p = strstr(line, "Module");
-        for (char *tok = p ? strtok(p + 6, " \t\n") : NULL; tok; tok = strtok(NULL, " \t\n"))
-            if (tok[0] >= '0' && tok[0] <= '9' && strchr(tok, '.') &&
-                strspn(tok, "0123456789.") == strlen(tok)) {
-                snprintf(buf, n, "%s", tok);
-                break;
-            }
-    }
-    fclose(f);
 }
 
 /* The first line of file root/rel, without its newline; 0 when it has one. */

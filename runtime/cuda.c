@@ -288,7 +288,7 @@ static int load_driver(fdt_err *e)
     return 0;
 }
 
-/* The libraries: libcuda with its API version and the kernel module's, NVRTC. */
+/* The libraries: libcuda with its API version and the driver's (NVML's), NVRTC. */
 static int cuda_libraries(fdt_rt_lib *libs, int max)
 {
     if (max < 2)
@@ -299,12 +299,12 @@ static int cuda_libraries(fdt_rt_lib *libs, int max)
     snprintf(libs[1].role, sizeof libs[1].role, "NVRTC");
     if (open_driver(&e) == 0) {
         int dv = 0;
-        char km[32];
+        char drv[32];
         p_cuDriverGetVersion(&dv); /* needs no cuInit */
-        fdt_rt_nvidia_kernel_driver(km, sizeof km);
+        const char *from = fdt_rt_nvidia_driver(0, drv, sizeof drv);
         fdt_rt_dl_path((void *)p_cuDriverGetVersion, libs[0].path, sizeof libs[0].path);
-        snprintf(libs[0].version, sizeof libs[0].version, "CUDA %d.%d, kernel module %s",
-                 dv / 1000, dv % 1000 / 10, km);
+        snprintf(libs[0].version, sizeof libs[0].version, "CUDA %d.%d, driver %s%s", dv / 1000,
+                 dv % 1000 / 10, drv, *from ? " (NVML)" : "");
     } else {
         snprintf(libs[0].note, sizeof libs[0].note, "%s", e.msg);
     }
@@ -396,10 +396,10 @@ static int cuda_device_info(int idx, fdt_device *info, fdt_err *e)
              attr(d, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
     int dv = 0;
     p_cuDriverGetVersion(&dv);
-    char kernel_driver[32];
-    fdt_rt_nvidia_kernel_driver(kernel_driver, sizeof kernel_driver);
-    snprintf(info->driver_version, sizeof info->driver_version, "%s (CUDA %d.%d)", kernel_driver,
-             dv / 1000, dv % 1000 / 10);
+    snprintf(info->driver_source, sizeof info->driver_source, "%s",
+             fdt_rt_nvidia_driver(dv, info->driver_version, sizeof info->driver_version));
+    fdt_err ke;
+    fdt_rt_nvidia_clocks(info->pci, &info->clocks, &ke); /* unknown without NVML */
     snprintf(info->runtime_version, sizeof info->runtime_version, "driver API %d.%d", dv / 1000,
              dv % 1000 / 10);
     fdt_err ce;
@@ -416,6 +416,21 @@ static int cuda_open(int idx, fdt_err *e)
     CU(p_cuDevicePrimaryCtxRetain(&cu_ctx, cu_dev), "cuDevicePrimaryCtxRetain");
     CU(p_cuCtxSetCurrent(cu_ctx), "cuCtxSetCurrent");
     return 0;
+}
+
+/* The PCI address of the opened device, as fdt_device.pci writes it. */
+static void cu_pci(char *buf, size_t n)
+{
+    snprintf(buf, n, "%04x:%02x:%02x", attr(cu_dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+             attr(cu_dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+             attr(cu_dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
+}
+
+static int cuda_clocks(fdt_clocks *c, fdt_err *e)
+{
+    char pci[24];
+    cu_pci(pci, sizeof pci);
+    return fdt_rt_nvidia_clocks(pci, c, e);
 }
 
 static int cuda_mem_info(size_t *free_bytes, size_t *total, fdt_err *e)
@@ -577,6 +592,7 @@ const fdt_rt_backend fdt_rt_cuda = {
     .device_count = cuda_device_count,
     .device_info = cuda_device_info,
     .open = cuda_open,
+    .clocks = cuda_clocks,
     .mem_info = cuda_mem_info,
     .alloc = cuda_alloc,
     .free = cuda_free,

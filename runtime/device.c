@@ -78,3 +78,55 @@ int fdt_device_same_gpu(const fdt_device *stored, const fdt_device *live)
            (fdt_device_amd_uuid_legacy(live, legacy, sizeof legacy) == 0 &&
             !strcmp(stored->uuid, legacy));
 }
+
+void fdt_clocks_init(fdt_clocks *c)
+{
+    memset(c, 0, sizeof *c);
+    c->sm_mhz = c->sm_max_mhz = c->mem_mhz = c->mem_max_mhz = -1;
+}
+
+static const char *const throttle_names[] = {
+    "gpu_idle",   "applications_clocks", "sw_power_cap",   "hw_slowdown",    "sync_boost",
+    "sw_thermal", "hw_thermal",          "hw_power_brake", "display_clocks",
+};
+#define NTHROTTLE ((int)(sizeof throttle_names / sizeof throttle_names[0]))
+
+const char *fdt_throttle_name(uint64_t bit)
+{
+    for (int i = 0; i < NTHROTTLE; i++)
+        if (bit == (uint64_t)1 << i)
+            return throttle_names[i];
+    return NULL;
+}
+
+void fdt_throttle_names(uint64_t bits, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n)
+        buf[0] = 0;
+    for (int i = 0; i < NTHROTTLE; i++)
+        if (bits & ((uint64_t)1 << i)) {
+            int w = snprintf(buf + used, n - used, "%s%s", used ? "," : "", throttle_names[i]);
+            if (w < 0 || (size_t)w >= n - used)
+                return;
+            used += (size_t)w;
+        }
+}
+
+int fdt_throttle_parse(const char *names, uint64_t *bits)
+{
+    *bits = 0;
+    for (const char *p = names; p && *p;) {
+        size_t len = strcspn(p, ",");
+        int found = 0;
+        for (int i = 0; i < NTHROTTLE && !found; i++)
+            if (strlen(throttle_names[i]) == len && !strncmp(p, throttle_names[i], len)) {
+                *bits |= (uint64_t)1 << i;
+                found = 1;
+            }
+        if (!found)
+            return -1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}

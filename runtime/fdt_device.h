@@ -12,6 +12,43 @@
 
 #include "fdtuned_model.h"
 
+/* A GPU's clocks at one moment, as NVML reports them (NVIDIA only): MHz, -1 where unknown,
+ * and the reasons the clocks are held down as FDT_THROTTLE_* bits (NVML's own values). */
+typedef struct fdt_clocks {
+    int known;                 /* 1: read from NVML; 0: nothing known (no NVML, AMD, sim) */
+    int sm_mhz, sm_max_mhz;    /* NVML_CLOCK_SM: current, and the most it may reach */
+    int mem_mhz, mem_max_mhz;  /* NVML_CLOCK_MEM */
+    int reasons_known;         /* 1: reasons holds what NVML said */
+    uint64_t reasons;          /* FDT_THROTTLE_* */
+} fdt_clocks;
+
+enum {
+    FDT_THROTTLE_GPU_IDLE = 0x1,
+    FDT_THROTTLE_APPLICATIONS_CLOCKS = 0x2,
+    FDT_THROTTLE_SW_POWER_CAP = 0x4,
+    FDT_THROTTLE_HW_SLOWDOWN = 0x8,
+    FDT_THROTTLE_SYNC_BOOST = 0x10,
+    FDT_THROTTLE_SW_THERMAL = 0x20,
+    FDT_THROTTLE_HW_THERMAL = 0x40,
+    FDT_THROTTLE_HW_POWER_BRAKE = 0x80,
+    FDT_THROTTLE_DISPLAY_CLOCKS = 0x100,
+};
+/* The reasons that cap the clocks for heat or power: a run under one is not comparable. */
+#define FDT_THROTTLE_CAPS                                                                  \
+    (FDT_THROTTLE_SW_POWER_CAP | FDT_THROTTLE_HW_SLOWDOWN | FDT_THROTTLE_SW_THERMAL |      \
+     FDT_THROTTLE_HW_THERMAL | FDT_THROTTLE_HW_POWER_BRAKE)
+
+/* Nothing known: known 0, every clock -1, no reasons. */
+void fdt_clocks_init(fdt_clocks *c);
+/* The names of the reasons in bits, comma-separated, in bit order ("gpu_idle,sw_thermal"):
+ * gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, sw_thermal,
+ * hw_thermal, hw_power_brake, display_clocks; bits without a name are left out. "" for none. */
+void fdt_throttle_names(uint64_t bits, char *buf, size_t n);
+/* The bits of such a list; -1 when a name is unknown. */
+int fdt_throttle_parse(const char *names, uint64_t *bits);
+/* The name of one bit; NULL when it has none. */
+const char *fdt_throttle_name(uint64_t bit);
+
 typedef struct fdt_device {
     /* --- identity: what the database stores (with id) and compares results by --- */
     int64_t id;            /* database id; 0 until stored (or when not from the database) */
@@ -43,9 +80,13 @@ typedef struct fdt_device {
 
     /* --- software of a visible device --- */
     /* what the environment record keeps, readable: */
-    char driver_version[128];   /* kernel driver: "580.159.04 (CUDA 13.0)", "amdgpu 6.10.5" */
+    char driver_version[128];   /* kernel driver: "580.159.04" (NVML), "CUDA driver API 13.0"
+                                   (cuDriverGetVersion, without NVML), "amdgpu 6.10.5" */
+    char driver_source[8];      /* where driver_version came from: "nvml", "cuda"; "" (AMD) */
     char runtime_version[320];  /* "driver API 13.0", "HIP 6.2.41133 (/opt/rocm-6.2.0/lib)" */
     char compiler_version[512]; /* "nvrtc 13.0", "hiprtc 6.2.60200, comgr 2.8 (<dir>)" */
+
+    fdt_clocks clocks;          /* when it was described (NVIDIA with NVML; else unknown) */
 
     /* --- provenance --- */
     int index;             /* ordinal within the backend when live; -1 otherwise */

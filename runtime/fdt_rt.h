@@ -88,6 +88,9 @@ typedef struct fdt_rt_backend {
      * (and API) version, the runtime's version and file, the compiler's versions and files. */
     int (*device_info)(int idx, fdt_device *info, fdt_err *e);
     int (*open)(int idx, fdt_err *e); /* makes the device current in this process */
+    /* The opened device's clocks now (fdt_clocks); NULL where they are not read (hip: no
+     * rocm-smi/amdsmi; sim). Fails saying why, with c unknown. */
+    int (*clocks)(fdt_clocks *c, fdt_err *e);
     int (*mem_info)(size_t *free_bytes, size_t *total, fdt_err *e);
     int (*alloc)(size_t bytes, uint64_t *ptr, fdt_err *e);
     void (*free)(uint64_t ptr);
@@ -132,6 +135,17 @@ typedef struct fdt_rt_unavailable {
  * backend), *nskipped of them. Returns how many targets. */
 int fdt_rt_default_targets(const char **targets, int max, fdt_rt_unavailable *skipped,
                            int *nskipped);
+
+/* The NVIDIA driver's version into buf, and where it came from (returned): "nvml" with
+ * NVML's nvmlSystemGetDriverVersion ("580.159.04") when libnvidia-ml.so.1 loads (the dynamic
+ * loader's search: LD_LIBRARY_PATH, the cache, the system directories) and answers; else
+ * "cuda" with "CUDA driver API 13.0" from cuda_api (cuDriverGetVersion's 13000); else ""
+ * with "unknown" (cuda_api <= 0). /proc/driver/nvidia/version is not read. */
+const char *fdt_rt_nvidia_driver(int cuda_api, char *buf, size_t n);
+/* The SM and memory clocks (current and maximum) and the throttle reasons of the NVIDIA GPU
+ * at PCI address pci ("0000:18:00", as fdt_device.pci), from NVML now. Fails saying why (no
+ * NVML, no GPU there), with c unknown (fdt_clocks_init). */
+int fdt_rt_nvidia_clocks(const char *pci, fdt_clocks *c, fdt_err *e);
 
 /* The libraries of every backend (their `libraries`), found in a child process so that the
  * caller loads and starts no GPU runtime: at most max into libs, *n of them. */

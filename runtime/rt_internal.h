@@ -15,9 +15,6 @@ extern const fdt_rt_backend fdt_rt_hip;
 /* Simulated GPUs' compile-only stand-in (sim.c); outside the registry's list. */
 extern const fdt_rt_backend fdt_rt_sim;
 
-/* The NVIDIA kernel-module version (e.g. "580.159.04") from /proc, or "unknown". */
-void fdt_rt_nvidia_kernel_driver(char *buf, size_t n);
-
 /* The amdgpu kernel driver, from the sysfs mounted at root ("/sys"): "amdgpu 6.10.5" where
  * the driver says its version (ROCm's DKMS driver writes module/amdgpu/version, the file
  * rocminfo reads for its "ROCk module version"); the kernel's own driver has none, so "amdgpu

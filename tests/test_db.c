@@ -232,7 +232,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 4);
+    assert_int_equal(fdt_db_schema_version(), 5);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
@@ -360,7 +360,13 @@ static void test_newer_schema_refused(void **state)
     char path[512];
     path_in(path, sizeof path, "newer.db");
     fdt_db_close(open_ok(path, FDT_DB_CREATE));
-    sql_exec(path, "PRAGMA user_version = 5");
+    int newer = fdt_db_schema_version() + 1;
+    char sql[64], want[128];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", newer);
+    snprintf(want, sizeof want,
+             "database schema v%d is newer than this fdtune (v%d): upgrade fdtune", newer,
+             newer - 1);
+    sql_exec(path, sql);
     size_t n;
     char *before = slurp(path, &n);
     fdt_err e = {""};
@@ -369,11 +375,11 @@ static void test_newer_schema_refused(void **state)
         int flags[] = {FDT_DB_READONLY, FDT_DB_READWRITE, FDT_DB_CREATE};
         assert_int_equal(fdt_db_open(path, flags[i], &db, &e), -1);
         assert_null(db);
-        assert_contains(e.msg, "database schema v5 is newer than this fdtune (v4): upgrade fdtune");
+        assert_contains(e.msg, want);
     }
     int v = 0;
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
-    assert_int_equal(v, 5);
+    assert_int_equal(v, newer);
     assert_same_bytes(path, before, n);
     free(before);
 }
@@ -1395,6 +1401,19 @@ static void test_decisions(void **state)
     fdt_db_close(ro);
 }
 
+/* What the v4 -> v5 step added (the runs' driver source and clocks): dropped, a file is v4
+ * again (test_migrate_v4; with cut_short dropped too, v3: test_cut_short_v4). */
+#define DROP_V5                                                                            \
+    "ALTER TABLE runs DROP COLUMN driver_source;"                                          \
+    "ALTER TABLE runs DROP COLUMN sm_max_mhz;"                                             \
+    "ALTER TABLE runs DROP COLUMN mem_max_mhz;"                                            \
+    "ALTER TABLE runs DROP COLUMN sm_mhz_start;"                                           \
+    "ALTER TABLE runs DROP COLUMN mem_mhz_start;"                                          \
+    "ALTER TABLE runs DROP COLUMN throttle_start;"                                         \
+    "ALTER TABLE runs DROP COLUMN sm_mhz_end;"                                             \
+    "ALTER TABLE runs DROP COLUMN mem_mhz_end;"                                            \
+    "ALTER TABLE runs DROP COLUMN throttle_end;"
+
 /* Schema v4 (issue 16): a best decision says whether its search was cut short by the time
  * limit; the best rows carry the mark of the decision in force (0 without one); the CHECK
  * refuses anything but 0 and 1. A v3 file (made here by dropping the column again) is read
@@ -1430,8 +1449,8 @@ static void test_cut_short_v4(void **state)
     sqlite3_close(h);
 
     /* back to v3: the column gone, then read-only and migrated */
-    sql_exec(f.path, "ALTER TABLE best_decisions DROP COLUMN cut_short; PRAGMA user_version = 3;"
-                     "PRAGMA journal_mode = DELETE;");
+    sql_exec(f.path, DROP_V5 "ALTER TABLE best_decisions DROP COLUMN cut_short;"
+                     "PRAGMA user_version = 3; PRAGMA journal_mode = DELETE;");
     size_t n;
     char *before = slurp(f.path, &n);
     fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
@@ -1447,7 +1466,7 @@ static void test_cut_short_v4(void **state)
     assert_same_bytes(f.path, before, n);
     free(before);
     db = open_ok(f.path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 5);
     assert_int_equal(fdt_db_check(db, &e), 0);
     assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions WHERE cut_short = 0"),
                      1);
@@ -1531,6 +1550,103 @@ static void test_migrate_v1(void **state)
     free(v1);
     free(v2);
     free(again);
+}
+
+/* ------------------------------------------------------------------ clocks (v5) */
+
+/* 1 when sql fails on the file (a CHECK refused it), through a connection of its own. */
+static int sql_refused(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+    sqlite3_close(h);
+    return rc != SQLITE_OK;
+}
+
+/* A v4 file (the schema before the clocks: v5's columns dropped again): read as it is when
+ * opened read-only (the file untouched), migrated by a read-write open with its run intact and
+ * no clocks; then the clocks of a new run written and read back, and the CHECKs. */
+static void test_migrate_v4(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "v3.db");
+    fdt_err e = {""};
+    assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_DONE, &e), 0);
+    fdt_db_close(f.db);
+    sql_exec(f.path, DROP_V5 "PRAGMA user_version = 4;");
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM pragma_table_info('runs')"
+                                     " WHERE name LIKE '%mhz%'"), 0);
+    size_t n;
+    char *before = slurp(f.path, &n);
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    fdt_db_run r;
+    assert_int_equal(fdt_db_run_get(db, f.run, &r, &e), 0);
+    assert_int_equal(r.status, FDT_DB_DONE);
+    fdt_db_close(db);
+    assert_same_bytes(f.path, before, n); /* reading never migrates */
+    free(before);
+
+    db = open_ok(f.path, FDT_DB_READWRITE);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 5);
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    assert_int_equal(fdt_db_run_get(db, f.run, &r, &e), 0);
+    assert_int_equal(r.status, FDT_DB_DONE);
+    assert_true(r.copy_gbs == 3000.0);
+    fdt_clocks start, end;
+    char src[8] = "x";
+    assert_int_equal(fdt_db_run_clocks(db, f.run, &start, &end, src, sizeof src, &e), 0);
+    assert_int_equal(start.known, 0);
+    assert_int_equal(end.known, 0);
+    assert_string_equal(src, "");
+
+    /* a run of v4: its clocks at the start and the end, as the worker read them */
+    int64_t run = begin_run(db, f.dev, f.env, 3000.0);
+    fdt_clocks c;
+    fdt_clocks_init(&c);
+    assert_int_equal(fdt_db_run_set_clocks(db, run, FDT_DB_CLOCKS_START, "nvml", &c, &e), 0);
+    assert_int_equal(sql_int(f.path, "SELECT driver_source IS NULL FROM runs ORDER BY id DESC"),
+                     1); /* unknown clocks write nothing */
+    c.known = 1;
+    c.sm_mhz = 1755;
+    c.sm_max_mhz = 1980;
+    c.mem_mhz = c.mem_max_mhz = 2619;
+    c.reasons_known = 1;
+    c.reasons = FDT_THROTTLE_GPU_IDLE | FDT_THROTTLE_SW_THERMAL;
+    assert_int_equal(fdt_db_run_set_clocks(db, run, FDT_DB_CLOCKS_START, "nvml", &c, &e), 0);
+    c.sm_mhz = 1410;
+    c.reasons = 0;
+    assert_int_equal(fdt_db_run_set_clocks(db, run, FDT_DB_CLOCKS_END, NULL, &c, &e), 0);
+    char q[256];
+    snprintf(q, sizeof q, "SELECT throttle_start = 'gpu_idle,sw_thermal' AND throttle_end = ''"
+             " AND sm_mhz_start = 1755 AND sm_mhz_end = 1410 AND sm_max_mhz = 1980 AND"
+             " mem_mhz_end = 2619 AND driver_source = 'nvml' FROM runs WHERE id = %lld",
+             (long long)run);
+    assert_int_equal(sql_int(f.path, q), 1);
+    assert_int_equal(fdt_db_run_clocks(db, run, &start, &end, src, sizeof src, &e), 0);
+    assert_string_equal(src, "nvml");
+    assert_int_equal(start.known, 1);
+    assert_int_equal(start.sm_mhz, 1755);
+    assert_int_equal(start.sm_max_mhz, 1980);
+    assert_int_equal(start.reasons_known, 1);
+    assert_int_equal(start.reasons, FDT_THROTTLE_GPU_IDLE | FDT_THROTTLE_SW_THERMAL);
+    assert_int_equal(end.sm_mhz, 1410);
+    assert_int_equal(end.mem_mhz, 2619);
+    assert_int_equal(end.reasons_known, 1);
+    assert_int_equal(end.reasons, 0);
+    assert_int_equal(fdt_db_run_finish(db, run, FDT_DB_DONE, &e), 0);
+    assert_int_equal(fdt_db_run_set_clocks(db, run, FDT_DB_CLOCKS_END, NULL, &c, &e), -1);
+    assert_contains(e.msg, "run is done, not running");
+    fdt_db_close(db);
+
+    /* the CHECKs: where a driver version came from, clocks, names of reasons */
+    assert_true(sql_refused(f.path, "UPDATE runs SET driver_source = 'proc'"));
+    assert_true(sql_refused(f.path, "UPDATE runs SET sm_max_mhz = 0"));
+    assert_true(sql_refused(f.path, "UPDATE runs SET sm_mhz_end = -1"));
+    assert_true(sql_refused(f.path, "UPDATE runs SET throttle_end = 'SW Thermal'"));
+    assert_true(sql_refused(f.path, "UPDATE runs SET sm_mhz_start = '1755 MHz'")); /* STRICT */
+    assert_false(sql_refused(f.path, "UPDATE runs SET throttle_end = 'hw_slowdown,sw_thermal'"));
 }
 
 /* ------------------------------------------------------------------ processes */
@@ -1871,6 +1987,7 @@ int main(void)
         cmocka_unit_test(test_device_roundtrip),
         cmocka_unit_test(test_decisions),
         cmocka_unit_test(test_migrate_v1),
+        cmocka_unit_test(test_migrate_v4),
         cmocka_unit_test(test_concurrent_writers),
         cmocka_unit_test(test_resume_after_kill),
         cmocka_unit_test(test_names),

@@ -760,6 +760,127 @@ static void test_forced(void **state)
     night_close(&n);
 }
 
+/* ------------------------------------------------------------------ clocks */
+
+static fdt_clocks clocks(int sm, int sm_max, uint64_t reasons)
+{
+    fdt_clocks c;
+    fdt_clocks_init(&c);
+    c.known = 1;
+    c.sm_mhz = sm;
+    c.sm_max_mhz = sm_max;
+    c.mem_mhz = c.mem_max_mhz = 2619;
+    c.reasons_known = 1;
+    c.reasons = reasons;
+    return c;
+}
+
+/* The rule of tuner/decide.c: a thermal or power cap, or a busy SM clock below 0.9 of its
+ * maximum, makes a run throttled; idle clocks and unknown clocks do not; only a regression
+ * becomes "throttled". */
+static void test_throttle_rule(void **state)
+{
+    (void)state;
+    char why[256];
+    fdt_clocks c = clocks(1980, 1980, 0), unknown;
+    fdt_clocks_init(&unknown);
+    assert_int_equal(fdt_decide_throttled(&c, why, sizeof why), 0);
+    assert_int_equal(fdt_decide_throttled(&unknown, why, sizeof why), 0);
+    const uint64_t caps[] = {FDT_THROTTLE_SW_POWER_CAP, FDT_THROTTLE_HW_SLOWDOWN,
+                             FDT_THROTTLE_SW_THERMAL, FDT_THROTTLE_HW_THERMAL,
+                             FDT_THROTTLE_HW_POWER_BRAKE};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        c = clocks(1980, 1980, caps[i]);
+        assert_int_equal(fdt_decide_throttled(&c, why, sizeof why), 1);
+        assert_string_equal(why, fdt_throttle_name(caps[i]));
+    }
+    /* not caps: the GPU runs as set */
+    c = clocks(1980, 1980, FDT_THROTTLE_APPLICATIONS_CLOCKS | FDT_THROTTLE_SYNC_BOOST |
+                               FDT_THROTTLE_DISPLAY_CLOCKS);
+    assert_int_equal(fdt_decide_throttled(&c, why, sizeof why), 0);
+    c = clocks(1783, 1980, 0); /* 0.9005 of max */
+    assert_int_equal(fdt_decide_throttled(&c, why, sizeof why), 0);
+    c = clocks(1781, 1980, 0); /* 0.8995 */
+    assert_int_equal(fdt_decide_throttled(&c, why, sizeof why), 1);
+    assert_string_equal(why, "SM clock 1781 of 1980 MHz");
+    c = clocks(345, 1980, FDT_THROTTLE_GPU_IDLE); /* idle clocks are low by design */
+    assert_int_equal(fdt_decide_throttled(&c, why, sizeof why), 0);
+    c = clocks(345, 1980, FDT_THROTTLE_GPU_IDLE | FDT_THROTTLE_HW_SLOWDOWN);
+    assert_int_equal(fdt_decide_throttled(&c, why, sizeof why), 1);
+    assert_string_equal(why, "hw_slowdown");
+
+    fdt_clocks fine[2] = {clocks(1980, 1980, 0), clocks(1980, 1980, 0)};
+    fdt_clocks hot[2] = {clocks(1980, 1980, 0), clocks(1500, 1980, FDT_THROTTLE_SW_THERMAL)};
+    assert_int_equal(fdt_decide_judge_clocks(FDT_DECIDE_REGRESSED, fine, fine, why, sizeof why),
+                     FDT_DECIDE_REGRESSED);
+    assert_string_equal(why, "");
+    assert_int_equal(fdt_decide_judge_clocks(FDT_DECIDE_REGRESSED, fine, hot, why, sizeof why),
+                     FDT_DECIDE_THROTTLED);
+    assert_string_equal(why, "throttled: not a regression (today's run at its end: sw_thermal)");
+    assert_int_equal(fdt_decide_judge_clocks(FDT_DECIDE_REGRESSED, hot, fine, why, sizeof why),
+                     FDT_DECIDE_THROTTLED);
+    assert_has(why, "the stored best's run at its end");
+    /* only a regression is excused: a failure, an improvement stay what they are */
+    assert_int_equal(fdt_decide_judge_clocks(FDT_DECIDE_FAILED, hot, hot, why, sizeof why),
+                     FDT_DECIDE_FAILED);
+    assert_int_equal(fdt_decide_judge_clocks(FDT_DECIDE_IMPROVED, hot, hot, why, sizeof why),
+                     FDT_DECIDE_IMPROVED);
+    assert_int_equal(fdt_decide_judge_clocks(FDT_DECIDE_UNCHANGED, hot, hot, why, sizeof why),
+                     FDT_DECIDE_UNCHANGED);
+    assert_string_equal(fdt_decide_verdict_name(FDT_DECIDE_THROTTLED), "throttled");
+}
+
+/* Tonight's clocks, recorded on the retune run as retune records them, read back and applied
+ * to the assessment (what fdt_retune_problem does). */
+static void night_clocks(night *n, fdt_clocks start, fdt_clocks end)
+{
+    fdt_err e = {""};
+    fdt_clocks stored[2], now[2];
+    char src[8];
+    if (fdt_db_run_set_clocks(n->db, n->run, FDT_DB_CLOCKS_START, "nvml", &start, &e) ||
+        fdt_db_run_set_clocks(n->db, n->run, FDT_DB_CLOCKS_END, NULL, &end, &e) ||
+        fdt_db_run_clocks(n->db, n->it->cand[0].ev.run_id, &stored[0], &stored[1], src,
+                          sizeof src, &e) ||
+        fdt_db_run_clocks(n->db, n->run, &now[0], &now[1], src, sizeof src, &e))
+        fail_msg("clocks: %s", e.msg);
+    assert_string_equal(src, "nvml");
+    assert_int_equal(stored[0].known, 0); /* the history recorded none */
+    fdt_retune_apply_clocks(&n->out, stored, now);
+}
+
+/* The best is 10% slower tonight on a GPU that held its clocks down for heat: "throttled:
+ * not a regression", no re-search, the decision stays; the same night at full clocks is a
+ * regression. */
+static void test_throttled_night(void **state)
+{
+    (void)state;
+    night n;
+    history(&n, "throttled.db");
+    tonight(&n, "580.65.06");
+    measure(&n, (double[]){1.10, 1.13, 1.16}, 0.05, 0);
+    assert_int_equal(n.out.check[0].verdict, FDT_DECIDE_REGRESSED);
+    night_clocks(&n, clocks(1980, 1980, 0), clocks(1410, 1980, FDT_THROTTLE_HW_THERMAL));
+    assert_int_equal(n.out.check[0].verdict, FDT_DECIDE_THROTTLED);
+    assert_string_equal(n.out.check[0].message,
+                        "throttled: not a regression (today's run at its end: hw_thermal)");
+    assert_int_equal(n.out.regressed, 0);
+    assert_int_equal(n.out.research, 0);
+    conclude(&n, 0.05);
+    assert_true(n.out.action != FDT_RETUNE_REFRESHED && n.out.action != FDT_RETUNE_REPLACED);
+    assert_string_equal(n.out.best_config, "bx=32");
+    assert_int_equal(best_eval(n.db, n.dev, &n.p), n.it->cand[0].ev.id);
+    night_close(&n);
+
+    history(&n, "cool.db");
+    tonight(&n, "580.65.06");
+    measure(&n, (double[]){1.10, 1.13, 1.16}, 0.05, 0);
+    night_clocks(&n, clocks(1980, 1980, 0), clocks(1980, 1980, 0));
+    assert_int_equal(n.out.check[0].verdict, FDT_DECIDE_REGRESSED);
+    assert_int_equal(n.out.regressed, 1);
+    assert_int_equal(n.out.research, 1);
+    night_close(&n);
+}
+
 /* ------------------------------------------------------------------ lock */
 
 static void test_lock(void **state)
@@ -1185,6 +1306,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_judge_threshold),
+        cmocka_unit_test(test_throttle_rule),
+        cmocka_unit_test(test_throttled_night),
         cmocka_unit_test(test_noise_rule),
         cmocka_unit_test(test_env_diff),
         cmocka_unit_test(test_cutoff),

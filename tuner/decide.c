@@ -50,7 +50,8 @@ int fdt_decide_beats(const fdt_decide_timing *old, const fdt_decide_timing *cand
 
 const char *fdt_decide_verdict_name(fdt_decide_verdict v)
 {
-    static const char *const names[] = {"unchanged", "regressed", "improved", "failed"};
+    static const char *const names[] = {"unchanged", "regressed", "improved", "failed",
+                                        "throttled"};
     return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "?";
 }
 
@@ -66,6 +67,49 @@ fdt_decide_verdict fdt_decide_judge(const fdt_decide_timing *stored,
     if (now->median_ms < stored->median_ms * (1 - threshold))
         return FDT_DECIDE_IMPROVED;
     return FDT_DECIDE_UNCHANGED;
+}
+
+/* ---------------------------------------------------------------- clocks */
+
+int fdt_decide_throttled(const fdt_clocks *c, char *why, size_t n)
+{
+    if (n)
+        why[0] = 0;
+    if (!c->known)
+        return 0;
+    uint64_t caps = c->reasons_known ? c->reasons & FDT_THROTTLE_CAPS : 0;
+    if (caps) {
+        fdt_throttle_names(caps, why, n);
+        return 1;
+    }
+    int idle = c->reasons_known && (c->reasons & FDT_THROTTLE_GPU_IDLE);
+    if (!idle && c->sm_mhz >= 0 && c->sm_max_mhz > 0 &&
+        c->sm_mhz < FDT_DECIDE_CLOCK_FLOOR * c->sm_max_mhz) {
+        snprintf(why, n, "SM clock %d of %d MHz", c->sm_mhz, c->sm_max_mhz);
+        return 1;
+    }
+    return 0;
+}
+
+fdt_decide_verdict fdt_decide_judge_clocks(fdt_decide_verdict v, const fdt_clocks stored[2],
+                                           const fdt_clocks now[2], char *why, size_t n)
+{
+    if (n)
+        why[0] = 0;
+    if (v != FDT_DECIDE_REGRESSED)
+        return v;
+    static const char *const whose[] = {"the stored best's run at its start",
+                                        "the stored best's run at its end",
+                                        "today's run at its start", "today's run at its end"};
+    const fdt_clocks *all[] = {&stored[0], &stored[1], &now[0], &now[1]};
+    for (int i = 0; i < 4; i++) {
+        char r[160];
+        if (fdt_decide_throttled(all[i], r, sizeof r)) {
+            snprintf(why, n, "throttled: not a regression (%s: %s)", whose[i], r);
+            return FDT_DECIDE_THROTTLED;
+        }
+    }
+    return v;
 }
 
 /* ---------------------------------------------------------------- environment */

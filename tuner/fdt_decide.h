@@ -42,6 +42,8 @@ typedef enum {
     FDT_DECIDE_REGRESSED, /* slower than stored by more than the threshold */
     FDT_DECIDE_IMPROVED,  /* faster than stored by more than the threshold */
     FDT_DECIDE_FAILED,    /* the measurement now is not ok (wrong, crashed, ...) */
+    FDT_DECIDE_THROTTLED, /* slower beyond the threshold, but a run's GPU was throttled
+                             (fdt_decide_judge_clocks): not a regression */
 } fdt_decide_verdict;
 
 const char *fdt_decide_verdict_name(fdt_decide_verdict v); /* "unchanged", ... */
@@ -51,6 +53,27 @@ const char *fdt_decide_verdict_name(fdt_decide_verdict v); /* "unchanged", ... *
  * now < stored * (1 - threshold). */
 fdt_decide_verdict fdt_decide_judge(const fdt_decide_timing *stored,
                                     const fdt_decide_timing *now, double threshold);
+
+/* ------------------------------------------------------------------ clocks (pure) */
+
+/* Below this fraction of its maximum, a busy GPU's SM clock is held down. */
+#define FDT_DECIDE_CLOCK_FLOOR 0.9
+
+/* 1 when a run measured under clocks c is no yardstick: a thermal or power cap among the
+ * throttle reasons (FDT_THROTTLE_CAPS: sw_power_cap, hw_slowdown, sw_thermal, hw_thermal,
+ * hw_power_brake), or an SM clock below FDT_DECIDE_CLOCK_FLOOR of its maximum while the GPU
+ * was not idle (gpu_idle: an idle GPU lowers its clocks by design, which says nothing of the
+ * measurements). why gets the cause ("sw_thermal", "SM clock 1200 of 1980 MHz"). 0 when the
+ * clocks are unknown (AMD, simulated GPUs, runs recorded before schema v4, no NVML). */
+int fdt_decide_throttled(const fdt_clocks *c, char *why, size_t n);
+
+/* The verdict v of a re-measurement in the light of the clocks of the stored best's run and
+ * of today's run ([0] at the start, [1] at the end of the run's measurements):
+ * FDT_DECIDE_THROTTLED when v is FDT_DECIDE_REGRESSED and any of the four was throttled
+ * (fdt_decide_throttled), why saying "throttled: not a regression (today's run at its end:
+ * sw_thermal)"; else v, why "". */
+fdt_decide_verdict fdt_decide_judge_clocks(fdt_decide_verdict v, const fdt_clocks stored[2],
+                                           const fdt_clocks now[2], char *why, size_t n);
 
 /* ------------------------------------------------------------------ environment (pure) */
 

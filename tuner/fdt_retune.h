@@ -123,6 +123,15 @@ typedef struct fdt_retune_outcome {
     char error[512];           /* set when this problem could not be completed */
 } fdt_retune_outcome;
 
+/* The stored best's verdict in out (after fdt_retune_assess) in the light of the GPU's
+ * clocks: of the stored best's run and of today's ([0] at the start, [1] at the end of the
+ * run's measurements). A regression measured where either GPU was throttled
+ * (fdt_decide_judge_clocks) becomes FDT_DECIDE_THROTTLED with the message "throttled: not a
+ * regression (...)", and no longer counts as a regression nor calls for a re-search (an
+ * environment change or force still does). */
+void fdt_retune_apply_clocks(fdt_retune_outcome *out, const fdt_clocks stored[2],
+                             const fdt_clocks now[2]);
+
 /* Fills the checks from the new measurements (measured[i] is cand[i] measured again; an
  * eval with status not ok is a failure) and decides whether to re-search: the environment
  * `now` differs from the stored best's, or the best regressed or failed, or force_env. */
@@ -154,6 +163,7 @@ typedef struct fdt_retune_ctx {
     fdt_db_env env;                /* the environment now */
     int64_t run_id;                /* the running retune run of this GPU */
     int copy_set;                  /* the run's copy bandwidth has been recorded */
+    int clocks_set;                /* the run's clocks at its start have been recorded */
 } fdt_retune_ctx;
 
 typedef struct fdt_retune_opts {

@@ -360,6 +360,12 @@ static int measure(fdt_retune_ctx *ctx, const fdt_retune_item *it, int parallel,
             return -1;
         ctx->copy_set = 1;
     }
+    if (!ctx->clocks_set && setup.clocks.known) { /* the run's start: its first setup */
+        if (fdt_db_run_set_clocks(ctx->db, ctx->run_id, FDT_DB_CLOCKS_START,
+                                  d->driver_source, &setup.clocks, e))
+            return -1;
+        ctx->clocks_set = 1;
+    }
     int n = it->ncand;
     fdt_config cfg[FDT_RETUNE_TOP];
     char kernel[FDT_RETUNE_TOP][96];
@@ -466,6 +472,44 @@ static int research(fdt_retune_ctx *ctx, const fdt_retune_item *it, fdt_recipe *
     return rc ? fdt_err_wrap(e, "re-search") : 0;
 }
 
+void fdt_retune_apply_clocks(fdt_retune_outcome *out, const fdt_clocks stored[2],
+                             const fdt_clocks now[2])
+{
+    if (out->ncheck == 0)
+        return;
+    fdt_retune_check *c = &out->check[0];
+    char why[sizeof c->message];
+    c->verdict = fdt_decide_judge_clocks(c->verdict, stored, now, why, sizeof why);
+    if (c->verdict != FDT_DECIDE_THROTTLED)
+        return;
+    snprintf(c->message, sizeof c->message, "%s", why);
+    out->regressed = 0;
+    out->research = out->env_changed || out->forced;
+}
+
+/* The end of today's measurements (so far) on the run, then the stored best's verdict in
+ * the light of both runs' clocks (fdt_retune_apply_clocks). */
+static int judge_clocks(fdt_retune_ctx *ctx, const fdt_retune_item *it, fdt_retune_outcome *out,
+                        fdt_err *e)
+{
+    if (fdt_db_run_set_clocks(ctx->db, ctx->run_id, FDT_DB_CLOCKS_END, NULL,
+                              fdt_worker_clocks(ctx->w), e))
+        return -1;
+    if (out->ncheck == 0 || it->ncand == 0)
+        return 0;
+    fdt_clocks stored[2], now[2];
+    char src[8];
+    fdt_clocks_init(&stored[0]);
+    fdt_clocks_init(&stored[1]);
+    if ((it->cand[0].source == FDT_DB_USER &&
+         fdt_db_run_clocks(ctx->db, it->cand[0].ev.run_id, &stored[0], &stored[1], src,
+                           sizeof src, e)) ||
+        fdt_db_run_clocks(ctx->db, ctx->run_id, &now[0], &now[1], src, sizeof src, e))
+        return -1;
+    fdt_retune_apply_clocks(out, stored, now);
+    return 0;
+}
+
 int fdt_retune_problem(fdt_retune_ctx *ctx, const fdt_retune_item *it, fdt_recipe *rec,
                        const fdt_retune_opts *o, fdt_tune_progress cb, void *cbctx,
                        fdt_retune_outcome *out, fdt_err *e)
@@ -495,6 +539,11 @@ int fdt_retune_problem(fdt_retune_ctx *ctx, const fdt_retune_item *it, fdt_recip
     fdt_retune_assess(it, rows, it->ncand, &ctx->env, o->threshold, o->force_env, out);
     free(rows);
     out->run_id = ctx->run_id;
+    if (judge_clocks(ctx, it, out, e)) {
+        snprintf(out->error, sizeof out->error, "%s", e->msg);
+        out->wall_s = fdt_now() - t0;
+        return -1;
+    }
     int search_failed = 0;
     if (out->research && !(o->stop && *o->stop)) {
         if (research(ctx, it, rec, o, cb, cbctx, out, e)) {

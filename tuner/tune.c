@@ -577,7 +577,9 @@ static int begin_run(state *st, fdt_recipe *rec, fdt_err *e)
         return -1;
     st->run_open = 1;
     st->out->run_id = st->run_id;
-    return 0;
+    /* the clocks of the run's start: right after the setup, before the first candidate */
+    return fdt_db_run_set_clocks(ctx->db, st->run_id, FDT_DB_CLOCKS_START,
+                                 fdt_worker_device(ctx->w)->driver_source, &setup.clocks, e);
 }
 
 /* The strategy over the space; unless forced, what the database holds for this device and
@@ -733,8 +735,14 @@ static int finish(state *st, int rc, fdt_err *e)
         fdt_db_run_status rs = rc ? FDT_DB_FAILED
                                : out->interrupted ? FDT_DB_INTERRUPTED
                                                   : FDT_DB_DONE;
-        if (fdt_db_run_finish(ctx->db, st->run_id, rs, &fe) && rc == 0) {
-            *e = fe;
+        /* the clocks of the run's end (after its last measurement), then the end itself,
+         * whatever became of the clocks */
+        fdt_err ce;
+        int clocks_bad = fdt_db_run_set_clocks(ctx->db, st->run_id, FDT_DB_CLOCKS_END, NULL,
+                                               fdt_worker_clocks(ctx->w), &ce) != 0;
+        int finish_bad = fdt_db_run_finish(ctx->db, st->run_id, rs, &fe) != 0;
+        if ((clocks_bad || finish_bad) && rc == 0) {
+            *e = finish_bad ? fe : ce;
             rc = -1;
         }
     }
