@@ -53,3 +53,26 @@ for kv in ([] if cfg == "default" else cfg.split(",")):
     print('param("%s", { %s })' % (k, v if v.lstrip("-").isdigit() else '"%s"' % v))
 PY
 }
+
+# The name of the first visible GPU (fdtune devices), empty when none is visible.
+device_name() {
+    "$FDTUNE" devices --json --no-bandwidth 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+devs = d.get("devices", d) if isinstance(d, dict) else d
+print(devs[0]["name"] if devs else "")' 2>/dev/null
+}
+
+# The catalogue name a dry run takes for the GPU named $1 (a dry run probes nothing, so no
+# 'auto'): $GPU, else the device name, without its vendor, else its first word ("NVIDIA H100
+# 80GB HBM3" -> H100); empty when the catalogue has none of them.
+catalogue_gpu() {
+    local base=${1#NVIDIA } cand
+    base=${base#AMD }; base=${base#Instinct }
+    for cand in "${GPU:-}" "$1" "$base" "${base%% *}"; do
+        [ -n "$cand" ] || continue
+        if "$FDTUNE" --gpu "$cand" --op lap --R 1 --grid 8^3 --dry-run --top 0 >/dev/null 2>&1; then
+            echo "$cand"; return 0
+        fi
+    done
+}

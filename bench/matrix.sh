@@ -37,24 +37,9 @@ cells() {
     done
 }
 
-gpu=$("$FDTUNE" devices --json --no-bandwidth 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-devs = d.get("devices", d) if isinstance(d, dict) else d
-print(devs[0]["name"] if devs else "")' 2>/dev/null)
+gpu=$(device_name)
 [ -n "$gpu" ] || { echo "matrix: no GPU visible (fdtune devices)" >&2; exit 3; }
-
-# The catalogue name the dry run takes for this GPU (a dry run probes nothing, so no 'auto'):
-# GPU, else the device name, without its vendor, else its first word ("NVIDIA H100 80GB
-# HBM3" -> H100).
-cat_gpu=""
-base=${gpu#NVIDIA }; base=${base#AMD }; base=${base#Instinct }
-for cand in "${GPU:-}" "$gpu" "$base" "${base%% *}"; do
-    [ -n "$cand" ] || continue
-    if "$FDTUNE" --gpu "$cand" --op lap --R 1 --grid 8^3 --dry-run --top 0 >/dev/null 2>&1; then
-        cat_gpu=$cand; break
-    fi
-done
+cat_gpu=$(catalogue_gpu "$gpu")
 [ -n "$cat_gpu" ] || echo "matrix: no catalogue entry for '$gpu' (set GPU): bounds unknown" >&2
 
 # The model's bound for config $5 of op $1, R $2, precision $3 on grid $4: a recipe

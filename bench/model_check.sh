@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The model's on-chip terms against Nsight Compute (issue 14, "an on-chip term in the model"),
 # for a GPU machine with the built tree and ncu: for each cell (op, R, precision, grid, config)
-# it asks the model's dry run on the visible GPU (fdtune --gpu auto --dry-run --json over a
+# it asks the model's dry run on the visible GPU (fdtune --gpu NAME --dry-run --json over a
 # recipe of that one config) for its bound and per-point counts, profiles the candidate's
 # first launch under ncu inside `fdtune bench --probe` (the metrics of bench/model_check.py,
 # those this ncu knows), and appends one row of predicted beside measured numbers per output
@@ -9,7 +9,7 @@
 # Usage: bench/model_check.sh OUTDIR
 # Env: CELLS (cells of the form op:R:precision:N:config, space-separated; default the eight
 # below), DEADLINE (seconds, default 230: no cell starts after it), GPU (the catalogue name for
-# the dry run instead of auto), FDTUNE (default ./build/fdtune), NCU (default ncu).
+# the dry run; default the visible GPU's, found by catalogue_gpu in lib.sh), FDTUNE (default ./build/fdtune), NCU (default ncu).
 # The default cells are configs measured on an H100 and an H200 (tests/data/nvidia-measured.txt:
 # tuned d2x and d2z, the tuned ring of lap R=4, the stream and the ring at R=8, the stream in
 # f64 and for wave, the direct reference at R=4); the same list serves both GPUs.
@@ -49,7 +49,10 @@ for m in $(python3 "$here/model_check.py" --metrics); do
 done
 
 python3 "$here/model_check.py" --header >"$csv"
-gpuarg=${GPU:-auto}
+# A dry run probes nothing, so it takes a catalogue name, not 'auto': $GPU, else the visible
+# GPU's catalogue name.
+gpuarg=${GPU:-$(catalogue_gpu "$(device_name)")}
+[ -n "$gpuarg" ] || { echo "model_check: no catalogue name for the visible GPU (set GPU)" >&2; exit 2; }
 for cell in ${CELLS:-$DEFAULT_CELLS}; do
     IFS=: read -r op R prec n cfg <<<"$cell"
     left=$(( deadline - ($(date +%s) - start) ))
