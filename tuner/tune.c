@@ -770,6 +770,16 @@ static int finish(state *st, int rc, fdt_err *e)
     return rc;
 }
 
+double fdt_tune_share_deadline(double end, int left)
+{
+    if (end <= 0)
+        return 0;
+    double now = fdt_now();
+    if (left <= 1 || now >= end)
+        return end;
+    return now + (end - now) / left;
+}
+
 int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem *p,
                      const fdt_tune_opts *o, fdt_tune_progress cb, void *cbctx,
                      fdt_tune_summary *out, fdt_err *e)

@@ -89,16 +89,6 @@ void fdt_tune_ctx_of(const fdt_session *s, const fdt_session_gpu *g, fdt_tune_ct
         ctx->simulate_from = s->o.worker.simulate_from;
 }
 
-double fdt_tune_share_deadline(double end, int left)
-{
-    if (end <= 0)
-        return 0;
-    double now = fdt_now();
-    if (left <= 1 || now >= end)
-        return end;
-    return now + (end - now) / left;
-}
-
 fdt_status fdt_tune_run(const fdt_session *s, const fdt_session_gpu *g, fdt_recipe *const *rec,
                         const fdt_tune_request *rq, fdt_tune_progress cb, void *cbctx,
                         fdt_tune_report *out, fdt_err *e)
