@@ -1496,9 +1496,9 @@ static char *best_answers(fdt_db *db)
     return fdt_sb_take(&b);
 }
 
-/* A v1 file recorded by an earlier fdtune on an H100 (tests/data): read as it is when opened
- * read-only (the file untouched), migrated to the current schema by a read-write open, with the same best
- * answers before and after; the view and the integrity check agree. */
+/* A v1 file recorded by an earlier fdtune on an H100 (tests/data/h100-v1.db): read as it is
+ * when opened read-only (the file untouched), migrated to the current schema by a read-write
+ * open, with the same best answers before and after; the view and the integrity check agree. */
 static void test_migrate_v1(void **state)
 {
     (void)state;
@@ -1506,7 +1506,7 @@ static void test_migrate_v1(void **state)
     if (!src || !*src)
         skip();
     char from[1024], path[512];
-    snprintf(from, sizeof from, "%s/tests/data/h100-replay.db", src);
+    snprintf(from, sizeof from, "%s/tests/data/h100-v1.db", src);
     path_in(path, sizeof path, "v1.db");
     size_t n;
     char *bytes = slurp(from, &n);

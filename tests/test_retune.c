@@ -980,8 +980,9 @@ static char *best_lines(fdt_db *db)
     return fdt_sb_take(&b);
 }
 
-/* The recorded H100 database (v1): read-only it is read as it is; migrated, it answers the
- * same; the plan on a matching GPU revisits its problems with those bests first. */
+/* The recorded H100 database (v1, tests/data/h100-v1.db): read-only it is read as it is;
+ * migrated, it answers the same; the plan on a matching GPU revisits its problems with those
+ * bests first. */
 static void test_migrate_v1(void **state)
 {
     (void)state;
@@ -989,7 +990,7 @@ static void test_migrate_v1(void **state)
     if (!src || !*src)
         skip();
     char from[1024], path[512];
-    snprintf(from, sizeof from, "%s/tests/data/h100-replay.db", src);
+    snprintf(from, sizeof from, "%s/tests/data/h100-v1.db", src);
     path_in(path, sizeof path, "v1.db");
     char *bytes;
     size_t n;
@@ -1175,7 +1176,7 @@ static int copy_v1(char *path, size_t np, const char *name, char **bytes, size_t
     if (!src || !*src)
         return -1;
     char from[1024];
-    snprintf(from, sizeof from, "%s/tests/data/h100-replay.db", src);
+    snprintf(from, sizeof from, "%s/tests/data/h100-v1.db", src);
     path_in(path, np, name);
     fdt_err e = {""};
     assert_int_equal(fdt_read_file(from, bytes, n, &e), 0);

@@ -289,13 +289,13 @@ static void test_sim_devices(void **state)
     assert_int_equal(fdt_sim_probe(g_rec, 0, &p, &e), -1);
     assert_int_equal(fdt_sim_probe("/no/such.db", 1, &p, &e), -1);
     assert_has(e.msg, "--simulate-from");
-    /* what the recording has: every evaluation of d2x 512^3 (342 configs, probe and full) */
+    /* what the recording has: every evaluation of d2x f32 512^3 (40 configs, probe and full) */
     assert_int_equal(fdt_sim_probe(g_rec, 1, &p, &e), 0);
     fdt_problem d2x = {FDT_OP_D2X, 4, FDT_F32, 512, 512, 512};
     size_t n = 0;
     assert_int_equal(fdt_sim_configs(g_rec, &p.device[0], &d2x, NULL, NULL, &n, &e), 0);
-    assert_int_equal(n, 341 + 129); /* the record's rows: 341 probes, 129 full samples */
-    d2x.nz = 256;
+    assert_int_equal(n, 39 + 18); /* the record's rows: 39 probes, 18 full samples */
+    d2x.nz = 640;
     assert_int_equal(fdt_sim_configs(g_rec, &p.device[0], &d2x, NULL, NULL, &n, &e), 0);
     assert_int_equal(n, 0);
 }
@@ -414,7 +414,7 @@ static void test_many_spread(void **state)
         assert_int_equal(r.v[i].sum.simulated, 1);
         assert_int_equal(r.v[i].tries, 1);
     }
-    assert_string_equal(r.v[0].sum.best_config, "align=32,bx=128,by=8,lb=1024,nt=1,vec=4");
+    assert_string_equal(r.v[0].sum.best_config, "align=32,bx=32,lb=128,vec=4");
     assert_int_equal(r.nretries, 0);
     fdt_many_report_free(&r);
 }

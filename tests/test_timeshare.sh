@@ -9,8 +9,9 @@
 #  2. a rerun that completes its (small) budget clears the mark everywhere, the best kept;
 #  3. the same over two simulated GPUs (--devices 0,1): every problem gets its share of the
 #     rounds left, each is cut short, the summary's legend says what the mark means.
-# The recording is tests/data/h100-replay.db with the operators it lacks (d2z, lap, wave)
-# answered by d2y's measurements, so that one GPU has five problems to share the time among.
+# The recording is tests/data/h100-replay.db, which holds the five operators (R=4 f32 512^3
+# among its problems, 40 configs each), so that one GPU has five problems to share the time
+# among.
 # Usage: test_timeshare.sh FDTUNE SOURCE_DIR. Prints every failed check; exit 1 when any did.
 set -u
 fdtune=$1
@@ -23,34 +24,23 @@ export FDTUNE_SYSTEM_DB= # the databases named here alone answer
 
 rec=$tmp/rec.db
 cp "$src/tests/data/h100-replay.db" "$rec"
-py "recording with five operators" '
+py "the recording holds the five operators" '
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-cols = [r[1] for r in c.execute("pragma table_info(evaluations)") if r[1] not in ("id", "problem_id")]
-have = {r[0] for r in c.execute("select distinct p.op from evaluations e join problems p on p.id = e.problem_id")}
-(src,) = c.execute("select id from problems where op = ? and radius = 4", ("d2y",)).fetchone()
-for op in ("d2z", "lap", "wave"):
-    if op in have:
-        continue
-    c.execute("insert into problems (op, radius, precision, nx, ny, nz) select ?, radius, precision,"
-              " nx, ny, nz from problems where id = ?", (op, src))
-    pid = c.execute("select last_insert_rowid()").fetchone()[0]
-    c.execute("insert into evaluations (problem_id, %s) select ?, %s from evaluations"
-              " where problem_id = ?" % (", ".join(cols), ", ".join(cols)), (pid, src))
-c.commit()
-ops = {r[0] for r in c.execute("select distinct p.op from evaluations e join problems p on p.id = e.problem_id")}
+ops = {r[0] for r in c.execute("select distinct p.op from evaluations e join problems p on p.id = e.problem_id"
+                               " where p.radius = 4 and p.precision = \"f32\" and p.nx = 512 and p.ny = 512 and p.nz = 512")}
 assert ops == {"d2x", "d2y", "d2z", "lap", "wave"}, ops
 ' "$rec"
 
 # ---------------------------------------------------------------- 1. five problems, one limit
-# 80 ms per evaluation, 60 s in all: about 12 s per problem (its preparation, enumerating the
+# 400 ms per evaluation, 60 s in all: about 12 s per problem (its preparation, enumerating the
 # recipe's space, is spread over the problems left: a few CPU seconds for lap and wave), far
-# from enough for the 246 to 900 recorded configs of each space (at most some 150 fit), so
-# every search is cut short by its share. Spent in
+# from enough for the 40 recorded configs of each space (56 to 70 recorded answers, probes and
+# full samples, 22 to 28 s; at most some 30 fit), so every search is cut short by its share. Spent in
 # order, d2x alone took the whole limit and the rest got one evaluation or none.
 db=$tmp/t.db
 T=60
-FDTUNE_SIM_DELAY_MS=80 run "tune --time" 0 tune --simulate-from "$rec" --R 4 --grid 512^3 \
+FDTUNE_SIM_DELAY_MS=400 run "tune --time" 0 tune --simulate-from "$rec" --R 4 --grid 512^3 \
     --strategy random --time ${T}s --db "$db" --json
 cp "$tmp/out" "$tmp/t.json"
 py "every problem gets a share; each is cut short (JSON boolean)" '
@@ -115,10 +105,11 @@ run "export after" 0 export --db "$db" -o "$tmp/t2.h"
 
 # ---------------------------------------------------------------- 3. two GPUs share it too
 # five problems on two simulated GPUs of one model: three rounds, each problem about a third
-# of the limit, some 15 s (at most about 190 evaluations, fewer than any space has), and
+# of the limit, some 15 s, at most half of it (22.5 s) where a GPU is left with two: at most
+# about 38 evaluations at 600 ms, fewer than the 56 to 70 recorded answers of any space; and
 # every problem done (spent in order, the first two took it all, three were not started)
 T=45
-FDTUNE_SIM_DELAY_MS=80 run "tune --time on two GPUs" 0 tune --simulate-from "$rec" \
+FDTUNE_SIM_DELAY_MS=600 run "tune --time on two GPUs" 0 tune --simulate-from "$rec" \
     --devices 0,1 --R 4 --grid 512^3 --strategy random --time ${T}s --db "$tmp/m.db" --json
 cp "$tmp/out" "$tmp/m.json"
 py "two GPUs: every problem gets a share, each cut short" '
