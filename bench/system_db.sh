@@ -10,8 +10,8 @@
 # the database's metadata; `fdtune db check share/fdtune/system.db` shows it.
 #
 # Usage: bench/system_db.sh [--fresh] [--no-tune] [--gpu NAME] [--budget N] [SHARD.db...]
-#   --fresh     start from nothing: the first run on the project's GPUs replaces the replay
-#               placeholder committed before any (see share/fdtune/README.md)
+#   --fresh     start from nothing: leave the system database there out of the merge (a new
+#               generator's results replace the old ones; see share/fdtune/README.md)
 #   --no-tune   tune nothing here: merge the SHARD.db given (tuned on other machines)
 #   --gpu NAME  the GPU to tune (default: auto, the first visible one)
 #   --budget N  evaluations per operator and problem (default: the recipes')
