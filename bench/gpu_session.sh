@@ -29,6 +29,8 @@ for stage in "$@"; do
     faults) "$root/bench/faults.sh" ;;
     verify) "$root/bench/issue2_verify.sh" ;;
     explore:*) "$root/bench/explore.sh" "$root/bench/${stage#explore:}" ;;
+    sass-ab) "$root/bench/sass_ab.sh" ;;
+    ab:*) "$root/bench/ab.sh" "$root/bench/${stage#ab:}" 2 ;;  # .gpu/base/fdtune vs .gpu/bin/fdtune
     sanitize)
       for c in "lap 61x37x29 bx=32,by=8,nw=8,lds=1,vec=4,align=64,tile=3" \
                "d2x 61x37x29 bx=16,by=16,vec=4,align=64,nt=1" \
