@@ -12,6 +12,8 @@
 #   matrix        bench/matrix.sh (lap and wave, R 1..8, f32/f64, 512^3 and 1024^3), resumable
 #   multigpu  bench/multigpu.sh (--gpu all, resume, a plan on this node, a killed GPU)
 #   model-check   bench/model_check.sh (8 cells under ncu: predicted vs measured per point)
+#   ab:LIST   bench/ab.sh: LIST timed with .gpu/base/fdtune and .gpu/bin/fdtune, alternating
+#   sass-ab   bench/sass_ab.sh: SASS per march step of a few rings/streams, base vs bin
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
