@@ -14,7 +14,7 @@ ops { "lap", "wave" }
 local common = include "common"
 
 param("bx", { 32, 64, 128, 256 })
-param("by", { 1, 2, 4, 8 })
+param("by", { 1, 2, 4, 8, 16 })
 param("tile", { 1, 2, 4 })
 param("nw", { 0, 16, 32, 64, 128, 256, 512 })
 param("vec", { 1, 2, 4 })
@@ -95,6 +95,14 @@ end)
 constrain("the stream's unrolled march fits the instruction cache", function(c, dev, prob)
   local size = (2 * prob.R + 1) * prob.R * c.tile * c.vec
   return c.lds ~= 3 or size <= 640, size .. " weighted outputs"
+end)
+-- 16 rows of threads only in the stream at high radii: its 32-row tiles of 2x2 (bx=32, by=16)
+-- halve the share of the 2R rows of y halo, which pays where R is large: lap R=8 f32 ran at
+-- 0.657 of copy on an H100 against 0.636 for by=8, wave R=8 f32 at 0.709 on an H200 against
+-- 0.686 (bench/explore29.txt, explore30.txt). The other families gain nothing from blocks
+-- that tall, nor the stream from 1024 threads (64 registers each).
+constrain("by=16 only in the stream, with bx=32, from R=6 on", function(c, dev, prob)
+  return c.by <= 8 or (c.lds == 3 and c.bx == 32 and prob.R >= 6)
 end)
 constrain("windows of 128 planes or more only in the ring", function(c)
   return c.nw < 128 or c.lds >= 2

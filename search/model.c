@@ -47,8 +47,9 @@ static int stream_regs(const fdt_problem *p, const fdt_config *c, const int r[3]
     int per = p->prec == FDT_F64 ? 2 : 1;
     int HX = r[0] ? roundup(r[0], c->vec) : 0;
     *need = 30 + per * (values * (2 * r[2] + 1 + 1 + (r[1] > 0)) + 2 * HX);
-    if (p->op == FDT_OP_WAVE)
-        *need += per * values * 2;
+    if (p->op == FDT_OP_WAVE) /* p_prev, c2 and the centre come from shared memory at the
+                               * store, one row at a time (wave R=8 2x2: 126 under lb=512) */
+        *need += per * values;
     return imin(255, *need + *need * 15 / 100);
 }
 
