@@ -126,6 +126,18 @@ int emit_flush(fdt_emit *m);
 int emit_done(fdt_emit *m);
 /* A problem as JSON members: "op", "R", "precision", "nx", "ny", "nz". */
 void emit_problem(fdt_emit *m, const fdt_problem *p);
+/* A problem in a table: "lap R=4 f32 512x512x512" for people, its fields in the machine forms
+ * (op, R, precision, nx, ny, nz; negative numbers are unknown: null). Seven columns;
+ * emit_problem_cells fills them. */
+#define PROBLEM_COLS                                                                           \
+    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},                    \
+        {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                            \
+        {"R", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                    \
+        {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                     \
+        {"nx", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                   \
+        {"ny", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                   \
+        {"nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0}
+void emit_problem_cells(fdt_emit *m, const fdt_problem *p);
 /* A config in a table: people read every parameter (fdt_config_display_key), the machine
  * forms keep the canonical key as "config" (the database's key, stable for joins) and add
  * every parameter as "config_full". Three columns; emit_config_cells fills them from the

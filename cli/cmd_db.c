@@ -203,13 +203,7 @@ static const fdt_col pair_cols[] = {
     {"arch", "arch", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"backend", "backend", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
-    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
-    {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
-    {"R", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
-    {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
-    {"nx", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
-    {"ny", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
-    {"nz", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    PROBLEM_COLS,
     {"evaluations", "evals", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
     {"ok", "ok", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
     {"runs", "runs", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
@@ -220,20 +214,12 @@ static const fdt_col pair_cols[] = {
 static int emit_pair(void *ctx, const fdt_db_pair *q)
 {
     fdt_emit *m = ctx;
-    char name[160];
-    fdt_problem_format(&q->problem, name, sizeof name);
     fdt_emit_row(m, NULL);
     fdt_emit_cell_str(m, q->device.name);
     fdt_emit_cell_str(m, q->device.arch);
     fdt_emit_cell_str(m, q->device.backend);
     fdt_emit_cell_str(m, q->device.uuid);
-    fdt_emit_cell_str(m, name);
-    fdt_emit_cell_str(m, fdt_op_name(q->problem.op));
-    fdt_emit_cell_int(m, q->problem.R);
-    fdt_emit_cell_str(m, fdt_prec_name(q->problem.prec));
-    fdt_emit_cell_int(m, q->problem.nx);
-    fdt_emit_cell_int(m, q->problem.ny);
-    fdt_emit_cell_int(m, q->problem.nz);
+    emit_problem_cells(m, &q->problem);
     fdt_emit_cell_int(m, q->evaluations);
     fdt_emit_cell_int(m, q->ok);
     fdt_emit_cell_int(m, q->runs);

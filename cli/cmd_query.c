@@ -106,29 +106,6 @@ static int list_devices(fdt_db *db, const char *gpu, fdt_db_device_list *ds)
 
 /* ------------------------------------------------------------------ best and nearest rows */
 
-/* A problem: "lap R=4 f32 512x512x512" in the table, its fields in the machine forms. */
-#define PROBLEM_COLS                                                                   \
-    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},            \
-    {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                        \
-    {"R", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                \
-    {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                 \
-    {"nx", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                               \
-    {"ny", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                               \
-    {"nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0}
-
-static void problem_cells(fdt_emit *m, const fdt_problem *p)
-{
-    char buf[160];
-    fdt_problem_format(p, buf, sizeof buf);
-    fdt_emit_cell_str(m, buf);
-    fdt_emit_cell_str(m, fdt_op_name(p->op));
-    fdt_emit_cell_int(m, p->R);
-    fdt_emit_cell_str(m, fdt_prec_name(p->prec));
-    fdt_emit_cell_int(m, p->nx);
-    fdt_emit_cell_int(m, p->ny);
-    fdt_emit_cell_int(m, p->nz);
-}
-
 static const fdt_col best_cols[] = {
     {"source", "source", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
@@ -171,7 +148,7 @@ static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_int(m, r->device.compute_units);
     fdt_emit_cell_str(m, r->device.backend);
     fdt_emit_cell_str(m, r->device.uuid);
-    problem_cells(m, p);
+    emit_problem_cells(m, p);
     emit_config_cells(m, ev->config);
     fdt_emit_cell_real(m, ev->time_ms);
     fdt_emit_cell_real(m, ev->time_min_ms);
@@ -733,7 +710,7 @@ static void emit_eval_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_str(m, r->device.name);
     fdt_emit_cell_str(m, r->device.arch);
     fdt_emit_cell_str(m, r->device.uuid);
-    problem_cells(m, p);
+    emit_problem_cells(m, p);
     emit_config_cells(m, ev->config);
     fdt_emit_cell_str(m, fdt_db_stage_name(ev->stage));
     fdt_emit_cell_str(m, fdt_db_status_name(ev->status));

@@ -192,13 +192,7 @@ static void gpu_rows(fdt_emit *m, const fdt_many_report *r)
 
 static const fdt_col problem_cols[] = {
     {"gpu", "GPU", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
-    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
-    {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
-    {"R", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
-    {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
-    {"nx", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
-    {"ny", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
-    {"nz", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    PROBLEM_COLS,
     {"state", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"best_config", "best config", FDT_COL_STR_OPT, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
     {"best_config", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -230,20 +224,13 @@ static void problem_row(fdt_emit *m, const fdt_many_report *r, const fdt_many_pr
 {
     const fdt_tune_summary *x = &p->sum;
     int best = p->state == FDT_MANY_DONE && x->have_best;
-    char pk[96], cfg[FDT_CONFIG_DISPLAY_MAX + 8], full[FDT_CONFIG_DISPLAY_MAX];
-    fdt_problem_format(&p->p, pk, sizeof pk);
+    char cfg[FDT_CONFIG_DISPLAY_MAX + 8], full[FDT_CONFIG_DISPLAY_MAX];
     fdt_config_display_key(x->best_config, full, sizeof full);
     snprintf(cfg, sizeof cfg, "%s%s%s", full, x->best_from_run ? "" : " *",
              x->cut_short ? " !" : "");
     fdt_emit_row(m, NULL);
     fdt_emit_cell_int(m, p->gpu >= 0 ? r->gpu[p->gpu].live : -1);
-    fdt_emit_cell_str(m, pk);
-    fdt_emit_cell_str(m, fdt_op_name(p->p.op));
-    fdt_emit_cell_int(m, p->p.R);
-    fdt_emit_cell_str(m, fdt_prec_name(p->p.prec));
-    fdt_emit_cell_int(m, p->p.nx);
-    fdt_emit_cell_int(m, p->p.ny);
-    fdt_emit_cell_int(m, p->p.nz);
+    emit_problem_cells(m, &p->p);
     fdt_emit_cell_str(m, state_name(p->state));
     fdt_emit_cell_str(m, best ? cfg : "");
     fdt_emit_cell_str(m, best ? x->best_config : "");

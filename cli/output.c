@@ -187,6 +187,19 @@ void emit_problem(fdt_emit *m, const fdt_problem *p)
     fdt_problem_emit(m, p);
 }
 
+void emit_problem_cells(fdt_emit *m, const fdt_problem *p)
+{
+    char buf[160];
+    fdt_problem_format(p, buf, sizeof buf);
+    fdt_emit_cell_str(m, buf);
+    fdt_emit_cell_str(m, fdt_op_name(p->op));
+    fdt_emit_cell_int(m, p->R);
+    fdt_emit_cell_str(m, fdt_prec_name(p->prec));
+    fdt_emit_cell_int(m, p->nx);
+    fdt_emit_cell_int(m, p->ny);
+    fdt_emit_cell_int(m, p->nz);
+}
+
 void emit_config_cells(fdt_emit *m, const char *key)
 {
     char full[FDT_CONFIG_DISPLAY_MAX];
