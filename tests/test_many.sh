@@ -28,31 +28,8 @@ src=$2
 rec=$src/tests/data/h100-replay.db
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fdtune-test-many.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-}
-# run NAME EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err
-run() {
-    name=$1 want=$2
-    shift 2
-    rc=0
-    "$fdtune" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        fail "$name: exit status $rc, expected $want"
-        tail -5 "$tmp/err" | sed 's/^/    stderr: /' >&2
-    fi
-}
-expect_in() { # NAME FILE TEXT
-    grep -qF -- "$3" "$2" || { fail "$1: '$3' not in $(basename "$2")"; head -5 "$2" | sed 's/^/    /' >&2; }
-}
-# py NAME SCRIPT ARGS...: a Python check; its exit message is the failure
-py() {
-    name=$1 script=$2
-    shift 2
-    python3 -c "$script" "$@" || fail "$name"
-}
+# fail, run, expect_in, py (and the count of failed checks): tests/testutil.sh
+. "$src/tests/testutil.sh"
 sim="--simulate-from $rec"
 export FDTUNE_CACHE="$tmp/cache"
 # query and export answer from the databases named here alone (no shipped system database:
