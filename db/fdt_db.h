@@ -163,7 +163,7 @@ int fdt_db_run_begin(fdt_db *db, const fdt_db_run *r, int64_t *run_id, fdt_err *
 int fdt_db_run_set_copy(fdt_db *db, int64_t run_id, double copy_gbs, fdt_err *e);
 /* Ends a running run (done, interrupted or failed) and stamps the finish time. */
 int fdt_db_run_finish(fdt_db *db, int64_t run_id, fdt_db_run_status status, fdt_err *e);
-/* The GPU's clocks recorded with a run (schema v4): at the start or the end of its
+/* The GPU's clocks recorded with a run (schema v5): at the start or the end of its
  * measurements. */
 typedef enum { FDT_DB_CLOCKS_START, FDT_DB_CLOCKS_END } fdt_db_clocks_when;
 /* Records c (when known; an unknown c writes nothing) as the running run's clocks at `when`:
@@ -174,7 +174,7 @@ typedef enum { FDT_DB_CLOCKS_START, FDT_DB_CLOCKS_END } fdt_db_clocks_when;
 int fdt_db_run_set_clocks(fdt_db *db, int64_t run_id, fdt_db_clocks_when when,
                           const char *driver_source, const fdt_clocks *c, fdt_err *e);
 /* Reads them back into start and end (known 0 where none were recorded) and the driver's
- * source into src ("" when NULL). Needs a schema v4 file (a writable connection migrates). */
+ * source into src ("" when NULL). Needs a schema v5 file (a writable connection migrates). */
 int fdt_db_run_clocks(fdt_db *db, int64_t run_id, fdt_clocks *start, fdt_clocks *end,
                       char *src, size_t n, fdt_err *e);
 /* Marks interrupted the runs still "running" that were begun on this host by a process that
@@ -400,8 +400,10 @@ int fdt_db_import_check(fdt_db *in, fdt_err *e);
  * evaluation and best decision of in (any connection, read-only is fine) into out, remapped
  * by the natural keys; rows out already holds are kept as they are and not copied again, so
  * importing one database twice adds nothing. A run out holds as running takes the source's
- * end (status, finish time) and copy bandwidth once the source has them. Order within a
- * table is kept. added (may be NULL): the rows new to out, per table. */
+ * end (status, finish time) once the source has it; the copy bandwidth, the clocks and the
+ * driver's source of a run (fdt_db_run_set_clocks) fill those out lacks (NULL). A source
+ * older than schema v5 has no clocks: its runs come with none. Order within a table is kept.
+ * added (may be NULL): the rows new to out, per table. */
 int fdt_db_import(fdt_db *out, fdt_db *in, fdt_db_counts *added, fdt_err *e);
 /* After fdt_db_import, until the next one: an evaluation of the imported database (its id
  * there) as out knows it: its id, device and problem in out; all 0 when it was not

@@ -11,22 +11,32 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The tables in dependency order, with the columns copied (the source's own ids included). */
+/* The tables in dependency order, with the columns copied (the source's own ids included).
+ * `later`: columns the schema step to version `since` added, copied too. A source of an older
+ * schema lacks them (merge inputs are opened read-only, never migrated, and
+ * fdt_dbi_compat_readonly has no stand-in for the v5 columns), so from it they are copied as
+ * NULL: not recorded, as for any run before v5. */
 static const struct table {
     const char *name, *cols;
+    int since;
+    const char *later;
 } tables[] = {
     {"devices", "id, backend, vendor, name, arch, compute_units, warp_size, l2_bytes, mem_bytes,"
-                " uuid, pci, first_seen"},
-    {"environments", "id, driver, runtime, compiler, fdtune_version, generator"},
-    {"problems", "id, op, radius, precision, nx, ny, nz"},
-    {"configs", "id, key"},
+                " uuid, pci, first_seen", 0, NULL},
+    {"environments", "id, driver, runtime, compiler, fdtune_version, generator", 0, NULL},
+    {"problems", "id, op, radius, precision, nx, ny, nz", 0, NULL},
+    {"configs", "id, key", 0, NULL},
     {"runs", "id, started, finished, status, kind, command, device_id, env_id, recipe,"
-             " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes"},
+             " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes",
+     5, "driver_source, sm_max_mhz, mem_max_mhz, sm_mhz_start, mem_mhz_start, throttle_start,"
+        " sm_mhz_end, mem_mhz_end, throttle_end"},
     {"evaluations", "id, run_id, problem_id, config_id, status, stage, time_ms, time_min_ms,"
                     " time_max_ms, time_q1_ms, time_q3_ms, reps, outliers, gbs, frac_copy,"
                     " max_err, rel_err, tolerance, layout_line, layout_offset, registers, sgprs,"
-                    " spill_bytes, scratch_bytes, shared_bytes, compile_s, message, created"},
-    {"best_decisions", "id, device_id, problem_id, eval_id, decided_at, reason, cut_short"},
+                    " spill_bytes, scratch_bytes, shared_bytes, compile_s, message, created",
+     0, NULL},
+    {"best_decisions", "id, device_id, problem_id, eval_id, decided_at, reason, cut_short", 0,
+     NULL},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 
@@ -41,28 +51,64 @@ static int exec1(fdt_db *db, const char *sql, int64_t *changes, fdt_err *e)
     return 0;
 }
 
-/* Copies every row of in's table t into out's temp.src_<t>, created when missing and emptied
- * first: the values as they are (sqlite3_value), whatever their types. */
-static int copy_table(fdt_db *out, fdt_db *in, const struct table *t, fdt_err *e)
+/* The schema version of in's file (user_version: the read-only path leaves it as it is). */
+static int file_version(fdt_db *in, int *version, fdt_err *e)
 {
-    char sql[1024], marks[256] = "?";
-    int ncols = 1;
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(in, "SELECT user_version FROM pragma_user_version", &st, e))
+        return fdt_err_wrap(e, "%s: schema version", in->path);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : fdt_dbi_fail(in, e, rc, "%s: schema version", in->path);
+}
+
+/* Table t's columns (all: cols and later), what to read them from in a source of schema
+ * `version` (from: later as NULL when older than t->since) and one "?" per column (marks);
+ * returns the number of columns. The lists are constants, far shorter than the buffers. */
+static int columns(const struct table *t, int version, char all[1024], char from[1024],
+                   char marks[256])
+{
+    int n = 1;
+    snprintf(all, 1024, "%s", t->cols);
+    snprintf(from, 1024, "%s", t->cols);
+    snprintf(marks, 256, "?");
     for (const char *c = t->cols; *c; c++)
-        if (*c == ',' && ncols < 64) {
-            strcat(marks, ", ?");
-            ncols++;
-        }
-    snprintf(sql, sizeof sql, "CREATE TEMP TABLE IF NOT EXISTS src_%s (%s)", t->name, t->cols);
+        n += *c == ',';
+    for (const char *c = t->later; c && *c; n++) {
+        size_t len = strcspn(c, ","), a = strlen(all), f = strlen(from);
+        snprintf(all + a, 1024 - a, ",%.*s", (int)len, c);
+        if (version >= t->since)
+            snprintf(from + f, 1024 - f, ",%.*s", (int)len, c);
+        else
+            snprintf(from + f, 1024 - f, ", NULL");
+        c += len + (c[len] == ',');
+    }
+    for (int i = 1; i < n && i < 64; i++)
+        strcat(marks, ", ?");
+    FDT_REQUIRE(n <= 64 && strlen(all) < 1000 && strlen(from) < 1000, "table columns fit");
+    return n;
+}
+
+/* Copies every row of in's table t into out's temp.src_<t>, created when missing and emptied
+ * first: the values as they are (sqlite3_value), whatever their types; the columns a source
+ * of an older schema lacks (t->later) as NULL. */
+static int copy_table(fdt_db *out, fdt_db *in, int version, const struct table *t, fdt_err *e)
+{
+    char sql[2560], all[1024], from_cols[1024], marks[256];
+    int ncols = columns(t, version, all, from_cols, marks);
+    snprintf(sql, sizeof sql, "CREATE TEMP TABLE IF NOT EXISTS src_%s (%s)", t->name, all);
     if (exec1(out, sql, NULL, e))
         return -1;
     snprintf(sql, sizeof sql, "DELETE FROM temp.src_%s", t->name);
     if (exec1(out, sql, NULL, e))
         return -1;
     sqlite3_stmt *from = NULL, *to = NULL;
-    snprintf(sql, sizeof sql, "SELECT %s FROM %s ORDER BY id", t->cols, t->name);
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s ORDER BY id", from_cols, t->name);
     if (fdt_dbi_prepare(in, sql, &from, e))
         return fdt_err_wrap(e, "%s: %s", in->path, t->name);
-    snprintf(sql, sizeof sql, "INSERT INTO temp.src_%s (%s) VALUES (%s)", t->name, t->cols, marks);
+    snprintf(sql, sizeof sql, "INSERT INTO temp.src_%s (%s) VALUES (%s)", t->name, all, marks);
     if (fdt_dbi_prepare(out, sql, &to, e)) {
         sqlite3_finalize(from);
         return -1;
@@ -117,9 +163,13 @@ static const char *const remap[NTABLES][3] = {
      "INSERT INTO temp.map_configs (src, dst) SELECT s.id, c.id FROM temp.src_configs s"
      " JOIN main.configs c ON c.key = s.key", NULL},
     {"INSERT INTO main.runs (started, finished, status, kind, command, device_id, env_id, recipe,"
-     " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes) SELECT s.started,"
-     " s.finished, s.status, s.kind, s.command, md.dst, mv.dst, s.recipe, s.recipe_hash,"
-     " s.strategy, s.budget, s.seed, s.copy_gbs, s.host, s.pid, s.notes FROM temp.src_runs s"
+     " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes, driver_source,"
+     " sm_max_mhz, mem_max_mhz, sm_mhz_start, mem_mhz_start, throttle_start, sm_mhz_end,"
+     " mem_mhz_end, throttle_end) SELECT s.started, s.finished, s.status, s.kind, s.command,"
+     " md.dst, mv.dst, s.recipe, s.recipe_hash, s.strategy, s.budget, s.seed, s.copy_gbs,"
+     " s.host, s.pid, s.notes, s.driver_source, s.sm_max_mhz, s.mem_max_mhz, s.sm_mhz_start,"
+     " s.mem_mhz_start, s.throttle_start, s.sm_mhz_end, s.mem_mhz_end, s.throttle_end"
+     " FROM temp.src_runs s"
      " JOIN temp.map_devices md ON md.src = s.device_id"
      " JOIN temp.map_environments mv ON mv.src = s.env_id"
      " WHERE NOT EXISTS (SELECT 1 FROM main.runs r WHERE r.host = s.host AND r.pid = s.pid"
@@ -130,13 +180,32 @@ static const char *const remap[NTABLES][3] = {
      " JOIN temp.map_environments mv ON mv.src = s.env_id"
      " JOIN main.runs r ON r.host = s.host AND r.pid = s.pid AND r.started = s.started"
      " AND r.device_id = md.dst AND r.env_id = mv.dst AND r.kind = s.kind",
-     /* A run copied while it was still running, now ended in the source. */
+     /* A run copied while it was still running, now ended in the source; what the source
+      * has recorded since (the copy bandwidth, the clocks) fills what the target lacks. */
      "UPDATE main.runs AS r SET status = iif(r.status = 'running', s.status, r.status),"
      " finished = iif(r.status = 'running', s.finished, r.finished),"
-     " copy_gbs = coalesce(r.copy_gbs, s.copy_gbs)"
+     " copy_gbs = coalesce(r.copy_gbs, s.copy_gbs),"
+     " driver_source = coalesce(r.driver_source, s.driver_source),"
+     " sm_max_mhz = coalesce(r.sm_max_mhz, s.sm_max_mhz),"
+     " mem_max_mhz = coalesce(r.mem_max_mhz, s.mem_max_mhz),"
+     " sm_mhz_start = coalesce(r.sm_mhz_start, s.sm_mhz_start),"
+     " mem_mhz_start = coalesce(r.mem_mhz_start, s.mem_mhz_start),"
+     " throttle_start = coalesce(r.throttle_start, s.throttle_start),"
+     " sm_mhz_end = coalesce(r.sm_mhz_end, s.sm_mhz_end),"
+     " mem_mhz_end = coalesce(r.mem_mhz_end, s.mem_mhz_end),"
+     " throttle_end = coalesce(r.throttle_end, s.throttle_end)"
      " FROM temp.src_runs s JOIN temp.map_runs m ON m.src = s.id WHERE r.id = m.dst"
      " AND ((r.status = 'running' AND s.status <> 'running')"
-     " OR (r.copy_gbs IS NULL AND s.copy_gbs IS NOT NULL))"},
+     " OR (r.copy_gbs IS NULL AND s.copy_gbs IS NOT NULL)"
+     " OR (r.driver_source IS NULL AND s.driver_source IS NOT NULL)"
+     " OR (r.sm_max_mhz IS NULL AND s.sm_max_mhz IS NOT NULL)"
+     " OR (r.mem_max_mhz IS NULL AND s.mem_max_mhz IS NOT NULL)"
+     " OR (r.sm_mhz_start IS NULL AND s.sm_mhz_start IS NOT NULL)"
+     " OR (r.mem_mhz_start IS NULL AND s.mem_mhz_start IS NOT NULL)"
+     " OR (r.throttle_start IS NULL AND s.throttle_start IS NOT NULL)"
+     " OR (r.sm_mhz_end IS NULL AND s.sm_mhz_end IS NOT NULL)"
+     " OR (r.mem_mhz_end IS NULL AND s.mem_mhz_end IS NOT NULL)"
+     " OR (r.throttle_end IS NULL AND s.throttle_end IS NOT NULL))"},
     {"INSERT INTO main.evaluations (run_id, problem_id, config_id, device_id, env_id, status,"
      " stage, time_ms, time_min_ms, time_max_ms, time_q1_ms, time_q3_ms, reps, outliers, gbs,"
      " frac_copy, max_err, rel_err, tolerance, layout_line, layout_offset, registers, sgprs,"
@@ -183,8 +252,11 @@ int fdt_db_import(fdt_db *out, fdt_db *in, fdt_db_counts *added, fdt_err *e)
     if (out->bulk_failed)
         return fdt_err_set(e, "%s: an earlier write of this transaction failed", out->path);
     char sql[256];
+    int version = 0;
+    if (file_version(in, &version, e))
+        goto fail;
     for (size_t t = 0; t < NTABLES; t++) {
-        if (copy_table(out, in, &tables[t], e))
+        if (copy_table(out, in, version, &tables[t], e))
             goto fail;
         snprintf(sql, sizeof sql,
                  "CREATE TEMP TABLE IF NOT EXISTS map_%s (src INTEGER PRIMARY KEY, dst INTEGER"

@@ -4,6 +4,8 @@
  * - `fdtune db merge` copies them by natural keys: the counts are those of the sources, a
  *   second merge of the same shards adds nothing, `query best` and `export` of the merged
  *   file give the bests the noise rule picks from the sources, with their measured numbers;
+ *   a run's GPU clocks and driver source go with it, the end ones also into a run an earlier
+ *   merge copied while it was going;
  * - a shard whose pages were overwritten, one from a newer fdtune, one whose runs share a
  *   natural key, and the output named as an input are refused by name, and the output stays
  *   as it was (not even created); an older (v1) input is read as it is, untouched;
@@ -596,6 +598,130 @@ static void test_merge_running_shard(void **state)
                      1);
 }
 
+/* Clocks as the tuner records them from NVML: the maxima, the current clocks and the
+ * throttle reasons (reasons 0 is "none", known). */
+static fdt_clocks clocks(int sm, int mem, uint64_t reasons)
+{
+    fdt_clocks c;
+    fdt_clocks_init(&c);
+    c.known = 1;
+    c.sm_mhz = sm;
+    c.mem_mhz = mem;
+    c.sm_max_mhz = 1980;
+    c.mem_max_mhz = 2619;
+    c.reasons_known = 1;
+    c.reasons = reasons;
+    return c;
+}
+
+static void assert_clock(const char *what, const fdt_clocks *got, const fdt_clocks *want)
+{
+    if (got->known != want->known || (want->known &&
+        (got->sm_mhz != want->sm_mhz || got->mem_mhz != want->mem_mhz ||
+         got->sm_max_mhz != want->sm_max_mhz || got->mem_max_mhz != want->mem_max_mhz ||
+         got->reasons_known != want->reasons_known || got->reasons != want->reasons)))
+        fail_msg("%s clocks: known %d, sm %d of %d, mem %d of %d MHz, reasons %d:%#llx; want "
+                 "known %d, sm %d of %d, mem %d of %d MHz, reasons %d:%#llx", what, got->known,
+                 got->sm_mhz, got->sm_max_mhz, got->mem_mhz, got->mem_max_mhz,
+                 got->reasons_known, (unsigned long long)got->reasons, want->known,
+                 want->sm_mhz, want->sm_max_mhz, want->mem_mhz, want->mem_max_mhz,
+                 want->reasons_known, (unsigned long long)want->reasons);
+}
+
+/* The clocks and driver source of the one run of path, as fdt_db_run_clocks reads them. */
+static void assert_run_clocks(const char *path, const fdt_clocks *start, const fdt_clocks *end,
+                              const char *source)
+{
+    fdt_db *db = NULL;
+    fdt_err e = {""};
+    fdt_clocks s, t;
+    char src[16];
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM runs"), 1);
+    if (fdt_db_open(path, FDT_DB_READONLY, &db, &e) ||
+        fdt_db_run_clocks(db, sql_int(path, "SELECT id FROM runs"), &s, &t, src, sizeof src, &e))
+        fail_msg("%s: %s", path, e.msg);
+    fdt_db_close(db);
+    assert_string_equal(src, source);
+    assert_clock("start", &s, start);
+    assert_clock("end", &t, end);
+}
+
+/* The GPU's clocks of a run (schema v5) go with it: a shard copied while its run was going
+ * gives the output the start clocks and the driver's source; merged again once the run has
+ * ended, the end clocks fill the run the output holds; merged into a fresh file, all come at
+ * once. Read back through the API: the very values recorded. A v4 copy of the shard (before
+ * the clocks) is merged with none. */
+static void test_merge_run_clocks(void **state)
+{
+    (void)state;
+    char path[512], out[512], fresh[512];
+    path_in(path, sizeof path, "clocks.db");
+    path_in(out, sizeof out, "from-clocks.db");
+    path_in(fresh, sizeof fresh, "fresh-clocks.db");
+    remove_db(path);
+    fdt_db *db = NULL;
+    fdt_err e = {""};
+    const fdt_device *d = h100_a();
+    fdt_db_env v;
+    fdt_db_env_from_device(d, "0.1.0", &v);
+    int64_t dev, env, rid;
+    if (fdt_db_open(path, FDT_DB_CREATE, &db, &e) || fdt_db_device_id(db, d, &dev, &e) ||
+        fdt_db_env_id(db, &v, &env, &e))
+        fail_msg("%s", e.msg);
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    r.device_id = dev;
+    r.env_id = env;
+    assert_int_equal(fdt_db_run_begin(db, &r, &rid, &e), 0);
+    const fdt_clocks start = clocks(1980, 2619, 0),
+                     end = clocks(1755, 2619, FDT_THROTTLE_SW_POWER_CAP | FDT_THROTTLE_SW_THERMAL);
+    fdt_clocks none;
+    fdt_clocks_init(&none);
+    if (fdt_db_run_set_clocks(db, rid, FDT_DB_CLOCKS_START, "nvml", &start, &e))
+        fail_msg("%s", e.msg);
+    tu_result t;
+    run(&t, "db", "merge", "-o", out, path, NULL);
+    expect_status(&t, 0);
+    tu_result_free(&t);
+    assert_run_clocks(out, &start, &none, "nvml");
+
+    if (fdt_db_run_set_clocks(db, rid, FDT_DB_CLOCKS_END, NULL, &end, &e) ||
+        fdt_db_run_finish(db, rid, FDT_DB_DONE, &e))
+        fail_msg("%s", e.msg);
+    fdt_db_close(db);
+    run(&t, "db", "merge", "-o", out, path, NULL);
+    expect_status(&t, 0);
+    tu_result_free(&t);
+    assert_int_equal(sql_int(out, "SELECT count(*) FROM runs WHERE status = 'done'"), 1);
+    assert_run_clocks(out, &start, &end, "nvml");
+
+    run(&t, "db", "merge", "-o", fresh, path, NULL);
+    expect_status(&t, 0);
+    tu_result_free(&t);
+    assert_run_clocks(fresh, &start, &end, "nvml");
+
+    /* The same shard as a v4 fdtune wrote it (no clocks columns), read as it is: the run,
+     * with no clocks and no driver source. */
+    char v4[512], from_v4[512];
+    path_in(v4, sizeof v4, "clocks-v4.db");
+    path_in(from_v4, sizeof from_v4, "from-clocks-v4.db");
+    copy_file(path, v4);
+    sql_exec(v4, "ALTER TABLE runs DROP COLUMN driver_source;"
+                 " ALTER TABLE runs DROP COLUMN sm_max_mhz;"
+                 " ALTER TABLE runs DROP COLUMN mem_max_mhz;"
+                 " ALTER TABLE runs DROP COLUMN sm_mhz_start;"
+                 " ALTER TABLE runs DROP COLUMN mem_mhz_start;"
+                 " ALTER TABLE runs DROP COLUMN throttle_start;"
+                 " ALTER TABLE runs DROP COLUMN sm_mhz_end;"
+                 " ALTER TABLE runs DROP COLUMN mem_mhz_end;"
+                 " ALTER TABLE runs DROP COLUMN throttle_end; PRAGMA user_version = 4");
+    run(&t, "db", "merge", "-o", from_v4, v4, NULL);
+    expect_status(&t, 0);
+    tu_result_free(&t);
+    assert_int_equal(sql_int(v4, "PRAGMA user_version"), 4);
+    assert_run_clocks(from_v4, &none, &none, "");
+}
+
 /* A v1 file (recorded on an H100) is read as it is: merged, untouched. */
 static void test_merge_v1_input(void **state)
 {
@@ -619,6 +745,12 @@ static void test_merge_v1_input(void **state)
     assert_int_equal(sql_int(out, "SELECT count(*) FROM best_decisions WHERE reason LIKE"
                                   " 'merge: v1.db: first decision'"),
                      2);
+    /* v1 recorded no clocks: its runs have none in the output (NULL, not made-up values). */
+    assert_int_equal(sql_int(out, "SELECT count(*) FROM runs WHERE coalesce(driver_source,"
+                                  " sm_max_mhz, mem_max_mhz, sm_mhz_start, mem_mhz_start,"
+                                  " throttle_start, sm_mhz_end, mem_mhz_end, throttle_end)"
+                                  " IS NULL"),
+                     sql_int(v1, "SELECT count(*) FROM runs"));
 }
 
 /* ------------------------------------------------------------------ run keys, db check */
@@ -1079,6 +1211,7 @@ int main(void)
         cmocka_unit_test(test_merge_refusals),
         cmocka_unit_test(test_merge_v1_input),
         cmocka_unit_test(test_merge_running_shard),
+        cmocka_unit_test(test_merge_run_clocks),
         cmocka_unit_test(test_run_key_unique),
         cmocka_unit_test(test_db_check),
         cmocka_unit_test(test_network_fs),
