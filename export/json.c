@@ -1,7 +1,8 @@
 /* Rendering an export plan as JSON for build systems: the same variant tables as the header
  * (index, kind, kernel, config and its launch parameters, the device and grid it was tuned on,
  * the layout of that grid) with the provenance of every tuned result (its source: the user's or
- * the system database) and the selection rule in words. Numbers that do not apply are null.
+ * the system database; whether the search behind it was cut short by its time limit, as the
+ * header's SEARCH CUT SHORT line says) and the selection rule in words. Numbers that do not apply are null.
  * Written through the emitter (common/fdt_emit.h): devices, operators and variants stand one
  * per line. */
 #include "exp_internal.h"
@@ -24,6 +25,8 @@ static void measured(fdt_emit *m, const fdt_exp_tuned *t)
     fdt_emit_int_opt(m, "run", ev->run_id > 0 ? ev->run_id : -1);
     fdt_emit_int(m, "evaluation", ev->id);
     fdt_emit_str(m, "date", ev->created);
+    /* the best of what a search stopped by its time limit measured, not of its space */
+    fdt_emit_bool(m, "cut_short", t->row.cut_short);
     fdt_emit_str(m, "driver", v->driver);
     fdt_emit_str(m, "runtime", v->runtime);
     fdt_emit_str(m, "compiler", v->compiler);

@@ -163,8 +163,9 @@ static int64_t begin(fdt_db *db, const fdt_device *d, const char *cmd, double co
     return id;
 }
 
-static void add(fdt_db *db, int64_t run, fdt_problem p, const char *config, fdt_db_status s,
-                double ms)
+/* One evaluation; returns its id. */
+static int64_t add(fdt_db *db, int64_t run, fdt_problem p, const char *config, fdt_db_status s,
+                   double ms)
 {
     fdt_err e;
     fdt_db_eval ev;
@@ -187,7 +188,20 @@ static void add(fdt_db *db, int64_t run, fdt_problem p, const char *config, fdt_
     ev.registers = 64;
     ev.spill_bytes = 0;
     ev.shared_bytes = c.lds ? 9000 : 0;
-    if (fdt_db_eval_insert(db, &ev, NULL, &e))
+    int64_t id;
+    if (fdt_db_eval_insert(db, &ev, &id, &e))
+        fail_msg("%s", e.msg);
+    return id;
+}
+
+/* Records the tuner's decision for ev's (device, problem): best is ev, its search cut short
+ * by its time limit or not. */
+static void decide(fdt_db *db, const fdt_device *d, fdt_problem p, int64_t ev, int cut_short)
+{
+    fdt_err e;
+    int64_t dev, prob;
+    if (fdt_db_device_id(db, d, &dev, &e) || fdt_db_problem_id(db, &p, &prob, &e) ||
+        fdt_db_best_decide(db, dev, prob, ev, cut_short, "tune: test", &e))
         fail_msg("%s", e.msg);
 }
 
@@ -231,9 +245,16 @@ static int setup(void **state)
                                                                              : g_run_mi210;
         fdt_problem p = problem(t->op, t->n, t->n, t->n);
         add(db, run, p, t->slower, FDT_DB_OK, t->ms * 1.3);
-        add(db, run, p, t->best, FDT_DB_OK, t->ms);
+        int64_t best = add(db, run, p, t->best, FDT_DB_OK, t->ms);
         /* faster, but wrong: never exported */
         add(db, run, p, g_wrong, FDT_DB_WRONG, t->ms * 0.5);
+        /* The H100's lap 512^3 search was stopped by its time limit; the MI250X's d2z 256^3
+         * search ended with its space spent (a decision, not cut short); the rest have no
+         * decision (the smallest median): neither is cut short. */
+        if (t->device == H100 && !strcmp(t->op, "lap") && t->n == 512)
+            decide(db, &h, p, best, 1);
+        if (t->device == MI250X && !strcmp(t->op, "d2z") && t->n == 256)
+            decide(db, &m, p, best, 0);
     }
     /* Another H100 of the same model (other UUID), slower: one result per model and grid. */
     fdt_device h2 = device("cuda", "NVIDIA", H100, "sm_90", 132, "GPU-h100-b");
@@ -890,6 +911,33 @@ static void test_json(void **state)
     snprintf(want, sizeof want, "\"line\": %lld, \"slice\": %lld, \"offset\": %lld",
              (long long)l.line, (long long)l.slice, (long long)l.offset);
     assert_has(doc, want);
+
+    /* cut_short: true in the measurement of both variants (constant, runtime) of the H100's
+     * lap 512^3, whose search its time limit stopped; false in every other tuned variant,
+     * decided (the MI250X's d2z 256^3) or not; the fallbacks have no measurement. Variants
+     * stand one per line. */
+    char cfg[200];
+    snprintf(cfg, sizeof cfg, "\"config\": \"%s\"", t->key);
+    int ntrue = 0, nfalse = 0;
+    for (const char *line = doc; *line;) {
+        size_t len = strcspn(line, "\n");
+        char v[4096];
+        assert_true(len < sizeof v);
+        snprintf(v, sizeof v, "%.*s", (int)len, line);
+        line += len + (line[len] == '\n');
+        if (strstr(v, "\"cut_short\": true")) {
+            ntrue++;
+            if (!strstr(v, cfg) || !strstr(v, "\"device\": \"NVIDIA H100 80GB HBM3\"") ||
+                !strstr(v, "\"grid\": [512, 512, 512]"))
+                fail_msg("cut short, but not the H100's lap 512^3: %s", v);
+        } else if (strstr(v, "\"cut_short\": false")) {
+            nfalse++;
+        } else if (strstr(v, "\"kind\": \"constant\"") || strstr(v, "\"kind\": \"runtime\"")) {
+            fail_msg("a tuned variant without cut_short: %s", v);
+        }
+    }
+    assert_int_equal(ntrue, 2);
+    assert_int_equal(nfalse, 14);
     fdt_sb_free(&j);
     fdt_exp_plan_free(p);
 }
