@@ -14,6 +14,7 @@
 #   model-check   bench/model_check.sh (8 cells under ncu: predicted vs measured per point)
 #   ab:LIST   bench/ab.sh: LIST timed with .gpu/base/fdtune and .gpu/bin/fdtune, alternating
 #   sass-ab   bench/sass_ab.sh: SASS per march step of a few rings/streams, base vs bin
+#   sass:LIST bench/sass_list.sh: SASS per march step of every config of an explore list
 set -u
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +33,7 @@ for stage in "$@"; do
     verify) "$root/bench/issue2_verify.sh" ;;
     explore:*) "$root/bench/explore.sh" "$root/bench/${stage#explore:}" ;;
     sass-ab) "$root/bench/sass_ab.sh" ;;
+    sass:*) "$root/bench/sass_list.sh" "$root/bench/${stage#sass:}" ;;
     ab:*) "$root/bench/ab.sh" "$root/bench/${stage#ab:}" 2 ;;  # .gpu/base/fdtune vs .gpu/bin/fdtune
     sanitize)
       for c in "lap 61x37x29 bx=32,by=8,nw=8,lds=1,vec=4,align=64,tile=3" \

@@ -321,7 +321,7 @@ static void test_shipped_split_rule(void **state)
  * register rule (2R+1 planes of tile x vec doubles), the stream's 2x2 blocking does (its sums
  * are all it keeps); it needs vectors and 4..8 outputs per thread, 2..4 planes in flight, at
  * least max(8, R) rows per block and windows of 128 planes or more, and an unrolled march
- * the instruction cache holds (R=8 2x4 is refused, R=6 2x4 is not); its copies of fewer than
+ * the instruction cache holds (R=8 2x4 is refused, R=6 and R=7 2x4 are not); its copies of fewer than
  * 16 bytes carry the L2 hint as the ring's do. */
 static void test_lap_stream_rules(void **state)
 {
@@ -351,6 +351,7 @@ static void test_lap_stream_rules(void **state)
         {8, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4",
          "instruction cache"},
         {6, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4", NULL},
+        {7, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4", NULL},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         fdt_problem p = problem(FDT_OP_LAP, want[i].R, want[i].prec, 512);
