@@ -372,19 +372,23 @@ static void test_lap_stream_rules(void **state)
     const struct {
         int R;
         fdt_prec prec;
-        const char *cfg;
+        const char *cfg, *why; /* why NULL: accepted */
     } amd[] = {
-        {6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
-        {4, FDT_F64, "align=64,bx=64,by=4,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
-        {4, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2"},
+        {6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2", NULL},
+        {4, FDT_F64, "align=64,bx=64,by=4,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2", NULL},
+        {4, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2", NULL},
+        /* the H100's limit of the unrolled march is not AMD's: R=7 2x4 stays out there */
+        {7, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=2,tile=2,vec=4",
+         "instruction cache"},
     };
     for (size_t i = 0; i < sizeof amd / sizeof amd[0]; i++) {
         fdt_problem p = problem(FDT_OP_LAP, amd[i].R, amd[i].prec, 512);
         fdt_config c;
         char why[256];
         assert_int_equal(fdt_config_parse(amd[i].cfg, &c, &e), 0);
-        if (fdt_recipe_check(r, &p, &mi, &c, why, sizeof why, &e) != 1)
-            fail_msg("MI250X R=%d %s: %s", amd[i].R, amd[i].cfg, why);
+        int ok = fdt_recipe_check(r, &p, &mi, &c, why, sizeof why, &e);
+        if (ok != !amd[i].why || (amd[i].why && !strstr(why, amd[i].why)))
+            fail_msg("MI250X R=%d %s: %s", amd[i].R, amd[i].cfg, ok == 1 ? "accepted" : why);
     }
     fdt_recipe_free(r);
     fdt_catalogue_free(cat);
