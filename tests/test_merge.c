@@ -539,6 +539,22 @@ static void test_merge_refusals(void **state)
     tu_result_free(&r);
 }
 
+/* A new shard at path (any file there is removed first) holding the H100 and its environment,
+ * whose ids go to dev and env: open, for the caller to fill and close. */
+static fdt_db *new_shard(const char *path, int64_t *dev, int64_t *env)
+{
+    fdt_db *db = NULL;
+    fdt_err e = {""};
+    const fdt_device *d = h100_a();
+    fdt_db_env v;
+    fdt_db_env_from_device(d, "0.1.0", &v);
+    remove_db(path);
+    if (fdt_db_open(path, FDT_DB_CREATE, &db, &e) || fdt_db_device_id(db, d, dev, &e) ||
+        fdt_db_env_id(db, &v, env, &e))
+        fail_msg("%s", e.msg);
+    return db;
+}
+
 /* A shard copied while its run was still going, merged, then merged again once the run has
  * ended and measured more: the run is the same row, now done, with the new evaluation. */
 static void test_merge_running_shard(void **state)
@@ -547,16 +563,11 @@ static void test_merge_running_shard(void **state)
     char path[512], out[512];
     path_in(path, sizeof path, "running.db");
     path_in(out, sizeof out, "from-running.db");
-    remove_db(path);
-    fdt_db *db = NULL;
-    fdt_err e = {""};
-    const fdt_device *d = h100_a();
-    fdt_db_env v;
-    fdt_db_env_from_device(d, "0.1.0", &v);
     int64_t dev, env, rid, pid, id;
+    fdt_db *db = new_shard(path, &dev, &env);
+    fdt_err e = {""};
     fdt_problem p = prob(FDT_OP_D2X, 128);
-    if (fdt_db_open(path, FDT_DB_CREATE, &db, &e) || fdt_db_device_id(db, d, &dev, &e) ||
-        fdt_db_env_id(db, &v, &env, &e) || fdt_db_problem_id(db, &p, &pid, &e))
+    if (fdt_db_problem_id(db, &p, &pid, &e))
         fail_msg("%s", e.msg);
     fdt_db_run r;
     fdt_db_run_init(&r);
@@ -658,16 +669,9 @@ static void test_merge_run_clocks(void **state)
     path_in(path, sizeof path, "clocks.db");
     path_in(out, sizeof out, "from-clocks.db");
     path_in(fresh, sizeof fresh, "fresh-clocks.db");
-    remove_db(path);
-    fdt_db *db = NULL;
-    fdt_err e = {""};
-    const fdt_device *d = h100_a();
-    fdt_db_env v;
-    fdt_db_env_from_device(d, "0.1.0", &v);
     int64_t dev, env, rid;
-    if (fdt_db_open(path, FDT_DB_CREATE, &db, &e) || fdt_db_device_id(db, d, &dev, &e) ||
-        fdt_db_env_id(db, &v, &env, &e))
-        fail_msg("%s", e.msg);
+    fdt_db *db = new_shard(path, &dev, &env);
+    fdt_err e = {""};
     fdt_db_run r;
     fdt_db_run_init(&r);
     r.device_id = dev;
