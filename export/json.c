@@ -2,7 +2,8 @@
  * (index, kind, kernel, config and its launch parameters, the device and grid it was tuned on,
  * the layout of that grid) with the provenance of every tuned result (its source: the user's or
  * the system database; whether the search behind it was cut short by its time limit, as the
- * header's SEARCH CUT SHORT line says) and the selection rule in words. Numbers that do not apply are null.
+ * header's SEARCH CUT SHORT line says) and the selection rule in words. Numbers that do not
+ * apply are null.
  * Written through the emitter (common/fdt_emit.h): devices, operators and variants stand one
  * per line. */
 #include "exp_internal.h"

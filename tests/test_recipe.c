@@ -321,8 +321,9 @@ static void test_shipped_split_rule(void **state)
  * register rule (2R+1 planes of tile x vec doubles), the stream's 2x2 blocking does (its sums
  * are all it keeps); it needs vectors and 4..8 outputs per thread, 2..4 planes in flight, at
  * least max(8, R) rows per block and windows of 128 planes or more, and an unrolled march
- * the instruction cache holds (R=8 2x4 is refused, R=6 and R=7 2x4 are not); its copies of fewer than
- * 16 bytes carry the L2 hint as the ring's do. */
+ * the instruction cache holds (R=8 2x4 is refused, R=6 and R=7 2x4 are not; on an MI250X
+ * R=7 2x4 is refused too); its copies of fewer than 16 bytes carry the L2 hint as the
+ * ring's do. */
 static void test_lap_stream_rules(void **state)
 {
     (void)state;
