@@ -1401,19 +1401,6 @@ static void test_decisions(void **state)
     fdt_db_close(ro);
 }
 
-/* What the v4 -> v5 step added (the runs' driver source and clocks): dropped, a file is v4
- * again (test_migrate_v4; with cut_short dropped too, v3: test_cut_short_v4). */
-#define DROP_V5                                                                            \
-    "ALTER TABLE runs DROP COLUMN driver_source;"                                          \
-    "ALTER TABLE runs DROP COLUMN sm_max_mhz;"                                             \
-    "ALTER TABLE runs DROP COLUMN mem_max_mhz;"                                            \
-    "ALTER TABLE runs DROP COLUMN sm_mhz_start;"                                           \
-    "ALTER TABLE runs DROP COLUMN mem_mhz_start;"                                          \
-    "ALTER TABLE runs DROP COLUMN throttle_start;"                                         \
-    "ALTER TABLE runs DROP COLUMN sm_mhz_end;"                                             \
-    "ALTER TABLE runs DROP COLUMN mem_mhz_end;"                                            \
-    "ALTER TABLE runs DROP COLUMN throttle_end;"
-
 /* Schema v4 (issue 16): a best decision says whether its search was cut short by the time
  * limit; the best rows carry the mark of the decision in force (0 without one); the CHECK
  * refuses anything but 0 and 1. A v3 file (made here by dropping the column again) is read

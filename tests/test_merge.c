@@ -710,15 +710,7 @@ static void test_merge_run_clocks(void **state)
     path_in(v4, sizeof v4, "clocks-v4.db");
     path_in(from_v4, sizeof from_v4, "from-clocks-v4.db");
     copy_file(path, v4);
-    sql_exec(v4, "ALTER TABLE runs DROP COLUMN driver_source;"
-                 " ALTER TABLE runs DROP COLUMN sm_max_mhz;"
-                 " ALTER TABLE runs DROP COLUMN mem_max_mhz;"
-                 " ALTER TABLE runs DROP COLUMN sm_mhz_start;"
-                 " ALTER TABLE runs DROP COLUMN mem_mhz_start;"
-                 " ALTER TABLE runs DROP COLUMN throttle_start;"
-                 " ALTER TABLE runs DROP COLUMN sm_mhz_end;"
-                 " ALTER TABLE runs DROP COLUMN mem_mhz_end;"
-                 " ALTER TABLE runs DROP COLUMN throttle_end; PRAGMA user_version = 4");
+    sql_exec(v4, DROP_V5 "PRAGMA user_version = 4");
     run(&t, "db", "merge", "-o", from_v4, v4, NULL);
     expect_status(&t, 0);
     tu_result_free(&t);

@@ -1,5 +1,6 @@
 /* SQL on a database file through a plain SQLite connection of its own, beside the fdt_db API:
- * for the tests that look at or damage what fdtune wrote (test_db, test_retune, test_merge).
+ * for the tests that look at or damage what fdtune wrote (test_db, test_retune, test_merge),
+ * and the statements that turn a current file into an older schema's.
  * They fail the running cmocka test when a statement fails. */
 #ifndef FDT_TESTSQL_H
 #define FDT_TESTSQL_H
@@ -10,5 +11,19 @@
 int64_t sql_int(const char *path, const char *sql);
 /* Runs sql (several statements are fine), creating the file when missing. */
 void sql_exec(const char *path, const char *sql);
+
+/* What the v4 -> v5 step added (the runs' driver source and clocks): dropped, a file is v4
+ * again (test_db's test_migrate_v4, and v3 with cut_short dropped too: test_cut_short_v4;
+ * test_merge's v4 shard). */
+#define DROP_V5                                                                            \
+    "ALTER TABLE runs DROP COLUMN driver_source;"                                          \
+    "ALTER TABLE runs DROP COLUMN sm_max_mhz;"                                             \
+    "ALTER TABLE runs DROP COLUMN mem_max_mhz;"                                            \
+    "ALTER TABLE runs DROP COLUMN sm_mhz_start;"                                           \
+    "ALTER TABLE runs DROP COLUMN mem_mhz_start;"                                          \
+    "ALTER TABLE runs DROP COLUMN throttle_start;"                                         \
+    "ALTER TABLE runs DROP COLUMN sm_mhz_end;"                                             \
+    "ALTER TABLE runs DROP COLUMN mem_mhz_end;"                                            \
+    "ALTER TABLE runs DROP COLUMN throttle_end;"
 
 #endif
