@@ -13,7 +13,7 @@ ops { "lap", "wave" }
 
 local common = include "common"
 
-param("bx", { 32, 64, 128, 256 })
+param("bx", { 16, 32, 64, 128, 256 })
 param("by", { 1, 2, 4, 8, 16 })
 param("tile", { 1, 2, 4 })
 param("nw", { 0, 16, 32, 64, 128, 256, 512 })
@@ -26,7 +26,13 @@ param("order", { "xyz", "yzx" })
 param("split", { 1, 2, 4, 8, 16 })
 
 -- Whole waves, 64 threads or more, padding to the wave size, rows that fit (lib/common.lua).
-common.block_rules()
+-- Rows of half a warp only in the stream's square tiles (bx=16, by=16) on NVIDIA: at R=7 and
+-- R=8 in f64 its 2x2 ran 2-3% faster as a 32x32 tile than as bx=32 by=8's 64x16 (the fill
+-- 2.25x the tile at R=8 instead of 2.5x; H100, bench/explore39.txt, ab40.txt), at R=5 and 6
+-- 2% slower; not measured on AMD, whose waves of 64 would span four rows.
+common.block_rules(function(c, dev, prob)
+  return c.lds == 3 and c.by == 16 and dev.vendor == "NVIDIA"
+end)
 -- The z planes (window or not), plus the rows and x halos when lds does not hold them. The
 -- stream's 2R+1 sums per column are all it keeps: an H100 compiled up to 144 32-bit values
 -- of them without spilling (R=8 f64 tile=2 vec=2: 242 registers, its best config there) and
@@ -106,8 +112,8 @@ end)
 -- 0.657 of copy on an H100 against 0.636 for by=8, wave R=8 f32 at 0.709 on an H200 against
 -- 0.686 (bench/explore29.txt, explore30.txt). The other families gain nothing from blocks
 -- that tall, nor the stream from 1024 threads (64 registers each).
-constrain("by=16 only in the stream, with bx=32, from R=6 on", function(c, dev, prob)
-  return c.by <= 8 or (c.lds == 3 and c.bx == 32 and prob.R >= 6)
+constrain("by=16 only in the stream, with bx=32 or 16, from R=6 on", function(c, dev, prob)
+  return c.by <= 8 or (c.lds == 3 and c.bx <= 32 and prob.R >= 6)
 end)
 constrain("windows of 128 planes or more only in the ring", function(c)
   return c.nw < 128 or c.lds >= 2

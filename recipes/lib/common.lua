@@ -7,10 +7,12 @@
 local common = {}
 
 -- Whole waves per block row, enough threads per block, padding that lines up with the
--- waves, and a block row that fits the grid.
-function common.block_rules()
-  constrain("bx is a multiple of the wave size", function(c, dev)
+-- waves, and a block row that fits the grid. half_rows (optional), a function (c, dev, prob),
+-- names the configs whose rows may be half a wave wide (a wave over two rows).
+function common.block_rules(half_rows)
+  constrain("bx is a multiple of the wave size", function(c, dev, prob)
     return c.bx % dev.warp_size == 0
+           or (half_rows ~= nil and 2 * c.bx == dev.warp_size and half_rows(c, dev, prob))
   end)
   constrain("block has 64 to max threads", function(c, dev)
     local t = c.bx * c.by * c.bz
