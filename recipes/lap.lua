@@ -27,10 +27,11 @@ param("split", { 1, 2, 4, 8, 16 })
 
 -- Whole waves, 64 threads or more, padding to the wave size, rows that fit (lib/common.lua).
 -- Rows of half a warp only in the stream's square tiles (bx=16, by=16) on NVIDIA: at R=7 and
--- R=8 in f64 its 2x2 ran 2-3% faster as a 32x32 tile than as bx=32 by=8's 64x16 (the fill
--- 2.25x the tile at R=8 instead of 2.5x; H100, bench/explore39.txt, ab40.txt), at R=5 and 6
--- 2% slower; tuned, lap R=8 f32 2x2 0.657 -> 0.709, R=7 f32 2x4 0.803 -> 0.815, wave R=8 f32
--- 1x4 0.857 -> 0.867 (explore40); not measured on AMD, whose waves of 64 would span four rows.
+-- R=8 in f64 its 2x2 ran 1% faster as a 32x32 tile than as bx=32 by=8's 64x16 (the fill 2.25x
+-- the tile at R=8 instead of 2.5x; H100, bench/ab40.txt's A side), at R=5 and 6 2% slower
+-- (explore39.txt); tuned, lap R=8 f32 2x2 0.657 -> 0.709, R=7 f32 2x4 0.803 -> 0.815, f64 R=7
+-- 0.775 -> 0.787, wave R=8 f32 1x4 0.857 -> 0.867 (explore40.txt, bench/matrix/README.md); not
+-- measured on AMD, whose waves of 64 would span four rows.
 common.block_rules(function(c, dev, prob)
   return c.lds == 3 and c.by == 16 and dev.vendor == "NVIDIA"
 end)
