@@ -762,17 +762,10 @@ static void test_forced(void **state)
 
 /* ------------------------------------------------------------------ clocks */
 
+/* SM clocks against their maximum, memory at its maximum (testsql.c). */
 static fdt_clocks clocks(int sm, int sm_max, uint64_t reasons)
 {
-    fdt_clocks c;
-    fdt_clocks_init(&c);
-    c.known = 1;
-    c.sm_mhz = sm;
-    c.sm_max_mhz = sm_max;
-    c.mem_mhz = c.mem_max_mhz = 2619;
-    c.reasons_known = 1;
-    c.reasons = reasons;
-    return c;
+    return sql_clocks(sm, sm_max, 2619, 2619, reasons);
 }
 
 /* The rule of tuner/decide.c: a thermal or power cap, or a busy SM clock below 0.9 of its

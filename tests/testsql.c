@@ -33,3 +33,17 @@ void sql_exec(const char *path, const char *sql)
         fail_msg("%s: %s", sql, msg);
     sqlite3_close(h);
 }
+
+fdt_clocks sql_clocks(int sm, int sm_max, int mem, int mem_max, uint64_t reasons)
+{
+    fdt_clocks c;
+    fdt_clocks_init(&c);
+    c.known = 1;
+    c.sm_mhz = sm;
+    c.sm_max_mhz = sm_max;
+    c.mem_mhz = mem;
+    c.mem_max_mhz = mem_max;
+    c.reasons_known = 1;
+    c.reasons = reasons;
+    return c;
+}

@@ -1,16 +1,21 @@
 /* SQL on a database file through a plain SQLite connection of its own, beside the fdt_db API:
  * for the tests that look at or damage what fdtune wrote (test_db, test_retune, test_merge),
- * and the statements that turn a current file into an older schema's.
- * They fail the running cmocka test when a statement fails. */
+ * the statements that turn a current file into an older schema's, and the clocks a run
+ * records. They fail the running cmocka test when a statement fails. */
 #ifndef FDT_TESTSQL_H
 #define FDT_TESTSQL_H
 
 #include <stdint.h>
 
+#include "fdt_device.h"
+
 /* The first column of the first row of sql, read-only. */
 int64_t sql_int(const char *path, const char *sql);
 /* Runs sql (several statements are fine), creating the file when missing. */
 void sql_exec(const char *path, const char *sql);
+/* Clocks as the tuner records them from NVML: known, with the current and maximum SM and
+ * memory clocks and known throttle reasons (0 is "none"). */
+fdt_clocks sql_clocks(int sm, int sm_max, int mem, int mem_max, uint64_t reasons);
 
 /* What the v4 -> v5 step added (the runs' driver source and clocks): dropped, a file is v4
  * again (test_db's test_migrate_v4, and v3 with cut_short dropped too: test_cut_short_v4;
