@@ -11,6 +11,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The run columns schema v5 added (the driver's source and the GPU's clocks), named once: the
+ * copy (tables[]), the runs' INSERT and the UPDATE that fills them in are built from this list
+ * (X(column) for each). */
+#define RUN_V5_COLUMNS(X)                                                                      \
+    X(driver_source) X(sm_max_mhz) X(mem_max_mhz) X(sm_mhz_start) X(mem_mhz_start)             \
+    X(throttle_start) X(sm_mhz_end) X(mem_mhz_end) X(throttle_end)
+#define V5_NAME(c) #c ","                                            /* "c," */
+#define V5_COL(c) ", " #c                                            /* ", c" */
+#define V5_SRC(c) ", s." #c                                          /* ", s.c" */
+#define V5_FILL(c) ", " #c " = coalesce(r." #c ", s." #c ")"         /* fills a NULL */
+#define V5_NEW(c) " OR (r." #c " IS NULL AND s." #c " IS NOT NULL)"  /* there is one to fill */
+
 /* The tables in dependency order, with the columns copied (the source's own ids included).
  * `later`: columns the schema step to version `since` added, copied too. A source of an older
  * schema lacks them (merge inputs are opened read-only, never migrated, and
@@ -28,8 +40,7 @@ static const struct table {
     {"configs", "id, key", 0, NULL},
     {"runs", "id, started, finished, status, kind, command, device_id, env_id, recipe,"
              " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes",
-     5, "driver_source, sm_max_mhz, mem_max_mhz, sm_mhz_start, mem_mhz_start, throttle_start,"
-        " sm_mhz_end, mem_mhz_end, throttle_end"},
+     5, RUN_V5_COLUMNS(V5_NAME)},
     {"evaluations", "id, run_id, problem_id, config_id, status, stage, time_ms, time_min_ms,"
                     " time_max_ms, time_q1_ms, time_q3_ms, reps, outliers, gbs, frac_copy,"
                     " max_err, rel_err, tolerance, layout_line, layout_offset, registers, sgprs,"
@@ -163,13 +174,10 @@ static const char *const remap[NTABLES][3] = {
      "INSERT INTO temp.map_configs (src, dst) SELECT s.id, c.id FROM temp.src_configs s"
      " JOIN main.configs c ON c.key = s.key", NULL},
     {"INSERT INTO main.runs (started, finished, status, kind, command, device_id, env_id, recipe,"
-     " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes, driver_source,"
-     " sm_max_mhz, mem_max_mhz, sm_mhz_start, mem_mhz_start, throttle_start, sm_mhz_end,"
-     " mem_mhz_end, throttle_end) SELECT s.started, s.finished, s.status, s.kind, s.command,"
-     " md.dst, mv.dst, s.recipe, s.recipe_hash, s.strategy, s.budget, s.seed, s.copy_gbs,"
-     " s.host, s.pid, s.notes, s.driver_source, s.sm_max_mhz, s.mem_max_mhz, s.sm_mhz_start,"
-     " s.mem_mhz_start, s.throttle_start, s.sm_mhz_end, s.mem_mhz_end, s.throttle_end"
-     " FROM temp.src_runs s"
+     " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes" RUN_V5_COLUMNS(V5_COL)
+     ") SELECT s.started, s.finished, s.status, s.kind, s.command, md.dst, mv.dst, s.recipe,"
+     " s.recipe_hash, s.strategy, s.budget, s.seed, s.copy_gbs, s.host, s.pid, s.notes"
+     RUN_V5_COLUMNS(V5_SRC) " FROM temp.src_runs s"
      " JOIN temp.map_devices md ON md.src = s.device_id"
      " JOIN temp.map_environments mv ON mv.src = s.env_id"
      " WHERE NOT EXISTS (SELECT 1 FROM main.runs r WHERE r.host = s.host AND r.pid = s.pid"
@@ -184,28 +192,10 @@ static const char *const remap[NTABLES][3] = {
       * has recorded since (the copy bandwidth, the clocks) fills what the target lacks. */
      "UPDATE main.runs AS r SET status = iif(r.status = 'running', s.status, r.status),"
      " finished = iif(r.status = 'running', s.finished, r.finished),"
-     " copy_gbs = coalesce(r.copy_gbs, s.copy_gbs),"
-     " driver_source = coalesce(r.driver_source, s.driver_source),"
-     " sm_max_mhz = coalesce(r.sm_max_mhz, s.sm_max_mhz),"
-     " mem_max_mhz = coalesce(r.mem_max_mhz, s.mem_max_mhz),"
-     " sm_mhz_start = coalesce(r.sm_mhz_start, s.sm_mhz_start),"
-     " mem_mhz_start = coalesce(r.mem_mhz_start, s.mem_mhz_start),"
-     " throttle_start = coalesce(r.throttle_start, s.throttle_start),"
-     " sm_mhz_end = coalesce(r.sm_mhz_end, s.sm_mhz_end),"
-     " mem_mhz_end = coalesce(r.mem_mhz_end, s.mem_mhz_end),"
-     " throttle_end = coalesce(r.throttle_end, s.throttle_end)"
+     " copy_gbs = coalesce(r.copy_gbs, s.copy_gbs)" RUN_V5_COLUMNS(V5_FILL)
      " FROM temp.src_runs s JOIN temp.map_runs m ON m.src = s.id WHERE r.id = m.dst"
      " AND ((r.status = 'running' AND s.status <> 'running')"
-     " OR (r.copy_gbs IS NULL AND s.copy_gbs IS NOT NULL)"
-     " OR (r.driver_source IS NULL AND s.driver_source IS NOT NULL)"
-     " OR (r.sm_max_mhz IS NULL AND s.sm_max_mhz IS NOT NULL)"
-     " OR (r.mem_max_mhz IS NULL AND s.mem_max_mhz IS NOT NULL)"
-     " OR (r.sm_mhz_start IS NULL AND s.sm_mhz_start IS NOT NULL)"
-     " OR (r.mem_mhz_start IS NULL AND s.mem_mhz_start IS NOT NULL)"
-     " OR (r.throttle_start IS NULL AND s.throttle_start IS NOT NULL)"
-     " OR (r.sm_mhz_end IS NULL AND s.sm_mhz_end IS NOT NULL)"
-     " OR (r.mem_mhz_end IS NULL AND s.mem_mhz_end IS NOT NULL)"
-     " OR (r.throttle_end IS NULL AND s.throttle_end IS NOT NULL))"},
+     " OR (r.copy_gbs IS NULL AND s.copy_gbs IS NOT NULL)" RUN_V5_COLUMNS(V5_NEW) ")"},
     {"INSERT INTO main.evaluations (run_id, problem_id, config_id, device_id, env_id, status,"
      " stage, time_ms, time_min_ms, time_max_ms, time_q1_ms, time_q3_ms, reps, outliers, gbs,"
      " frac_copy, max_err, rel_err, tolerance, layout_line, layout_offset, registers, sgprs,"
