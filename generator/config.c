@@ -29,6 +29,10 @@ static const fdt_param_info params[] = {
     P(lds, 0, 0, 3, NULL, "shared-memory tile: 1 x/y neighbours of one plane, 2 an "
                           "asynchronously filled ring of planes, 3 the ring read once per "
                           "plane into sums in registers (all need nw >= 1)"),
+    P(mbar, 0, 0, 1, NULL, "the stream (lds=3) hands planes from its copies to its march through "
+                           "two barriers per ring slot (mbarrier) instead of a block-wide "
+                           "barrier per step, and copies pf - 1 planes ahead (NVIDIA sm_80 on; "
+                           "no effect on AMD)"),
     P(nt, 0, 0, 1, NULL, "nontemporal output stores"),
     P(nw, 0, 0, 1 << 30, NULL, "z planes per thread, register sliding window (0: none)"),
     P(order, 0, 0, 5, fdt_orders, "axes walked by blockIdx.x, .y, .z"),
@@ -249,6 +253,12 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     if (c->l2pf && c->lds < 2)
         return fdt_err_set(e, "config l2pf=%d: only the ring families (lds=2, 3) issue "
                               "asynchronous copies to give the hint to", c->l2pf);
+    if (c->mbar && c->lds != 3)
+        return fdt_err_set(e, "config mbar=1: only the stream (lds=3) has slot barriers, "
+                              "got lds=%d", c->lds);
+    if (c->mbar && r[0] == 0 && r[1] == 0)
+        return fdt_err_set(e, "config mbar=1: %s reads only its own copies, with no barrier "
+                              "to replace", fdt_op_name(p->op));
     if (fit != FDTUNED_FIT_OK)
         return fdt_err_set(e, "%s", fit_e.msg);
     uint32_t shared;

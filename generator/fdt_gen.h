@@ -83,6 +83,8 @@ typedef struct fdt_config {
     int pf;         /* planes loaded ahead of the sliding window (latency hiding) */
     int split;      /* y subdomains launched one after another */
     int l2pf;       /* L2 prefetch size hint (bytes) of the ring's asynchronous copies */
+    int mbar;       /* the stream (lds=3): a pair of barriers per ring slot instead of a
+                     * block-wide barrier per step (NVIDIA's cp.async; no effect on AMD) */
     int fault;      /* fdt_fault, test only */
 } fdt_config;
 

@@ -24,6 +24,7 @@ param("align", { 1, 32, 64 })
 param("nt", { 0, 1 })
 param("order", { "xyz", "yzx" })
 param("split", { 1, 2, 4, 8, 16 })
+param("mbar", { 0, 1 })
 
 -- Whole waves, 64 threads or more, padding to the wave size, rows that fit (lib/common.lua).
 -- Rows of half a warp only in the stream's square tiles (bx=16, by=16) on NVIDIA: at R=7 and
@@ -89,9 +90,22 @@ end)
 -- R=4 with 16), windows of
 -- 128 planes or more (its 2R planes of z halo cost a full step each), and the xyz order.
 constrain("the stream blocks registers, keeps planes in flight and long windows", function(c, dev, prob)
-  return c.lds ~= 3 or (c.pf >= 2 and c.pf <= 4 and c.vec >= 2 and c.tile * c.vec >= 4
+  return c.lds ~= 3 or (c.pf >= 2 and c.pf <= 4 + c.mbar and c.vec >= 2 and c.tile * c.vec >= 4
                         and c.tile * c.vec <= 8 and c.by * c.tile >= math.max(8, prob.R)
                         and c.nw >= 128 and c.order == "xyz")
+end)
+-- The stream's slot barriers (mbar=1: a pair of mbarriers per ring slot instead of a block
+-- barrier per step; warps drift up to a step apart, and a plane is copied PF - 1 steps ahead,
+-- hence pf up to 5 above) need NVIDIA's cp.async (sm_80 on); elsewhere mbar=1 compiles to the
+-- kernel of mbar=0. On an H200 (bench/ab42.txt, the H100's tuned configs) they ran lap f64
+-- R=5..8 11-14% faster, wave R=8 f32 9%, lap R=8 f32 8% (at 126 registers), lap R=5..7 f32
+-- within -1%..+1% and wave R=8 f64 in 4-warp blocks 57% slower: from R=5 on the search
+-- measures both. At R <= 4 they ran 3-5% slower (lap f32 R=4), 1% (R=3) or within 0.5%
+-- (lap f64 R=4, wave f32 R=3).
+constrain("slot barriers only in the stream from R=5 on, with cp.async", function(c, dev, prob)
+  if c.mbar == 0 then return true end
+  local sm = dev.vendor == "NVIDIA" and tonumber((dev.arch or ""):match("^sm_(%d+)")) or 0
+  return c.lds == 3 and sm >= 80 and prob.R >= 5
 end)
 -- Register windows lose to shorter ones beyond 64 planes (fewer blocks, one plane in flight);
 -- the ring gains from 256 and 512 planes on 1024^3 (H100: the 2R planes of z halo a window

@@ -22,6 +22,12 @@
  * to measure. Plus OVH_MEM per global or asynchronous memory instruction (its address). */
 static const double ovh_step[] = {40, 20, 40, 76, 76}; /* direct window tile ring stream */
 #define OVH_MEM 2.0
+/* The stream's slot barriers (mbar=1, with asynchronous copies): two waits, each a loop, two
+ * arrivals and the slots' parity and index arithmetic, in place of a wait, a barrier and a
+ * commit. sm_90 code grows by 38-47 instructions per unrolled step with them (lap R=8 f64
+ * 2x2 94.8 -> 105.1 KB, wave R=8 f64 2x2 133.2 -> 146.0 KB, wave R=8 f32 1x4 105.2 -> 117.6
+ * KB of .text, 16 bytes an instruction, 17 steps); counted as issued once per step. */
+#define OVH_MBAR 40.0
 
 typedef enum { DIRECT, WINDOW, TILE, RING, STREAM } family;
 
@@ -185,6 +191,8 @@ void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_devic
     double moves = s.fam == WINDOW || s.fam == TILE
                        ? (2.0 * s.r[2] + c->pf) * outs * (s.es > 4 ? 2 : 1) : 0;
     double ovh = ovh_step[s.fam] * s.steps + OVH_MEM * (gmem + async);
+    if (c->mbar && a->async_copy)
+        ovh += OVH_MBAR * s.steps;
     if (s.wave) /* the point source's test at every output */
         ovh += 3 * outs;
     double mem = a->mem_issue ? gmem + vec * s.vi + val : 0;

@@ -53,6 +53,8 @@ __device__ __forceinline__ void put(real* p, const real* v)
 #define FDT_ASYNC_COPY 1
 #elif defined(__AMDGCN__)
 #define FDT_STAGED_COPY 1
+#elif defined(FDT_HOST_ASYNC)  // tests/ring_host: cp.async and mbarriers emulated on CPU threads
+#define FDT_ASYNC_COPY 1
 #endif
 #ifdef FDT_STAGED_COPY
 enum { STAGED = 1 };  // copies staged in registers (an enumerator: no variable in the code)
@@ -61,7 +63,9 @@ enum { STAGED = 0 };
 #endif
 __device__ __forceinline__ void copy_async(real* s, const real* g)
 {
-#ifdef FDT_ASYNC_COPY
+#if defined(FDT_HOST_ASYNC)
+    fdt_host_copy_async(s, g, VEC * sizeof(real));
+#elif defined(FDT_ASYNC_COPY)
     const unsigned sa = (unsigned)__cvta_generic_to_shared(s);
     asm volatile("cp.async.{{CP_CACHE}}.shared.global{{CP_L2}} [%0], [%1], %2;"
                  :: "r"(sa), "l"(g), "n"(VEC * (int)sizeof(real)) : "memory");
@@ -88,7 +92,9 @@ __device__ __forceinline__ void staged_wait()
 // Closes the group of copies issued since the last commit (one group per plane).
 __device__ __forceinline__ void async_commit()
 {
-#ifdef FDT_ASYNC_COPY
+#if defined(FDT_HOST_ASYNC)
+    fdt_host_async_commit();
+#elif defined(FDT_ASYNC_COPY)
     asm volatile("cp.async.commit_group;" ::: "memory");
 #endif
 }
@@ -97,10 +103,76 @@ __device__ __forceinline__ void async_commit()
 template <int N>
 __device__ __forceinline__ void async_wait()
 {
-#ifdef FDT_ASYNC_COPY
+#if defined(FDT_HOST_ASYNC)
+    fdt_host_async_wait(N);
+#elif defined(FDT_ASYNC_COPY)
     asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 #endif
 }
+
+#{if MBAR}
+#ifdef FDT_ASYNC_COPY
+// Barriers in shared memory (mbarrier, sm_80 on) that the stream's ring slots use instead of
+// a block-wide barrier per step (stream.hip), named by their shared-memory address: a phase
+// completes when its expected number of arrivals has come; waiters name its parity. (On the
+// host, tests/ring_host emulates them: FDT_HOST_ASYNC.)
+
+// Before first use, by one thread (and a block barrier after it): n arrivals per phase.
+__device__ __forceinline__ void slot_bar_init(unsigned b, int n)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_bar_init(b, n);
+#else
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(b), "r"(n) : "memory");
+#endif
+}
+
+// This thread's arrival, once every cp.async it issued so far has landed (the arrival the
+// init's count expects: .noinc).
+__device__ __forceinline__ void slot_bar_arrive_copies(unsigned b)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_bar_arrive_copies(b);
+#else
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(b) : "memory");
+#endif
+}
+
+// This thread's arrival now (its reads of what the barrier guards are done: release).
+__device__ __forceinline__ void slot_bar_arrive(unsigned b)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_bar_arrive(b);
+#else
+    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.shared.b64 st, [%0];\n\t}" :: "r"(b)
+                 : "memory");
+#endif
+}
+
+// Waits until the phase of the given parity has completed (acquire).
+__device__ __forceinline__ void slot_bar_wait(unsigned b, int parity)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_bar_wait(b, parity);
+#else
+    unsigned done;
+    do {
+// try_wait may suspend the thread until the phase completes instead of polling: on an H100
+// lap R=8 f64 ran 0.805 of copy with it and 0.781 polling with test_wait (bench/ab43.txt)
+#if __CUDA_ARCH__ >= 900
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done) : "r"(b), "r"(parity) : "memory");
+#else
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done) : "r"(b), "r"(parity) : "memory");
+#endif
+    } while (!done);
+#endif
+}
+#endif
+#{endif}
 
 #{endif}
 // The first n of the VEC values at p; one vector store when all are inside the grid.

@@ -19,6 +19,10 @@ constexpr int HC = HX / VEC;                        // x-halo chunks per side of
 constexpr int NYH = 2 * RY * BX;                    // y-halo chunks per plane
 constexpr int NXH = BY * TILE * 2 * HC;             // x-halo chunks per plane
 constexpr int YPT = (NYH + NT - 1) / NT, XPT = (NXH + NT - 1) / NT;  // per thread
+constexpr int NQ = {{QUEUED}} * (PF + 1) * BY * TILE * BX * VEC;  // wave's queued values
+// With mbar=1 the slots' barriers (NVIDIA, below) follow the ring and the queues in shared
+// memory, 8-byte aligned: two per slot, as fdt_geometry.shared_bytes counts them.
+constexpr int BARS_AT = ((S * TY * TX + NQ) * (int)sizeof(real) + 7) / 8 * 8;
 
 } // namespace {{NS}}
 
@@ -58,6 +62,28 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     real (*const rcen)[BY * TILE][BX * VEC] = rc2 + (PF + 1);
 #{endif}
 #{include ring_fill.hip}
+#{if MBAR}
+#ifdef FDT_ASYNC_COPY
+    // Plane m of the march is read at step m from ring slot m % S. With mbar=1 and cp.async
+    // (NVIDIA, sm_80 on) each slot has two barriers instead of a block-wide barrier per step:
+    // full[s] completes when every thread's copies of its plane have landed, freed[s] when
+    // every thread is done with it (and with wave's queue slot of the same index). A warp
+    // waits for the plane it reads and, as step m begins, before it copies plane m - 1 + PF
+    // into the slot plane m - 2 leaves, for step m - 2 to be done everywhere: warps drift up
+    // to a step apart instead of meeting every step, and PF - 1 planes fly ahead of the one
+    // read. Otherwise (mbar=0, and AMD's staged copies) one barrier per step, and plane
+    // m + PF is copied as step m begins, into the slot plane m - 1 leaves.
+    const unsigned full = (unsigned)__cvta_generic_to_shared(fdt_dyn_shared + BARS_AT);
+    const unsigned freed = full + 8 * S;  // shared addresses of slot 0's barriers, 8 bytes each
+    if (tid == 0)
+        for (int s = 0; s < S; ++s) {
+            slot_bar_init(full + 8 * s, NT);
+            slot_bar_init(freed + 8 * s, NT);
+        }
+    __syncthreads();
+    int rph = 0;  // parity of plane m's use of its slot: (m / S) % 2
+#endif
+#{endif}
     const real wc = weight(0) * ({{CENTRE_SCALE}});  // the centre's, times every axis' scale
     // acc[p % Q] sums the outputs of march plane p. Plane p's centre values are added to the
     // sums of planes p - RZ .. p + RZ as it lands (the sum of p + RZ starts there, that of
@@ -71,6 +97,12 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
             issue(m, m % S, m % (PF + 1));
         land();
         async_commit();  // empty groups too: the wait below counts groups
+#{if MBAR}
+#ifdef FDT_ASYNC_COPY
+        if (m < steps)
+            slot_bar_arrive_copies(full + 8 * (m % S));
+#endif
+#{endif}
     }
     int rs = 0, ris = PF % S;      // ring slots of planes m and m + PF
     int wr = 0, wis = PF;          // queue slots read at step m and written for m + PF
@@ -80,6 +112,20 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
             const int m = m0 + u;
             if (m >= steps)
                 break;
+#if defined(FDT_ASYNC_COPY) && {{MBAR}}
+            if (m > 0) {
+                slot_bar_arrive(freed + 8 * (rs == 0 ? S - 1 : rs - 1));  // done with plane m - 1
+                if (m - 1 + PF < steps) {
+                    const int s2 = rs >= 2 ? rs - 2 : rs + S - 2;  // the slot of plane m - 2
+                    if (m > 1)
+                        slot_bar_wait(freed + 8 * s2, rph ^ (rs < 2));
+                    issue(m - 1 + PF, s2, s2);
+                    slot_bar_arrive_copies(full + 8 * s2);
+                }
+            }
+            slot_bar_wait(full + 8 * rs, rph);  // every thread's copies of plane m have landed
+            rph ^= rs == S - 1;
+#else  // mbar=0, or no cp.async (AMD, NVIDIA before sm_80)
             async_wait<PF - 1>();  // this thread's copies of plane m have landed
 #{if HAS_XY}
             __syncthreads();       // everyone's have, and step m - 1 is done with the slot reused now
@@ -87,6 +133,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
             if (m + PF < steps)
                 issue(m + PF, ris, wis);
             async_commit();
+#endif
             const real* tl = &ring[rs][0][0];  // plane p with its halo
             const int p = k0 - RZ + m;
             real ctr[TILE][VEC];               // this thread's columns of plane p

@@ -318,7 +318,7 @@ static void test_best_text(void **state)
     run(&r, "query", "best", "--db", g_db, NULL);
     expect_status(&r, 0);
     assert_has(r.out, FAST_SHOWN); /* the whole config, defaults included */
-    assert_has(r.out, "align=1,bx=32,by=8,bz=1,l2pf=0,lb=0,lds=0,nt=0,nw=0,order=xyz");
+    assert_has(r.out, "align=1,bx=32,by=8,bz=1,l2pf=0,lb=0,lds=0,mbar=0,nt=0,nw=0,order=xyz");
     assert_lacks(r.out, SLOW);
     assert_lacks(r.out, WRONG);
     assert_lacks(r.out, BROKEN);

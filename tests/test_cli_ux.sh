@@ -199,7 +199,7 @@ grep -q partial "$tmp/keep.json" || fail "a failed query replaced the --export-j
 
 # ---------------------------------------------------------------- 4. complete configs
 run bench --op lap --R 2 --grid 32^3 --config bx=64,by=4,nw=32,vec=4,align=32
-expect_in "bench: the config shown whole" "$out" "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,nt=0,nw=32,order=xyz,pf=1,split=1,tile=1,vec=4"
+expect_in "bench: the config shown whole" "$out" "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,mbar=0,nt=0,nw=32,order=xyz,pf=1,split=1,tile=1,vec=4"
 run query best --db "$tmp/t.db"
 expect_in "query best: the config shown whole (defaults too)" "$out" "bz=1,"
 expect_in "query best: the config shown whole (defaults too)" "$out" "split=1"

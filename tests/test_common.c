@@ -675,7 +675,7 @@ static void test_fit_width_and_tee(void **state)
     static const fdt_col c[] = {{"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
                                 {"ms", "median ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
                                 {"dev", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
-    const char *cfg = "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,nt=0,nw=32";
+    const char *cfg = "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,mbar=0,nt=0,nw=32";
     for (int width = 0; width <= 40; width += 40) {
         fdt_sb out, tee_out;
         fdt_sb_init(&out);

@@ -252,6 +252,9 @@ static void test_config_check_names_parameter(void **state)
         {FDT_OP_LAP, FDT_F32, 64, "lds=4,nw=4", "config lds=4: out of range (0..3)"},
         {FDT_OP_LAP, FDT_F32, 64, "lds=2,nw=4,l2pf=100", "config l2pf=100: expected 0, 64"},
         {FDT_OP_LAP, FDT_F32, 64, "lds=1,nw=4,l2pf=256", "config l2pf=256: only the ring"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=2,nw=4,mbar=1", "config mbar=1: only the stream (lds=3)"},
+        {FDT_OP_D2Z, FDT_F32, 64, "lds=3,nw=4,mbar=1", "config mbar=1: d2z reads only its own"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=3,nw=4,mbar=2", "config mbar=2: out of range (0..1)"},
         {FDT_OP_LAP, FDT_F32, 64, "pf=2", "config pf=2: prefetching planes needs a window"},
         {FDT_OP_LAP, FDT_F32, 64, "nw=65", "config nw=65: window longer than nz=64"},
         {FDT_OP_LAP, FDT_F32, 64, "bx=64,by=4,lb=128", "config lb=128: below the block size"},
@@ -415,6 +418,17 @@ static void test_geometry_split_and_order(void **state)
     assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
     assert_int_equal(g.shared_bytes, ((3 + 1) * (32 * 4 + 8) * (8 * 2 + 8) +
                                       3 * (3 + 1) * (32 * 4) * (8 * 2)) * 4);
+    /* mbar=1: two 8-byte barriers per slot after the tiles and queues, 8-byte aligned (an
+     * f32 tile of odd size rounds up) */
+    fdt_config_parse("bx=32,by=8,tile=2,vec=4,align=64,nw=16,lds=3,pf=3,mbar=1", &c, &e);
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.shared_bytes, ((3 + 1) * (32 * 4 + 8) * (8 * 2 + 8) +
+                                      3 * (3 + 1) * (32 * 4) * (8 * 2)) * 4 + 2 * (3 + 1) * 8);
+    p.op = FDT_OP_LAP;
+    fdt_config_parse("bx=33,by=3,vec=1,align=1,nw=16,lds=3,pf=2,mbar=1", &c, &e);
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    assert_int_equal(g.shared_bytes, (3 * (33 + 8) * (3 + 8) * 4 + 7) / 8 * 8 + 2 * 3 * 8);
+    assert_int_equal(3 * (33 + 8) * (3 + 8) * 4 % 8, 4); /* the case that rounds */
 }
 
 /* The portable rules (portable/fdtuned_*.h, what exported headers carry verbatim) give pinned
@@ -841,6 +855,21 @@ static void test_family_sources(void **state)
     assert_null(strstr(s, "win["));
     assert_null(strstr(s, "cy["));
     assert_null(strstr(s, "&rcen[ws]"));
+    assert_null(strstr(s, "slot_bar_init(full")); /* mbar=0: a block barrier per step */
+    free(s);
+    /* mbar=1: two barriers per slot where cp.async exists; a plane is waited for, then the
+     * slot of plane m - 2 refilled once every thread is done with it; the block barrier per
+     * step stays in the other branch, for AMD */
+    s = family_source(FDT_OP_LAP, 8, FDT_F64, "bx=32,by=8,nw=32,lds=3,vec=2,align=64,pf=2,mbar=1",
+                      "stream");
+    assert_contains(s, "#if defined(FDT_ASYNC_COPY) && 1");
+    assert_contains(s, "slot_bar_init(full + 8 * s, NT);");
+    assert_contains(s, "slot_bar_wait(freed + 8 * s2, rph ^ (rs < 2));");
+    assert_contains(s, "issue(m - 1 + PF, s2, s2);");
+    assert_contains(s, "slot_bar_arrive_copies(full + 8 * s2);");
+    assert_contains(s, "slot_bar_wait(full + 8 * rs, rph);");
+    assert_contains(s, "constexpr int BARS_AT = ((S * TY * TX + NQ) * (int)sizeof(real) + 7) / 8 * 8;");
+    assert_int_equal(count(s, "__syncthreads();"), 2); /* after the init; AMD's per step */
     free(s);
     /* wave queues its centre values too (the ring no longer holds the plane) */
     s = family_source(FDT_OP_WAVE, 2, FDT_F32, "bx=32,by=8,nw=32,lds=3,vec=4,align=64,pf=2",

@@ -182,7 +182,8 @@ static void test_shipped_recipes(void **state)
          * The fill rule's one block per unit for 512-thread blocks added 118 to lap and 40 to
          * wave (blocks of 512 threads or more, 132 to 263 of them on the H100's 132 units).
          * by = 16 grew the lap space to 1814400; it serves the stream from R=6 on only, as
-         * bx = 16 (2268000), with by = 16 only, so neither adds an R=4 survivor. */
+         * bx = 16 (2268000), with by = 16 only, so neither adds an R=4 survivor; mbar (the
+         * stream's slot barriers, from R=5 on) doubles it to 4536000, adding none either. */
         uint64_t space, survivors;
         const char *strategy;
         const char *def;
@@ -190,8 +191,8 @@ static void test_shipped_recipes(void **state)
         {"d2x.lua", "d2x", FDT_OP_D2X, 1440, 342, "exhaustive", "bx=256,by=1,lb=256"},
         {"d2y.lua", "d2y", FDT_OP_D2Y, 2880, 900, "exhaustive", "lb=256"},
         {"d2z.lua", "d2z", FDT_OP_D2Z, 43200, 2460, "model", "by=8,lb=512"},
-        {"lap.lua", "lap", FDT_OP_LAP, 2268000, 4980, "model", "lb=256,lds=1,nw=32"},
-        {"lap.lua", "lap", FDT_OP_WAVE, 2268000, 4704, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_LAP, 4536000, 4980, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_WAVE, 4536000, 4704, "model", "lb=256,lds=1,nw=32"},
     };
     fdt_catalogue *cat = catalogue();
     fdt_device h100;
@@ -360,6 +361,17 @@ static void test_lap_stream_rules(void **state)
         {8, FDT_F64, "align=32,bx=16,by=8,lb=128,lds=3,nw=256,pf=4,tile=2,vec=2", "wave size"},
         {8, FDT_F64, "align=32,bx=16,by=16,lb=256,lds=2,nw=256,pf=4,tile=2,vec=2", "wave size"},
         {5, FDT_F64, "align=32,bx=16,by=16,lb=256,lds=3,nw=256,pf=4,tile=2,vec=2", "by=16"},
+        /* the stream's slot barriers (mbar=1) from R=5 on, copying pf - 1 planes ahead: pf up
+         * to 5 there, 4 without them */
+        {8, FDT_F64, "align=32,bx=16,by=16,lb=256,lds=3,mbar=1,nw=256,pf=4,tile=2,vec=2", NULL},
+        {5, FDT_F64, "align=32,bx=32,by=8,lb=256,lds=3,mbar=1,nw=256,pf=5,tile=2,vec=2", NULL},
+        {5, FDT_F64, "align=32,bx=32,by=8,lb=256,lds=3,nw=256,pf=5,tile=2,vec=2", "the stream"},
+        {8, FDT_F64, "align=32,bx=32,by=8,lb=256,lds=3,mbar=1,nw=256,pf=6,tile=2,vec=2",
+         "the stream"},
+        {4, FDT_F32, "align=32,l2pf=256,lb=256,lds=3,mbar=1,nw=128,pf=4,tile=4,vec=2",
+         "slot barriers"},
+        {4, FDT_F32, "align=32,bx=32,by=8,l2pf=256,lb=256,lds=2,mbar=1,nw=128,pf=3,tile=2,vec=2",
+         "slot barriers"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         fdt_problem p = problem(FDT_OP_LAP, want[i].R, want[i].prec, 512);
@@ -391,6 +403,9 @@ static void test_lap_stream_rules(void **state)
         /* the H100's rows of half a warp are not AMD's (a wave of 64 over four rows) */
         {8, FDT_F64, "align=64,bx=16,by=16,lb=256,lds=3,nw=256,pf=4,tile=2,vec=2", "wave size"},
         {8, FDT_F64, "align=64,bx=32,by=16,lb=512,lds=3,nw=256,pf=4,tile=2,vec=2", "wave size"},
+        /* no cp.async to hand planes over with mbarriers: mbar=1 would be mbar=0 again */
+        {6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,mbar=1,nw=128,pf=2,tile=2,vec=2",
+         "slot barriers"},
     };
     for (size_t i = 0; i < sizeof amd / sizeof amd[0]; i++) {
         fdt_problem p = problem(FDT_OP_LAP, amd[i].R, amd[i].prec, 512);

@@ -2,13 +2,16 @@
 # The ring's copy paths compute the same result (CPU only, "AMD first" 6). AMD compiles the
 # ring (lds=2) and the stream (lds=3) with staged copies (FDT_STAGED_COPY: a plane's chunks
 # loaded into registers together, written to the ring at the end of the step), NVIDIA with
-# cp.async, neither of which runs here. This test generates lap kernels with `fdtune gen`,
-# compiles each twice for the host with g++ and a HIP shim (tests/ring_host: one thread per
-# GPU thread, __syncthreads a barrier, blocks in turn): once with the plain copies (load and
-# store at issue) and once with FDT_STAGED_COPY defined, the AMD path. Both must write
-# bitwise the same output over a grid with remainders in x, y and z, and match the direct
-# family's (lds=0) to rounding (reassociation: 1e-5 of the largest output in f32, 1e-12 in
-# f64). Skips (77) when g++ cannot build C++20 threads.
+# cp.async and, in the stream with mbar=1, a pair of mbarriers per ring slot instead of a
+# block barrier per step, none of which runs here. This test generates lap and wave kernels
+# with `fdtune gen` and compiles each three times for the host with g++ and a HIP shim
+# (tests/ring_host: one thread per GPU thread, __syncthreads a barrier, blocks in turn): with
+# the plain copies (load and store at issue), with FDT_STAGED_COPY defined (the AMD path),
+# and with FDT_HOST_ASYNC (NVIDIA's path: cp.async groups and mbarriers emulated, each copy
+# landing as late as the PTX allows, so that a missing wait reads stale data and a wrong
+# phase deadlocks). All three must write bitwise the same output over a grid with remainders
+# in x, y and z, and match the direct family's (lds=0) to rounding (reassociation: 1e-5 of
+# the largest output in f32, 1e-12 in f64). Skips (77) when g++ cannot build C++20 threads.
 # Usage: test_ring_staged.sh FDTUNE SOURCE_DIR
 set -eu
 
@@ -26,9 +29,10 @@ fi
 nx=70 ny=20 nz=24
 failed=0
 
-# build R PREC CONFIG STAGED: the harness for one kernel in $tmp/h; 1 on failure
+# build R PREC CONFIG MODE: the harness for one kernel of operator $op in $tmp/h (MODE 0
+# plain copies, 1 staged, 2 NVIDIA's emulated); 1 on failure
 build() {
-    "$fdtune" gen --op lap --R "$1" --precision "$2" --grid ${nx}x${ny}x${nz} --config "$3" \
+    "$fdtune" gen --op "$op" --R "$1" --precision "$2" --grid ${nx}x${ny}x${nz} --config "$3" \
         >"$tmp/k.raw" 2>"$tmp/gen.err" || { cat "$tmp/gen.err" >&2; return 1; }
     name=$(sed -n 's/^extern "C" __global__ void \([a-z0-9_]*\)(.*/\1/p' "$tmp/k.raw")
     # launch geometry from the banner: block, outputs per thread, planes per thread
@@ -37,37 +41,50 @@ build() {
     gz=$(((nz + $9 - 1) / $9))
     line=$(sed -n 's/.*(align [0-9]*: line \([0-9]*\), slice \([0-9]*\)).*/\1/p' "$tmp/k.raw")
     slice=$(sed -n 's/.*(align [0-9]*: line \([0-9]*\), slice \([0-9]*\)).*/\2/p' "$tmp/k.raw")
-    { [ "$4" = 1 ] && echo "#define FDT_STAGED_COPY 1"; sed "s/$name(/kern(/" "$tmp/k.raw"; } \
+    { [ "$4" = 1 ] && echo "#define FDT_STAGED_COPY 1"
+      [ "$4" = 2 ] && echo "#define FDT_HOST_ASYNC 1"; sed "s/$name(/kern(/" "$tmp/k.raw"; } \
         >"$tmp/kernel.cu"
     real=float
     [ "$2" = f64 ] && real=double
+    call="kern(out.data(), in.data(), (int)R, (int)(R + ny), (REAL)1, (REAL)0.5, (REAL)0.25)"
+    [ "$op" = wave ] && call="kern(out.data(), in.data(), prev.data(), c2.data(), (int)R, \
+(int)(R + ny), (REAL)1, (REAL)0.5, (REAL)0.25, (int)R + 3, (int)R + 2, (int)R + 5, (REAL)1)"
     "$cxx" -std=c++20 -O1 -ffp-contract=off -pthread -I "$host" -I "$tmp" -DREAL=$real \
-        "-DKERNEL_CALL=kern(out.data(), in.data(), (int)R, (int)(R + ny), (REAL)1, (REAL)0.5, (REAL)0.25)" \
+        "-DKERNEL_CALL=$call" $([ "$op" = wave ] && echo -DWAVE) \
         "$host/harness.cpp" -o "$tmp/h" || return 1
     [ "$4" != 1 ] || grep -q 'stage\[' "$tmp/kernel.cu" || { echo "no staged copies in $3" >&2; return 1; }
     geometry="$nx $ny $nz $1 $line $slice $bx $by $gx $gy $gz"
 }
 
-# check R PREC CONFIG: plain, staged and direct outputs
+# check OP R PREC CONFIG: plain, staged, emulated NVIDIA and direct outputs
 check() {
+    op=$1
+    shift
     tol=1e-5
     [ "$2" = f64 ] && tol=1e-12
     if build "$1" "$2" "$3" 0 && "$tmp/h" $geometry "$tmp/plain" >/dev/null &&
         build "$1" "$2" "$3" 1 && "$tmp/h" $geometry "$tmp/staged" >/dev/null &&
         cmp -s "$tmp/plain" "$tmp/staged" &&
+        build "$1" "$2" "$3" 2 && "$tmp/h" $geometry "$tmp/async" >/dev/null &&
+        cmp -s "$tmp/plain" "$tmp/async" &&
         build "$1" "$2" bx=64,by=4,nw=16,align=64 0 && "$tmp/h" $geometry "$tmp/direct" >/dev/null &&
         "$tmp/h" cmp "$tmp/staged" "$tmp/direct" "$tol" >"$tmp/cmp"; then
-        echo "ok: lap R=$1 $2 $3: staged = plain, vs direct: $(cat "$tmp/cmp")"
+        echo "ok: $op R=$1 $2 $3: staged = async = plain, vs direct: $(cat "$tmp/cmp")"
     else
-        echo "FAIL: lap R=$1 $2 $3 ($(cat "$tmp/cmp" 2>/dev/null))" >&2
+        echo "FAIL: $op R=$1 $2 $3 ($(cat "$tmp/cmp" 2>/dev/null))" >&2
         failed=$((failed + 1))
     fi
     rm -f "$tmp/cmp"
 }
 
-check 1 f32 bx=64,by=4,nw=16,lds=2,vec=4,align=64,tile=4,pf=2
-check 8 f64 bx=32,by=8,nw=7,lds=2,align=64,pf=6
-check 4 f32 bx=64,by=4,nw=16,lds=2,vec=2,align=64,tile=2,pf=3
-check 4 f32 bx=64,by=4,nw=16,lds=3,vec=2,align=64,tile=2,pf=3
-echo "test_ring_staged: 4 kernels, $failed failed"
+check lap 1 f32 bx=64,by=4,nw=16,lds=2,vec=4,align=64,tile=4,pf=2
+check lap 8 f64 bx=32,by=8,nw=7,lds=2,align=64,pf=6
+check lap 4 f32 bx=64,by=4,nw=16,lds=2,vec=2,align=64,tile=2,pf=3
+check lap 4 f32 bx=64,by=4,nw=16,lds=3,vec=2,align=64,tile=2,pf=3
+check lap 4 f32 bx=64,by=4,nw=16,lds=3,vec=2,align=64,tile=2,pf=3,mbar=1
+check lap 8 f32 bx=16,by=16,nw=7,lds=3,vec=2,align=64,tile=2,pf=2,mbar=1
+check lap 3 f64 bx=32,by=4,nw=5,lds=3,align=64,tile=3,pf=1,mbar=1
+check wave 2 f32 bx=32,by=4,nw=9,lds=3,vec=2,align=64,tile=2,pf=3,mbar=1
+check wave 5 f64 bx=24,by=5,nw=7,lds=3,align=64,tile=2,pf=2,mbar=1
+echo "test_ring_staged: 9 kernels, $failed failed"
 [ "$failed" -eq 0 ]

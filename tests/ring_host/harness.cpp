@@ -1,5 +1,6 @@
-// test_ring_staged.sh's host harness: runs kernel.cu (an fdtune lap kernel renamed kern) over
-// a padded grid of deterministic values, block by block with one thread per GPU thread, and
+// test_ring_staged.sh's host harness: runs kernel.cu (an fdtune lap kernel renamed kern, or
+// with WAVE defined a wave kernel, which also reads p_prev and c2) over a padded grid of
+// deterministic values, block by block with one thread per GPU thread, and
 // writes the whole output array to a file. Arguments: nx ny nz R line slice bx by gx gy gz
 // OUT; REAL and KERNEL_CALL come from the compile line. With `cmp A B TOL` it compares two
 // such files instead: the largest difference must be at most TOL times the largest |B|
@@ -53,6 +54,14 @@ int main(int argc, char **argv)
     std::vector<REAL> in(n), out(n, 0);
     unsigned s = 12345;
     for (auto &v : in) { s = s * 1103515245u + 12345u; v = (REAL)((s >> 8) % 2001) / 1000 - 1; }
+#ifdef WAVE
+    std::vector<REAL> prev(n), c2(n);
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1103515245u + 12345u;
+        prev[i] = (REAL)((s >> 8) % 2001) / 1000 - 1;
+        c2[i] = (REAL)0.1 + (REAL)((s >> 4) % 100) / 1000;
+    }
+#endif
     for (unsigned z = 0; z < gridDim.z; z++)
         for (unsigned y = 0; y < gridDim.y; y++)
             for (unsigned x = 0; x < gridDim.x; x++) {

@@ -1,9 +1,24 @@
 // Host shim for test_ring_staged.sh: enough of HIP to run one fdtune lap kernel on CPU threads
 // (one std::thread per GPU thread of a block, blocks one after another, __syncthreads a
 // std::barrier), so that the ring's copy paths can be compared on a machine with no GPU.
+// With FDT_HOST_ASYNC the kernel takes NVIDIA's path (prelude.hip), with cp.async and the
+// mbarriers emulated below: a copy lands as late as the PTX allows (at the wait for its group,
+// or at the thread's arrival on a barrier that tracks its copies), and a wait for a barrier
+// phase that does not complete within a minute aborts (a deadlock).
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <barrier>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
 using std::min; using std::max;
 struct dim3 { unsigned x, y, z; };
 extern thread_local dim3 threadIdx;
@@ -19,3 +34,86 @@ struct double2 { double x, y; };
 #define __builtin_nontemporal_store(v, p) (*(p) = (v))
 extern std::barrier<> *fdt_block_barrier;
 inline void __syncthreads() { fdt_block_barrier->arrive_and_wait(); }
+
+// Shared memory is the one dynamic array: its addresses are offsets into it.
+extern unsigned char fdt_dyn_shared[];
+inline unsigned __cvta_generic_to_shared(const void *p)
+{
+    return (unsigned)((const unsigned char *)p - fdt_dyn_shared);
+}
+
+// cp.async: this thread's copies in flight, by group (the last one open, not yet committed).
+struct fdt_host_copy { void *d; const void *s; size_t n; };
+inline thread_local std::deque<std::vector<fdt_host_copy>> fdt_host_groups(1);
+inline void fdt_host_land(std::vector<fdt_host_copy> &g)
+{
+    for (auto &c : g) memcpy(c.d, c.s, c.n);
+    g.clear();
+}
+inline void fdt_host_copy_async(void *d, const void *s, size_t n)
+{
+    fdt_host_groups.back().push_back({d, s, n});
+}
+inline void fdt_host_async_commit() { fdt_host_groups.emplace_back(); }
+inline void fdt_host_async_wait(int n)  // all but the n newest committed groups land
+{
+    while ((int)fdt_host_groups.size() - 1 > n) {
+        fdt_host_land(fdt_host_groups.front());
+        fdt_host_groups.pop_front();
+    }
+}
+
+// mbarrier: one 64-bit word in shared memory, phase bit 63, expected arrivals in bits 32-62,
+// pending arrivals in bits 0-31. Arrivals take a lock; the copies that arrivals track wait in
+// a list per barrier and land when the phase completes, as late as the PTX allows.
+inline std::mutex fdt_host_bar_lock;
+inline std::map<unsigned, std::vector<fdt_host_copy>> fdt_host_bar_copies;
+inline std::atomic_ref<uint64_t> fdt_host_bar_word(unsigned b)
+{
+    if (b % 8) { fprintf(stderr, "mbarrier at %u: not 8-byte aligned\n", b); abort(); }
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(fdt_dyn_shared + b));
+}
+inline void fdt_host_bar_init(unsigned b, int n)
+{
+    fdt_host_bar_word(b).store((uint64_t)n << 32 | (uint64_t)n);
+}
+inline void fdt_host_bar_arrive_locked(unsigned b)
+{
+    auto w = fdt_host_bar_word(b);
+    uint64_t v = w.load();
+    uint64_t pend = v & 0xffffffffu, expect = v >> 32 & 0x7fffffffu, phase = v >> 63;
+    if (pend == 0) { fprintf(stderr, "mbarrier at %u: an arrival too many\n", b); abort(); }
+    if (pend > 1) {
+        w.store(v - 1);
+        return;
+    }
+    fdt_host_land(fdt_host_bar_copies[b]);  // the phase completes: what it tracks has landed
+    w.store((phase ^ 1) << 63 | expect << 32 | expect);
+}
+inline void fdt_host_bar_arrive(unsigned b)
+{
+    std::lock_guard<std::mutex> g(fdt_host_bar_lock);
+    fdt_host_bar_arrive_locked(b);
+}
+inline void fdt_host_bar_arrive_copies(unsigned b)
+{
+    std::lock_guard<std::mutex> g(fdt_host_bar_lock);
+    auto &l = fdt_host_bar_copies[b];
+    for (auto &grp : fdt_host_groups) {
+        l.insert(l.end(), grp.begin(), grp.end());
+        grp.clear();
+    }
+    fdt_host_bar_arrive_locked(b);
+}
+inline void fdt_host_bar_wait(unsigned b, int parity)
+{
+    auto w = fdt_host_bar_word(b);
+    auto t0 = std::chrono::steady_clock::now();
+    while ((int)(w.load() >> 63) == parity) {
+        std::this_thread::yield();
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60)) {
+            fprintf(stderr, "mbarrier at %u: phase of parity %d never completed\n", b, parity);
+            abort();
+        }
+    }
+}
