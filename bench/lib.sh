@@ -37,6 +37,12 @@ verify_configs() {
     echo "bx=32,by=4,nw=16,lds=3,vec=2,align=32,tile=2,pf=3,nt=1"
     echo "bx=24,by=5,nw=7,lds=3,align=2,tile=2,order=yzx,split=3"
     echo "bx=64,by=2,nw=40,lds=3,vec=2,align=32,pf=6,split=2,l2pf=256"
+    # the stream with slot barriers (mbar=1; d2z has no barrier to replace): one plane ahead
+    # and an odd block with order and split
+    if [ "$op" != d2z ]; then
+        echo "bx=32,by=4,nw=16,lds=3,vec=2,align=32,tile=2,pf=2,mbar=1"
+        echo "bx=24,by=5,nw=7,lds=3,align=2,tile=2,order=yzx,split=3,pf=4,mbar=1"
+    fi
 }
 
 config_args() { while read -r c; do printf -- '--config %s ' "$c"; done; }
