@@ -73,6 +73,8 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     // to a step apart instead of meeting every step, and PF - 1 planes fly ahead of the one
     // read. Otherwise (mbar=0, and AMD's staged copies) one barrier per step, and plane
     // m + PF is copied as step m begins, into the slot plane m - 1 leaves.
+    static_assert(S == PF + 1 && S >= 2, "wave's queue slots share the ring slots' barriers; "
+                                         "plane m - 2's parity follows from plane m's");
     const unsigned full = (unsigned)__cvta_generic_to_shared(fdt_dyn_shared + BARS_AT);
     const unsigned freed = full + 8 * S;  // shared addresses of slot 0's barriers, 8 bytes each
     if (tid == 0)
