@@ -39,8 +39,11 @@ static void report(const fdt_rt_backend *b, const char *target, fdt_rt_code *cod
                    const fdt_problem *p, const fdt_config *cfg)
 {
     const fdt_rt_resources *r = &code->res;
-    printf("\n// Compiled by %s for %s (%zu-byte code object%s):\n", b->name, target, code->size,
+    printf("\n// Compiled by %s for %s (%zu-byte code object%s", b->name, target, code->size,
            code->cached ? ", from the compile cache" : "");
+    if (r->code_bytes > 0)
+        printf(", %d bytes of machine code", r->code_bytes);
+    printf("):\n");
     printf("//   registers %d%s", r->registers, r->sgprs >= 0 ? " VGPRs" : " per thread");
     if (r->sgprs >= 0)
         printf(", %d SGPRs", r->sgprs);

@@ -457,8 +457,9 @@ void tune_out_dry_run(int json, const fdt_recipe *r, const fdt_device *dev,
                   (unsigned long long)st->space, (unsigned long long)st->survivors,
                   fdt_search_kind_name(d->strategy), bud);
     pruned(m, st);
-    fdt_emit_text(m, "  not compiled here: configs that spill registers or exceed shared memory "
-                     "are pruned after compilation, during the run\n");
+    fdt_emit_text(m, "  not compiled here: configs that spill registers, exceed shared memory or "
+                     "outgrow the instruction cache are pruned after compilation, during the "
+                     "run\n");
     if (d->ntop)
         fdt_emit_text(m, "  the model's ranking (top %zu of %zu; predicted, not measured):\n",
                       d->ntop, d->n);

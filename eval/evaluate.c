@@ -58,6 +58,12 @@ const char *fdt_eval_prune(const fdt_rt_resources *res, const fdt_config *cfg,
         snprintf(buf, n, "spills %d bytes of registers", res->spill_bytes);
         return buf;
     }
+    /* code past what the instruction cache was measured to hold runs several times slower */
+    if (a->code_limit > 0 && res->code_bytes > a->code_limit) {
+        snprintf(buf, n, "%.1f KB of machine code outgrow the instruction cache (%s: %.1f KB, "
+                 "measured)", res->code_bytes / 1e3, a->name, a->code_limit / 1e3);
+        return buf;
+    }
     /* AMD: private (scratch) memory without spills is memory traffic per work-item, from
      * arrays the compiler could not keep in registers, that the model knows nothing of */
     if (amd && res->scratch_bytes > 0) {

@@ -6,6 +6,7 @@
 #include "rt_internal.h"
 
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +136,7 @@ static int compile_child(void *arg, fdt_sb *out)
     fdt_sb_init(&image);
     fdt_sb_init(&log);
     fdt_rt_code c = {0};
-    c.res = (fdt_rt_resources){-1, -1, -1, -1, -1, -1, -1, -1};
+    c.res = (fdt_rt_resources){-1, -1, -1, -1, -1, -1, -1, -1, -1};
     fdt_err e;
     if (j->b->compile(j->src, j->kernel, j->arch, &image, &log, &c.res, &e)) {
         fdt_sb_puts(out, e.msg);
@@ -143,6 +144,8 @@ static int compile_child(void *arg, fdt_sb *out)
     }
     c.image = image.s;
     c.size = image.len;
+    long code = fdt_rt_elf_code_bytes(image.s, image.len);
+    c.res.code_bytes = code > INT32_MAX ? INT32_MAX : (int)code;
     c.log = (char *)fdt_sb_str(&log);
     return fdt_rt_code_pack(&c, out);
 }

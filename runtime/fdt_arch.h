@@ -81,6 +81,9 @@ typedef struct fdt_arch {
     int mem_issue;        /* 1: memory instructions take issue slots like any other (NVIDIA);
                              0: they issue beside the vector ALU's (AMD: VMEM and LDS ports),
                              which issue_clk then counts alone */
+    long code_limit;      /* measured: bytes of machine code (fdt_rt_resources.code_bytes)
+                             past which a kernel's unrolled loop leaves the instruction cache
+                             and runs several times slower; 0: none known */
     double occ_half;      /* fitted: resident waves per SIMD at which the on-chip units run
                              at half their rate; they run at w / (w + occ_half) of it with w
                              waves per SIMD (dependent FMA chains, shared-memory latency) */

@@ -30,6 +30,8 @@ typedef struct fdt_rt_resources {
     int max_threads;   /* largest block the code object allows (AMD), -1 otherwise */
     int sgpr_spills;   /* AMD: SGPRs spilled to VGPR lanes (.sgpr_spill_count; no memory
                         * traffic, so not in spill_bytes); -1 on NVIDIA */
+    int code_bytes;    /* machine code: the bytes of the code object's executable sections
+                        * (fdt_rt_elf_code_bytes), -1 when it is no ELF object; 0: not read */
 } fdt_rt_resources;
 
 typedef struct fdt_rt_code {
@@ -196,5 +198,10 @@ int fdt_rt_code_unpack(const char *data, size_t n, fdt_rt_code *c, fdt_err *e);
 
 /* Parses ptxas -v output for one kernel (exposed for tests). */
 void fdt_rt_parse_ptxas(const char *log, const char *kernel, fdt_rt_resources *res);
+
+/* The bytes of machine code in an ELF64 code object (a cubin, an AMD code object): the sum of
+ * the sizes of its executable (SHF_EXECINSTR) PROGBITS sections. -1 when image is no
+ * little-endian ELF64 object or its section table lies outside it. */
+long fdt_rt_elf_code_bytes(const void *image, size_t size);
 
 #endif

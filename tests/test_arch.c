@@ -388,6 +388,30 @@ static void test_prune(void **state)
     assert_contains(why, "bytes of LDS, AMD Instinct MI250X allows 65536 per workgroup");
     assert_null(prune(&h, "bx=64,by=4,lds=2,nw=32,pf=4,tile=4,vec=2,align=64,lb=256", 100, -1,
                       -1, 0, 0, why, sizeof why));
+    /* machine code past the instruction cache measured on sm_90 (136 KB: the H100's stream
+     * kernels of 139.6 KB and more ran 2-4x slower, those of 133.2 KB and less at speed);
+     * nothing is known of the other architectures' caches, which prune none */
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 256, 256, 256};
+    fdt_config c = cfg(&p, "bx=64,by=4,nw=16");
+    fdt_geometry g;
+    fdt_err e;
+    assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
+    fdt_rt_resources r = {.registers = 40, .sgprs = -1, .agprs = -1, .spill_bytes = 0,
+                          .scratch_bytes = 0, .shared_bytes = 0, .max_threads = -1,
+                          .sgpr_spills = -1, .code_bytes = 146048};
+    assert_non_null(fdt_eval_prune(&r, &c, &g, &h, why, sizeof why));
+    assert_string_equal(why, "146.0 KB of machine code outgrow the instruction cache (sm_90: "
+                             "136.0 KB, measured)");
+    r.code_bytes = 139648; /* lap R=7 f32 4x2, 0.468 of copy where 2x4 (127.5 KB) ran 0.804 */
+    assert_non_null(fdt_eval_prune(&r, &c, &g, &h, why, sizeof why));
+    r.code_bytes = 133248;
+    assert_null(fdt_eval_prune(&r, &c, &g, &h, why, sizeof why));
+    r.code_bytes = -1; /* not an ELF object */
+    assert_null(fdt_eval_prune(&r, &c, &g, &h, why, sizeof why));
+    fdt_device a100 = gpu("A100");
+    r.code_bytes = 1 << 20;
+    assert_null(fdt_eval_prune(&r, &c, &g, &a100, why, sizeof why));
+    assert_null(fdt_eval_prune(&r, &c, &g, &m, why, sizeof why));
 }
 
 /* fdtune gen: the occupancy line and the LDS warning, from the built binary. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <elf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ static void test_ptxas_parse(void **state)
         "ptxas info    : Function properties for k1\n"
         "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
         "ptxas info    : Used 40 registers, used 1 barriers, 8704 bytes smem\n";
-    fdt_rt_resources r = {-1, -1, -1, -1, -1, -1, -1, -1};
+    fdt_rt_resources r = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
     fdt_rt_parse_ptxas(log, "k1", &r);
     assert_int_equal(r.registers, 40);
     assert_int_equal(r.scratch_bytes, 16);
@@ -66,7 +67,7 @@ static void test_code_pack_roundtrip(void **state)
     c.image = img;
     c.size = sizeof img;
     c.log = "the log";
-    c.res = (fdt_rt_resources){10, 20, 0, 4, 8, 1024, 256, 3};
+    c.res = (fdt_rt_resources){10, 20, 0, 4, 8, 1024, 256, 3, 4096};
     fdt_sb b;
     fdt_sb_init(&b);
     assert_int_equal(fdt_rt_code_pack(&c, &b), 0);
@@ -80,6 +81,39 @@ static void test_code_pack_roundtrip(void **state)
     for (size_t cut = 0; cut < b.len; cut++) /* every truncation is refused */
         assert_int_equal(fdt_rt_code_unpack(b.s, cut, &d, &e), -1);
     fdt_sb_free(&b);
+}
+
+/* The machine code of an ELF64 object: the executable PROGBITS sections only (a cubin's
+ * .text.<kernel>), not data, not NOBITS; anything that is no ELF64 object, or whose section
+ * table lies outside the image, is -1. */
+static void test_elf_code_bytes(void **state)
+{
+    (void)state;
+    struct {
+        Elf64_Ehdr eh;
+        Elf64_Shdr sh[4];
+    } o;
+    memset(&o, 0, sizeof o);
+    memcpy(o.eh.e_ident, ELFMAG, SELFMAG);
+    o.eh.e_ident[EI_CLASS] = ELFCLASS64;
+    o.eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    o.eh.e_shoff = offsetof(__typeof__(o), sh);
+    o.eh.e_shentsize = sizeof(Elf64_Shdr);
+    o.eh.e_shnum = 4;
+    o.sh[1] = (Elf64_Shdr){.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+                           .sh_size = 1000};
+    o.sh[2] = (Elf64_Shdr){.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_size = 70};
+    o.sh[3] = (Elf64_Shdr){.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+                           .sh_size = 24};
+    assert_int_equal(fdt_rt_elf_code_bytes(&o, sizeof o), 1024);
+    o.sh[3].sh_type = SHT_NOBITS;
+    assert_int_equal(fdt_rt_elf_code_bytes(&o, sizeof o), 1000);
+    assert_int_equal(fdt_rt_elf_code_bytes(&o, sizeof o - 1), -1); /* table cut short */
+    assert_int_equal(fdt_rt_elf_code_bytes(&o, sizeof o.eh - 1), -1);
+    assert_int_equal(fdt_rt_elf_code_bytes("// PTX text", 12), -1);
+    assert_int_equal(fdt_rt_elf_code_bytes(NULL, 0), -1);
+    o.eh.e_ident[EI_CLASS] = ELFCLASS32;
+    assert_int_equal(fdt_rt_elf_code_bytes(&o, sizeof o), -1);
 }
 
 static int child_ok(void *arg, fdt_sb *out)
@@ -468,6 +502,12 @@ static void stream_no_spills(const char *arch)
             fail_msg("%s %s R=%d %s %s: %d registers, %d bytes spilled, %d of scratch", arch,
                      fdt_op_name(p->op), p->R, fdt_prec_name(p->prec), cfg,
                      code->res.registers, code->res.spill_bytes, code->res.scratch_bytes);
+        /* the machine code read from the code object (cubin, AMD code object): the march
+         * unrolled by 2R + 1 steps is tens of KiB, never the whole object */
+        if (code->res.code_bytes < 16 * 1024 || (size_t)code->res.code_bytes >= code->size)
+            fail_msg("%s %s R=%d %s %s: %d bytes of machine code in a %zu-byte object", arch,
+                     fdt_op_name(p->op), p->R, fdt_prec_name(p->prec), cfg,
+                     code->res.code_bytes, code->size);
         fdt_rt_code_free(&jobs[j].code);
         fdt_sb_free(&ks[j].src);
     }
@@ -954,6 +994,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ptxas_parse),     cmocka_unit_test(test_code_pack_roundtrip),
+        cmocka_unit_test(test_elf_code_bytes),
         cmocka_unit_test(test_child_isolation), cmocka_unit_test(test_child_pool),
         cmocka_unit_test(test_frames),
         cmocka_unit_test(test_backend_for_arch), cmocka_unit_test(test_compile_errors),
