@@ -126,7 +126,7 @@ static const fdt_arch table[] = {
     {.name = "sm_80", NVIDIA_SM(164 * KIB, 163 * KIB, 64, 32),
      .source = "compute capability 8.0 (A100)"},
     /* code_limit: on an H100 every stream kernel of 139.6 KB (10^3 bytes) of .text or more ran
-     * 2-4x slower than its smaller neighbours, every one of 135.2 KB or less at speed (the 70
+     * 1.7-3.7x slower than its smaller neighbours, every one of 135.2 KB or less at speed (the 70
      * tuned bests of bench/matrix among them; bench/stream_notes.txt item 11): the limit sits
      * between */
     {.name = "sm_90", NVIDIA_SM(228 * KIB, 227 * KIB, 128, 64), .code_limit = 136000,

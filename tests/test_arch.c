@@ -389,7 +389,7 @@ static void test_prune(void **state)
     assert_null(prune(&h, "bx=64,by=4,lds=2,nw=32,pf=4,tile=4,vec=2,align=64,lb=256", 100, -1,
                       -1, 0, 0, why, sizeof why));
     /* machine code past the instruction cache measured on sm_90 (136 KB: the H100's stream
-     * kernels of 139.6 KB and more ran 2-4x slower, those of 133.2 KB and less at speed);
+     * kernels of 139.6 KB and more ran 1.7-3.7x slower, those of 133.2 KB and less at speed);
      * nothing is known of the other architectures' caches, which prune none */
     fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 256, 256, 256};
     fdt_config c = cfg(&p, "bx=64,by=4,nw=16");
