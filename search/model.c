@@ -235,16 +235,17 @@ static void latency(const fdt_arch *a, const fdt_config *c, const footprint *f, 
      * issued */
     int ring = c->lds >= 2;
     int pf = ring && !a->async_copy ? 1 : c->pf;
-    /* the stream with slot barriers copies a plane a step later (PF - 1 steps ahead) */
-    double lead = ring ? fmax(pf - (c->mbar && a->async_copy ? 1.5 : 0.5), 0.25) : 0;
     double inflight_thread = c->vec * es * (c->nw > 0 ? pf * (1 + (c->lds ? 0 : 0.5 * f->xinst))
                                                        : f->inst * c->tile);
     if (c->lds == 1)
         inflight_thread *= 0.6;
-    else if (ring) /* the thread's share of the tiles in flight (halo included): the
-                           * next plane's copy lands while this one is computed, so pf = 1
-                           * keeps half a plane in flight on average */
-        inflight_thread = lead * f->xfoot * f->yfoot * c->vec * c->tile * es;
+    else if (ring) { /* the thread's share of the tiles in flight (halo included): the next
+                      * plane's copy lands while this one is computed, so pf = 1 keeps half a
+                      * plane in flight on average; the stream with slot barriers copies a
+                      * plane a step later (pf - 1 steps ahead) */
+        double lead = pf - (c->mbar && a->async_copy ? 1.5 : 0.5);
+        inflight_thread = fmax(lead, 0.25) * f->xfoot * f->yfoot * c->vec * c->tile * es;
+    }
     double need = bw / cus * a->latency_s;
     double have = t->threads_per_cu * inflight_thread * f->nin;
     t->latency_eff = have <= 0 ? 0.01 : fmin(1.0, 0.35 + 0.65 * have / need);

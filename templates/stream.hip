@@ -19,10 +19,12 @@ constexpr int HC = HX / VEC;                        // x-halo chunks per side of
 constexpr int NYH = 2 * RY * BX;                    // y-halo chunks per plane
 constexpr int NXH = BY * TILE * 2 * HC;             // x-halo chunks per plane
 constexpr int YPT = (NYH + NT - 1) / NT, XPT = (NXH + NT - 1) / NT;  // per thread
+#{if MBAR}
 constexpr int NQ = {{QUEUED}} * (PF + 1) * BY * TILE * BX * VEC;  // wave's queued values
-// With mbar=1 the slots' barriers (NVIDIA, below) follow the ring and the queues in shared
-// memory, 8-byte aligned: two per slot, as fdt_geometry.shared_bytes counts them.
+// The slots' barriers (NVIDIA, below) follow the ring and the queues in shared memory, 8-byte
+// aligned: two per slot, as fdt_geometry.shared_bytes counts them.
 constexpr int BARS_AT = ((S * TY * TX + NQ) * (int)sizeof(real) + 7) / 8 * 8;
+#{endif}
 
 } // namespace {{NS}}
 
