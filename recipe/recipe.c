@@ -636,6 +636,7 @@ static int make_config_table(lua_State *L)
     r->c_proxy = luaL_ref(L, LUA_REGISTRYINDEX);
     r->pending = luaL_ref(L, LUA_REGISTRYINDEX);
     r->c_data = luaL_ref(L, LUA_REGISTRYINDEX);
+    r->shadow_ok = 0;
     return 0;
 }
 

@@ -78,7 +78,13 @@ struct fdt_recipe {
     const fdt_config *cfg;     /* the config the running derives and constraints see as c;
                                   NULL outside them */
     uint64_t cfg_pending;      /* its parameters (catalogue bits) derived later */
+    /* What the Lua table c_data holds, per parameter (catalogue index): the value, or
+     * RECIPE_NIL; valid while shadow_ok. Filling a point then sets only the fields that
+     * differ from the last one (the walk changes its last parameters most often). */
+    long long shadow[64];
+    int shadow_ok;
 };
+#define RECIPE_NIL (-(1LL << 62))
 
 /* Catalogue index of a parameter (bit position in defset and masks). */
 int fdt_recipe_param_index(const fdt_param_info *pi);

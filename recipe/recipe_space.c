@@ -97,6 +97,7 @@ static int prepare(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev, f
     /* The helpers (shared_bytes, blocks) read the problem while recipe functions run. */
     r->prob = *p;
     r->cur = &r->prob;
+    r->shadow_ok = 0; /* c_data is filled whole at the first point */
     context_args a = {r, dev};
     return fdt_luahost_cpcall(&r->host, build_context, &a, e);
 }
@@ -109,18 +110,28 @@ typedef struct fill_args {
     uint64_t unset; /* parameters (catalogue bits) without a value yet: the ones to derive */
 } fill_args;
 
+/* Sets c_data to config c with the parameters in `unset` nil, touching only the fields
+ * whose value differs from what the table holds (r->shadow). */
 static int fill_config(lua_State *L)
 {
     fill_args *a = lua_touserdata(L, 1);
+    fdt_recipe *r = a->r;
     size_t np;
     const fdt_param_info *all = fdt_config_params(&np);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->r->c_data);
+    FDT_ASSERT(np <= sizeof r->shadow / sizeof r->shadow[0], "a shadow slot per parameter");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_data);
     for (size_t i = 0; i < np; i++) {
-        if (a->unset & ((uint64_t)1 << i))
+        long long want = a->unset & ((uint64_t)1 << i)
+                             ? RECIPE_NIL
+                             : *(const int *)((const char *)a->c + all[i].offset);
+        if (r->shadow_ok && r->shadow[i] == want)
+            continue;
+        if (want == RECIPE_NIL)
             lua_pushnil(L);
         else
-            fdt_recipe_push_value(L, &all[i], *(const int *)((const char *)a->c + all[i].offset));
+            fdt_recipe_push_value(L, &all[i], (int)want);
         lua_setfield(L, -2, all[i].name);
+        r->shadow[i] = want;
     }
     return 0;
 }
@@ -137,6 +148,7 @@ static int set_field(lua_State *L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->r->c_data);
     fdt_recipe_push_value(L, a->pi, a->v);
     lua_setfield(L, -2, a->pi->name);
+    a->r->shadow[fdt_recipe_param_index(a->pi)] = a->v;
     return 0;
 }
 
@@ -205,8 +217,10 @@ static int run_step(fdt_recipe *r, const recipe_step *s, fdt_config *c, char *wh
         } else {
             *field_of(c, pi) = v;
             set_args a = {r, pi, v};
-            if (fdt_luahost_cpcall(&r->host, set_field, &a, e))
+            if (fdt_luahost_cpcall(&r->host, set_field, &a, e)) {
+                r->shadow_ok = 0;
                 rc = -1;
+            }
         }
         lua_pop(L, 1);
         return rc;
@@ -219,8 +233,6 @@ static int run_step(fdt_recipe *r, const recipe_step *s, fdt_config *c, char *wh
         return in_step(s, c, e);
     }
     if (!lua_toboolean(L, -2)) {
-        char key[256];
-        fdt_config_format(c, key, sizeof key);
         if (lua_type(L, -1) == LUA_TSTRING)
             snprintf(why, whyn, "%s", lua_tostring(L, -1));
         else if (lua_isnil(L, -1))
@@ -274,8 +286,11 @@ static int pipeline(fdt_recipe *r, fdt_config *c, uint64_t derive, int flags, in
                     char *why, size_t whyn, fdt_err *e)
 {
     fill_args fa = {r, c, derive};
-    if (fdt_luahost_cpcall(&r->host, fill_config, &fa, e))
+    if (fdt_luahost_cpcall(&r->host, fill_config, &fa, e)) {
+        r->shadow_ok = 0; /* a field may have been set or not */
         return -1;
+    }
+    r->shadow_ok = 1;
     int rc = run_steps(r, c, derive, flags, step, why, whyn, e);
     if (rc < 1)
         return rc;

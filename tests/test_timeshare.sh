@@ -34,7 +34,7 @@ assert ops == {"d2x", "d2y", "d2z", "lap", "wave"}, ops
 
 # ---------------------------------------------------------------- 1. five problems, one limit
 # 400 ms per evaluation, 60 s in all: about 12 s per problem (its preparation, enumerating the
-# recipe's space, is spread over the problems left: a few CPU seconds for lap and wave), far
+# recipe's space, paid from its own share: a few CPU seconds for lap and wave), far
 # from enough for the 40 recorded configs of each space (56 to 70 recorded answers, probes and
 # full samples, 22 to 28 s; at most some 30 fit), so every search is cut short by its share. Spent in
 # order, d2x alone took the whole limit and the rest got one evaluation or none.

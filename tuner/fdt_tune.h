@@ -23,7 +23,7 @@ typedef struct fdt_tune_opts {
     int share;            /* > 1: deadline ends a time limit that this problem shares with
                              share - 1 more still to tune: its search gets an equal share of
                              what remains when it begins (fdt_tune_share_deadline), its
-                             preparation spread over all of them */
+                             preparation included */
     int force;            /* measure again what the database already holds */
     uint64_t seed;        /* random strategy */
     int parallel;         /* compile processes */

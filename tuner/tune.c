@@ -792,9 +792,11 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
     state st = {.ctx = ctx, .p = p, .o = o, .cb = cb, .cbctx = cbctx, .out = out,
                 .t0 = fdt_now()};
     int rc = -1;
+    /* The share is taken as the problem begins, so that its preparation (the recipe's walk
+     * of the space, the reference, the copy bandwidth) is paid from it, not from the shares
+     * of the problems after it. */
+    st.deadline = o->share > 1 ? fdt_tune_share_deadline(o->deadline, o->share) : o->deadline;
     if (prepare(&st, rec, e) == 0 && begin_run(&st, rec, e) == 0 && start_search(&st, e) == 0) {
-        st.deadline = o->share > 1 ? fdt_tune_share_deadline(o->deadline, o->share)
-                                   : o->deadline;
         size_t remaining = st.l.n - out->resumed;
         st.planned = (int)(o->budget > 0 && (size_t)o->budget < remaining ? (size_t)o->budget
                                                                            : remaining);
