@@ -47,8 +47,10 @@ struct fdt_search {
     size_t pos;          /* next position in order */
     size_t issued;
     size_t ntop;         /* model: measured straight from the ranking before anything else */
-    size_t *seeds;       /* model: per value of every parameter, its best-ranked config */
+    struct seed_value *seeds; /* model: every value of every parameter, in ranking order */
     size_t nseed, seed_pos;
+    int seed_pass;       /* passes over the seeds: a value tried only by failures is tried
+                            again, with its next-ranked config, up to SEED_PASSES times */
     struct resid *res;   /* model: per parameter and value, log(measured / predicted) */
     unsigned char *vidx; /* model: value index of config i, parameter j at [i * nparams + j] */
     double rsum;
@@ -159,8 +161,17 @@ static int build_groups(fdt_search *s, const fdt_config *space)
 typedef struct resid {
     double sum[MAXV];
     int cnt[MAXV];
+    int ok[MAXV];   /* of cnt, measured (not failed) */
+    int pend[MAXV]; /* proposed, not reported yet */
     int val[MAXV], nval;
 } resid;
+
+/* Parameter j's value q (index into resid.val), to be measured early. */
+typedef struct seed_value {
+    int j, q;
+} seed_value;
+
+#define SEED_PASSES 3
 
 static int value_index(resid *r, int v)
 {
@@ -174,30 +185,64 @@ static int value_index(resid *r, int v)
 }
 
 /* Contrast for the correction: it can only learn about a parameter value once something
- * with that value was measured, so the best-ranked config of every value is measured early. */
+ * with that value was measured, so the best-ranked config of every value is measured early
+ * (the seeds, in the ranking order of those configs). A value whose config failed (pruned
+ * for spills or code size, which other parameters may cause) is tried again with its
+ * next-ranked config (next_seed): otherwise the failure alone would rank the whole value
+ * FAIL_FACTOR times slower. */
 static int pick_seeds(fdt_search *s)
 {
-    s->seeds = malloc(s->n * sizeof *s->seeds);
-    unsigned char *mark = calloc(s->n, 1);
-    if (!s->seeds || !mark) {
-        free(mark);
+    size_t cap = (size_t)s->nparams * MAXV;
+    s->seeds = malloc(cap * sizeof *s->seeds);
+    if (!s->seeds)
         return -1;
-    }
-    for (int j = 0; j < s->nparams; j++) {
-        unsigned char seen[MAXV] = {0};
-        for (size_t k = 0; k < s->n; k++) {
-            size_t i = s->order[k];
+    unsigned char seen[64][MAXV] = {{0}};
+    FDT_ASSERT(s->nparams <= 64, "a seen row per parameter");
+    for (size_t k = 0; k < s->n; k++) {
+        size_t i = s->order[k];
+        for (int j = 0; j < s->nparams; j++) {
             int q = s->vidx[i * s->nparams + j];
-            if (!seen[q])
-                mark[i] = 1;
-            seen[q] = 1;
+            if (!seen[j][q]) {
+                seen[j][q] = 1;
+                s->seeds[s->nseed++] = (seed_value){j, q};
+            }
         }
     }
-    for (size_t k = 0; k < s->n; k++)
-        if (mark[s->order[k]])
-            s->seeds[s->nseed++] = s->order[k];
-    free(mark);
     return 0;
+}
+
+/* The best-ranked fresh config whose parameter j has value q, or n. */
+static size_t first_fresh_with(const fdt_search *s, int j, int q)
+{
+    for (size_t k = 0; k < s->n; k++) {
+        size_t i = s->order[k];
+        if (s->state[i] == FRESH && s->vidx[i * s->nparams + j] == q)
+            return i;
+    }
+    return s->n;
+}
+
+/* The next seed's config, or n when no seed is left: a pass proposes one config for each
+ * value not yet measured (the first pass every value; later ones, up to SEED_PASSES, the
+ * values whose configs all failed so far). */
+static size_t next_seed(fdt_search *s)
+{
+    for (;;) {
+        if (s->seed_pos == s->nseed) {
+            if (++s->seed_pass >= SEED_PASSES)
+                return s->n;
+            s->seed_pos = 0;
+        }
+        const seed_value *sd = &s->seeds[s->seed_pos++];
+        const resid *r = &s->res[sd->j];
+        /* measured, or on its way: the correction knows the value or will (the first pass
+         * skips a value tried at all, as its best-ranked config has been) */
+        if (r->ok[sd->q] > 0 || r->pend[sd->q] > 0 || (s->seed_pass == 0 && r->cnt[sd->q] > 0))
+            continue;
+        size_t i = first_fresh_with(s, sd->j, sd->q);
+        if (i < s->n)
+            return i;
+    }
 }
 
 static int init_correction(fdt_search *s, const fdt_config *space)
@@ -228,6 +273,7 @@ static void learn(fdt_search *s, size_t i, double ms)
         int q = s->vidx[i * s->nparams + j];
         s->res[j].sum[q] += r;
         s->res[j].cnt[q]++;
+        s->res[j].ok[q] += ms > 0;
     }
 }
 
@@ -364,9 +410,9 @@ static int next_model(fdt_search *s, size_t *idx)
      * configs alternate with the best of the whole space by corrected prediction */
     if (s->issued < s->ntop || s->rcnt == 0)
         return next_in_order(s, idx);
-    while (s->issued % 3 == 0 && s->seed_pos < s->nseed) {
-        size_t i = s->seeds[s->seed_pos++];
-        if (s->state[i] == FRESH) {
+    if (s->issued % 3 == 0 && s->seed_pass < SEED_PASSES) {
+        size_t i = next_seed(s);
+        if (i < s->n) {
             *idx = i;
             return 0;
         }
@@ -422,6 +468,9 @@ int fdt_search_next(fdt_search *s, size_t *idx)
     if (rc == 0) {
         s->state[*idx] = ISSUED;
         s->issued++;
+        if (s->kind == FDT_SEARCH_MODEL)
+            for (int j = 0; j < s->nparams; j++)
+                s->res[j].pend[s->vidx[*idx * s->nparams + j]]++;
     }
     return rc;
 }
@@ -430,10 +479,15 @@ void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms)
 {
     if (idx >= s->n) /* documented: a report out of the space is ignored */
         return;
+    int was_issued = s->state[idx] == ISSUED;
     s->state[idx] = DONE;
     s->ms[idx] = ok && ms > 0 ? ms : -1;
-    if (s->kind == FDT_SEARCH_MODEL)
+    if (s->kind == FDT_SEARCH_MODEL) {
+        if (was_issued)
+            for (int j = 0; j < s->nparams; j++)
+                s->res[j].pend[s->vidx[idx * s->nparams + j]]--;
         learn(s, idx, s->ms[idx]);
+    }
 }
 
 int fdt_search_best(const fdt_search *s, size_t *idx, double *ms)
