@@ -211,15 +211,30 @@ static int pick_seeds(fdt_search *s)
     return 0;
 }
 
-/* The best-ranked fresh config whose parameter j has value q, or n. */
-static size_t first_fresh_with(const fdt_search *s, int j, int q)
+static double corrected(const fdt_search *s, size_t i);
+
+/* The fresh config whose parameter j has value q that ranks best, by prediction in the first
+ * pass (nothing is measured yet) and by corrected prediction after it: a retry then avoids
+ * what made the failed seeds fail, as far as the correction has learnt it (their other
+ * values, e.g. a tile whose code outgrew the instruction cache), instead of taking their
+ * twins. n when there is none. */
+static size_t fresh_with(const fdt_search *s, int j, int q)
 {
+    size_t best = s->n;
+    double bc = 0;
     for (size_t k = 0; k < s->n; k++) {
         size_t i = s->order[k];
-        if (s->state[i] == FRESH && s->vidx[i * s->nparams + j] == q)
+        if (s->state[i] != FRESH || s->vidx[i * s->nparams + j] != q)
+            continue;
+        if (s->seed_pass == 0)
             return i;
+        double c = corrected(s, i);
+        if (best == s->n || c < bc) {
+            best = i;
+            bc = c;
+        }
     }
-    return s->n;
+    return best;
 }
 
 /* The next seed's config, or n when no seed is left: a pass proposes one config for each
@@ -239,7 +254,7 @@ static size_t next_seed(fdt_search *s)
          * skips a value tried at all, as its best-ranked config has been) */
         if (r->ok[sd->q] > 0 || r->pend[sd->q] > 0 || (s->seed_pass == 0 && r->cnt[sd->q] > 0))
             continue;
-        size_t i = first_fresh_with(s, sd->j, sd->q);
+        size_t i = fresh_with(s, sd->j, sd->q);
         if (i < s->n)
             return i;
     }
