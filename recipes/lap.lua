@@ -40,9 +40,13 @@ end)
 -- stream's 2R+1 sums per column are all it keeps: an H100 compiled up to 144 32-bit values
 -- of them without spilling (R=8 f64 tile=2 vec=2: 242 registers, its best config there) and
 -- the other families spill from 128 on.
+-- The z planes or sums a thread keeps, (2R+1) x tile x vec values of the precision.
+local function column_values(c, prob)
+  return (2 * prob.R + 1) * c.tile * c.vec
+end
 constrain("values per thread fit in registers", function(c, dev, prob)
   local R = prob.R
-  local values = (2 * R + 1) * c.tile * c.vec
+  local values = column_values(c, prob)
   if c.lds == 0 then
     local hx = (R + c.vec - 1) // c.vec * c.vec
     values = values + (c.tile + 2 * R) * c.vec + 2 * c.tile * hx
@@ -143,7 +147,19 @@ end)
 -- Split only when the planes in flight outgrow half the last-level cache, and with the xyz
 -- order (lib/common.lua).
 common.split_rules()
-common.fill_device()
+-- A stream block whose queue of sums leaves no room for a second block of its size in the
+-- 65536 registers of an NVIDIA SM (the queue's 32-bit values and some 56 more per thread:
+-- lap R=8 f32 2x2, 68 values, compiled to 126 registers; R=5 f64 2x2, 88, to 206; R=7 f32
+-- 2x4, 120, to 201; bench/explore44-45) runs one block per SM, so it fills the device with
+-- one per SM: lap R=7 f32 2x4 at nw=512 (128 blocks of 256 threads at 512^3) ran 0.854 of
+-- copy on an H100, against 0.840 at nw=256 and the tuned 0.817 at nw=128 (explore45).
+-- From R=5 on only, where the 2R planes of z halo that shorter columns march again cost
+-- more than a unit in 8 left idle (measured at R=7; R <= 4 keeps the rule of old).
+common.fill_device(function(c, dev, prob)
+  local threads = c.bx * c.by * c.bz
+  return c.lds == 3 and dev.vendor == "NVIDIA" and prob.R >= 5
+         and (column_values(c, prob) * prob.esize // 4 + 56) * threads > 65536 // 2
+end)
 common.launch_bounds()
 -- The ring's copies of 4 or 8 bytes carry an L2 prefetch hint of 256 bytes: an H100 ran lap
 -- and wave rings 0.5-1.5% faster with it (1024^3 lap 0.880 -> 0.889 of copy), while d2z's

@@ -372,6 +372,16 @@ static void test_lap_stream_rules(void **state)
          "slot barriers"},
         {4, FDT_F32, "align=32,bx=32,by=8,l2pf=256,lb=256,lds=2,mbar=1,nw=128,pf=3,tile=2,vec=2",
          "slot barriers"},
+        /* 512-plane columns at 512^3: a stream whose registers hold one block per SM fills
+         * the device with a block for 7 SMs in 8 from R=5 on (128 blocks of 2x4 on 132 SMs);
+         * a lighter one (1x4, 60 values: two blocks per SM) needs two per SM, and R=4 keeps
+         * the old count (f64 4x2, 144 values, 256 blocks) */
+        {7, FDT_F32, "align=32,bx=16,by=16,lb=256,lds=3,nt=1,nw=512,pf=4,tile=2,vec=4", NULL},
+        {7, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=512,pf=4,tile=2,vec=4", NULL},
+        {7, FDT_F32, "align=32,bx=16,by=16,lb=256,lds=3,nw=512,pf=4,vec=4",
+         "enough blocks to fill the device"},
+        {4, FDT_F64, "align=32,bx=32,by=8,lb=256,lds=3,nw=256,pf=4,tile=4,vec=2",
+         "enough blocks to fill the device"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         fdt_problem p = problem(FDT_OP_LAP, want[i].R, want[i].prec, 512);

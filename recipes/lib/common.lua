@@ -58,14 +58,23 @@ end
 
 -- Two blocks per compute unit (one for blocks of 512 threads or more, which run one per
 -- unit as soon as they take over 64 registers: an H200 ran lap R=4 f32 at 512^3 best as a
--- 512-thread stream of 256 blocks on 132 units, 0.846 of copy, which the rule of two pruned),
--- or on grids too small for that, at most 4096 points a block.
-function common.fill_device()
+-- 512-thread stream of 256 blocks on 132 units, 0.846 of copy, which the rule of two pruned;
+-- and one for the configs one_per_unit (optional, a function (c, dev, prob)) names, whose
+-- registers leave room for one block per unit whatever its size), or on grids too small for
+-- that, at most 4096 points a block. For the configs one_per_unit names a block for 7 units
+-- in 8 is enough: lap R=7 f32 at 512^3 ran best in 128 blocks on an H100's 132 SMs (a
+-- stream whose 512-plane columns march 2R planes of z halo once instead of four times,
+-- bench/explore45.txt).
+function common.fill_device(one_per_unit)
   constrain("enough blocks to fill the device", function(c, dev, prob)
     local n = blocks(c)
-    local per_unit = c.bx * c.by * c.bz >= 512 and 1 or 2
-    return n >= math.min(per_unit * dev.compute_units, prob.nx * prob.ny * prob.nz // 4096),
-           n .. " blocks"
+    local want = 2 * dev.compute_units
+    if one_per_unit ~= nil and one_per_unit(c, dev, prob) then
+      want = (7 * dev.compute_units + 7) // 8
+    elseif c.bx * c.by * c.bz >= 512 then
+      want = dev.compute_units
+    end
+    return n >= math.min(want, prob.nx * prob.ny * prob.nz // 4096), n .. " blocks"
   end)
 end
 
