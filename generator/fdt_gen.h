@@ -182,6 +182,10 @@ void fdt_gen_blocks(const fdt_problem *p, const fdt_config *c, int64_t blocks[3]
  * launch): a function of the operator, radius, precision and config alone, not the grid. */
 int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, int *dynamic,
                    fdt_err *e);
+/* Where the stream's slot barriers (mbar=1) begin in its dynamic shared memory: the tiles'
+ * and wave's queues' bytes rounded up to 8. The template takes it as BARS_AT, and
+ * fdt_gen_shared counts the barriers from there. */
+int64_t fdt_gen_barriers_at(const fdt_problem *p, const fdt_config *c);
 
 /* ------------------------------------------------------------------ kernel arguments */
 

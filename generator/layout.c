@@ -180,19 +180,13 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
     return fdt_gen_shared(p, c, &g->shared_bytes, &g->shared_dynamic, e);
 }
 
-int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, int *dynamic,
-                   fdt_err *e)
+/* Bytes of a config's shared tiles (and wave's queues) without the stream's slot barriers. */
+static int64_t tile_bytes(const fdt_problem *p, const fdt_config *c)
 {
-    *bytes = 0;
-    *dynamic = 0;
-    if (!c->lds)
-        return 0;
     /* as in templates/tile.hip, ring.hip and stream.hip: x halo rounded up to whole vectors;
      * lds=1 has two buffers, lds=2 a ring of R_z + 1 + pf planes (plus wave's p_prev and c2
      * of the block's outputs, pf + 1 planes of each), lds=3 a ring of pf + 1 planes (plus
-     * wave's p_prev, c2 and centre, pf + 1 planes of each, and with mbar=1 two barriers per
-     * slot, stream.hip's full and freed, which NVIDIA's cp.async kernels use and AMD's leave
-     * unused) */
+     * wave's p_prev, c2 and centre, pf + 1 planes of each) */
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     int64_t rows = (int64_t)c->by * c->tile;
@@ -209,9 +203,24 @@ int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, i
         if (p->op == FDT_OP_WAVE)
             elems += 3 * (c->pf + 1) * w * rows;
     }
-    int64_t n = elems * (int64_t)fdt_prec_size(p->prec);
-    if (c->mbar)
-        n = (n + 7) / 8 * 8 + 2 * (c->pf + 1) * 8; /* two 8-byte barriers per slot */
+    return elems * (int64_t)fdt_prec_size(p->prec);
+}
+
+int64_t fdt_gen_barriers_at(const fdt_problem *p, const fdt_config *c)
+{
+    return (tile_bytes(p, c) + 7) / 8 * 8;
+}
+
+int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, int *dynamic,
+                   fdt_err *e)
+{
+    *bytes = 0;
+    *dynamic = 0;
+    if (!c->lds)
+        return 0;
+    /* with mbar=1, after the tiles two 8-byte barriers per ring slot, stream.hip's full and
+     * freed, which NVIDIA's cp.async kernels use and AMD's leave unused */
+    int64_t n = c->mbar ? fdt_gen_barriers_at(p, c) + 2 * (c->pf + 1) * 8 : tile_bytes(p, c);
     if (n > UINT32_MAX)
         return fdt_err_set(e, "config lds=%d: the shared tiles would need %lld bytes", c->lds,
                            (long long)n);

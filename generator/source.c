@@ -375,6 +375,8 @@ static void ring_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
 static void stream_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
 {
     ring_fill_vars(p, c, p->op == FDT_OP_WAVE, vs);
+    if (c->mbar) /* the slot barriers' offset, where the geometry counts them (layout.c) */
+        setv(vs, "BARS_AT", "%lld", (long long)fdt_gen_barriers_at(p, c));
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     fdt_sb b;

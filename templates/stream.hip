@@ -20,10 +20,13 @@ constexpr int NYH = 2 * RY * BX;                    // y-halo chunks per plane
 constexpr int NXH = BY * TILE * 2 * HC;             // x-halo chunks per plane
 constexpr int YPT = (NYH + NT - 1) / NT, XPT = (NXH + NT - 1) / NT;  // per thread
 #{if MBAR}
+// The slots' barriers (NVIDIA, below) follow the ring and wave's queues in shared memory, at
+// the 8-byte aligned offset the geometry gives (fdt_gen_barriers_at), two per slot, as
+// fdt_geometry.shared_bytes counts them.
+constexpr int BARS_AT = {{BARS_AT}};
 constexpr int NQ = {{QUEUED}} * (PF + 1) * BY * TILE * BX * VEC;  // wave's queued values
-// The slots' barriers (NVIDIA, below) follow the ring and the queues in shared memory, 8-byte
-// aligned: two per slot, as fdt_geometry.shared_bytes counts them.
-constexpr int BARS_AT = ((S * TY * TX + NQ) * (int)sizeof(real) + 7) / 8 * 8;
+static_assert(BARS_AT % 8 == 0 && BARS_AT >= (S * TY * TX + NQ) * (int)sizeof(real),
+              "the slot barriers lie after the ring and the queues, 8-byte aligned");
 #{endif}
 
 } // namespace {{NS}}

@@ -429,6 +429,9 @@ static void test_geometry_split_and_order(void **state)
     assert_int_equal(fdt_gen_geometry(&p, &c, &g, &e), 0);
     assert_int_equal(g.shared_bytes, (3 * (33 + 8) * (3 + 8) * 4 + 7) / 8 * 8 + 2 * 3 * 8);
     assert_int_equal(3 * (33 + 8) * (3 + 8) * 4 % 8, 4); /* the case that rounds */
+    /* the barriers' offset, which the template takes as BARS_AT: the rounded tiles */
+    assert_int_equal(fdt_gen_barriers_at(&p, &c), (3 * (33 + 8) * (3 + 8) * 4 + 7) / 8 * 8);
+    assert_int_equal(fdt_gen_barriers_at(&p, &c) + 2 * 3 * 8, g.shared_bytes);
 }
 
 /* The portable rules (portable/fdtuned_*.h, what exported headers carry verbatim) give pinned
@@ -868,7 +871,10 @@ static void test_family_sources(void **state)
     assert_contains(s, "issue(m - 1 + PF, s2, s2);");
     assert_contains(s, "slot_bar_arrive_copies(full + 8 * s2);");
     assert_contains(s, "slot_bar_wait(full + 8 * rs, rph);");
-    assert_contains(s, "constexpr int BARS_AT = ((S * TY * TX + NQ) * (int)sizeof(real) + 7) / 8 * 8;");
+    /* the barriers' offset from the geometry (fdt_gen_barriers_at: 3 slots of 80 x 24
+     * doubles), which the template checks against its ring and queues */
+    assert_contains(s, "constexpr int BARS_AT = 46080;");
+    assert_contains(s, "static_assert(BARS_AT % 8 == 0 && BARS_AT >= (S * TY * TX + NQ)");
     assert_int_equal(count(s, "__syncthreads();"), 2); /* after the init; AMD's per step */
     free(s);
     /* wave queues its centre values too (the ring no longer holds the plane) */
