@@ -91,6 +91,10 @@ typedef struct fdt_model_terms {
     double tail_eff;             /* blocks against whole waves of resident blocks (<= 1) */
     double t_wave_ms;            /* the architecture's cost per wave launched (AMD; 0 on
                                     NVIDIA), added to the time */
+    double code_bytes;           /* machine code: compiled, or estimated for a stream where
+                                    the architecture has a measured limit; 0: unknown */
+    int code_over;               /* code_bytes outgrow that limit (an estimate by 5%): the
+                                    config ranks last, as a spilling one does */
     fdt_bound bound;             /* the largest term of the slower side, or latency when
                                     that side's efficiency (latency_eff for DRAM, chip_eff on
                                     chip) is below 0.75 */

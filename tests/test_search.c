@@ -939,6 +939,69 @@ static void test_model_pinned(void **state)
     }
 }
 
+/* The stream's code estimate on sm_90 (fdt_arch.code_limit): configs surely over the limit
+ * rank last, as spilling ones do, and the dry run says why; the sizes of
+ * bench/codesize_sm90.txt and stream_notes item 11 (compiled: lap R=7 4x2 139.6 KB and
+ * more, R=8 2x4 156.5 KB over; R=7 2x4 127.5, R=8 3x2 134.8, wave R=8 f64 2x2 133.2 under).
+ * Compiled resources, where given, decide instead of the estimate. No limit on AMD. */
+static void test_model_code_size(void **state)
+{
+    (void)state;
+    static const struct {
+        fdt_op op;
+        int R;
+        fdt_prec prec;
+        const char *config;
+        int over;
+    } cases[] = {
+        {FDT_OP_LAP, 7, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=4,vec=2", 1},
+        {FDT_OP_LAP, 8, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4", 1},
+        {FDT_OP_LAP, 7, FDT_F32, "align=32,bx=16,by=16,lb=256,lds=3,nw=512,pf=4,tile=2,vec=4", 0},
+        {FDT_OP_LAP, 8, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=3,nw=128,pf=3,tile=3,vec=2", 0},
+        {FDT_OP_WAVE, 8, FDT_F64, "align=32,bx=32,by=4,lb=128,lds=3,nw=128,pf=3,tile=2,vec=2", 0},
+        {FDT_OP_LAP, 7, FDT_F32, "align=32,bx=32,by=8,lb=256,lds=2,nw=128,pf=3,tile=4,vec=2", 0},
+    };
+    fdt_device h = h100();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fdt_problem p = {cases[i].op, cases[i].R, cases[i].prec, 512, 512, 512};
+        fdt_config c = cfg(&p, cases[i].config);
+        fdt_model_terms t;
+        double ms = fdt_model_time(&p, &c, &h, NULL, &t);
+        if (t.code_over != cases[i].over)
+            fail_msg("%s R=%d: estimated %.0f bytes, over %d", cases[i].config, cases[i].R,
+                     t.code_bytes, t.code_over);
+        fdt_sb d;
+        fdt_sb_init(&d);
+        fdt_model_describe(&t, &d);
+        assert_int_equal(strstr(fdt_sb_str(&d), "over the instruction cache") != NULL,
+                         cases[i].over);
+        fdt_sb_free(&d);
+        if (cases[i].over) {
+            /* ten times the same config's time without the flag: last in the ranking */
+            fdt_rt_resources res;
+            memset(&res, 0xff, sizeof res); /* every field -1: unknown */
+            res.code_bytes = 120000;
+            double fits = fdt_model_time(&p, &c, &h, &res, &t);
+            assert_false(t.code_over);
+            assert_true(fabs(ms - 10 * fits) < 1e-9 * ms);
+            res.code_bytes = 137000; /* compiled over the limit, however small the margin */
+            fdt_model_time(&p, &c, &h, &res, &t);
+            assert_true(t.code_over);
+        }
+    }
+    /* AMD: no measured limit, nothing flagged */
+    fdt_device mi = h100();
+    snprintf(mi.vendor, sizeof mi.vendor, "AMD");
+    snprintf(mi.arch, sizeof mi.arch, "gfx90a");
+    mi.warp_size = 64;
+    fdt_problem p = {FDT_OP_LAP, 8, FDT_F32, 512, 512, 512};
+    fdt_config c = cfg(&p, "align=64,bx=64,by=4,lb=256,lds=3,nw=128,pf=3,tile=2,vec=4");
+    fdt_model_terms t;
+    fdt_model_time(&p, &c, &mi, NULL, &t);
+    assert_false(t.code_over);
+    assert_true(t.code_bytes == 0);
+}
+
 static void test_model_describe_and_rank(void **state)
 {
     (void)state;
@@ -1005,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_model_residency),
         cmocka_unit_test(test_model_tail_grid),
         cmocka_unit_test(test_model_pinned),
+        cmocka_unit_test(test_model_code_size),
         cmocka_unit_test(test_model_describe_and_rank),
     };
     return cmocka_run_group_tests(tests, landscape_setup, NULL);
