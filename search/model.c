@@ -332,11 +332,11 @@ static double combine(fdt_model_terms *t)
  * shared loads (lap; wave adds its update), plus the slot barriers' ~40 instructions with
  * mbar=1. Bytes, fitted by least squares to 68 stream kernels of lap and wave, R 5-8,
  * f32/f64, 1-8 outputs per thread, compiled by NVRTC 13.0 (bench/codesize_sm90.txt): mean
- * error 3.5%, largest 11%. 0 for the other families. */
+ * error 3.5%, largest 11%. 0 for the other families and operators. */
 static double stream_code_bytes(const fdt_problem *p, const fdt_config *c)
 {
-    if (c->lds != 3)
-        return 0;
+    if (c->lds != 3 || (p->op != FDT_OP_LAP && p->op != FDT_OP_WAVE))
+        return 0; /* the fit's kernels; the one-axis operators' code is far smaller */
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     double Q = 2 * r[2] + 1, T = c->tile, V = c->vec;

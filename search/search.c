@@ -50,7 +50,7 @@ struct fdt_search {
     struct seed_value *seeds; /* model: every value of every parameter, in ranking order */
     size_t nseed, seed_pos;
     int seed_pass;       /* passes over the seeds: a value tried only by failures is tried
-                            again, with its next-ranked config, up to SEED_PASSES times */
+                            again, up to SEED_PASSES times in all (next_seed) */
     struct resid *res;   /* model: per parameter and value, log(measured / predicted) */
     unsigned char *vidx; /* model: value index of config i, parameter j at [i * nparams + j] */
     double rsum;
@@ -194,20 +194,22 @@ static int pick_seeds(fdt_search *s)
 {
     size_t cap = (size_t)s->nparams * MAXV;
     s->seeds = malloc(cap * sizeof *s->seeds);
-    if (!s->seeds)
+    unsigned char *seen = calloc(cap, 1); /* [j * MAXV + q] */
+    if (!s->seeds || !seen) {
+        free(seen);
         return -1;
-    unsigned char seen[64][MAXV] = {{0}};
-    FDT_ASSERT(s->nparams <= 64, "a seen row per parameter");
+    }
     for (size_t k = 0; k < s->n; k++) {
         size_t i = s->order[k];
         for (int j = 0; j < s->nparams; j++) {
             int q = s->vidx[i * s->nparams + j];
-            if (!seen[j][q]) {
-                seen[j][q] = 1;
+            if (!seen[(size_t)j * MAXV + q]) {
+                seen[(size_t)j * MAXV + q] = 1;
                 s->seeds[s->nseed++] = (seed_value){j, q};
             }
         }
     }
+    free(seen);
     return 0;
 }
 
