@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a list of bench stages on the GPU machine with the binary and compile cache carried
-# in .gpu/, and packs the results into $OUT (the device tool returns at most 8 files).
+# in .gpu/, and packs the results into $OUT (the device tool returns at most 8 files), with
+# nvidia-smi.txt (the GPU at the start) and smi-log.csv (clocks and power while it ran).
 # Usage: bench/gpu_session.sh STAGE... ; stages: devices faults verify explore:LIST sanitize
 #   ncu:OP:GRID:CONFIG[:R[:PRECISION]]  Nsight Compute sections of one candidate (R=4 f32)
 #   tune:STRATEGY:BUDGET:DB[:OPS[:SECONDS[:GRID]]]  fdtune --gpu auto --R 4 into $OUTDIR/DB.db
@@ -24,6 +25,13 @@ mkdir -p "$OUTDIR"
 OUT=${OUT:-$OUTDIR}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv >"$OUTDIR/nvidia-smi.txt" 2>&1
+# SM clock, power and the clock limiters (0x4: the software power cap) every 500 ms while the
+# stages run, into smi-log.csv: the H200 meets its power cap on sustained R=8 kernels at
+# 1024^3, where a full sample runs 5% below its probe (bench/explore46.txt)
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 500 >"$OUTDIR/smi-log.csv" 2>&1 &
+smi_pid=$!
+trap 'kill "$smi_pid" 2>/dev/null' EXIT
 for stage in "$@"; do
   t0=$(date +%s)
   echo "=== $stage"
@@ -128,4 +136,5 @@ for stage in "$@"; do
   esac 2>&1 | tee "$OUTDIR/stage-${stage//[:\/]/_}.txt"
   echo "=== $stage took $(( $(date +%s) - t0 )) s"
 done
+kill "$smi_pid" 2>/dev/null
 tar czf "$OUT/results.tgz" -C "$OUTDIR" . 2>/dev/null
