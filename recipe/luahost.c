@@ -443,7 +443,9 @@ static void push_field_list(lua_State *L)
     luaL_pushresult(&b);
 }
 
-static int proxy_index(lua_State *L)
+/* The data table's __index: a read the table cannot answer (the proxy's __index is the data
+ * table itself, so fields it holds are read without a call). */
+static int proxy_miss(lua_State *L)
 {
     lua_pushvalue(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
@@ -495,15 +497,22 @@ void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *wha
 {
     data = lua_absindex(L, data);
     pending = pending ? lua_absindex(L, pending) : 0;
-    lua_createtable(L, 0, 0);
-    lua_createtable(L, 0, 4);
+    /* the data table's own metatable answers what it lacks: the errors */
+    lua_createtable(L, 0, 2);
     lua_pushvalue(L, data);
     if (pending)
         lua_pushvalue(L, pending);
     else
         lua_pushnil(L);
     lua_pushstring(L, what);
-    lua_pushcclosure(L, proxy_index, 3);
+    lua_pushcclosure(L, proxy_miss, 3);
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, data);
+    lua_createtable(L, 0, 0);
+    lua_createtable(L, 0, 4);
+    lua_pushvalue(L, data);
     lua_setfield(L, -2, "__index");
     lua_pushstring(L, what);
     lua_pushcclosure(L, proxy_newindex, 1);

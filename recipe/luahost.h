@@ -77,8 +77,10 @@ void fdt_luahost_freeze(fdt_luahost *h);
 /* Pushes a read-only proxy of the table at index `data` (absolute or relative): reading a
  * field the table lacks raises "`what` has no field 'x' (fields: ...)" at the reading line;
  * writing raises "`what` is read-only". The data table stays live through the proxy and may
- * be updated in place by C. Keys listed in the optional table at index `pending` (0: none)
- * raise "`what`.x is not derived yet" instead. */
+ * be updated in place by C (raw sets, or lua_setfield: the data table gets a metatable
+ * whose __index raises those errors, so C must not read a missing key of it with
+ * lua_getfield). Keys listed in the optional table at index `pending` (0: none) raise
+ * "`what`.x is not derived yet" instead. */
 void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *what);
 
 /* "file.lua:LINE" of the innermost running Lua function (level >= 1), or the chunk name. */
