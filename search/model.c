@@ -333,15 +333,12 @@ static double combine(fdt_model_terms *t)
  * mbar=1. Bytes, fitted by least squares to 68 stream kernels of lap and wave, R 5-8,
  * f32/f64, 1-8 outputs per thread, compiled by NVRTC 13.0 (bench/codesize_sm90.txt): mean
  * error 3.5%, largest 11%. 0 for the other families and operators. */
-static double stream_code_bytes(const fdt_problem *p, const fdt_config *c)
+static double stream_code_bytes(const fdt_problem *p, const fdt_config *c, const footprint *f)
 {
     if (c->lds != 3 || (p->op != FDT_OP_LAP && p->op != FDT_OP_WAVE))
         return 0; /* the fit's kernels; the one-axis operators' code is far smaller */
-    int r[3];
-    fdt_op_radii(p->op, p->R, r);
-    double Q = 2 * r[2] + 1, T = c->tile, V = c->vec;
-    double hx = r[0] ? (r[0] + c->vec - 1) / c->vec * c->vec : 0;
-    double fp = (6.0 * p->R + 4) * T * V, lds = T + 2.0 * r[1] + 2 * T * hx / V;
+    double Q = 2 * f->r[2] + 1, T = c->tile, V = c->vec;
+    double fp = (6.0 * p->R + 4) * T * V, lds = T + 2.0 * f->r[1] + 2 * T * f->HX / V;
     return 28868 + Q * (20.1 * fp + 65.8 * lds + (p->op == FDT_OP_WAVE ? 1748 : 0) - 2301 +
                         (c->mbar ? 751 : 0));
 }
@@ -373,7 +370,7 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
                                        LAUNCH_MS * c->split;
     if (a->code_limit > 0) {
         int compiled = res && res->code_bytes > 0;
-        t.code_bytes = compiled ? res->code_bytes : stream_code_bytes(p, c);
+        t.code_bytes = compiled ? res->code_bytes : stream_code_bytes(p, c, &f);
         t.code_over = t.code_bytes > (compiled ? 1 : CODE_MARGIN) * a->code_limit;
     }
     if (spills || t.code_over)
