@@ -188,6 +188,11 @@ static int amd(const fdt_arch *a) { return !strcmp(a->vendor, "AMD"); }
 static int ceil_div(long a, long b) { return (int)((a + b - 1) / b); }
 static long round_up(long v, long m) { return m > 0 ? (v + m - 1) / m * m : v; }
 
+int fdt_arch_slot_barriers(const fdt_arch *a, const fdt_config *c)
+{
+    return c->mbar && a->async_copy;
+}
+
 const char *fdt_occ_limit_name(const fdt_arch *a, fdt_occ_limit l)
 {
     int am = amd(a);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "fdt_device.h"
+#include "fdt_gen.h"
 
 typedef struct fdt_arch {
     const char *name;     /* base architecture: "gfx90a", "sm_90" */
@@ -99,6 +100,11 @@ const fdt_arch *fdt_arch_find(const char *arch);
 const fdt_arch *fdt_arch_of(const fdt_device *d);
 /* The table itself, for tests and listings: entry i, or NULL past the end. */
 const fdt_arch *fdt_arch_at(int i);
+
+/* 1 when c's stream runs with slot barriers on a: mbar=1 (which the generator accepts only for
+ * the stream of an operator with x or y neighbours) where the copies are asynchronous, as the
+ * template compiles it (FDT_ASYNC_COPY); elsewhere mbar=1 is the block barrier of mbar=0. */
+int fdt_arch_slot_barriers(const fdt_arch *a, const fdt_config *c);
 
 /* What limits the occupancy of a kernel. */
 typedef enum {

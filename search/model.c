@@ -243,7 +243,7 @@ static void latency(const fdt_arch *a, const fdt_config *c, const footprint *f, 
                       * plane's copy lands while this one is computed, so pf = 1 keeps half a
                       * plane in flight on average; the stream with slot barriers copies a
                       * plane a step later (pf - 1 steps ahead) */
-        double lead = pf - (c->mbar && a->async_copy ? 1.5 : 0.5);
+        double lead = pf - (fdt_arch_slot_barriers(a, c) ? 1.5 : 0.5);
         inflight_thread = fmax(lead, 0.25) * f->xfoot * f->yfoot * c->vec * c->tile * es;
     }
     double need = bw / cus * a->latency_s;

@@ -191,7 +191,7 @@ void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_devic
     double moves = s.fam == WINDOW || s.fam == TILE
                        ? (2.0 * s.r[2] + c->pf) * outs * (s.es > 4 ? 2 : 1) : 0;
     double ovh = ovh_step[s.fam] * s.steps + OVH_MEM * (gmem + async);
-    if (c->mbar && a->async_copy)
+    if (fdt_arch_slot_barriers(a, c))
         ovh += OVH_MBAR * s.steps;
     if (s.wave) /* the point source's test at every output */
         ovh += 3 * outs;

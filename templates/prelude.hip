@@ -160,14 +160,14 @@ __device__ __forceinline__ void slot_bar_wait(unsigned b, int parity)
 // try_wait may suspend the thread until the phase completes instead of polling: on an H100
 // lap R=8 f64 ran 0.805 of copy with it and 0.781 polling with test_wait (bench/ab43.txt)
 #if __CUDA_ARCH__ >= 900
-        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done) : "r"(b), "r"(parity) : "memory");
+#define FDT_MBAR_WAIT "try_wait"
 #else
-        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n\t"
+#define FDT_MBAR_WAIT "test_wait"
+#endif
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier." FDT_MBAR_WAIT ".parity.shared.b64 p, [%1], %2;\n\t"
                      "selp.u32 %0, 1, 0, p;\n\t}"
                      : "=r"(done) : "r"(b), "r"(parity) : "memory");
-#endif
+#undef FDT_MBAR_WAIT
     } while (!done);
 #endif
 }
