@@ -42,6 +42,11 @@ typedef struct fdt_onchip {
                              (NVIDIA; AMD issues them beside the vector ALU), the window's
                              register moves, address, guard and loop overhead (estimated:
                              fitted to the stream's SASS and ncu counts) */
+    double code_bytes;    /* the kernel's sm_90 machine code, estimated for the ring and the
+                             stream of lap and wave (their march unrolled by 2 R_z + 1 steps);
+                             0 where not estimated */
+    double code_margin;   /* the factor over a limit from which the estimate is surely over
+                             it (above the fit's largest error) */
 } fdt_onchip;
 
 /* The on-chip counts of (p, c) on dev's architecture (whose copies may be asynchronous, and
@@ -91,10 +96,12 @@ typedef struct fdt_model_terms {
     double tail_eff;             /* blocks against whole waves of resident blocks (<= 1) */
     double t_wave_ms;            /* the architecture's cost per wave launched (AMD; 0 on
                                     NVIDIA), added to the time */
-    double code_bytes;           /* machine code: compiled, or estimated for a stream where
-                                    the architecture has a measured limit; 0: unknown */
-    int code_over;               /* code_bytes outgrow that limit (an estimate by 5%): the
-                                    config ranks last, as a spilling one does */
+    double code_bytes;           /* machine code: compiled, or estimated for a ring or a
+                                    stream (fdt_onchip.code_bytes) where the architecture
+                                    has a measured limit; 0: unknown */
+    int code_over;               /* code_bytes outgrow that limit (an estimate by its
+                                    margin, fdt_onchip.code_margin): the config ranks last,
+                                    as a spilling one does */
     fdt_bound bound;             /* the largest term of the slower side, or latency when
                                     that side's efficiency (latency_eff for DRAM, chip_eff on
                                     chip) is below 0.75 */

@@ -327,29 +327,10 @@ static double combine(fdt_model_terms *t)
     return base;
 }
 
-/* The machine code of a stream kernel (lds=3) for sm_90: its march is unrolled by 2R_z + 1
- * steps, each of about (6R + 4) T V floating-point instructions and T + 2R + 2 T HX / V
- * shared loads (lap; wave adds its update), plus the slot barriers' ~40 instructions with
- * mbar=1. Bytes, fitted by least squares to 68 stream kernels of lap and wave, R 5-8,
- * f32/f64, 1-8 outputs per thread, compiled by NVRTC 13.0 (bench/codesize_sm90.txt): mean
- * error 3.5%, largest 11%. 0 for the other families and operators. */
-static double stream_code_bytes(const fdt_problem *p, const fdt_config *c, const footprint *f)
-{
-    if (c->lds != 3 || (p->op != FDT_OP_LAP && p->op != FDT_OP_WAVE))
-        return 0; /* the fit's kernels; the one-axis operators' code is far smaller */
-    double Q = 2 * f->r[2] + 1, T = c->tile, V = c->vec;
-    double fp = (6.0 * p->R + 4) * T * V, lds = T + 2.0 * f->r[1] + 2 * T * f->HX / V;
-    return 28868 + Q * (20.1 * fp + 65.8 * lds + (p->op == FDT_OP_WAVE ? 1748 : 0) - 2301 +
-                        (c->mbar ? 751 : 0));
-}
-
-/* A stream whose estimated code outgrows the architecture's measured limit (fdt_arch.
- * code_limit) by this factor ranks last, as a spilling config does: the evaluation would
- * prune it after compiling (fdt_eval_prune). Above the estimate's largest error (11%; lap
- * R=8 3x2, 134.8 KB compiled, is estimated at 144.4 KB and must not rank last), so that it
- * flags only what is surely over: lap R=7 4x2 (~155 KB estimated, 139.6-152 KB compiled),
- * R=8 2x4 (161 / 156.5). */
-#define CODE_MARGIN 1.12
+/* A ring or stream whose estimated code outgrows the architecture's measured limit
+ * (fdt_arch.code_limit) by the estimate's margin (fdt_onchip.code_margin, above the fit's
+ * largest error) ranks last, as a spilling config does: the evaluation would prune it after
+ * compiling (fdt_eval_prune). */
 
 double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms)
@@ -370,8 +351,8 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
                                        LAUNCH_MS * c->split;
     if (a->code_limit > 0) {
         int compiled = res && res->code_bytes > 0;
-        t.code_bytes = compiled ? res->code_bytes : stream_code_bytes(p, c, &f);
-        t.code_over = t.code_bytes > (compiled ? 1 : CODE_MARGIN) * a->code_limit;
+        t.code_bytes = compiled ? res->code_bytes : t.onchip.code_bytes;
+        t.code_over = t.code_bytes > (compiled ? 1 : t.onchip.code_margin) * a->code_limit;
     }
     if (spills || t.code_over)
         t.time_ms *= 10; /* last in the ranking, but still ordered among themselves */
