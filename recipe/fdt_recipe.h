@@ -77,7 +77,10 @@ typedef struct fdt_recipe_prune {
 
 typedef struct fdt_recipe_stats {
     uint64_t space;     /* product of the value lists */
-    uint64_t visited;   /* points evaluated (space, unless the callback stopped early) */
+    uint64_t visited;   /* points decided (space, unless the callback stopped early); with
+                           the prefix skip most pruned ones are decided in runs */
+    uint64_t evaluated; /* runs of the derives and constraints (the prefix skip's reruns
+                           included): the walk's cost */
     uint64_t survivors; /* configs handed to the callback */
     int stopped;        /* the callback asked to stop */
     int nprune;
@@ -93,7 +96,17 @@ typedef int (*fdt_recipe_visit)(void *ctx, const fdt_config *c, uint64_t index);
  * then fdt_config_check, and calls visit (may be NULL) for every survivor. Parameters the
  * recipe does not list keep fdtune's defaults. stats may be NULL. Returns -1 on a recipe
  * error (a constraint raising, a derive returning a wrong type) or when the recipe does not
- * serve p->op. */
+ * serve p->op.
+ * The prefix skip (on unless fdt_recipe_set_prefix_skip turned it off): when a derive or
+ * constraint prunes a point reading only the first k listed parameters (the steps are run
+ * again on it through a proxy that records what they read), the points that share those
+ * values are pruned with it, with the same reason, without being evaluated; survivors and
+ * statistics are those of the full walk, as long as derives and constraints are functions of
+ * c, dev and prob (a step whose verdict changes on the second run skips nothing). */
+/* Turns the walk's prefix skip (fdt_recipe_enumerate) off (0) or on (1, the default): for
+ * tests and comparisons. */
+void fdt_recipe_set_prefix_skip(fdt_recipe *r, int on);
+
 int fdt_recipe_enumerate(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                          fdt_recipe_visit visit, void *ctx, fdt_recipe_stats *stats, fdt_err *e);
 

@@ -525,6 +525,47 @@ void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *wha
     lua_setmetatable(L, -2);
 }
 
+/* The tracking proxy's __index: tells the tracker, then reads the data table (whose
+ * metatable raises the errors of a field it lacks). */
+static int tracking_index(lua_State *L)
+{
+    fdt_luahost_tracker *t = lua_touserdata(L, lua_upvalueindex(2));
+    if (lua_type(L, 2) == LUA_TSTRING)
+        t->mark(t->ud, lua_tostring(L, 2));
+    lua_pushvalue(L, 2);
+    lua_gettable(L, lua_upvalueindex(1));
+    return 1;
+}
+
+static int tracking_pairs(lua_State *L)
+{
+    fdt_luahost_tracker *t = lua_touserdata(L, lua_upvalueindex(2));
+    t->mark(t->ud, NULL);
+    return proxy_pairs(L);
+}
+
+void fdt_luahost_push_tracking_proxy(lua_State *L, int data, const char *what,
+                                     fdt_luahost_tracker *t)
+{
+    data = lua_absindex(L, data);
+    lua_createtable(L, 0, 0);
+    lua_createtable(L, 0, 4);
+    lua_pushvalue(L, data);
+    lua_pushlightuserdata(L, t);
+    lua_pushcclosure(L, tracking_index, 2);
+    lua_setfield(L, -2, "__index");
+    lua_pushstring(L, what);
+    lua_pushcclosure(L, proxy_newindex, 1);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushvalue(L, data);
+    lua_pushlightuserdata(L, t);
+    lua_pushcclosure(L, tracking_pairs, 2);
+    lua_setfield(L, -2, "__pairs");
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+}
+
 /* ---------------------------------------------------------------- small helpers */
 
 void fdt_luahost_where(lua_State *L, int level, char *buf, size_t n)

@@ -83,6 +83,20 @@ void fdt_luahost_freeze(fdt_luahost *h);
  * "`what`.x is not derived yet" instead. */
 void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *what);
 
+/* Who is told of the reads through a tracking proxy: mark(ud, key) before each read of a
+ * string key, mark(ud, NULL) when the whole table is walked (pairs). */
+typedef struct fdt_luahost_tracker {
+    void (*mark)(void *ud, const char *key);
+    void *ud;
+} fdt_luahost_tracker;
+
+/* Pushes a second read-only proxy over the data table at index `data`, which
+ * fdt_luahost_push_proxy already fronts (its metatable gives the same errors): the same
+ * values, errors and pairs, but every read is a call that first tells t (which must outlive
+ * the proxy). Slower than the plain proxy; for finding out which fields a function reads. */
+void fdt_luahost_push_tracking_proxy(lua_State *L, int data, const char *what,
+                                     fdt_luahost_tracker *t);
+
 /* "file.lua:LINE" of the innermost running Lua function (level >= 1), or the chunk name. */
 void fdt_luahost_where(lua_State *L, int level, char *buf, size_t n);
 

@@ -519,8 +519,12 @@ static void config_arg(lua_State *L, fdt_recipe *r, fdt_config *c, uint64_t *pen
     if (!lua_istable(L, 1))
         fdt_luahost_error(L, "expected a config table (c), got %s", fdt_luahost_typename(L, 1));
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_proxy);
-    int is_c = lua_rawequal(L, 1, -1);
-    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_track);
+    int tracked = lua_rawequal(L, 1, -1);
+    int is_c = tracked || lua_rawequal(L, 1, -2);
+    lua_pop(L, 2);
+    if (tracked) /* a helper reads the whole config */
+        r->track = ~(uint64_t)0;
     size_t np;
     const fdt_param_info *all = fdt_config_params(&np);
     fdt_config def;
@@ -616,6 +620,37 @@ static int register_directives(lua_State *L)
 
 /* After loading: the table behind `c` (every parameter), the names that are derived (so
  * that reading one before its derive says so) and the read-only proxy recipes see. */
+/* The tracker of c_track: the catalogue bit of a parameter read, every bit for a walk of the
+ * whole table (the prefix skip then skips nothing). Other keys (errors) mark nothing. */
+static void track_read(void *ud, const char *key)
+{
+    fdt_recipe *r = ud;
+    if (!key) {
+        r->track = ~(uint64_t)0;
+        return;
+    }
+    /* Lua interns short strings, so a key read again is mostly the same pointer: looked up
+     * in the catalogue once (a pointer reused for another string fails the name check). */
+    int i = 0;
+    while (i < r->ntrack && (r->track_key[i] != key || strcmp(r->track_name[i], key)))
+        i++;
+    if (i == r->ntrack) {
+        const fdt_param_info *pi = fdt_config_param(key);
+        if (i == (int)(sizeof r->track_key / sizeof r->track_key[0]) ||
+            strlen(key) >= sizeof r->track_name[0]) {
+            if (pi) /* not kept: still counted */
+                r->track |= (uint64_t)1 << fdt_recipe_param_index(pi);
+            return;
+        }
+        r->track_key[i] = key;
+        snprintf(r->track_name[i], sizeof r->track_name[i], "%s", key);
+        r->track_bit[i] = pi ? fdt_recipe_param_index(pi) : -1;
+        r->ntrack++;
+    }
+    if (r->track_bit[i] >= 0)
+        r->track |= (uint64_t)1 << r->track_bit[i];
+}
+
 static int make_config_table(lua_State *L)
 {
     fdt_recipe *r = lua_touserdata(L, 1);
@@ -635,6 +670,10 @@ static int make_config_table(lua_State *L)
     fdt_luahost_push_proxy(L, -2, -1, "c");
     r->c_proxy = luaL_ref(L, LUA_REGISTRYINDEX);
     r->pending = luaL_ref(L, LUA_REGISTRYINDEX);
+    r->tracker.mark = track_read;
+    r->tracker.ud = r;
+    fdt_luahost_push_tracking_proxy(L, -1, "c", &r->tracker);
+    r->c_track = luaL_ref(L, LUA_REGISTRYINDEX);
     r->c_data = luaL_ref(L, LUA_REGISTRYINDEX);
     r->shadow_ok = 0;
     return 0;
@@ -664,7 +703,8 @@ static int load_from_text(const char *name, const char *path, const char *text, 
     else
         fdt_recipe_limits_default(&r->lim);
     r->space = 1;
-    r->c_data = r->c_proxy = r->pending = r->dev_proxy = r->prob_proxy = LUA_NOREF;
+    r->c_data = r->c_proxy = r->c_track = r->pending = r->dev_proxy = r->prob_proxy = LUA_NOREF;
+    r->prefix_skip = 1;
     fdt_config_default(&r->defcfg);
     stem_of(name, r->name, sizeof r->name);
     const char *base = strrchr(name, '/');

@@ -83,6 +83,19 @@ struct fdt_recipe {
      * differ from the last one (the walk changes its last parameters most often). */
     long long shadow[64];
     int shadow_ok;
+    /* The walk's prefix skip (recipe_space.c): c_track, a proxy of c_data that reports each
+     * read to `tracker`, which sets the parameter's catalogue bit in `track` (all bits when
+     * the whole config is read: pairs, a helper); run_step passes it while `tracking`. */
+    int c_track;
+    int tracking;
+    uint64_t track;
+    fdt_luahost_tracker tracker;
+    int prefix_skip;           /* 1 (default): the walk skips what a prune's reads decide */
+    const char *track_key[64]; /* the key strings the tracker met (Lua interns short ones: */
+    char track_name[64][24];   /* a key read again is mostly the same pointer, checked by */
+    int track_bit[64];         /* name), their catalogue bits (-1: none); ntrack in use */
+    int ntrack;
+    unsigned futile[RECIPE_MAX_STEPS]; /* reruns of a step in a row that skipped nothing */
 };
 #define RECIPE_NIL (-(1LL << 62))
 

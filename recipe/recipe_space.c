@@ -187,7 +187,7 @@ static int run_step(fdt_recipe *r, const recipe_step *s, fdt_config *c, char *wh
     char at[96];
     int nres = s->kind == STEP_DERIVE ? 1 : 2;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->c_proxy);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->tracking ? r->c_track : r->c_proxy);
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->dev_proxy);
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->prob_proxy);
     if (fdt_luahost_call(&r->host, 3, nres, r->lim.call_instructions, e))
@@ -356,7 +356,8 @@ static void generator_row_name(const char *msg, char *buf, size_t n)
     snprintf(buf, n, "generator: other");
 }
 
-static void stats_count(fdt_recipe_stats *st, int step, const fdt_config *c, const char *why)
+static void stats_count(fdt_recipe_stats *st, int step, const fdt_config *c, const char *why,
+                        uint64_t n)
 {
     fdt_recipe_prune *row = NULL;
     if (step >= 0) {
@@ -374,7 +375,9 @@ static void stats_count(fdt_recipe_stats *st, int step, const fdt_config *c, con
         if (!row) /* every slot taken: the last one collects the rest */
             row = &st->prune[FDT_RECIPE_MAX_PRUNE - 1];
     }
-    if (row->count++ == 0) {
+    uint64_t before = row->count;
+    row->count += n;
+    if (before == 0) {
         if (step < 0) {
             snprintf(row->example, sizeof row->example, "%s", why);
         } else {
@@ -385,7 +388,42 @@ static void stats_count(fdt_recipe_stats *st, int step, const fdt_config *c, con
     }
 }
 
+/* ---------------------------------------------------------------- the prefix skip */
+
+/* The walk decodes point idx with the first parameter slowest, so the points that share the
+ * values of parameters 0..k (in recipe order) with it are a run. When steps 0..step decided
+ * c's prune reading only parameters up to k (and derived ones, whose derives' reads count),
+ * they decide the rest of that run alike: every earlier step passes again and step prunes
+ * again, with the same reason (it reads nothing else). Runs those steps again on c through
+ * the tracking proxy and returns the first point after the run, or idx + 1 when the reads
+ * reach the last parameter, a helper read the whole config, or the verdict changed (a recipe
+ * whose steps are not functions of c, dev and prob). -1: error. */
+static int64_t prune_run_end(fdt_recipe *r, fdt_config *c, uint64_t derive, uint64_t idx,
+                             int step, const char *why, fdt_err *e)
+{
+    r->tracking = 1;
+    r->track = 0;
+    int step2;
+    char why2[256];
+    int k = pipeline(r, c, derive, RUN_CONSTRAINTS, &step2, why2, sizeof why2, e);
+    r->tracking = 0;
+    if (k < 0)
+        return -1;
+    if (k != 0 || step2 != step || strcmp(why, why2))
+        return (int64_t)(idx + 1);
+    int last = -1; /* the last parameter in recipe order that was read */
+    for (int i = 0; i < r->nparams; i++)
+        if (r->track & ((uint64_t)1 << fdt_recipe_param_index(r->params[i].pi)))
+            last = i;
+    uint64_t run = 1; /* points that share parameters 0..last */
+    for (int i = last + 1; i < r->nparams; i++)
+        run *= (uint64_t)r->params[i].n;
+    return (int64_t)((idx / run + 1) * run);
+}
+
 /* ---------------------------------------------------------------- public */
+
+void fdt_recipe_set_prefix_skip(fdt_recipe *r, int on) { r->prefix_skip = on != 0; }
 
 int fdt_recipe_enumerate(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev,
                          fdt_recipe_visit visit, void *ctx, fdt_recipe_stats *stats, fdt_err *e)
@@ -396,6 +434,7 @@ int fdt_recipe_enumerate(fdt_recipe *r, const fdt_problem *p, const fdt_device *
     int rc = prepare(r, p, dev, e);
     if (rc == 0) {
         stats_init(r, st);
+        memset(r->futile, 0, sizeof r->futile);
         uint64_t derive = derived_mask(r);
         for (uint64_t idx = 0; idx < r->space; idx++) {
             fdt_config c;
@@ -409,8 +448,26 @@ int fdt_recipe_enumerate(fdt_recipe *r, const fdt_problem *p, const fdt_device *
                 break;
             }
             st->visited++;
+            st->evaluated++;
             if (k == 0) {
-                stats_count(st, step, &c, why);
+                uint64_t next = idx + 1;
+                /* A step whose last 8 reruns skipped nothing is rerun every 64th prune only
+                 * (the rerun costs another evaluation). */
+                unsigned *f = step >= 0 ? &r->futile[step] : NULL;
+                if (f && r->prefix_skip && (*f < 8 || *f % 64 == 0)) {
+                    int64_t end = prune_run_end(r, &c, derive, idx, step, why, e);
+                    st->evaluated++;
+                    if (end < 0) {
+                        rc = -1;
+                        break;
+                    }
+                    next = (uint64_t)end;
+                }
+                if (f)
+                    *f = next > idx + 1 ? 0 : *f + 1;
+                stats_count(st, step, &c, why, next - idx);
+                st->visited += next - idx - 1;
+                idx = next - 1;
                 continue;
             }
             st->survivors++;

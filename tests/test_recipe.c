@@ -278,6 +278,94 @@ static void test_shipped_recipes_everywhere(void **state)
     fdt_catalogue_free(cat);
 }
 
+/* The survivors of a walk, in order: their indices and an FNV-1a hash of their configs. */
+typedef struct fold {
+    uint64_t n, hash;
+} fold;
+
+static int fold_visit(void *ctx, const fdt_config *c, uint64_t index)
+{
+    fold *f = ctx;
+    const unsigned char *b = (const unsigned char *)c;
+    f->hash = (f->hash ^ index) * 1099511628211ULL;
+    for (size_t i = 0; i < sizeof *c; i++)
+        f->hash = (f->hash ^ b[i]) * 1099511628211ULL;
+    f->n++;
+    return 0;
+}
+
+/* The walk's prefix skip: survivors (in order, as configs) and every statistic but the cost
+ * equal the full walk's, for the shipped lap recipe on NVIDIA and AMD GPUs and problems of
+ * every kind; the skip evaluates a fraction of the points. And a constraint whose verdict is
+ * not a function of c, dev and prob skips nothing (its rerun disagrees). */
+static void test_prefix_skip(void **state)
+{
+    (void)state;
+    fdt_catalogue *cat = catalogue();
+    fdt_recipe *r = shipped("lap.lua");
+    /* (a full walk of lap's 4.5 million points takes seconds: two of them) */
+    const char *gpus[] = {"H100", "MI250X"};
+    const fdt_problem probs[] = {problem(FDT_OP_LAP, 4, FDT_F32, 512),
+                                 problem(FDT_OP_WAVE, 7, FDT_F64, 40)};
+    for (int g = 0; g < 2; g++) {
+        fdt_device d;
+        fdt_err e;
+        if (fdt_catalogue_find(cat, gpus[g], NULL, 0, &d, &e))
+            fail_msg("%s", e.msg);
+        {
+            const int k = g;
+            fdt_recipe_stats full, skip;
+            fold ff = {0, 14695981039346656037ULL}, fs = ff;
+            fdt_recipe_set_prefix_skip(r, 0);
+            if (fdt_recipe_enumerate(r, &probs[k], &d, fold_visit, &ff, &full, &e))
+                fail_msg("%s: %s", gpus[g], e.msg);
+            fdt_recipe_set_prefix_skip(r, 1);
+            if (fdt_recipe_enumerate(r, &probs[k], &d, fold_visit, &fs, &skip, &e))
+                fail_msg("%s: %s", gpus[g], e.msg);
+            assert_true(ff.n > 0);
+            assert_int_equal(fs.n, ff.n);
+            assert_int_equal(fs.hash, ff.hash);
+            assert_int_equal(skip.visited, full.visited);
+            assert_int_equal(skip.survivors, full.survivors);
+            assert_int_equal(full.evaluated, full.visited);
+            if (skip.evaluated * 4 > full.evaluated)
+                fail_msg("%s problem %d: the skip evaluated %llu of %llu points", gpus[g], k,
+                         (unsigned long long)skip.evaluated,
+                         (unsigned long long)full.evaluated);
+            assert_int_equal(skip.nprune, full.nprune);
+            for (int i = 0; i < full.nprune; i++) {
+                assert_string_equal(skip.prune[i].name, full.prune[i].name);
+                assert_int_equal(skip.prune[i].count, full.prune[i].count);
+                assert_string_equal(skip.prune[i].example, full.prune[i].example);
+            }
+        }
+    }
+    fdt_recipe_free(r);
+    fdt_catalogue_free(cat);
+
+    /* A verdict that changes from one run to the next (a counter kept across calls): bx=32
+     * is pruned at calls 1 and 3 and passes their reruns (calls 2 and 4), so its by=2 point is
+     * not skipped with by=1's but evaluated: 8 points, 2 reruns. */
+    const char *odd = "name 'odd'\n"
+                      "param('bx', {32, 64, 128, 256})\n"
+                      "param('by', {1, 2})\n"
+                      "local calls = 0\n"
+                      "constrain('every other call', function(c)\n"
+                      "  calls = calls + 1\n"
+                      "  return c.bx ~= 32 or calls % 2 == 0\n"
+                      "end)\n";
+    fdt_err e;
+    fdt_recipe *o;
+    if (load("odd.lua", odd, &o, &e))
+        fail_msg("%s", e.msg);
+    fdt_recipe_stats st;
+    assert_int_equal(walk_small(o, NULL, NULL, &st, &e), 0);
+    assert_int_equal(st.visited, 8);
+    assert_int_equal(st.evaluated, 10);
+    assert_int_equal(st.survivors, 6);
+    fdt_recipe_free(o);
+}
+
 /* The deepest split among the survivors. */
 static int deepest_split(void *ctx, const fdt_config *c, uint64_t index)
 {
@@ -1657,6 +1745,7 @@ int main(void)
         cmocka_unit_test(test_shipped_recipes),
         cmocka_unit_test(test_shipped_recipes_everywhere),
         cmocka_unit_test(test_shipped_split_rule),
+        cmocka_unit_test(test_prefix_skip),
         cmocka_unit_test(test_lap_stream_rules),
         cmocka_unit_test(test_lap_ring_amd),
         cmocka_unit_test(test_error_lines),
