@@ -493,38 +493,6 @@ static int proxy_pairs(lua_State *L)
     return 3;
 }
 
-void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *what)
-{
-    data = lua_absindex(L, data);
-    pending = pending ? lua_absindex(L, pending) : 0;
-    /* the data table's own metatable answers what it lacks: the errors */
-    lua_createtable(L, 0, 2);
-    lua_pushvalue(L, data);
-    if (pending)
-        lua_pushvalue(L, pending);
-    else
-        lua_pushnil(L);
-    lua_pushstring(L, what);
-    lua_pushcclosure(L, proxy_miss, 3);
-    lua_setfield(L, -2, "__index");
-    lua_pushliteral(L, "locked");
-    lua_setfield(L, -2, "__metatable");
-    lua_setmetatable(L, data);
-    lua_createtable(L, 0, 0);
-    lua_createtable(L, 0, 4);
-    lua_pushvalue(L, data);
-    lua_setfield(L, -2, "__index");
-    lua_pushstring(L, what);
-    lua_pushcclosure(L, proxy_newindex, 1);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushvalue(L, data);
-    lua_pushcclosure(L, proxy_pairs, 1);
-    lua_setfield(L, -2, "__pairs");
-    lua_pushliteral(L, "locked");
-    lua_setfield(L, -2, "__metatable");
-    lua_setmetatable(L, -2);
-}
-
 /* The tracking proxy's __index: tells the tracker, then reads the data table (whose
  * metatable raises the errors of a field it lacks). */
 static int tracking_index(lua_State *L)
@@ -544,26 +512,59 @@ static int tracking_pairs(lua_State *L)
     return proxy_pairs(L);
 }
 
-void fdt_luahost_push_tracking_proxy(lua_State *L, int data, const char *what,
-                                     fdt_luahost_tracker *t)
+/* Pushes the empty table that fronts the data table at absolute index data: reads answered
+ * by the data table itself (t NULL) or through the tracker t, writes refused, pairs over the
+ * data table. */
+static void push_front(lua_State *L, int data, const char *what, fdt_luahost_tracker *t)
 {
-    data = lua_absindex(L, data);
     lua_createtable(L, 0, 0);
     lua_createtable(L, 0, 4);
     lua_pushvalue(L, data);
-    lua_pushlightuserdata(L, t);
-    lua_pushcclosure(L, tracking_index, 2);
+    if (t) {
+        lua_pushlightuserdata(L, t);
+        lua_pushcclosure(L, tracking_index, 2);
+    }
     lua_setfield(L, -2, "__index");
     lua_pushstring(L, what);
     lua_pushcclosure(L, proxy_newindex, 1);
     lua_setfield(L, -2, "__newindex");
     lua_pushvalue(L, data);
-    lua_pushlightuserdata(L, t);
-    lua_pushcclosure(L, tracking_pairs, 2);
+    if (t) {
+        lua_pushlightuserdata(L, t);
+        lua_pushcclosure(L, tracking_pairs, 2);
+    } else {
+        lua_pushcclosure(L, proxy_pairs, 1);
+    }
     lua_setfield(L, -2, "__pairs");
     lua_pushliteral(L, "locked");
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
+}
+
+void fdt_luahost_push_proxy(lua_State *L, int data, int pending, const char *what)
+{
+    data = lua_absindex(L, data);
+    pending = pending ? lua_absindex(L, pending) : 0;
+    /* the data table's own metatable answers what it lacks: the errors */
+    lua_createtable(L, 0, 2);
+    lua_pushvalue(L, data);
+    if (pending)
+        lua_pushvalue(L, pending);
+    else
+        lua_pushnil(L);
+    lua_pushstring(L, what);
+    lua_pushcclosure(L, proxy_miss, 3);
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, data);
+    push_front(L, data, what, NULL);
+}
+
+void fdt_luahost_push_tracking_proxy(lua_State *L, int data, const char *what,
+                                     fdt_luahost_tracker *t)
+{
+    push_front(L, lua_absindex(L, data), what, t);
 }
 
 /* ---------------------------------------------------------------- small helpers */
