@@ -618,8 +618,6 @@ static int register_directives(lua_State *L)
     return 0;
 }
 
-/* After loading: the table behind `c` (every parameter), the names that are derived (so
- * that reading one before its derive says so) and the read-only proxy recipes see. */
 /* The tracker of c_track: the catalogue bit of a parameter read, every bit for a walk of the
  * whole table (the prefix skip then skips nothing). Other keys (errors) mark nothing. */
 static void track_read(void *ud, const char *key)
@@ -651,6 +649,9 @@ static void track_read(void *ud, const char *key)
         r->track |= (uint64_t)1 << r->track_bit[i];
 }
 
+/* After loading: the table behind `c` (every parameter), the names that are derived (so
+ * that reading one before its derive says so), the read-only proxy recipes see and the
+ * tracking one beside it (the walk's prefix skip). */
 static int make_config_table(lua_State *L)
 {
     fdt_recipe *r = lua_touserdata(L, 1);

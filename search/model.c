@@ -327,11 +327,6 @@ static double combine(fdt_model_terms *t)
     return base;
 }
 
-/* A ring or stream whose estimated code outgrows the architecture's measured limit
- * (fdt_arch.code_limit) by the estimate's margin (fdt_onchip.code_margin, above the fit's
- * largest error) ranks last, as a spilling config does: the evaluation would prune it after
- * compiling (fdt_eval_prune). */
-
 double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms)
 {
@@ -350,6 +345,10 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
     t.time_ms = blocks == 0 ? 1e9 : base / fmax(t.tail_eff, 0.05) + t.t_wave_ms +
                                        LAUNCH_MS * c->split;
     if (a->code_limit > 0) {
+        /* Code over the architecture's measured limit (fdt_arch.code_limit), or a ring's or
+         * stream's estimate over it by the estimate's margin (fdt_onchip.code_margin, above
+         * the fit's largest error), ranks last, as a spilling config does: the evaluation
+         * would prune it after compiling (fdt_eval_prune). */
         int compiled = res && res->code_bytes > 0;
         t.code_bytes = compiled ? res->code_bytes : t.onchip.code_bytes;
         t.code_over = t.code_bytes > (compiled ? 1 : t.onchip.code_margin) * a->code_limit;
