@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The model's ranking against what tuning runs measured: reads `fdtune tune` logs (the lines
+"OP R=N PREC NXxNYxNZ [i/n] full|probe CONFIG: ok MS ms ..."), asks the model for its
+prediction of every measured lap and wave config (`fdtune tune --dry-run --top 100000` of the
+same problem on the named catalogue GPU), and prints per problem: how many measured configs
+the model ranks, the rank correlation (Spearman) of predicted and measured times, the spread
+of log(predicted / measured), and how the model's first pick, and the best of its first five,
+among the measured configs compare with the best measured. The measured configs are those a
+search chose to measure, not a sample of the space. No GPU needed.
+
+Usage: bench/model_rank_check.py [--gpu H100] FDTUNE LOG [LOG...]
+Example: bench/model_rank_check.py build/fdtune bench/h100/logs/*653497a.log"""
+import collections
+import math
+import re
+import subprocess
+import sys
+
+DEFAULTS = {'align': '1', 'bx': '64', 'by': '4', 'bz': '1', 'l2pf': '0', 'lb': '0', 'lds': '0',
+            'mbar': '0', 'nt': '0', 'nw': '0', 'order': 'xyz', 'pf': '1', 'split': '1',
+            'tile': '1', 'vec': '1'}
+LINE = re.compile(r'(\w+) R=(\d+) (f\d+) (\d+)x\d+x\d+ \[\d+/\d+\] (full|probe) +(\S+): ok ([\d.]+) ms')
+ROW = re.compile(r'\s+\d+\s+(\S+)\s+([\d.]+)\s')
+
+
+def key(config):
+    d = dict(DEFAULTS)
+    for kv in config.split(','):
+        if '=' in kv:
+            k, v = kv.split('=', 1)
+            d[k] = v
+    d.pop('fault', None)
+    return tuple(sorted(d.items()))
+
+
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    r = [0] * len(values)
+    for pos, i in enumerate(order):
+        r[i] = pos
+    return r
+
+
+def main():
+    args = sys.argv[1:]
+    gpu = 'H100'
+    if len(args) > 1 and args[0] == '--gpu':
+        gpu, args = args[1], args[2:]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    fdtune, logs = args[0], args[1:]
+    measured = collections.defaultdict(dict)  # problem -> config -> ms (a full sample wins)
+    for path in logs:
+        for line in open(path):
+            m = LINE.match(line)
+            if not m:
+                continue
+            op, R, prec, n, kind, config, ms = m.groups()
+            d = measured[(op, R, prec, n)]
+            k = key(config)
+            if kind == 'full' or k not in d:
+                d[k] = float(ms)
+    for (op, R, prec, n), d in sorted(measured.items()):
+        if op not in ('lap', 'wave'):
+            continue
+        out = subprocess.run([fdtune, 'tune', '--op', op, '--R', R, '--precision', prec,
+                              '--grid', n + '^3', '--gpu', gpu, '--dry-run', '--top', '100000'],
+                             capture_output=True, text=True, check=True).stdout
+        predicted = {key(m.group(1)): float(m.group(2))
+                     for m in map(ROW.match, out.splitlines()) if m}
+        pairs = [(predicted[k], ms) for k, ms in d.items() if k in predicted]
+        if len(pairs) < 5:
+            continue
+        rp, rm = ranks([p for p, _ in pairs]), ranks([m for _, m in pairs])
+        npairs = len(pairs)
+        spearman = 1 - 6 * sum((a - b) ** 2 for a, b in zip(rp, rm)) / (npairs * (npairs ** 2 - 1))
+        logs_ = [math.log(p / m) for p, m in pairs]
+        mean = sum(logs_) / npairs
+        spread = math.sqrt(sum((x - mean) ** 2 for x in logs_) / npairs)
+        best = min(m for _, m in pairs)
+        first = min(pairs)[1]
+        top5 = min(m for _, m in sorted(pairs)[:5])
+        print(f'{op} R={R} {prec} {n}^3: {npairs} measured configs ranked, Spearman {spearman:.3f}, '
+              f'log error spread {spread:.3f}; the model\'s first pick {first / best:.3f}x the best '
+              f'measured, the best of its first five {top5 / best:.3f}x')
+
+
+if __name__ == '__main__':
+    main()
