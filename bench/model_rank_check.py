@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The model's ranking against what tuning runs measured: reads `fdtune tune` logs (the lines
-"OP R=N PREC NXxNYxNZ [i/n] full|probe CONFIG: ok MS ms ..."), asks the model for its
+"OP R=N PREC NXxNYxNZ [i/n] full|probe CONFIG: ok MS ms ..."), fdtune databases (*.db: the
+full samples that verified, of cubic grids, on devices whose name holds the GPU named) or CSV
+extracts of them (*.csv: columns source, op, R, precision, n, config, time_ms), asks the model for its
 prediction of every measured lap and wave config (`fdtune tune --dry-run --top 100000` of the
 same problem on the named catalogue GPU), and prints per problem: how many measured configs
 the model ranks, the rank correlation (Spearman) of predicted and measured times, the spread
@@ -8,11 +10,13 @@ of log(predicted / measured), and how the model's first pick, and the best of it
 among the measured configs compare with the best measured. The measured configs are those a
 search chose to measure, not a sample of the space. No GPU needed.
 
-Usage: bench/model_rank_check.py [--gpu H100] FDTUNE LOG [LOG...]
+Usage: bench/model_rank_check.py [--gpu H100] FDTUNE LOG|DB|CSV [...]
 Example: bench/model_rank_check.py build/fdtune bench/h100/logs/*653497a.log"""
 import collections
 import math
+import csv
 import re
+import sqlite3
 import subprocess
 import sys
 
@@ -51,6 +55,21 @@ def main():
     fdtune, logs = args[0], args[1:]
     measured = collections.defaultdict(dict)  # problem -> config -> ms (a full sample wins)
     for path in logs:
+        if path.endswith('.csv'):
+            for row in csv.DictReader(open(path)):
+                measured[(row['op'], row['R'], row['precision'], row['n'])][key(row['config'])] = \
+                    float(row['time_ms'])
+            continue
+        if path.endswith('.db'):
+            db = sqlite3.connect(f'file:{path}?mode=ro', uri=True)
+            q = ("SELECT p.op, p.radius, p.precision, p.nx, c.key, e.time_ms FROM evaluations e "
+                 "JOIN problems p ON p.id = e.problem_id JOIN configs c ON c.id = e.config_id "
+                 "JOIN devices d ON d.id = e.device_id WHERE e.status = 'ok' AND e.stage = 'full' "
+                 "AND p.nx = p.ny AND p.ny = p.nz AND d.name LIKE ?")
+            for op, R, prec, n, config, ms in db.execute(q, (f'%{gpu}%',)):
+                measured[(op, str(R), prec, str(n))][key(config)] = ms
+            db.close()
+            continue
         for line in open(path):
             m = LINE.match(line)
             if not m:
