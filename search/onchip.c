@@ -69,6 +69,14 @@ static void shape_of(const fdt_problem *p, const fdt_config *c, shape *s)
                            : 2.0 * (s->HX / c->vec) * c->by * c->tile / nt;
 }
 
+/* Wave's point-wise inputs a thread moves per output row: p_prev and c2, and in the stream
+ * the centre again (it no longer holds the plane when the output is written); 0 for the
+ * other operators. */
+static double wave_inputs(const shape *s)
+{
+    return s->wave ? (s->fam == STREAM ? 3 : 2) : 0;
+}
+
 /* L1 (or LDS) wavefronts one wave instruction costs: its bytes in units of what the L1
  * moves per clock (128 bytes on NVIDIA), plus one when it does not start on such a boundary
  * (shifted neighbour loads, unaligned rows). */
@@ -100,8 +108,7 @@ static double global_wavefronts(const fdt_arch *a, const fdt_config *c, const sh
         if (halo > 0)
             wf += ceil(halo * s->es / a->l1_bytes_clk) / warps / lanes * 1.25;
     }
-    if (s->wave)
-        wf += T * (s->fam == STREAM ? 3 : 2) * one;
+    wf += T * wave_inputs(s) * one;
     wf += T * one; /* stores */
     return wf;
 }
@@ -144,8 +151,8 @@ static void shared_accesses(const shape *s, double *vectors, double *values, dou
         break;
     case RING:
     case STREAM: /* copies of the plane with its halo, reads of the centre and neighbours */
-        *copies = T * s->steps + s->yh + s->xh + (s->wave ? (s->fam == STREAM ? 3 : 2) * T : 0);
-        *vectors = *copies + T * s->steps + y + x + (s->wave ? (s->fam == STREAM ? 3 : 2) * T : 0);
+        *copies = T * s->steps + s->yh + s->xh + wave_inputs(s) * T;
+        *vectors = *copies + T * s->steps + y + x + wave_inputs(s) * T;
         break;
     default:
         break;
@@ -172,7 +179,7 @@ static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s,
         return;
     double Q = 2.0 * s->r[2] + 1, T = s->T, V = s->V;
     double fp = (6.0 * p->R + 4) * T * V, lds = T + 2.0 * s->r[1] + 2 * T * s->HX / V;
-    double copies = T + s->yh + s->xh + (s->wave ? (s->fam == STREAM ? 3 : 2) * T : 0);
+    double copies = T + s->yh + s->xh + wave_inputs(s) * T;
     if (s->fam == STREAM) {
         o->code_bytes = 14042 + Q * (18.1 * fp + 8.9 * lds + 586 * s->wave - 35.5 +
                                      703.7 * (c->mbar != 0) + 186.3 * copies);
