@@ -3,8 +3,8 @@
 "OP R=N PREC NXxNYxNZ [i/n] full|probe CONFIG: ok MS ms ..."), fdtune databases (*.db: the
 full samples that verified, of cubic grids, on devices whose name holds the GPU named) or CSV
 extracts of them (*.csv: columns source, op, R, precision, n, config, time_ms), asks the model for its
-prediction of every measured lap and wave config (`fdtune tune --dry-run --top 100000` of the
-same problem on the named catalogue GPU), and prints per problem: how many measured configs
+prediction of every measured lap and wave config (`fdtune tune --dry-run --top 100000 --json`
+of the same problem on the named catalogue GPU; configs compared by their canonical keys), and prints per problem: how many measured configs
 the model ranks, the rank correlation (Spearman) of predicted and measured times, the spread
 of log(predicted / measured), and how the model's first pick, and the best of its first five,
 among the measured configs compare with the best measured. The measured configs are those a
@@ -15,26 +15,13 @@ Example: bench/model_rank_check.py build/fdtune bench/h100/logs/*653497a.log"""
 import collections
 import math
 import csv
+import json
 import re
 import sqlite3
 import subprocess
 import sys
 
-DEFAULTS = {'align': '1', 'bx': '64', 'by': '4', 'bz': '1', 'l2pf': '0', 'lb': '0', 'lds': '0',
-            'mbar': '0', 'nt': '0', 'nw': '0', 'order': 'xyz', 'pf': '1', 'split': '1',
-            'tile': '1', 'vec': '1'}
 LINE = re.compile(r'(\w+) R=(\d+) (f\d+) (\d+)x\d+x\d+ \[\d+/\d+\] (full|probe) +(\S+): ok ([\d.]+) ms')
-ROW = re.compile(r'\s+\d+\s+(\S+)\s+([\d.]+)\s')
-
-
-def key(config):
-    d = dict(DEFAULTS)
-    for kv in config.split(','):
-        if '=' in kv:
-            k, v = kv.split('=', 1)
-            d[k] = v
-    d.pop('fault', None)
-    return tuple(sorted(d.items()))
 
 
 def ranks(values):
@@ -57,7 +44,7 @@ def main():
     for path in logs:
         if path.endswith('.csv'):
             for row in csv.DictReader(open(path)):
-                measured[(row['op'], row['R'], row['precision'], row['n'])][key(row['config'])] = \
+                measured[(row['op'], row['R'], row['precision'], row['n'])][row['config']] = \
                     float(row['time_ms'])
             continue
         if path.endswith('.db'):
@@ -67,7 +54,7 @@ def main():
                  "JOIN devices d ON d.id = e.device_id WHERE e.status = 'ok' AND e.stage = 'full' "
                  "AND p.nx = p.ny AND p.ny = p.nz AND d.name LIKE ?")
             for op, R, prec, n, config, ms in db.execute(q, (f'%{gpu}%',)):
-                measured[(op, str(R), prec, str(n))][key(config)] = ms
+                measured[(op, str(R), prec, str(n))][config] = ms
             db.close()
             continue
         for line in open(path):
@@ -76,17 +63,16 @@ def main():
                 continue
             op, R, prec, n, kind, config, ms = m.groups()
             d = measured[(op, R, prec, n)]
-            k = key(config)
-            if kind == 'full' or k not in d:
-                d[k] = float(ms)
+            if kind == 'full' or config not in d:
+                d[config] = float(ms)
     for (op, R, prec, n), d in sorted(measured.items()):
         if op not in ('lap', 'wave'):
             continue
         out = subprocess.run([fdtune, 'tune', '--op', op, '--R', R, '--precision', prec,
-                              '--grid', n + '^3', '--gpu', gpu, '--dry-run', '--top', '100000'],
-                             capture_output=True, text=True, check=True).stdout
-        predicted = {key(m.group(1)): float(m.group(2))
-                     for m in map(ROW.match, out.splitlines()) if m}
+                              '--grid', n + '^3', '--gpu', gpu, '--dry-run', '--top', '100000',
+                              '--json'], capture_output=True, text=True, check=True).stdout
+        predicted = {row['config']: row['predicted_ms']
+                     for row in json.loads(out)['problems'][0]['ranking']}
         pairs = [(predicted[k], ms) for k, ms in d.items() if k in predicted]
         if len(pairs) < 5:
             continue
