@@ -1,21 +1,22 @@
 #!/usr/bin/env python3
-"""The model's ranking against what tuning runs measured: reads `fdtune tune` logs (the lines
+"""The model's ranking against what tuning runs measured. Reads `fdtune tune` logs (the lines
 "OP R=N PREC NXxNYxNZ [i/n] full|probe CONFIG: ok MS ms ..."), fdtune databases (*.db: the
 full samples that verified, of cubic grids, on devices whose name holds the GPU named) or CSV
-extracts of them (*.csv: columns source, op, R, precision, n, config, time_ms), asks the model for its
-prediction of every measured lap and wave config (`fdtune tune --dry-run --top 100000 --json`
-of the same problem on the named catalogue GPU; configs compared by their canonical keys), and prints per problem: how many measured configs
-the model ranks, the rank correlation (Spearman) of predicted and measured times, the spread
-of log(predicted / measured), and how the model's first pick, and the best of its first five,
-among the measured configs compare with the best measured. The measured configs are those a
-search chose to measure, not a sample of the space. No GPU needed.
+extracts of them (*.csv: columns source, op, R, precision, n, config, time_ms). Asks the model
+for its prediction of every measured lap and wave config (`fdtune tune --dry-run --top 100000
+--json` of the same problem on the named catalogue GPU; configs matched by their canonical
+keys) and prints per problem: how many measured configs the model ranks, the rank correlation
+(Spearman) of predicted and measured times, the spread of log(predicted / measured), and how
+the model's first pick, and the best of its first five, among the measured configs compare
+with the best measured. The measured configs are those a search chose to measure, not a
+sample of the space. No GPU needed.
 
 Usage: bench/model_rank_check.py [--gpu H100] FDTUNE LOG|DB|CSV [...]
 Example: bench/model_rank_check.py build/fdtune bench/h100/logs/*653497a.log"""
 import collections
-import math
 import csv
 import json
+import math
 import re
 import sqlite3
 import subprocess
