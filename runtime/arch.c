@@ -38,13 +38,14 @@
  * instruction each, 128 thread instructions; occ_half 0.8 waves per scheduler fitted with
  * search/model.c's SOFTMAX_SIDES to fdtune's H100 and H200 measurements
  * (tests/data/nvidia-measured.txt; among them the stream's lap R=8 f32 2x2 at 8 and 16 warps
- * per SM, 0.534 and 0.657 of copy, bench/stream_notes.txt). The FP rates differ between architectures (NVIDIA_SM). */
+ * per SM, 0.534 and 0.657 of copy, bench/stream_notes.txt); halo_steps 1 measured on an H100
+ * (lap R=7 f32, one stream per SM, nw 128 -> 512: 4.5% faster; bench/stream_notes item 15). The FP rates differ between architectures (NVIDIA_SM). */
 #define NVIDIA_MODEL                                                                         \
     .clock_hz = 1.7e9, .l1_bytes_clk = 128.0, .sector = 32.0, .l2_over_dram = 2.5,            \
     .l1_reuse = 0.7,                                                                          \
     .dram_eff = 0.90, .latency_s = 700e-9, .llc_near = 0.5, .llc_knee = 0, .llc_steep = 0,    \
     .wave_clk = 0, .async_copy = 1, .lds_bytes_clk = 128.0, .issue_clk = 128.0,               \
-    .mem_issue = 1, .occ_half = 0.8
+    .mem_issue = 1, .occ_half = 0.8, .halo_steps = 1.0
 
 /* The AMD model constants, from the MI250X (gfx90a) unless an entry overrides one:
  *  - sector 64 B: the MI200 vector L1 line (seeds, Seismic stencil codes part 2: "64 B - the
@@ -67,13 +68,18 @@
  *    instructions, memory instructions issuing beside them (mem_issue 0); the FP rates from
  *    each data sheet's peak vector FLOPs over CUs x clock / 2 (AMD_MODEL's fp32 and fp64);
  *    occ_half the H100's (not fitted on AMD; it keeps the
- *    MI250X seed rows within their tolerances). */
+ *    MI250X seed rows within their tolerances);
+ *  - halo_steps 0: the z halo's steps are measured on an H100 only (bench/stream_notes item
+ *    15); the seeds' MI250X window series (Seismic stencil codes part 1, figure 11) shows the
+ *    effective bandwidth following the HBM read/write ratio that the traffic term already
+ *    counts, and the one MI250X row with a window (d2z nw=64) says nothing of nw. */
 #define AMD_MODEL(clock, line, fp32, fp64)                                                   \
     .clock_hz = clock, .l1_bytes_clk = 64.0, .sector = line, .l2_over_dram = 2.1,             \
     .l1_reuse = 1.0,                                                                          \
     .dram_eff = 0.735, .latency_s = 700e-9, .llc_near = 1.0, .llc_knee = 1.87,                \
     .llc_steep = 6.1, .wave_clk = 19.0, .async_copy = 0, .lds_bytes_clk = 128.0,              \
-    .issue_clk = 64.0, .fp32_clk = fp32, .fp64_clk = fp64, .mem_issue = 0, .occ_half = 0.8
+    .issue_clk = 64.0, .fp32_clk = fp32, .fp64_clk = fp64, .mem_issue = 0, .occ_half = 0.8,   \
+    .halo_steps = 0
 
 /* CDNA and GCN (wave64, 4 SIMDs of 16 lanes per CU, 64 KiB of LDS): waves per SIMD, VGPRs
  * per lane, AGPRs in a file of their own, AGPRs in the VGPR file, the VGPR granule. */

@@ -75,7 +75,7 @@ const char *fdt_bound_name(fdt_bound b);
  * unit needs at its full rate; the prediction is a soft maximum (the fourth root of the sum of
  * fourth powers) of the DRAM time over latency_eff and the L2 time, beside one of the on-chip
  * times over chip_eff, the slower of the two sides dominating more sharply (the eighth
- * root), over tail_eff, plus t_wave_ms and the launches. */
+ * root), over tail_eff, plus t_wave_ms, t_halo_ms and the launches. */
 typedef struct fdt_model_terms {
     double dram_bytes, l2_bytes; /* predicted traffic of one launch sequence */
     double t_dram_ms, t_l2_ms;   /* each at the device's bandwidth */
@@ -96,6 +96,9 @@ typedef struct fdt_model_terms {
     double tail_eff;             /* blocks against whole waves of resident blocks (<= 1) */
     double t_wave_ms;            /* the architecture's cost per wave launched (AMD; 0 on
                                     NVIDIA), added to the time */
+    double t_halo_ms;            /* the DRAM steps of the 2 R_z planes a block reads around
+                                    its z column before and after its outputs (nw >= 1; 0
+                                    without a z column), added to the time */
     double code_bytes;           /* machine code: compiled, or estimated for a ring or a
                                     stream (fdt_onchip.code_bytes) where the architecture
                                     has a measured limit; 0: unknown */

@@ -276,6 +276,28 @@ static void tail(const fdt_arch *a, const fdt_problem *p, const fdt_config *c, i
     t->t_wave_ms = nblocks * waves_per_block * a->wave_clk / (cus * a->clock_hz) * 1e3;
 }
 
+/* The steps of the z halo (t->t_halo_ms): a block that marches a z column (nw >= 1) reads the
+ * 2 R_z planes around its column before its first output and after its last; those reads
+ * wait for DRAM with no output to overlap them, so they cost 2 R_z / nw of an input plane's
+ * DRAM time, at the architecture's weight (fdt_arch.halo_steps: 1 on NVIDIA, 0 on AMD where
+ * it is not measured), added to the time, whatever the family and however many blocks are
+ * resident (measured on an H100: lap R=7 f32 one block per SM, nw 128 -> 512 ran 4.5%
+ * faster where the traffic alone priced 2.2%; the tuning logs of lap and wave R=4 show
+ * windows and tiles of nw 16-64 20-48% slower than predicted without it; bench/stream_notes
+ * item 15). Blocks without a z column (nw = 0) and operators without z neighbours cost
+ * nothing here. */
+static void halo_steps(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                       const fdt_arch *a, const footprint *f, double bw, fdt_model_terms *t)
+{
+    t->t_halo_ms = 0;
+    if (c->nw < 1 || f->r[2] == 0 || a->halo_steps <= 0)
+        return;
+    double planes = fmin((double)c->nw, (double)p->nz);
+    double npts = (double)p->nx * (double)p->ny * (double)p->nz;
+    double plane_ms = npts * f->es / dram_bw(a, dev, bw) * 1e3; /* one input array's */
+    t->t_halo_ms = a->halo_steps * 2.0 * f->r[2] / planes * plane_ms;
+}
+
 /* The on-chip times (t_l1_ms, t_shared_ms, t_issue_ms, t_fp_ms) of npts outputs at the CU's
  * rates, and how much of those rates the resident waves reach (chip_eff). */
 static void onchip(const fdt_arch *a, const fdt_problem *p, const fdt_config *c,
@@ -341,9 +363,10 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
     latency(a, c, &f, bw, cus, &t);
     tail(a, p, c, blocks, cus, &t);
     onchip(a, p, c, dev, cus, &t);
+    halo_steps(p, c, dev, a, &f, bw, &t);
     double base = combine(&t);
     t.time_ms = blocks == 0 ? 1e9 : base / fmax(t.tail_eff, 0.05) + t.t_wave_ms +
-                                       LAUNCH_MS * c->split;
+                                       t.t_halo_ms + LAUNCH_MS * c->split;
     if (a->code_limit > 0) {
         /* Code over the architecture's measured limit (fdt_arch.code_limit), or a ring's or
          * stream's estimate over it by the estimate's margin (fdt_onchip.code_margin, above
@@ -376,6 +399,8 @@ void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out)
                   t->latency_eff, t->chip_eff, t->tail_eff);
     if (t->t_wave_ms > 0)
         fdt_sb_printf(out, ", waves %.3f ms", t->t_wave_ms);
+    if (t->t_halo_ms > 0)
+        fdt_sb_printf(out, ", z halo %.3f ms", t->t_halo_ms);
     if (t->code_over)
         fdt_sb_printf(out, ", code ~%.0f KB over the instruction cache", t->code_bytes / 1000);
     fdt_sb_printf(out, " -> %.4f ms, bound %s", t->time_ms, fdt_bound_name(t->bound));
