@@ -60,14 +60,16 @@ for kv in ([] if cfg == "default" else cfg.split(",")):
 PY
 }
 
-# The name of the first visible GPU (fdtune devices), empty when none is visible.
-device_name() {
+# Field $1 (name, uuid, arch, ...) of the first visible GPU (fdtune devices --json), empty
+# when none is visible; device_name: its name.
+device_field() {
     "$FDTUNE" devices --json --no-bandwidth 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 devs = d.get("devices", d) if isinstance(d, dict) else d
-print(devs[0]["name"] if devs else "")' 2>/dev/null
+print(devs[0].get(sys.argv[1]) or "" if devs else "")' "$1" 2>/dev/null
 }
+device_name() { device_field name; }
 
 # The catalogue name a dry run takes for the GPU named $1 (a dry run probes nothing, so no
 # 'auto'): $GPU, else the device name, without its vendor, else its first word ("NVIDIA H100

@@ -11,7 +11,11 @@
 # Resumes: a cell already in the CSV (same gpu, op, R, precision, grid) is skipped, and a
 # cell whose tuning was cut short by DEADLINE is tuned on by the next run (the database keeps
 # every evaluation; tune_wall_s adds the runs up), so the matrix can be built over several
-# device calls of 10 minutes. bench/matrix_report.py draws the heatmap (SVG) from the CSV.
+# device calls of 10 minutes. fdtune's budget counts the evaluations of one run (a rerun
+# spends it on configs not measured yet), so a resumed cell is given what is left of the
+# cell's budget (BUDGET or the recipe's) after the evaluations its database already holds
+# (the last run's resumed + tried, when it ran on this GPU: fdtune resumes per device, by
+# its UUID); without that, a cell whose budget outlasts one run's time limit never completes. bench/matrix_report.py draws the heatmap (SVG) from the CSV.
 # Usage: bench/matrix.sh [DB]  (default $OUTDIR/matrix.db). Env: BUDGET (evaluations per
 # cell; default the recipe's), DEADLINE (seconds this run may take, default 540: no cell or
 # evaluation starts after it), CELLS (a subset, e.g. "lap:8:f32:512 wave:4:f64:1024"),
@@ -39,6 +43,7 @@ cells() {
 
 gpu=$(device_name)
 [ -n "$gpu" ] || { echo "matrix: no GPU visible (fdtune devices)" >&2; exit 3; }
+uuid=$(device_field uuid)
 cat_gpu=$(catalogue_gpu "$gpu")
 [ -n "$cat_gpu" ] || echo "matrix: no catalogue entry for '$gpu' (set GPU): bounds unknown" >&2
 
@@ -57,6 +62,35 @@ except (ValueError, KeyError, IndexError):
     print("unknown")'
 }
 
+# The evaluations left of cell ($1 op, $2 R, $3 precision, $4 grid)'s budget (BUDGET, else
+# the recipe's from the dry run), after those its last tuning run ($5, JSON, when there is
+# one and $5.uuid names this GPU) left in the database; at least 1. Empty (the recipe's
+# budget per run) when the budget is unknown.
+budget_left() {
+    local total=${BUDGET:-}
+    if [ -z "$total" ] && [ -n "$cat_gpu" ]; then
+        total=$("$FDTUNE" --gpu "$cat_gpu" --op "$1" --R "$2" --precision "$3" --grid "$4^3" \
+            --dry-run --top 1 --json 2>/dev/null | python3 -c '
+import json, sys
+try: print(json.load(sys.stdin)["problems"][0]["budget"] or "")
+except (ValueError, KeyError, IndexError): print("")')
+    fi
+    [ -n "$total" ] || return 0
+    local last=$5
+    [ -n "$uuid" ] && [ "$(cat "$5.uuid" 2>/dev/null)" = "$uuid" ] || last=/dev/null
+    python3 - "$total" "$last" <<'PY'
+import json, sys
+total, path = int(sys.argv[1]), sys.argv[2]
+done = 0
+try:
+    p = json.load(open(path))["problems"][0]
+    done = int(p.get("resumed", 0)) + int(p.get("tried", 0))
+except (OSError, ValueError, KeyError, IndexError):
+    pass
+print(max(1, total - done))
+PY
+}
+
 for cell in $(cells); do
     IFS=: read -r op R prec g <<<"$cell"
     key="$gpu,$op,$R,$prec,$g,$g,$g"
@@ -67,12 +101,14 @@ for cell in $(cells); do
         break
     fi
     name="$op-R$R-$prec-$g"
-    echo "matrix: tuning $name (${left}s left)" >&2
+    budget=$(budget_left "$op" "$R" "$prec" "$g" "$OUTDIR/matrix-tune-$name.json")
+    echo "matrix: tuning $name (${left}s left${budget:+, budget $budget})" >&2
     t0=$(date +%s)
     "$FDTUNE" --gpu auto --op "$op" --R "$R" --precision "$prec" --grid "$g^3" \
-        --strategy model ${BUDGET:+--budget "$BUDGET"} --time "$(( left - 90 ))s" \
+        --strategy model ${budget:+--budget "$budget"} --time "$(( left - 90 ))s" \
         --db "$db" --json >"$OUTDIR/matrix-tune-$name.json" 2>"$OUTDIR/matrix-tune-$name.log"
     rc=$?
+    echo "$uuid" >"$OUTDIR/matrix-tune-$name.json.uuid"
     printf '%s\t%s\n' "$key" "$(( $(date +%s) - t0 ))" >>"$walls"
     read -r best stopped < <(python3 - "$OUTDIR/matrix-tune-$name.json" <<'PY'
 import json, sys
