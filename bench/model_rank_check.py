@@ -3,7 +3,7 @@
 "OP R=N PREC NXxNYxNZ [i/n] full|probe CONFIG: ok MS ms ..."), fdtune databases (*.db: the
 full samples that verified, of cubic grids, on devices whose name holds the GPU named) or CSV
 extracts of them (*.csv: columns source, op, R, precision, n, config, time_ms). Asks the model
-for its prediction of every measured lap and wave config (`fdtune tune --dry-run --top 100000
+for its prediction of every measured config (`fdtune tune --dry-run --top 100000
 --json` of the same problem on the named catalogue GPU; configs matched by their canonical
 keys) and prints per problem: how many measured configs the model ranks, the rank correlation
 (Spearman) of predicted and measured times, the spread of log(predicted / measured), and how
@@ -67,8 +67,6 @@ def main():
             if kind == 'full' or config not in d:
                 d[config] = float(ms)
     for (op, R, prec, n), d in sorted(measured.items()):
-        if op not in ('lap', 'wave'):
-            continue
         out = subprocess.run([fdtune, 'tune', '--op', op, '--R', R, '--precision', prec,
                               '--grid', n + '^3', '--gpu', gpu, '--dry-run', '--top', '100000',
                               '--json'], capture_output=True, text=True, check=True).stdout
