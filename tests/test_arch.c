@@ -679,9 +679,11 @@ static void test_model_against_seeds(void **state)
     hold_rows("mi250x-seeds.txt", 26, 24, SEED_TOLERANCE, SEED_RMS);
 }
 
-/* The NVIDIA rows' tolerances: the fit leaves an rms of 10.7% over the 59 rows held, the
- * largest errors the untuned seed d2z 64x8 at 1024^3 (+31%, the LLC's share of the z
- * re-reads) and the ring's wave R=8 (+29%). */
+/* The NVIDIA rows' tolerances: the fit leaves an rms of 10.4% over the 74 rows held, the
+ * largest errors the tuned d2z nw=8 at 512^3 (-33%: its short columns overlap the z halo's
+ * steps with 16 resident blocks, which the model charges in full; bench/stream_notes item
+ * 15), the untuned seed d2z 64x8 at 1024^3 (+31%, the LLC's share of the z re-reads) and the
+ * ring's wave R=8 (+23%). */
 #define NVIDIA_TOLERANCE 0.35
 #define NVIDIA_RMS 0.12
 
@@ -690,7 +692,7 @@ static void test_model_against_seeds(void **state)
 static void test_model_against_nvidia(void **state)
 {
     (void)state;
-    hold_rows("nvidia-measured.txt", 63, 62, NVIDIA_TOLERANCE, NVIDIA_RMS);
+    hold_rows("nvidia-measured.txt", 75, 74, NVIDIA_TOLERANCE, NVIDIA_RMS);
 }
 
 /* Counted by hand from the templates, per output point (NAN: not checked).
