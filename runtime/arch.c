@@ -39,7 +39,8 @@
  * search/model.c's SOFTMAX_SIDES to fdtune's H100 and H200 measurements
  * (tests/data/nvidia-measured.txt; among them the stream's lap R=8 f32 2x2 at 8 and 16 warps
  * per SM, 0.534 and 0.657 of copy, bench/stream_notes.txt); halo_steps 1 measured on an H100
- * (lap R=7 f32, one stream per SM, nw 128 -> 512: 4.5% faster; bench/stream_notes item 15). The FP rates differ between architectures (NVIDIA_SM). */
+ * (lap R=7 f32, one stream per SM, nw 128 -> 512: 4.5% faster; bench/stream_notes item 15).
+ * The FP rates differ between architectures (NVIDIA_SM). */
 #define NVIDIA_MODEL                                                                         \
     .clock_hz = 1.7e9, .l1_bytes_clk = 128.0, .sector = 32.0, .l2_over_dram = 2.5,            \
     .l1_reuse = 0.7,                                                                          \

@@ -85,8 +85,8 @@ typedef struct fdt_arch {
     long code_limit;      /* measured: bytes of machine code (fdt_rt_resources.code_bytes)
                              past which a kernel's unrolled loop leaves the instruction cache
                              and runs several times slower; 0: none known */
-    double halo_steps;    /* measured: the weight of a z column's halo steps (2 R_z planes per
-                             nw read before the first output, search/model.c's t_halo_ms);
+    double halo_steps;    /* measured: the weight of a z column's halo steps (the 2 R_z planes
+                             filled before its first output, search/model.c's t_halo_ms);
                              1: each costs its DRAM time in full; 0: not counted */
     double occ_half;      /* fitted: resident waves per SIMD at which the on-chip units run
                              at half their rate; they run at w / (w + occ_half) of it with w

@@ -96,9 +96,9 @@ typedef struct fdt_model_terms {
     double tail_eff;             /* blocks against whole waves of resident blocks (<= 1) */
     double t_wave_ms;            /* the architecture's cost per wave launched (AMD; 0 on
                                     NVIDIA), added to the time */
-    double t_halo_ms;            /* the DRAM steps of the 2 R_z planes a block reads around
-                                    its z column before and after its outputs (nw >= 1; 0
-                                    without a z column), added to the time */
+    double t_halo_ms;            /* the DRAM steps of the 2 R_z planes a block fills before
+                                    the first output of its z column (nw >= 1; 0 without a
+                                    z column), added to the time */
     double code_bytes;           /* machine code: compiled, or estimated for a ring or a
                                     stream (fdt_onchip.code_bytes) where the architecture
                                     has a measured limit; 0: unknown */

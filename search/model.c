@@ -276,10 +276,10 @@ static void tail(const fdt_arch *a, const fdt_problem *p, const fdt_config *c, i
     t->t_wave_ms = nblocks * waves_per_block * a->wave_clk / (cus * a->clock_hz) * 1e3;
 }
 
-/* The steps of the z halo (t->t_halo_ms): a block that marches a z column (nw >= 1) reads the
- * 2 R_z planes around its column before its first output and after its last; those reads
- * wait for DRAM with no output to overlap them, so they cost 2 R_z / nw of an input plane's
- * DRAM time, at the architecture's weight (fdt_arch.halo_steps: 1 on NVIDIA, 0 on AMD where
+/* The steps of the z halo (t->t_halo_ms): a block that marches a z column (nw >= 1) fills 2 R_z
+ * planes before its first output, 2 R_z steps of its march that emit nothing and wait for
+ * DRAM with no output to overlap them, so they cost 2 R_z / nw of an input plane's DRAM
+ * time, at the architecture's weight (fdt_arch.halo_steps: 1 on NVIDIA, 0 on AMD where
  * it is not measured), added to the time, whatever the family and however many blocks are
  * resident (measured on an H100: lap R=7 f32 one block per SM, nw 128 -> 512 ran 4.5%
  * faster where the traffic alone priced 2.2%; the tuning logs of lap and wave R=4 show

@@ -964,9 +964,9 @@ static void test_ring_latency_per_vendor(void **state)
 
 /* The z halo's steps (fdt_model_terms.t_halo_ms): 2 R_z / nw of an input plane's DRAM time
  * for a block with a z column on NVIDIA, nothing without one, without z neighbours or on AMD
- * (not measured there), and with it the
- * model prices explore45's nw series (lap R=7 f32, one 256-thread stream per SM, measured
- * 0.817 / 0.854 of copy at nw 128 / 512: 4.5%) within a point of what it measured. */
+ * (not measured there); with them the model prices explore45's nw series (lap R=7 f32, one
+ * 256-thread stream per SM, 0.817 / 0.854 of copy at nw 128 / 512: 4.5% faster; predicted
+ * 5.0%) within a point of what was measured. */
 static void test_z_halo_steps(void **state)
 {
     (void)state;
