@@ -14,8 +14,10 @@
 # device calls of 10 minutes. fdtune's budget counts the evaluations of one run (a rerun
 # spends it on configs not measured yet), so a resumed cell is given what is left of the
 # cell's budget (BUDGET or the recipe's) after the evaluations its database already holds
-# (the last run's resumed + tried, when it ran on this GPU: fdtune resumes per device, by
-# its UUID); without that, a cell whose budget outlasts one run's time limit never completes. bench/matrix_report.py draws the heatmap (SVG) from the CSV.
+# (the last run's resumed + tried, when it ran on this GPU with this driver and this fdtune:
+# fdtune resumes per device, by its UUID, and per environment, which the driver and the
+# generator's fingerprint in `fdtune --version` name); without that, a cell whose budget
+# outlasts one run's time limit never completes. bench/matrix_report.py draws the heatmap (SVG) from the CSV.
 # Usage: bench/matrix.sh [DB]  (default $OUTDIR/matrix.db). Env: BUDGET (evaluations per
 # cell; default the recipe's), DEADLINE (seconds this run may take, default 540: no cell or
 # evaluation starts after it), CELLS (a subset, e.g. "lap:8:f32:512 wave:4:f64:1024"),
@@ -43,7 +45,9 @@ cells() {
 
 gpu=$(device_name)
 [ -n "$gpu" ] || { echo "matrix: no GPU visible (fdtune devices)" >&2; exit 3; }
-uuid=$(device_field uuid)
+# what must match for a run's evaluations to resume: GPU, driver, fdtune and its generator
+resume_key="$(device_field uuid) $(device_field driver) $("$FDTUNE" --version 2>/dev/null | head -1)"
+[ -n "$(device_field uuid)" ] || resume_key=
 cat_gpu=$(catalogue_gpu "$gpu")
 [ -n "$cat_gpu" ] || echo "matrix: no catalogue entry for '$gpu' (set GPU): bounds unknown" >&2
 
@@ -64,8 +68,8 @@ except (ValueError, KeyError, IndexError):
 
 # The evaluations left of cell ($1 op, $2 R, $3 precision, $4 grid)'s budget (BUDGET, else
 # the recipe's from the dry run), after those its last tuning run ($5, JSON, when there is
-# one and $5.uuid names this GPU) left in the database; at least 1. Empty (the recipe's
-# budget per run) when the budget is unknown.
+# one and $5.key holds this run's resume key) left in the database; at least 1. Empty (the
+# recipe's budget per run) when the budget is unknown.
 budget_left() {
     local total=${BUDGET:-}
     if [ -z "$total" ] && [ -n "$cat_gpu" ]; then
@@ -77,7 +81,7 @@ except (ValueError, KeyError, IndexError): print("")')
     fi
     [ -n "$total" ] || return 0
     local last=$5
-    [ -n "$uuid" ] && [ "$(cat "$5.uuid" 2>/dev/null)" = "$uuid" ] || last=/dev/null
+    [ -n "$resume_key" ] && [ "$(cat "$5.key" 2>/dev/null)" = "$resume_key" ] || last=/dev/null
     python3 - "$total" "$last" <<'PY'
 import json, sys
 total, path = int(sys.argv[1]), sys.argv[2]
@@ -108,7 +112,7 @@ for cell in $(cells); do
         --strategy model ${budget:+--budget "$budget"} --time "$(( left - 90 ))s" \
         --db "$db" --json >"$OUTDIR/matrix-tune-$name.json" 2>"$OUTDIR/matrix-tune-$name.log"
     rc=$?
-    echo "$uuid" >"$OUTDIR/matrix-tune-$name.json.uuid"
+    echo "$resume_key" >"$OUTDIR/matrix-tune-$name.json.key"
     printf '%s\t%s\n' "$key" "$(( $(date +%s) - t0 ))" >>"$walls"
     read -r best stopped < <(python3 - "$OUTDIR/matrix-tune-$name.json" <<'PY'
 import json, sys
