@@ -46,8 +46,10 @@ cells() {
 gpu=$(device_name)
 [ -n "$gpu" ] || { echo "matrix: no GPU visible (fdtune devices)" >&2; exit 3; }
 # what must match for a run's evaluations to resume: GPU, driver, fdtune and its generator
-resume_key="$(device_field uuid) $(device_field driver) $("$FDTUNE" --version 2>/dev/null | head -1)"
-[ -n "$(device_field uuid)" ] || resume_key=
+uuid=$(device_field uuid)
+resume_key=
+[ -z "$uuid" ] ||
+    resume_key="$uuid $(device_field driver) $("$FDTUNE" --version 2>/dev/null | head -1)"
 cat_gpu=$(catalogue_gpu "$gpu")
 [ -n "$cat_gpu" ] || echo "matrix: no catalogue entry for '$gpu' (set GPU): bounds unknown" >&2
 
@@ -68,10 +70,12 @@ except (ValueError, KeyError, IndexError):
 
 # The evaluations left of cell ($1 op, $2 R, $3 precision, $4 grid)'s budget (BUDGET, else
 # the recipe's from the dry run), after those its last tuning run ($5, JSON, when there is
-# one and $5.key holds this run's resume key) left in the database; at least 1. Empty (the
-# recipe's budget per run) when the budget is unknown.
+# one and $5.key holds this run's resume key) left in the database; at least 1. Without such
+# a run, or when the budget is unknown: BUDGET, or empty (the recipe's budget).
 budget_left() {
     local total=${BUDGET:-}
+    [ -n "$resume_key" ] && [ "$(cat "$5.key" 2>/dev/null)" = "$resume_key" ] ||
+        { echo "$total"; return 0; }
     if [ -z "$total" ] && [ -n "$cat_gpu" ]; then
         total=$("$FDTUNE" --gpu "$cat_gpu" --op "$1" --R "$2" --precision "$3" --grid "$4^3" \
             --dry-run --top 1 --json 2>/dev/null | python3 -c '
@@ -80,9 +84,7 @@ try: print(json.load(sys.stdin)["problems"][0]["budget"] or "")
 except (ValueError, KeyError, IndexError): print("")')
     fi
     [ -n "$total" ] || return 0
-    local last=$5
-    [ -n "$resume_key" ] && [ "$(cat "$5.key" 2>/dev/null)" = "$resume_key" ] || last=/dev/null
-    python3 - "$total" "$last" <<'PY'
+    python3 - "$total" "$5" <<'PY'
 import json, sys
 total, path = int(sys.argv[1]), sys.argv[2]
 done = 0
