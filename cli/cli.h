@@ -83,9 +83,13 @@ void command_line(fdt_sb *b, const char *cmd, int argc, char **argv);
 void print_exit_statuses(FILE *f);
 /* What getopt_long refused (it returned '?', with opterr 0: main.c turns getopt's own
  * messages off): one line naming the option and pointing to 'fdtune CMD --help', e.g.
- * "fdtune tune: unknown option '--frob' (see 'fdtune tune --help')"; shortopts is the
- * optstring given to getopt_long. Returns EXIT_USAGE. */
-int bad_option(const char *cmd, char **argv, const char *shortopts);
+ * "fdtune tune: unknown option '--frob' (see 'fdtune tune --help')"; shortopts and opts are
+ * what was given to getopt_long (opts may be NULL). An unknown option gets the closest of the
+ * command's options ("unknown option '--r'; did you mean '--R'?": the same name in another
+ * case, else a small edit distance), an ambiguous abbreviation the options it abbreviates.
+ * Returns EXIT_USAGE. */
+struct option;
+int bad_option(const char *cmd, char **argv, const char *shortopts, const struct option *opts);
 
 /* ---- the process's output (main.c) ---- */
 /* Called once before the command runs: --json among the arguments makes a failed command

@@ -314,7 +314,7 @@ static int parse(int argc, char **argv, bench_args *a)
         case 'h': bench_usage(stdout); return EXIT_OK;
         case OPT_EXPORT_JSON:
         case OPT_EXPORT_CSV: export_option(c, optarg); break;
-        default: return bad_option("bench", argv, "h");
+        default: return bad_option("bench", argv, "h", opts);
         }
     }
     if (optind < argc)

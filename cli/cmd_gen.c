@@ -139,7 +139,7 @@ int cmd_gen(int argc, char **argv)
             targets[ntargets++] = optarg;
             break;
         case 'h': gen_usage(stdout); return EXIT_OK;
-        default: return bad_option("gen", argv, "h");
+        default: return bad_option("gen", argv, "h", opts);
         }
     }
     if (optind < argc)

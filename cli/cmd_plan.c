@@ -88,7 +88,7 @@ static int parse(int argc, char **argv, plan_args *a)
                           optarg);
             break;
         case 'h': plan_usage(stdout); exit(EXIT_OK);
-        default: return bad_option("plan", argv, "o:h");
+        default: return bad_option("plan", argv, "o:h", opts);
         }
     }
     if (optind < argc)

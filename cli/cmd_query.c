@@ -351,7 +351,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
         case 'h': help = 1; break;
         case OPT_EXPORT_JSON:
         case OPT_EXPORT_CSV: export_option(c, optarg); break;
-        default: return bad_option("query", argv, "h");
+        default: return bad_option("query", argv, "h", query_opts);
         }
     }
     if (optind >= argc) {

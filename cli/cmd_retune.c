@@ -157,7 +157,7 @@ static int parse(int argc, char **argv, retune_args *a)
                 return EXIT_USAGE;
             }
             break;
-        default: return bad_option("retune", argv, "h");
+        default: return bad_option("retune", argv, "h", opts);
         }
     }
     if (optind < argc) {

@@ -269,7 +269,7 @@ static int parse(int argc, char **argv, tune_args *a)
         if (t < 0)
             return EXIT_USAGE;
         if (!t)
-            return bad_option("tune", argv, "h");
+            return bad_option("tune", argv, "h", opts);
     }
     if (optind < argc) {
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);

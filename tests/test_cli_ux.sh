@@ -252,6 +252,30 @@ assert len(keys) == len(set(keys)), "two rows differ only in nt"
 run tune --gpu H100 --op d2x --R 4 --grid 512^3 --dry-run
 expect_in "dry run: says so" "$out" "rows differing only in nt collapsed"
 
+# ---------------------------------------------------------------- did you mean (issue 27, item 9)
+run tune --r 4 --grid 512^3
+expect_status "tune --r" 2
+expect_in "tune --r: did you mean --R" "$err" "unknown option '--r'; did you mean '--R'?"
+run tune -r 4
+expect_in "tune -r: did you mean --R" "$err" "did you mean '--R'?"
+run tune -gpu H100
+expect_in "tune -gpu: did you mean --gpu" "$err" "did you mean '--gpu'?"
+run plan --gird 64^3
+expect_in "plan --gird" "$err" "did you mean '--grid'?"
+run retune --sinse 7d
+expect_in "retune --sinse" "$err" "did you mean '--since'?"
+run tune --s 1
+expect_in "tune --s: ambiguous" "$err" "option '--s' is ambiguous: --strategy, --seed"
+for cmd in tune query export plan retune gen bench devices; do
+    run $cmd --Help
+    expect_status "$cmd --Help" 2
+    expect_in "$cmd --Help" "$err" "did you mean '--help'?"
+    checks=$((checks + 1))
+    [ "$(wc -l <"$err")" -eq 1 ] || fail "$cmd --Help: $(wc -l <"$err") lines on stderr, expected 1"
+done
+run db merge --best-onyl -o "$tmp/x.db" "$tmp/t.db"
+expect_in "db merge --best-onyl" "$err" "did you mean '--best-only'?"
+
 # ---------------------------------------------------------------- 1. the field reference
 # docs/json-schema.md: every field of every document a sample gives is documented in its
 # section, and every field documented there (not marked optional) is in the sample; the
