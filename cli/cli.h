@@ -31,23 +31,40 @@ int cmd_db(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 
 /* ---- arguments ---- */
-/* Problem options shared by gen, bench and tune: --op, --R, --precision, --grid. */
+/* The items of a list option's value, split at commas, each handed to take (0 taken, -1 bad,
+ * printed by take): the one splitter of every option that takes a list. The value may be of
+ * any length (nothing is cut). An empty value or item ("", "lap,", ",lap", "lap,,d2z") is
+ * refused naming opt. 0, or -1 (printed). */
+int list_each(const char *opt, const char *arg, int (*take)(void *ctx, const char *item),
+              void *ctx);
+/* The problem options of every command: --op, --R, --precision and --grid, each a list
+ * (comma-separated, or the option repeated) wherever it is taken. p holds the last value of
+ * each (the defaults lap, 4, f32, 512^3 until given), the sets every value given. */
+#define PROBLEM_MAX_GRIDS 16
 typedef struct problem_args {
     fdt_problem p;
-    int have_op, have_R, have_grid;
+    int have_op, have_R, have_prec, have_grid;
+    unsigned ops, Rs, precs; /* bits 1u << fdt_op, 1u << R, 1u << fdt_prec; 0: none given */
+    int ngrids;              /* the grids given, each once, in order */
+    int64_t grid[PROBLEM_MAX_GRIDS][3];
 } problem_args;
 void problem_args_init(problem_args *a);
-/* Returns 1 if the option was consumed, 0 if not a problem option, -1 on error (printed). */
+/* Takes option opt ('o' --op, 'R' --R, 'p' --precision, 'g' --grid) with its value arg, a
+ * list (list_each), each item checked. Returns 1 if the option was consumed, 0 if not a
+ * problem option, -1 on error (printed). */
 int problem_args_take(problem_args *a, int opt, const char *arg);
+/* For what takes one problem (gen, bench, query history, query best --nearest): 0, or -1
+ * (printed, naming cmd and the option) when an option was given several values. */
+int problem_args_one(const problem_args *a, const char *cmd);
 struct fdt_tune_request;
-/* The problem options of commands that take several problems (tune, plan): --op, --R,
- * --precision and --grid as comma lists or repeated, each value checked (problem_args_take,
- * the last one also stays in pa->p) and added to rq's operators, radii, precisions or grids
- * (a grid given twice once). 1 taken, 0 not one of them, -1 bad (printed). */
-int problem_list_take(problem_args *pa, struct fdt_tune_request *rq, int opt, const char *arg);
+/* The problems of pa into a tuning request (tune, plan): its operators, radii, precisions and
+ * grids (none given: 0, the request's defaults), and p. */
+void problem_args_request(const problem_args *pa, struct fdt_tune_request *rq);
 int parse_int_arg(const char *opt, const char *s, long min, long max, long *out);
-/* "10m", "90s", "2h", "7d", "45" (seconds) -> seconds */
-int parse_duration(const char *s, double *seconds);
+/* The duration parser of every option that takes one (--time, --since): "90s", "10m",
+ * "10min", "2h", "7d" or "45" (seconds) -> seconds. A duration is a finite positive number of
+ * at most a year (365d); anything else is refused naming opt. 0, or -1 (printed). */
+int parse_duration(const char *opt, const char *s, double *seconds);
 
 /* ---- around the library calls (setup.c) ---- */
 /* The exit status of a library outcome (FDT_STATUS_NO_GPU: EXIT_NO_GPU, ...). */

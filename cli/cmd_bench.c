@@ -319,6 +319,8 @@ static int parse(int argc, char **argv, bench_args *a)
     }
     if (optind < argc)
         die_usage("bench", "unexpected argument '%s'", argv[optind]);
+    if (problem_args_one(&a->pa, "bench"))
+        return EXIT_USAGE;
     if (!a->pa.have_grid)
         die_usage("bench", "--grid is required (N^3 or NXxNYxNZ)");
     if (!a->ncfg)

@@ -144,6 +144,8 @@ int cmd_gen(int argc, char **argv)
     }
     if (optind < argc)
         die_usage("gen", "unexpected argument '%s'", argv[optind]);
+    if (problem_args_one(&pa, "gen"))
+        return EXIT_USAGE;
     if ((ntargets || disasm) && !compile)
         compile = 1; /* a target or a disassembly only makes sense when compiling */
     fdt_err e;

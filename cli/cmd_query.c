@@ -191,7 +191,7 @@ typedef struct qopts {
     char config[256]; /* history's --config in canonical form */
     const char *run;   /* show's argument */
     problem_args pa;
-    int have_prec, nearest, limit, no_system;
+    int nearest, limit, no_system;
     fdt_emit_mode mode;
 } qopts;
 
@@ -325,10 +325,8 @@ static int parse_opts(int argc, char **argv, qopts *o)
         int t = problem_args_take(&o->pa, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
-        if (t) {
-            o->have_prec |= c == 'p';
+        if (t)
             continue;
-        }
         switch (c) {
         case 'G': o->gpu = optarg; break;
         case 'n': o->nearest = 1; break;
@@ -393,8 +391,12 @@ static int parse_opts(int argc, char **argv, qopts *o)
     if (!strcmp(o->sub, "history") &&
         (!o->pa.have_op || !o->pa.have_R || !o->pa.have_grid || !seen['c']))
         die_usage(cmd, "history needs --op, --R, --grid and --config");
-    if ((o->nearest || !strcmp(o->sub, "history")) && fdt_problem_check(&o->pa.p, &e))
-        die_usage(cmd, "%s", e.msg);
+    if (o->nearest || !strcmp(o->sub, "history")) { /* one problem */
+        if (problem_args_one(&o->pa, o->nearest ? "query best --nearest" : cmd))
+            return EXIT_USAGE;
+        if (fdt_problem_check(&o->pa.p, &e))
+            die_usage(cmd, "%s", e.msg);
+    }
     return -1;
 }
 
@@ -419,17 +421,11 @@ static int query_best(const dbset *d, const qopts *o)
     fdt_db_filter f;
     fdt_db_filter_init(&f);
     f.gpu = o->gpu;
-    if (o->pa.have_op)
-        f.op = (int)o->pa.p.op;
-    if (o->pa.have_R)
-        f.R = o->pa.p.R;
-    if (o->have_prec)
-        f.prec = (int)o->pa.p.prec;
-    if (o->pa.have_grid) {
-        f.nx = o->pa.p.nx;
-        f.ny = o->pa.p.ny;
-        f.nz = o->pa.p.nz;
-    }
+    f.ops = o->pa.ops;
+    f.Rs = o->pa.Rs;
+    f.precs = o->pa.precs;
+    f.grids = (const int64_t(*)[3])o->pa.grid;
+    f.ngrids = o->pa.ngrids;
     fdt_db_rows rs = {0};
     fdt_err e;
     for (size_t k = 0; k < d->n; k++)

@@ -79,25 +79,19 @@ static void join_argv(int argc, char **argv, char *buf, size_t n)
         used += snprintf(buf + used, n - used, " %s", argv[i]);
 }
 
-/* --devices 0,2,3 */
-static int parse_devices(const char *arg, tune_args *a)
+/* --devices 0,2,3: one item. */
+static int take_device(void *ctx, const char *item)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", arg);
-    char *save = NULL;
+    tune_args *a = ctx;
     long v;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (parse_int_arg("--devices", tok, 0, FDT_MAX_DEVICES - 1, &v))
-            return -1;
-        if (a->ndevices == FDT_MAX_DEVICES) {
-            print_error("--devices: at most %d", FDT_MAX_DEVICES);
-            return -1;
-        }
-        a->devices[a->ndevices++] = (int)v;
+    if (parse_int_arg("--devices", item, 0, FDT_MAX_DEVICES - 1, &v))
+        return -1;
+    if (a->ndevices == FDT_MAX_DEVICES) {
+        print_error("--devices: at most %d", FDT_MAX_DEVICES);
+        return -1;
     }
-    if (!a->ndevices)
-        print_error("--devices '%s': expected indexes such as 0,2,3 ('fdtune devices')", arg);
-    return a->ndevices ? 0 : -1;
+    a->devices[a->ndevices++] = (int)v;
+    return 0;
 }
 
 /* 1 when the request spans several GPUs or problems of more than one radius, precision or
@@ -112,7 +106,7 @@ static int tune_is_many(const tune_args *a)
 static int check_modes(const tune_args *a)
 {
     const char *bad = NULL;
-    if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->rq.ops || a->rq.have_strategy ||
+    if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->pa.have_op || a->rq.have_strategy ||
                      a->rq.budget || a->rq.time_s > 0 || a->recipe || a->db || a->ndevices ||
                      a->gpu_all || a->dry_run || a->replay))
         bad = "--tasks: the plan says what to tune (--op, --R, --grid, --precision, strategy, "
@@ -155,21 +149,16 @@ static int check(tune_args *a)
     }
     if (!a->rq.ops)
         a->rq.ops = (1u << FDT_OP_COUNT) - 1;
-    a->rq.p = a->pa.p;
     return EXIT_OK;
 }
 
-/* The options of several GPUs, tasks and simulation, and the problem lists: 1 taken, 0 not
+/* The options of several GPUs, tasks and simulation: 1 taken, 0 not
  * one of them, -1 bad (printed). */
 static int take_more(tune_args *a, int c, const char *arg)
 {
     long v;
     switch (c) {
-    case 'o':
-    case 'R':
-    case 'p':
-    case 'g': return problem_list_take(&a->pa, &a->rq, c, arg);
-    case 'A': return parse_devices(arg, a) ? -1 : 1;
+    case 'A': return list_each("--devices", arg, take_device, a) ? -1 : 1;
     case 'M': a->simulate = arg; return 1;
     case 'k': a->tasks = arg; return 1;
     case 'X': a->results = arg; return 1;
@@ -255,17 +244,17 @@ static int parse(int argc, char **argv, tune_args *a)
             a->top = (int)v;
             continue;
         case 't':
-            if (parse_duration(optarg, &a->rq.time_s)) {
-                print_error("--time '%s': expected a duration such as 90s, 10m or 2h", optarg);
+            if (parse_duration("--time", optarg, &a->rq.time_s))
                 return EXIT_USAGE;
-            }
             continue;
         case 'h': a->help = 1; return EXIT_OK;
         case OPT_EXPORT_JSON:
         case OPT_EXPORT_CSV: export_option(c, optarg); continue;
         default: break;
         }
-        int t = take_more(a, c, optarg);
+        int t = problem_args_take(&a->pa, c, optarg);
+        if (!t)
+            t = take_more(a, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
         if (!t)
@@ -275,6 +264,7 @@ static int parse(int argc, char **argv, tune_args *a)
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);
         return EXIT_USAGE;
     }
+    problem_args_request(&a->pa, &a->rq);
     if (a->gpu && !strcmp(a->gpu, "all")) {
         a->gpu_all = 1;
         a->gpu = NULL;

@@ -5,7 +5,8 @@
  * parsing (configs and messages hold commas and quotes), --nearest names the rung that answered
  * (resolving catalogue names to stored devices) and fdtune's built-in default when nothing was
  * tuned, the same config `fdtune export` falls back to, runs/show/history list what was stored, and
- * mistakes exit 2 or 4 with a message. The database file must be byte-identical afterwards
+ * mistakes exit 2 or 4 with a message; list options (--op lap,d2x) filter as in tune.
+ * The database file must be byte-identical afterwards
  * (queries are read-only). CPU only; everything lives under a mkdtemp directory. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -619,6 +620,61 @@ static void test_history(void **state)
     tu_result_free(&r);
 }
 
+/* ------------------------------------------------------------------ list options */
+
+/* --op, --R, --precision and --grid take lists in query as in tune (comma-separated or
+ * repeated): best answers for any of the values; an empty item is a usage error naming the
+ * option; what answers for one problem takes one value. */
+static void test_best_lists(void **state)
+{
+    (void)state;
+    tu_result r;
+    run(&r, "query", "best", "--db", g_db, "--gpu", "h100", "--op", "lap,d2x", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, FAST);
+    assert_has(r.out, D2X);
+    assert_lacks(r.out, MI);
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", g_db, "--op", "d2z", "--op", "lap", "--R", "2,4",
+        "--precision", "f64,f32", "--grid", "512^3", "--grid", "640^3,512^3", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, FAST);
+    assert_has(r.out, MI);
+    assert_lacks(r.out, D2X);
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", g_db, "--grid", "256^3,640^3", "--csv", NULL);
+    expect_status(&r, 0);
+    csv c;
+    csv_load(r.out, &c, 1); /* d2x on 256^3 alone */
+    assert_string_equal(c.field[1][csv_col(&c, "op")], "d2x");
+    csv_free(&c);
+    tu_result_free(&r);
+
+    static const char *const bad[][3] = {
+        {"--op", "lap,", "empty item"},          {"--op", ",lap", "empty item"},
+        {"--op", "lap,,d2x", "empty item"},      {"--op", "", "expected a value"},
+        {"--R", "4,", "empty item"},             {"--precision", "f32,,f64", "empty item"},
+        {"--grid", "512^3,", "empty item"},      {"--op", "lap,bogus", "operator 'bogus'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, "query", "best", "--db", g_db, bad[i][0], bad[i][1], NULL);
+        if (r.status != 2 || !strstr(r.err, bad[i][0]) || !strstr(r.err, bad[i][2]) || r.out[0])
+            fail_msg("query best %s '%s': exit %d, want 2 naming %s (%s)\n%s", bad[i][0],
+                     bad[i][1], r.status, bad[i][0], bad[i][2], r.err);
+        tu_result_free(&r);
+    }
+    run(&r, "query", "history", "--db", g_db, "--op", "lap,d2x", "--R", "4", "--grid", "512^3",
+        "--config", FAST, NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "takes one problem: give --op one value");
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "lap", "--R",
+        "2,4", "--grid", "512^3", NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "give --R one value");
+    tu_result_free(&r);
+}
+
 /* ------------------------------------------------------------------ errors and defaults */
 
 static void test_errors(void **state)
@@ -707,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_best_text),   cmocka_unit_test(test_best_json_csv),
         cmocka_unit_test(test_nearest),     cmocka_unit_test(test_fallback_agrees),     cmocka_unit_test(test_runs),
         cmocka_unit_test(test_show),        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_best_lists),
         cmocka_unit_test(test_errors),      cmocka_unit_test(test_default_path),
         cmocka_unit_test(test_read_only),
     };
