@@ -74,6 +74,14 @@ struct fdt_db;
 /* The error when a command needs a GPU and none is visible: "no GPU is visible, so <what>",
  * each backend tried and why it found nothing, then the hint on a line of its own. */
 void print_no_gpu(const struct fdt_probe *p, const char *what, const char *hint);
+struct fdt_device;
+struct fdt_catalogue;
+/* --gpu auto where a command compares --gpu with stored devices (query, export): *gpu becomes
+ * the visible GPU's text (fdt_session_resolve_auto with cat, given where the command resolves
+ * catalogue names; *dev holds the device, and a note names it); any other value stays.
+ * EXIT_OK, or the exit status (printed; none visible: EXIT_NO_GPU, with what each backend
+ * saw). */
+int resolve_gpu_auto(const char **gpu, const struct fdt_catalogue *cat, struct fdt_device *dev);
 /* The tuning database for reading: path, else the default location; a missing file says
  * how to make one. -1 on failure (printed). */
 int open_db_readonly(const char *path, struct fdt_db **db);

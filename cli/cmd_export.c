@@ -9,6 +9,7 @@
 #include "fdt_db.h"
 #include "fdt_export.h"
 #include "fdt_recipe.h"
+#include "fdt_session.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -175,6 +176,23 @@ int cmd_export(int argc, char **argv)
     fdt_err e;
     if (o.x.ngpus && fdt_catalogue_load_default(&cat, &e) == 0)
         o.x.cat = cat;
+    fdt_device visible; /* --gpu auto: the visible GPU, probed once */
+    const char *visible_text = NULL;
+    for (int g = 0; g < o.x.ngpus; g++) {
+        if (!fdt_session_gpu_auto(o.x.gpus[g]))
+            continue;
+        if (!visible_text) {
+            if ((rc = resolve_gpu_auto(&o.x.gpus[g], cat, &visible)) != EXIT_OK)
+                break;
+            visible_text = o.x.gpus[g];
+        }
+        o.x.gpus[g] = visible_text;
+    }
+    if (rc > 0) {
+        fdt_catalogue_free(cat);
+        fdt_sb_free(&cmdline);
+        return rc;
+    }
 
     fdt_db *dbs[2] = {NULL, NULL};
     size_t ndbs = 0;

@@ -10,6 +10,7 @@
 #include "fdt_db.h"
 #include "fdt_export.h"
 #include "fdt_recipe.h"
+#include "fdt_session.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -904,6 +905,16 @@ int cmd_query(int argc, char **argv)
     qopts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0)
+        return rc;
+    /* --gpu auto: the visible GPU; --nearest names it as its catalogue entry, as for a name */
+    fdt_device visible;
+    fdt_catalogue *cat = NULL;
+    fdt_err e;
+    if (o.nearest && fdt_session_gpu_auto(o.gpu) && fdt_catalogue_load_default(&cat, &e))
+        cat = NULL;
+    rc = resolve_gpu_auto(&o.gpu, cat, &visible);
+    fdt_catalogue_free(cat);
+    if (rc != EXIT_OK)
         return rc;
     dbset d = {{NULL, NULL}, 0};
     int best = !strcmp(o.sub, "best");

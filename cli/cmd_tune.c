@@ -272,25 +272,38 @@ static int parse(int argc, char **argv, tune_args *a)
     return check(a);
 }
 
-/* --dry-run and --replay: no GPU is touched. */
-static int offline(const tune_args *a, const fdt_catalogue *cat)
+/* The device of --dry-run and --replay: --gpu auto (the default) is the visible GPU, anything
+ * else is described from the catalogue. EXIT_OK, or the exit status (printed). */
+static int offline_device(const tune_args *a, const fdt_catalogue *cat, fdt_device *dev)
 {
+    const char *gpu = a->gpu ? a->gpu : "auto";
+    if (fdt_session_gpu_auto(gpu))
+        return resolve_gpu_auto(&gpu, cat, dev);
     fdt_probe none;
     memset(&none, 0, sizeof none);
-    fdt_device dev;
     int index;
     fdt_err e;
-    if (fdt_session_select_gpu(cat, a->gpu, &none, 0, &dev, &index, &e)) {
+    if (fdt_session_select_gpu(cat, gpu, &none, 0, dev, &index, &e)) {
         print_error("%s", e.msg);
         return EXIT_USAGE;
     }
+    return EXIT_OK;
+}
+
+/* --dry-run and --replay: no GPU is touched. */
+static int offline(const tune_args *a, const fdt_catalogue *cat)
+{
+    fdt_device dev;
+    fdt_err e;
+    int rc = offline_device(a, cat, &dev);
+    if (rc != EXIT_OK)
+        return rc;
     fdt_db *db = NULL;
     if (a->replay && fdt_db_open(a->replay, FDT_DB_READONLY, &db, &e)) {
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
     tune_out_offline_begin(a->json, &dev, a->dry_run ? "dry-run" : "replay");
-    int rc = EXIT_OK;
     for (int op = 0; op < FDT_OP_COUNT; op++) {
         if (!(a->rq.ops & (1u << op)))
             continue;
@@ -309,7 +322,7 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
             fdt_dry_run_free(&d);
         } else {
             fdt_replay_report x;
-            st = fdt_tune_replay(db, &a->rq, (fdt_op)op, &dev, a->gpu, &x, &e);
+            st = fdt_tune_replay(db, &a->rq, (fdt_op)op, &dev, &x, &e);
             if (st == FDT_STATUS_OK)
                 tune_out_replay(a->json, r, &x);
         }
