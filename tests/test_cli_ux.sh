@@ -353,6 +353,22 @@ done
 run db merge --best-onyl -o "$tmp/x.db" "$tmp/t.db"
 expect_in "db merge --best-onyl" "$err" "did you mean '--best-only'?"
 
+# ---------------------------------------------------------------- run.sh without a GPU (item 9)
+# scripts/run.sh on a machine without a GPU names what works without one; run here with a
+# stand-in fdtune that sees no GPU (and a setup that does nothing), as a copy of the scripts
+mkdir -p "$tmp/rs/scripts" "$tmp/rs/build"
+cp "$src/scripts/run.sh" "$tmp/rs/scripts/run.sh"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/rs/scripts/setup.sh"
+printf '#!/bin/sh\ncase $1 in devices) echo "No GPU is visible.";; bench) exit 3;; esac\nexit 0\n' \
+    >"$tmp/rs/build/fdtune"
+chmod +x "$tmp/rs/scripts/setup.sh" "$tmp/rs/build/fdtune"
+rc=0
+sh "$tmp/rs/scripts/run.sh" >"$out" 2>"$err" || rc=$?
+expect_status "run.sh without a GPU" 0
+expect_in "run.sh without a GPU: export from the system database" "$err" "fdtune export --gpu H100"
+expect_in "run.sh without a GPU: gen" "$err" "fdtune gen --op lap"
+expect_in "run.sh without a GPU: simulated GPUs" "$err" "--simulate-from"
+
 # ---------------------------------------------------------------- 1. the field reference
 # docs/json-schema.md: every field of every document a sample gives is documented in its
 # section, and every field documented there (not marked optional) is in the sample; the
