@@ -25,7 +25,7 @@ static void plan_usage(FILE *f)
             "  --grid G         N^3 or NXxNYxNZ; repeat for several grids\n"
             "  --strategy S     exhaustive, random or model (default: each recipe's)\n"
             "  --budget N       evaluations per task (default: the recipe's)\n"
-            "  --time T         time limit per task (90s, 10m, 2h)\n"
+            "  --time T         time limit per task (90s, 10m, 2h; at most 365d)\n"
             "  --seed S         random strategy and input data (default 1)\n"
             "  --recipe FILE    a recipe of your own (stored as an absolute path)\n"
             "  -o FILE          where to write the plan (written atomically); required\n\n"
