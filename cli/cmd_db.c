@@ -163,7 +163,10 @@ static int db_merge(int argc, char **argv)
         case 'm': meta[o.nmeta++] = optarg; break;
         case 'j': json = 1; break;
         case 'h': free(meta); fdt_sb_free(&cmdline); db_usage(stdout); return EXIT_OK;
-        default: free(meta); fdt_sb_free(&cmdline); return bad_option("db merge", argv, "o:h", opts);
+        default:
+            free(meta);
+            fdt_sb_free(&cmdline);
+            return bad_option("db merge", argv, "o:h", opts);
         }
     }
     if (!o.out || !*o.out || optind >= argc) {

@@ -113,8 +113,16 @@ CUresult cuCtxSynchronize(void) { return NO; }
 CUresult cuMemGetInfo(size_t *f, size_t *t) { (void)f, (void)t; return NO; }
 CUresult cuMemAlloc(CUdeviceptr *p, size_t n) { (void)p, (void)n; return NO; }
 CUresult cuMemFree(CUdeviceptr p) { (void)p; return NO; }
-CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { (void)d, (void)s, (void)n; return NO; }
-CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { (void)d, (void)s, (void)n; return NO; }
+CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
+{
+    (void)d, (void)s, (void)n;
+    return NO;
+}
+CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n)
+{
+    (void)d, (void)s, (void)n;
+    return NO;
+}
 CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
 {
     (void)d, (void)s, (void)n, (void)st;
@@ -148,4 +156,8 @@ CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
 CUresult cuEventCreate(CUevent *ev, unsigned int flags) { (void)ev, (void)flags; return NO; }
 CUresult cuEventDestroy(CUevent ev) { (void)ev; return NO; }
 CUresult cuEventRecord(CUevent ev, CUstream st) { (void)ev, (void)st; return NO; }
-CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { (void)ms, (void)a, (void)b; return NO; }
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+    (void)ms, (void)a, (void)b;
+    return NO;
+}
