@@ -6,8 +6,10 @@
  * the session's stop flag (a second one kills, as always) until the session closes. The
  * database and the stop flag belong to the session, the device, its ids and its worker to
  * each of its GPUs, so one session can hold several GPUs of a node, a worker each, over one
- * database. This module never prints or exits: failures come back as an fdt_status with a
- * "what: why" message, and when no GPU is visible the probe says per backend why. */
+ * database. What --gpu auto names is decided here for every command (tune, retune, and query
+ * and export, which match stored devices with it). This module never prints or exits:
+ * failures come back as an fdt_status with a "what: why" message, and when no GPU is visible
+ * the probe says per backend why. */
 #ifndef FDT_SESSION_H
 #define FDT_SESSION_H
 

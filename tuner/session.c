@@ -1,7 +1,8 @@
-/* The tuning session: probe, GPU selection through the catalogue, the database with its
- * stale runs marked and its kind (simulated or real) checked, a worker per GPU with its
- * device and environment ids, and the stop flag that SIGINT and SIGTERM set while workers
- * run (fdt_session.h). */
+/* The tuning session: probe, GPU selection through the catalogue (and what --gpu auto names,
+ * for tune and for the commands that read stored results), the database with its stale runs
+ * marked and its kind (simulated or real) checked, a worker per GPU with its device and
+ * environment ids, and the stop flag that SIGINT and SIGTERM set while workers run
+ * (fdt_session.h). */
 #include "fdt_session.h"
 
 #include <stdio.h>
