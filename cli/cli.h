@@ -31,23 +31,40 @@ int cmd_db(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 
 /* ---- arguments ---- */
-/* Problem options shared by gen, bench and tune: --op, --R, --precision, --grid. */
+/* The items of a list option's value, split at commas, each handed to take (0 taken, -1 bad,
+ * printed by take): the one splitter of every option that takes a list. The value may be of
+ * any length (nothing is cut). An empty value or item ("", "lap,", ",lap", "lap,,d2z") is
+ * refused naming opt. 0, or -1 (printed). */
+int list_each(const char *opt, const char *arg, int (*take)(void *ctx, const char *item),
+              void *ctx);
+/* The problem options of every command: --op, --R, --precision and --grid, each a list
+ * (comma-separated, or the option repeated) wherever it is taken. p holds the last value of
+ * each (the defaults lap, 4, f32, 512^3 until given), the sets every value given. */
+#define PROBLEM_MAX_GRIDS 16
 typedef struct problem_args {
     fdt_problem p;
-    int have_op, have_R, have_grid;
+    int have_op, have_R, have_prec, have_grid;
+    unsigned ops, Rs, precs; /* bits 1u << fdt_op, 1u << R, 1u << fdt_prec; 0: none given */
+    int ngrids;              /* the grids given, each once, in order */
+    int64_t grid[PROBLEM_MAX_GRIDS][3];
 } problem_args;
 void problem_args_init(problem_args *a);
-/* Returns 1 if the option was consumed, 0 if not a problem option, -1 on error (printed). */
+/* Takes option opt ('o' --op, 'R' --R, 'p' --precision, 'g' --grid) with its value arg, a
+ * list (list_each), each item checked. Returns 1 if the option was consumed, 0 if not a
+ * problem option, -1 on error (printed). */
 int problem_args_take(problem_args *a, int opt, const char *arg);
+/* For what takes one problem (gen, bench, query history, query best --nearest): 0, or -1
+ * (printed, naming cmd and the option) when an option was given several values. */
+int problem_args_one(const problem_args *a, const char *cmd);
 struct fdt_tune_request;
-/* The problem options of commands that take several problems (tune, plan): --op, --R,
- * --precision and --grid as comma lists or repeated, each value checked (problem_args_take,
- * the last one also stays in pa->p) and added to rq's operators, radii, precisions or grids
- * (a grid given twice once). 1 taken, 0 not one of them, -1 bad (printed). */
-int problem_list_take(problem_args *pa, struct fdt_tune_request *rq, int opt, const char *arg);
+/* The problems of pa into a tuning request (tune, plan): its operators, radii, precisions and
+ * grids (none given: 0, the request's defaults), and p. */
+void problem_args_request(const problem_args *pa, struct fdt_tune_request *rq);
 int parse_int_arg(const char *opt, const char *s, long min, long max, long *out);
-/* "10m", "90s", "2h", "7d", "45" (seconds) -> seconds */
-int parse_duration(const char *s, double *seconds);
+/* The duration parser of every option that takes one (--time, --since): "90s", "10m",
+ * "10min", "2h", "7d" or "45" (seconds) -> seconds. A duration is a finite positive number of
+ * at most a year (365d); anything else is refused naming opt. 0, or -1 (printed). */
+int parse_duration(const char *opt, const char *s, double *seconds);
 
 /* ---- around the library calls (setup.c) ---- */
 /* The exit status of a library outcome (FDT_STATUS_NO_GPU: EXIT_NO_GPU, ...). */
@@ -57,6 +74,14 @@ struct fdt_db;
 /* The error when a command needs a GPU and none is visible: "no GPU is visible, so <what>",
  * each backend tried and why it found nothing, then the hint on a line of its own. */
 void print_no_gpu(const struct fdt_probe *p, const char *what, const char *hint);
+struct fdt_device;
+struct fdt_catalogue;
+/* --gpu auto where a command compares --gpu with stored devices (query, export): *gpu becomes
+ * the visible GPU's text (fdt_session_resolve_auto with cat, given where the command resolves
+ * catalogue names; *dev holds the device, and a note names it); any other value stays.
+ * EXIT_OK, or the exit status (printed; none visible: EXIT_NO_GPU, with what each backend
+ * saw). */
+int resolve_gpu_auto(const char **gpu, const struct fdt_catalogue *cat, struct fdt_device *dev);
 /* The tuning database for reading: path, else the default location; a missing file says
  * how to make one. -1 on failure (printed). */
 int open_db_readonly(const char *path, struct fdt_db **db);
@@ -83,9 +108,13 @@ void command_line(fdt_sb *b, const char *cmd, int argc, char **argv);
 void print_exit_statuses(FILE *f);
 /* What getopt_long refused (it returned '?', with opterr 0: main.c turns getopt's own
  * messages off): one line naming the option and pointing to 'fdtune CMD --help', e.g.
- * "fdtune tune: unknown option '--frob' (see 'fdtune tune --help')"; shortopts is the
- * optstring given to getopt_long. Returns EXIT_USAGE. */
-int bad_option(const char *cmd, char **argv, const char *shortopts);
+ * "fdtune tune: unknown option '--frob' (see 'fdtune tune --help')"; shortopts and opts are
+ * what was given to getopt_long (opts may be NULL). An unknown option gets the closest of the
+ * command's options ("unknown option '--r'; did you mean '--R'?": the same name in another
+ * case, else a small edit distance), an ambiguous abbreviation the options it abbreviates.
+ * Returns EXIT_USAGE. */
+struct option;
+int bad_option(const char *cmd, char **argv, const char *shortopts, const struct option *opts);
 
 /* ---- the process's output (main.c) ---- */
 /* Called once before the command runs: --json among the arguments makes a failed command

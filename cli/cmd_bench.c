@@ -314,11 +314,13 @@ static int parse(int argc, char **argv, bench_args *a)
         case 'h': bench_usage(stdout); return EXIT_OK;
         case OPT_EXPORT_JSON:
         case OPT_EXPORT_CSV: export_option(c, optarg); break;
-        default: return bad_option("bench", argv, "h");
+        default: return bad_option("bench", argv, "h", opts);
         }
     }
     if (optind < argc)
         die_usage("bench", "unexpected argument '%s'", argv[optind]);
+    if (problem_args_one(&a->pa, "bench"))
+        return EXIT_USAGE;
     if (!a->pa.have_grid)
         die_usage("bench", "--grid is required (N^3 or NXxNYxNZ)");
     if (!a->ncfg)

@@ -163,7 +163,10 @@ static int db_merge(int argc, char **argv)
         case 'm': meta[o.nmeta++] = optarg; break;
         case 'j': json = 1; break;
         case 'h': free(meta); fdt_sb_free(&cmdline); db_usage(stdout); return EXIT_OK;
-        default: free(meta); fdt_sb_free(&cmdline); return bad_option("db merge", argv, "o:h");
+        default:
+            free(meta);
+            fdt_sb_free(&cmdline);
+            return bad_option("db merge", argv, "o:h", opts);
         }
     }
     if (!o.out || !*o.out || optind >= argc) {
@@ -301,7 +304,7 @@ static int db_check(int argc, char **argv)
         switch (c) {
         case 'j': json = 1; break;
         case 'h': db_usage(stdout); return EXIT_OK;
-        default: return bad_option("db check", argv, "h");
+        default: return bad_option("db check", argv, "h", opts);
         }
     }
     if (optind != argc - 1)
@@ -361,7 +364,7 @@ int cmd_db(int argc, char **argv)
     if (argv[1][0] == '-') { /* an option before the subcommand */
         optind = 2;
         optopt = 0;
-        return bad_option("db", argv, "h");
+        return bad_option("db", argv, "h", NULL);
     }
     die_usage("db", "unknown subcommand '%s' (merge or check)", argv[1]);
     return EXIT_USAGE;

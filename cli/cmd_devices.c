@@ -201,7 +201,7 @@ int cmd_devices(int argc, char **argv)
         case 'j': json = 1; break;
         case 'n': bandwidth = 0; break;
         case 'h': devices_usage(stdout); return EXIT_OK;
-        default: return bad_option("devices", argv, "h");
+        default: return bad_option("devices", argv, "h", opts);
         }
     }
     if (optind < argc)

@@ -9,6 +9,7 @@
 #include "fdt_db.h"
 #include "fdt_export.h"
 #include "fdt_recipe.h"
+#include "fdt_session.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,8 +19,9 @@
 static void export_usage(FILE *f)
 {
     fprintf(f,
-            "usage: fdtune export [--gpu X]... [--op OP[,OP...]] [--R N] [--precision f32|f64]\n"
-            "                     [--grid G]... [--db PATH] [-o FILE] [--format header|json]\n\n"
+            "usage: fdtune export [--gpu X]... [--op OP[,OP...]] [--R N[,N...]]\n"
+            "                     [--precision f32[,f64]] [--grid G[,G...]]... [--db PATH]\n"
+            "                     [-o FILE] [--format header|json]\n\n"
             "Writes one self-contained header (default) that HIP code compiled by hipcc, or CUDA\n"
             "code compiled by nvcc, includes to run fdtune's tuned kernels. Per operator, radius\n"
             "and precision it defines a launcher, e.g.\n"
@@ -37,14 +39,16 @@ static void export_usage(FILE *f)
             "time, bandwidth, fraction of copy, date). With -DFDTUNED_SELECT_ONLY the header is\n"
             "plain C/C++ with the variant tables and the selection only.\n\n"
             "  --gpu X        devices whose stored name or arch contains X (case-insensitive),\n"
-            "                 else a GPU catalogue name or alias (H100, MI250X); repeatable\n"
+            "                 else a GPU catalogue name or alias (H100, MI250X), or auto\n"
+            "                 (the visible GPU's model; none visible: exit 3); repeatable\n"
             "                 (default: every device in the database)\n"
             "  --op OP        d2x, d2y, d2z, lap, wave; comma-separated or repeated (default:\n"
             "                 every tuned operator)\n"
-            "  --R N          radius 1..8 (default: every tuned radius)\n"
-            "  --precision P  f32 or f64 (default: both)\n"
-            "  --grid G       only results tuned on this grid (N^3 or NXxNYxNZ); repeatable\n"
-            "                 (default: every tuned grid)\n"
+            "  --R N          radii 1..8, comma-separated or repeated (default: every tuned\n"
+            "                 radius)\n"
+            "  --precision P  f32, f64 or f32,f64 (default: both)\n"
+            "  --grid G       only results tuned on these grids (N^3 or NXxNYxNZ),\n"
+            "                 comma-separated or repeated (default: every tuned grid)\n"
             "  --db PATH      the database (default: $FDTUNE_DB, else\n"
             "                 $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db)\n"
             "  --no-system-db leave out the system database (share/fdtune/system.db: results\n"
@@ -62,7 +66,7 @@ static void export_usage(FILE *f)
     print_exit_statuses(f);
 }
 
-enum { OPT_OP = 1000, OPT_R, OPT_PREC, OPT_GRID, OPT_FORMAT, OPT_DB, OPT_GPU, OPT_NO_SYSTEM };
+enum { OPT_OP = 1000, OPT_FORMAT, OPT_DB, OPT_GPU, OPT_NO_SYSTEM }; /* -o is the output */
 
 typedef struct eopts {
     fdt_exp_opts x;
@@ -70,43 +74,22 @@ typedef struct eopts {
     int json, no_system;
 } eopts;
 
-static int parse_ops(const char *s, unsigned *mask)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    int n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        fdt_op op;
-        fdt_err e;
-        if (fdt_op_parse(tok, &op, &e)) {
-            print_error("--op: %s", e.msg);
-            return -1;
-        }
-        *mask |= 1u << op;
-        n++;
-    }
-    if (!n) {
-        print_error("--op '%s': expected d2x, d2y, d2z, lap or wave", s);
-        return -1;
-    }
-    return 0;
-}
+_Static_assert(PROBLEM_MAX_GRIDS <= FDT_EXP_MAX_GRIDS, "an export takes every grid given");
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
 {
     static const struct option opts[] = {
         {"gpu", required_argument, 0, OPT_GPU},   {"op", required_argument, 0, OPT_OP},
-        {"R", required_argument, 0, OPT_R},       {"precision", required_argument, 0, OPT_PREC},
-        {"grid", required_argument, 0, OPT_GRID}, {"db", required_argument, 0, OPT_DB},
+        {"R", required_argument, 0, 'R'},         {"precision", required_argument, 0, 'p'},
+        {"grid", required_argument, 0, 'g'},      {"db", required_argument, 0, OPT_DB},
         {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, OPT_FORMAT},
         {"no-system-db", no_argument, 0, OPT_NO_SYSTEM},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     fdt_exp_opts_init(&o->x);
-    fdt_err e;
-    long v;
+    problem_args pa;
+    problem_args_init(&pa);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -118,32 +101,9 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
                 die_usage("export", "at most %d --gpu options", FDT_EXP_MAX_GPUS);
             o->x.gpus[o->x.ngpus++] = optarg;
             break;
-        case OPT_OP:
-            if (parse_ops(optarg, &o->x.ops))
+        case OPT_OP: case 'R': case 'p': case 'g':
+            if (problem_args_take(&pa, c == OPT_OP ? 'o' : c, optarg) < 0)
                 return EXIT_USAGE;
-            break;
-        case OPT_R:
-            if (parse_int_arg("--R", optarg, FDT_R_MIN, FDT_R_MAX, &v))
-                return EXIT_USAGE;
-            o->x.R = (int)v;
-            break;
-        case OPT_PREC: {
-            fdt_prec p;
-            if (fdt_prec_parse(optarg, &p, &e)) {
-                print_error("--precision: %s", e.msg);
-                return EXIT_USAGE;
-            }
-            o->x.prec = (int)p;
-            break;
-        }
-        case OPT_GRID:
-            if (o->x.ngrids == FDT_EXP_MAX_GRIDS)
-                die_usage("export", "at most %d --grid options", FDT_EXP_MAX_GRIDS);
-            if (fdt_grid_parse(optarg, o->x.grids[o->x.ngrids], &e)) {
-                print_error("--grid: %s", e.msg);
-                return EXIT_USAGE;
-            }
-            o->x.ngrids++;
             break;
         case OPT_DB: o->db = optarg; break;
         case OPT_NO_SYSTEM: o->no_system = 1; break;
@@ -155,13 +115,18 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
                 die_usage("export", "--format '%s': expected header or json", optarg);
             break;
         case 'h': export_usage(stdout); return EXIT_OK;
-        default: return bad_option("export", argv, "o:h");
+        default: return bad_option("export", argv, "o:h", opts);
         }
     }
     if (optind < argc)
         die_usage("export", "unexpected argument '%s'", argv[optind]);
     if (o->out && !*o->out)
         die_usage("export", "-o needs a file name");
+    o->x.ops = pa.ops;
+    o->x.Rs = pa.Rs;
+    o->x.precs = pa.precs;
+    o->x.ngrids = pa.ngrids;
+    memcpy(o->x.grids, pa.grid, sizeof pa.grid);
     /* The command line goes into the provenance, as typed after "fdtune". */
     command_line(cmdline, "export", argc, argv);
     return -1;
@@ -214,6 +179,23 @@ int cmd_export(int argc, char **argv)
     fdt_err e;
     if (o.x.ngpus && fdt_catalogue_load_default(&cat, &e) == 0)
         o.x.cat = cat;
+    fdt_device visible; /* --gpu auto: the visible GPU, probed once */
+    const char *visible_text = NULL;
+    for (int g = 0; g < o.x.ngpus; g++) {
+        if (!fdt_session_gpu_auto(o.x.gpus[g]))
+            continue;
+        if (!visible_text) {
+            if ((rc = resolve_gpu_auto(&o.x.gpus[g], cat, &visible)) != EXIT_OK)
+                break;
+            visible_text = o.x.gpus[g];
+        }
+        o.x.gpus[g] = visible_text;
+    }
+    if (rc > 0) {
+        fdt_catalogue_free(cat);
+        fdt_sb_free(&cmdline);
+        return rc;
+    }
 
     fdt_db *dbs[2] = {NULL, NULL};
     size_t ndbs = 0;

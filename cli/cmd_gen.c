@@ -25,7 +25,9 @@ static void gen_usage(FILE *f)
             "  --config TEXT    e.g. bx=64,by=4,nw=32 (default: the reference config)\n"
             "  --compile        compile with the target's compiler and report its resources\n"
             "  --target ARCH    sm_90, gfx90a, gfx942, ... (repeatable; default: every\n"
-            "                   backend's default target whose compiler is available)\n"
+            "                   backend's default target whose compiler is available); a\n"
+            "                   target the compiler does not take (NVRTC 13: sm_70) is a\n"
+            "                   usage error naming those it takes\n"
             "  --disasm         also append the disassembly of the compiled kernel\n"
             "                   (llvm-objdump for AMD, cuobjdump -sass or nvdisasm for NVIDIA)\n\n"
             "AMD targets that hiprtc cannot compile here (the hiprtc of ROCm < 5.6 knows only\n"
@@ -137,16 +139,18 @@ int cmd_gen(int argc, char **argv)
             targets[ntargets++] = optarg;
             break;
         case 'h': gen_usage(stdout); return EXIT_OK;
-        default: return bad_option("gen", argv, "h");
+        default: return bad_option("gen", argv, "h", opts);
         }
     }
     if (optind < argc)
         die_usage("gen", "unexpected argument '%s'", argv[optind]);
+    if (problem_args_one(&pa, "gen"))
+        return EXIT_USAGE;
     if ((ntargets || disasm) && !compile)
         compile = 1; /* a target or a disassembly only makes sense when compiling */
     fdt_err e;
     for (int i = 0; i < ntargets; i++)
-        if (!fdt_rt_backend_for_arch(targets[i], &e)) { /* a bad argument, not a failure */
+        if (!fdt_rt_backend_for_target(targets[i], &e)) { /* a bad argument, not a failure */
             print_error("--%s", e.msg);
             return EXIT_USAGE;
         }

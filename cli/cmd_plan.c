@@ -25,7 +25,7 @@ static void plan_usage(FILE *f)
             "  --grid G         N^3 or NXxNYxNZ; repeat for several grids\n"
             "  --strategy S     exhaustive, random or model (default: each recipe's)\n"
             "  --budget N       evaluations per task (default: the recipe's)\n"
-            "  --time T         time limit per task (90s, 10m, 2h)\n"
+            "  --time T         time limit per task (90s, 10m, 2h; at most 365d)\n"
             "  --seed S         random strategy and input data (default 1)\n"
             "  --recipe FILE    a recipe of your own (stored as an absolute path)\n"
             "  -o FILE          where to write the plan (written atomically); required\n\n"
@@ -62,7 +62,7 @@ static int parse(int argc, char **argv, plan_args *a)
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_OP: case 'R': case 'p': case 'g':
-            if (problem_list_take(&a->pa, &a->rq, c == OPT_OP ? 'o' : c, optarg) < 0)
+            if (problem_args_take(&a->pa, c == OPT_OP ? 'o' : c, optarg) < 0)
                 return EXIT_USAGE;
             break;
         case 'r': a->recipe = optarg; break;
@@ -83,16 +83,16 @@ static int parse(int argc, char **argv, plan_args *a)
             a->rq.seed = (uint64_t)v;
             break;
         case 't':
-            if (parse_duration(optarg, &a->rq.time_s))
-                die_usage("plan", "--time '%s': expected a duration such as 90s, 10m or 2h",
-                          optarg);
+            if (parse_duration("--time", optarg, &a->rq.time_s))
+                return EXIT_USAGE;
             break;
         case 'h': plan_usage(stdout); exit(EXIT_OK);
-        default: return bad_option("plan", argv, "o:h");
+        default: return bad_option("plan", argv, "o:h", opts);
         }
     }
     if (optind < argc)
         die_usage("plan", "unexpected argument '%s'", argv[optind]);
+    problem_args_request(&a->pa, &a->rq);
     if (!a->rq.Rs || !a->rq.ngrids)
         die_usage("plan", "--R and --grid are required, e.g. fdtune plan --R 4 --grid 512^3 "
                           "-o tasks.jsonl");
@@ -100,7 +100,6 @@ static int parse(int argc, char **argv, plan_args *a)
         die_usage("plan", "-o FILE is required: where to write the plan");
     if (!a->rq.ops)
         a->rq.ops = (1u << FDT_OP_COUNT) - 1;
-    a->rq.p = a->pa.p;
     return EXIT_OK;
 }
 

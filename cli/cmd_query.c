@@ -10,6 +10,7 @@
 #include "fdt_db.h"
 #include "fdt_export.h"
 #include "fdt_recipe.h"
+#include "fdt_session.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -191,15 +192,15 @@ typedef struct qopts {
     char config[256]; /* history's --config in canonical form */
     const char *run;   /* show's argument */
     problem_args pa;
-    int have_prec, nearest, limit, no_system;
+    int nearest, limit, no_system;
     fdt_emit_mode mode;
 } qopts;
 
 static void usage_overview(FILE *f)
 {
     fprintf(f,
-            "usage: fdtune query best    [--gpu X] [--op OP] [--R N] [--grid G]\n"
-            "                            [--precision f32|f64] [--nearest]\n"
+            "usage: fdtune query best    [--gpu X] [--op OPS] [--R N,...] [--grid G,...]\n"
+            "                            [--precision f32,f64] [--nearest]\n"
             "       fdtune query runs    [--gpu X] [--limit N]\n"
             "       fdtune query history --op OP --R N --grid G --config KEY=VAL,... [--gpu X]\n"
             "       fdtune query show    RUN\n"
@@ -211,7 +212,10 @@ static void usage_overview(FILE *f)
             "describes each query.\n\n"
             "  --db PATH   the database (default: $FDTUNE_DB, else\n"
             "              $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db)\n"
-            "  --gpu X     devices whose name or arch contains X (case-insensitive)\n"
+            "  --gpu X     devices whose name or arch contains X (case-insensitive); auto:\n"
+            "              the visible GPU's (none visible: exit 3)\n"
+            "  --op, --R, --precision, --grid  lists (comma-separated or repeated): any of\n"
+            "              their values; history and --nearest take one problem\n"
             "  --no-system-db  best and --nearest consult your database, then the system\n"
             "              database (share/fdtune/system.db, results measured on the project's\n"
             "              GPUs; column \"source\": user or system); this leaves it out\n"
@@ -226,8 +230,8 @@ static void usage_sub(const char *sub, FILE *f)
 {
     if (!strcmp(sub, "best"))
         fprintf(f,
-                "usage: fdtune query best [--gpu X] [--op OP] [--R N] [--grid G]\n"
-                "                         [--precision f32|f64] [--db PATH] [--json | --csv]\n"
+                "usage: fdtune query best [--gpu X] [--op OPS] [--R N,...] [--grid G,...]\n"
+                "                         [--precision f32,f64] [--db PATH] [--json | --csv]\n"
                 "       fdtune query best --nearest --gpu X --op OP --R N --grid G\n"
                 "                         [--precision f32|f64] [--db PATH] [--json | --csv]\n\n"
                 "The best config of every tuned (device, problem): verified (status ok), fully\n"
@@ -235,13 +239,15 @@ static void usage_sub(const char *sub, FILE *f)
                 "config, its median time, effective bandwidth and fraction of the copy bandwidth\n"
                 "of its run, the array layout the kernel expects (leading dimension / offset in\n"
                 "elements), the run and date, and the environment (driver, compiler). The\n"
-                "options filter: --gpu a substring of the device name or arch, --grid N^3 or\n"
-                "NXxNYxNZ. Your database is consulted first, then the system database (the\n"
-                "results measured on the project's GPUs, share/fdtune/system.db): the column\n"
-                "source says which answered (user or system); where you tuned a device model\n"
-                "and problem, your result answers for it. --no-system-db: yours alone. \"cut\n"
-                "short\": the latest search of the problem was stopped by its share of --time\n"
-                "before its budget or space was spent, so the best is that of what was measured.\n\n"
+                "options filter: --gpu a substring of the device name or arch (auto: the\n"
+                "visible GPU's name), --grid N^3 or NXxNYxNZ; --op, --R, --precision and --grid\n"
+                "take lists (lap,d2z) and match any of their values. Your database is consulted\n"
+                "first, then the system database (the results measured on the project's GPUs,\n"
+                "share/fdtune/system.db): the column source says which answered (user or\n"
+                "system); where you tuned a device model and problem, your result answers for\n"
+                "it. --no-system-db: yours alone. \"cut short\": the latest search of the\n"
+                "problem was stopped by its share of --time before its budget or space was\n"
+                "spent, so the best is that of what was measured.\n\n"
                 "--nearest answers for one problem that may never have been tuned, as an exported\n"
                 "header would, among the tuned results of the same op, R and precision whose\n"
                 "config can run the grid: this grid on the first device model (name, arch,\n"
@@ -325,10 +331,8 @@ static int parse_opts(int argc, char **argv, qopts *o)
         int t = problem_args_take(&o->pa, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
-        if (t) {
-            o->have_prec |= c == 'p';
+        if (t)
             continue;
-        }
         switch (c) {
         case 'G': o->gpu = optarg; break;
         case 'n': o->nearest = 1; break;
@@ -351,7 +355,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
         case 'h': help = 1; break;
         case OPT_EXPORT_JSON:
         case OPT_EXPORT_CSV: export_option(c, optarg); break;
-        default: return bad_option("query", argv, "h");
+        default: return bad_option("query", argv, "h", query_opts);
         }
     }
     if (optind >= argc) {
@@ -393,8 +397,12 @@ static int parse_opts(int argc, char **argv, qopts *o)
     if (!strcmp(o->sub, "history") &&
         (!o->pa.have_op || !o->pa.have_R || !o->pa.have_grid || !seen['c']))
         die_usage(cmd, "history needs --op, --R, --grid and --config");
-    if ((o->nearest || !strcmp(o->sub, "history")) && fdt_problem_check(&o->pa.p, &e))
-        die_usage(cmd, "%s", e.msg);
+    if (o->nearest || !strcmp(o->sub, "history")) { /* one problem */
+        if (problem_args_one(&o->pa, o->nearest ? "query best --nearest" : cmd))
+            return EXIT_USAGE;
+        if (fdt_problem_check(&o->pa.p, &e))
+            die_usage(cmd, "%s", e.msg);
+    }
     return -1;
 }
 
@@ -419,17 +427,11 @@ static int query_best(const dbset *d, const qopts *o)
     fdt_db_filter f;
     fdt_db_filter_init(&f);
     f.gpu = o->gpu;
-    if (o->pa.have_op)
-        f.op = (int)o->pa.p.op;
-    if (o->pa.have_R)
-        f.R = o->pa.p.R;
-    if (o->have_prec)
-        f.prec = (int)o->pa.p.prec;
-    if (o->pa.have_grid) {
-        f.nx = o->pa.p.nx;
-        f.ny = o->pa.p.ny;
-        f.nz = o->pa.p.nz;
-    }
+    f.ops = o->pa.ops;
+    f.Rs = o->pa.Rs;
+    f.precs = o->pa.precs;
+    f.grids = (const int64_t(*)[3])o->pa.grid;
+    f.ngrids = o->pa.ngrids;
     fdt_db_rows rs = {0};
     fdt_err e;
     for (size_t k = 0; k < d->n; k++)
@@ -908,6 +910,16 @@ int cmd_query(int argc, char **argv)
     qopts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0)
+        return rc;
+    /* --gpu auto: the visible GPU; --nearest names it as its catalogue entry, as for a name */
+    fdt_device visible;
+    fdt_catalogue *cat = NULL;
+    fdt_err e;
+    if (o.nearest && fdt_session_gpu_auto(o.gpu) && fdt_catalogue_load_default(&cat, &e))
+        cat = NULL;
+    rc = resolve_gpu_auto(&o.gpu, cat, &visible);
+    fdt_catalogue_free(cat);
+    if (rc != EXIT_OK)
         return rc;
     dbset d = {{NULL, NULL}, 0};
     int best = !strcmp(o.sub, "best");

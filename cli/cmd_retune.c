@@ -36,9 +36,11 @@ static void retune_usage(FILE *f)
             "more than the threshold, the problem is searched again within a budget. A new\n"
             "best replaces the old one only when it is faster beyond the measurement noise of\n"
             "both (interquartile ranges). Meant for a nightly cron job or systemd timer.\n\n"
-            "  --gpu NAME       only devices whose name or arch contains NAME (any case)\n"
+            "  --gpu NAME       only devices whose name or arch contains NAME (any case);\n"
+            "                   auto: the first visible GPU's model\n"
             "  --op OPS         only these operators, comma-separated or repeated\n"
-            "  --since T        only problems with a run in the last T (7d, 12h, 30m)\n"
+            "  --since T        only problems with a run in the last T (7d, 12h, 30m; at\n"
+            "                   most 365d)\n"
             "  --regression P   threshold in percent of the stored median (default 5%%)\n"
             "  --budget N       evaluations of a re-search (default %d)\n"
             "  --strategy S     of a re-search: exhaustive, random or model (default model)\n"
@@ -70,23 +72,6 @@ typedef struct retune_args {
     int json, force_env, help;
 } retune_args;
 
-static int add_ops(const char *arg, unsigned *ops)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", arg);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        fdt_op op;
-        fdt_err e;
-        if (fdt_op_parse(tok, &op, &e)) {
-            print_error("--op: %s", e.msg);
-            return -1;
-        }
-        *ops |= 1u << op;
-    }
-    return 0;
-}
-
 /* "5%", "5" and "2.5%" are percent of the stored median. */
 static int parse_percent(const char *s, double *frac)
 {
@@ -114,6 +99,8 @@ static int parse(int argc, char **argv, retune_args *a)
     a->timeout = 30;
     a->strategy = FDT_SEARCH_MODEL;
     fdt_err e;
+    problem_args pa; /* --op, parsed as every command parses it */
+    problem_args_init(&pa);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -124,14 +111,13 @@ static int parse(int argc, char **argv, retune_args *a)
         case 'F': a->force_env = 1; break;
         case 'h': a->help = 1; return EXIT_OK;
         case 'o':
-            if (add_ops(optarg, &a->ops))
+            if (problem_args_take(&pa, c, optarg) < 0)
                 return EXIT_USAGE;
+            a->ops = pa.ops;
             break;
         case 's':
-            if (parse_duration(optarg, &a->since_s)) {
-                print_error("--since '%s': expected a duration such as 7d, 12h or 30m", optarg);
+            if (parse_duration("--since", optarg, &a->since_s))
                 return EXIT_USAGE;
-            }
             break;
         case 'r':
             if (parse_percent(optarg, &a->threshold)) {
@@ -157,7 +143,7 @@ static int parse(int argc, char **argv, retune_args *a)
                 return EXIT_USAGE;
             }
             break;
-        default: return bad_option("retune", argv, "h");
+        default: return bad_option("retune", argv, "h", opts);
         }
     }
     if (optind < argc) {

@@ -28,7 +28,8 @@ static void tune_usage(FILE *f)
             "seeds' baseline) measured in the same run. A rerun resumes: configs the database\n"
             "already holds for this device and software environment are not measured again.\n\n"
             "  --gpu NAME       catalogue name or alias (H100, MI250X, mi250x), arch (sm_90,\n"
-            "                   gfx90a), 'auto' (the first visible GPU) or 'all' (every one)\n"
+            "                   gfx90a), 'auto' (the first visible GPU, the default; a dry\n"
+            "                   run describes it) or 'all' (every one)\n"
             "  --devices LIST   these visible GPUs (indexes of 'fdtune devices'), one process\n"
             "                   each: the problems are spread over the GPUs of each model\n"
             "  --R N            stencil radius 1..8 (order 2N); a list tunes each\n"
@@ -38,11 +39,11 @@ static void tune_usage(FILE *f)
             "  --recipe FILE    a recipe of your own instead of the shipped ones\n"
             "  --strategy S     exhaustive, random or model (default: the recipe's, else model)\n"
             "  --budget N       at most N evaluations per operator (default: the recipe's)\n"
-            "  --time T         stop starting evaluations after T (90s, 10m, 2h) in total,\n"
-            "                   shared among the problems: each search gets an equal share of\n"
-            "                   what remains when it begins (one evaluation at least); one\n"
-            "                   stopped by its share is marked cut short (summary, query best,\n"
-            "                   export)\n"
+            "  --time T         stop starting evaluations after T (90s, 10m, 2h; at most\n"
+            "                   365d) in total, shared among the problems: each search gets\n"
+            "                   an equal share of what remains when it begins (one\n"
+            "                   evaluation at least); one stopped by its share is marked cut\n"
+            "                   short (summary, query best, export)\n"
             "  --force          measure again what the database already holds\n"
             "  --seed S         random strategy and input data (default 1)\n"
             "  --jobs N         parallel compilations (default: CPU cores)\n"
@@ -79,25 +80,19 @@ static void join_argv(int argc, char **argv, char *buf, size_t n)
         used += snprintf(buf + used, n - used, " %s", argv[i]);
 }
 
-/* --devices 0,2,3 */
-static int parse_devices(const char *arg, tune_args *a)
+/* --devices 0,2,3: one item. */
+static int take_device(void *ctx, const char *item)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", arg);
-    char *save = NULL;
+    tune_args *a = ctx;
     long v;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (parse_int_arg("--devices", tok, 0, FDT_MAX_DEVICES - 1, &v))
-            return -1;
-        if (a->ndevices == FDT_MAX_DEVICES) {
-            print_error("--devices: at most %d", FDT_MAX_DEVICES);
-            return -1;
-        }
-        a->devices[a->ndevices++] = (int)v;
+    if (parse_int_arg("--devices", item, 0, FDT_MAX_DEVICES - 1, &v))
+        return -1;
+    if (a->ndevices == FDT_MAX_DEVICES) {
+        print_error("--devices: at most %d", FDT_MAX_DEVICES);
+        return -1;
     }
-    if (!a->ndevices)
-        print_error("--devices '%s': expected indexes such as 0,2,3 ('fdtune devices')", arg);
-    return a->ndevices ? 0 : -1;
+    a->devices[a->ndevices++] = (int)v;
+    return 0;
 }
 
 /* 1 when the request spans several GPUs or problems of more than one radius, precision or
@@ -112,7 +107,7 @@ static int tune_is_many(const tune_args *a)
 static int check_modes(const tune_args *a)
 {
     const char *bad = NULL;
-    if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->rq.ops || a->rq.have_strategy ||
+    if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->pa.have_op || a->rq.have_strategy ||
                      a->rq.budget || a->rq.time_s > 0 || a->recipe || a->db || a->ndevices ||
                      a->gpu_all || a->dry_run || a->replay))
         bad = "--tasks: the plan says what to tune (--op, --R, --grid, --precision, strategy, "
@@ -155,21 +150,16 @@ static int check(tune_args *a)
     }
     if (!a->rq.ops)
         a->rq.ops = (1u << FDT_OP_COUNT) - 1;
-    a->rq.p = a->pa.p;
     return EXIT_OK;
 }
 
-/* The options of several GPUs, tasks and simulation, and the problem lists: 1 taken, 0 not
+/* The options of several GPUs, tasks and simulation: 1 taken, 0 not
  * one of them, -1 bad (printed). */
 static int take_more(tune_args *a, int c, const char *arg)
 {
     long v;
     switch (c) {
-    case 'o':
-    case 'R':
-    case 'p':
-    case 'g': return problem_list_take(&a->pa, &a->rq, c, arg);
-    case 'A': return parse_devices(arg, a) ? -1 : 1;
+    case 'A': return list_each("--devices", arg, take_device, a) ? -1 : 1;
     case 'M': a->simulate = arg; return 1;
     case 'k': a->tasks = arg; return 1;
     case 'X': a->results = arg; return 1;
@@ -255,26 +245,27 @@ static int parse(int argc, char **argv, tune_args *a)
             a->top = (int)v;
             continue;
         case 't':
-            if (parse_duration(optarg, &a->rq.time_s)) {
-                print_error("--time '%s': expected a duration such as 90s, 10m or 2h", optarg);
+            if (parse_duration("--time", optarg, &a->rq.time_s))
                 return EXIT_USAGE;
-            }
             continue;
         case 'h': a->help = 1; return EXIT_OK;
         case OPT_EXPORT_JSON:
         case OPT_EXPORT_CSV: export_option(c, optarg); continue;
         default: break;
         }
-        int t = take_more(a, c, optarg);
+        int t = problem_args_take(&a->pa, c, optarg);
+        if (!t)
+            t = take_more(a, c, optarg);
         if (t < 0)
             return EXIT_USAGE;
         if (!t)
-            return bad_option("tune", argv, "h");
+            return bad_option("tune", argv, "h", opts);
     }
     if (optind < argc) {
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);
         return EXIT_USAGE;
     }
+    problem_args_request(&a->pa, &a->rq);
     if (a->gpu && !strcmp(a->gpu, "all")) {
         a->gpu_all = 1;
         a->gpu = NULL;
@@ -282,25 +273,38 @@ static int parse(int argc, char **argv, tune_args *a)
     return check(a);
 }
 
-/* --dry-run and --replay: no GPU is touched. */
-static int offline(const tune_args *a, const fdt_catalogue *cat)
+/* The device of --dry-run and --replay: --gpu auto (the default) is the visible GPU, anything
+ * else is described from the catalogue. EXIT_OK, or the exit status (printed). */
+static int offline_device(const tune_args *a, const fdt_catalogue *cat, fdt_device *dev)
 {
+    const char *gpu = a->gpu ? a->gpu : "auto";
+    if (fdt_session_gpu_auto(gpu))
+        return resolve_gpu_auto(&gpu, cat, dev);
     fdt_probe none;
     memset(&none, 0, sizeof none);
-    fdt_device dev;
     int index;
     fdt_err e;
-    if (fdt_session_select_gpu(cat, a->gpu, &none, 0, &dev, &index, &e)) {
+    if (fdt_session_select_gpu(cat, gpu, &none, 0, dev, &index, &e)) {
         print_error("%s", e.msg);
         return EXIT_USAGE;
     }
+    return EXIT_OK;
+}
+
+/* --dry-run and --replay: no GPU is touched. */
+static int offline(const tune_args *a, const fdt_catalogue *cat)
+{
+    fdt_device dev;
+    fdt_err e;
+    int rc = offline_device(a, cat, &dev);
+    if (rc != EXIT_OK)
+        return rc;
     fdt_db *db = NULL;
     if (a->replay && fdt_db_open(a->replay, FDT_DB_READONLY, &db, &e)) {
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }
     tune_out_offline_begin(a->json, &dev, a->dry_run ? "dry-run" : "replay");
-    int rc = EXIT_OK;
     for (int op = 0; op < FDT_OP_COUNT; op++) {
         if (!(a->rq.ops & (1u << op)))
             continue;
@@ -319,7 +323,7 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
             fdt_dry_run_free(&d);
         } else {
             fdt_replay_report x;
-            st = fdt_tune_replay(db, &a->rq, (fdt_op)op, &dev, a->gpu, &x, &e);
+            st = fdt_tune_replay(db, &a->rq, (fdt_op)op, &dev, &x, &e);
             if (st == FDT_STATUS_OK)
                 tune_out_replay(a->json, r, &x);
         }

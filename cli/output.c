@@ -4,12 +4,14 @@
 #include "cli.h"
 #include "fdt_db.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* The process's output state (cli_output_begin): --json given, the status so far, whether
@@ -238,25 +240,117 @@ void print_exit_statuses(FILE *f)
                "is kept).\n");
 }
 
-int bad_option(const char *cmd, char **argv, const char *shortopts)
+static int same_letter(char a, char b)
+{
+    return tolower((unsigned char)a) == tolower((unsigned char)b);
+}
+
+/* The edit distance of a and b, ignoring case, an adjacent transposition counting one
+ * ("--gird" is one from "--grid"); stops counting at 3. */
+static int edit_distance(const char *a, const char *b)
+{
+    enum { MAX = 64 };
+    size_t n = strlen(a), m = strlen(b);
+    if (n >= MAX || m >= MAX)
+        return 3;
+    int d[MAX][MAX];
+    for (size_t i = 0; i <= n; i++)
+        for (size_t j = 0; j <= m; j++) {
+            if (!i || !j) {
+                d[i][j] = (int)(i + j);
+                continue;
+            }
+            int v = d[i - 1][j - 1] + !same_letter(a[i - 1], b[j - 1]);
+            v = d[i - 1][j] + 1 < v ? d[i - 1][j] + 1 : v;
+            v = d[i][j - 1] + 1 < v ? d[i][j - 1] + 1 : v;
+            if (i > 1 && j > 1 && same_letter(a[i - 1], b[j - 2]) &&
+                same_letter(a[i - 2], b[j - 1]) && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m] < 3 ? d[n][m] : 3;
+}
+
+/* The long option of opts a mistyped name (without its dashes) most likely meant: the one
+ * equal to it ignoring case (fuzzy 0), else with fuzzy 1 the nearest by edit distance, within
+ * 1 for names of up to five letters and 2 beyond (none for one or two letters), the first in
+ * the table on a tie. NULL: none. */
+static const char *closest_option(const char *name, const struct option *opts, int fuzzy)
+{
+    size_t len = strlen(name);
+    int limit = !fuzzy || len <= 2 ? 0 : len <= 5 ? 1 : 2, best = limit + 1;
+    const char *pick = NULL;
+    for (const struct option *o = opts; o && o->name; o++) {
+        int d = strcasecmp(o->name, name) ? edit_distance(o->name, name) : -1;
+        if (d < best && (fuzzy || d < 0)) {
+            best = d;
+            pick = o->name;
+        }
+    }
+    return pick;
+}
+
+/* The long options name (without dashes) abbreviates, for an ambiguous abbreviation:
+ * "--strategy, --seed" into b; how many. */
+static int abbreviates(const char *name, const struct option *opts, fdt_sb *b)
+{
+    int n = 0;
+    for (const struct option *o = opts; *name && o && o->name; o++)
+        if (!strncmp(o->name, name, strlen(name)))
+            fdt_sb_printf(b, "%s--%s", n++ ? ", " : "", o->name);
+    return n;
+}
+
+/* The message for unknown option tok (shown as `shown`) into msg, with what it may have
+ * meant: the same name in another case, else the options an ambiguous abbreviation
+ * abbreviates, else an option a small edit away. */
+static void unknown_option(fdt_sb *msg, const char *shown, const char *tok,
+                           const struct option *opts)
+{
+    size_t dashes = strspn(tok, "-");
+    fdt_sb typed, amb;
+    fdt_sb_init(&typed);
+    fdt_sb_init(&amb);
+    fdt_sb_putn(&typed, tok + dashes, strcspn(tok + dashes, "="));
+    const char *t = fdt_sb_str(&typed), *near = closest_option(t, opts, 0);
+    if (!near && dashes == 2 && abbreviates(t, opts, &amb) > 1)
+        fdt_sb_printf(msg, "option '%s' is ambiguous: %s", shown, fdt_sb_str(&amb));
+    else if (near || (near = closest_option(t, opts, 1)))
+        fdt_sb_printf(msg, "unknown option '%s'; did you mean '--%s'?", shown, near);
+    else
+        fdt_sb_printf(msg, "unknown option '%s'", shown);
+    fdt_sb_free(&typed);
+    fdt_sb_free(&amb);
+}
+
+int bad_option(const char *cmd, char **argv, const char *shortopts, const struct option *opts)
 {
     const char *tok = optind > 0 ? argv[optind - 1] : "";
-    char name[128];
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(tok, "="), tok);
-    const char *fmt = "unknown option '%s'";
+    const char *now = argv[optind]; /* argv ends with NULL */
+    if (optopt && now && now[0] == '-' && now[1] != '-' && strchr(now + 1, optopt))
+        tok = now; /* a cluster of short options ("-gpu") getopt has not left yet */
+    char shortname[3] = {'-', (char)optopt, 0};
+    fdt_sb name, msg;
+    fdt_sb_init(&name);
+    fdt_sb_init(&msg);
+    if (strncmp(tok, "--", 2) && optopt)
+        fdt_sb_puts(&name, shortname);
+    else
+        fdt_sb_putn(&name, tok, strcspn(tok, "="));
+    const char *n = fdt_sb_str(&name);
     if (!strncmp(tok, "--", 2) && optopt)
-        fmt = strchr(tok, '=') ? "option '%s' takes no value" : "option '%s' needs a value";
-    else if (strncmp(tok, "--", 2) && optopt) {
-        snprintf(name, sizeof name, "-%c", optopt);
-        if (optopt != ':' && strchr(shortopts, optopt))
-            fmt = "option '%s' needs a value";
-    }
-    char msg[256];
-    snprintf(msg, sizeof msg, fmt, name);
+        fdt_sb_printf(&msg, strchr(tok, '=') ? "option '%s' takes no value"
+                                             : "option '%s' needs a value", n);
+    else if (optopt && optopt != ':' && strchr(shortopts, optopt))
+        fdt_sb_printf(&msg, "option '%s' needs a value", n);
+    else
+        unknown_option(&msg, n, tok, opts);
     fprintf(stderr, "%sfdtune %s:%s %s (see 'fdtune %s --help')\n", col(stderr, "\033[1;31m"),
-            cmd, col(stderr, "\033[0m"), msg, cmd);
+            cmd, col(stderr, "\033[0m"), fdt_sb_str(&msg), cmd);
     if (!out_state.first_error[0])
-        snprintf(out_state.first_error, sizeof out_state.first_error, "%s", msg);
+        snprintf(out_state.first_error, sizeof out_state.first_error, "%s", fdt_sb_str(&msg));
+    fdt_sb_free(&name);
+    fdt_sb_free(&msg);
     return EXIT_USAGE;
 }
 

@@ -1,10 +1,12 @@
 /* What several commands share around the library calls that do their work: the exit status
  * of a library outcome, the explanation when no GPU is visible (each backend tried and why
- * it found nothing), and the tuning database opened for reading, with a hint when there is
- * none yet; for query and export, the user's database followed by the system database. */
+ * it found nothing), --gpu auto resolved to the visible GPU for the commands that read stored
+ * results, and the tuning database opened for reading, with a hint when there is none yet;
+ * for query and export, the user's database followed by the system database. */
 #include "cli.h"
 #include "fdt_db.h"
 #include "fdt_eval.h"
+#include "fdt_session.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -32,6 +34,22 @@ void print_no_gpu(const fdt_probe *p, const char *what, const char *hint)
     print_error("no GPU is visible, so %s. Backends tried:%s\n  %s", what, fdt_sb_str(&why),
                 hint);
     fdt_sb_free(&why);
+}
+
+int resolve_gpu_auto(const char **gpu, const fdt_catalogue *cat, fdt_device *dev)
+{
+    fdt_probe p;
+    fdt_err e;
+    fdt_status st = fdt_session_resolve_auto(gpu, cat, NULL, &p, dev, &e);
+    if (st == FDT_STATUS_NO_GPU)
+        print_no_gpu(&p, "--gpu auto names no device",
+                     "Name the GPU instead, e.g. --gpu H100 or --gpu gfx90a.");
+    else if (st != FDT_STATUS_OK)
+        print_error("--gpu auto: %s", e.msg);
+    else if (dev->name[0] || dev->arch[0])
+        print_note("--gpu auto: the visible GPU, %s (%s, %d CUs)", dev->name, dev->arch,
+                   dev->compute_units);
+    return exit_status(st);
 }
 
 /* The user's database path: path, else the default location. */

@@ -261,13 +261,15 @@ int fdt_db_collect_row(void *ctx, const fdt_db_row *row);
 int fdt_db_collect_run(void *ctx, const fdt_db_run *run);
 int fdt_db_collect_device(void *ctx, const fdt_device *d);
 
-/* Unset fields match anything. */
+/* Unset fields match anything; the sets (ops, Rs, precs, grids) match any of their members,
+ * so that one filter answers `query best --op lap,d2z --R 2,4`. */
 typedef struct fdt_db_filter {
     const char *gpu;        /* substring of the device name or arch, case-insensitive */
-    int op;                 /* fdt_op; -1: any */
-    int R;                  /* 0: any */
-    int prec;               /* fdt_prec; -1: any */
-    int64_t nx, ny, nz;     /* 0: any grid */
+    unsigned ops;           /* bits 1u << fdt_op; 0: any */
+    unsigned Rs;            /* bits 1u << R; 0: any */
+    unsigned precs;         /* bits 1u << fdt_prec; 0: any */
+    const int64_t (*grids)[3]; /* ngrids grids (nx, ny, nz); ngrids 0: any grid */
+    int ngrids;
     int64_t device_id, env_id; /* 0: any */
     const char *generator;  /* generator fingerprint; NULL: any */
 } fdt_db_filter;

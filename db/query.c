@@ -8,25 +8,43 @@
 
 #include <string.h>
 
-void fdt_db_filter_init(fdt_db_filter *f)
-{
-    memset(f, 0, sizeof *f);
-    f->op = -1;
-    f->prec = -1;
-}
+void fdt_db_filter_init(fdt_db_filter *f) { memset(f, 0, sizeof *f); }
 
+/* A set is bound as the text ",a,b,c," and matched with instr() against ',' || value || ','. */
 #define FILTER                                                                                \
     "(:gpu IS NULL OR instr(lower(d.name), lower(:gpu)) > 0"                                 \
     "  OR instr(lower(d.arch), lower(:gpu)) > 0)"                                             \
-    " AND (:op IS NULL OR p.op = :op) AND (:R IS NULL OR p.radius = :R)"                      \
-    " AND (:prec IS NULL OR p.precision = :prec)"                                             \
-    " AND (:nx IS NULL OR (p.nx = :nx AND p.ny = :ny AND p.nz = :nz))"                        \
+    " AND (:ops IS NULL OR instr(:ops, ',' || p.op || ',') > 0)"                              \
+    " AND (:Rs IS NULL OR instr(:Rs, ',' || p.radius || ',') > 0)"                            \
+    " AND (:precs IS NULL OR instr(:precs, ',' || p.precision || ',') > 0)"                   \
+    " AND (:grids IS NULL OR instr(:grids, ',' || p.nx || 'x' || p.ny || 'x' || p.nz || ',') > 0)" \
     " AND (:device IS NULL OR e.device_id = :device) AND (:env IS NULL OR e.env_id = :env)"   \
     " AND (:generator IS NULL OR v.generator = :generator)"
 
 static int bind_opt(sqlite3_stmt *st, const char *name, int64_t v, int set)
 {
     return set ? fdt_dbi_bind_int(st, name, v) : fdt_dbi_bind_null(st, name);
+}
+
+/* The sets of a filter as bound text: ",lap,d2z,", ",2,4,", ",f32,", ",512x512x512,"; ""
+ * (any) for an empty set. which: 0 operators, 1 radii, 2 precisions, 3 grids. */
+static void set_text(const fdt_db_filter *f, int which, fdt_sb *b)
+{
+    unsigned bits = which == 0 ? f->ops : which == 1 ? f->Rs : which == 2 ? f->precs : 0;
+    int n = which == 0 ? FDT_OP_COUNT : which == 2 ? FDT_F64 + 1 : 32;
+    for (int i = 0; i < n; i++)
+        if (bits & (1u << i)) {
+            if (which == 1)
+                fdt_sb_printf(b, ",%d", i);
+            else
+                fdt_sb_printf(b, ",%s", which ? fdt_prec_name((fdt_prec)i)
+                                              : fdt_op_name((fdt_op)i));
+        }
+    for (int i = 0; which == 3 && f->grids && i < f->ngrids; i++)
+        fdt_sb_printf(b, ",%lldx%lldx%lld", (long long)f->grids[i][0],
+                      (long long)f->grids[i][1], (long long)f->grids[i][2]);
+    if (b->len)
+        fdt_sb_puts(b, ",");
 }
 
 static int bind_filter(sqlite3_stmt *st, const fdt_db_filter *f)
@@ -36,17 +54,15 @@ static int bind_filter(sqlite3_stmt *st, const fdt_db_filter *f)
         fdt_db_filter_init(&none);
         f = &none;
     }
-    int grid = f->nx > 0 && f->ny > 0 && f->nz > 0;
+    static const char *const sets[] = {":ops", ":Rs", ":precs", ":grids"};
     int rc = fdt_dbi_bind_text(st, ":gpu", f->gpu && *f->gpu ? f->gpu : NULL);
-    if (rc == SQLITE_OK)
-        rc = fdt_dbi_bind_text(st, ":op",
-                               f->op >= 0 && f->op < FDT_OP_COUNT ? fdt_op_name(f->op) : NULL);
-    if (rc == SQLITE_OK) rc = bind_opt(st, ":R", f->R, f->R > 0);
-    if (rc == SQLITE_OK)
-        rc = fdt_dbi_bind_text(st, ":prec", f->prec >= 0 ? fdt_prec_name(f->prec) : NULL);
-    if (rc == SQLITE_OK) rc = bind_opt(st, ":nx", f->nx, grid);
-    if (rc == SQLITE_OK) rc = bind_opt(st, ":ny", f->ny, grid);
-    if (rc == SQLITE_OK) rc = bind_opt(st, ":nz", f->nz, grid);
+    for (int k = 0; k < 4 && rc == SQLITE_OK; k++) {
+        fdt_sb b;
+        fdt_sb_init(&b);
+        set_text(f, k, &b);
+        rc = b.oom ? SQLITE_NOMEM : fdt_dbi_bind_text(st, sets[k], b.len ? b.s : NULL);
+        fdt_sb_free(&b);
+    }
     if (rc == SQLITE_OK) rc = bind_opt(st, ":device", f->device_id, f->device_id > 0);
     if (rc == SQLITE_OK) rc = bind_opt(st, ":env", f->env_id, f->env_id > 0);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":generator", f->generator);

@@ -34,8 +34,8 @@ typedef struct fdt_exp_opts {
     const char *gpus[FDT_EXP_MAX_GPUS];
     int ngpus;
     unsigned ops;      /* bit (1u << fdt_op) per operator; 0: every tuned operator */
-    int R;             /* 0: any */
-    int prec;          /* fdt_prec; -1: any */
+    unsigned Rs;       /* bit (1u << R) per radius; 0: any */
+    unsigned precs;    /* bit (1u << fdt_prec) per precision; 0: any */
     int64_t grids[FDT_EXP_MAX_GRIDS][3]; /* tuned grids to export; none: every tuned grid */
     int ngrids;
     const struct fdt_catalogue *cat; /* resolves catalogue names and aliases; may be NULL */

@@ -15,11 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-void fdt_exp_opts_init(fdt_exp_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->prec = -1;
-}
+void fdt_exp_opts_init(fdt_exp_opts *o) { memset(o, 0, sizeof *o); }
 
 int fdt_exp_family_nvariants(const fdt_exp_family *f) { return 1 + 2 * (int)f->ntuned; }
 
@@ -187,10 +183,12 @@ static void problem_filters(const fdt_exp_opts *o, char *buf, size_t n)
 {
     fdt_sb b;
     fdt_sb_init(&b);
-    if (o->R)
-        fdt_sb_printf(&b, " R=%d", o->R);
-    if (o->prec >= 0)
-        fdt_sb_printf(&b, " %s", fdt_prec_name((fdt_prec)o->prec));
+    for (int R = 0, k = 0; R < 32; R++)
+        if (o->Rs & (1u << R))
+            fdt_sb_printf(&b, k++ ? ",%d" : " R=%d", R);
+    for (int p = FDT_F32, k = 0; p <= FDT_F64; p++)
+        if (o->precs & (1u << p))
+            fdt_sb_printf(&b, k++ ? ",%s" : " %s", fdt_prec_name((fdt_prec)p));
     snprintf(buf, n, "%s", fdt_sb_str(&b));
     fdt_sb_free(&b);
 }
@@ -450,8 +448,8 @@ static int select_devices(fdt_db *const *dbs, const fdt_exp_opts *o, fdt_exp_pla
             fdt_db_filter f;
             fdt_db_filter_init(&f);
             f.device_id = s->all.v[i].id;
-            f.R = o->R;
-            f.prec = o->prec;
+            f.Rs = o->Rs;
+            f.precs = o->precs;
             if (fdt_db_best(dbs[s->which[i]], &f, collect_wanted, &want, e))
                 return FDT_EXP_ERROR;
             if (s->rows.oom)

@@ -73,6 +73,14 @@ const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e)
     return NULL;
 }
 
+const fdt_rt_backend *fdt_rt_backend_for_target(const char *arch, fdt_err *e)
+{
+    const fdt_rt_backend *b = fdt_rt_backend_for_arch(arch, e);
+    if (b && b->check_target && b->check_target(arch, e))
+        return NULL;
+    return b;
+}
+
 /* The first line of file root/rel, without its newline; 0 when it has one. */
 static int read_line(const char *root, const char *rel, char *buf, size_t n)
 {

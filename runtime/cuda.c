@@ -101,6 +101,40 @@ static int cuda_compiler_id(const char *arch, char *buf, size_t n, fdt_err *e)
     return 0;
 }
 
+/* sm_70 is refused by NVRTC 13 (nvrtcGetSupportedArchs: 75 to 121), so it is refused before
+ * compiling, naming what this NVRTC takes. "sm_90a" and "sm_100f" are their number's. */
+static int cuda_check_target(const char *arch, fdt_err *e)
+{
+    fdt_err le;
+    char ver[64];
+    int n = 0, v[128];
+    void *sym_n = NULL, *sym_list = NULL;
+    if (cuda_compiler_version(ver, sizeof ver, &le) == 0) { /* optional: NVRTC 11.2 and later */
+        sym_n = dlsym(nvrtc_lib, "nvrtcGetNumSupportedArchs");
+        sym_list = dlsym(nvrtc_lib, "nvrtcGetSupportedArchs");
+    }
+    nvrtcResult (*get_n)(int *) = (nvrtcResult(*)(int *))sym_n;
+    nvrtcResult (*get_list)(int *) = (nvrtcResult(*)(int *))sym_list;
+    if (!get_n || !get_list || get_n(&n) != NVRTC_SUCCESS || n < 1 || n > 128 ||
+        get_list(v) != NVRTC_SUCCESS)
+        return 0; /* cannot tell here: the compile says */
+    char *end;
+    long want = strncmp(arch, "sm_", 3) ? -1 : strtol(arch + 3, &end, 10);
+    if (want > 0 && *end && strcmp(end, "a") && strcmp(end, "f"))
+        want = -1; /* sm_90a, sm_100f: the number's variants; nothing else */
+    for (int i = 0; want > 0 && i < n; i++)
+        if (v[i] == want)
+            return 0;
+    fdt_sb known;
+    fdt_sb_init(&known);
+    for (int i = 0; i < n; i++)
+        fdt_sb_printf(&known, "%ssm_%d", i ? ", " : "", v[i]);
+    fdt_err_set(e, "target '%s': %s does not compile for it; it compiles for %s", arch, ver,
+                fdt_sb_str(&known));
+    fdt_sb_free(&known);
+    return -1;
+}
+
 static int cuda_compile(const char *src, const char *kernel, const char *arch, fdt_sb *image,
                         fdt_sb *log, fdt_rt_resources *res, fdt_err *e)
 {
@@ -586,6 +620,7 @@ const fdt_rt_backend fdt_rt_cuda = {
     .options = CUDA_OPTIONS_TEXT,
     .compiler_version = cuda_compiler_version,
     .compiler_id = cuda_compiler_id,
+    .check_target = cuda_check_target,
     .compile = cuda_compile,
     .disassemble = cuda_disassemble,
     .libraries = cuda_libraries,

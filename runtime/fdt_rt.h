@@ -71,6 +71,11 @@ typedef struct fdt_rt_backend {
      * where they vary; NULL: compiler_version serves every arch. Fails saying what arch needs
      * when no compiler for it is found. */
     int (*compiler_id)(const char *arch, char *buf, size_t n, fdt_err *e);
+    /* Whether this build's compiler takes target arch, asked before compiling what a person
+     * asked for (fdt_rt_backend_for_target): -1 when it does not, e naming the targets it
+     * takes; 0 when it does, or when that cannot be told here (the compiler does not load:
+     * the compile says why). NULL: the compile says (hip finds its compiler per target). */
+    int (*check_target)(const char *arch, fdt_err *e);
     /* In-process compile; use fdt_rt_compile, which isolates it in a child process. */
     int (*compile)(const char *src, const char *kernel, const char *arch, fdt_sb *image,
                    fdt_sb *log, fdt_rt_resources *res, fdt_err *e);
@@ -126,6 +131,10 @@ const fdt_rt_backend *fdt_rt_backend_find(const char *name);
 /* The backend whose compiler targets `arch` ("sm_90" -> cuda, "gfx90a" -> hip: the rule of
  * fdtuned_arch_backend). */
 const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e);
+/* A target a person names (gen --target): fdt_rt_backend_for_arch's backend when its compiler
+ * takes arch (check_target); NULL with e saying why not ("target 'sm_70': nvrtc 13.0 does
+ * not compile for it; it compiles for sm_75, ..."). */
+const fdt_rt_backend *fdt_rt_backend_for_target(const char *arch, fdt_err *e);
 
 /* A backend whose compiler does not load, and why. */
 typedef struct fdt_rt_unavailable {

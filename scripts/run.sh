@@ -5,7 +5,8 @@
 #      build/fdtune --gpu auto --R 4 --grid 512^3 [--op "$FDTUNE_OPS"] "$@"
 #    (every operator unless FDTUNE_OPS is set, e.g. FDTUNE_OPS=d2z,lap; extra arguments go
 #    to fdtune, e.g. --strategy exhaustive --budget 200); the exit status is fdtune's;
-#  - without one: says so on stderr and does what needs no GPU: the search space, pruning
+#  - without one: says so on stderr, names what works without a GPU (export from the system
+#    database, gen, --simulate-from), and does what needs no GPU: the search space, pruning
 #    and the model's ranking for an H100 (--dry-run, with the same FDTUNE_OPS and extra
 #    arguments), and one `fdtune bench` candidate compiled for sm_90 and gfx90a (it cannot
 #    be run, verified or timed). Exit status 0 when both did what they can without a GPU.
@@ -43,7 +44,14 @@ if [ "$gpu" -eq 1 ]; then
 fi
 
 say "NO GPU IS VISIBLE (see 'fdtune devices' above): nothing can be tuned, run, verified" \
-    "or timed on this machine. Doing what needs no GPU instead."
+    "or timed on this machine. What works without a GPU:"
+say "  - a header of tuned kernels from the system database (results measured on the" \
+    "project's GPUs): $fdtune export --gpu H100 --R 4 -o fdtuned.h"
+say "  - the source of a kernel, compiled for a target: $fdtune gen --op lap --R 4" \
+    "--compile --target sm_90"
+say "  - tuning simulated GPUs that answer from a recorded database: $fdtune --gpu H100" \
+    "--R 4 --grid 512^3 --simulate-from tests/data/h100-replay.db --db sim.db"
+say "Doing what needs no GPU now: the dry run and one bench candidate."
 
 say "fdtune --gpu H100 --R 4 --grid 512^3 --dry-run${*:+ $*} (search space, pruning, model" \
     "ranking)"

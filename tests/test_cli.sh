@@ -5,8 +5,8 @@
 # are usage errors (exit 2) with a message on stderr that names the problem and nothing on
 # stdout; `gen` prints compilable source and, with --compile, the compiler's resource usage
 # (for every compiler this build has, the offline clang for gfx940 included, with --disasm
-# the disassembly), and a missing offline compiler is an operational error naming the target
-# and the packages. Every failed check is printed; the exit status is 1
+# the disassembly), a missing offline compiler is an operational error naming the target
+# and the packages, and a target NVRTC does not take is a usage error naming those it takes. Every failed check is printed; the exit status is 1
 # when any check failed. CTest runs it with FDTUNE_CACHE pointing into the build tree.
 set -eu
 
@@ -93,6 +93,22 @@ if grep -q '^backend cuda: nvrtc' "$tmp/version"; then
     compiled=$((compiled + 1))
 else
     echo "note: no NVRTC in this build: gen --compile --target sm_90 not checked" >&2
+fi
+# A target this build's NVRTC does not take (NVRTC 13 dropped sm_70) is a usage error naming
+# the ones it takes; every NVIDIA target the shell completions offer is taken.
+if grep -q '^backend cuda: nvrtc' "$tmp/version"; then
+    nvrtc=$(sed -n 's/^backend cuda: nvrtc \([0-9]*\).*/\1/p' "$tmp/version")
+    if [ "${nvrtc:-0}" -ge 13 ]; then
+        expect_usage_error "gen --target sm_70" "target 'sm_70': nvrtc" gen --target sm_70
+        expect_in "gen --target sm_70: the targets it takes" "$err" "it compiles for sm_75, sm_80"
+    fi
+    expect_usage_error "gen --target sm_90x" "target 'sm_90x'" gen --target sm_90x
+    completion=$(dirname "$0")/../dist/completions/fdtune.bash
+    for t in $(sed -n 's/^ *--target) list="\([^"]*\)".*/\1/p' "$completion"); do
+        case $t in sm_*) ;; *) continue ;; esac
+        run gen --op lap --R 4 --target "$t"
+        expect_status "gen --target $t (offered by the completions)" 0
+    done
 fi
 if grep -q '^backend hip: hiprtc' "$tmp/version"; then
     run gen --op d2z --R 4 --config nw=16 --compile --target gfx90a

@@ -5,7 +5,9 @@
  * parsing (configs and messages hold commas and quotes), --nearest names the rung that answered
  * (resolving catalogue names to stored devices) and fdtune's built-in default when nothing was
  * tuned, the same config `fdtune export` falls back to, runs/show/history list what was stored, and
- * mistakes exit 2 or 4 with a message. The database file must be byte-identical afterwards
+ * mistakes exit 2 or 4 with a message; list options (--op lap,d2x) filter as in tune, --gpu
+ * auto is the visible GPU (a stand-in CUDA driver shows one) or exit 3 when there is none.
+ * The database file must be byte-identical afterwards
  * (queries are read-only). CPU only; everything lives under a mkdtemp directory. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -619,6 +621,176 @@ static void test_history(void **state)
     tu_result_free(&r);
 }
 
+/* ------------------------------------------------------------------ list options */
+
+/* --op, --R, --precision and --grid take lists in query as in tune (comma-separated or
+ * repeated): best answers for any of the values; an empty item is a usage error naming the
+ * option; what answers for one problem takes one value. */
+static void test_best_lists(void **state)
+{
+    (void)state;
+    tu_result r;
+    run(&r, "query", "best", "--db", g_db, "--gpu", "h100", "--op", "lap,d2x", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, FAST);
+    assert_has(r.out, D2X);
+    assert_lacks(r.out, MI);
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", g_db, "--op", "d2z", "--op", "lap", "--R", "2,4",
+        "--precision", "f64,f32", "--grid", "512^3", "--grid", "640^3,512^3", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, FAST);
+    assert_has(r.out, MI);
+    assert_lacks(r.out, D2X);
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", g_db, "--grid", "256^3,640^3", "--csv", NULL);
+    expect_status(&r, 0);
+    csv c;
+    csv_load(r.out, &c, 1); /* d2x on 256^3 alone */
+    assert_string_equal(c.field[1][csv_col(&c, "op")], "d2x");
+    csv_free(&c);
+    tu_result_free(&r);
+
+    static const char *const bad[][3] = {
+        {"--op", "lap,", "empty item"},          {"--op", ",lap", "empty item"},
+        {"--op", "lap,,d2x", "empty item"},      {"--op", "", "expected a value"},
+        {"--R", "4,", "empty item"},             {"--precision", "f32,,f64", "empty item"},
+        {"--grid", "512^3,", "empty item"},      {"--op", "lap,bogus", "operator 'bogus'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, "query", "best", "--db", g_db, bad[i][0], bad[i][1], NULL);
+        if (r.status != 2 || !strstr(r.err, bad[i][0]) || !strstr(r.err, bad[i][2]) || r.out[0])
+            fail_msg("query best %s '%s': exit %d, want 2 naming %s (%s)\n%s", bad[i][0],
+                     bad[i][1], r.status, bad[i][0], bad[i][2], r.err);
+        tu_result_free(&r);
+    }
+    run(&r, "query", "history", "--db", g_db, "--op", "lap,d2x", "--R", "4", "--grid", "512^3",
+        "--config", FAST, NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "takes one problem: give --op one value");
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "lap", "--R",
+        "2,4", "--grid", "512^3", NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "give --R one value");
+    tu_result_free(&r);
+}
+
+/* ------------------------------------------------------------------ --gpu auto */
+
+/* Runs fdtune with the CUDA driver stand-in first on the loader path (ndevices GPUs), or as
+ * the process has it (ndevices < 0). */
+static void run_visible(tu_result *r, int ndevices, const char *const *argv)
+{
+#ifdef FAKE_CUDA_DIR
+    char *old = getenv("LD_LIBRARY_PATH") ? strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+    char path[2048], n[16];
+    if (ndevices >= 0) {
+        snprintf(path, sizeof path, "%s%s%s", FAKE_CUDA_DIR, old ? ":" : "", old ? old : "");
+        snprintf(n, sizeof n, "%d", ndevices);
+        setenv("LD_LIBRARY_PATH", path, 1);
+        setenv("FAKE_CUDA_DEVICES", n, 1);
+    }
+    runv(r, argv);
+    if (old)
+        setenv("LD_LIBRARY_PATH", old, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    unsetenv("FAKE_CUDA_DEVICES");
+    free(old);
+#else
+    (void)ndevices;
+    runv(r, argv);
+#endif
+}
+
+/* 1 when fdtune sees no GPU, run as run_visible runs it. */
+static int sees_no_gpu(int ndevices)
+{
+    static const char *const devices[] = {"devices", "--no-bandwidth", NULL};
+    tu_result r;
+    run_visible(&r, ndevices, devices);
+    int none = strstr(r.out, "No GPU is visible") != NULL;
+    tu_result_free(&r);
+    return none;
+}
+
+/* --gpu auto means the visible GPU in query, export and a dry run as in tune: with none
+ * visible, exit 3 and say so; with the stand-in driver's H100 visible, the H100's results
+ * alone, and the dry run describes it. */
+static void test_gpu_auto(void **state)
+{
+    (void)state;
+    tu_result r;
+    static const char *const best[] = {"query", "best", "--gpu", "auto", "--db", NULL, NULL};
+    static const char *const runs[] = {"query", "runs", "--gpu", "auto", "--db", NULL, NULL};
+    static const char *const nearest[] = {"query", "best", "--nearest", "--gpu", "auto",
+                                          "--op", "lap", "--R", "4", "--grid", "512^3",
+                                          "--db", NULL, NULL};
+    static const char *const export[] = {"export", "--gpu", "auto", "--op", "lap", "--format",
+                                         "json", "--db", NULL, NULL};
+    static const char *const dry[] = {"tune", "--dry-run", "--gpu", "auto", "--op", "lap", "--R",
+                                      "4", "--grid", "512^3", "--top", "1", "--db", NULL, NULL};
+    const char *const *all[] = {best, runs, nearest, export, dry};
+    const char *argv[5][16];
+    for (int k = 0; k < 5; k++) { /* each with --db g_db */
+        int n = 0;
+        for (; all[k][n]; n++)
+            argv[k][n] = all[k][n];
+        argv[k][n] = g_db;
+        argv[k][n + 1] = NULL;
+    }
+#ifdef FAKE_CUDA_DIR
+    int none = 0; /* the stand-in shows no device, and the real drivers (if any) none */
+#else
+    int none = -1; /* as the process is */
+#endif
+    if (sees_no_gpu(none)) {
+        for (int k = 0; k < 5; k++) {
+            run_visible(&r, none, argv[k]);
+            expect_status(&r, 3);
+            assert_has(r.err, "no GPU is visible, so --gpu auto names no device");
+            assert_has(r.err, "Name the GPU instead, e.g. --gpu H100");
+            assert_string_equal(r.out, "");
+            tu_result_free(&r);
+        }
+    } else {
+        print_message("a GPU is visible here: --gpu auto without one is not checked\n");
+    }
+#ifdef FAKE_CUDA_DIR
+    run_visible(&r, 1, argv[0]);
+    expect_status(&r, 0);
+    assert_has(r.err, "--gpu auto: the visible GPU, NVIDIA H100 80GB HBM3 (sm_90, 132 CUs)");
+    assert_has(r.out, FAST);
+    assert_has(r.out, D2X);
+    assert_lacks(r.out, MI);
+    tu_result_free(&r);
+    run_visible(&r, 1, argv[1]);
+    expect_status(&r, 0);
+    assert_has(r.out, "NVIDIA H100 80GB HBM3");
+    assert_lacks(r.out, "MI250X");
+    tu_result_free(&r);
+    run_visible(&r, 1, argv[2]);
+    expect_status(&r, 0);
+    assert_has(r.out, "fallback  exact:");
+    assert_has(r.out, "device    NVIDIA H100 80GB HBM3 (sm_90, 132 CUs)");
+    tu_result_free(&r);
+    run_visible(&r, 1, argv[3]);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "NVIDIA H100 80GB HBM3");
+    assert_lacks(r.out, "MI250X");
+    tu_result_free(&r);
+    run_visible(&r, 1, argv[4]); /* a dry run describes the visible GPU */
+    expect_status(&r, 0);
+    assert_has(r.out, "dry-run: NVIDIA H100 80GB HBM3 (sm_90, 132 CUs");
+    tu_result_free(&r);
+#else
+    print_message("no cuda backend in this build: --gpu auto with a visible GPU is not checked "
+                  "here (the stand-in driver needs it)\n");
+#endif
+}
+
 /* ------------------------------------------------------------------ errors and defaults */
 
 static void test_errors(void **state)
@@ -707,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_best_text),   cmocka_unit_test(test_best_json_csv),
         cmocka_unit_test(test_nearest),     cmocka_unit_test(test_fallback_agrees),     cmocka_unit_test(test_runs),
         cmocka_unit_test(test_show),        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_best_lists),  cmocka_unit_test(test_gpu_auto),
         cmocka_unit_test(test_errors),      cmocka_unit_test(test_default_path),
         cmocka_unit_test(test_read_only),
     };

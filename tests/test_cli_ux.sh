@@ -252,6 +252,123 @@ assert len(keys) == len(set(keys)), "two rows differ only in nt"
 run tune --gpu H100 --op d2x --R 4 --grid 512^3 --dry-run
 expect_in "dry run: says so" "$out" "rows differing only in nt collapsed"
 
+# ---------------------------------------------------------------- lists (issue 27, items 4, 16)
+# Every command that takes --op, --R, --precision or --grid takes lists there, through one
+# parser: an empty item is a usage error naming the option, a long list is read whole.
+for cmd in "tune --gpu H100 --R 4 --grid 512^3 --dry-run" "plan --R 4 --grid 64^3 -o $tmp/e.jsonl" \
+    "query best --db $tmp/t.db" "export --db $tmp/t.db" "retune --db $tmp/t.db" "gen" \
+    "bench --grid 32^3"; do
+    for v in "d2x," ",d2x" "d2x,,lap" ""; do
+        run $cmd --op "$v"
+        expect_status "$cmd --op '$v'" 2
+        expect_in "$cmd --op '$v': names it" "$err" "--op '$v'"
+        checks=$((checks + 1))
+        [ ! -s "$out" ] || fail "$cmd --op '$v': printed on stdout"
+    done
+done
+run plan --R 4, --grid 64^3 -o "$tmp/e.jsonl"
+expect_in "plan --R '4,'" "$err" "--R '4,': an empty item"
+run export --db "$tmp/t.db" --grid "512^3,,256^3"
+expect_in "export --grid '512^3,,256^3'" "$err" "--grid '512^3,,256^3': an empty item"
+checks=$((checks + 1))
+[ ! -e "$tmp/e.jsonl" ] || fail "a refused plan wrote $tmp/e.jsonl"
+# lists mean the same everywhere: several values where a command takes several problems
+run query best --db "$tmp/t.db" --op lap,d2x --R 2,4 --precision f64,f32 --grid 64^3,512^3
+expect_status "query best with lists" 0
+expect_in "query best with lists: d2x answers" "$out" "d2x R=4 f32 512x512x512"
+run export --db "$tmp/t.db" --op d2x --R 2,4 --precision f32,f64 --format json
+expect_status "export with lists" 0
+run tune --gpu H100 --R 4 --grid 512^3 --dry-run --op d2x,d2y --top 1
+expect_status "tune --dry-run --op d2x,d2y" 0
+run plan --op d2x,lap --R 2,4 --precision f32,f64 --grid 64^3 --grid 128^3 -o "$tmp/l.jsonl"
+expect_status "plan with lists" 0
+checks=$((checks + 1))
+[ "$(cat "$out")" = 16 ] || fail "plan with lists: $(cat "$out") tasks, expected 2 x 2 x 2 x 2"
+run retune --db "$tmp/t.db" --op d2x,lap
+checks=$((checks + 1))
+[ "$rc" -ne 2 ] || fail "retune --op d2x,lap: refused as a usage error: $(cat "$err")"
+# ... and one value where a command makes one kernel or answers for one problem
+run gen --op d2x,lap
+expect_status "gen --op d2x,lap" 2
+expect_in "gen --op d2x,lap" "$err" "gen takes one problem: give --op one value"
+run bench --R 2,4 --grid 32^3
+expect_status "bench --R 2,4" 2
+expect_in "bench --R 2,4" "$err" "bench takes one problem: give --R one value"
+# item 16: nothing is cut, however long the list: the item past 511 bytes counts
+long=$(python3 -c 'print("d2y," * 130, end="")')
+run plan --op "${long}d2x" --R 4 --grid 64^3 -o "$tmp/long.jsonl"
+expect_status "plan --op <long list>,d2x" 0
+checks=$((checks + 1))
+[ "$(cat "$out")" = 2 ] || fail "plan --op <long list>,d2x: $(cat "$out") tasks, expected 2 (d2y, d2x)"
+for cmd in "tune --gpu H100 --R 4 --grid 512^3 --dry-run" "plan --R 4 --grid 64^3 -o $tmp/e.jsonl" \
+    "query best --db $tmp/t.db" "export --db $tmp/t.db" "retune --db $tmp/t.db"; do
+    run $cmd --op "${long}bogus"
+    expect_status "$cmd --op <long list>,bogus" 2
+    expect_in "$cmd --op <long list>,bogus: names it" "$err" "unknown operator 'bogus'"
+done
+
+# ---------------------------------------------------------------- durations (issue 27, item 11)
+# --time and --since: one parser, finite positive durations of at most a year
+for v in inf nan -inf -1 0 1e308d 1e400 1e-400 366d 0x10 5y; do
+    run plan --R 4 --grid 64^3 -o "$tmp/d.jsonl" --time "$v"
+    expect_status "plan --time '$v'" 2
+    expect_in "plan --time '$v': names it" "$err" "--time '$v'"
+    run tune --gpu H100 --R 4 --grid 512^3 --dry-run --op d2x --time "$v"
+    expect_status "tune --time '$v'" 2
+    run retune --db "$tmp/t.db" --since "$v"
+    expect_status "retune --since '$v'" 2
+    expect_in "retune --since '$v': names it" "$err" "--since '$v'"
+done
+checks=$((checks + 1))
+[ ! -e "$tmp/d.jsonl" ] || fail "a refused plan wrote $tmp/d.jsonl"
+run plan --R 4 --grid 64^3 -o "$tmp/d.jsonl" --time 365d
+expect_status "plan --time 365d" 0
+expect_in "plan --time 365d: a year in seconds" "$tmp/d.jsonl" '"time_s": 3.1536e+07'
+run plan --R 4 --grid 64^3 -o "$tmp/d.jsonl" --time 1e308d
+expect_in "plan --time 1e308d: says the limit" "$err" "at most 365d"
+run plan --R 4 --grid 64^3 -o "$tmp/d.jsonl" --time nan
+expect_in "plan --time nan: says why" "$err" "not a number"
+
+# ---------------------------------------------------------------- did you mean (issue 27, item 9)
+run tune --r 4 --grid 512^3
+expect_status "tune --r" 2
+expect_in "tune --r: did you mean --R" "$err" "unknown option '--r'; did you mean '--R'?"
+run tune -r 4
+expect_in "tune -r: did you mean --R" "$err" "did you mean '--R'?"
+run tune -gpu H100
+expect_in "tune -gpu: did you mean --gpu" "$err" "did you mean '--gpu'?"
+run plan --gird 64^3
+expect_in "plan --gird" "$err" "did you mean '--grid'?"
+run retune --sinse 7d
+expect_in "retune --sinse" "$err" "did you mean '--since'?"
+run tune --s 1
+expect_in "tune --s: ambiguous" "$err" "option '--s' is ambiguous: --strategy, --seed"
+for cmd in tune query export plan retune gen bench devices; do
+    run $cmd --Help
+    expect_status "$cmd --Help" 2
+    expect_in "$cmd --Help" "$err" "did you mean '--help'?"
+    checks=$((checks + 1))
+    [ "$(wc -l <"$err")" -eq 1 ] || fail "$cmd --Help: $(wc -l <"$err") lines on stderr, expected 1"
+done
+run db merge --best-onyl -o "$tmp/x.db" "$tmp/t.db"
+expect_in "db merge --best-onyl" "$err" "did you mean '--best-only'?"
+
+# ---------------------------------------------------------------- run.sh without a GPU (item 9)
+# scripts/run.sh on a machine without a GPU names what works without one; run here with a
+# stand-in fdtune that sees no GPU (and a setup that does nothing), as a copy of the scripts
+mkdir -p "$tmp/rs/scripts" "$tmp/rs/build"
+cp "$src/scripts/run.sh" "$tmp/rs/scripts/run.sh"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/rs/scripts/setup.sh"
+printf '#!/bin/sh\ncase $1 in devices) echo "No GPU is visible.";; bench) exit 3;; esac\nexit 0\n' \
+    >"$tmp/rs/build/fdtune"
+chmod +x "$tmp/rs/scripts/setup.sh" "$tmp/rs/build/fdtune"
+rc=0
+sh "$tmp/rs/scripts/run.sh" >"$out" 2>"$err" || rc=$?
+expect_status "run.sh without a GPU" 0
+expect_in "run.sh without a GPU: export from the system database" "$err" "fdtune export --gpu H100"
+expect_in "run.sh without a GPU: gen" "$err" "fdtune gen --op lap"
+expect_in "run.sh without a GPU: simulated GPUs" "$err" "--simulate-from"
+
 # ---------------------------------------------------------------- 1. the field reference
 # docs/json-schema.md: every field of every document a sample gives is documented in its
 # section, and every field documented there (not marked optional) is in the sample; the

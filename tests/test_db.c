@@ -640,16 +640,37 @@ static void test_insert_and_best(void **state)
     /* Filters. */
     fdt_db_filter flt;
     fdt_db_filter_init(&flt);
-    flt.op = FDT_OP_LAP;
+    flt.ops = 1u << FDT_OP_LAP;
     rs.n = 0;
     assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
     assert_int_equal(rs.n, 1);
     assert_string_equal(rs.r[0].ev.config, "bx=16");
+    /* Sets: any of their members (query best --op lap,d2z --R 2,4 --grid 256^3,512^3). */
+    flt.ops = 1u << FDT_OP_LAP | 1u << FDT_OP_D2Z | 1u << FDT_OP_D2X;
+    flt.Rs = 1u << 2 | 1u << 4;
+    flt.precs = 1u << FDT_F64 | 1u << FDT_F32;
+    static const int64_t two[][3] = {{256, 256, 256}, {512, 512, 512}};
+    flt.grids = two;
+    flt.ngrids = 2;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    flt.ops = 1u << FDT_OP_D2X | 1u << FDT_OP_WAVE;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 0);
+    flt.ops = 0;
+    flt.precs = 1u << FDT_F64;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 0);
     fdt_db_filter_init(&flt);
     flt.gpu = "h100";
-    flt.R = 4;
-    flt.prec = FDT_F32;
-    flt.nx = flt.ny = flt.nz = 512;
+    flt.Rs = 1u << 4;
+    flt.precs = 1u << FDT_F32;
+    static const int64_t g512[][3] = {{512, 512, 512}};
+    flt.grids = g512;
+    flt.ngrids = 1;
     rs.n = 0;
     assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
     assert_int_equal(rs.n, 2);
@@ -666,12 +687,14 @@ static void test_insert_and_best(void **state)
         assert_int_equal(rs.n, 0);
     }
     fdt_db_filter_init(&flt);
-    flt.nx = 256, flt.ny = 512, flt.nz = 512;
+    static const int64_t g256[][3] = {{256, 512, 512}};
+    flt.grids = g256;
+    flt.ngrids = 1;
     rs.n = 0;
     assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
     assert_int_equal(rs.n, 0);
     fdt_db_filter_init(&flt);
-    flt.R = 2;
+    flt.Rs = 1u << 2;
     rs.n = 0;
     assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
     assert_int_equal(rs.n, 0);
@@ -691,7 +714,7 @@ static void test_insert_and_best(void **state)
     fdt_db_eval faster = eval(run2, f.prob, "by=8", FDT_DB_OK, FDT_DB_FULL, 1.25);
     assert_int_equal(fdt_db_eval_insert(f.db, &faster, NULL, &e), 0);
     fdt_db_filter_init(&flt);
-    flt.op = FDT_OP_LAP;
+    flt.ops = 1u << FDT_OP_LAP;
     rs.n = 0;
     assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
     assert_int_equal(rs.n, 1);

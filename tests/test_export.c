@@ -290,8 +290,8 @@ static int make_plan(const char *const *gpus, int ngpus, unsigned ops, const int
     for (int i = 0; i < ngpus; i++)
         o.gpus[o.ngpus++] = gpus[i];
     o.ops = ops;
-    o.R = 4;
-    o.prec = FDT_F32;
+    o.Rs = 1u << 4;
+    o.precs = 1u << FDT_F32;
     for (int i = 0; i < ngrids; i++) {
         memcpy(o.grids[i], grids[i], sizeof o.grids[i]);
         o.ngrids++;

@@ -156,9 +156,11 @@ static int64_t best_eval(fdt_db *db, int64_t dev, const fdt_problem *p)
     fdt_db_filter f;
     fdt_db_filter_init(&f);
     f.device_id = dev;
-    f.op = p->op;
-    f.R = p->R;
-    f.nx = p->nx, f.ny = p->ny, f.nz = p->nz;
+    f.ops = 1u << p->op;
+    f.Rs = 1u << p->R;
+    const int64_t grid[][3] = {{p->nx, p->ny, p->nz}};
+    f.grids = grid;
+    f.ngrids = 1;
     fdt_db_row *row = calloc(1, sizeof *row);
     fdt_err e = {""};
     if (fdt_db_best(db, &f, take_row, row, &e))

@@ -110,7 +110,33 @@ static void test_select_gpu(void **state)
     assert_int_equal(fdt_session_select_gpu(g_cat, NULL, &none, 1, &dev, &index, &e), -1);
     assert_has(e.msg, "--gpu auto: no GPU is visible");
     assert_int_equal(fdt_session_select_gpu(g_cat, "auto", &none, 0, &dev, &index, &e), -1);
-    assert_has(e.msg, "needs --gpu NAME");
+    assert_has(e.msg, "--gpu auto: no GPU is visible (a dry run without a GPU needs --gpu NAME");
+
+    /* auto where stored devices are matched (query, export): probed, then the device's name
+     * as the driver gives it, or its catalogue entry's for lookups through the catalogue */
+    fdt_probe p;
+    const char *gpu = "auto";
+    assert_int_equal(fdt_session_resolve_auto(&gpu, NULL, probe_h100, &p, &dev, &e),
+                     FDT_STATUS_OK);
+    assert_string_equal(gpu, "NVIDIA H100 80GB HBM3");
+    gpu = "auto";
+    assert_int_equal(fdt_session_resolve_auto(&gpu, g_cat, probe_h100, &p, &dev, &e),
+                     FDT_STATUS_OK);
+    assert_string_equal(gpu, "H100 SXM");
+    gpu = "auto";
+    assert_int_equal(fdt_session_resolve_auto(&gpu, g_cat, probe_none, &p, &dev, &e),
+                     FDT_STATUS_NO_GPU);
+    assert_has(e.msg, "--gpu auto: no GPU is visible");
+    assert_string_equal(gpu, "auto");
+    assert_int_equal(p.nbackends, 2); /* what each backend saw, for the message */
+    assert_int_equal(fdt_session_resolve_auto(&gpu, g_cat, probe_fails, &p, &dev, &e),
+                     FDT_STATUS_ERROR);
+    assert_has(e.msg, "the child crashed");
+    gpu = "H100"; /* anything else stays, and nothing is probed */
+    assert_int_equal(fdt_session_resolve_auto(&gpu, g_cat, probe_fails, &p, &dev, &e),
+                     FDT_STATUS_OK);
+    assert_string_equal(gpu, "H100");
+    assert_int_equal(p.ndevices, 0);
 
     /* a catalogue name: the visible device of that model, or the catalogue's description */
     assert_int_equal(fdt_session_select_gpu(g_cat, "H100", &one, 1, &dev, &index, &e), 0);
@@ -393,7 +419,7 @@ static void test_replay(void **state)
     fdt_device dev;
     h100_512(&rq, &dev);
     fdt_replay_report x;
-    assert_int_equal(fdt_tune_replay(db, &rq, FDT_OP_D2X, &dev, "H100", &x, &e), FDT_STATUS_OK);
+    assert_int_equal(fdt_tune_replay(db, &rq, FDT_OP_D2X, &dev, &x, &e), FDT_STATUS_OK);
     /* facts of the record (as tests/test_replay.sh checks them through the binary): budget
      * 40, so 40 configs recorded */
     assert_int_equal(x.configs, 40);
@@ -408,13 +434,13 @@ static void test_replay(void **state)
 
     rq.have_strategy = 1; /* one strategy asked: that one only */
     rq.strategy = FDT_SEARCH_MODEL;
-    assert_int_equal(fdt_tune_replay(db, &rq, FDT_OP_D2X, &dev, "H100", &x, &e), FDT_STATUS_OK);
+    assert_int_equal(fdt_tune_replay(db, &rq, FDT_OP_D2X, &dev, &x, &e), FDT_STATUS_OK);
     assert_int_equal(x.n, 1);
     assert_int_equal(x.kind[0], FDT_SEARCH_MODEL);
 
     /* a problem the record does not hold fails, naming it */
     rq.p.nx = rq.p.ny = rq.p.nz = 640;
-    assert_int_equal(fdt_tune_replay(db, &rq, FDT_OP_D2X, &dev, "H100", &x, &e),
+    assert_int_equal(fdt_tune_replay(db, &rq, FDT_OP_D2X, &dev, &x, &e),
                      FDT_STATUS_FAILED);
     assert_has(e.msg, "no evaluations for d2x R=4 f32 640x640x640");
     fdt_db_close(db);
@@ -566,6 +592,17 @@ static void test_retune_run(void **state)
     assert_int_equal(s.n, 1); /* the stale run was marked the first time; the lock is free */
     assert_int_equal(s.kind[0], FDT_RETUNE_EV_GPU_ERROR);
     fdt_retune_report_free(rep);
+
+    /* --gpu auto: the visible GPU's stored results are planned, another model's are not */
+    rq.gpu = "auto";
+    assert_int_equal(fdt_retune_run(&rq, record, NULL, &s, rep, &e), FDT_STATUS_ERROR);
+    assert_int_equal(rep->plan.n, 1);
+    fdt_retune_report_free(rep);
+    rq.gpu = "MI250X";
+    assert_int_equal(fdt_retune_run(&rq, record, NULL, &s, rep, &e), FDT_STATUS_OK);
+    assert_int_equal(rep->plan.n, 0);
+    fdt_retune_report_free(rep);
+    rq.gpu = NULL;
 
     /* --op narrows the plan to nothing: said, and done */
     memset(&s, 0, sizeof s);

@@ -64,12 +64,11 @@ typedef struct fdt_replay_report {
 
 /* Replays the strategies against what db recorded for operator op of request rq: on the
  * stored device with the most recorded configs, among those of dev's arch (of any arch when
- * gpu is NULL or "auto"), each config's best time (a full sample over a probe, then the
+ * dev has none), each config's best time (a full sample over a probe, then the
  * faster) or its failure. The request's strategy when it names one, else exhaustive, random
  * and model; seeded with rq->seed. FDT_STATUS_FAILED when nothing is recorded or nothing
  * recorded succeeded, FDT_STATUS_ERROR when the database fails. */
 fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
-                           const fdt_device *dev, const char *gpu, fdt_replay_report *out,
-                           fdt_err *e);
+                           const fdt_device *dev, fdt_replay_report *out, fdt_err *e);
 
 #endif

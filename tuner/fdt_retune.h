@@ -192,7 +192,8 @@ int fdt_retune_problem(fdt_retune_ctx *ctx, const fdt_retune_item *it, fdt_recip
 /* What `fdtune retune` asks for. */
 typedef struct fdt_retune_request {
     const char *db_path;       /* the database to retune (it must exist); NULL: the default */
-    const char *gpu;           /* fdt_retune_filter's gpu, ops and (as seconds back) since */
+    const char *gpu;           /* fdt_retune_filter's gpu ("auto": the visible GPU's model,
+                                  fdt_session_auto_device), ops and (as seconds back) since */
     unsigned ops;
     double since_s;            /* 0: no cutoff */
     fdt_retune_opts o;         /* of each problem (its stop is the session's) */

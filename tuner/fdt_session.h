@@ -6,8 +6,10 @@
  * the session's stop flag (a second one kills, as always) until the session closes. The
  * database and the stop flag belong to the session, the device, its ids and its worker to
  * each of its GPUs, so one session can hold several GPUs of a node, a worker each, over one
- * database. This module never prints or exits: failures come back as an fdt_status with a
- * "what: why" message, and when no GPU is visible the probe says per backend why. */
+ * database. What --gpu auto names is decided here for every command (tune, retune, and query
+ * and export, which match stored devices with it). This module never prints or exits:
+ * failures come back as an fdt_status with a "what: why" message, and when no GPU is visible
+ * the probe says per backend why. */
 #ifndef FDT_SESSION_H
 #define FDT_SESSION_H
 
@@ -62,6 +64,34 @@ typedef struct fdt_session {
     int own_db, catching;
     struct sigaction old_int, old_term;
 } fdt_session;
+
+/* --gpu auto, in every command that takes --gpu: the visible GPU, the first of the visible
+ * devices (fdt_session_auto_device), which tune opens and which query, export and retune
+ * match stored devices with (fdt_session_resolve_auto). 1 when gpu is "auto". */
+int fdt_session_gpu_auto(const char *gpu);
+
+/* The device "auto" names among the visible devices p: the first, completed from cat (may be
+ * NULL), into *dev. None visible: -1 and e "--gpu auto: no GPU is visible". */
+int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_device *dev,
+                            fdt_err *e);
+
+/* What a --gpu argument names device d by. A filter of stored devices (a substring of their
+ * name or arch; cat NULL): d's name as the driver gives it, which is what a database stores
+ * for that model (its arch when the driver gave no name). A lookup that falls back to the GPU
+ * catalogue (export, query best --nearest; cat given): the name of d's catalogue entry when
+ * it has one, which finds the stored results of that model and describes it when none are
+ * stored; else the same as without. */
+const char *fdt_session_gpu_text(const fdt_device *d, const fdt_catalogue *cat);
+
+/* --gpu auto in the commands that compare --gpu with stored devices (query, export): *gpu
+ * stays unless it is "auto"; then the visible devices are probed (probe; NULL:
+ * fdt_probe_devices) into *p, *dev is the one "auto" names (completed from cat, may be NULL)
+ * and *gpu points at its text (fdt_session_gpu_text(dev, cat), held in *dev).
+ * FDT_STATUS_NO_GPU (e says so, p per backend why) when none is visible, FDT_STATUS_ERROR when
+ * the probe failed. */
+fdt_status fdt_session_resolve_auto(const char **gpu, const fdt_catalogue *cat,
+                                    fdt_probe_fn probe, fdt_probe *p, fdt_device *dev,
+                                    fdt_err *e);
 
 /* Resolves a GPU request (NULL or "auto": the first visible device; else a catalogue name,
  * alias or arch, fdt_catalogue_find) against the visible devices p. dev: the device

@@ -261,8 +261,7 @@ static int load_record(fdt_db *db, const fdt_problem *p, const char *arch, recor
 }
 
 fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
-                           const fdt_device *dev, const char *gpu, fdt_replay_report *out,
-                           fdt_err *e)
+                           const fdt_device *dev, fdt_replay_report *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
     out->p = rq->p;
@@ -270,7 +269,7 @@ fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
     char pk[128];
     fdt_problem_format(&out->p, pk, sizeof pk);
     recorded rec = {0};
-    const char *arch = gpu && strcmp(gpu, "auto") ? dev->arch : NULL;
+    const char *arch = dev->arch[0] ? dev->arch : NULL;
     fdt_status st = FDT_STATUS_OK;
     if (load_record(db, &out->p, arch, &rec, e)) {
         st = FDT_STATUS_ERROR;

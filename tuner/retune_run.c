@@ -152,6 +152,12 @@ static fdt_status plan_and_run(job *j, fdt_err *e)
     fdt_retune_filter flt;
     fdt_retune_filter_init(&flt);
     flt.gpu = rq->gpu;
+    fdt_device visible; /* --gpu auto: the stored devices of the visible GPU's model */
+    if (fdt_session_gpu_auto(rq->gpu)) {
+        if (fdt_session_auto_device(NULL, &rep->probe, &visible, e))
+            goto out;
+        flt.gpu = fdt_session_gpu_text(&visible, NULL);
+    }
     flt.ops = rq->ops;
     if (rq->since_s > 0) {
         fdt_retune_cutoff(time(NULL), rq->since_s, rep->since, sizeof rep->since);

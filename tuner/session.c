@@ -1,7 +1,8 @@
-/* The tuning session: probe, GPU selection through the catalogue, the database with its
- * stale runs marked and its kind (simulated or real) checked, a worker per GPU with its
- * device and environment ids, and the stop flag that SIGINT and SIGTERM set while workers
- * run (fdt_session.h). */
+/* The tuning session: probe, GPU selection through the catalogue (and what --gpu auto names,
+ * for tune and for the commands that read stored results), the database with its stale runs
+ * marked and its kind (simulated or real) checked, a worker per GPU with its device and
+ * environment ids, and the stop flag that SIGINT and SIGTERM set while workers run
+ * (fdt_session.h). */
 #include "fdt_session.h"
 
 #include <stdio.h>
@@ -13,19 +14,57 @@ void fdt_session_opts_init(fdt_session_opts *o)
     fdt_worker_opts_default(&o->worker);
 }
 
+int fdt_session_gpu_auto(const char *gpu) { return gpu && !strcmp(gpu, "auto"); }
+
+int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_device *dev,
+                            fdt_err *e)
+{
+    if (p->ndevices == 0)
+        return fdt_err_set(e, "--gpu auto: no GPU is visible");
+    *dev = p->device[0];
+    fdt_catalogue_complete(cat, dev);
+    return 0;
+}
+
+const char *fdt_session_gpu_text(const fdt_device *d, const fdt_catalogue *cat)
+{
+    if (cat && d->catalogue[0])
+        return d->catalogue;
+    return d->name[0] ? d->name : d->arch;
+}
+
+fdt_status fdt_session_resolve_auto(const char **gpu, const fdt_catalogue *cat,
+                                    fdt_probe_fn probe, fdt_probe *p, fdt_device *dev,
+                                    fdt_err *e)
+{
+    memset(p, 0, sizeof *p);
+    fdt_device_init(dev);
+    if (!fdt_session_gpu_auto(*gpu))
+        return FDT_STATUS_OK;
+    if ((probe ? probe : fdt_probe_devices)(p, e))
+        return FDT_STATUS_ERROR;
+    if (fdt_session_auto_device(cat, p, dev, e))
+        return FDT_STATUS_NO_GPU;
+    *gpu = fdt_session_gpu_text(dev, cat);
+    return FDT_STATUS_OK;
+}
+
 int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p,
                            int need_live, fdt_device *dev, int *index, fdt_err *e)
 {
     *index = -1;
     fdt_device_init(dev);
-    if (!gpu || !strcmp(gpu, "auto")) {
-        if (p->ndevices == 0)
-            return fdt_err_set(e, "--gpu auto: no GPU is visible%s", need_live ? "" :
-                               " (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100)");
-        *index = 0;
-        *dev = p->device[0];
-        fdt_catalogue_complete(cat, dev);
-        return 0;
+    if (!gpu || fdt_session_gpu_auto(gpu)) {
+        if (fdt_session_auto_device(cat, p, dev, e) == 0) {
+            *index = 0;
+            return 0;
+        }
+        if (!need_live) {
+            fdt_err why = *e;
+            fdt_err_set(e, "%s (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100)",
+                        why.msg);
+        }
+        return -1;
     }
     if (fdt_catalogue_find(cat, gpu, p->device, p->ndevices, dev, e))
         return -1;

@@ -3,6 +3,10 @@
 # and the values of --op, --precision, --strategy, --format, --target and --gpu (auto, all and
 # the GPU catalogue's names and aliases, read from the
 # first gpus.lua of $FDTUNE_RECIPES, else the one installed beside fdtune).
+# --target offers the architectures fdtune has facts for (runtime/arch.c), sm_86 and sm_89 (the
+# sm_80 facts; NVRTC 12 and 13 compile both) and gfx940 (the MI300 instruction set clang-16
+# knows); `fdtune gen --target` refuses what this build's compiler does not take (NVRTC 13 no
+# longer takes sm_70) and names what it does.
 
 _fdtune_gpus() {
     local bin cat="" d
@@ -83,7 +87,7 @@ _fdtune() {
     --precision) list="f32 f64" ;;
     --strategy) list="exhaustive random model" ;;
     --format) list="header json" ;;
-    --target) list="sm_70 sm_80 sm_86 sm_89 sm_90 gfx906 gfx908 gfx90a gfx940 gfx942 gfx1030 gfx1100" ;;
+    --target) list="sm_80 sm_86 sm_89 sm_90 gfx906 gfx908 gfx90a gfx940 gfx942 gfx1030 gfx1100" ;;
     --gpu) COMPREPLY=($(compgen -W "auto all $(_fdtune_gpus)" -- "$cur")); return ;;
     --db | --replay | --simulate-from | --recipe | --tasks | -o)
         COMPREPLY=($(compgen -f -- "$cur")); return ;;

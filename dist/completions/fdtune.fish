@@ -2,6 +2,10 @@
 # commands, each command's options (as its --help lists them; tests/test_install.sh checks)
 # and the values of --op, --precision, --strategy, --format and --gpu (auto, all and the GPU
 # catalogue's names, read from the installed recipes/gpus.lua beside fdtune).
+# --target offers the architectures fdtune has facts for (runtime/arch.c), sm_86 and sm_89 (the
+# sm_80 facts; NVRTC 12 and 13 compile both) and gfx940 (the MI300 instruction set clang-16
+# knows); `fdtune gen --target` refuses what this build's compiler does not take (NVRTC 13 no
+# longer takes sm_70) and names what it does.
 
 function __fdtune_gpus
     echo auto
@@ -45,7 +49,7 @@ complete -c fdtune -n '__fdtune_in tune query export plan gen bench' -l precisio
 complete -c fdtune -n '__fdtune_in tune query export retune' -l gpu -x -a '(__fdtune_gpus)' -d GPU
 complete -c fdtune -n '__fdtune_in tune plan retune' -l strategy -x -a 'exhaustive random model' -d strategy
 complete -c fdtune -n '__fdtune_in export' -l format -x -a 'header json' -d format
-complete -c fdtune -n '__fdtune_in gen' -l target -x -a 'sm_80 sm_90 gfx906 gfx908 gfx90a gfx940 gfx942 gfx1100' -d architecture
+complete -c fdtune -n '__fdtune_in gen' -l target -x -a 'sm_80 sm_86 sm_89 sm_90 gfx906 gfx908 gfx90a gfx940 gfx942 gfx1030 gfx1100' -d architecture
 complete -c fdtune -n '__fdtune_in tune query export plan gen bench' -l R -x -d 'radius 1..8'
 complete -c fdtune -n '__fdtune_in tune query export plan gen bench' -l grid -x -d 'N^3 or NXxNYxNZ'
 complete -c fdtune -n '__fdtune_in tune query export retune' -l db -r -F -d 'tuning database'
