@@ -101,9 +101,9 @@ int cli_output_status(int status);
  * own size); 0 (no limit) when it is not one. Tables are fitted to it (fdt_emit.width). */
 int terminal_width(void);
 /* --export-json FILE / --export-csv FILE (tune, bench, query): what the command prints is
- * also rendered as JSON / CSV into FILE, written atomically when the command's output is
- * done; a file that cannot be written is an error (EXIT_ERROR, nothing left at FILE). Takes
- * the option (1) or not (0). */
+ * also rendered as JSON / CSV into FILE, written by the output rule (fdt_write_file_atomic)
+ * when the command's output is done; a file that cannot be written is an error (EXIT_ERROR,
+ * nothing left at FILE). Takes the option (1) or not (0). */
 enum { OPT_EXPORT_JSON = 3001, OPT_EXPORT_CSV };
 int export_option(int opt, const char *arg);
 #define EXPORT_OPTIONS                                                                         \
@@ -111,7 +111,8 @@ int export_option(int opt, const char *arg);
         {"export-csv", required_argument, 0, OPT_EXPORT_CSV}
 #define EXPORT_HELP                                                                            \
     "  --export-json FILE  also write the output as JSON (schema 1) to FILE\n"                  \
-    "  --export-csv FILE   also write the tables as CSV to FILE (both written atomically)\n"
+    "  --export-csv FILE   also write the tables as CSV to FILE (a file is replaced\n"        \
+    "                      atomically, a device, FIFO or /dev/stdout written in place)\n"
 
 /* Output through the emitter (common/fdt_emit.h): everything a command prints on stdout is
  * rendered into an fdt_sb, then written. emit_init empties b and starts m on it with the
@@ -119,9 +120,17 @@ int export_option(int opt, const char *arg);
 void emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b);
 /* Opens a JSON document: {"schema": FDT_JSON_SCHEMA_VERSION (nothing in the other forms). */
 void emit_doc_begin(fdt_emit *m);
-/* Writes what m rendered so far to stdout and empties its buffer (m goes on); -1 (printed)
- * when memory ran out while rendering, and nothing is written. */
+/* Writes what m rendered so far to stdout (stdout_write) and empties its buffer (m goes on);
+ * -1 (printed) when memory ran out while rendering, and nothing is written, or when stdout
+ * could not take it. */
 int emit_flush(fdt_emit *m);
+/* Writes n bytes of s to stdout and flushes it; -1 when stdout failed, now or before
+ * (stdout_flush). */
+int stdout_write(const char *s, size_t n);
+/* Flushes stdout; -1 when a write to it failed, now or before: the first failure is said
+ * once, with the reason of that write ("write standard output: No space left on device"),
+ * and the process ends with EXIT_ERROR (cli_output_status). */
+int stdout_flush(void);
 /* emit_flush, then checks that everything m opened was closed and frees it. */
 int emit_done(fdt_emit *m);
 /* A problem as JSON members: "op", "R", "precision", "nx", "ny", "nz". */

@@ -170,8 +170,7 @@ int cmd_gen(int argc, char **argv)
         fdt_sb_free(&src);
         return EXIT_USAGE;
     }
-    fputs(fdt_sb_str(&src), stdout);
-    int status = EXIT_OK;
+    int status = stdout_write(fdt_sb_str(&src), src.len) ? EXIT_ERROR : EXIT_OK;
     if (compile && !ntargets) {
         fdt_rt_unavailable skipped[8];
         int nskipped;

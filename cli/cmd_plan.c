@@ -28,7 +28,8 @@ static void plan_usage(FILE *f)
             "  --time T         time limit per task (90s, 10m, 2h)\n"
             "  --seed S         random strategy and input data (default 1)\n"
             "  --recipe FILE    a recipe of your own (stored as an absolute path)\n"
-            "  -o FILE          where to write the plan (written atomically); required\n\n"
+            "  -o FILE          where to write the plan (a file is replaced atomically, a\n"
+            "                   device, FIFO or /dev/stdout written in place); required\n\n"
             "Prints the number of tasks on stdout. Exit status: 0 written, 2 usage, 4 the file\n"
             "cannot be written.\n",
             FDT_TASKS_SCHEMA);

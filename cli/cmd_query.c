@@ -923,11 +923,8 @@ int cmd_query(int argc, char **argv)
         rc = query_history(&d, &o);
     else
         rc = query_show(&d, &o);
-    fflush(stdout);
-    if (ferror(stdout) && rc == EXIT_OK) {
-        print_error("writing the answer: %s", strerror(errno));
+    if (stdout_flush() && rc == EXIT_OK)
         rc = EXIT_ERROR;
-    }
     close_dbs(d.v, d.n);
     return rc;
 }

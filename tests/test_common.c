@@ -6,7 +6,11 @@
  * run with its results, lined arrays) come out exactly and pass the strict recogniser of
  * tests/json_check.c; and every misuse (a cell of the wrong type, a missing or extra cell, a
  * key where none belongs, unbalanced objects, a bad table format) stops the program with an
- * assertion in every form, checked in a child process. */
+ * assertion in every form, checked in a child process. Also the output rule of
+ * fdt_write_file_atomic (common/fsutil.c), against nodes made here: a file replaced with its
+ * mode kept, links followed (absolute, relative, chained, dangling) and kept, a FIFO and a
+ * descriptor written in place, mknod copies of /dev/null and /dev/full (as root) left as
+ * they are with ENOSPC reported, EPIPE an error rather than a signal, a directory refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -719,6 +725,188 @@ static void test_fit_width_and_tee(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ the output rule */
+
+/* A scratch directory for one test, its path in dir. */
+static void scratch(char *dir, size_t n)
+{
+    fdt_err e;
+    assert_int_equal(fdt_scratch_dir("fdtune-test-out", dir, n, &e), 0);
+}
+
+static char *slurp(const char *path)
+{
+    char *t = NULL;
+    fdt_err e;
+    if (fdt_read_file(path, &t, NULL, &e))
+        return NULL;
+    return t;
+}
+
+/* A regular file is replaced whole and keeps its mode; a new path is created; neither leaves
+ * a temporary file; a directory is refused and left as it is. */
+static void test_output_files(void **state)
+{
+    (void)state;
+    char dir[4096], f[4200], g[4200], d[4200];
+    scratch(dir, sizeof dir);
+    snprintf(f, sizeof f, "%s/kept", dir);
+    snprintf(g, sizeof g, "%s/new", dir);
+    snprintf(d, sizeof d, "%s/adir", dir);
+    fdt_err e;
+    assert_int_equal(fdt_write_file_atomic(f, "old text, longer\n", 17, &e), 0);
+    assert_int_equal(chmod(f, 0640), 0);
+    assert_int_equal(fdt_write_file_atomic(f, "new\n", 4, &e), 0);
+    char *t = slurp(f);
+    assert_string_equal(t, "new\n");
+    free(t);
+    struct stat st;
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    assert_int_equal(fdt_write_file_atomic(g, "x", 1, &e), 0);
+    assert_int_equal(mkdir(d, 0755), 0);
+    assert_int_equal(fdt_write_file_atomic(d, "x", 1, &e), -1);
+    assert_non_null(strstr(e.msg, "adir: a directory"));
+    assert_int_equal(stat(d, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    char ls[4300];
+    snprintf(ls, sizeof ls, "test \"$(ls -A '%s')\" = \"$(printf 'adir\\nkept\\nnew')\"", dir);
+    assert_int_equal(system(ls), 0); /* no temporary file left */
+    fdt_remove_tree(dir);
+}
+
+/* Links: absolute, relative to the link's own directory, a chain, a dangling one (its target
+ * is created); each stays a link and its target is written. A loop is refused. */
+static void test_output_links(void **state)
+{
+    (void)state;
+    char dir[4096], p[4200], q[4200];
+    scratch(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/sub", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    static const char *const links[][2] = {
+        {"abs", NULL},           /* -> DIR/a.txt */
+        {"sub/rel", "../r.txt"}, /* relative to sub/, not to the working directory */
+        {"c1", "sub/rel"},       /* c2 -> c1 -> sub/rel -> r.txt */
+        {"c2", "c1"},
+        {"dangling", "made.txt"},
+    };
+    snprintf(q, sizeof q, "%s/a.txt", dir);
+    fdt_err e;
+    assert_int_equal(fdt_write_file_atomic(q, "old", 3, &e), 0);
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, links[i][0]);
+        assert_int_equal(symlink(links[i][1] ? links[i][1] : q, p), 0);
+    }
+    static const char *const written[][2] = {
+        {"abs", "a.txt"}, {"sub/rel", "r.txt"}, {"c2", "r.txt"}, {"dangling", "made.txt"}};
+    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, written[i][0]);
+        assert_int_equal(fdt_write_file_atomic(p, written[i][0], strlen(written[i][0]), &e), 0);
+        struct stat st;
+        assert_int_equal(lstat(p, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        snprintf(q, sizeof q, "%s/%s", dir, written[i][1]);
+        assert_int_equal(lstat(q, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        char *t = slurp(q);
+        assert_string_equal(t, written[i][0]);
+        free(t);
+    }
+    snprintf(p, sizeof p, "%s/loop1", dir);
+    assert_int_equal(symlink("loop2", p), 0);
+    snprintf(q, sizeof q, "%s/loop2", dir);
+    assert_int_equal(symlink("loop1", q), 0);
+    assert_int_equal(fdt_write_file_atomic(p, "x", 1, &e), -1);
+    fdt_remove_tree(dir);
+}
+
+/* A FIFO with a reader and a descriptor (/dev/fd/N, /dev/stdout) are written in place; a
+ * reader that went away is EPIPE, an error, not SIGPIPE. */
+static void test_output_streams(void **state)
+{
+    (void)state;
+    char dir[4096], p[4200];
+    scratch(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/fifo", dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the reader: what it read back through the pipe */
+        char buf[64] = {0};
+        FILE *f = fopen(p, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        _exit(write(fds[1], buf, n) == (ssize_t)n ? 0 : 1);
+    }
+    close(fds[1]);
+    fdt_err e;
+    assert_int_equal(fdt_write_file_atomic(p, "through", 7, &e), 0);
+    char got[64] = {0};
+    assert_int_equal(read(fds[0], got, sizeof got - 1), 7);
+    assert_string_equal(got, "through");
+    int status;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    struct stat st;
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+
+    fdt_out_path o;
+    assert_int_equal(fdt_output_resolve("/dev/stdout", &o, &e), 0);
+    assert_int_equal(o.kind, FDT_OUT_FD);
+    assert_int_equal(o.fd, 1);
+    assert_int_equal(pipe(fds), 0);
+    char fdpath[64];
+    snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", fds[1]);
+    assert_int_equal(fdt_write_file_atomic(fdpath, "fd", 2, &e), 0);
+    memset(got, 0, sizeof got);
+    assert_int_equal(read(fds[0], got, sizeof got - 1), 2);
+    assert_string_equal(got, "fd");
+    close(fds[0]); /* no reader: EPIPE */
+    assert_int_equal(fdt_write_file_atomic(fdpath, "fd", 2, &e), -1);
+    assert_non_null(strstr(e.msg, "Broken pipe"));
+    assert_int_equal(fdt_output_db_path(fdpath, p, sizeof p, &e), -1);
+    assert_non_null(strstr(e.msg, "cannot hold a database"));
+    close(fds[1]);
+    assert_int_equal(fdt_write_file_atomic(fdpath, "fd", 2, &e), -1); /* closed now */
+    assert_non_null(strstr(e.msg, "no such open descriptor"));
+    fdt_remove_tree(dir);
+}
+
+/* Copies of /dev/null and /dev/full made with mknod (root only): written in place, never
+ * replaced; the full one is ENOSPC; neither can hold a database. */
+static void test_output_devices(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        fprintf(stderr, "test_output_devices: not root, mknod is skipped\n");
+        skip();
+    }
+    char dir[4096], null[4200], full[4200], real[4200];
+    scratch(dir, sizeof dir);
+    snprintf(null, sizeof null, "%s/null", dir);
+    snprintf(full, sizeof full, "%s/full", dir);
+    assert_int_equal(mknod(null, S_IFCHR | 0666, makedev(1, 3)), 0);
+    assert_int_equal(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
+    fdt_err e;
+    assert_int_equal(fdt_write_file_atomic(null, "x", 1, &e), 0);
+    assert_int_equal(fdt_write_file_atomic(full, "x", 1, &e), -1);
+    assert_non_null(strstr(e.msg, "full: No space left on device"));
+    const char *nodes[] = {null, full};
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        assert_int_equal(lstat(nodes[i], &st), 0);
+        assert_true(S_ISCHR(st.st_mode));
+        assert_int_equal(major(st.st_rdev), 1);
+        assert_int_equal(minor(st.st_rdev), i ? 7 : 3);
+        assert_int_equal(fdt_output_db_path(nodes[i], real, sizeof real, &e), -1);
+        assert_non_null(strstr(e.msg, "a character device cannot hold a database"));
+    }
+    fdt_remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -728,7 +916,9 @@ int main(void)
         cmocka_unit_test(test_json_nulls),         cmocka_unit_test(test_json_reals_round_trip),
         cmocka_unit_test(test_nested_document),    cmocka_unit_test(test_misuse_aborts),
         cmocka_unit_test(test_split_columns),      cmocka_unit_test(test_invariant_macros),
-        cmocka_unit_test(test_fit_width_and_tee),
+        cmocka_unit_test(test_fit_width_and_tee),  cmocka_unit_test(test_output_files),
+        cmocka_unit_test(test_output_links),       cmocka_unit_test(test_output_streams),
+        cmocka_unit_test(test_output_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

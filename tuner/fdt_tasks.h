@@ -57,7 +57,9 @@ void fdt_shard_path(const char *dir, int index, char *buf, size_t n);
 /* Copies the SQLite database src to dst atomically (VACUUM INTO a temporary file beside
  * dst, synced, then renamed over dst): the copy is one consistent file (a snapshot, also
  * while a writer is connected to src) with no WAL beside it, and readers of dst never see
- * half of one. On failure dst is untouched and no temporary file is left. */
+ * half of one; dst follows the output rule of a database (fdt_output_db_path: a link's
+ * target is written, a device refused). On failure dst is untouched and no temporary file
+ * is left. */
 int fdt_shard_copy(const char *src, const char *dst, fdt_err *e);
 
 /* Removes a database file with its -wal and -shm files (missing ones are fine). */
