@@ -114,6 +114,15 @@ int export_option(int opt, const char *arg);
     "  --export-csv FILE   also write the tables as CSV to FILE (a file is replaced\n"        \
     "                      atomically, a device, FIFO or /dev/stdout written in place)\n"
 
+/* -h/--help: the command's help text on stdout, or with --json one document,
+ * {"schema": 1, "help": {"command": "query best", "text": "usage: ..."}} (command null for
+ * fdtune's own help). print_help(command, usage) calls usage on the stream and finishes it;
+ * help_stream gives the stream (stdout, a memory buffer under --json, NULL when memory ran
+ * out) and help_done(command, stream) writes the document; both return the exit status. */
+int print_help(const char *command, void (*usage)(FILE *f));
+FILE *help_stream(void);
+int help_done(const char *command, FILE *f);
+
 /* Output through the emitter (common/fdt_emit.h): everything a command prints on stdout is
  * rendered into an fdt_sb, then written. emit_init empties b and starts m on it with the
  * number format of the schema-1 documents and bold table headers on a terminal. */

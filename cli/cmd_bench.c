@@ -311,7 +311,7 @@ static int parse(int argc, char **argv, bench_args *a)
             break;
         case 'P': a->probe = 1; break;
         case 'j': a->json = 1; break;
-        case 'h': bench_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("bench", bench_usage);
         case OPT_EXPORT_JSON:
         case OPT_EXPORT_CSV: export_option(c, optarg); break;
         default: return bad_option("bench", argv, "h");

@@ -163,7 +163,7 @@ static int db_merge(int argc, char **argv)
         case 'b': o.best_only = 1; break;
         case 'm': meta[o.nmeta++] = optarg; break;
         case 'j': json = 1; break;
-        case 'h': free(meta); fdt_sb_free(&cmdline); db_usage(stdout); return EXIT_OK;
+        case 'h': free(meta); fdt_sb_free(&cmdline); return print_help("db", db_usage);
         default: free(meta); fdt_sb_free(&cmdline); return bad_option("db merge", argv, "o:h");
         }
     }
@@ -301,7 +301,7 @@ static int db_check(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
-        case 'h': db_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("db", db_usage);
         default: return bad_option("db check", argv, "h");
         }
     }
@@ -351,10 +351,8 @@ int cmd_db(int argc, char **argv)
         db_usage(stderr);
         return EXIT_USAGE;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        db_usage(stdout);
-        return EXIT_OK;
-    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+        return print_help("db", db_usage);
     if (!strcmp(argv[1], "merge"))
         return db_merge(argc - 1, argv + 1);
     if (!strcmp(argv[1], "check"))

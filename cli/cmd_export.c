@@ -155,7 +155,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
             else if (strcmp(optarg, "header"))
                 die_usage("export", "--format '%s': expected header or json", optarg);
             break;
-        case 'h': export_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("export", export_usage);
         default: return bad_option("export", argv, "o:h");
         }
     }

@@ -136,7 +136,7 @@ int cmd_gen(int argc, char **argv)
                 die_usage("gen", "at most 8 --target options");
             targets[ntargets++] = optarg;
             break;
-        case 'h': gen_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("gen", gen_usage);
         default: return bad_option("gen", argv, "h");
         }
     }

@@ -88,7 +88,7 @@ static int parse(int argc, char **argv, plan_args *a)
                 die_usage("plan", "--time '%s': expected a duration such as 90s, 10m or 2h",
                           optarg);
             break;
-        case 'h': plan_usage(stdout); exit(EXIT_OK);
+        case 'h': exit(print_help("plan", plan_usage));
         default: return bad_option("plan", argv, "o:h");
         }
     }

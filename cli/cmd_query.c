@@ -355,10 +355,8 @@ static int parse_opts(int argc, char **argv, qopts *o)
         }
     }
     if (optind >= argc) {
-        if (help) {
-            usage_overview(stdout);
-            return EXIT_OK;
-        }
+        if (help)
+            return print_help("query", usage_overview);
         die_usage("query", "which query? best, runs, history or show");
     }
     o->sub = argv[optind++];
@@ -371,8 +369,10 @@ static int parse_opts(int argc, char **argv, qopts *o)
     char cmd[32];
     snprintf(cmd, sizeof cmd, "query %s", o->sub);
     if (help) {
-        usage_sub(o->sub, stdout);
-        return EXIT_OK;
+        FILE *f = help_stream();
+        if (f)
+            usage_sub(o->sub, f);
+        return help_done(cmd, f);
     }
     for (int k = 1; k < 128; k++)
         if (seen[k] && !strchr(codes, k))

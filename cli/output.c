@@ -217,6 +217,50 @@ int emit_done(fdt_emit *m)
     return rc;
 }
 
+/* The buffer of help_stream under --json. */
+static struct {
+    char *text;
+    size_t len;
+} help_buf;
+
+FILE *help_stream(void)
+{
+    if (!out_state.json)
+        return stdout;
+    return open_memstream(&help_buf.text, &help_buf.len);
+}
+
+int help_done(const char *command, FILE *f)
+{
+    if (f == stdout)
+        return EXIT_OK;
+    if (!f || fclose(f) != 0) {
+        free(help_buf.text);
+        print_error("help: out of memory");
+        return EXIT_ERROR;
+    }
+    fdt_sb b;
+    fdt_emit m;
+    emit_setup(&m, FDT_EMIT_JSON, &b); /* no --export-* tee: help writes no file */
+    emit_doc_begin(&m);
+    fdt_emit_object(&m, "help");
+    fdt_emit_str_opt(&m, "command", command);
+    fdt_emit_str(&m, "text", help_buf.text);
+    fdt_emit_end(&m);
+    fdt_emit_end(&m);
+    free(help_buf.text);
+    help_buf.text = NULL;
+    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+}
+
+int print_help(const char *command, void (*usage)(FILE *f))
+{
+    FILE *f = help_stream();
+    if (f)
+        usage(f);
+    return help_done(command, f);
+}
+
 void emit_problem(fdt_emit *m, const fdt_problem *p)
 {
     fdt_problem_emit(m, p);
