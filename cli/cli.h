@@ -148,7 +148,7 @@ void emit_problem(fdt_emit *m, const fdt_problem *p);
  * (op, R, precision, nx, ny, nz; negative numbers are unknown: null). Seven columns;
  * emit_problem_cells fills them. */
 #define PROBLEM_COLS                                                                           \
-    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},                    \
+    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH | FDT_COL_KEY},      \
         {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                            \
         {"R", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                    \
         {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                     \
@@ -161,7 +161,7 @@ void emit_problem_cells(fdt_emit *m, const fdt_problem *p);
  * every parameter as "config_full". Three columns; emit_config_cells fills them from the
  * canonical key. */
 #define CONFIG_COLS(flags)                                                                     \
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, flags},                             \
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, (flags) | FDT_COL_KEY},             \
         {"config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},                                   \
         {"config_full", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0}
 void emit_config_cells(fdt_emit *m, const char *key);

@@ -673,13 +673,28 @@ static void test_split_columns(void **state)
     free(t);
 }
 
-/* A width limit (a terminal's): the widest text column is cut with "…" until each line fits,
- * numbers are never cut; no limit cuts nothing. A tee gets the same calls in its own form. */
+/* The lines of t are at most width characters wide (UTF-8 characters). */
+static void assert_lines_fit(const char *t, int width)
+{
+    for (const char *l = t; *l; l = strchr(l, '\n') + 1) {
+        int chars = 0;
+        for (const char *p = l; *p != '\n'; p++)
+            chars += ((unsigned char)*p & 0xc0) != 0x80;
+        if (chars > width) {
+            print_error("a line of %d characters, more than %d:\n%s", chars, width, t);
+            fail();
+        }
+    }
+}
+
+/* A width limit (a terminal's): a key column is cut with "…" until each line fits, numbers
+ * are never cut, a column that is no key is left out first and named below the table; no
+ * limit cuts nothing. A tee gets the same calls in its own form. */
 static void test_fit_width_and_tee(void **state)
 {
     (void)state;
-    static const fdt_col c[] = {{"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
-                                {"ms", "median ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
+    static const fdt_col c[] = {{"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+                                {"ms", "median ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, FDT_COL_KEY},
                                 {"dev", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
     const char *cfg = "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,mbar=0,nt=0,nw=32";
     for (int width = 0; width <= 40; width += 40) {
@@ -705,23 +720,184 @@ static void test_fit_width_and_tee(void **state)
         assert_int_equal(fdt_emit_finish(&tee, &e), 0);
         const char *t = fdt_sb_str(&out);
         assert_non_null(strstr(t, "0.1235"));
-        assert_non_null(strstr(t, "H100"));
         if (width) {
-            assert_non_null(strstr(t, "align=32,bx=64,by=4,\xe2\x80\xa6 "));
-            for (const char *l = t; *l; l = strchr(l, '\n') + 1) {
-                int chars = 0;
-                for (const char *p = l; *p != '\n'; p++)
-                    chars += ((unsigned char)*p & 0xc0) != 0x80;
-                assert_true(chars <= width);
-            }
-        } else
+            /* one row: a list cut by whole items */
+            assert_non_null(strstr(t, "align=32,bx=64,by=4,bz=1\xe2\x80\xa6 "));
+            assert_non_null(strstr(t, "(left out to fit 40 columns: device)\n"));
+            assert_null(strstr(t, "H100"));
+            assert_lines_fit(t, width);
+        } else {
             assert_non_null(strstr(t, cfg));
+            assert_non_null(strstr(t, "H100"));
+        }
         char want[256];
         snprintf(want, sizeof want, "[{\"config\": \"%s\", \"ms\": 0.123456, \"dev\": \"H100\"}]\n",
                  cfg);
         assert_string_equal(fdt_sb_str(&tee_out), want);
         fdt_sb_free(&out);
         fdt_sb_free(&tee_out);
+    }
+}
+
+/* t with its notes' wrapped lines joined again (a static copy). */
+static const char *unwrapped(const char *t)
+{
+    static char buf[4096];
+    size_t n = 0;
+    for (const char *p = t; *p && n < sizeof buf - 1; p++) {
+        if (p[0] == '\n' && p[1] == ' ' && p[2] != ' ')
+            p++; /* "\n " continues a note */
+        buf[n++] = *p;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+/* A table of rows (NULL-terminated lists of cells) over cols, in the table form at width. */
+static char *fitted(const fdt_col *cols, int ncols, const char *const *cells, int rows, int width)
+{
+    fdt_sb out;
+    fdt_sb_init(&out);
+    fdt_emit m;
+    fdt_emit_init(&m, FDT_EMIT_TEXT, &out);
+    m.width = width;
+    fdt_emit_table(&m, cols, ncols);
+    for (int r = 0; r < rows; r++) {
+        fdt_emit_row(&m, NULL);
+        for (int k = 0; k < ncols; k++) {
+            const char *v = cells[r * ncols + k];
+            if (cols[k].type == FDT_COL_STR)
+                fdt_emit_cell_str(&m, v);
+            else
+                fdt_emit_cell_real(&m, atof(v));
+        }
+        fdt_emit_row_end(&m);
+    }
+    fdt_emit_table_end(&m);
+    fdt_err e;
+    assert_int_equal(fdt_emit_finish(&m, &e), 0);
+    assert_lines_fit(fdt_sb_str(&out), width);
+    return fdt_sb_take(&out);
+}
+
+/* The rows of a table (lines before the first note), each cut into its cells at runs of
+ * two spaces or more: rows[r][k]; returns the number of rows. */
+static int table_cells(const char *t, char cells[][8][128], int max)
+{
+    int r = 0;
+    for (const char *l = t; *l && *l != '(' && r < max; l = strchr(l, '\n') + 1, r++) {
+        const char *end = strchr(l, '\n');
+        int k = 0;
+        for (const char *p = l; p < end && k < 8;) {
+            p += strspn(p, " ");
+            const char *q = strstr(p, "  ");
+            if (!q || q > end)
+                q = end;
+            snprintf(cells[r][k++], 128, "%.*s", (int)(q - p), p);
+            p = q;
+        }
+        for (; k < 8; k++)
+            cells[r][k][0] = 0;
+    }
+    return r;
+}
+
+/* Fitting keeps what identifies a row: a column the same in every row and the items every
+ * config shares go below the table; other columns are left out before a key column is cut;
+ * configs that differ only late (the dry run's ranks 1 and 7) or in several places stay
+ * different, cut by whole items; device names that differ only at the end are cut in the
+ * middle; two key columns that each could hide the difference are cut so that each tells
+ * its cells apart. */
+static void test_fit_keeps_rows_apart(void **state)
+{
+    (void)state;
+    static const fdt_col cols[] = {
+        {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"gbs", "GB/s", FDT_COL_REAL, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+        {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+        {"date", "date (UTC)", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    };
+    static const char *const rows[] = {
+        "lap R=4 f32 512x512x512", "align=32,bx=64,by=8,bz=1,lb=512,nw=128,pf=4,tile=2,vec=4", "2729", "NVIDIA H100 80GB HBM3", "2026-11-25 04:41",
+        "lap R=4 f32 512x512x512", "align=32,bx=64,by=8,bz=1,lb=512,nw=128,pf=3,tile=2,vec=4", "2685", "NVIDIA H100 80GB HBM3", "2026-11-25 04:42",
+        "lap R=4 f32 512x512x512", "align=32,bx=128,by=4,bz=1,lb=512,nw=128,pf=4,tile=4,vec=2", "2716", "NVIDIA H100 80GB HBM3", "2026-11-25 04:43",
+        "lap R=4 f32 512x512x512", "align=32,bx=64,by=8,bz=1,lb=512,nw=64,pf=4,tile=2,vec=2", "2700", "NVIDIA H100 80GB HBM3", "2026-11-25 04:44",
+    };
+    /* wide enough: nothing changes */
+    char *t = fitted(cols, 5, rows, 4, 200);
+    assert_non_null(strstr(t, "NVIDIA H100 80GB HBM3"));
+    assert_null(strstr(t, "\xe2\x80\xa6"));
+    free(t);
+    t = fitted(cols, 5, rows, 4, 60);
+    char cells[8][8][128];
+    assert_int_equal(table_cells(t, cells, 8), 5);
+    assert_string_equal(cells[0][0], "config"); /* the problem went below: the same in every row */
+    for (int r = 1; r <= 4; r++) {
+        for (int q = 1; q < r; q++)
+            assert_string_not_equal(cells[r][0], cells[q][0]);
+        assert_string_equal(cells[r][1], rows[(r - 1) * 5 + 2]); /* GB/s whole */
+        assert_string_equal(cells[r][2], rows[(r - 1) * 5 + 4]); /* room for the date */
+    }
+    assert_non_null(strstr(unwrapped(t), "(in every row: problem lap R=4 f32 512x512x512; in "
+                                         "config: align=32,bz=1,lb=512; device NVIDIA H100 80GB "
+                                         "HBM3)"));
+    free(t);
+    /* narrower: the date is left out, configs still differ by the items that tell them
+     * apart, and show nothing that is not theirs */
+    for (int width = 30; width >= 24; width -= 2) {
+        t = fitted(cols, 5, rows, 4, width);
+        char note[64];
+        snprintf(note, sizeof note, "(left out to fit %d columns: date (UTC))", width);
+        assert_non_null(strstr(unwrapped(t), note));
+        assert_int_equal(table_cells(t, cells, 8), 5);
+        for (int r = 1; r <= 4; r++) {
+            for (int q = 1; q < r; q++)
+                assert_string_not_equal(cells[r][0], cells[q][0]);
+            for (const char *p = cells[r][0]; *p;) { /* every item shown is the row's own */
+                size_t n = strcspn(p, ",\xe2");
+                char it[64];
+                snprintf(it, sizeof it, "%.*s", (int)n, p);
+                assert_true(!n || strstr(rows[(r - 1) * 5 + 1], it));
+                p += n + (p[n] == ',' ? 1 : p[n] ? 3 : 0);
+            }
+        }
+        free(t);
+    }
+
+    /* text that is no list: device names differing at their end, cut in the middle */
+    static const fdt_col dcols[] = {
+        {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"gbs", "GB/s", FDT_COL_REAL, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+    };
+    static const char *const drows[] = {
+        "AMD Instinct MI250X / MI250 (gfx90a)", "1300", "AMD Instinct MI250X / MI250 (gfx90b)", "1310",
+        "AMD Instinct MI300X", "4000",
+    };
+    t = fitted(dcols, 2, drows, 3, 20);
+    assert_int_equal(table_cells(t, cells, 8), 4);
+    assert_string_not_equal(cells[1][0], cells[2][0]);
+    assert_non_null(strstr(cells[1][0], "a)"));
+    assert_non_null(strstr(cells[2][0], "b)"));
+    free(t);
+
+    /* two key columns, each differing where the other would be cut */
+    static const fdt_col kcols[] = {
+        {"a", "a", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"b", "b", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+    };
+    static const char *const krows[] = {
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx1", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy1",
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx2", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy2",
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx1", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy2",
+    };
+    for (int nrows = 3; nrows >= 2; nrows--) { /* with two rows, each column alone */
+        t = fitted(kcols, 2, krows, nrows, 30);
+        assert_int_equal(table_cells(t, cells, 8), nrows + 1);
+        for (int r = 1; r <= nrows; r++)
+            for (int q = 1; q < r; q++)
+                assert_true(strcmp(cells[r][0], cells[q][0]) || strcmp(cells[r][1], cells[q][1]));
+        free(t);
     }
 }
 
@@ -917,7 +1093,8 @@ int main(void)
         cmocka_unit_test(test_nested_document),    cmocka_unit_test(test_misuse_aborts),
         cmocka_unit_test(test_split_columns),      cmocka_unit_test(test_invariant_macros),
         cmocka_unit_test(test_fit_width_and_tee),  cmocka_unit_test(test_output_files),
-        cmocka_unit_test(test_output_links),       cmocka_unit_test(test_output_streams),
+        cmocka_unit_test(test_fit_keeps_rows_apart), cmocka_unit_test(test_output_links),
+        cmocka_unit_test(test_output_streams),
         cmocka_unit_test(test_output_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
