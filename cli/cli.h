@@ -92,11 +92,15 @@ int bad_option(const char *cmd, char **argv, const char *shortopts);
  * that printed nothing on stdout print a JSON error document there (see cli_output_end),
  * and stdout's write errors are checked when the process exits, however it exits. */
 void cli_output_begin(int argc, char **argv);
-/* The command's exit status (die_usage sets it too). At exit: with --json, a non-zero status
- * and nothing written on stdout, {"schema": 1, "error": {"status": N, "message": "..."}}
- * (the first error printed) goes to stdout; then stdout is flushed and closed, and a write
- * error is printed and ends the process with EXIT_ERROR. */
+/* The command's exit status (die_usage sets it too). */
 int cli_output_status(int status);
+/* Ends the output, once (main.c calls it when the command returns, before the exit handlers
+ * of loaded libraries, which may flush stdout and lose why a write failed; an exit()
+ * elsewhere calls it at exit): with --json, a non-zero status and nothing written on stdout,
+ * {"schema": 1, "error": {"status": N, "message": "..."}} (the first error printed) goes to
+ * stdout; then stdout is flushed and closed, and a write error is printed (stdout_flush)
+ * and ends the process with EXIT_ERROR. */
+void cli_output_end(void);
 /* The terminal's width in columns when stdout is a terminal ($COLUMNS, else the terminal's
  * own size); 0 (no limit) when it is not one. Tables are fitted to it (fdt_emit.width). */
 int terminal_width(void);

@@ -127,5 +127,7 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     cli_output_begin(argc, argv);
-    return cli_output_status(run(argc, argv));
+    int status = cli_output_status(run(argc, argv));
+    cli_output_end();
+    return status;
 }

@@ -355,8 +355,12 @@ static void error_document(void)
     emit_done(&m);
 }
 
-static void output_end(void)
+void cli_output_end(void)
 {
+    static int ended;
+    if (ended)
+        return;
+    ended = 1;
     if (out_state.json && out_state.status != EXIT_OK && !out_state.written)
         error_document();
     int bad = stdout_flush() != 0;
@@ -375,7 +379,7 @@ void cli_output_begin(int argc, char **argv)
         if (!strcmp(argv[i], "--json"))
             out_state.json = 1;
     opterr = 0; /* bad_option says it, in one line */
-    atexit(output_end);
+    atexit(cli_output_end);
 }
 
 int cli_output_status(int status)

@@ -166,6 +166,10 @@ if [ "$(id -u)" -eq 0 ]; then
         expect_not_in "query best $j >/dev/full: no stale errno" "$err" "Inappropriate ioctl"
         check "query best $j >/dev/full: said once" [ "$(grep -c error "$err")" -eq 1 ]
     done
+    rc=0 # the backends' libraries are loaded: their exit handlers flush stdout too
+    "$fdtune" --version >stdout.full 2>"$err" || rc=$?
+    expect_status "--version >/dev/full" 4
+    expect_in "--version >/dev/full: the reason" "$err" "write standard output: No space left on device"
     run db merge -o null "$FDTUNE_SYSTEM_DB"
     expect_status "db merge -o a character device" 4
     expect_in "db merge -o a character device" "$err" "null: a character device cannot hold a database"
