@@ -113,9 +113,9 @@ int cmd_plan(int argc, char **argv)
         return rc;
     int n = 0;
     fdt_err e;
-    if (fdt_tasks_write(a.out, &a.rq, a.recipe, &n, &e)) {
+    if ((rc = fdt_tasks_write(a.out, &a.rq, a.recipe, &n, &e))) {
         print_error("%s", e.msg);
-        return strstr(e.msg, "recipe") ? EXIT_USAGE : EXIT_ERROR;
+        return rc == -2 ? EXIT_USAGE : EXIT_ERROR;
     }
     printf("%d\n", n);
     print_note("wrote %d task(s) to %s: run task N with 'fdtune tune --tasks %s --task N', or "

@@ -152,6 +152,10 @@ if [ "$(id -u)" -eq 0 ]; then
         expect_in "$w: the reason" "$err" "full: No space left on device"
         check "$w: the node stays a character device 1:7" [ "$(kind full)" = "$full0" ]
     done
+    mkdir recipes # a path that names a recipe is still an output path: exit 4, not 2
+    mknod recipes/full c 1 7
+    run plan --R 4 --grid 512^3 -o recipes/full
+    expect_status "plan -o recipes/full" 4
     ln -s ../null links/null
     run $q --export-csv links/null
     expect_status "--export-csv onto a link to a device" 0

@@ -30,7 +30,8 @@ typedef struct fdt_task {
  *   {"schema": 1, "task": 0, "tasks": 4, "op": "d2x", "R": 4, "precision": "f32", "nx": 512,
  *    "ny": 512, "nz": 512, "strategy": null, "budget": 0, "time_s": 0, "seed": 1,
  *    "recipe": null}
- * *ntasks: how many. */
+ * *ntasks: how many. -2 when the recipe is not found (the request's fault), -1 for any other
+ * failure (writing path: the output rule of fdt_write_file_atomic). */
 int fdt_tasks_write(const char *path, const fdt_tune_request *rq, const char *recipe,
                     int *ntasks, fdt_err *e);
 
