@@ -190,6 +190,8 @@ static int write_all(int fd, const void *data, size_t n)
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno != EINTR)
             err = errno;
+        else if (w == 0)
+            err = EIO; /* nothing taken: no progress to wait for */
         else if (w > 0) {
             p += w;
             n -= (size_t)w;
@@ -213,9 +215,10 @@ static int write_replacing(const char *path, const fdt_out_path *o, const void *
     if (!tmp)
         return fdt_err_set(e, "%s: out of memory", path);
     int fd = -1;
+    mode_t mode = o->kind == FDT_OUT_FILE ? 0600 : 0644; /* a file's own mode comes next */
     for (int k = 0; fd < 0 && k < 100; k++) {
         snprintf(tmp, pl + 48, "%s.tmp.%ld.%d", o->path, (long)getpid(), k);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, o->kind == FDT_OUT_FILE ? 0600 : 0644);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd < 0 && errno != EEXIST)
             break;
     }

@@ -693,9 +693,10 @@ static void assert_lines_fit(const char *t, int width)
 static void test_fit_width_and_tee(void **state)
 {
     (void)state;
-    static const fdt_col c[] = {{"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
-                                {"ms", "median ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, FDT_COL_KEY},
-                                {"dev", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
+    static const fdt_col c[] = {
+        {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"ms", "median ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, FDT_COL_KEY},
+        {"dev", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
     const char *cfg = "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,mbar=0,nt=0,nw=32";
     for (int width = 0; width <= 40; width += 40) {
         fdt_sb out, tee_out;
@@ -818,12 +819,20 @@ static void test_fit_keeps_rows_apart(void **state)
         {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
         {"date", "date (UTC)", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     };
+#define LAP "lap R=4 f32 512x512x512"
+#define H100 "NVIDIA H100 80GB HBM3"
     static const char *const rows[] = {
-        "lap R=4 f32 512x512x512", "align=32,bx=64,by=8,bz=1,lb=512,nw=128,pf=4,tile=2,vec=4", "2729", "NVIDIA H100 80GB HBM3", "2026-11-25 04:41",
-        "lap R=4 f32 512x512x512", "align=32,bx=64,by=8,bz=1,lb=512,nw=128,pf=3,tile=2,vec=4", "2685", "NVIDIA H100 80GB HBM3", "2026-11-25 04:42",
-        "lap R=4 f32 512x512x512", "align=32,bx=128,by=4,bz=1,lb=512,nw=128,pf=4,tile=4,vec=2", "2716", "NVIDIA H100 80GB HBM3", "2026-11-25 04:43",
-        "lap R=4 f32 512x512x512", "align=32,bx=64,by=8,bz=1,lb=512,nw=64,pf=4,tile=2,vec=2", "2700", "NVIDIA H100 80GB HBM3", "2026-11-25 04:44",
+        LAP, "align=32,bx=64,by=8,bz=1,lb=512,nw=128,pf=4,tile=2,vec=4", "2729", H100,
+        "2026-11-25 04:41",
+        LAP, "align=32,bx=64,by=8,bz=1,lb=512,nw=128,pf=3,tile=2,vec=4", "2685", H100,
+        "2026-11-25 04:42",
+        LAP, "align=32,bx=128,by=4,bz=1,lb=512,nw=128,pf=4,tile=4,vec=2", "2716", H100,
+        "2026-11-25 04:43",
+        LAP, "align=32,bx=64,by=8,bz=1,lb=512,nw=64,pf=4,tile=2,vec=2", "2700", H100,
+        "2026-11-25 04:44",
     };
+#undef LAP
+#undef H100
     /* wide enough: nothing changes */
     char *t = fitted(cols, 5, rows, 4, 200);
     assert_non_null(strstr(t, "NVIDIA H100 80GB HBM3"));
@@ -871,7 +880,8 @@ static void test_fit_keeps_rows_apart(void **state)
         {"gbs", "GB/s", FDT_COL_REAL, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
     };
     static const char *const drows[] = {
-        "AMD Instinct MI250X / MI250 (gfx90a)", "1300", "AMD Instinct MI250X / MI250 (gfx90b)", "1310",
+        "AMD Instinct MI250X / MI250 (gfx90a)", "1300",
+        "AMD Instinct MI250X / MI250 (gfx90b)", "1310",
         "AMD Instinct MI300X", "4000",
     };
     t = fitted(dcols, 2, drows, 3, 20);
