@@ -416,12 +416,12 @@ static int widest_items(const list_col *l, const char *on)
     return widest;
 }
 
-/* Fills on[] for a column of lists cut to w, whose rows start in the classes of l->cls (the
+/* Fills on[] for a column of lists cut to *w, whose rows start in the classes of l->cls (the
  * groups that must tell their cells apart): first the items that tell the rows of each
  * group apart, each time the one that splits the most, then the first ones from the left
- * while the widest cell fits. 0, or -1 when what tells the rows apart does not fit w, or
- * not even one item does. */
-static int choose_items(const list_col *l, int w, char *on)
+ * while the widest cell fits. Should what tells the rows apart not fit *w, *w grows to fit
+ * it when `widen` (a key column), else -1; -1 too when not even one item fits. */
+static int choose_items(const list_col *l, int *w, int widen, char *on)
 {
     int *start = malloc(l->rows * sizeof *start);
     if (!start)
@@ -451,12 +451,14 @@ static int choose_items(const list_col *l, int w, char *on)
         ncls = split_by(l, best, 1);
         on[best] = 1;
     }
-    if (widest_items(l, on) > w)
+    int need = widest_items(l, on);
+    if (need > *w && !widen)
         return -1;
+    *w = need > *w ? need : *w;
     for (int j = 0; j < l->items; j++)
         if (!on[j]) {
             on[j] = 1;
-            if (widest_items(l, on) > w) {
+            if (widest_items(l, on) > *w) {
                 on[j] = 0;
                 break;
             }
@@ -494,9 +496,10 @@ static int read_list(const fdt_emit *m, const layout *L, int k, list_col *l, spa
 }
 
 /* Column k cut by whole items of a list (choose_items), the same items in every row, into
- * L->cut; group[row] says which rows must tell their cells apart. 0, or -1 when it is no
- * list, what tells its rows apart does not fit, or memory ran out. */
-static int cut_items(const fdt_emit *m, layout *L, int k, const int *group)
+ * L->cut; group[row] says which rows must tell their cells apart. With `widen`, the column
+ * grows to what tells its rows apart. 0, or -1 when it is no list, what tells the rows apart
+ * does not fit (without `widen`), or memory ran out. */
+static int cut_items(const fdt_emit *m, layout *L, int k, const int *group, int widen)
 {
     size_t n = (size_t)L->n;
     list_col l = {.rows = m->ncells / n};
@@ -507,7 +510,7 @@ static int cut_items(const fdt_emit *m, layout *L, int k, const int *group)
     int rc = l.sk && l.cls ? read_list(m, L, k, &l, &it) : -1;
     if (rc == 0) {
         memcpy(l.cls, group, l.rows * sizeof *l.cls);
-        rc = choose_items(&l, L->w[k], on);
+        rc = choose_items(&l, &L->w[k], widen, on);
     }
     for (size_t r = 0; r < l.rows && rc == 0; r++)
         rc = (L->cut[r * n + (size_t)k] = join_items(&l, r, on)) ? 0 : -1;
@@ -555,10 +558,10 @@ static int column_groups(const fdt_emit *m, const layout *L, int k, int strict, 
 }
 
 /* The cells of column k cut to its width into L->cut (whole ones stay NULL): by whole items
- * when they are lists, else by characters. Cells of a key column that differ within their
- * group (column_groups) always look different: the column grows by a character while two
- * would not; those of another column look different where a cut manages it, else are cut
- * at their end. -1 when memory ran out. */
+ * when they are lists, else by characters, whichever keeps the cells that differ within
+ * their group (column_groups) different. Where neither does, a key column grows (to the
+ * items that tell its rows apart, or by a character at a time), and the cells of another
+ * column are cut at their end. -1 when memory ran out. */
 static int cut_one(const fdt_emit *m, layout *L, int k, int strict)
 {
     size_t n = (size_t)L->n, rows = m->ncells / n;
@@ -567,8 +570,10 @@ static int cut_one(const fdt_emit *m, layout *L, int k, int strict)
     int *group = malloc(rows * sizeof *group);
     shown_cell *c = malloc(rows * sizeof *c);
     int rc = group && c ? column_groups(m, L, k, strict, group) : -1;
-    int done = rc == 0 && cut_items(m, L, k, group) == 0;
-    for (int own = 0; rc == 0 && !done && L->w[k] < L->full[k];) {
+    int done = rc == 0 && cut_items(m, L, k, group, 0) == 0, tries = 0;
+    for (int own = 0; rc == 0 && !done && L->w[k] < L->full[k]; tries++) {
+        if (tries == 1 && is_key(L->vis[k]) && cut_items(m, L, k, group, 1) == 0)
+            break; /* grown to the items that tell the rows apart */
         for (size_t r = 0; r < rows; r++)
             c[r] = (shown_cell){cell(m, L, r * n + (size_t)k), NULL, r, own ? (int)r : group[r]};
         int alike = cut_chars(c, rows, L->w[k]);
