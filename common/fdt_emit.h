@@ -154,9 +154,12 @@ void fdt_emit_row_end(fdt_emit *m);
  *  3. the other text columns are narrowed, the widest first, down to their header or
  *     FDT_EMIT_MIN_FIT characters, and then the FDT_COL_KEY text columns (numbers are never
  *     cut; a table that cannot fit stays as narrow as that);
- *  4. a cut cell shows "…" where text was left out, at its end, or in its middle when the
- *     end would hide what tells it from another cell of its column: cells that differ
- *     always look different (the column grows by a character while two would not).
+ *  4. a cut shows "…" where text was left out. A column of lists (items between commas,
+ *     else spaces, as many in every cell: a config) keeps whole items, those that tell its
+ *     rows apart first; other text is cut at its end, or in its middle when the end would
+ *     hide what tells it from another cell. Rows that differ in their key text columns
+ *     always look different there: a key column that cannot keep them apart at its width
+ *     grows until it does; another column shows what a cut can, cut at its end.
  * 0 (the default, and whenever the output is not a terminal) changes nothing. */
 void fdt_emit_table_end(fdt_emit *m);
 
