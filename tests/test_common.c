@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1074,7 +1075,11 @@ static void test_output_devices(void **state)
     scratch(dir, sizeof dir);
     snprintf(null, sizeof null, "%s/null", dir);
     snprintf(full, sizeof full, "%s/full", dir);
-    assert_int_equal(mknod(null, S_IFCHR | 0666, makedev(1, 3)), 0);
+    if (mknod(null, S_IFCHR | 0666, makedev(1, 3)) != 0) {
+        fprintf(stderr, "test_output_devices: mknod: %s: skipped\n", strerror(errno));
+        fdt_remove_tree(dir);
+        skip();
+    }
     assert_int_equal(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
     fdt_err e;
     assert_int_equal(fdt_write_file_atomic(null, "x", 1, &e), 0);

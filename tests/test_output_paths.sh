@@ -137,8 +137,7 @@ else
 fi
 
 # ---------------------------------------------------------------- character devices
-if [ "$(id -u)" -eq 0 ]; then
-    mknod null c 1 3
+if [ "$(id -u)" -eq 0 ] && mknod null c 1 3 2>/dev/null; then
     mknod full c 1 7
     null0=$(kind null) full0=$(kind full)
     for w in "$q --export-json null" "$q --export-csv null" "tune --dry-run --gpu H100 --R 2 --grid 128^3 --op d2x --export-json null" "export --gpu H100 -o null" "plan --R 4 --grid 512^3 -o null"; do
@@ -179,7 +178,7 @@ if [ "$(id -u)" -eq 0 ]; then
     expect_in "db merge -o a character device" "$err" "null: a character device cannot hold a database"
     check "db merge -o a character device: it stays one" [ "$(kind null)" = "$null0" ]
 else
-    echo "test_output_paths: not root: the mknod device nodes and the user nobody are skipped" >&2
+    echo "test_output_paths: not root, or mknod not allowed here: the device nodes are skipped" >&2
 fi
 
 # ---------------------------------------------------------------- db merge -o
