@@ -121,18 +121,22 @@ int bad_option(const char *cmd, char **argv, const char *shortopts, const struct
  * that printed nothing on stdout print a JSON error document there (see cli_output_end),
  * and stdout's write errors are checked when the process exits, however it exits. */
 void cli_output_begin(int argc, char **argv);
-/* The command's exit status (die_usage sets it too). At exit: with --json, a non-zero status
- * and nothing written on stdout, {"schema": 1, "error": {"status": N, "message": "..."}}
- * (the first error printed) goes to stdout; then stdout is flushed and closed, and a write
- * error is printed and ends the process with EXIT_ERROR. */
+/* The command's exit status (die_usage sets it too). */
 int cli_output_status(int status);
+/* Ends the output, once (main.c calls it when the command returns, before the exit handlers
+ * of loaded libraries, which may flush stdout and lose why a write failed; an exit()
+ * elsewhere calls it at exit): with --json, a non-zero status and nothing written on stdout,
+ * {"schema": 1, "error": {"status": N, "message": "..."}} (the first error printed) goes to
+ * stdout; then stdout is flushed and closed, and a write error is printed (stdout_flush)
+ * and ends the process with EXIT_ERROR. */
+void cli_output_end(void);
 /* The terminal's width in columns when stdout is a terminal ($COLUMNS, else the terminal's
  * own size); 0 (no limit) when it is not one. Tables are fitted to it (fdt_emit.width). */
 int terminal_width(void);
 /* --export-json FILE / --export-csv FILE (tune, bench, query): what the command prints is
- * also rendered as JSON / CSV into FILE, written atomically when the command's output is
- * done; a file that cannot be written is an error (EXIT_ERROR, nothing left at FILE). Takes
- * the option (1) or not (0). */
+ * also rendered as JSON / CSV into FILE, written by the output rule (fdt_write_file_atomic)
+ * when the command's output is done; a file that cannot be written is an error (EXIT_ERROR,
+ * nothing left at FILE). Takes the option (1) or not (0). */
 enum { OPT_EXPORT_JSON = 3001, OPT_EXPORT_CSV };
 int export_option(int opt, const char *arg);
 #define EXPORT_OPTIONS                                                                         \
@@ -140,7 +144,17 @@ int export_option(int opt, const char *arg);
         {"export-csv", required_argument, 0, OPT_EXPORT_CSV}
 #define EXPORT_HELP                                                                            \
     "  --export-json FILE  also write the output as JSON (schema 1) to FILE\n"                  \
-    "  --export-csv FILE   also write the tables as CSV to FILE (both written atomically)\n"
+    "  --export-csv FILE   also write the tables as CSV to FILE (a file is replaced\n"        \
+    "                      atomically, a device, FIFO or /dev/stdout written in place)\n"
+
+/* -h/--help: the command's help text on stdout, or with --json one document,
+ * {"schema": 1, "help": {"command": "query best", "text": "usage: ..."}} (command null for
+ * fdtune's own help). print_help(command, usage) calls usage on the stream and finishes it;
+ * help_stream gives the stream (stdout, a memory buffer under --json, NULL when memory ran
+ * out) and help_done(command, stream) writes the document; both return the exit status. */
+int print_help(const char *command, void (*usage)(FILE *f));
+FILE *help_stream(void);
+int help_done(const char *command, FILE *f);
 
 /* Output through the emitter (common/fdt_emit.h): everything a command prints on stdout is
  * rendered into an fdt_sb, then written. emit_init empties b and starts m on it with the
@@ -148,9 +162,17 @@ int export_option(int opt, const char *arg);
 void emit_init(fdt_emit *m, fdt_emit_mode mode, fdt_sb *b);
 /* Opens a JSON document: {"schema": FDT_JSON_SCHEMA_VERSION (nothing in the other forms). */
 void emit_doc_begin(fdt_emit *m);
-/* Writes what m rendered so far to stdout and empties its buffer (m goes on); -1 (printed)
- * when memory ran out while rendering, and nothing is written. */
+/* Writes what m rendered so far to stdout (stdout_write) and empties its buffer (m goes on);
+ * -1 (printed) when memory ran out while rendering, and nothing is written, or when stdout
+ * could not take it. */
 int emit_flush(fdt_emit *m);
+/* Writes n bytes of s to stdout and flushes it; -1 when stdout failed, now or before
+ * (stdout_flush). */
+int stdout_write(const char *s, size_t n);
+/* Flushes stdout; -1 when a write to it failed, now or before: the first failure is said
+ * once, with the reason of that write ("write standard output: No space left on device"),
+ * and the process ends with EXIT_ERROR (cli_output_status). */
+int stdout_flush(void);
 /* emit_flush, then checks that everything m opened was closed and frees it. */
 int emit_done(fdt_emit *m);
 /* A problem as JSON members: "op", "R", "precision", "nx", "ny", "nz". */
@@ -159,7 +181,7 @@ void emit_problem(fdt_emit *m, const fdt_problem *p);
  * (op, R, precision, nx, ny, nz; negative numbers are unknown: null). Seven columns;
  * emit_problem_cells fills them. */
 #define PROBLEM_COLS                                                                           \
-    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},                    \
+    {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH | FDT_COL_KEY},      \
         {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                            \
         {"R", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                    \
         {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                     \
@@ -172,7 +194,7 @@ void emit_problem_cells(fdt_emit *m, const fdt_problem *p);
  * every parameter as "config_full". Three columns; emit_config_cells fills them from the
  * canonical key. */
 #define CONFIG_COLS(flags)                                                                     \
-    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, flags},                             \
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, (flags) | FDT_COL_KEY},             \
         {"config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},                                   \
         {"config_full", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0}
 void emit_config_cells(fdt_emit *m, const char *key);

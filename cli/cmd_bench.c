@@ -127,8 +127,8 @@ static const fdt_col result_cols[] = {
     {"reps", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"outliers", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"cache_flushed", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
-    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
-    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, FDT_COL_KEY},
     {"max_err", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"rel_err", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"tolerance", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -311,7 +311,7 @@ static int parse(int argc, char **argv, bench_args *a)
             break;
         case 'P': a->probe = 1; break;
         case 'j': a->json = 1; break;
-        case 'h': bench_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("bench", bench_usage);
         case OPT_EXPORT_JSON:
         case OPT_EXPORT_CSV: export_option(c, optarg); break;
         default: return bad_option("bench", argv, "h", opts);

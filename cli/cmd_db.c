@@ -31,7 +31,8 @@ static void db_usage(FILE *f)
             "all are checked first: one that is not an fdtune database, fails its integrity or\n"
             "foreign-key check, or comes from a newer fdtune is refused by name and nothing is\n"
             "written. The merge is one transaction.\n"
-            "  -o OUT          the merged database\n"
+            "  -o OUT          the merged database: a file (a link is followed; a device, a\n"
+            "                  FIFO or /dev/stdout cannot hold a database and is refused)\n"
             "  --best-only     keep one result per (device model, problem), decided by the same\n"
             "                  noise rule, and only what it refers to; compact, rollback journal\n"
             "                  (how share/fdtune/system.db is made; bench/system_db.sh)\n"
@@ -162,11 +163,8 @@ static int db_merge(int argc, char **argv)
         case 'b': o.best_only = 1; break;
         case 'm': meta[o.nmeta++] = optarg; break;
         case 'j': json = 1; break;
-        case 'h': free(meta); fdt_sb_free(&cmdline); db_usage(stdout); return EXIT_OK;
-        default:
-            free(meta);
-            fdt_sb_free(&cmdline);
-            return bad_option("db merge", argv, "o:h", opts);
+        case 'h': free(meta); fdt_sb_free(&cmdline); return print_help("db", db_usage);
+        default: free(meta); fdt_sb_free(&cmdline); return bad_option("db merge", argv, "o:h", opts);
         }
     }
     if (!o.out || !*o.out || optind >= argc) {
@@ -303,7 +301,7 @@ static int db_check(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
-        case 'h': db_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("db", db_usage);
         default: return bad_option("db check", argv, "h", opts);
         }
     }
@@ -353,10 +351,8 @@ int cmd_db(int argc, char **argv)
         db_usage(stderr);
         return EXIT_USAGE;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        db_usage(stdout);
-        return EXIT_OK;
-    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+        return print_help("db", db_usage);
     if (!strcmp(argv[1], "merge"))
         return db_merge(argc - 1, argv + 1);
     if (!strcmp(argv[1], "check"))

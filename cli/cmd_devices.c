@@ -200,7 +200,7 @@ int cmd_devices(int argc, char **argv)
         switch (c) {
         case 'j': json = 1; break;
         case 'n': bandwidth = 0; break;
-        case 'h': devices_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("devices", devices_usage);
         default: return bad_option("devices", argv, "h", opts);
         }
     }

@@ -54,7 +54,8 @@ static void export_usage(FILE *f)
             "  --no-system-db leave out the system database (share/fdtune/system.db: results\n"
             "                 measured on the project's GPUs, consulted after yours; where you\n"
             "                 tuned a device model and grid, yours answer for it)\n"
-            "  -o FILE        where to write (default: stdout); written atomically\n"
+            "  -o FILE        where to write (default: stdout); a file is replaced atomically,\n"
+            "                 a device, FIFO or /dev/stdout written in place\n"
             "  --format F     header (default) or json: the same selection as data (schema %d:\n"
             "                 variants, configs, layouts, provenance)\n\n"
             "Every --gpu must have a tuned result for each --op and --grid asked for (or, without\n"
@@ -114,7 +115,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
             else if (strcmp(optarg, "header"))
                 die_usage("export", "--format '%s': expected header or json", optarg);
             break;
-        case 'h': export_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("export", export_usage);
         default: return bad_option("export", argv, "o:h", opts);
         }
     }
@@ -229,10 +230,7 @@ int cmd_export(int argc, char **argv)
             goto done;
         }
     } else {
-        fwrite(fdt_sb_str(&text), 1, text.len, stdout);
-        fflush(stdout);
-        if (ferror(stdout)) {
-            print_error("writing the export: %s", strerror(errno));
+        if (stdout_write(fdt_sb_str(&text), text.len)) {
             rc = EXIT_ERROR;
             goto done;
         }

@@ -138,7 +138,7 @@ int cmd_gen(int argc, char **argv)
                 die_usage("gen", "at most 8 --target options");
             targets[ntargets++] = optarg;
             break;
-        case 'h': gen_usage(stdout); return EXIT_OK;
+        case 'h': return print_help("gen", gen_usage);
         default: return bad_option("gen", argv, "h", opts);
         }
     }
@@ -174,8 +174,7 @@ int cmd_gen(int argc, char **argv)
         fdt_sb_free(&src);
         return EXIT_USAGE;
     }
-    fputs(fdt_sb_str(&src), stdout);
-    int status = EXIT_OK;
+    int status = stdout_write(fdt_sb_str(&src), src.len) ? EXIT_ERROR : EXIT_OK;
     if (compile && !ntargets) {
         fdt_rt_unavailable skipped[8];
         int nskipped;

@@ -28,7 +28,8 @@ static void plan_usage(FILE *f)
             "  --time T         time limit per task (90s, 10m, 2h; at most 365d)\n"
             "  --seed S         random strategy and input data (default 1)\n"
             "  --recipe FILE    a recipe of your own (stored as an absolute path)\n"
-            "  -o FILE          where to write the plan (written atomically); required\n\n"
+            "  -o FILE          where to write the plan (a file is replaced atomically, a\n"
+            "                   device, FIFO or /dev/stdout written in place); required\n\n"
             "Prints the number of tasks on stdout. Exit status: 0 written, 2 usage, 4 the file\n"
             "cannot be written.\n",
             FDT_TASKS_SCHEMA);
@@ -86,7 +87,7 @@ static int parse(int argc, char **argv, plan_args *a)
             if (parse_duration("--time", optarg, &a->rq.time_s))
                 return EXIT_USAGE;
             break;
-        case 'h': plan_usage(stdout); exit(EXIT_OK);
+        case 'h': exit(print_help("plan", plan_usage));
         default: return bad_option("plan", argv, "o:h", opts);
         }
     }
@@ -111,9 +112,9 @@ int cmd_plan(int argc, char **argv)
         return rc;
     int n = 0;
     fdt_err e;
-    if (fdt_tasks_write(a.out, &a.rq, a.recipe, &n, &e)) {
+    if ((rc = fdt_tasks_write(a.out, &a.rq, a.recipe, &n, &e))) {
         print_error("%s", e.msg);
-        return strstr(e.msg, "recipe") ? EXIT_USAGE : EXIT_ERROR;
+        return rc == -2 ? EXIT_USAGE : EXIT_ERROR;
     }
     printf("%d\n", n);
     print_note("wrote %d task(s) to %s: run task N with 'fdtune tune --tasks %s --task N', or "

@@ -109,7 +109,7 @@ static int list_devices(fdt_db *db, const char *gpu, fdt_db_device_list *ds)
 
 static const fdt_col best_cols[] = {
     {"source", "source", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
-    {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
+    {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH | FDT_COL_KEY},
     {"arch", "arch", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
     {"compute_units", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
     {"backend", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},
@@ -119,8 +119,8 @@ static const fdt_col best_cols[] = {
     {"median_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
     {"min_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"max_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
-    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
-    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, FDT_COL_KEY},
     {"cut_short", "cut short", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
     {"layout", "line/offset", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
     {"layout_line", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -359,10 +359,8 @@ static int parse_opts(int argc, char **argv, qopts *o)
         }
     }
     if (optind >= argc) {
-        if (help) {
-            usage_overview(stdout);
-            return EXIT_OK;
-        }
+        if (help)
+            return print_help("query", usage_overview);
         die_usage("query", "which query? best, runs, history or show");
     }
     o->sub = argv[optind++];
@@ -375,8 +373,10 @@ static int parse_opts(int argc, char **argv, qopts *o)
     char cmd[32];
     snprintf(cmd, sizeof cmd, "query %s", o->sub);
     if (help) {
-        usage_sub(o->sub, stdout);
-        return EXIT_OK;
+        FILE *f = help_stream();
+        if (f)
+            usage_sub(o->sub, f);
+        return help_done(cmd, f);
     }
     for (int k = 1; k < 128; k++)
         if (seen[k] && !strchr(codes, k))
@@ -682,8 +682,8 @@ static const fdt_col eval_cols[] = {
     {"min_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"max_ms", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"reps", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
-    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
-    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+    {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, FDT_COL_KEY},
     {"max_err", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"tolerance", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"registers", "regs", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
@@ -935,11 +935,8 @@ int cmd_query(int argc, char **argv)
         rc = query_history(&d, &o);
     else
         rc = query_show(&d, &o);
-    fflush(stdout);
-    if (ferror(stdout) && rc == EXIT_OK) {
-        print_error("writing the answer: %s", strerror(errno));
+    if (stdout_flush() && rc == EXIT_OK)
         rc = EXIT_ERROR;
-    }
     close_dbs(d.v, d.n);
     return rc;
 }

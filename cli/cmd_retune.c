@@ -642,10 +642,8 @@ int cmd_retune(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc != EXIT_OK)
         return rc;
-    if (a.help) {
-        retune_usage(stdout);
-        return EXIT_OK;
-    }
+    if (a.help)
+        return print_help("retune", retune_usage);
     char command[1024];
     join_argv(argc, argv, command, sizeof command);
     fdt_retune_request rq;

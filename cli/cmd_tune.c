@@ -344,10 +344,8 @@ int cmd_tune(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc != EXIT_OK)
         return rc;
-    if (a.help) {
-        tune_usage(stdout);
-        return EXIT_OK;
-    }
+    if (a.help)
+        return print_help("tune", tune_usage);
     join_argv(argc, argv, a.command, sizeof a.command);
     fdt_err e;
     fdt_catalogue *cat = NULL;

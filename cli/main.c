@@ -82,19 +82,21 @@ static void version(void)
     printf("SQLite %s\n%s\n", sqlite3_libversion(), LUA_RELEASE);
 }
 
-/* fdtune help [CMD]: the main usage, or CMD --help. */
+/* fdtune help [CMD] [--json]: the main usage, or CMD --help (cli_output_begin saw --json). */
 static int help(int argc, char **argv)
 {
-    if (argc < 3) {
-        usage(stdout);
-        return EXIT_OK;
-    }
+    const char *cmd = NULL;
+    for (int i = 2; i < argc && !cmd; i++)
+        if (strcmp(argv[i], "--json"))
+            cmd = argv[i];
+    if (!cmd)
+        return print_help("", usage);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[2], commands[i].name)) {
-            char flag[] = "--help", *args[] = {argv[2], flag, NULL};
+        if (!strcmp(cmd, commands[i].name)) {
+            char flag[] = "--help", *args[] = {(char *)cmd, flag, NULL};
             return commands[i].fn(2, args);
         }
-    print_error("help: unknown command '%s' (see 'fdtune --help')", argv[2]);
+    print_error("help: unknown command '%s' (see 'fdtune --help')", cmd);
     return EXIT_USAGE;
 }
 
@@ -125,5 +127,7 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     cli_output_begin(argc, argv);
-    return cli_output_status(run(argc, argv));
+    int status = cli_output_status(run(argc, argv));
+    cli_output_end();
+    return status;
 }

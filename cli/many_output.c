@@ -191,15 +191,16 @@ static void gpu_rows(fdt_emit *m, const fdt_many_report *r)
 }
 
 static const fdt_col problem_cols[] = {
-    {"gpu", "GPU", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
+    {"gpu", "GPU", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
     PROBLEM_COLS,
     {"state", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
-    {"best_config", "best config", FDT_COL_STR_OPT, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
+    {"best_config", "best config", FDT_COL_STR_OPT, NULL, FDT_SHOW_TEXT,
+     FDT_COL_DASH | FDT_COL_KEY},
     {"best_config", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
     {"best_config_full", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
     {"best_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
-    {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
-    {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+    {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, FDT_COL_KEY},
     {"best_from_this_run", "", FDT_COL_BOOL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"cut_short", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"speedup", "speedup", FDT_COL_REAL_OPT, "%.2fx", FDT_SHOW_ALL, 0},

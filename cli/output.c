@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 /* The process's output state (cli_output_begin): --json given, the status so far, whether
- * anything went to stdout through the emitter, the first error printed. */
+ * anything went to stdout through the emitter, the first error printed, the errno of the
+ * first failed write to stdout (-1: one whose reason is lost) and whether it was said. */
 static struct {
-    int json, status, written, export_failed;
+    int json, status, written, export_failed, stdout_errno, stdout_said;
     char first_error[1024];
     const char *export_path[2]; /* --export-json, --export-csv */
     fdt_emit tee[2];
@@ -125,7 +126,8 @@ int export_option(int opt, const char *arg)
 }
 
 /* emit_done's part for the files of --export-json and --export-csv: each tee of m finished
- * and written atomically; -1 (printed, and the exit status will be EXIT_ERROR) when one
+ * and written by the output rule (fdt_write_file_atomic; /dev/stdout after what stdout got,
+ * which emit_flush flushed); -1 (printed, and the exit status will be EXIT_ERROR) when one
  * could not be. */
 static int export_done(fdt_emit *m)
 {
@@ -158,18 +160,51 @@ void emit_doc_begin(fdt_emit *m)
     fdt_emit_int(m, "schema", FDT_JSON_SCHEMA_VERSION);
 }
 
+/* Remembers why stdout failed, at the failure (later calls, isatty's ioctl among them,
+ * change errno). */
+static void stdout_failed(int err)
+{
+    if (!out_state.stdout_errno)
+        out_state.stdout_errno = err > 0 ? err : -1;
+}
+
+int stdout_flush(void)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        stdout_failed(errno);
+    if (!out_state.stdout_errno)
+        return 0;
+    if (!out_state.stdout_said) {
+        out_state.stdout_said = 1;
+        print_error("write standard output: %s", out_state.stdout_errno > 0
+                                                     ? strerror(out_state.stdout_errno)
+                                                     : "write error");
+    }
+    return -1;
+}
+
+int stdout_write(const char *s, size_t n)
+{
+    errno = 0;
+    if (fwrite(s, 1, n, stdout) != n || fflush(stdout) != 0)
+        stdout_failed(errno);
+    return stdout_flush();
+}
+
 int emit_flush(fdt_emit *m)
 {
-    int oom = fdt_emit_oom(m);
-    if (oom)
+    int oom = fdt_emit_oom(m), rc = 0;
+    if (oom) {
         print_error("writing the output: out of memory");
-    else if (m->out->len) {
-        fputs(fdt_sb_str(m->out), stdout);
+        rc = -1;
+    } else if (m->out->len) {
         out_state.written = 1;
+        rc = stdout_write(fdt_sb_str(m->out), m->out->len);
     }
     fdt_sb_free(m->out);
     m->oom = 0;
-    return oom ? -1 : 0;
+    return rc;
 }
 
 int emit_done(fdt_emit *m)
@@ -182,6 +217,50 @@ int emit_done(fdt_emit *m)
         rc = -1; /* emit_flush said so */
     fdt_emit_free(m);
     return rc;
+}
+
+/* The buffer of help_stream under --json. */
+static struct {
+    char *text;
+    size_t len;
+} help_buf;
+
+FILE *help_stream(void)
+{
+    if (!out_state.json)
+        return stdout;
+    return open_memstream(&help_buf.text, &help_buf.len);
+}
+
+int help_done(const char *command, FILE *f)
+{
+    if (f == stdout)
+        return EXIT_OK;
+    if (!f || fclose(f) != 0) {
+        free(help_buf.text);
+        print_error("help: out of memory");
+        return EXIT_ERROR;
+    }
+    fdt_sb b;
+    fdt_emit m;
+    emit_setup(&m, FDT_EMIT_JSON, &b); /* no --export-* tee: help writes no file */
+    emit_doc_begin(&m);
+    fdt_emit_object(&m, "help");
+    fdt_emit_str_opt(&m, "command", command);
+    fdt_emit_str(&m, "text", help_buf.text);
+    fdt_emit_end(&m);
+    fdt_emit_end(&m);
+    free(help_buf.text);
+    help_buf.text = NULL;
+    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+}
+
+int print_help(const char *command, void (*usage)(FILE *f))
+{
+    FILE *f = help_stream();
+    if (f)
+        usage(f);
+    return help_done(command, f);
 }
 
 void emit_problem(fdt_emit *m, const fdt_problem *p)
@@ -370,21 +449,22 @@ static void error_document(void)
     emit_done(&m);
 }
 
-static void output_end(void)
+void cli_output_end(void)
 {
+    static int ended;
+    if (ended)
+        return;
+    ended = 1;
     if (out_state.json && out_state.status != EXIT_OK && !out_state.written)
         error_document();
-    int bad = fflush(stdout) != 0 || ferror(stdout);
-    int err = errno;
+    int bad = stdout_flush() != 0;
+    errno = 0;
     if (fclose(stdout) != 0 && !bad) {
+        print_error("write standard output: %s", errno ? strerror(errno) : "write error");
         bad = 1;
-        err = errno;
     }
-    if (bad) {
-        fprintf(stderr, "fdtune: error: writing the output (stdout): %s\n",
-                err ? strerror(err) : "write error");
+    if (bad)
         _exit(EXIT_ERROR);
-    }
 }
 
 void cli_output_begin(int argc, char **argv)
@@ -393,7 +473,7 @@ void cli_output_begin(int argc, char **argv)
         if (!strcmp(argv[i], "--json"))
             out_state.json = 1;
     opterr = 0; /* bad_option says it, in one line */
-    atexit(output_end);
+    atexit(cli_output_end);
 }
 
 int cli_output_status(int status)

@@ -117,7 +117,7 @@ void tune_progress_end(tune_progress *t)
  * the baseline only when it was measured; the JSON leaves the best_* keys out when there is
  * no verified config. */
 static const fdt_col summary_cols[] = {
-    {"op", "op", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"op", "op", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
     {"R", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"nx", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
@@ -126,12 +126,12 @@ static const fdt_col summary_cols[] = {
     {"recipe", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"strategy", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"run", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
-    {"best_config", "best config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+    {"best_config", "best config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_KEY},
     {"best_config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"best_config_full", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"best_ms", "median ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
-    {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
-    {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, 0},
+    {"best_gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+    {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, FDT_COL_KEY},
     {"best_from_this_run", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"baseline_config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"baseline_gbs", "baseline GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_TEXT, 0},
@@ -369,11 +369,11 @@ static void problem_head(fdt_emit *m, const fdt_problem *p, const char *recipe)
 }
 
 static const fdt_col ranking_cols[] = {
-    {"rank", "rank", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
+    {"rank", "rank", FDT_COL_INT, NULL, FDT_SHOW_TEXT, FDT_COL_KEY},
     CONFIG_COLS(0),
     {"predicted_ms", "pred ms", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, 0},
-    {"predicted_gbs", "pred GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
-    {"of_peak", "of peak", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_TEXT, 0},
+    {"predicted_gbs", "pred GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+    {"of_peak", "of peak", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_TEXT, FDT_COL_KEY},
     {"dram_bytes", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"l2_bytes", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"registers_estimated", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},

@@ -1,8 +1,9 @@
 /* The emitter of fdt_emit.h: a JSON writer with a stack of open objects and arrays, a CSV
- * writer, and a text table that keeps its cells until the end to align the columns. Checks of
- * the caller's use are FDT_REQUIRE checks, on in every build: a wrong cell would
- * otherwise shift every later field of a document that scripts read by key or by position. */
-#include "fdt_emit.h"
+ * writer, and a text table that keeps its cells until the end to align the columns (written,
+ * and fitted to a width, by emit_table.c). Checks of the caller's use are FDT_REQUIRE checks,
+ * on in every build: a wrong cell would otherwise shift every later field of a document that
+ * scripts read by key or by position. */
+#include "emit_table.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -297,18 +298,6 @@ void fdt_emit_text(fdt_emit *m, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ tables */
 
-static int shown(const fdt_emit *m, const fdt_col *c)
-{
-    if (c->show == FDT_SHOW_NONE)
-        return 0;
-    return m->mode == FDT_EMIT_TEXT ? c->show != FDT_SHOW_DATA : c->show != FDT_SHOW_TEXT;
-}
-
-static fdt_col_type base_type(fdt_col_type t)
-{
-    return t >= FDT_COL_STR_OPT ? (fdt_col_type)(t - FDT_COL_STR_OPT) : t;
-}
-
 /* 1 when fmt has exactly one conversion and it takes the column's value: "%lld"/"%lli"
  * for integers, one of "feEgGaA" without a length for reals (flags, width, precision and
  * "%%" allowed anywhere). */
@@ -353,14 +342,14 @@ static void check_columns(const fdt_emit *m, const fdt_col *cols, int ncols)
     FDT_REQUIRE(ncols > 0 && ncols <= FDT_EMIT_MAXCOLS, "fdt_emit_table: 1..64 columns");
     for (int i = 0; i < ncols; i++) {
         const fdt_col *c = &cols[i];
-        fdt_col_type t = base_type(c->type);
+        fdt_col_type t = fdt_emit_base_type(c->type);
         FDT_REQUIRE(c->key && c->label, "fdt_emit_table: a column needs a key and a label");
         FDT_REQUIRE(c->type <= FDT_COL_BOOL_OPT && c->show <= FDT_SHOW_NONE,
                     "fdt_emit_table: a column's type or visibility is out of range");
         FDT_REQUIRE(!c->fmt || ((t == FDT_COL_INT || t == FDT_COL_REAL) && fmt_ok(c->fmt, t)),
                     "fdt_emit_table: a table format must have one conversion of the column's type");
-        for (int k = 0; k < i && shown(m, c) && m->mode != FDT_EMIT_TEXT; k++)
-            FDT_REQUIRE(!shown(m, &cols[k]) || strcmp(cols[k].key, c->key),
+        for (int k = 0; k < i && fdt_emit_shown(m, c) && m->mode != FDT_EMIT_TEXT; k++)
+            FDT_REQUIRE(!fdt_emit_shown(m, &cols[k]) || strcmp(cols[k].key, c->key),
                         "fdt_emit_table: two data columns with one key");
     }
 }
@@ -377,7 +366,7 @@ void fdt_emit_table(fdt_emit *m, const fdt_col *cols, int ncols)
         return;
     int n = 0;
     for (int i = 0; i < ncols; i++)
-        if (shown(m, &cols[i])) {
+        if (fdt_emit_shown(m, &cols[i])) {
             fdt_sb_puts(m->out, n++ ? "," : "");
             csv_field(m->out, cols[i].key);
         }
@@ -415,9 +404,9 @@ static const fdt_col *next_cell(fdt_emit *m, int type, int present)
     FDT_REQUIRE(m->in_row, "fdt_emit_cell: no row is open (fdt_emit_row)");
     FDT_REQUIRE(m->col < m->ncols, "fdt_emit_cell: more cells than columns");
     const fdt_col *c = &m->cols[m->col++];
-    FDT_REQUIRE(type < 0 || base_type(c->type) == (fdt_col_type)type,
+    FDT_REQUIRE(type < 0 || fdt_emit_base_type(c->type) == (fdt_col_type)type,
                 "fdt_emit_cell: the cell's type is not its column's");
-    if (!shown(m, c))
+    if (!fdt_emit_shown(m, c))
         return NULL;
     if (m->mode == FDT_EMIT_CSV && m->row_shown)
         fdt_sb_puts(m->out, ",");
@@ -524,118 +513,13 @@ void fdt_emit_cell_omit(fdt_emit *m)
         add_cell(m, "-");
 }
 
-/* Display width: UTF-8 characters, not bytes. */
-static int width(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
-    return n;
-}
-
-static void pad(fdt_sb *b, int n)
-{
-    for (; n > 0; n--)
-        fdt_sb_putn(b, " ", 1);
-}
-
-/* s cut to w characters, its last one the marker "…" when it did not fit (shown: its width). */
-static void put_fitted(fdt_sb *b, const char *s, int w, int *shown)
-{
-    if (width(s) <= w) {
-        fdt_sb_puts(b, s);
-        *shown = width(s);
-        return;
-    }
-    const char *e = s;
-    for (int n = 0; *e && n < w - 1; n++)
-        for (e++; ((unsigned char)*e & 0xc0) == 0x80; e++)
-            ;
-    fdt_sb_putn(b, s, (size_t)(e - s));
-    fdt_sb_puts(b, "\xe2\x80\xa6"); /* U+2026 */
-    *shown = w;
-}
-
-static void text_cell(fdt_emit *m, const char *s, int w, int right, int last, int head)
-{
-    int shown = width(s) < w ? width(s) : w;
-    fdt_sb_puts(m->out, head ? m->head_on : "");
-    if (right)
-        pad(m->out, w - shown);
-    put_fitted(m->out, s, w, &shown);
-    if (!right && !last)
-        pad(m->out, w - shown);
-    fdt_sb_puts(m->out, head ? m->head_off : "");
-    fdt_sb_puts(m->out, last ? "\n" : "  ");
-}
-
-/* With a width limit: the widest columns narrowed, one at a time, until the lines fit or no
- * column can give more (floor: text columns down to their header or FDT_EMIT_MIN_FIT
- * characters, numbers not at all); the cells of a narrowed column are cut by put_fitted. */
-static void fit_widths(const fdt_emit *m, int *w, const int *floor, int n)
-{
-    if (m->width <= 0)
-        return;
-    int total = 2 * (n - 1);
-    for (int k = 0; k < n; k++)
-        total += w[k];
-    while (total > m->width) {
-        int widest = -1;
-        for (int k = 0; k < n; k++)
-            if (w[k] > floor[k] && (widest < 0 || w[k] > w[widest]))
-                widest = k;
-        if (widest < 0)
-            return;
-        int give = total - m->width < w[widest] - floor[widest] ? total - m->width
-                                                                 : w[widest] - floor[widest];
-        w[widest] -= give;
-        total -= give;
-    }
-}
-
-/* Header and rows, each column as wide as its widest cell (fitted to m->width); the last
- * column is not padded unless it is aligned right. */
-static void write_table(fdt_emit *m)
-{
-    const fdt_col *vis[FDT_EMIT_MAXCOLS];
-    int w[FDT_EMIT_MAXCOLS], floor[FDT_EMIT_MAXCOLS], n = 0;
-    for (int i = 0; i < m->ncols; i++)
-        if (shown(m, &m->cols[i])) {
-            vis[n] = &m->cols[i];
-            w[n] = width(m->cols[i].label);
-            /* numbers are never cut; text down to its header or FDT_EMIT_MIN_FIT */
-            floor[n] = base_type(m->cols[i].type) == FDT_COL_STR
-                           ? (w[n] > FDT_EMIT_MIN_FIT ? w[n] : FDT_EMIT_MIN_FIT)
-                           : 1 << 30;
-            n++;
-        }
-    if (!n || m->oom)
-        return;
-    for (size_t i = 0; i < m->ncells; i++)
-        if (width(m->cells[i]) > w[i % (size_t)n])
-            w[i % (size_t)n] = width(m->cells[i]);
-    for (int k = 0; k < n; k++)
-        if (floor[k] > w[k])
-            floor[k] = w[k];
-    fit_widths(m, w, floor, n);
-    for (size_t i = 0; i < m->ncells + (size_t)n; i++) {
-        int k = (int)(i % (size_t)n), head = i < (size_t)n;
-        const fdt_col *c = vis[k];
-        fdt_col_type t = base_type(c->type);
-        int right = c->flags & FDT_COL_RIGHT ? 1
-                    : c->flags & FDT_COL_LEFT ? 0
-                                              : t == FDT_COL_INT || t == FDT_COL_REAL;
-        text_cell(m, head ? c->label : m->cells[i - (size_t)n], w[k], right, k == n - 1, head);
-    }
-}
-
 void fdt_emit_table_end(fdt_emit *m)
 {
     TEE(fdt_emit_table_end(m->tee));
     FDT_REQUIRE(m->cols, "fdt_emit_table_end: no table is open");
     FDT_REQUIRE(!m->in_row, "fdt_emit_table_end: a row is still open");
     if (m->mode == FDT_EMIT_TEXT && m->nrows)
-        write_table(m);
+        fdt_emit_write_table(m);
     free_cells(m);
     m->cols = NULL;
     m->ncols = 0;

@@ -86,8 +86,38 @@ void *fdt_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
 /* ---- files ---- */
 /* Reads a whole file; *out is NUL-terminated (and *len excludes the NUL). */
 int fdt_read_file(const char *path, char **out, size_t *len, fdt_err *e);
-/* Writes through a temporary file and rename, so readers never see half a file. */
+/* ---- the output rule: how fdtune writes a path it is given (-o, --export-json, ...) ----
+ * What a path names once its symbolic links are followed (chains and relative links
+ * included; a dangling link names its target, which is then created). */
+typedef enum {
+    FDT_OUT_NEW,    /* nothing there yet: created */
+    FDT_OUT_FILE,   /* a regular file: replaced atomically, its permission bits kept */
+    FDT_OUT_STREAM, /* a character device or a FIFO: opened and written in place */
+    FDT_OUT_FD,     /* a descriptor of this process (/dev/stdout, /dev/stderr, /dev/fd/N,
+                       /proc/self/fd/N): written through it, in place */
+} fdt_out_kind;
+typedef struct fdt_out_path {
+    fdt_out_kind kind;
+    char path[4096]; /* the path with its links followed (FDT_OUT_FD: the /proc link) */
+    int fd;          /* FDT_OUT_FD: the descriptor, else -1 */
+    unsigned mode;   /* st_mode of what it names (not FDT_OUT_NEW, FDT_OUT_FD); a
+                        FDT_OUT_FILE keeps its permission bits */
+} fdt_out_path;
+/* Classifies path for writing. A directory, a block device, a socket, a link loop or a
+ * /proc link to anything but this process's descriptors is refused (-1, e says what it is). */
+int fdt_output_resolve(const char *path, fdt_out_path *o, fdt_err *e);
+/* Writes data to path by the output rule: a new path or a regular file (a link's target
+ * too) through a temporary file in the same directory, fsync and rename, so readers never
+ * see half a file and the link stays a link; a character device, a FIFO or one of this
+ * process's descriptors written in place and never replaced (a FIFO waits for its reader).
+ * A failed write (ENOSPC on /dev/full, EPIPE from a reader that left: SIGPIPE is held off)
+ * is -1 with "path: why", and a replaced file is then left as it was. */
 int fdt_write_file_atomic(const char *path, const void *data, size_t n, fdt_err *e);
+/* The output rule for a database written through SQLite (db merge -o, the shards of a
+ * plan): the file the path names, links followed, in real (n bytes); a new path or a regular
+ * file. A character device, a FIFO or a descriptor cannot hold a database and is refused
+ * (-1, "path: why"), as fdt_output_resolve refuses the rest. */
+int fdt_output_db_path(const char *path, char *real, size_t n, fdt_err *e);
 /* mkdir -p */
 int fdt_mkdirs(const char *path, fdt_err *e);
 /* Writes a whole file in place (no fsync): for scratch files that live as long as one job. */

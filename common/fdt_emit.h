@@ -48,6 +48,8 @@ enum {
     FDT_COL_LEFT = 1u << 0,  /* align left in the table (default: numbers right, else left) */
     FDT_COL_RIGHT = 1u << 1, /* align right */
     FDT_COL_DASH = 1u << 2,  /* the table shows "-" for an empty string (CSV and JSON keep "") */
+    FDT_COL_KEY = 1u << 3,   /* identifies a row or gives its answer (problem, config, GB/s):
+                                a table fitted to a width keeps it longest (fdt_emit_table_end) */
 };
 
 typedef struct fdt_col {
@@ -142,10 +144,23 @@ void fdt_emit_cell_omit(fdt_emit *m);
 void fdt_emit_row_end(fdt_emit *m);
 /* Ends the table. Table form: the header and rows with aligned columns (two spaces apart,
  * widths in UTF-8 characters), written only when there is a row. With m->width > 0 (a
- * terminal's width), the widest text columns are narrowed until a line fits, down to their
- * header or FDT_EMIT_MIN_FIT characters (numbers are never cut; a table that cannot fit stays
- * as narrow as that), and a cell longer than its column is cut with "…" as its last
- * character; 0 (the default, and whenever the output is not a terminal) cuts nothing. */
+ * terminal's width) and a table wider than that, the table is fitted, keeping what
+ * identifies a row and its answer (FDT_COL_KEY columns) longest:
+ *  1. a column whose cells are all the same (two rows or more) leaves the table for a line
+ *     below it, "(in every row: device NVIDIA H100; arch sm_90)";
+ *  2. columns not marked FDT_COL_KEY are left out, the last first, while the table could
+ *     not fit with every column at half its width (or its floor); a line below names them,
+ *     "(left out to fit 80 columns: run, date (UTC))";
+ *  3. the other text columns are narrowed, the widest first, down to their header or
+ *     FDT_EMIT_MIN_FIT characters, and then the FDT_COL_KEY text columns (numbers are never
+ *     cut; a table that cannot fit stays as narrow as that);
+ *  4. a cut shows "…" where text was left out. A column of lists (items between commas,
+ *     else spaces, as many in every cell: a config) keeps whole items, those that tell its
+ *     rows apart first; other text is cut at its end, or in its middle when the end would
+ *     hide what tells it from another cell. Rows that differ in their key text columns
+ *     always look different there: a key column that cannot keep them apart at its width
+ *     grows until it does; another column shows what a cut can, cut at its end.
+ * 0 (the default, and whenever the output is not a terminal) changes nothing. */
 void fdt_emit_table_end(fdt_emit *m);
 
 #endif

@@ -6,9 +6,10 @@
 #    fields are in docs/json-schema.md and every field documented there is in a sample;
 #    --export-json/--export-csv write the file besides the table, atomically, and a file that
 #    cannot be written is exit 4 with no partial file;
-#  - consistency: -h and 'fdtune help CMD' on every command, the exit statuses (5 and 130
-#    included) in every --help, an unknown option is one line naming it, gen --target bogus
-#    is a usage error, a full stdout is exit 4, export -o names the path given;
+#  - consistency: -h and 'fdtune help CMD' on every command (with --json: a help document),
+#    the exit statuses (5 and 130 included) in every --help, an unknown option is one line
+#    naming it, gen --target bogus is a usage error, a full stdout is exit 4, export -o
+#    names the path given;
 #  - configs shown to people are complete (every parameter, defaults included);
 #  - tables fit a terminal of $COLUMNS columns (a pty), and are not cut when not a terminal;
 #  - the dry-run ranking collapses rows that differ only in what the model ignores (nt).
@@ -117,6 +118,17 @@ for cmd in tune query export plan retune gen bench devices db; do
     cmp -s "$out" "$tmp/h1" || fail "'fdtune help $cmd' differs from '$cmd -h'"
     expect_in "$cmd --help: exit status 5" "$tmp/h1" "5 busy"
     expect_in "$cmd --help: exit status 130" "$tmp/h1" "130 interrupted"
+    # with --json: one document holding the same text (issue 27 item 16)
+    for form in "$cmd -h --json" "help $cmd --json"; do
+        run $form
+        expect_status "$form" 0
+        py "$form: the help document" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == 1 and d["help"]["command"] == sys.argv[3], d
+assert d["help"]["text"] == open(sys.argv[2]).read(), d["help"]["text"][:200]
+' "$out" "$tmp/h1" "$cmd"
+    done
     run $cmd --frob
     expect_status "$cmd --frob" 2
     expect_in "$cmd --frob" "$err" "unknown option '--frob'"
@@ -129,6 +141,32 @@ done
 run help
 expect_status "help" 0
 expect_in "help: the main usage" "$out" "commands:"
+cp "$out" "$tmp/h0"
+for form in "--help --json" "help --json"; do
+    run $form
+    expect_status "fdtune $form" 0
+    py "fdtune $form: the help document, command null" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["help"]["command"] is None and d["help"]["text"] == open(sys.argv[2]).read(), d
+' "$out" "$tmp/h0"
+done
+run tune -h
+cp "$out" "$tmp/h2"
+run tune --json --help
+py "tune --json --help: the help document" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["help"] == {"command": "tune", "text": open(sys.argv[2]).read()}, d
+' "$out" "$tmp/h2"
+run query best -h
+cp "$out" "$tmp/h2"
+run query best -h --json
+py "query best -h --json: the help of query best" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["help"] == {"command": "query best", "text": open(sys.argv[2]).read()}, d
+' "$out" "$tmp/h2"
 run help bogus
 expect_status "help bogus" 2
 expect_in "help bogus: names it" "$err" "'bogus'"
@@ -220,9 +258,9 @@ if script -qec true /dev/null >/dev/null 2>&1; then
     py "COLUMNS=140 on a terminal: every table line fits, cut with a marker" '
 import re, sys
 lines = [re.sub(r"\x1b\[[0-9;]*m", "", l).rstrip("\r\n") for l in open(sys.argv[1], encoding="utf-8")]
-table = [l for l in lines if l and not l.startswith("fdtune")]
+table = [l for l in lines if l and not l.startswith("fdtune") and not l.startswith(("(", " "))]
 assert len(table) == 2, lines
-assert all(len(l) <= 140 for l in table), [len(l) for l in table]
+assert all(len(l) <= 140 for l in lines if not l.startswith("fdtune")), [len(l) for l in lines]
 assert "\u2026" in table[1], table
 ' "$tmp/tty.out"
 else
@@ -375,6 +413,7 @@ expect_in "run.sh without a GPU: simulated GPUs" "$err" "--simulate-from"
 # schema versions the code defines are the one the reference documents.
 best_cfg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["config"])' "$tmp/best.json")
 "$fdtune" query best --db "$tmp/missing.db" --json >"$tmp/s.error.json" 2>/dev/null || true
+"$fdtune" export -h --json >"$tmp/s.help.json"
 cp "$tmp/tune.json" "$tmp/s.tune.json"
 "$fdtune" tune --gpu all --simulate-from "$rec" --simulate-gpus 2 --op d2x,d2y --R 4 --grid 512^3 --budget 6 --db "$tmp/m.db" --json >"$tmp/s.tune-many.json" 2>/dev/null || fail "tune --gpu all (simulated)"
 "$fdtune" tune --gpu H100 --op d2x --R 4 --grid 512^3 --dry-run --top 3 --json >"$tmp/s.tune-dry-run.json" || fail "dry run"
@@ -421,7 +460,7 @@ def keys(v, out):
     return out
 bad = []
 samples = sorted(glob.glob(os.path.join(tmp, "s.*.json")))
-assert len(samples) == 16, samples
+assert len(samples) == 17, samples
 for f in samples:
     sec = os.path.basename(f)[2:-5]
     d = json.load(open(f))

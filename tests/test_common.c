@@ -6,18 +6,25 @@
  * run with its results, lined arrays) come out exactly and pass the strict recogniser of
  * tests/json_check.c; and every misuse (a cell of the wrong type, a missing or extra cell, a
  * key where none belongs, unbalanced objects, a bad table format) stops the program with an
- * assertion in every form, checked in a child process. */
+ * assertion in every form, checked in a child process. Also the output rule of
+ * fdt_write_file_atomic (common/fsutil.c), against nodes made here: a file replaced with its
+ * mode kept, links followed (absolute, relative, chained, dangling) and kept, a FIFO and a
+ * descriptor written in place, mknod copies of /dev/null and /dev/full (as root) left as
+ * they are with ENOSPC reported, EPIPE an error rather than a signal, a directory refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -667,14 +674,30 @@ static void test_split_columns(void **state)
     free(t);
 }
 
-/* A width limit (a terminal's): the widest text column is cut with "…" until each line fits,
- * numbers are never cut; no limit cuts nothing. A tee gets the same calls in its own form. */
+/* The lines of t are at most width characters wide (UTF-8 characters). */
+static void assert_lines_fit(const char *t, int width)
+{
+    for (const char *l = t; *l; l = strchr(l, '\n') + 1) {
+        int chars = 0;
+        for (const char *p = l; *p != '\n'; p++)
+            chars += ((unsigned char)*p & 0xc0) != 0x80;
+        if (chars > width) {
+            print_error("a line of %d characters, more than %d:\n%s", chars, width, t);
+            fail();
+        }
+    }
+}
+
+/* A width limit (a terminal's): a key column is cut with "…" until each line fits, numbers
+ * are never cut, a column that is no key is left out first and named below the table; no
+ * limit cuts nothing. A tee gets the same calls in its own form. */
 static void test_fit_width_and_tee(void **state)
 {
     (void)state;
-    static const fdt_col c[] = {{"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
-                                {"ms", "median ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
-                                {"dev", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
+    static const fdt_col c[] = {
+        {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"ms", "median ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, FDT_COL_KEY},
+        {"dev", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0}};
     const char *cfg = "align=32,bx=64,by=4,bz=1,l2pf=0,lb=0,lds=0,mbar=0,nt=0,nw=32";
     for (int width = 0; width <= 40; width += 40) {
         fdt_sb out, tee_out;
@@ -699,17 +722,16 @@ static void test_fit_width_and_tee(void **state)
         assert_int_equal(fdt_emit_finish(&tee, &e), 0);
         const char *t = fdt_sb_str(&out);
         assert_non_null(strstr(t, "0.1235"));
-        assert_non_null(strstr(t, "H100"));
         if (width) {
-            assert_non_null(strstr(t, "align=32,bx=64,by=4,\xe2\x80\xa6 "));
-            for (const char *l = t; *l; l = strchr(l, '\n') + 1) {
-                int chars = 0;
-                for (const char *p = l; *p != '\n'; p++)
-                    chars += ((unsigned char)*p & 0xc0) != 0x80;
-                assert_true(chars <= width);
-            }
-        } else
+            /* one row: a list cut by whole items */
+            assert_non_null(strstr(t, "align=32,bx=64,by=4,bz=1\xe2\x80\xa6 "));
+            assert_non_null(strstr(t, "(left out to fit 40 columns: device)\n"));
+            assert_null(strstr(t, "H100"));
+            assert_lines_fit(t, width);
+        } else {
             assert_non_null(strstr(t, cfg));
+            assert_non_null(strstr(t, "H100"));
+        }
         char want[256];
         snprintf(want, sizeof want, "[{\"config\": \"%s\", \"ms\": 0.123456, \"dev\": \"H100\"}]\n",
                  cfg);
@@ -717,6 +739,363 @@ static void test_fit_width_and_tee(void **state)
         fdt_sb_free(&out);
         fdt_sb_free(&tee_out);
     }
+}
+
+/* t with its notes' wrapped lines joined again (a static copy). */
+static const char *unwrapped(const char *t)
+{
+    static char buf[4096];
+    size_t n = 0;
+    for (const char *p = t; *p && n < sizeof buf - 1; p++) {
+        if (p[0] == '\n' && p[1] == ' ' && p[2] != ' ')
+            p++; /* "\n " continues a note */
+        buf[n++] = *p;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+/* A table of rows (NULL-terminated lists of cells) over cols, in the table form at width. */
+static char *fitted(const fdt_col *cols, int ncols, const char *const *cells, int rows, int width)
+{
+    fdt_sb out;
+    fdt_sb_init(&out);
+    fdt_emit m;
+    fdt_emit_init(&m, FDT_EMIT_TEXT, &out);
+    m.width = width;
+    fdt_emit_table(&m, cols, ncols);
+    for (int r = 0; r < rows; r++) {
+        fdt_emit_row(&m, NULL);
+        for (int k = 0; k < ncols; k++) {
+            const char *v = cells[r * ncols + k];
+            if (cols[k].type == FDT_COL_STR)
+                fdt_emit_cell_str(&m, v);
+            else
+                fdt_emit_cell_real(&m, atof(v));
+        }
+        fdt_emit_row_end(&m);
+    }
+    fdt_emit_table_end(&m);
+    fdt_err e;
+    assert_int_equal(fdt_emit_finish(&m, &e), 0);
+    assert_lines_fit(fdt_sb_str(&out), width);
+    return fdt_sb_take(&out);
+}
+
+/* The rows of a table (lines before the first note), each cut into its cells at runs of
+ * two spaces or more: rows[r][k]; returns the number of rows. */
+static int table_cells(const char *t, char cells[][8][128], int max)
+{
+    int r = 0;
+    for (const char *l = t; *l && *l != '(' && r < max; l = strchr(l, '\n') + 1, r++) {
+        const char *end = strchr(l, '\n');
+        int k = 0;
+        for (const char *p = l; p < end && k < 8;) {
+            p += strspn(p, " ");
+            const char *q = strstr(p, "  ");
+            if (!q || q > end)
+                q = end;
+            snprintf(cells[r][k++], 128, "%.*s", (int)(q - p), p);
+            p = q;
+        }
+        for (; k < 8; k++)
+            cells[r][k][0] = 0;
+    }
+    return r;
+}
+
+/* Fitting keeps what identifies a row: a column the same in every row and the items every
+ * config shares go below the table; other columns are left out before a key column is cut;
+ * configs that differ only late (the dry run's ranks 1 and 7) or in several places stay
+ * different, cut by whole items; device names that differ only at the end are cut in the
+ * middle; two key columns that each could hide the difference are cut so that each tells
+ * its cells apart. */
+static void test_fit_keeps_rows_apart(void **state)
+{
+    (void)state;
+    static const fdt_col cols[] = {
+        {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"gbs", "GB/s", FDT_COL_REAL, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+        {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+        {"date", "date (UTC)", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    };
+#define LAP "lap R=4 f32 512x512x512"
+#define H100 "NVIDIA H100 80GB HBM3"
+    static const char *const rows[] = {
+        LAP, "align=32,bx=64,by=8,bz=1,lb=512,nw=128,pf=4,tile=2,vec=4", "2729", H100,
+        "2026-11-25 04:41",
+        LAP, "align=32,bx=64,by=8,bz=1,lb=512,nw=128,pf=3,tile=2,vec=4", "2685", H100,
+        "2026-11-25 04:42",
+        LAP, "align=32,bx=128,by=4,bz=1,lb=512,nw=128,pf=4,tile=4,vec=2", "2716", H100,
+        "2026-11-25 04:43",
+        LAP, "align=32,bx=64,by=8,bz=1,lb=512,nw=64,pf=4,tile=2,vec=2", "2700", H100,
+        "2026-11-25 04:44",
+    };
+#undef LAP
+#undef H100
+    /* wide enough: nothing changes */
+    char *t = fitted(cols, 5, rows, 4, 200);
+    assert_non_null(strstr(t, "NVIDIA H100 80GB HBM3"));
+    assert_null(strstr(t, "\xe2\x80\xa6"));
+    free(t);
+    t = fitted(cols, 5, rows, 4, 60);
+    char cells[8][8][128];
+    assert_int_equal(table_cells(t, cells, 8), 5);
+    assert_string_equal(cells[0][0], "config"); /* the problem went below: the same in every row */
+    for (int r = 1; r <= 4; r++) {
+        for (int q = 1; q < r; q++)
+            assert_string_not_equal(cells[r][0], cells[q][0]);
+        assert_string_equal(cells[r][1], rows[(r - 1) * 5 + 2]); /* GB/s whole */
+        assert_string_equal(cells[r][2], rows[(r - 1) * 5 + 4]); /* room for the date */
+    }
+    assert_non_null(strstr(unwrapped(t), "(in every row: problem lap R=4 f32 512x512x512; in "
+                                         "config: align=32,bz=1,lb=512; device NVIDIA H100 80GB "
+                                         "HBM3)"));
+    free(t);
+    /* narrower: the date is left out, configs still differ by the items that tell them
+     * apart, and show nothing that is not theirs */
+    for (int width = 30; width >= 24; width -= 2) {
+        t = fitted(cols, 5, rows, 4, width);
+        char note[64];
+        snprintf(note, sizeof note, "(left out to fit %d columns: date (UTC))", width);
+        assert_non_null(strstr(unwrapped(t), note));
+        assert_int_equal(table_cells(t, cells, 8), 5);
+        for (int r = 1; r <= 4; r++) {
+            for (int q = 1; q < r; q++)
+                assert_string_not_equal(cells[r][0], cells[q][0]);
+            for (const char *p = cells[r][0]; *p;) { /* every item shown is the row's own */
+                size_t n = strcspn(p, ",\xe2");
+                char it[64];
+                snprintf(it, sizeof it, "%.*s", (int)n, p);
+                assert_true(!n || strstr(rows[(r - 1) * 5 + 1], it));
+                p += n + (p[n] == ',' ? 1 : p[n] ? 3 : 0);
+            }
+        }
+        free(t);
+    }
+
+    /* text that is no list: device names differing at their end, cut in the middle */
+    static const fdt_col dcols[] = {
+        {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"gbs", "GB/s", FDT_COL_REAL, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
+    };
+    static const char *const drows[] = {
+        "AMD Instinct MI250X / MI250 (gfx90a)", "1300",
+        "AMD Instinct MI250X / MI250 (gfx90b)", "1310",
+        "AMD Instinct MI300X", "4000",
+    };
+    t = fitted(dcols, 2, drows, 3, 20);
+    assert_int_equal(table_cells(t, cells, 8), 4);
+    assert_string_not_equal(cells[1][0], cells[2][0]);
+    assert_non_null(strstr(cells[1][0], "a)"));
+    assert_non_null(strstr(cells[2][0], "b)"));
+    free(t);
+
+    /* two key columns, each differing where the other would be cut */
+    static const fdt_col kcols[] = {
+        {"a", "a", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+        {"b", "b", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_KEY},
+    };
+    static const char *const krows[] = {
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx1", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy1",
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx2", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy2",
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx1", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy2",
+    };
+    for (int nrows = 3; nrows >= 2; nrows--) { /* with two rows, each column alone */
+        t = fitted(kcols, 2, krows, nrows, 30);
+        assert_int_equal(table_cells(t, cells, 8), nrows + 1);
+        for (int r = 1; r <= nrows; r++)
+            for (int q = 1; q < r; q++)
+                assert_true(strcmp(cells[r][0], cells[q][0]) || strcmp(cells[r][1], cells[q][1]));
+        free(t);
+    }
+}
+
+/* ------------------------------------------------------------------ the output rule */
+
+/* A scratch directory for one test, its path in dir. */
+static void scratch(char *dir, size_t n)
+{
+    fdt_err e;
+    assert_int_equal(fdt_scratch_dir("fdtune-test-out", dir, n, &e), 0);
+}
+
+static char *slurp(const char *path)
+{
+    char *t = NULL;
+    fdt_err e;
+    if (fdt_read_file(path, &t, NULL, &e))
+        return NULL;
+    return t;
+}
+
+/* A regular file is replaced whole and keeps its mode; a new path is created; neither leaves
+ * a temporary file; a directory is refused and left as it is. */
+static void test_output_files(void **state)
+{
+    (void)state;
+    char dir[4096], f[4200], g[4200], d[4200];
+    scratch(dir, sizeof dir);
+    snprintf(f, sizeof f, "%s/kept", dir);
+    snprintf(g, sizeof g, "%s/new", dir);
+    snprintf(d, sizeof d, "%s/adir", dir);
+    fdt_err e;
+    assert_int_equal(fdt_write_file_atomic(f, "old text, longer\n", 17, &e), 0);
+    assert_int_equal(chmod(f, 0640), 0);
+    assert_int_equal(fdt_write_file_atomic(f, "new\n", 4, &e), 0);
+    char *t = slurp(f);
+    assert_string_equal(t, "new\n");
+    free(t);
+    struct stat st;
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    assert_int_equal(fdt_write_file_atomic(g, "x", 1, &e), 0);
+    assert_int_equal(mkdir(d, 0755), 0);
+    assert_int_equal(fdt_write_file_atomic(d, "x", 1, &e), -1);
+    assert_non_null(strstr(e.msg, "adir: a directory"));
+    assert_int_equal(stat(d, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    char ls[4300];
+    snprintf(ls, sizeof ls, "test \"$(ls -A '%s')\" = \"$(printf 'adir\\nkept\\nnew')\"", dir);
+    assert_int_equal(system(ls), 0); /* no temporary file left */
+    fdt_remove_tree(dir);
+}
+
+/* Links: absolute, relative to the link's own directory, a chain, a dangling one (its target
+ * is created); each stays a link and its target is written. A loop is refused. */
+static void test_output_links(void **state)
+{
+    (void)state;
+    char dir[4096], p[4200], q[4200];
+    scratch(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/sub", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    static const char *const links[][2] = {
+        {"abs", NULL},           /* -> DIR/a.txt */
+        {"sub/rel", "../r.txt"}, /* relative to sub/, not to the working directory */
+        {"c1", "sub/rel"},       /* c2 -> c1 -> sub/rel -> r.txt */
+        {"c2", "c1"},
+        {"dangling", "made.txt"},
+    };
+    snprintf(q, sizeof q, "%s/a.txt", dir);
+    fdt_err e;
+    assert_int_equal(fdt_write_file_atomic(q, "old", 3, &e), 0);
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, links[i][0]);
+        assert_int_equal(symlink(links[i][1] ? links[i][1] : q, p), 0);
+    }
+    static const char *const written[][2] = {
+        {"abs", "a.txt"}, {"sub/rel", "r.txt"}, {"c2", "r.txt"}, {"dangling", "made.txt"}};
+    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, written[i][0]);
+        assert_int_equal(fdt_write_file_atomic(p, written[i][0], strlen(written[i][0]), &e), 0);
+        struct stat st;
+        assert_int_equal(lstat(p, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        snprintf(q, sizeof q, "%s/%s", dir, written[i][1]);
+        assert_int_equal(lstat(q, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        char *t = slurp(q);
+        assert_string_equal(t, written[i][0]);
+        free(t);
+    }
+    snprintf(p, sizeof p, "%s/loop1", dir);
+    assert_int_equal(symlink("loop2", p), 0);
+    snprintf(q, sizeof q, "%s/loop2", dir);
+    assert_int_equal(symlink("loop1", q), 0);
+    assert_int_equal(fdt_write_file_atomic(p, "x", 1, &e), -1);
+    fdt_remove_tree(dir);
+}
+
+/* A FIFO with a reader and a descriptor (/dev/fd/N, /dev/stdout) are written in place; a
+ * reader that went away is EPIPE, an error, not SIGPIPE. */
+static void test_output_streams(void **state)
+{
+    (void)state;
+    char dir[4096], p[4200];
+    scratch(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/fifo", dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the reader: what it read back through the pipe */
+        char buf[64] = {0};
+        FILE *f = fopen(p, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        _exit(write(fds[1], buf, n) == (ssize_t)n ? 0 : 1);
+    }
+    close(fds[1]);
+    fdt_err e;
+    assert_int_equal(fdt_write_file_atomic(p, "through", 7, &e), 0);
+    char got[64] = {0};
+    assert_int_equal(read(fds[0], got, sizeof got - 1), 7);
+    assert_string_equal(got, "through");
+    int status;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    struct stat st;
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+
+    fdt_out_path o;
+    assert_int_equal(fdt_output_resolve("/dev/stdout", &o, &e), 0);
+    assert_int_equal(o.kind, FDT_OUT_FD);
+    assert_int_equal(o.fd, 1);
+    assert_int_equal(pipe(fds), 0);
+    char fdpath[64];
+    snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", fds[1]);
+    assert_int_equal(fdt_write_file_atomic(fdpath, "fd", 2, &e), 0);
+    memset(got, 0, sizeof got);
+    assert_int_equal(read(fds[0], got, sizeof got - 1), 2);
+    assert_string_equal(got, "fd");
+    close(fds[0]); /* no reader: EPIPE */
+    assert_int_equal(fdt_write_file_atomic(fdpath, "fd", 2, &e), -1);
+    assert_non_null(strstr(e.msg, "Broken pipe"));
+    assert_int_equal(fdt_output_db_path(fdpath, p, sizeof p, &e), -1);
+    assert_non_null(strstr(e.msg, "cannot hold a database"));
+    close(fds[1]);
+    assert_int_equal(fdt_write_file_atomic(fdpath, "fd", 2, &e), -1); /* closed now */
+    assert_non_null(strstr(e.msg, "no such open descriptor"));
+    fdt_remove_tree(dir);
+}
+
+/* Copies of /dev/null and /dev/full made with mknod (root only): written in place, never
+ * replaced; the full one is ENOSPC; neither can hold a database. */
+static void test_output_devices(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        fprintf(stderr, "test_output_devices: not root, mknod is skipped\n");
+        skip();
+    }
+    char dir[4096], null[4200], full[4200], real[4200];
+    scratch(dir, sizeof dir);
+    snprintf(null, sizeof null, "%s/null", dir);
+    snprintf(full, sizeof full, "%s/full", dir);
+    if (mknod(null, S_IFCHR | 0666, makedev(1, 3)) != 0) {
+        fprintf(stderr, "test_output_devices: mknod: %s: skipped\n", strerror(errno));
+        fdt_remove_tree(dir);
+        skip();
+    }
+    assert_int_equal(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
+    fdt_err e;
+    assert_int_equal(fdt_write_file_atomic(null, "x", 1, &e), 0);
+    assert_int_equal(fdt_write_file_atomic(full, "x", 1, &e), -1);
+    assert_non_null(strstr(e.msg, "full: No space left on device"));
+    const char *nodes[] = {null, full};
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        assert_int_equal(lstat(nodes[i], &st), 0);
+        assert_true(S_ISCHR(st.st_mode));
+        assert_int_equal(major(st.st_rdev), 1);
+        assert_int_equal(minor(st.st_rdev), i ? 7 : 3);
+        assert_int_equal(fdt_output_db_path(nodes[i], real, sizeof real, &e), -1);
+        assert_non_null(strstr(e.msg, "a character device cannot hold a database"));
+    }
+    fdt_remove_tree(dir);
 }
 
 int main(void)
@@ -728,7 +1107,10 @@ int main(void)
         cmocka_unit_test(test_json_nulls),         cmocka_unit_test(test_json_reals_round_trip),
         cmocka_unit_test(test_nested_document),    cmocka_unit_test(test_misuse_aborts),
         cmocka_unit_test(test_split_columns),      cmocka_unit_test(test_invariant_macros),
-        cmocka_unit_test(test_fit_width_and_tee),
+        cmocka_unit_test(test_fit_width_and_tee),  cmocka_unit_test(test_output_files),
+        cmocka_unit_test(test_fit_keeps_rows_apart), cmocka_unit_test(test_output_links),
+        cmocka_unit_test(test_output_streams),
+        cmocka_unit_test(test_output_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

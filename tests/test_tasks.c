@@ -136,7 +136,7 @@ static void test_plan_round_trip(void **state)
     assert_int_equal(t.have_strategy, 0);
     assert_true(t.recipe[0] == '/');
     assert_has(t.recipe, "recipes/d2x.lua");
-    assert_int_equal(fdt_tasks_write(path, &rq, "/no/such/recipe.lua", &n, &e), -1);
+    assert_int_equal(fdt_tasks_write(path, &rq, "/no/such/recipe.lua", &n, &e), -2);
     assert_has(e.msg, "not found");
     /* out of range, and no file */
     assert_int_equal(fdt_task_read(path, 4, &t, &e), -1);

@@ -30,7 +30,8 @@ typedef struct fdt_task {
  *   {"schema": 1, "task": 0, "tasks": 4, "op": "d2x", "R": 4, "precision": "f32", "nx": 512,
  *    "ny": 512, "nz": 512, "strategy": null, "budget": 0, "time_s": 0, "seed": 1,
  *    "recipe": null}
- * *ntasks: how many. */
+ * *ntasks: how many. -2 when the recipe is not found (the request's fault), -1 for any other
+ * failure (writing path: the output rule of fdt_write_file_atomic). */
 int fdt_tasks_write(const char *path, const fdt_tune_request *rq, const char *recipe,
                     int *ntasks, fdt_err *e);
 
@@ -57,7 +58,9 @@ void fdt_shard_path(const char *dir, int index, char *buf, size_t n);
 /* Copies the SQLite database src to dst atomically (VACUUM INTO a temporary file beside
  * dst, synced, then renamed over dst): the copy is one consistent file (a snapshot, also
  * while a writer is connected to src) with no WAL beside it, and readers of dst never see
- * half of one. On failure dst is untouched and no temporary file is left. */
+ * half of one; dst follows the output rule of a database (fdt_output_db_path: a link's
+ * target is written, a device refused). On failure dst is untouched and no temporary file
+ * is left. */
 int fdt_shard_copy(const char *src, const char *dst, fdt_err *e);
 
 /* Removes a database file with its -wal and -shm files (missing ones are fine). */

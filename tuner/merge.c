@@ -338,8 +338,14 @@ fdt_status fdt_merge(const fdt_merge_opts *o, fdt_merge_report *r, fdt_err *e)
             fdt_err_set(e, "merge: an output and at least one input are needed");
         return FDT_STATUS_USAGE;
     }
+    /* the output rule for a database: a link followed, a device or FIFO refused */
+    char out_path[4096];
+    if (fdt_output_db_path(o->out, out_path, sizeof out_path, e)) {
+        fdt_err_wrap(e, "merge: output");
+        return FDT_STATUS_ERROR;
+    }
     struct stat out_st;
-    int exists = stat(o->out, &out_st) == 0;
+    int exists = stat(out_path, &out_st) == 0;
     r->created = !exists;
     r->in = calloc(o->nin, sizeof *r->in);
     fdt_db **ins = calloc(o->nin, sizeof *ins);
@@ -359,7 +365,7 @@ fdt_status fdt_merge(const fdt_merge_opts *o, fdt_merge_report *r, fdt_err *e)
             goto done;
         }
     }
-    if (fdt_db_open(o->out, FDT_DB_CREATE, &out, e) ||
+    if (fdt_db_open(out_path, FDT_DB_CREATE, &out, e) ||
         (exists && (fdt_db_check(out, e) || fdt_db_import_check(out, e))) ||
         fdt_db_count(out, &r->before, e)) {
         fdt_err_wrap(e, "output");
@@ -375,6 +381,6 @@ done:
     free(ins);
     fdt_db_close(out);
     if (st != FDT_STATUS_OK && r->created)
-        remove_output(o->out);
+        remove_output(out_path);
     return st;
 }

@@ -59,12 +59,12 @@ static int sync_file(const char *path, fdt_err *e)
     return rc;
 }
 
-int fdt_shard_copy(const char *src, const char *dst, fdt_err *e)
+int fdt_shard_copy(const char *src, const char *to, fdt_err *e)
 {
-    char dir[4096], tmp[4200];
-    snprintf(dir, sizeof dir, "%s", dst);
+    char dir[4096], tmp[4200], dst[4096];
+    snprintf(dir, sizeof dir, "%s", to);
     char *d = dirname(dir);
-    if (fdt_mkdirs(d, e))
+    if (fdt_mkdirs(d, e) || fdt_output_db_path(to, dst, sizeof dst, e)) /* a link: its target */
         return fdt_err_wrap(e, "copy %s", src);
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", dst, (long)getpid());
     fdt_shard_remove(tmp);

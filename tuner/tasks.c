@@ -48,7 +48,7 @@ int fdt_tasks_write(const char *path, const fdt_tune_request *rq, const char *re
     char abs[PATH_MAX];
     if (recipe && !realpath(recipe, abs)) {
         free(ps);
-        return fdt_err_set(e, "plan: recipe %s: not found", recipe);
+        return fdt_err_set(e, "plan: recipe %s: not found", recipe) - 1;
     }
     fdt_sb out;
     fdt_sb_init(&out);
