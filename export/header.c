@@ -209,7 +209,11 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
         "by nvcc\n"
         " *   (-x cu): without HIP's headers, fdtune's mapping of the HIP dialect onto CUDA is "
         "used\n"
-        " *   (FDTUNED_CUDA is then defined). Kernels are static and launchers static inline, "
+        " *   (FDTUNED_CUDA is then defined), with the HIP runtime calls a program around the\n"
+        " *   launchers needs (hipMalloc, hipFree, hipMemcpy, hipMemset, hipStreamCreate,\n"
+        " *   hipDeviceSynchronize, hipEvent*, hipGetErrorString, ...: fdtuned_host.h below lists "
+        "them)\n"
+        " *   mapped onto CUDA's. Kernels are static and launchers static inline, "
         "so\n"
         " *   any number of translation units may include it.\n"
         " *   Define FDTUNED_SELECT_ONLY before including it to get only the variant tables, "
@@ -234,6 +238,9 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
         "are\n"
         " *   asynchronous on `stream`; the result is hipGetLastError() (cudaGetLastError())\n"
         " *   after them, or hipErrorInvalidValue when no variant can run the grid.\n"
+        " *   The layout helpers return 0, FDTUNED_NO_DEVICE (-2: no GPU is visible) or\n"
+        " *   FDTUNED_NO_VARIANT (-1: no variant can run the grid); _current and _select return a\n"
+        " *   variant index or the same codes.\n"
         " *\n"
         " *   Selection (fdtuned_select_in below; the rule of `fdtune query best --nearest`):\n"
         " *   among the tuned results of the current device's base architecture whose config "
@@ -350,8 +357,8 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
     }
     fdt_sb_puts(b, "};\n\n");
     fdt_sb_printf(b,
-                  "/* The variant for a device and grid (see fdtuned_select_in), -1 when none "
-                  "can run it. */\n"
+                  "/* The variant for a device and grid (see fdtuned_select_in), "
+                  "FDTUNED_NO_VARIANT when none\n * can run it. */\n"
                   "static inline int fdtuned_%s_select(const char *name, const char *arch, int "
                   "cus, long nx,\n"
                   "                                    long ny, long nz)\n{\n"
@@ -360,8 +367,8 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
                   "                             nz);\n}\n\n",
                   f->name, f->name, up);
     fdt_sb_printf(b,
-                  "/* The layout the selected variant expects: 0, or -1 when none can run the "
-                  "grid. */\n"
+                  "/* The layout the selected variant expects: 0, or FDTUNED_NO_VARIANT when "
+                  "none can run the\n * grid. */\n"
                   "static inline int fdtuned_%s_layout_for(const char *name, const char *arch, "
                   "int cus, long nx,\n"
                   "                                        long ny, long nz, fdtuned_layout *l)"
@@ -492,16 +499,18 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
     fdt_sb_printf(b, "\n/* ---- %s R=%d %s on the current device */\n\n", fdt_op_name(f->op),
                   f->R, fdt_prec_name(f->prec));
     fdt_sb_printf(b,
-                  "/* The variant the launcher picks for this grid on the current device, or "
-                  "-1. */\n"
+                  "/* The variant the launcher picks for this grid on the current device; "
+                  "FDTUNED_NO_DEVICE\n * when no GPU is visible, FDTUNED_NO_VARIANT when none "
+                  "can run the grid. */\n"
                   "static inline int fdtuned_%s_current(int nx, int ny, int nz)\n{\n"
                   "    const char *name, *arch;\n    int cus;\n"
                   "    if (fdtuned_current_device(&name, &arch, &cus) != hipSuccess)\n"
-                  "        return -1;\n"
+                  "        return FDTUNED_NO_DEVICE;\n"
                   "    return fdtuned_%s_select(name, arch, cus, nx, ny, nz);\n}\n\n",
                   f->name, f->name);
     fdt_sb_printf(b,
-                  "/* The layout to allocate for this grid on the current device: 0, or -1. */\n"
+                  "/* The layout to allocate for this grid on the current device: 0, "
+                  "FDTUNED_NO_DEVICE or\n * FDTUNED_NO_VARIANT. */\n"
                   "static inline int fdtuned_%s_layout(int nx, int ny, int nz, fdtuned_layout *l)"
                   "\n{\n"
                   "    return fdtuned_variant_layout(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS,\n"

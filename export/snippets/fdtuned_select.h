@@ -9,6 +9,15 @@
 #ifndef FDTUNED_SELECT_V2
 #define FDTUNED_SELECT_V2
 
+/* What the selection and layout functions return when they have no variant: none of the
+ * variants can run the grid (fdtuned_*_select, fdtuned_*_layout_for, and fdtuned_*_current
+ * and fdtuned_*_layout on a device), or no GPU is visible or current, so there is no device
+ * to select for (fdtuned_*_current, fdtuned_*_layout: the HIP/CUDA runtime's answer). */
+enum {
+    FDTUNED_NO_VARIANT = -1,
+    FDTUNED_NO_DEVICE = -2
+};
+
 /* How a variant's kernel was specialised. */
 enum {
     FDTUNED_FALLBACK = 0, /* fdtune's default config, grid as arguments: any device, any grid */
@@ -84,7 +93,7 @@ static inline void fdtuned_variant_result(const fdtuned_variant *v, fdtuned_resu
 }
 
 /* The variant for a device (name, architecture, compute units: what the HIP/CUDA device
- * properties say) and a grid, or -1 when none can run it:
+ * properties say) and a grid, or FDTUNED_NO_VARIANT when none can run it:
  *  1. among the runtime-dims variants (one per device model and tuned grid), those of the
  *     device's base architecture whose config can run this grid, the first by
  *     fdtuned_rank (portable/fdtuned_nearest.h: same model and grid, same model, other
@@ -128,18 +137,22 @@ static inline int fdtuned_select_in(const fdtuned_variant *v, int n, const char 
     for (i = 0; i < n; i++)
         if (v[i].kind == FDTUNED_FALLBACK && fdtuned_usable(&v[i], nx, ny, nz))
             return i;
-    return -1;
+    return FDTUNED_NO_VARIANT;
 }
 
-/* The layout variant `index` of table v expects for a grid: 0, or -1 (bad index or grid). */
+/* The layout variant `index` of table v expects for a grid: 0; FDTUNED_NO_DEVICE when index
+ * is that code (no device to select for); otherwise FDTUNED_NO_VARIANT (no variant, a bad
+ * index, or a grid it cannot run). */
 static inline int fdtuned_variant_layout(const fdtuned_variant *v, int n, int index,
                                          long long nx, long long ny, long long nz,
                                          fdtuned_layout *l)
 {
+    if (index == FDTUNED_NO_DEVICE)
+        return FDTUNED_NO_DEVICE;
     if (index < 0 || index >= n || !fdtuned_usable(&v[index], nx, ny, nz))
-        return -1;
+        return FDTUNED_NO_VARIANT;
     return fdtuned_layout_make(v[index].R, v[index].esize, v[index].align, nx, ny, nz, l) ==
-                   FDTUNED_LAYOUT_OK ? 0 : -1;
+                   FDTUNED_LAYOUT_OK ? 0 : FDTUNED_NO_VARIANT;
 }
 
 #endif /* FDTUNED_SELECT_V2 */
