@@ -1,7 +1,8 @@
 /* fdtune query: read-only questions to the tuning database. `best` gives the best config per
- * (device, problem), or with --nearest the answer fdtune would use for a problem that was never
- * tuned (fdt_exp_nearest: the database's fallback ladder, ending at fdtune's built-in default
- * config, as exported headers do); `runs` lists
+ * (device, problem), with the model's answers for the GPUs --gpu names where nothing measured
+ * answers (fdt_exp_model_rows), or with --nearest the answer fdtune would use for a problem
+ * that was never tuned (fdt_exp_nearest: the database's fallback ladder, then the model's
+ * answer, ending at fdtune's built-in default config, as exported headers do); `runs` lists
  * the tuning runs, `history` one config's measurements across runs, and `show` everything one
  * run recorded. Each answer is an aligned table for people, or --json / --csv for scripts;
  * both machine forms carry the same fields, so a script can switch between them. The database
@@ -150,10 +151,12 @@ static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_str(m, r->device.uuid);
     emit_problem_cells(m, p);
     emit_config_cells(m, ev->config);
-    fdt_emit_cell_real(m, ev->time_ms);
+    /* a model row is a prediction: no measured time, bandwidth or fraction of copy */
+    int measured = r->source != FDT_DB_MODEL;
+    fdt_emit_cell_real(m, measured ? ev->time_ms : NAN);
     fdt_emit_cell_real(m, ev->time_min_ms);
     fdt_emit_cell_real(m, ev->time_max_ms);
-    fdt_emit_cell_real(m, ev->gbs);
+    fdt_emit_cell_real(m, measured ? ev->gbs : NAN);
     fdt_emit_cell_real(m, ev->frac_copy);
     fdt_emit_cell_bool(m, r->cut_short);
     if (ev->layout_line >= 0)
@@ -247,10 +250,13 @@ static void usage_sub(const char *sub, FILE *f)
                 "config can run the grid: this grid on the first device model (name, arch,\n"
                 "compute units) in the database matching --gpu (exact), else that model's\n"
                 "nearest tuned grid (grid), else the nearest result on another model of the same\n"
-                "arch (arch), else fdtune's built-in default config, the one exported headers\n"
-                "fall back to (none). A --gpu the database does not know by name is resolved\n"
-                "through the GPU catalogue (recipes/gpus.lua). The candidates of your database\n"
-                "and the system database compete by this one rule.\n");
+                "arch (arch), else the model's top-ranked config for this device and grid\n"
+                "(model: the first of 'fdtune --gpu X ... --dry-run', predicted, not measured),\n"
+                "else fdtune's built-in default config, the one exported headers fall back to\n"
+                "(none). A --gpu the database does not know by name is resolved through the GPU\n"
+                "catalogue (recipes/gpus.lua). The candidates of your database and the system\n"
+                "database compete by this one rule. best --gpu X lists the model's answers too\n"
+                "(source model, no median: predicted) where nothing measured answers.\n");
     else if (!strcmp(sub, "runs"))
         fprintf(f,
                 "usage: fdtune query runs [--gpu X] [--limit N] [--db PATH] [--json | --csv]\n\n"
@@ -414,6 +420,48 @@ static void note_generators(const fdt_db_rows *rs)
                    "ones (re-tune to refresh)", n, gen);
 }
 
+/* The model's answers for the device models --gpu names where nothing measured answers
+ * (fdt_exp_model_rows), appended to rs. */
+static int model_rows(const dbset *d, const qopts *o, fdt_db_rows *rs)
+{
+    fdt_exp_opts x;
+    fdt_exp_opts_init(&x);
+    if (o->pa.have_op)
+        x.ops = 1u << o->pa.p.op;
+    if (o->pa.have_R)
+        x.R = o->pa.p.R;
+    if (o->have_prec)
+        x.prec = (int)o->pa.p.prec;
+    if (o->pa.have_grid) {
+        x.grids[0][0] = o->pa.p.nx;
+        x.grids[0][1] = o->pa.p.ny;
+        x.grids[0][2] = o->pa.p.nz;
+        x.ngrids = 1;
+    }
+    fdt_catalogue *cat = NULL;
+    fdt_err e;
+    if (fdt_catalogue_load_default(&cat, &e) == 0)
+        x.cat = cat; /* without it, the model has no description to rank with */
+    int rc = fdt_exp_model_rows(d->v, d->n, o->gpu, &x, rs, &e);
+    fdt_catalogue_free(cat);
+    if (rc)
+        print_error("%s", e.msg);
+    return rc;
+}
+
+/* Rows of fdtune's model are predictions: said once, with how to measure instead. */
+static void note_predicted(const fdt_db_rows *rs, const char *gpu)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        n += rs->v[i].source == FDT_DB_MODEL;
+    if (n)
+        print_note("%zu of these rows are predicted, not measured (source model): nothing "
+                   "measured on %s's architecture answers them, so fdtune's model ranked the "
+                   "recipe's space (the first of 'fdtune --gpu %s ... --dry-run'); tune to "
+                   "measure them", n, gpu, gpu);
+}
+
 static int query_best(const dbset *d, const qopts *o)
 {
     fdt_db_filter f;
@@ -439,6 +487,10 @@ static int query_best(const dbset *d, const qopts *o)
             return EXIT_ERROR;
         }
     fdt_db_rows_shadow(&rs); /* the user's result of a device model and problem answers */
+    if (o->gpu && model_rows(d, o, &rs)) {
+        free(rs.v);
+        return EXIT_ERROR;
+    }
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, o->mode, &b);
@@ -460,6 +512,7 @@ static int query_best(const dbset *d, const qopts *o)
     if (!rs.n && o->mode == FDT_EMIT_TEXT)
         print_note("no tuned result in %s matches these filters (see 'fdtune query runs')", in);
     note_generators(&rs);
+    note_predicted(&rs, o->gpu);
     free(rs.v);
     return rc;
 }
@@ -470,6 +523,9 @@ static const char *fallback_why(fdt_db_fallback f)
     case FDT_DB_NEAREST_EXACT: return "this device model has this problem tuned";
     case FDT_DB_NEAREST_GRID: return "the nearest tuned grid on this device model";
     case FDT_DB_NEAREST_ARCH: return "the nearest result on another device model of this arch";
+    case FDT_DB_NEAREST_MODEL:
+        return "nothing measured on this arch can run this grid: fdtune's model's top-ranked "
+               "config (the first of a dry run), predicted, not measured";
     default: return "nothing tuned for this op, R and precision on this arch can run this grid: "
                     "fdtune's built-in default (the config exported headers fall back to)";
     }
@@ -491,6 +547,13 @@ static void nearest_text(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem
     fdt_emit_text(m, "config    %s\n", row->ev.config);
     if (a->which == FDT_DB_NEAREST_NONE)
         return;
+    if (a->which == FDT_DB_NEAREST_MODEL) {
+        fdt_emit_text(m, "predicted %.4f ms, %.0f GB/s by fdtune's model (not measured: tune to "
+                         "measure)\n", row->ev.time_ms, row->ev.gbs);
+        fdt_emit_text(m, "layout    line %lld, offset %lld (elements)\n",
+                      (long long)row->ev.layout_line, (long long)row->ev.layout_offset);
+        return;
+    }
     fdt_emit_text(m, "measured  %s on %s (%s, %d CUs): %.4f ms, %.0f GB/s, %.3f of copy\n",
                   tuned, row->device.name, row->device.arch, row->device.compute_units,
                   row->ev.time_ms, row->ev.gbs, row->ev.frac_copy);

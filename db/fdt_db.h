@@ -66,9 +66,11 @@ int fdt_db_fs_kind(const char *path, char *name, size_t n, int *network, fdt_err
 
 /* Which database a row came from: the user's tuning database, or the system database shipped
  * with fdtune (share/fdtune/system.db, read-only: the best results measured on the project's
- * GPUs). Queries consult the user's first; fdt_db_rows_shadow says how the two combine. */
-typedef enum { FDT_DB_USER, FDT_DB_SYSTEM } fdt_db_source;
-const char *fdt_db_source_name(fdt_db_source s); /* "user", "system" */
+ * GPUs). Queries consult the user's first; fdt_db_rows_shadow says how the two combine. A
+ * row of FDT_DB_MODEL is in no database: fdtune's model's answer for a device model nothing
+ * was measured on (export/model.c makes them), a prediction, never a measurement. */
+typedef enum { FDT_DB_USER, FDT_DB_SYSTEM, FDT_DB_MODEL } fdt_db_source;
+const char *fdt_db_source_name(fdt_db_source s); /* "user", "system", "model" */
 /* A connection stamps its source on every row it reads (fdt_db_row.source); a new one is
  * FDT_DB_USER. */
 void fdt_db_set_source(fdt_db *db, fdt_db_source s);
@@ -336,9 +338,12 @@ typedef enum {
     FDT_DB_NEAREST_GRID,  /* this device model, nearest tuned grid of the same op, R, precision */
     FDT_DB_NEAREST_ARCH,  /* another device model of the same base arch (e.g. another
                              compute-unit count), nearest grid, then nearest unit count */
-    FDT_DB_NEAREST_NONE   /* nothing usable tuned: use fdt_config_fallback */
+    FDT_DB_NEAREST_MODEL, /* nothing measured answers: fdtune's model's top-ranked config
+                             (a row of source FDT_DB_MODEL; export/model.c, never from here) */
+    FDT_DB_NEAREST_NONE   /* nothing usable: use fdt_config_fallback */
 } fdt_db_fallback;
-const char *fdt_db_fallback_name(fdt_db_fallback f); /* "exact", "grid", "arch", "none" */
+/* "exact", "grid", "arch", "model", "none" */
+const char *fdt_db_fallback_name(fdt_db_fallback f);
 
 /* The best tuned result to use for (device, problem), by the rule exported headers apply
  * (portable/fdtuned_nearest.h): a device model is (name, base arch, compute units), only the
@@ -356,8 +361,8 @@ int fdt_db_nearest(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
 int fdt_db_nearest_in(fdt_db *const *dbs, size_t ndbs, const fdt_device *dev,
                       const fdt_problem *p, const char *generator, fdt_db_row *out,
                       fdt_db_fallback *which, fdt_err *e);
-/* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id);
- * r points into row. */
+/* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id,
+ * predicted when its source is FDT_DB_MODEL); r points into row. */
 void fdt_db_row_result(const fdt_db_row *row, fdtuned_result *r);
 /* How the user's and the system database combine, in one place for query, export and
  * nearest: a slot is one device model (name, base arch, compute units) and one problem

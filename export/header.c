@@ -74,6 +74,28 @@ static void measure(char *buf, size_t n, const char *fmt, double v)
         snprintf(buf, n, "%s unknown", strchr(fmt, ' ') + 1);
 }
 
+/* The provenance of a result of fdtune's model (after "... on DEVICE"): what it is, and that
+ * it is no measurement. */
+static void predicted(fdt_sb *b, const fdt_exp_tuned *tu)
+{
+    const fdt_db_row *r = &tu->row;
+    char ms[32], gbs[32], key[160];
+    measure(ms, sizeof ms, "%.4f ms", r->ev.time_ms);
+    measure(gbs, sizeof gbs, "%.0f GB/s", r->ev.gbs);
+    fdt_problem_format(&r->problem, key, sizeof key);
+    fdt_sb_printf(b, " (%s, %d CUs)\n *       config %s\n *       PREDICTED by fdtune's model, "
+                     "not measured: %s, %s; nothing measured on %s\n *       answers it, so "
+                     "this is the model's top-ranked config (the first of a dry run:\n"
+                     " *       fdtune --gpu ", r->device.arch, r->device.compute_units,
+                  r->ev.config, ms, gbs, r->device.arch);
+    comment_text(b, r->device.name);
+    fdt_sb_printf(b, " --op %s --R %d --precision %s --grid %lldx%lldx%lld --dry-run);\n"
+                     " *       tune it to measure, fdtune %s, generator %s\n",
+                  fdt_op_name(r->problem.op), r->problem.R, fdt_prec_name(r->problem.prec),
+                  (long long)r->problem.nx, (long long)r->problem.ny, (long long)r->problem.nz,
+                  r->env.fdtune_version, r->env.generator);
+}
+
 static void provenance(const fdt_exp_plan *p, fdt_sb *b)
 {
     fdt_sb_puts(b, " * Provenance\n *   exported by fdtune ");
@@ -95,7 +117,7 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
     for (size_t i = 0; i < p->nruns; i++)
         if (p->run_sources[i] == FDT_DB_USER)
             fdt_sb_printf(b, "%s %lld", nuser++ ? "," : "", (long long)p->runs[i]);
-    if (!nuser && p->nruns)
+    if (!nuser)
         fdt_sb_puts(b, " none");
     for (size_t i = 0, k = 0; i < p->nruns; i++)
         if (p->run_sources[i] == FDT_DB_SYSTEM)
@@ -114,11 +136,14 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
         }
         if (p->device_sources[i] == FDT_DB_SYSTEM)
             fdt_sb_puts(b, " (system database)");
+        else if (p->device_sources[i] == FDT_DB_MODEL)
+            fdt_sb_puts(b, " (GPU catalogue: nothing measured, the model's predictions)");
         fdt_sb_puts(b, "\n");
     }
     fdt_sb_puts(b, " *   tuned results (best config per device model and grid: median time of the "
                    "run's\n *   timing, effective bandwidth, fraction of the device-to-device "
-                   "copy bandwidth\n *   measured in the same run, and where it was measured):\n");
+                   "copy bandwidth\n *   measured in the same run, and where it was measured; "
+                   "PREDICTED: the model's answer\n *   where nothing measured answers):\n");
     for (size_t f = 0; f < p->nfam; f++)
         for (size_t t = 0; t < p->fam[f].ntuned; t++) {
             const fdt_exp_tuned *tu = &p->fam[f].tuned[t];
@@ -129,6 +154,10 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
             fdt_sb_printf(b, " *     fdtuned_%s variants %d/%d: %s on ", p->fam[f].name,
                           tu->vconst, tu->vruntime, key);
             comment_text(b, tu->row.device.name);
+            if (tu->row.source == FDT_DB_MODEL) {
+                predicted(b, tu);
+                continue;
+            }
             char ms[32], gbs[32], frac[32];
             measure(ms, sizeof ms, "%.4f ms", ev->time_ms);
             measure(gbs, sizeof gbs, "%.0f GB/s", ev->gbs);
@@ -247,7 +276,9 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
         "can\n"
         " *   run the grid, this device model's (name, architecture, compute units) on this "
         "grid,\n"
-        " *   else this model's, else another model's; the nearest tuned grid (|log volume "
+        " *   else this model's, else another model's, else (PREDICTED, nothing measured) "
+        "the model's\n"
+        " *   answer for a model of the architecture; the nearest tuned grid (|log volume "
         "ratio|,\n"
         " *   then |log xy-plane ratio|), the nearest compute-unit count, the faster result. On "
         "that\n"
@@ -334,9 +365,9 @@ static void variant_row(fdt_sb *b, const fdt_exp_family *f, int index, int kind,
     num(b, t ? t->row.ev.gbs : NAN);
     fdt_sb_puts(b, ", ");
     num(b, t ? t->row.ev.frac_copy : NAN);
-    fdt_sb_printf(b, ", %lldLL, %lldLL},\n",
+    fdt_sb_printf(b, ", %lldLL, %lldLL, %d},\n",
                   t && t->row.ev.run_id > 0 ? (long long)t->row.ev.run_id : 0LL,
-                  t ? (long long)t->row.ev.id : 0LL);
+                  t ? (long long)t->row.ev.id : 0LL, t && t->row.source == FDT_DB_MODEL);
 }
 
 static void family_tables(const fdt_exp_family *f, fdt_sb *b)

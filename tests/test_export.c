@@ -370,10 +370,32 @@ static void test_refusal(void **state)
     assert_null(p);
     assert_has(e.msg, "B200");
     assert_has(e.msg, "NVIDIA H100 80GB HBM3 (sm_90, 132 CUs)"); /* what it does hold */
-    /* A catalogue name the database has never seen. */
+    /* A catalogue name the database has never seen, of an architecture it holds nothing
+     * of: the model's answers for its problems (predicted), nothing measured. */
     const char *mi300[] = {"MI300X"};
-    assert_int_equal(make_plan(mi300, 1, 0, NULL, 0, &p, &e), FDT_EXP_NOTHING);
-    assert_has(e.msg, "MI300X (gfx942) was never tuned");
+    assert_int_equal(make_plan(mi300, 1, 0, NULL, 0, &p, &e), 0);
+    assert_int_equal(p->ndevices, 1);
+    assert_int_equal(p->device_sources[0], FDT_DB_MODEL);
+    assert_int_equal(p->nruns, 0);
+    for (size_t f = 0; f < p->nfam; f++)
+        for (size_t t = 0; t < p->fam[f].ntuned; t++) {
+            assert_int_equal(p->fam[f].tuned[t].row.source, FDT_DB_MODEL);
+            assert_string_equal(p->fam[f].tuned[t].row.device.arch, "gfx942");
+        }
+    assert_true(p->nfam > 0 && p->nnotes > 0);
+    assert_has(p->notes[0], "PREDICTED by fdtune's model");
+    fdt_exp_plan_free(p);
+    /* Without a catalogue to describe it, nothing: the refusal names it. */
+    fdt_db *db;
+    if (fdt_db_open(g_db, FDT_DB_READONLY, &db, &e))
+        fail_msg("%s", e.msg);
+    fdt_exp_opts o;
+    fdt_exp_opts_init(&o);
+    o.gpus[o.ngpus++] = "NVIDIA A100";
+    assert_int_equal(fdt_exp_plan_make(&db, 1, &o, &p, &e), FDT_EXP_NOTHING);
+    assert_null(p);
+    assert_has(e.msg, "--gpu NVIDIA A100: no device in");
+    fdt_db_close(db);
     /* Known devices, unknown problem: wave was never tuned. */
     assert_int_equal(make_plan(TWO, 2, (1u << FDT_OP_LAP) | (1u << FDT_OP_WAVE), NULL, 0, &p,
                                &e), FDT_EXP_NOTHING);

@@ -15,7 +15,9 @@
  *   each row naming its source, the user's result of a device model and grid shadowing the
  *   system's; --no-system-db and FDTUNE_SYSTEM_DB= leave it out; the search order is
  *   $FDTUNE_SYSTEM_DB, <exe>/../share/fdtune, the source tree; export works with no user
- *   database at all; retune never touches the system database;
+ *   database at all; retune never touches the system database; an AMD GPU nothing was
+ *   measured on gets the model's answer (the dry run's first config), marked predicted in
+ *   query best, --nearest and export, until a measured result of its architecture exists;
  * - fdt_db_run_begin keeps the natural key of runs unique; `db check` finds what is wrong.
  * Every file lives under a mkdtemp directory. */
 #include <setjmp.h>
@@ -1162,6 +1164,131 @@ static void test_retune_leaves_system_db(void **state)
     unsetenv("FDTUNE_SYSTEM_DB");
 }
 
+/* ------------------------------------------------------------------ the model's answers */
+
+/* The text of the first `"key": "..."` after `after` in doc (a JSON document), into buf. */
+static void json_str_after(const char *doc, const char *after, const char *key, char *buf,
+                           size_t n)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": \"", key);
+    const char *a = strstr(doc, after), *k = a ? strstr(a, pat) : NULL;
+    if (!k)
+        fail_msg("no %s after %s in:\n%.2000s", key, after, doc);
+    k += strlen(pat);
+    const char *end = strchr(k, '"');
+    snprintf(buf, n, "%.*s", (int)(end - k), k);
+}
+
+/* What the dry run ranks first for the MI250X (described from the catalogue): its config
+ * whole, and (key, may be NULL) its canonical key. */
+static void dry_run_first(const char *op, const char *grid, char *cfg, size_t n, char *key,
+                          size_t nk)
+{
+    tu_result r;
+    run(&r, "--gpu", "MI250X", "--op", op, "--R", "4", "--precision", "f32", "--grid", grid,
+        "--dry-run", "--top", "3", "--json", NULL);
+    expect_status(&r, 0);
+    json_str_after(r.out, "\"ranking\": [", "config_full", cfg, n);
+    if (key)
+        json_str_after(r.out, "\"ranking\": [", "config", key, nk);
+    tu_result_free(&r);
+}
+
+/* An AMD GPU nothing was measured on (no gfx90a result in the system database) gets the
+ * model's top-ranked config, the dry run's first, marked as predicted in query best, --nearest
+ * and export; once a measured result of its architecture exists, the measurement answers. */
+static void test_system_model_answer(void **state)
+{
+    (void)state;
+    char sys[512], none[600], user[512], dry[256], got[256], d2x_key[256];
+    system_db(sys, sizeof sys);
+    snprintf(none, sizeof none, "%s/fresh-model/fdtune.db", g_dir);
+    setenv("FDTUNE_SYSTEM_DB", sys, 1);
+    setenv("FDTUNE_DB", none, 1);
+    tu_result r;
+
+    /* query best: every problem of the databases for d2x, each the model's answer */
+    run(&r, "query", "best", "--gpu", "MI250X", "--R", "4", "--op", "d2x", "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_int_equal(count_of(r.out, "\"source\": \"model\""), 6); /* f32, f64 x 3 grids */
+    assert_lacks(r.out, "\"source\": \"system\"");
+    assert_has(r.out, "\"median_ms\": null"); /* a prediction is no measurement */
+    assert_has(r.err, "predicted, not measured (source model)");
+    tu_result_free(&r);
+    static const char *const grids[][2] = {{"d2x", "512^3"}, {"lap", "256^3"}};
+    for (int i = 0; i < 2; i++) {
+        dry_run_first(grids[i][0], grids[i][1], dry, sizeof dry, i ? NULL : d2x_key,
+                      sizeof d2x_key);
+        run(&r, "query", "best", "--gpu", "MI250X", "--R", "4", "--op", grids[i][0],
+            "--precision", "f32", "--grid", grids[i][1], "--json", NULL);
+        expect_status(&r, 0);
+        assert_int_equal(count_of(r.out, "\"source\": \"model\""), 1);
+        json_str_after(r.out, "\"source\": \"model\"", "config_full", got, sizeof got);
+        assert_string_equal(got, dry);
+        tu_result_free(&r);
+        run(&r, "query", "best", "--nearest", "--gpu", "MI250X", "--R", "4", "--op",
+            grids[i][0], "--grid", grids[i][1], "--json", NULL);
+        expect_status(&r, 0);
+        assert_has(r.out, "\"fallback\": \"model\"");
+        json_str_after(r.out, "\"result\"", "config_full", got, sizeof got);
+        assert_string_equal(got, dry);
+        tu_result_free(&r);
+    }
+    /* export: the header's provenance and the JSON say predicted */
+    char hdr[600];
+    snprintf(hdr, sizeof hdr, "%s/mi250x.h", g_dir);
+    run(&r, "export", "--gpu", "MI250X", "--op", "d2x", "--R", "4", "--precision", "f32", "-o",
+        hdr, NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "PREDICTED by fdtune's model");
+    tu_result_free(&r);
+    char *h = tu_slurp(hdr);
+    assert_has(h, " *     MI250X: hip, gfx90a, 110 CUs");
+    assert_has(h, "(GPU catalogue: nothing measured, the model's predictions)");
+    assert_int_equal(count_of(h, " *       PREDICTED by fdtune's model, not measured"), 3);
+    assert_has(h, d2x_key); /* 512^3's config, the dry run's first */
+    free(h);
+    run(&r, "export", "--gpu", "MI250X", "--op", "d2x", "--R", "4", "--precision", "f32",
+        "--format", "json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_int_equal(count_of(r.out, "\"predicted\": {"), 6); /* constant and runtime x 3 */
+    assert_has(r.out, "\"source\": \"model\"");
+    assert_lacks(r.out, "\"source\": \"system\"");
+    tu_result_free(&r);
+    assert_false(exists(none));
+
+    /* A measured MI250X result of d2x f32 answers for every d2x f32 grid it can run (the
+     * grid rung) and the model no longer does; f64 still gets the model's. */
+    path_in(user, sizeof user, "mi250x-user.db");
+    const meas m[] = {{prob(FDT_OP_D2X, 512), CFG_A, 0.5, 0.005}};
+    shard(user, mi250x(), "", m, 1, 1);
+    run(&r, "query", "best", "--db", user, "--gpu", "MI250X", "--R", "4", "--op", "d2x",
+        "--json", NULL);
+    expect_status(&r, 0);
+    assert_int_equal(count_of(r.out, "\"source\": \"user\""), 1);
+    assert_int_equal(count_of(r.out, "\"source\": \"model\""), 3);
+    assert_lacks(r.out, "\"precision\": \"f32\", \"nx\": 256");
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", user, "--nearest", "--gpu", "MI250X", "--R", "4", "--op",
+        "d2x", "--grid", "1024^3", "--json", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "\"fallback\": \"grid\"");
+    assert_has(r.out, "\"source\": \"user\"");
+    assert_has(r.out, CFG_A);
+    tu_result_free(&r);
+    run(&r, "export", "--db", user, "--gpu", "MI250X", "--op", "d2x", "--precision", "f32",
+        NULL);
+    expect_status(&r, 0);
+    assert_lacks(r.out, "PREDICTED by fdtune's model, not measured");
+    assert_has(r.out, CFG_A);
+    tu_result_free(&r);
+    unsetenv("FDTUNE_SYSTEM_DB");
+    unsetenv("FDTUNE_DB");
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int setup(void **state)
@@ -1204,6 +1331,7 @@ int main(void)
         cmocka_unit_test(test_system_order_and_source),
         cmocka_unit_test(test_system_search_and_fresh_install),
         cmocka_unit_test(test_retune_leaves_system_db),
+        cmocka_unit_test(test_system_model_answer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
