@@ -406,18 +406,20 @@ static int parse_opts(int argc, char **argv, qopts *o)
 
 /* ------------------------------------------------------------------ best */
 
-/* Results measured with another generator than this fdtune's are marked, as export does:
- * the kernel this fdtune writes for such a config may differ from the one measured. */
-static void note_generators(const fdt_db_rows *rs)
+/* Results whose kernel may not be the one measured are marked, as export marks them
+ * (fdt_exp_stale_note). Returns -1 when the databases cannot say. */
+static int note_stale(const dbset *d, const fdt_db_row *rows, size_t n)
 {
-    const char *gen = fdt_gen_fingerprint();
-    size_t n = 0;
-    for (size_t i = 0; i < rs->n; i++)
-        n += strcmp(rs->v[i].env.generator, gen) != 0;
-    if (n)
-        print_note("%zu of these results were measured with another generator than this "
-                   "fdtune's (%s; column generator): their kernels may differ from the measured "
-                   "ones (re-tune to refresh)", n, gen);
+    char *note = NULL;
+    fdt_err e;
+    if (fdt_exp_stale_note(d->v, d->n, rows, n, &note, &e)) {
+        print_error("%s", e.msg);
+        return -1;
+    }
+    if (note)
+        print_note("%s", note);
+    free(note);
+    return 0;
 }
 
 /* The model's answers for the device models --gpu names where nothing measured answers
@@ -511,7 +513,8 @@ static int query_best(const dbset *d, const qopts *o)
     fflush(stdout);
     if (!rs.n && o->mode == FDT_EMIT_TEXT)
         print_note("no tuned result in %s matches these filters (see 'fdtune query runs')", in);
-    note_generators(&rs);
+    if (note_stale(d, rs.v, rs.n))
+        rc = EXIT_ERROR;
     note_predicted(&rs, o->gpu);
     free(rs.v);
     return rc;
@@ -559,14 +562,11 @@ static void nearest_text(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem
                   row->ev.time_ms, row->ev.gbs, row->ev.frac_copy);
     fdt_emit_text(m, "layout    line %lld, offset %lld (elements, for %s)\n",
                   (long long)row->ev.layout_line, (long long)row->ev.layout_offset, tuned);
-    fdt_emit_text(m, "run       %lld%s, %s UTC, driver %s, compiler %s, fdtune %s\n",
-                  (long long)row->ev.run_id,
+    fdt_emit_text(m, "run       %lld%s, %s UTC, driver %s, compiler %s, fdtune %s, "
+                     "generator %s\n", (long long)row->ev.run_id,
                   row->source == FDT_DB_SYSTEM ? " of the system database" : "",
                   short_time(row->ev.created, when, sizeof when), row->env.driver,
-                  row->env.compiler, row->env.fdtune_version);
-    if (strcmp(row->env.generator, fdt_gen_fingerprint()))
-        fdt_emit_text(m, "note      measured with generator %s; this fdtune generates %s, so "
-                         "the kernel may differ\n", row->env.generator, fdt_gen_fingerprint());
+                  row->env.compiler, row->env.fdtune_version, row->env.generator);
 }
 
 /* The machine forms of --nearest: the best-row fields (of the tuned problem, or the
@@ -625,8 +625,12 @@ static int query_nearest(const dbset *d, const qopts *o)
         nearest_text(&m, a, p);
     else
         nearest_data(&m, a, p, d);
+    rc = emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    fflush(stdout);
+    if (a->which != FDT_DB_NEAREST_NONE && note_stale(d, &a->row, 1))
+        rc = EXIT_ERROR;
     free(a);
-    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ runs */

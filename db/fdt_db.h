@@ -182,6 +182,11 @@ int fdt_db_run_clocks(fdt_db *db, int64_t run_id, fdt_clocks *start, fdt_clocks 
 /* Marks interrupted the runs still "running" that were begun on this host by a process that
  * no longer exists (killed, crashed, power loss); *n says how many. */
 int fdt_db_run_mark_stale(fdt_db *db, int *n, fdt_err *e);
+/* Marks every run still running as interrupted, finished at its last evaluation (at its start
+ * when it has none: no later moment is known), with why appended to its notes; *n: how many.
+ * For a file that is final (a best-only merge: the system database), where a run copied while
+ * it was going will never get its end. */
+int fdt_db_runs_close_running(fdt_db *db, const char *why, int64_t *n, fdt_err *e);
 int fdt_db_run_get(fdt_db *db, int64_t run_id, fdt_db_run *r, fdt_err *e);
 /* The same as a lookup: 0 with *found = 0 when there is no such run (an error is an error). */
 int fdt_db_run_find(fdt_db *db, int64_t run_id, fdt_db_run *r, int *found, fdt_err *e);
@@ -325,7 +330,9 @@ typedef struct fdt_db_decision {
 } fdt_db_decision;
 
 /* eval_id must be an ok full evaluation of that device and problem (else an error).
- * cut_short (0 or 1): fdt_db_decision.cut_short. */
+ * cut_short (0 or 1): fdt_db_decision.cut_short. When the evaluation was measured with this
+ * fdtune's generator, the hash of its kernel's code is recorded with the decision (one
+ * transaction; see fdt_db_kernel_check). */
 int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t eval_id,
                        int cut_short, const char *reason, fdt_err *e);
 /* The decision in force; *found = 0 when the pair has none. */
@@ -433,6 +440,46 @@ int fdt_db_meta_set(fdt_db *db, const char *key, const char *value, fdt_err *e);
 typedef int (*fdt_db_meta_fn)(void *ctx, const char *key, const char *value);
 /* Every key, sorted; return non-zero from fn to stop. */
 int fdt_db_meta(fdt_db *db, fdt_db_meta_fn fn, void *ctx, fdt_err *e);
+
+/* ------------------------------------------------------------------ kernel sources (kernels.c) */
+
+/* Whether the kernel this fdtune writes for a stored result is the one it was measured with:
+ * the result's generator fingerprint is this fdtune's (or it is a model row), or the
+ * database's metadata records the hash of the code it was measured with
+ * (fdt_gen_source_hash) and that is this generator's hash for the same problem and config
+ * (unchanged), or not (differs: the code changed, or this generator refuses the config), or
+ * nothing is recorded for it (unrecorded). The hash is recorded under "kernel_source
+ * <generator> <backend> <op> R<n> <precision> <grid> config <FNV-1a of the config text>"
+ * when a best is decided with this fdtune's generator (fdt_db_best_decide) and carried along
+ * by `fdtune db merge`. */
+typedef enum {
+    FDT_DB_KERNEL_CURRENT,
+    FDT_DB_KERNEL_UNCHANGED,
+    FDT_DB_KERNEL_DIFFERS,
+    FDT_DB_KERNEL_UNRECORDED,
+    FDT_DB_KERNEL_COUNT
+} fdt_db_kernel;
+#define FDT_DB_KERNEL_KEY_PREFIX "kernel_source "
+/* "this generator", "unchanged", "differs", "unrecorded" */
+const char *fdt_db_kernel_name(fdt_db_kernel k);
+/* 1 when a metadata key is a recorded kernel source (FDT_DB_KERNEL_KEY_PREFIX). */
+int fdt_db_kernel_is_source_key(const char *key);
+/* The metadata key of row's kernel source. */
+void fdt_db_kernel_key(const fdt_db_row *row, char *key, size_t n);
+/* This generator's hash of row's kernel (fdt_gen_source_hash for its problem, config and
+ * device backend); -1 when the generator refuses the config. */
+int fdt_db_kernel_hash(const fdt_db_row *row, char *hex, size_t n, fdt_err *e);
+/* The hash db records for row's kernel; *found = 0 when none. */
+int fdt_db_kernel_recorded(fdt_db *db, const fdt_db_row *row, char *hex, size_t n, int *found,
+                           fdt_err *e);
+/* Row's state (row read from db). */
+int fdt_db_kernel_check(fdt_db *db, const fdt_db_row *row, fdt_db_kernel *k, fdt_err *e);
+/* Removes the recorded kernel sources that name no best of db (after a best-only merge). */
+int fdt_db_kernel_prune(fdt_db *db, fdt_err *e);
+typedef int (*fdt_db_kernel_fn)(void *ctx, const fdt_db_row *row, fdt_db_kernel k);
+/* Every best of db (fdt_db_best, by device then problem) with its kernel's state; return
+ * non-zero from fn to stop. */
+int fdt_db_kernels(fdt_db *db, fdt_db_kernel_fn fn, void *ctx, fdt_err *e);
 
 /* ------------------------------------------------------------------ health (fdtune db check) */
 

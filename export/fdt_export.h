@@ -84,7 +84,8 @@ typedef struct fdt_exp_plan {
     fdt_exp_family *fam;     /* by op, R, precision */
     size_t nfam;
     char **notes;            /* what the user should know (gaps covered by the fallback,
-                                results measured with another generator) */
+                                the model's predictions, results whose kernel may not be the
+                                one measured: fdt_exp_stale_note) */
     size_t nnotes;
 } fdt_exp_plan;
 
@@ -109,6 +110,14 @@ int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
 
 /* Distinct kernels the header defines (identical kernels are emitted once). */
 size_t fdt_exp_kernel_count(const fdt_exp_plan *p);
+
+/* The note for rows (each read from the database of its source among dbs) that may not have
+ * been measured with the kernel this fdtune writes (fdt_db_kernel_check: differs, or
+ * unrecorded), naming what to do and `fdtune db check` of the databases they come from;
+ * *note NULL when there are none (results of another generator whose recorded code is
+ * unchanged need no note). The caller frees *note. */
+int fdt_exp_stale_note(fdt_db *const *dbs, size_t ndbs, const fdt_db_row *rows, size_t n,
+                       char **note, fdt_err *e);
 
 /* ------------------------------------------------------------------ one problem, one device */
 

@@ -367,9 +367,9 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
 }
 
 /* What the user should know about the result: device models of the selection that a
- * family has no result for (they get a same-arch result or the fallback), results the model
- * predicted, and results measured with another generator than the one writing the kernels
- * now. */
+ * family has no result for (they get a same-arch result or the fallback), and results the
+ * model predicted (stale_note adds the one about kernels that may not be the measured
+ * ones). */
 static int collect_notes(fdt_exp_plan *p)
 {
     for (size_t f = 0; f < p->nfam; f++) {
@@ -405,23 +405,29 @@ static int collect_notes(fdt_exp_plan *p)
                           p->devices[d].compute_units, n, p->devices[d].arch))
             return -1;
     }
-    const char *gen = fdt_gen_fingerprint();
-    for (size_t f = 0; f < p->nfam; f++)
-        for (size_t t = 0; t < p->fam[f].ntuned; t++) {
-            const char *g = p->fam[f].tuned[t].row.env.generator;
-            if (!strcmp(g, gen))
-                continue;
-            int seen = 0;
-            for (size_t i = 0; i < p->nnotes; i++)
-                seen |= strstr(p->notes[i], g) != NULL && *g;
-            if (seen)
-                continue;
-            if (add_note(p, "results measured with generator %s are exported with generator "
-                            "%s: the kernels may differ from the measured ones (re-tune to "
-                            "refresh)", *g ? g : "(unknown)", gen))
-                return -1;
-        }
     return 0;
+}
+
+/* The note about results whose kernel may not be the one measured (fdt_exp_stale_note). */
+static int stale_note(fdt_exp_plan *p, fdt_db *const *dbs, size_t ndbs, fdt_err *e)
+{
+    size_t n = 0;
+    for (size_t f = 0; f < p->nfam; f++)
+        n += p->fam[f].ntuned;
+    fdt_db_row *rows = malloc((n + 1) * sizeof *rows);
+    if (!rows)
+        return fdt_err_set(e, "export: out of memory");
+    n = 0;
+    for (size_t f = 0; f < p->nfam; f++)
+        for (size_t t = 0; t < p->fam[f].ntuned; t++)
+            rows[n++] = p->fam[f].tuned[t].row;
+    char *note = NULL;
+    int rc = fdt_exp_stale_note(dbs, ndbs, rows, n, &note, e);
+    free(rows);
+    if (!rc && note && add_note(p, "%s", note))
+        rc = fdt_err_set(e, "export: out of memory");
+    free(note);
+    return rc;
 }
 
 /* The plan's header fields: where from, when, by what. */
@@ -570,6 +576,8 @@ int fdt_exp_plan_make(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o,
         fdt_err_set(e, "export: out of memory");
         goto done;
     }
+    if (stale_note(p, dbs, ndbs, e))
+        goto done;
     rc = 0;
 done:
     free(s.all.v);

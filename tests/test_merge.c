@@ -590,6 +590,18 @@ static void test_merge_running_shard(void **state)
     assert_int_equal(sql_int(out, "SELECT count(*) FROM runs WHERE status = 'running' AND"
                                   " copy_gbs IS NULL"),
                      1);
+    /* A best-only file is final (the system database): the run is closed, as interrupted at
+     * its last evaluation, and says why. */
+    char final_out[512];
+    path_in(final_out, sizeof final_out, "from-running-best.db");
+    run(&t, "db", "merge", "--best-only", "-o", final_out, path, "--json", NULL);
+    expect_status(&t, 0);
+    assert_has(t.out, "\"runs_closed\": 1");
+    tu_result_free(&t);
+    assert_int_equal(sql_int(final_out, "SELECT count(*) FROM runs WHERE status = 'interrupted'"
+                                        " AND finished = (SELECT created FROM evaluations) AND"
+                                        " notes LIKE '%still running when merged%'"),
+                     1);
     assert_int_equal(fdt_db_run_set_copy(db, rid, 2900, &e), 0);
     snprintf(ev.config, sizeof ev.config, "%s", CFG_B);
     ev.time_ms = 0.8;
@@ -943,12 +955,12 @@ static void test_system_order_and_source(void **state)
     assert_true(u && s && u < s);
     assert_has(s, "\"op\": \"d2y\", \"R\": 4, \"precision\": \"f32\", \"nx\": 512");
     assert_lacks(s, "\"op\": \"d2x\", \"R\": 4, \"precision\": \"f32\", \"nx\": 512");
-    /* Results measured with another generator than this fdtune's are marked: the system's
-     * are exactly when the recording's generator is not this one's. */
+    /* Results whose kernel may not be the one measured are marked: the system's are exactly
+     * when the recording's generator is not this one's (the recording records no code). */
     if (older_generator(sys))
-        assert_has(r.err, "measured with another generator");
+        assert_has(r.err, "may not have been measured with the kernel this fdtune");
     else
-        assert_lacks(r.err, "measured with another generator");
+        assert_lacks(r.err, "may not have been measured with the kernel this fdtune");
     tu_result_free(&r);
 
     run(&r, "query", "best", "--db", user, "--csv", NULL);
@@ -1014,9 +1026,9 @@ static void test_system_order_and_source(void **state)
     /* The device and the two variants (constant, runtime) of its one result. */
     assert_int_equal(count_of(r.out, "\"source\": \"system\""), 3);
     if (older_generator(sys))
-        assert_has(r.err, "measured with generator");
+        assert_has(r.err, "may not have been measured with the kernel this fdtune");
     else
-        assert_lacks(r.err, "measured with generator");
+        assert_lacks(r.err, "may not have been measured with the kernel this fdtune");
     tu_result_free(&r);
     run(&r, "export", "--db", user, "--gpu", "H100", NULL);
     expect_status(&r, 0);
@@ -1162,6 +1174,100 @@ static void test_retune_leaves_system_db(void **state)
     assert_string_equal(after, before);
     assert_true(same_bytes(copy, sys));
     unsetenv("FDTUNE_SYSTEM_DB");
+}
+
+/* ------------------------------------------------------------------ kernel sources */
+
+/* The code each best was measured with is recorded with its decision (metadata
+ * kernel_source ...) and goes along with merges; a result of another generator whose
+ * recorded code is this generator's for its config needs no note in query or export, one
+ * whose code differs or was never recorded does; `db check` counts and lists them; a
+ * best-only merge with --drop-stale leaves those out. */
+static void test_kernel_sources(void **state)
+{
+    (void)state;
+    char a[512], best[512], key[700], q[1024];
+    path_in(a, sizeof a, "kernels-a.db");
+    const meas m[] = {{prob(FDT_OP_D2X, 128), CFG_A, 0.5, 0.005},
+                      {prob(FDT_OP_LAP, 128), CFG_B, 0.7, 0.005}};
+    shard(a, h100_a(), "node1", m, 2, 1);
+    /* Recorded at the decisions, under this generator's fingerprint, as this generator's hash. */
+    assert_int_equal(sql_int(a, "SELECT count(*) FROM metadata WHERE key LIKE 'kernel_source %'"),
+                     2);
+    fdt_db_row row;
+    memset(&row, 0, sizeof row);
+    row.problem = prob(FDT_OP_D2X, 128);
+    snprintf(row.ev.config, sizeof row.ev.config, "%s", CFG_A);
+    snprintf(row.device.backend, sizeof row.device.backend, "cuda");
+    snprintf(row.env.generator, sizeof row.env.generator, "%s", fdt_gen_fingerprint());
+    char hex[40];
+    fdt_err e = {""};
+    assert_int_equal(fdt_db_kernel_hash(&row, hex, sizeof hex, &e), 0);
+    fdt_db_kernel_key(&row, key, sizeof key);
+    snprintf(q, sizeof q, "SELECT count(*) FROM metadata WHERE key = '%s' AND value = '%s'", key,
+             hex);
+    assert_int_equal(sql_int(a, q), 1);
+
+    /* As an older fdtune left it: another generator, the same code recorded for d2x, code
+     * that differs for lap. */
+    sql_exec(a, "UPDATE environments SET generator = '00000000000000aa'");
+    snprintf(q, sizeof q, "UPDATE metadata SET key = replace(key, '%s', '00000000000000aa')",
+             fdt_gen_fingerprint());
+    sql_exec(a, q);
+    sql_exec(a, "UPDATE metadata SET value = '0123456789abcdef' WHERE key LIKE '% lap %'");
+    tu_result r;
+    run(&r, "query", "best", "--db", a, "--no-system-db", "--op", "d2x", NULL);
+    expect_status(&r, 0);
+    assert_lacks(r.err, "may not have been measured"); /* unchanged: no note */
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", a, "--no-system-db", NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "1 of these results may not have been measured with the kernel this "
+                      "fdtune");
+    assert_has(r.err, "1 measured with code that differs from this generator's, 0 with another "
+                      "generator and no record of their code");
+    char check[600];
+    snprintf(check, sizeof check, "'fdtune db check %s' lists them", a);
+    assert_has(r.err, check);
+    tu_result_free(&r);
+    run(&r, "export", "--db", a, "--no-system-db", "--gpu", "H100", "--op", "lap", NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "the result may not have been measured with the kernel this fdtune");
+    assert_has(r.err, "its code differs from this generator's");
+    tu_result_free(&r);
+    run(&r, "db", "check", a, "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "\"kernels\": {\"this_generator\": 0, \"unchanged\": 1, \"differs\": 1, "
+                      "\"unrecorded\": 0");
+    assert_has(r.out, "\"kernel\": \"differs\"");
+    assert_has(r.out, "\"metadata\": {}"); /* summed up, not listed as metadata */
+    tu_result_free(&r);
+
+    /* Merged: the records go along, and with --drop-stale the lap result stays out. */
+    path_in(best, sizeof best, "kernels-best.db");
+    run(&r, "db", "merge", "--best-only", "--drop-stale", "-o", best, a, "--json", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "\"stale_dropped\": 1");
+    tu_result_free(&r);
+    assert_int_equal(sql_int(best, "SELECT count(*) FROM evaluations"), 1);
+    assert_int_equal(sql_int(best, "SELECT count(*) FROM metadata WHERE key LIKE "
+                                   "'kernel_source %'"), 1); /* lap's record went with it */
+    run(&r, "db", "check", best, NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "kernels       0 results measured with this generator, 1 with another "
+                      "whose kernel is unchanged (recorded), 0 whose kernel differs, 0 with "
+                      "another and nothing recorded");
+    tu_result_free(&r);
+    /* Nothing recorded (a database from before the records): unrecorded. */
+    sql_exec(a, "DELETE FROM metadata WHERE key LIKE 'kernel_source %'");
+    run(&r, "query", "best", "--db", a, "--no-system-db", "--op", "d2x", NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "it was measured with another generator and its code was not recorded");
+    tu_result_free(&r);
+    run(&r, "db", "merge", "--drop-stale", "-o", best, a, NULL);
+    expect_status(&r, 2); /* --drop-stale is for --best-only */
+    tu_result_free(&r);
 }
 
 /* ------------------------------------------------------------------ the model's answers */
@@ -1332,6 +1438,7 @@ int main(void)
         cmocka_unit_test(test_system_search_and_fresh_install),
         cmocka_unit_test(test_retune_leaves_system_db),
         cmocka_unit_test(test_system_model_answer),
+        cmocka_unit_test(test_kernel_sources),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
