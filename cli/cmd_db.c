@@ -17,8 +17,8 @@
 static void db_usage(FILE *f)
 {
     fprintf(f,
-            "usage: fdtune db merge -o OUT.db [--best-only] [--meta KEY=VALUE]... [--json]\n"
-            "                       IN.db...\n"
+            "usage: fdtune db merge -o OUT.db [--best-only [--drop-stale]] [--meta KEY=VALUE]...\n"
+            "                       [--json] IN.db...\n"
             "       fdtune db check DB [--json]\n\n"
             "merge: copies every device, environment, problem, config, run, evaluation and best\n"
             "decision of the inputs into OUT (created when missing), matching rows by what they\n"
@@ -30,18 +30,25 @@ static void db_usage(FILE *f)
             "\"merge: SHARD: ...\". Inputs are read-only (an older schema is read as it is) and\n"
             "all are checked first: one that is not an fdtune database, fails its integrity or\n"
             "foreign-key check, or comes from a newer fdtune is refused by name and nothing is\n"
-            "written. The merge is one transaction.\n"
+            "written. The merge is one transaction. The hashes of the code the inputs' results\n"
+            "were measured with (metadata kernel_source ...) go along with them.\n"
             "  -o OUT          the merged database: a file (a link is followed; a device, a\n"
             "                  FIFO or /dev/stdout cannot hold a database and is refused)\n"
             "  --best-only     keep one result per (device model, problem), decided by the same\n"
             "                  noise rule, and only what it refers to; compact, rollback journal\n"
-            "                  (how share/fdtune/system.db is made; bench/system_db.sh)\n"
+            "                  (how share/fdtune/system.db is made; bench/system_db.sh); runs\n"
+            "                  still running are closed as interrupted\n"
+            "  --drop-stale    with --best-only: leave out results whose kernel this fdtune does\n"
+            "                  not write as it was measured (check's kernels: differs, unrecorded)\n"
             "  --meta K=V      record K = V in OUT's metadata (repeatable)\n\n"
             "check: integrity, schema version, foreign keys, decisions that do not name an ok\n"
             "full evaluation of their device and problem, runs sharing a natural key; runs,\n"
-            "devices, environments, problems and configs nothing refers to; the metadata; rows\n"
-            "per table and, per (device, problem): evaluations, ok ones, runs, whether the best\n"
-            "is a recorded decision, and the best median.\n\n"
+            "devices, environments, problems and configs nothing refers to; kernels: whether\n"
+            "each best was measured with the kernel this fdtune writes for it (this generator;\n"
+            "another whose recorded code is unchanged; code that differs; another generator and\n"
+            "no record), the stale ones listed; the metadata; rows per table and, per (device,\n"
+            "problem): evaluations, ok ones, runs, whether the best is a recorded decision, and\n"
+            "the best median.\n\n"
             "exit status: 0 merged / sound, 1 check found a problem, 2 bad arguments, 4 an input\n"
             "was refused or a database could not be read or written.\n");
     print_exit_statuses(f);
@@ -130,11 +137,19 @@ static void render_merge(fdt_emit *m, const fdt_merge_opts *o, const fdt_merge_r
     if (o->best_only)
         emit_counts(m, "pruned", &r->pruned);
     fdt_emit_int(m, "merge_decisions", r->decisions);
+    fdt_emit_int(m, "stale_dropped", r->stale);
+    fdt_emit_int(m, "runs_closed", r->closed);
     fdt_sb t;
     fdt_sb_init(&t);
     counts_text(&t, &r->after);
     fdt_emit_text(m, "\n%s %s: %s; %lld best decisions recorded by the merge\n", o->out,
                   r->created ? "created" : "now holds", fdt_sb_str(&t), (long long)r->decisions);
+    if (o->drop_stale)
+        fdt_emit_text(m, "%lld results left out: their kernel is not the one this fdtune writes, "
+                         "or its code was never recorded\n", (long long)r->stale);
+    if (r->closed)
+        fdt_emit_text(m, "%lld runs still running closed as interrupted (finished: their last "
+                         "evaluation)\n", (long long)r->closed);
     fdt_sb_free(&t);
     fdt_emit_end(m);
 }
@@ -144,6 +159,7 @@ static int db_merge(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"best-only", no_argument, 0, 'b'},
         {"meta", required_argument, 0, 'm'},   {"json", no_argument, 0, 'j'},
+        {"drop-stale", no_argument, 0, 's'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     fdt_merge_opts o;
     memset(&o, 0, sizeof o);
@@ -161,17 +177,19 @@ static int db_merge(int argc, char **argv)
         switch (c) {
         case 'o': o.out = optarg; break;
         case 'b': o.best_only = 1; break;
+        case 's': o.drop_stale = 1; break;
         case 'm': meta[o.nmeta++] = optarg; break;
         case 'j': json = 1; break;
         case 'h': free(meta); fdt_sb_free(&cmdline); return print_help("db", db_usage);
         default: free(meta); fdt_sb_free(&cmdline); return bad_option("db merge", argv, "o:h", opts);
         }
     }
-    if (!o.out || !*o.out || optind >= argc) {
+    if (!o.out || !*o.out || optind >= argc || (o.drop_stale && !o.best_only)) {
         free(meta);
         fdt_sb_free(&cmdline);
         die_usage("db merge", "%s", !o.out || !*o.out ? "-o OUT is required"
-                                                      : "which databases? (IN.db...)");
+                                    : optind >= argc  ? "which databases? (IN.db...)"
+                                                      : "--drop-stale needs --best-only");
     }
     o.in = (const char *const *)argv + optind;
     o.nin = (size_t)(argc - optind);
@@ -233,9 +251,95 @@ static int emit_pair(void *ctx, const fdt_db_pair *q)
 static int emit_meta(void *ctx, const char *key, const char *value)
 {
     fdt_emit *m = ctx;
+    if (fdt_db_kernel_is_source_key(key))
+        return 0; /* one per result: summed up under "kernels" */
     fdt_emit_str(m, key, value);
     fdt_emit_text(m, "  %-18s %s\n", key, value);
     return 0;
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+static const fdt_col stale_cols[] = {
+    {"kernel", "  kernel", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"device", "device", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"arch", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    PROBLEM_COLS,
+    {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"generator", "measured with generator", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"source_key", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"recorded_hash", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"source_hash", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+};
+
+/* The bests' kernel states, counted, and the stale ones (differs, unrecorded) listed. */
+typedef struct kernel_tally {
+    fdt_emit *m;
+    fdt_db *db;
+    int64_t n[FDT_DB_KERNEL_COUNT];
+    int listing; /* 0: counting; 1: emitting the stale ones */
+} kernel_tally;
+
+static int tally_kernel(void *ctx, const fdt_db_row *row, fdt_db_kernel k)
+{
+    kernel_tally *t = ctx;
+    if (!t->listing) {
+        t->n[k]++;
+        return 0;
+    }
+    if (k != FDT_DB_KERNEL_DIFFERS && k != FDT_DB_KERNEL_UNRECORDED)
+        return 0;
+    fdt_emit_row(t->m, NULL);
+    fdt_emit_cell_str(t->m, fdt_db_kernel_name(k));
+    fdt_emit_cell_str(t->m, row->device.name);
+    fdt_emit_cell_str(t->m, row->device.arch);
+    emit_problem_cells(t->m, &row->problem);
+    fdt_emit_cell_str(t->m, row->ev.config);
+    fdt_emit_cell_str(t->m, row->env.generator);
+    /* the code recorded as measured, and what this generator writes ("": none) */
+    char recorded[40] = "", now[40] = "", key[512];
+    int found;
+    fdt_err e;
+    fdt_db_kernel_key(row, key, sizeof key);
+    fdt_emit_cell_str(t->m, key);
+    if (fdt_db_kernel_recorded(t->db, row, recorded, sizeof recorded, &found, &e))
+        recorded[0] = 0;
+    if (fdt_db_kernel_hash(row, now, sizeof now, &e))
+        now[0] = 0;
+    fdt_emit_cell_str(t->m, recorded);
+    fdt_emit_cell_str(t->m, now);
+    fdt_emit_row_end(t->m);
+    return 0;
+}
+
+/* Whether each best was measured with the kernel this fdtune writes (fdt_db_kernels). */
+static int render_kernels(fdt_emit *m, fdt_db *db, fdt_err *e)
+{
+    kernel_tally t = {m, db, {0}, 0};
+    if (fdt_db_kernels(db, tally_kernel, &t, e))
+        return -1;
+    fdt_emit_object(m, "kernels");
+    fdt_emit_int(m, "this_generator", t.n[FDT_DB_KERNEL_CURRENT]);
+    fdt_emit_int(m, "unchanged", t.n[FDT_DB_KERNEL_UNCHANGED]);
+    fdt_emit_int(m, "differs", t.n[FDT_DB_KERNEL_DIFFERS]);
+    fdt_emit_int(m, "unrecorded", t.n[FDT_DB_KERNEL_UNRECORDED]);
+    fdt_emit_text(m, "kernels       %lld results measured with this generator, %lld with another "
+                     "whose kernel is unchanged (recorded), %lld whose kernel differs, %lld with "
+                     "another and nothing recorded\n",
+                  (long long)t.n[FDT_DB_KERNEL_CURRENT], (long long)t.n[FDT_DB_KERNEL_UNCHANGED],
+                  (long long)t.n[FDT_DB_KERNEL_DIFFERS], (long long)t.n[FDT_DB_KERNEL_UNRECORDED]);
+    int stale = t.n[FDT_DB_KERNEL_DIFFERS] + t.n[FDT_DB_KERNEL_UNRECORDED] > 0;
+    if (stale)
+        fdt_emit_text(m, "              re-tune these to measure the kernels this fdtune "
+                         "writes:\n");
+    fdt_emit_array(m, "stale");
+    fdt_emit_table(m, stale_cols, NCOLS(stale_cols));
+    t.listing = 1;
+    int rc = stale ? fdt_db_kernels(db, tally_kernel, &t, e) : 0;
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    fdt_emit_end(m);
+    return rc;
 }
 
 /* One finding: "ok" or what is wrong, in the table and as a JSON member. */
@@ -322,9 +426,11 @@ static int db_check(int argc, char **argv)
     emit_doc_begin(&m);
     fdt_emit_str(&m, "command", "db check");
     render_health(&m, db, &h);
+    int rc = render_kernels(&m, db, &e);
     fdt_emit_object(&m, "metadata");
     fdt_emit_text(&m, "metadata%s\n", h.rows.metadata ? "" : "      none");
-    int rc = fdt_db_meta(db, emit_meta, &m, &e);
+    if (rc == 0)
+        rc = fdt_db_meta(db, emit_meta, &m, &e);
     fdt_emit_end(&m);
     fdt_emit_text(&m, "\n");
     fdt_emit_array(&m, "pairs");

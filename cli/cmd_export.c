@@ -31,8 +31,9 @@ static void export_usage(FILE *f)
             "and the grid by the rule of 'fdtune query best --nearest', among the results whose\n"
             "config can run the grid: on a tuned device model and grid the kernel tuned for it\n"
             "(grid baked in); else that model's, else another model's of the architecture, best\n"
-            "config of the nearest tuned grid (grid as arguments); with none, a fallback\n"
-            "(fdtune's built-in default config). Layout helpers\n"
+            "config of the nearest tuned grid (grid as arguments); with none, the model's\n"
+            "top-ranked config for a --gpu nothing measured answers (marked PREDICTED); else a\n"
+            "fallback (fdtune's built-in default config). Layout helpers\n"
             "(fdtuned_lap_r4_f32_layout) say how to allocate and index the halo-padded arrays;\n"
             "pointers passed to launchers are allocation bases. The comment at the top records\n"
             "where every result comes from (runs, devices, driver and compiler versions, median\n"
@@ -58,8 +59,9 @@ static void export_usage(FILE *f)
             "                 a device, FIFO or /dev/stdout written in place\n"
             "  --format F     header (default) or json: the same selection as data (schema %d:\n"
             "                 variants, configs, layouts, provenance)\n\n"
-            "Every --gpu must have a tuned result for each --op and --grid asked for (or, without\n"
-            "them, for anything matching --R and --precision); otherwise nothing is written.\n\n"
+            "Every --gpu must have a tuned result or a model answer for each --op and --grid\n"
+            "asked for (or, without them, for anything matching --R and --precision); otherwise\n"
+            "nothing is written.\n\n"
             "exit status: 0 written, 1 the database has nothing tuned for a requested device,\n"
             "operator or grid, 2 bad arguments, 4 the database is missing or unreadable, the\n"
             "generator failed or the file cannot be written.\n",
@@ -135,11 +137,13 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
 
 static void summary(const fdt_exp_plan *p, const char *where, int json)
 {
-    size_t nt = 0;
+    size_t nt = 0, npred = 0;
     fdt_sb fams;
     fdt_sb_init(&fams);
     for (size_t f = 0; f < p->nfam; f++) {
         nt += p->fam[f].ntuned;
+        for (size_t t = 0; t < p->fam[f].ntuned; t++)
+            npred += p->fam[f].tuned[t].row.source == FDT_DB_MODEL;
         fdt_sb_printf(&fams, "%s%s R=%d %s", f ? ", " : "", fdt_op_name(p->fam[f].op),
                       p->fam[f].R, fdt_prec_name(p->fam[f].prec));
     }
@@ -148,10 +152,13 @@ static void summary(const fdt_exp_plan *p, const char *where, int json)
     for (size_t i = 0; i < p->nruns; i++)
         fdt_sb_printf(&runs, "%s%lld%s", i ? ", " : "", (long long)p->runs[i],
                       p->run_sources[i] == FDT_DB_SYSTEM ? " (system)" : "");
-    fprintf(stderr, "fdtune export: wrote %s (%s): %s; %zu tuned results from %zu device%s "
-                    "(run%s %s)", where, json ? "json" : "header", fdt_sb_str(&fams), nt,
+    char pred[64] = "";
+    if (npred)
+        snprintf(pred, sizeof pred, " (%zu of them predicted by the model)", npred);
+    fprintf(stderr, "fdtune export: wrote %s (%s): %s; %zu tuned results%s from %zu device%s "
+                    "(run%s %s)", where, json ? "json" : "header", fdt_sb_str(&fams), nt, pred,
             p->ndevices, p->ndevices == 1 ? "" : "s", p->nruns == 1 ? "" : "s",
-            fdt_sb_str(&runs));
+            p->nruns ? fdt_sb_str(&runs) : "none");
     if (!json)
         fprintf(stderr, ", %zu kernels", fdt_exp_kernel_count(p));
     fputc('\n', stderr);

@@ -1,7 +1,8 @@
 /* fdtune query: read-only questions to the tuning database. `best` gives the best config per
- * (device, problem), or with --nearest the answer fdtune would use for a problem that was never
- * tuned (fdt_exp_nearest: the database's fallback ladder, ending at fdtune's built-in default
- * config, as exported headers do); `runs` lists
+ * (device, problem), with the model's answers for the GPUs --gpu names where nothing measured
+ * answers (fdt_exp_model_rows), or with --nearest the answer fdtune would use for a problem
+ * that was never tuned (fdt_exp_nearest: the database's fallback ladder, then the model's
+ * answer, ending at fdtune's built-in default config, as exported headers do); `runs` lists
  * the tuning runs, `history` one config's measurements across runs, and `show` everything one
  * run recorded. Each answer is an aligned table for people, or --json / --csv for scripts;
  * both machine forms carry the same fields, so a script can switch between them. The database
@@ -151,10 +152,12 @@ static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_str(m, r->device.uuid);
     emit_problem_cells(m, p);
     emit_config_cells(m, ev->config);
-    fdt_emit_cell_real(m, ev->time_ms);
+    /* a model row is a prediction: no measured time, bandwidth or fraction of copy */
+    int measured = r->source != FDT_DB_MODEL;
+    fdt_emit_cell_real(m, measured ? ev->time_ms : NAN);
     fdt_emit_cell_real(m, ev->time_min_ms);
     fdt_emit_cell_real(m, ev->time_max_ms);
-    fdt_emit_cell_real(m, ev->gbs);
+    fdt_emit_cell_real(m, measured ? ev->gbs : NAN);
     fdt_emit_cell_real(m, ev->frac_copy);
     fdt_emit_cell_bool(m, r->cut_short);
     if (ev->layout_line >= 0)
@@ -253,10 +256,13 @@ static void usage_sub(const char *sub, FILE *f)
                 "config can run the grid: this grid on the first device model (name, arch,\n"
                 "compute units) in the database matching --gpu (exact), else that model's\n"
                 "nearest tuned grid (grid), else the nearest result on another model of the same\n"
-                "arch (arch), else fdtune's built-in default config, the one exported headers\n"
-                "fall back to (none). A --gpu the database does not know by name is resolved\n"
-                "through the GPU catalogue (recipes/gpus.lua). The candidates of your database\n"
-                "and the system database compete by this one rule.\n");
+                "arch (arch), else the model's top-ranked config for this device and grid\n"
+                "(model: the first of 'fdtune --gpu X ... --dry-run', predicted, not measured),\n"
+                "else fdtune's built-in default config, the one exported headers fall back to\n"
+                "(none). A --gpu the database does not know by name is resolved through the GPU\n"
+                "catalogue (recipes/gpus.lua). The candidates of your database and the system\n"
+                "database compete by this one rule. best --gpu X lists the model's answers too\n"
+                "(source model, no median: predicted) where nothing measured answers.\n");
     else if (!strcmp(sub, "runs"))
         fprintf(f,
                 "usage: fdtune query runs [--gpu X] [--limit N] [--db PATH] [--json | --csv]\n\n"
@@ -408,18 +414,59 @@ static int parse_opts(int argc, char **argv, qopts *o)
 
 /* ------------------------------------------------------------------ best */
 
-/* Results measured with another generator than this fdtune's are marked, as export does:
- * the kernel this fdtune writes for such a config may differ from the one measured. */
-static void note_generators(const fdt_db_rows *rs)
+/* Results whose kernel may not be the one measured are marked, as export marks them
+ * (fdt_exp_stale_note). Returns -1 when the databases cannot say. */
+static int note_stale(const dbset *d, const fdt_db_row *rows, size_t n)
 {
-    const char *gen = fdt_gen_fingerprint();
+    char *note = NULL;
+    fdt_err e;
+    if (fdt_exp_stale_note(d->v, d->n, rows, n, &note, &e)) {
+        print_error("%s", e.msg);
+        return -1;
+    }
+    if (note)
+        print_note("%s", note);
+    free(note);
+    return 0;
+}
+
+/* The model's answers for the device models --gpu names where nothing measured answers
+ * (fdt_exp_model_rows), appended to rs. */
+static int model_rows(const dbset *d, const qopts *o, fdt_db_rows *rs)
+{
+    fdt_exp_opts x;
+    fdt_exp_opts_init(&x);
+    x.ops = o->pa.ops;
+    x.Rs = o->pa.Rs;
+    x.precs = o->pa.precs;
+    for (int g = 0; g < o->pa.ngrids && g < FDT_EXP_MAX_GRIDS; g++) {
+        x.grids[g][0] = o->pa.grid[g][0];
+        x.grids[g][1] = o->pa.grid[g][1];
+        x.grids[g][2] = o->pa.grid[g][2];
+        x.ngrids = g + 1;
+    }
+    fdt_catalogue *cat = NULL;
+    fdt_err e;
+    if (fdt_catalogue_load_default(&cat, &e) == 0)
+        x.cat = cat; /* without it, the model has no description to rank with */
+    int rc = fdt_exp_model_rows(d->v, d->n, o->gpu, &x, rs, &e);
+    fdt_catalogue_free(cat);
+    if (rc)
+        print_error("%s", e.msg);
+    return rc;
+}
+
+/* Rows of fdtune's model are predictions: said once, with how to measure instead. */
+static void note_predicted(const fdt_db_rows *rs, const char *gpu)
+{
     size_t n = 0;
     for (size_t i = 0; i < rs->n; i++)
-        n += strcmp(rs->v[i].env.generator, gen) != 0;
+        n += rs->v[i].source == FDT_DB_MODEL;
     if (n)
-        print_note("%zu of these results were measured with another generator than this "
-                   "fdtune's (%s; column generator): their kernels may differ from the measured "
-                   "ones (re-tune to refresh)", n, gen);
+        print_note("%zu of these rows are predicted, not measured (source model): nothing "
+                   "measured on %s's architecture answers them, so fdtune's model ranked the "
+                   "recipe's space (the first of 'fdtune --gpu %s ... --dry-run'); tune to "
+                   "measure them", n, gpu, gpu);
 }
 
 static int query_best(const dbset *d, const qopts *o)
@@ -441,6 +488,10 @@ static int query_best(const dbset *d, const qopts *o)
             return EXIT_ERROR;
         }
     fdt_db_rows_shadow(&rs); /* the user's result of a device model and problem answers */
+    if (o->gpu && model_rows(d, o, &rs)) {
+        free(rs.v);
+        return EXIT_ERROR;
+    }
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, o->mode, &b);
@@ -461,7 +512,9 @@ static int query_best(const dbset *d, const qopts *o)
     fflush(stdout);
     if (!rs.n && o->mode == FDT_EMIT_TEXT)
         print_note("no tuned result in %s matches these filters (see 'fdtune query runs')", in);
-    note_generators(&rs);
+    if (note_stale(d, rs.v, rs.n))
+        rc = EXIT_ERROR;
+    note_predicted(&rs, o->gpu);
     free(rs.v);
     return rc;
 }
@@ -472,6 +525,9 @@ static const char *fallback_why(fdt_db_fallback f)
     case FDT_DB_NEAREST_EXACT: return "this device model has this problem tuned";
     case FDT_DB_NEAREST_GRID: return "the nearest tuned grid on this device model";
     case FDT_DB_NEAREST_ARCH: return "the nearest result on another device model of this arch";
+    case FDT_DB_NEAREST_MODEL:
+        return "nothing measured on this arch can run this grid: fdtune's model's top-ranked "
+               "config (the first of a dry run), predicted, not measured";
     default: return "nothing tuned for this op, R and precision on this arch can run this grid: "
                     "fdtune's built-in default (the config exported headers fall back to)";
     }
@@ -493,19 +549,23 @@ static void nearest_text(fdt_emit *m, const fdt_exp_answer *a, const fdt_problem
     fdt_emit_text(m, "config    %s\n", row->ev.config);
     if (a->which == FDT_DB_NEAREST_NONE)
         return;
+    if (a->which == FDT_DB_NEAREST_MODEL) {
+        fdt_emit_text(m, "predicted %.4f ms, %.0f GB/s by fdtune's model (not measured: tune to "
+                         "measure)\n", row->ev.time_ms, row->ev.gbs);
+        fdt_emit_text(m, "layout    line %lld, offset %lld (elements)\n",
+                      (long long)row->ev.layout_line, (long long)row->ev.layout_offset);
+        return;
+    }
     fdt_emit_text(m, "measured  %s on %s (%s, %d CUs): %.4f ms, %.0f GB/s, %.3f of copy\n",
                   tuned, row->device.name, row->device.arch, row->device.compute_units,
                   row->ev.time_ms, row->ev.gbs, row->ev.frac_copy);
     fdt_emit_text(m, "layout    line %lld, offset %lld (elements, for %s)\n",
                   (long long)row->ev.layout_line, (long long)row->ev.layout_offset, tuned);
-    fdt_emit_text(m, "run       %lld%s, %s UTC, driver %s, compiler %s, fdtune %s\n",
-                  (long long)row->ev.run_id,
+    fdt_emit_text(m, "run       %lld%s, %s UTC, driver %s, compiler %s, fdtune %s, "
+                     "generator %s\n", (long long)row->ev.run_id,
                   row->source == FDT_DB_SYSTEM ? " of the system database" : "",
                   short_time(row->ev.created, when, sizeof when), row->env.driver,
-                  row->env.compiler, row->env.fdtune_version);
-    if (strcmp(row->env.generator, fdt_gen_fingerprint()))
-        fdt_emit_text(m, "note      measured with generator %s; this fdtune generates %s, so "
-                         "the kernel may differ\n", row->env.generator, fdt_gen_fingerprint());
+                  row->env.compiler, row->env.fdtune_version, row->env.generator);
 }
 
 /* The machine forms of --nearest: the best-row fields (of the tuned problem, or the
@@ -564,8 +624,12 @@ static int query_nearest(const dbset *d, const qopts *o)
         nearest_text(&m, a, p);
     else
         nearest_data(&m, a, p, d);
+    rc = emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    fflush(stdout);
+    if (a->which != FDT_DB_NEAREST_NONE && note_stale(d, &a->row, 1))
+        rc = EXIT_ERROR;
     free(a);
-    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ runs */

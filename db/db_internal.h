@@ -63,6 +63,10 @@ int fdt_dbi_migrate(fdt_db *db, fdt_err *e);
  * temporary stand-ins the queries need; an older file is refused. schema.c. */
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e);
 
+/* Inside an open transaction: records the kernel-source hash of evaluation eval_id when it
+ * was measured with this fdtune's generator (kernels.c). */
+int fdt_dbi_kernel_record(fdt_db *db, int64_t eval_id, fdt_err *e);
+
 /* Inside an open transaction (ids.c). */
 int fdt_dbi_config_id_locked(fdt_db *db, const char *key, int64_t *id, fdt_err *e);
 int fdt_dbi_check_config_key(const char *key, fdt_err *e);

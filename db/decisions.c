@@ -37,6 +37,9 @@ int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_
         goto fail;
     }
     sqlite3_finalize(st);
+    st = NULL;
+    if (fdt_dbi_kernel_record(db, eval_id, e))
+        goto fail;
     if (fdt_dbi_commit(db, e))
         return fdt_err_wrap(e, "best decision");
     return 0;

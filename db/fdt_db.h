@@ -66,9 +66,11 @@ int fdt_db_fs_kind(const char *path, char *name, size_t n, int *network, fdt_err
 
 /* Which database a row came from: the user's tuning database, or the system database shipped
  * with fdtune (share/fdtune/system.db, read-only: the best results measured on the project's
- * GPUs). Queries consult the user's first; fdt_db_rows_shadow says how the two combine. */
-typedef enum { FDT_DB_USER, FDT_DB_SYSTEM } fdt_db_source;
-const char *fdt_db_source_name(fdt_db_source s); /* "user", "system" */
+ * GPUs). Queries consult the user's first; fdt_db_rows_shadow says how the two combine. A
+ * row of FDT_DB_MODEL is in no database: fdtune's model's answer for a device model nothing
+ * was measured on (export/model.c makes them), a prediction, never a measurement. */
+typedef enum { FDT_DB_USER, FDT_DB_SYSTEM, FDT_DB_MODEL } fdt_db_source;
+const char *fdt_db_source_name(fdt_db_source s); /* "user", "system", "model" */
 /* A connection stamps its source on every row it reads (fdt_db_row.source); a new one is
  * FDT_DB_USER. */
 void fdt_db_set_source(fdt_db *db, fdt_db_source s);
@@ -180,6 +182,11 @@ int fdt_db_run_clocks(fdt_db *db, int64_t run_id, fdt_clocks *start, fdt_clocks 
 /* Marks interrupted the runs still "running" that were begun on this host by a process that
  * no longer exists (killed, crashed, power loss); *n says how many. */
 int fdt_db_run_mark_stale(fdt_db *db, int *n, fdt_err *e);
+/* Marks every run still running as interrupted, finished at its last evaluation (at its start
+ * when it has none: no later moment is known), with why appended to its notes; *n: how many.
+ * For a file that is final (a best-only merge: the system database), where a run copied while
+ * it was going will never get its end. */
+int fdt_db_runs_close_running(fdt_db *db, const char *why, int64_t *n, fdt_err *e);
 int fdt_db_run_get(fdt_db *db, int64_t run_id, fdt_db_run *r, fdt_err *e);
 /* The same as a lookup: 0 with *found = 0 when there is no such run (an error is an error). */
 int fdt_db_run_find(fdt_db *db, int64_t run_id, fdt_db_run *r, int *found, fdt_err *e);
@@ -325,7 +332,9 @@ typedef struct fdt_db_decision {
 } fdt_db_decision;
 
 /* eval_id must be an ok full evaluation of that device and problem (else an error).
- * cut_short (0 or 1): fdt_db_decision.cut_short. */
+ * cut_short (0 or 1): fdt_db_decision.cut_short. When the evaluation was measured with this
+ * fdtune's generator, the hash of its kernel's code is recorded with the decision (one
+ * transaction; see fdt_db_kernel_check). */
 int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t eval_id,
                        int cut_short, const char *reason, fdt_err *e);
 /* The decision in force; *found = 0 when the pair has none. */
@@ -338,9 +347,12 @@ typedef enum {
     FDT_DB_NEAREST_GRID,  /* this device model, nearest tuned grid of the same op, R, precision */
     FDT_DB_NEAREST_ARCH,  /* another device model of the same base arch (e.g. another
                              compute-unit count), nearest grid, then nearest unit count */
-    FDT_DB_NEAREST_NONE   /* nothing usable tuned: use fdt_config_fallback */
+    FDT_DB_NEAREST_MODEL, /* nothing measured answers: fdtune's model's top-ranked config
+                             (a row of source FDT_DB_MODEL; export/model.c, never from here) */
+    FDT_DB_NEAREST_NONE   /* nothing usable: use fdt_config_fallback */
 } fdt_db_fallback;
-const char *fdt_db_fallback_name(fdt_db_fallback f); /* "exact", "grid", "arch", "none" */
+/* "exact", "grid", "arch", "model", "none" */
+const char *fdt_db_fallback_name(fdt_db_fallback f);
 
 /* The best tuned result to use for (device, problem), by the rule exported headers apply
  * (portable/fdtuned_nearest.h): a device model is (name, base arch, compute units), only the
@@ -358,8 +370,8 @@ int fdt_db_nearest(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
 int fdt_db_nearest_in(fdt_db *const *dbs, size_t ndbs, const fdt_device *dev,
                       const fdt_problem *p, const char *generator, fdt_db_row *out,
                       fdt_db_fallback *which, fdt_err *e);
-/* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id);
- * r points into row. */
+/* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id,
+ * predicted when its source is FDT_DB_MODEL); r points into row. */
 void fdt_db_row_result(const fdt_db_row *row, fdtuned_result *r);
 /* How the user's and the system database combine, in one place for query, export and
  * nearest: a slot is one device model (name, base arch, compute units) and one problem
@@ -430,6 +442,46 @@ int fdt_db_meta_set(fdt_db *db, const char *key, const char *value, fdt_err *e);
 typedef int (*fdt_db_meta_fn)(void *ctx, const char *key, const char *value);
 /* Every key, sorted; return non-zero from fn to stop. */
 int fdt_db_meta(fdt_db *db, fdt_db_meta_fn fn, void *ctx, fdt_err *e);
+
+/* ------------------------------------------------------------------ kernel sources (kernels.c) */
+
+/* Whether the kernel this fdtune writes for a stored result is the one it was measured with:
+ * the result's generator fingerprint is this fdtune's (or it is a model row), or the
+ * database's metadata records the hash of the code it was measured with
+ * (fdt_gen_source_hash) and that is this generator's hash for the same problem and config
+ * (unchanged), or not (differs: the code changed, or this generator refuses the config), or
+ * nothing is recorded for it (unrecorded). The hash is recorded under "kernel_source
+ * <generator> <backend> <op> R<n> <precision> <grid> config <FNV-1a of the config text>"
+ * when a best is decided with this fdtune's generator (fdt_db_best_decide) and carried along
+ * by `fdtune db merge`. */
+typedef enum {
+    FDT_DB_KERNEL_CURRENT,
+    FDT_DB_KERNEL_UNCHANGED,
+    FDT_DB_KERNEL_DIFFERS,
+    FDT_DB_KERNEL_UNRECORDED,
+    FDT_DB_KERNEL_COUNT
+} fdt_db_kernel;
+#define FDT_DB_KERNEL_KEY_PREFIX "kernel_source "
+/* "this generator", "unchanged", "differs", "unrecorded" */
+const char *fdt_db_kernel_name(fdt_db_kernel k);
+/* 1 when a metadata key is a recorded kernel source (FDT_DB_KERNEL_KEY_PREFIX). */
+int fdt_db_kernel_is_source_key(const char *key);
+/* The metadata key of row's kernel source. */
+void fdt_db_kernel_key(const fdt_db_row *row, char *key, size_t n);
+/* This generator's hash of row's kernel (fdt_gen_source_hash for its problem, config and
+ * device backend); -1 when the generator refuses the config. */
+int fdt_db_kernel_hash(const fdt_db_row *row, char *hex, size_t n, fdt_err *e);
+/* The hash db records for row's kernel; *found = 0 when none. */
+int fdt_db_kernel_recorded(fdt_db *db, const fdt_db_row *row, char *hex, size_t n, int *found,
+                           fdt_err *e);
+/* Row's state (row read from db). */
+int fdt_db_kernel_check(fdt_db *db, const fdt_db_row *row, fdt_db_kernel *k, fdt_err *e);
+/* Removes the recorded kernel sources that name no best of db (after a best-only merge). */
+int fdt_db_kernel_prune(fdt_db *db, fdt_err *e);
+typedef int (*fdt_db_kernel_fn)(void *ctx, const fdt_db_row *row, fdt_db_kernel k);
+/* Every best of db (fdt_db_best, by device then problem) with its kernel's state; return
+ * non-zero from fn to stop. */
+int fdt_db_kernels(fdt_db *db, fdt_db_kernel_fn fn, void *ctx, fdt_err *e);
 
 /* ------------------------------------------------------------------ health (fdtune db check) */
 

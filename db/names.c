@@ -10,8 +10,8 @@ static const char *const status_names[FDT_DB_STATUS_COUNT] = {
 static const char *const stage_names[] = {"probe", "full"};
 static const char *const run_status_names[] = {"running", "done", "interrupted", "failed"};
 static const char *const kind_names[] = {"tune", "retune", "bench"};
-static const char *const fallback_names[] = {"exact", "grid", "arch", "none"};
-static const char *const source_names[] = {"user", "system"};
+static const char *const fallback_names[] = {"exact", "grid", "arch", "model", "none"};
+static const char *const source_names[] = {"user", "system", "model"};
 #define COUNT(a) ((int)(sizeof a / sizeof a[0]))
 
 static int parse_name(const char *s, const char *const *names, int n, const char *what,

@@ -3,7 +3,8 @@
  * same op, R, precision and base arch, one per device model and grid (the first by
  * fdtuned_tiebreak), those whose config can run the requested grid, ranked by rung (this
  * model and grid, this model, another model of the arch), grid distance, compute-unit
- * distance and time; nothing at all means the caller falls back to fdtune's default config.
+ * distance and time; nothing at all means the caller goes on down the ladder: the model's
+ * answer (export/model.c), then fdtune's default config.
  * SQL yields the best result of every candidate (device, problem) pair of the arch; the rest
  * happens here. Over the user's and the system database, the candidates of both compete
  * once fdt_db_rows_shadow has dropped the system's results for slots the user tuned; the
@@ -17,6 +18,7 @@
 _Static_assert(FDT_DB_NEAREST_EXACT == (int)FDTUNED_RUNG_EXACT &&
                    FDT_DB_NEAREST_GRID == (int)FDTUNED_RUNG_GRID &&
                    FDT_DB_NEAREST_ARCH == (int)FDTUNED_RUNG_ARCH &&
+                   FDT_DB_NEAREST_MODEL == (int)FDTUNED_RUNG_MODEL &&
                    FDT_DB_NEAREST_NONE == (int)FDTUNED_RUNG_NONE,
                "the ladder's rungs are the portable ranking's");
 
@@ -30,6 +32,7 @@ void fdt_db_row_result(const fdt_db_row *row, fdtuned_result *r)
     r->nz = row->problem.nz;
     r->ms = row->ev.time_ms;
     r->id = row->ev.id;
+    r->predicted = row->source == FDT_DB_MODEL;
 }
 
 /* Whether row i is a candidate: the first of its device model and grid, with a config that

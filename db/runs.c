@@ -342,3 +342,35 @@ int fdt_db_runs(fdt_db *db, const fdt_db_filter *f, int limit, fdt_db_run_fn fn,
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : -1;
 }
+
+int fdt_db_runs_close_running(fdt_db *db, const char *why, int64_t *n, fdt_err *e)
+{
+    *n = 0;
+    sqlite3_stmt *st = NULL;
+    if (fdt_dbi_begin(db, e))
+        return fdt_err_wrap(e, "close running runs");
+    if (fdt_dbi_prepare(db,
+                        "UPDATE runs SET status = 'interrupted',"
+                        " finished = coalesce((SELECT max(x.created) FROM evaluations x"
+                        "  WHERE x.run_id = runs.id), started),"
+                        " notes = CASE WHEN notes = '' THEN :why ELSE notes || '; ' || :why END"
+                        " WHERE status = 'running'",
+                        &st, e))
+        goto fail;
+    int rc = fdt_dbi_bind_text(st, ":why", why);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE) {
+        fdt_dbi_fail(db, e, rc, "update");
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    *n = sqlite3_changes(db->h);
+    if (fdt_dbi_commit(db, e))
+        return fdt_err_wrap(e, "close running runs");
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    fdt_dbi_rollback(db);
+    return fdt_err_wrap(e, "close running runs");
+}

@@ -2,6 +2,7 @@
  * grid, with no GPU: the header's plain-C part (FDTUNED_SELECT_ONLY), as a build system or a
  * test on a login node would ask. For every exported operator prints
  *   OP: variant V (constant|runtime|fallback) config CONFIG tuned on DEVICE NXxNYxNZ, elems E
+ * ("predicted for DEVICE" where the variant is fdtune's model's answer, nothing measured)
  * Usage: fdtune_select [DEVICE ARCH CUS NX NY NZ]
  * (default: "NVIDIA H100 80GB HBM3" sm_90 132 512 512 512). Exit 1 when no variant can run
  * the grid. */
@@ -32,9 +33,10 @@ int main(int argc, char **argv)
             bad = 1;                                                                           \
         } else {                                                                               \
             const fdtuned_variant *x = &fdtuned_##op##_r##R##_##p##_variants[v];               \
-            printf("%s: variant %d (%s) config %s tuned on %s %lldx%lldx%lld, elems %lld\n",   \
+            printf("%s: variant %d (%s) config %s %s %s %lldx%lldx%lld, elems %lld\n",        \
                    #op "_r" #R "_" #p, v, kind_name(x->kind), x->config,                       \
-                   *x->device ? x->device : "-", x->nx, x->ny, x->nz, l.elems);               \
+                   x->predicted ? "predicted for" : "tuned on", *x->device ? x->device : "-",  \
+                   x->nx, x->ny, x->nz, l.elems);                                              \
         }                                                                                      \
     }
     FDTUNED_OPERATORS(SHOW)

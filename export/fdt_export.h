@@ -84,7 +84,8 @@ typedef struct fdt_exp_plan {
     fdt_exp_family *fam;     /* by op, R, precision */
     size_t nfam;
     char **notes;            /* what the user should know (gaps covered by the fallback,
-                                results measured with another generator) */
+                                the model's predictions, results whose kernel may not be the
+                                one measured: fdt_exp_stale_note) */
     size_t nnotes;
 } fdt_exp_plan;
 
@@ -110,6 +111,14 @@ int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
 /* Distinct kernels the header defines (identical kernels are emitted once). */
 size_t fdt_exp_kernel_count(const fdt_exp_plan *p);
 
+/* The note for rows (each read from the database of its source among dbs) that may not have
+ * been measured with the kernel this fdtune writes (fdt_db_kernel_check: differs, or
+ * unrecorded), naming what to do and `fdtune db check` of the databases they come from;
+ * *note NULL when there are none (results of another generator whose recorded code is
+ * unchanged need no note). The caller frees *note. */
+int fdt_exp_stale_note(fdt_db *const *dbs, size_t ndbs, const fdt_db_row *rows, size_t n,
+                       char **note, fdt_err *e);
+
 /* ------------------------------------------------------------------ one problem, one device */
 
 /* Marks in hit (one flag per device of all, zeroed by the caller) the stored devices `gpu`
@@ -121,21 +130,52 @@ int fdt_exp_match_gpu(const fdt_db_device_list *all, const char *gpu,
                       const struct fdt_catalogue *cat, char *hit, fdt_device *entry,
                       fdt_err *ce);
 
+/* ------------------------------------------------------------------ the model's answers */
+
+/* dev (a stored device, or a catalogue entry) as the model needs it: the GPU catalogue's
+ * description (fdt_catalogue_complete) of the entry it is (fdt_catalogue_match), identity
+ * kept; an entry as it is. Returns -1 when cat is NULL or knows no such GPU: the model has
+ * nothing to rank with. */
+int fdt_exp_model_device(const struct fdt_catalogue *cat, const fdt_device *dev,
+                         fdt_device *out);
+/* fdtune's model's answer for problem p on dev (described: fdt_exp_model_device): the first
+ * row of the model's ranking of the operator's recipe (fdt_model_rank), what `fdtune --dry-run`
+ * ranks first for that device and problem. *row: source FDT_DB_MODEL, the config, the
+ * prediction as time_ms and gbs (frac_copy unknown), the layout, no run (run_id -1), this
+ * fdtune's version and generator. *have = 0 when the recipe's space is empty there. Returns
+ * -1 when the recipe cannot be loaded or fails on p (e says how). */
+int fdt_exp_model_answer(const fdt_device *dev, const fdt_problem *p, fdt_db_row *row,
+                         int *have, fdt_err *e);
+/* The model's rows of a request (query best, export) for what gpu names (the distinct stored
+ * device models it matches, fdt_exp_match_gpu, else the GPU catalogue's entry; described
+ * through o->cat, and one the catalogue cannot describe gets none): for each such model and
+ * each problem of the request where nothing measured answers (fdt_db_nearest_in over dbs
+ * finds no candidate) and rows holds no model row yet, fdt_exp_model_answer's row, appended
+ * to rows. The request's problems: those of every result in dbs that o's operators, R,
+ * precision and grids take, and with o's operators, R and grids all given every problem they
+ * name (its precision, else both). Each row ranks a recipe's space:
+ * milliseconds for d2x, seconds for lap and wave. */
+int fdt_exp_model_rows(fdt_db *const *dbs, size_t ndbs, const char *gpu, const fdt_exp_opts *o,
+                       fdt_db_rows *rows, fdt_err *e);
+
 /* What fdtune uses for one problem on one device. */
 typedef struct fdt_exp_answer {
     fdt_device device;     /* answered for: the first stored device --gpu names (by id), else
                               the catalogue's description of it */
     int stored;            /* 1: device is in one of the databases */
     char others[1024];     /* other device models --gpu names: "name (arch, N CUs), ..." */
-    fdt_db_fallback which; /* the rung of the nearest ladder; FDT_DB_NEAREST_NONE: nothing
-                              usable was tuned and the answer is fdt_config_fallback */
-    fdt_db_row row;        /* the tuned result; for NONE the request with the fallback's
-                              config text, nothing measured (run_id -1) */
+    fdt_db_fallback which; /* the rung of the nearest ladder; FDT_DB_NEAREST_MODEL: nothing
+                              measured answers and the model does; FDT_DB_NEAREST_NONE:
+                              neither, the answer is fdt_config_fallback */
+    fdt_db_row row;        /* the tuned result; for MODEL the model's row
+                              (fdt_exp_model_answer); for NONE the request with the
+                              fallback's config text, nothing measured (run_id -1) */
 } fdt_exp_answer;
 
 /* `fdtune query best --nearest`: resolves gpu (fdt_exp_match_gpu over the devices of all
  * dbs, the user's database first; cat may be NULL), then fdt_db_nearest_in for the problem,
- * else fdtune's built-in default (fdt_config_fallback, what exported headers fall back to).
+ * else the model's answer for the device (fdt_exp_model_answer, when the catalogue describes
+ * it), else fdtune's built-in default (fdt_config_fallback, what exported headers fall back to).
  * Returns 0, FDT_EXP_NOTHING when gpu names no stored device and no catalogue entry, or
  * FDT_EXP_ERROR. */
 int fdt_exp_nearest(fdt_db *const *dbs, size_t ndbs, const char *gpu,

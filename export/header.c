@@ -74,6 +74,28 @@ static void measure(char *buf, size_t n, const char *fmt, double v)
         snprintf(buf, n, "%s unknown", strchr(fmt, ' ') + 1);
 }
 
+/* The provenance of a result of fdtune's model (after "... on DEVICE"): what it is, and that
+ * it is no measurement. */
+static void predicted(fdt_sb *b, const fdt_exp_tuned *tu)
+{
+    const fdt_db_row *r = &tu->row;
+    char ms[32], gbs[32], key[160];
+    measure(ms, sizeof ms, "%.4f ms", r->ev.time_ms);
+    measure(gbs, sizeof gbs, "%.0f GB/s", r->ev.gbs);
+    fdt_problem_format(&r->problem, key, sizeof key);
+    fdt_sb_printf(b, " (%s, %d CUs)\n *       config %s\n *       PREDICTED by fdtune's model, "
+                     "not measured: %s, %s; nothing measured on %s\n *       answers it, so "
+                     "this is the model's top-ranked config (the first of a dry run:\n"
+                     " *       fdtune --gpu ", r->device.arch, r->device.compute_units,
+                  r->ev.config, ms, gbs, r->device.arch);
+    comment_text(b, r->device.name);
+    fdt_sb_printf(b, " --op %s --R %d --precision %s --grid %lldx%lldx%lld --dry-run);\n"
+                     " *       tune it to measure, fdtune %s, generator %s\n",
+                  fdt_op_name(r->problem.op), r->problem.R, fdt_prec_name(r->problem.prec),
+                  (long long)r->problem.nx, (long long)r->problem.ny, (long long)r->problem.nz,
+                  r->env.fdtune_version, r->env.generator);
+}
+
 static void provenance(const fdt_exp_plan *p, fdt_sb *b)
 {
     fdt_sb_puts(b, " * Provenance\n *   exported by fdtune ");
@@ -95,7 +117,7 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
     for (size_t i = 0; i < p->nruns; i++)
         if (p->run_sources[i] == FDT_DB_USER)
             fdt_sb_printf(b, "%s %lld", nuser++ ? "," : "", (long long)p->runs[i]);
-    if (!nuser && p->nruns)
+    if (!nuser)
         fdt_sb_puts(b, " none");
     for (size_t i = 0, k = 0; i < p->nruns; i++)
         if (p->run_sources[i] == FDT_DB_SYSTEM)
@@ -114,11 +136,14 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
         }
         if (p->device_sources[i] == FDT_DB_SYSTEM)
             fdt_sb_puts(b, " (system database)");
+        else if (p->device_sources[i] == FDT_DB_MODEL)
+            fdt_sb_puts(b, " (GPU catalogue: nothing measured, the model's predictions)");
         fdt_sb_puts(b, "\n");
     }
     fdt_sb_puts(b, " *   tuned results (best config per device model and grid: median time of the "
                    "run's\n *   timing, effective bandwidth, fraction of the device-to-device "
-                   "copy bandwidth\n *   measured in the same run, and where it was measured):\n");
+                   "copy bandwidth\n *   measured in the same run, and where it was measured; "
+                   "PREDICTED: the model's answer\n *   where nothing measured answers):\n");
     for (size_t f = 0; f < p->nfam; f++)
         for (size_t t = 0; t < p->fam[f].ntuned; t++) {
             const fdt_exp_tuned *tu = &p->fam[f].tuned[t];
@@ -129,6 +154,10 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
             fdt_sb_printf(b, " *     fdtuned_%s variants %d/%d: %s on ", p->fam[f].name,
                           tu->vconst, tu->vruntime, key);
             comment_text(b, tu->row.device.name);
+            if (tu->row.source == FDT_DB_MODEL) {
+                predicted(b, tu);
+                continue;
+            }
             char ms[32], gbs[32], frac[32];
             measure(ms, sizeof ms, "%.4f ms", ev->time_ms);
             measure(gbs, sizeof gbs, "%.0f GB/s", ev->gbs);
@@ -209,7 +238,11 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
         "by nvcc\n"
         " *   (-x cu): without HIP's headers, fdtune's mapping of the HIP dialect onto CUDA is "
         "used\n"
-        " *   (FDTUNED_CUDA is then defined). Kernels are static and launchers static inline, "
+        " *   (FDTUNED_CUDA is then defined), with the HIP runtime calls a program around the\n"
+        " *   launchers needs (hipMalloc, hipFree, hipMemcpy, hipMemset, hipStreamCreate,\n"
+        " *   hipDeviceSynchronize, hipEvent*, hipGetErrorString, ...: fdtuned_host.h below lists "
+        "them)\n"
+        " *   mapped onto CUDA's. Kernels are static and launchers static inline, "
         "so\n"
         " *   any number of translation units may include it.\n"
         " *   Define FDTUNED_SELECT_ONLY before including it to get only the variant tables, "
@@ -234,13 +267,18 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
         "are\n"
         " *   asynchronous on `stream`; the result is hipGetLastError() (cudaGetLastError())\n"
         " *   after them, or hipErrorInvalidValue when no variant can run the grid.\n"
+        " *   The layout helpers return 0, FDTUNED_NO_DEVICE (-2: no GPU is visible) or\n"
+        " *   FDTUNED_NO_VARIANT (-1: no variant can run the grid); _current and _select return a\n"
+        " *   variant index or the same codes.\n"
         " *\n"
         " *   Selection (fdtuned_select_in below; the rule of `fdtune query best --nearest`):\n"
         " *   among the tuned results of the current device's base architecture whose config "
         "can\n"
         " *   run the grid, this device model's (name, architecture, compute units) on this "
         "grid,\n"
-        " *   else this model's, else another model's; the nearest tuned grid (|log volume "
+        " *   else this model's, else another model's, else (PREDICTED, nothing measured) "
+        "the model's\n"
+        " *   answer for a model of the architecture; the nearest tuned grid (|log volume "
         "ratio|,\n"
         " *   then |log xy-plane ratio|), the nearest compute-unit count, the faster result. On "
         "that\n"
@@ -327,9 +365,9 @@ static void variant_row(fdt_sb *b, const fdt_exp_family *f, int index, int kind,
     num(b, t ? t->row.ev.gbs : NAN);
     fdt_sb_puts(b, ", ");
     num(b, t ? t->row.ev.frac_copy : NAN);
-    fdt_sb_printf(b, ", %lldLL, %lldLL},\n",
+    fdt_sb_printf(b, ", %lldLL, %lldLL, %d},\n",
                   t && t->row.ev.run_id > 0 ? (long long)t->row.ev.run_id : 0LL,
-                  t ? (long long)t->row.ev.id : 0LL);
+                  t ? (long long)t->row.ev.id : 0LL, t && t->row.source == FDT_DB_MODEL);
 }
 
 static void family_tables(const fdt_exp_family *f, fdt_sb *b)
@@ -350,8 +388,8 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
     }
     fdt_sb_puts(b, "};\n\n");
     fdt_sb_printf(b,
-                  "/* The variant for a device and grid (see fdtuned_select_in), -1 when none "
-                  "can run it. */\n"
+                  "/* The variant for a device and grid (see fdtuned_select_in), "
+                  "FDTUNED_NO_VARIANT when none\n * can run it. */\n"
                   "static inline int fdtuned_%s_select(const char *name, const char *arch, int "
                   "cus, long nx,\n"
                   "                                    long ny, long nz)\n{\n"
@@ -360,8 +398,8 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
                   "                             nz);\n}\n\n",
                   f->name, f->name, up);
     fdt_sb_printf(b,
-                  "/* The layout the selected variant expects: 0, or -1 when none can run the "
-                  "grid. */\n"
+                  "/* The layout the selected variant expects: 0, or FDTUNED_NO_VARIANT when "
+                  "none can run the\n * grid. */\n"
                   "static inline int fdtuned_%s_layout_for(const char *name, const char *arch, "
                   "int cus, long nx,\n"
                   "                                        long ny, long nz, fdtuned_layout *l)"
@@ -492,16 +530,18 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
     fdt_sb_printf(b, "\n/* ---- %s R=%d %s on the current device */\n\n", fdt_op_name(f->op),
                   f->R, fdt_prec_name(f->prec));
     fdt_sb_printf(b,
-                  "/* The variant the launcher picks for this grid on the current device, or "
-                  "-1. */\n"
+                  "/* The variant the launcher picks for this grid on the current device; "
+                  "FDTUNED_NO_DEVICE\n * when no GPU is visible, FDTUNED_NO_VARIANT when none "
+                  "can run the grid. */\n"
                   "static inline int fdtuned_%s_current(int nx, int ny, int nz)\n{\n"
                   "    const char *name, *arch;\n    int cus;\n"
                   "    if (fdtuned_current_device(&name, &arch, &cus) != hipSuccess)\n"
-                  "        return -1;\n"
+                  "        return FDTUNED_NO_DEVICE;\n"
                   "    return fdtuned_%s_select(name, arch, cus, nx, ny, nz);\n}\n\n",
                   f->name, f->name);
     fdt_sb_printf(b,
-                  "/* The layout to allocate for this grid on the current device: 0, or -1. */\n"
+                  "/* The layout to allocate for this grid on the current device: 0, "
+                  "FDTUNED_NO_DEVICE or\n * FDTUNED_NO_VARIANT. */\n"
                   "static inline int fdtuned_%s_layout(int nx, int ny, int nz, fdtuned_layout *l)"
                   "\n{\n"
                   "    return fdtuned_variant_layout(fdtuned_%s_variants, FDTUNED_%s_NVARIANTS,\n"

@@ -2,8 +2,9 @@
  * (index, kind, kernel, config and its launch parameters, the device and grid it was tuned on,
  * the layout of that grid) with the provenance of every tuned result (its source: the user's or
  * the system database; whether the search behind it was cut short by its time limit, as the
- * header's SEARCH CUT SHORT line says) and the selection rule in words. Numbers that do not
- * apply are null.
+ * header's SEARCH CUT SHORT line says; a result of fdtune's model has "measured": null and
+ * "predicted": its prediction) and the selection rule in words. Numbers that do not apply
+ * are null.
  * Written through the emitter (common/fdt_emit.h): devices, operators and variants stand one
  * per line. */
 #include "exp_internal.h"
@@ -39,7 +40,21 @@ static void measured(fdt_emit *m, const fdt_exp_tuned *t)
     fdt_emit_end(m);
 }
 
-/* Where a tuned variant was measured; all null for the fallback (t NULL). */
+/* A result of fdtune's model: its prediction (no measurement). */
+static void predicted(fdt_emit *m, const fdt_exp_tuned *t)
+{
+    fdt_emit_null(m, "measured");
+    fdt_emit_object(m, "predicted");
+    fdt_emit_real_opt(m, "time_ms", t->row.ev.time_ms);
+    fdt_emit_real_opt(m, "gbs", t->row.ev.gbs);
+    fdt_emit_str(m, "source", fdt_db_source_name(t->row.source));
+    fdt_emit_str(m, "fdtune_version", t->row.env.fdtune_version);
+    fdt_emit_str(m, "generator", t->row.env.generator);
+    fdt_emit_end(m);
+}
+
+/* Where a tuned variant was measured, or what the model predicted for it; all null for the
+ * fallback (t NULL). */
 static void tuned_on(fdt_emit *m, const fdt_exp_tuned *t)
 {
     static const char *const keys[] = {"device", "arch", "compute_units", "grid", "layout",
@@ -64,7 +79,10 @@ static void tuned_on(fdt_emit *m, const fdt_exp_tuned *t)
     fdt_emit_int(m, "offset", l->offset);
     fdt_emit_int(m, "elems", l->elems);
     fdt_emit_end(m);
-    measured(m, t);
+    if (t->row.source == FDT_DB_MODEL)
+        predicted(m, t);
+    else
+        measured(m, t);
 }
 
 static void variant(fdt_emit *m, int index, const char *kind, const char *kernel,
@@ -165,7 +183,8 @@ int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     fdt_emit_str(&m, "selection", "fdtuned_select_in (portable/fdtuned_nearest.h): among the "
                                   "runtime variants of the device's base arch whose config can "
                                   "run the grid, same device model (name, arch, compute units) "
-                                  "and grid first, then same model, then other models; then "
+                                  "and grid first, then same model, then other models, then "
+                                  "the model's predictions (predicted, not measured); then "
                                   "|log volume ratio|, |log xy-plane ratio|, |compute-unit "
                                   "difference|, the faster median, the grid, the evaluation id; "
                                   "that very grid: its constant variant, else its runtime "

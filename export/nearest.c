@@ -1,10 +1,11 @@
 /* What fdtune answers for one problem on one device, as an export would: which stored devices a
  * --gpu names (a substring of the stored name or arch, else the GPU catalogue's names and
  * aliases), the nearest tuned result of the user's and the system database for the first of
- * them (or, for a GPU neither database saw, for the catalogue's description of it), and
- * fdtune's built-in default when nothing usable was tuned. `fdtune query best --nearest` prints
- * this; the export plan resolves its --gpu the same way, and its headers fall back to the same
- * config. */
+ * them (or, for a GPU neither database saw, for the catalogue's description of it), the
+ * model's top-ranked config when nothing measured answers (model.c), and fdtune's built-in
+ * default when the model cannot rank either. `fdtune query best --nearest` prints this; the
+ * export plan resolves its --gpu the same way, adds the same model answers, and its headers
+ * fall back to the same config. */
 #include "fdt_export.h"
 #include "exp_internal.h"
 #include "fdt_recipe.h"
@@ -141,6 +142,15 @@ int fdt_exp_nearest(fdt_db *const *dbs, size_t ndbs, const char *gpu,
         return rc;
     if (fdt_db_nearest_in(dbs, ndbs, &a->device, p, NULL, &a->row, &a->which, e))
         return FDT_EXP_ERROR;
+    fdt_device dev;
+    int have = 0;
+    if (a->which == FDT_DB_NEAREST_NONE && fdt_exp_model_device(cat, &a->device, &dev) == 0) {
+        /* Nothing measured answers: the model's top-ranked config, when it can rank. */
+        if (fdt_exp_model_answer(&dev, p, &a->row, &have, e))
+            return FDT_EXP_ERROR;
+        if (have)
+            a->which = FDT_DB_NEAREST_MODEL;
+    }
     if (a->which == FDT_DB_NEAREST_NONE) {
         /* Nothing usable tuned: fdtune's built-in default, what exported headers fall back
          * to; the row carries the request and that config, nothing measured. */

@@ -193,11 +193,27 @@ static void problem_filters(const fdt_exp_opts *o, char *buf, size_t n)
     fdt_sb_free(&b);
 }
 
-/* Every --gpu must have something tuned for what was asked: each --op (when given), each
- * --grid (when given), or anything matching the filters. gpu NULL: no --gpu, every device. */
+/* Whether row answers for what --gpu named: a measured result of a stored device it named,
+ * or the model's answer for one of their models or for its catalogue entry. */
+static int row_named(const fdt_db_row *row, const fdt_db_device_list *all,
+                     const fdt_db_source *src, const char *hit, const fdt_device *entry)
+{
+    int model = row->source == FDT_DB_MODEL;
+    if (model && entry->name[0] && fdt_device_same_model(entry, &row->device))
+        return 1;
+    for (size_t i = 0; i < all->n; i++)
+        if (hit[i] && (model ? fdt_device_same_model(&all->v[i], &row->device)
+                             : all->v[i].id == row->device.id && src[i] == row->source))
+            return 1;
+    return 0;
+}
+
+/* Every --gpu must have something tuned (or answered by the model) for what was asked: each
+ * --op (when given), each --grid (when given), or anything matching the filters. gpu NULL:
+ * no --gpu, every device. */
 static int check_coverage(const fdt_exp_opts *o, const fdt_db_device_list *all,
-                          const fdt_db_source *src, const char *hit, const char *gpu,
-                          const fdt_db_rows *rows, fdt_err *e)
+                          const fdt_db_source *src, const char *hit, const fdt_device *entry,
+                          const char *gpu, const fdt_db_rows *rows, fdt_err *e)
 {
     char filt[64];
     problem_filters(o, filt, sizeof filt);
@@ -220,9 +236,7 @@ static int check_coverage(const fdt_exp_opts *o, const fdt_db_device_list *all,
                                   row->problem.ny != o->grids[g][1] ||
                                   row->problem.nz != o->grids[g][2]))
                     continue;
-                for (size_t i = 0; i < all->n; i++)
-                    if (hit[i] && all->v[i].id == row->device.id && src[i] == row->source)
-                        found = 1;
+                found = row_named(row, all, src, hit, entry);
             }
             if (found)
                 continue;
@@ -351,8 +365,9 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
 }
 
 /* What the user should know about the result: device models of the selection that a
- * family has no result for (they get a same-arch result or the fallback), and results
- * measured with another generator than the one writing the kernels now. */
+ * family has no result for (they get a same-arch result or the fallback), and results the
+ * model predicted (stale_note adds the one about kernels that may not be the measured
+ * ones). */
 static int collect_notes(fdt_exp_plan *p)
 {
     for (size_t f = 0; f < p->nfam; f++) {
@@ -376,23 +391,41 @@ static int collect_notes(fdt_exp_plan *p)
                 return -1;
         }
     }
-    const char *gen = fdt_gen_fingerprint();
-    for (size_t f = 0; f < p->nfam; f++)
-        for (size_t t = 0; t < p->fam[f].ntuned; t++) {
-            const char *g = p->fam[f].tuned[t].row.env.generator;
-            if (!strcmp(g, gen))
-                continue;
-            int seen = 0;
-            for (size_t i = 0; i < p->nnotes; i++)
-                seen |= strstr(p->notes[i], g) != NULL && *g;
-            if (seen)
-                continue;
-            if (add_note(p, "results measured with generator %s are exported with generator "
-                            "%s: the kernels may differ from the measured ones (re-tune to "
-                            "refresh)", *g ? g : "(unknown)", gen))
-                return -1;
-        }
+    for (size_t d = 0; d < p->ndevices; d++) {
+        size_t n = 0;
+        for (size_t f = 0; f < p->nfam; f++)
+            for (size_t t = 0; t < p->fam[f].ntuned; t++)
+                n += p->fam[f].tuned[t].row.source == FDT_DB_MODEL &&
+                     fdt_device_same_model(&p->fam[f].tuned[t].row.device, &p->devices[d]);
+        if (n && add_note(p, "%s (%s, %d CUs): %zu of the results are PREDICTED by fdtune's "
+                             "model, not measured (nothing measured on %s answers them): tune "
+                             "it to measure them", p->devices[d].name, p->devices[d].arch,
+                          p->devices[d].compute_units, n, p->devices[d].arch))
+            return -1;
+    }
     return 0;
+}
+
+/* The note about results whose kernel may not be the one measured (fdt_exp_stale_note). */
+static int stale_note(fdt_exp_plan *p, fdt_db *const *dbs, size_t ndbs, fdt_err *e)
+{
+    size_t n = 0;
+    for (size_t f = 0; f < p->nfam; f++)
+        n += p->fam[f].ntuned;
+    fdt_db_row *rows = malloc((n + 1) * sizeof *rows);
+    if (!rows)
+        return fdt_err_set(e, "export: out of memory");
+    n = 0;
+    for (size_t f = 0; f < p->nfam; f++)
+        for (size_t t = 0; t < p->fam[f].ntuned; t++)
+            rows[n++] = p->fam[f].tuned[t].row;
+    char *note = NULL;
+    int rc = fdt_exp_stale_note(dbs, ndbs, rows, n, &note, e);
+    free(rows);
+    if (!rc && note && add_note(p, "%s", note))
+        rc = fdt_err_set(e, "export: out of memory");
+    free(note);
+    return rc;
 }
 
 /* The plan's header fields: where from, when, by what. */
@@ -419,9 +452,10 @@ typedef struct selection {
     fdt_db_rows rows;
 } selection;
 
-/* Each --gpu must name at least one device and have what was asked for tuned. */
-static int select_devices(fdt_db *const *dbs, const fdt_exp_opts *o, fdt_exp_plan *p,
-                          selection *s, fdt_err *e)
+/* Each --gpu must name at least one device, stored or (with the model's answers) described
+ * by the catalogue, and have what was asked for tuned or answered by the model. */
+static int select_devices(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o,
+                          fdt_exp_plan *p, selection *s, fdt_err *e)
 {
     wanted_rows want = {&s->rows, o};
     char where[8300];
@@ -435,8 +469,14 @@ static int select_devices(fdt_db *const *dbs, const fdt_exp_opts *o, fdt_exp_pla
         fdt_device entry;
         fdt_err ce;
         fdt_device_init(&entry);
-        if (o->ngpus ? !fdt_exp_match_gpu(&s->all, o->gpus[g], o->cat, s->hit, &entry, &ce)
-                     : !s->all.n) {
+        int named = o->ngpus ? fdt_exp_match_gpu(&s->all, o->gpus[g], o->cat, s->hit, &entry,
+                                                 &ce)
+                             : (int)s->all.n;
+        /* Where nothing measured answers, the model's answers for what --gpu names. */
+        size_t from = s->rows.n;
+        if (o->ngpus && fdt_exp_model_rows(dbs, ndbs, o->gpus[g], o, &s->rows, e))
+            return FDT_EXP_ERROR;
+        if (!named && s->rows.n == from) {
             nothing_named(o->ngpus ? o->gpus[g] : NULL, &entry, &s->all, where, e);
             return FDT_EXP_NOTHING;
         }
@@ -455,8 +495,8 @@ static int select_devices(fdt_db *const *dbs, const fdt_exp_opts *o, fdt_exp_pla
             if (s->rows.oom)
                 return fdt_err_set(e, "export: out of memory");
         }
-        if (check_coverage(o, &s->all, s->src, s->hit, o->ngpus ? o->gpus[g] : NULL, &s->rows,
-                           e))
+        if (check_coverage(o, &s->all, s->src, s->hit, &entry, o->ngpus ? o->gpus[g] : NULL,
+                           &s->rows, e))
             return FDT_EXP_NOTHING;
     }
     return 0;
@@ -476,6 +516,24 @@ static int add_devices(fdt_exp_plan *p, const selection *s, fdt_err *e)
         p->device_sources = w;
         p->device_sources[p->ndevices] = s->src[i];
         p->devices[p->ndevices++] = s->all.v[i];
+    }
+    /* GPUs no database holds that the model answered for, described from the catalogue */
+    for (size_t r = 0; r < s->rows.n; r++) {
+        const fdt_device *d = &s->rows.v[r].device;
+        int dup = s->rows.v[r].source != FDT_DB_MODEL;
+        for (size_t i = 0; i < p->ndevices && !dup; i++)
+            dup = fdt_device_same_model(&p->devices[i], d);
+        if (dup)
+            continue;
+        fdt_device *v = realloc(p->devices, (p->ndevices + 1) * sizeof *v);
+        if (v)
+            p->devices = v;
+        fdt_db_source *w = v ? realloc(p->device_sources, (p->ndevices + 1) * sizeof *w) : NULL;
+        if (!w)
+            return fdt_err_set(e, "export: out of memory");
+        p->device_sources = w;
+        p->device_sources[p->ndevices] = FDT_DB_MODEL;
+        p->devices[p->ndevices++] = *d;
     }
     return 0;
 }
@@ -506,7 +564,7 @@ int fdt_exp_plan_make(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o,
     }
     for (size_t i = 0; i < s.all.n; i++)
         s.src[i] = fdt_db_source_of(dbs[s.which[i]]);
-    if ((rc = select_devices(dbs, o, p, &s, e)) != 0)
+    if ((rc = select_devices(dbs, ndbs, o, p, &s, e)) != 0)
         goto done;
     rc = FDT_EXP_ERROR;
     fdt_db_rows_shadow(&s.rows);
@@ -516,6 +574,8 @@ int fdt_exp_plan_make(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o,
         fdt_err_set(e, "export: out of memory");
         goto done;
     }
+    if (stale_note(p, dbs, ndbs, e))
+        goto done;
     rc = 0;
 done:
     free(s.all.v);

@@ -233,6 +233,16 @@ const char *fdt_gen_nvrtc_hip_header(void);
 const char *fdt_gen_amd_hip_header(void);
 /* Fingerprint of the generator code and templates this binary was built from. */
 const char *fdt_gen_fingerprint(void);
+/* The hash of the code a tuning run compiles for (p, c) on a backend ("cuda", "hip"; another
+ * name: the kernel alone): the kernel's source (fdt_gen_source, default name and options)
+ * followed by the backend's mapping header (NVRTC's, or the AMD compilers'), comments (from
+ * "//" to the end of a line), blank lines and runs of white space left out, so the banner's
+ * generator fingerprint and version do not count. Two generators whose fingerprints differ
+ * but which write the same code for (p, c) give the same hash: what tells a result measured
+ * with an older generator whose kernel is unchanged from one whose kernel is not. out gets
+ * 16 hex digits (FNV-1a, 64 bits). -1 when the generator refuses (p, c). */
+int fdt_gen_source_hash(const fdt_problem *p, const fdt_config *c, const char *backend,
+                        char *out, size_t n, fdt_err *e);
 
 /* ------------------------------------------------------------------ coefficients */
 

@@ -476,3 +476,57 @@ int fdt_gen_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e)
     free_vars(&vs);
     return rc;
 }
+
+/* Appends text to h's FNV-1a state normalised: per line, everything from "//" on dropped,
+ * runs of white space made one space, the ends trimmed; empty lines dropped; each kept line
+ * ends in a newline. The same normalisation as bench/sources_compare.py's. */
+static uint64_t hash_normalised(uint64_t h, const char *text)
+{
+    while (*text) {
+        const char *end = strchr(text, '\n');
+        size_t len = end ? (size_t)(end - text) : strlen(text);
+        const char *cut = text;
+        while (cut < text + len && !(cut[0] == '/' && cut + 1 < text + len && cut[1] == '/'))
+            cut++;
+        int pending = 0, any = 0;
+        for (const char *s = text; s < cut; s++) {
+            unsigned char ch = (unsigned char)*s;
+            if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f') {
+                pending = any;
+                continue;
+            }
+            if (pending)
+                h = fdt_hash64(" ", 1, h);
+            h = fdt_hash64(s, 1, h);
+            pending = 0;
+            any = 1;
+        }
+        if (any)
+            h = fdt_hash64("\n", 1, h);
+        text += len + (end != NULL);
+    }
+    return h;
+}
+
+int fdt_gen_source_hash(const fdt_problem *p, const fdt_config *c, const char *backend,
+                        char *out, size_t n, fdt_err *e)
+{
+    fdt_sb src;
+    fdt_sb_init(&src);
+    if (fdt_gen_source(p, c, NULL, NULL, &src, e)) {
+        fdt_sb_free(&src);
+        return -1;
+    }
+    uint64_t h = hash_normalised(FDT_HASH_SEED, fdt_sb_str(&src));
+    int oom = src.oom;
+    fdt_sb_free(&src);
+    if (oom)
+        return fdt_err_set(e, "generator: out of memory");
+    const char *header = !strcmp(backend, "cuda")  ? fdt_gen_nvrtc_hip_header()
+                         : !strcmp(backend, "hip") ? fdt_gen_amd_hip_header()
+                                                   : NULL;
+    if (header)
+        h = hash_normalised(h, header);
+    snprintf(out, n, "%016llx", (unsigned long long)h);
+    return 0;
+}

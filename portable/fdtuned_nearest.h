@@ -8,11 +8,13 @@
  * the one tuned result that ranks first (the fastest), taken only when it has the requested
  * base architecture and its config can run the requested grid (fdtuned_fit). Among them the
  * first by: rung (same model and grid; same model, other grid; other model of the same
- * architecture), |log volume ratio|, |log xy-plane ratio|, |compute-unit difference|, the
- * faster median, then the tuned grid (nx, ny, nz) and the result's id. The ratios are
- * compared as max/min, which orders like |log| without a math library. */
-#ifndef FDTUNED_NEAREST_V1
-#define FDTUNED_NEAREST_V1
+ * architecture; then, below every measured result, a prediction of fdtune's model for a
+ * device model of the architecture that nothing was measured on), |log volume ratio|,
+ * |log xy-plane ratio|, |compute-unit difference|, the faster median, then the tuned grid
+ * (nx, ny, nz) and the result's id. The ratios are compared as max/min, which orders like
+ * |log| without a math library. */
+#ifndef FDTUNED_NEAREST_V2
+#define FDTUNED_NEAREST_V2
 
 #ifndef FDTUNED_MODEL_V1
 #error "fdtuned_nearest.h needs fdtuned_model.h before it"
@@ -23,8 +25,9 @@ typedef struct fdtuned_result {
     const char *name, *arch; /* the device model it was tuned on (with cus) */
     int cus;
     long long nx, ny, nz;    /* its grid */
-    double ms;               /* its median time on that grid */
+    double ms;               /* its median time on that grid (predicted: -1, unknown) */
     long long id;            /* unique among the candidates (fdtune: the evaluation id) */
+    int predicted;           /* 1: fdtune's model's top-ranked config, nothing measured */
 } fdtuned_result;
 
 /* What is asked: a device model and a grid. */
@@ -38,7 +41,9 @@ enum {
     FDTUNED_RUNG_EXACT = 0, /* this device model, this grid */
     FDTUNED_RUNG_GRID = 1,  /* this device model, another grid */
     FDTUNED_RUNG_ARCH = 2,  /* another device model of the same base architecture */
-    FDTUNED_RUNG_NONE = 3   /* another architecture: not a candidate */
+    FDTUNED_RUNG_MODEL = 3, /* predicted, not measured: the model's answer for a device model
+                               of the same base architecture */
+    FDTUNED_RUNG_NONE = 4   /* another architecture: not a candidate */
 };
 
 /* The rung at which result r could answer request q. */
@@ -46,6 +51,8 @@ static inline int fdtuned_rung(const fdtuned_request *q, const fdtuned_result *r
 {
     if (!fdtuned_same_arch(q->arch, r->arch))
         return FDTUNED_RUNG_NONE;
+    if (r->predicted)
+        return FDTUNED_RUNG_MODEL;
     if (!fdtuned_same_model(q->name, q->arch, q->cus, r->name, r->arch, r->cus))
         return FDTUNED_RUNG_ARCH;
     return q->nx == r->nx && q->ny == r->ny && q->nz == r->nz ? FDTUNED_RUNG_EXACT
@@ -78,11 +85,12 @@ static inline int fdtuned_tiebreak(const fdtuned_result *a, const fdtuned_result
     return c;
 }
 
-/* 1 when a and b were tuned on one device model and one grid: of such results only the
- * first by fdtuned_tiebreak is a candidate. */
+/* 1 when a and b were tuned (or both predicted) on one device model and one grid: of such
+ * results only the first by fdtuned_tiebreak is a candidate. */
 static inline int fdtuned_same_slot(const fdtuned_result *a, const fdtuned_result *b)
 {
-    return fdtuned_same_model(a->name, a->arch, a->cus, b->name, b->arch, b->cus) &&
+    return a->predicted == b->predicted &&
+           fdtuned_same_model(a->name, a->arch, a->cus, b->name, b->arch, b->cus) &&
            a->nx == b->nx && a->ny == b->ny && a->nz == b->nz;
 }
 
@@ -107,4 +115,4 @@ static inline int fdtuned_rank(const fdtuned_request *q, const fdtuned_result *a
     return c;
 }
 
-#endif /* FDTUNED_NEAREST_V1 */
+#endif /* FDTUNED_NEAREST_V2 */

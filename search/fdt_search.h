@@ -119,6 +119,44 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
  * 1.00, regs ~64, occ 1.00, lat 1.00, chip 0.90, tail 0.99 -> 0.361 ms, bound dram". */
 void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out);
 
+/* ------------------------------------------------------------------ the model's ranking */
+
+/* One row of the model's ranking of a space. */
+typedef struct fdt_ranked {
+    char config[256];         /* canonical text */
+    fdt_config cfg;
+    double pred_ms;           /* the model's predicted time */
+    double pred_gbs;          /* the effective bandwidth that time means */
+    fdt_model_terms terms;
+    int merged;               /* ranked configs collapsed into this row (see below) */
+} fdt_ranked;
+
+typedef struct fdt_model_ranking {
+    fdt_recipe_stats stats;   /* space, survivors, what each rule pruned */
+    size_t n;                 /* configs ranked: every survivor */
+    size_t ntop;              /* rows of top: the smaller of n and the top asked for */
+    fdt_ranked *top;          /* the model's ranking, best first */
+    /* A ranked config whose prediction has every term (fdt_model_terms) of a row above it
+     * and whose config differs from that row's in one parameter alone (one the model ignores
+     * there, such as nt) is collapsed into that row rather than shown. */
+    size_t collapsed;         /* configs collapsed into the rows of top */
+    unsigned collapsed_params; /* bit i: fdt_config_params()[i] was what differed */
+} fdt_model_ranking;
+
+/* fdt_model_rank's status when the recipe fails on the problem (a constraint raising, an op
+ * it does not serve); e says how. */
+#define FDT_RANK_RECIPE (-2)
+
+/* The model's ranking of recipe r's space for problem p on dev (a visible device, or one
+ * described from the catalogue): enumerates and prunes the space (fdt_recipe_enumerate),
+ * predicts every survivor (fdt_model_time, resources estimated) and keeps the best `top` by
+ * the model strategy's order (fdt_search_ranking), its first row the model's top-ranked
+ * config. The walk costs what the space costs: lap and wave at R=4 walk 4.5 million points
+ * (seconds). Returns 0, FDT_RANK_RECIPE, or -1 (out of memory). */
+int fdt_model_rank(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev, int top,
+                   fdt_model_ranking *out, fdt_err *e);
+void fdt_model_ranking_free(fdt_model_ranking *k);
+
 /* ------------------------------------------------------------------ strategies */
 
 typedef struct fdt_search fdt_search;

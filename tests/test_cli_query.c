@@ -3,11 +3,12 @@
  * binary is run on it and its stdout, stderr and exit status are checked: the best config wins
  * over slower and wrong ones, the JSON is well-formed and versioned, the CSV survives RFC 4180
  * parsing (configs and messages hold commas and quotes), --nearest names the rung that answered
- * (resolving catalogue names to stored devices) and fdtune's built-in default when nothing was
- * tuned, the same config `fdtune export` falls back to, runs/show/history list what was stored, and
- * mistakes exit 2 or 4 with a message; list options (--op lap,d2x) filter as in tune, --gpu
- * auto is the visible GPU (a stand-in CUDA driver shows one) or exit 3 when there is none.
- * The database file must be byte-identical afterwards
+ * (resolving catalogue names to stored devices), the model's answer where nothing measured
+ * answers and fdtune's built-in default where the model cannot rank either, the same configs
+ * `fdtune export` gives, runs/show/history list what was stored, and mistakes exit 2 or 4 with
+ * a message; list options (--op lap,d2x) filter as in tune, --gpu auto is the visible GPU (a
+ * stand-in CUDA driver shows one) or exit 3 when there is none. The database file must be
+ * byte-identical afterwards
  * (queries are read-only). CPU only; everything lives under a mkdtemp directory. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -390,6 +391,24 @@ static void test_best_json_csv(void **state)
     tu_result_free(&r);
 }
 
+/* A GPU catalogue that describes none of the test's GPUs (FDTUNE_RECIPES comes first in the
+ * search path): fdtune's model then has nothing to rank with. */
+static void other_catalogue(void)
+{
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/other-catalogue", g_dir);
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/gpus.lua", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("gpu {\n  name = \"Test GPU\", vendor = \"NVIDIA\", arch = \"sm_75\",\n"
+          "  compute_units = 40, warp_size = 32, shared_per_block = 48 * KiB,\n"
+          "  l2_bytes = 4 * MiB, mem_bytes = 16 * GiB, peak_bw_gbs = 448,\n"
+          "  source = \"a test entry\",\n}\n", f);
+    fclose(f);
+    setenv("FDTUNE_RECIPES", dir, 1);
+}
+
 static void test_nearest(void **state)
 {
     (void)state;
@@ -432,12 +451,24 @@ static void test_nearest(void **state)
     assert_has(r.out, "device    NVIDIA H100 80GB HBM3 (sm_90, 132 CUs)");
     tu_result_free(&r);
 
-    /* Nothing tuned for d2z: fdtune's built-in default, the config exports fall back to. */
+    /* Nothing measured for d2z on sm_90: the model's top-ranked config, predicted. */
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "d2z", "--R",
+        "4", "--grid", "600^3", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "fallback  model:");
+    assert_has(r.out, "predicted ");
+    assert_has(r.out, "by fdtune's model (not measured: tune to measure)");
+    assert_lacks(r.out, "measured  ");
+    tu_result_free(&r);
+
+    /* Nor can the model rank (the catalogue in use describes no such GPU): fdtune's built-in
+     * default, the config exports fall back to. */
     fdt_problem p = {FDT_OP_D2Z, 4, FDT_F32, 600, 600, 600};
     fdt_config c;
     char def[256];
     fdt_config_fallback(&p, &c);
     fdt_config_format(&c, def, sizeof def);
+    other_catalogue();
     run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "d2z", "--R",
         "4", "--grid", "600^3", NULL);
     expect_status(&r, 0);
@@ -459,41 +490,74 @@ static void test_nearest(void **state)
     assert_string_equal(cs.field[1][0], "none");
     csv_free(&cs);
     tu_result_free(&r);
+    unsetenv("FDTUNE_RECIPES");
 }
 
-/* When nothing is tuned, query --nearest and an export answer with the same config: the
- * fallback variant every exported table starts with. */
+/* When nothing measured answers, query --nearest and an export answer with the same config:
+ * the model's answer for that device and grid (the export's variant for it), and where the
+ * model cannot rank either, the fallback variant every exported table starts with. */
+static const char *exported_config(const char *doc, const char *kind, char *buf, size_t n)
+{
+    char at[64];
+    snprintf(at, sizeof at, "\"kind\": \"%s\"", kind);
+    const char *v = strstr(doc, at);
+    const char *cfg = v ? strstr(v, "\"config\": \"") : NULL;
+    if (!cfg)
+        fail_msg("no %s variant in:\n%.2000s", kind, doc);
+    cfg += strlen("\"config\": \"");
+    snprintf(buf, n, "%.*s", (int)strcspn(cfg, "\""), cfg);
+    return buf;
+}
+
 static void test_fallback_agrees(void **state)
 {
     (void)state;
     tu_result r;
-    run(&r, "export", "--db", g_db, "--gpu", "H100", "--op", "lap", "--format", "json", NULL);
-    expect_status(&r, 0);
-    assert_json(r.out);
-    const char *v0 = strstr(r.out, "\"kind\": \"fallback\"");
-    assert_non_null(v0);
-    const char *cfg = strstr(v0, "\"config\": \"");
-    assert_non_null(cfg);
-    cfg += strlen("\"config\": \"");
     char exported[256];
-    snprintf(exported, sizeof exported, "%.*s", (int)strcspn(cfg, "\""), cfg);
-    tu_result_free(&r);
-    /* d2z on the H100, and lap on a GPU whose arch has nothing tuned (MI300X, gfx942) */
+    /* d2z on the H100, and lap on a GPU whose arch has nothing tuned (MI300X, gfx942): the
+     * model's answer, the export's variant for that grid */
     static const char *const asks[][4] = {{"H100", "d2z", "4", "600^3"},
                                            {"MI300X", "lap", "4", "512^3"}};
     for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++) {
+        run(&r, "export", "--db", g_db, "--gpu", asks[i][0], "--op", asks[i][1], "--R",
+            asks[i][2], "--grid", asks[i][3], "--precision", "f32", "--format", "json", NULL);
+        expect_status(&r, 0);
+        assert_json(r.out);
+        exported_config(r.out, "constant", exported, sizeof exported);
+        tu_result_free(&r);
         run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", asks[i][0], "--op",
             asks[i][1], "--R", asks[i][2], "--grid", asks[i][3], "--csv", NULL);
         expect_status(&r, 0);
         csv cs;
         csv_load(r.out, &cs, 1);
-        assert_string_equal(cs.field[1][0], "none");
+        assert_string_equal(cs.field[1][0], "model");
         assert_string_equal(cs.field[1][csv_col(&cs, "config")], exported);
         csv_free(&cs);
         tu_result_free(&r);
     }
+    /* The model cannot rank (a catalogue that describes no test GPU): the export refuses
+     * d2z, which nothing answers, and the fallback variant of its tables is what --nearest
+     * answers with. */
+    other_catalogue();
+    run(&r, "export", "--db", g_db, "--gpu", "H100", "--op", "d2z", "--R", "4", "--grid",
+        "600^3", NULL);
+    expect_status(&r, 1);
+    tu_result_free(&r);
+    run(&r, "export", "--db", g_db, "--gpu", "H100", "--op", "lap", "--format", "json", NULL);
+    expect_status(&r, 0);
+    exported_config(r.out, "fallback", exported, sizeof exported);
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", g_db, "--nearest", "--gpu", "H100", "--op", "d2z", "--R",
+        "4", "--grid", "600^3", "--csv", NULL);
+    expect_status(&r, 0);
+    csv cs;
+    csv_load(r.out, &cs, 1);
+    assert_string_equal(cs.field[1][0], "none");
+    assert_string_equal(cs.field[1][csv_col(&cs, "config")], exported);
+    csv_free(&cs);
+    tu_result_free(&r);
+    unsetenv("FDTUNE_RECIPES");
 }
-
 
 /* ------------------------------------------------------------------ runs, show, history */
 

@@ -1087,7 +1087,24 @@ static void test_nearest(void **state)
     nearest(db, &b200, problem(FDT_OP_D2Z, 4, 512, 512, 512), NULL, FDT_DB_NEAREST_EXACT,
             "nw=16");
     assert_string_equal(fdt_db_fallback_name(FDT_DB_NEAREST_ARCH), "arch");
+    assert_string_equal(fdt_db_fallback_name(FDT_DB_NEAREST_MODEL), "model");
+    assert_string_equal(fdt_db_source_name(FDT_DB_MODEL), "model");
     fdt_db_close(db);
+
+    /* The model's answers rank after every measured result of the architecture, whatever
+     * their grid and model, and answer nothing of another architecture. */
+    fdtuned_request q = {"AMD Instinct MI250X", "gfx90a", 110, 512, 512, 512};
+    fdtuned_result other = {"AMD Instinct MI210", "gfx90a:xnack-", 104, 64, 64, 64, 9.0, 1, 0};
+    fdtuned_result pred = {"AMD Instinct MI250X", "gfx90a", 110, 512, 512, 512, 0.1, 2, 1};
+    fdtuned_result pred_far = {"AMD Instinct MI250X", "gfx90a", 110, 64, 64, 64, 0.1, 3, 1};
+    fdtuned_result pred_sm = {"NVIDIA H100", "sm_90", 132, 512, 512, 512, 0.1, 4, 1};
+    assert_int_equal(fdtuned_rung(&q, &other), FDTUNED_RUNG_ARCH);
+    assert_int_equal(fdtuned_rung(&q, &pred), FDTUNED_RUNG_MODEL);
+    assert_int_equal(fdtuned_rung(&q, &pred_sm), FDTUNED_RUNG_NONE);
+    assert_true(fdtuned_rank(&q, &other, &pred) < 0);
+    assert_true(fdtuned_rank(&q, &pred, &pred_far) < 0); /* then the nearest grid */
+    assert_false(fdtuned_same_slot(&pred, &(fdtuned_result){"AMD Instinct MI250X", "gfx90a",
+                                                             110, 512, 512, 512, 1.0, 5, 0}));
 
     /* Read-only is enough for queries. */
     db = open_ok(path, FDT_DB_READONLY);

@@ -370,10 +370,32 @@ static void test_refusal(void **state)
     assert_null(p);
     assert_has(e.msg, "B200");
     assert_has(e.msg, "NVIDIA H100 80GB HBM3 (sm_90, 132 CUs)"); /* what it does hold */
-    /* A catalogue name the database has never seen. */
+    /* A catalogue name the database has never seen, of an architecture it holds nothing
+     * of: the model's answers for its problems (predicted), nothing measured. */
     const char *mi300[] = {"MI300X"};
-    assert_int_equal(make_plan(mi300, 1, 0, NULL, 0, &p, &e), FDT_EXP_NOTHING);
-    assert_has(e.msg, "MI300X (gfx942) was never tuned");
+    assert_int_equal(make_plan(mi300, 1, 0, NULL, 0, &p, &e), 0);
+    assert_int_equal(p->ndevices, 1);
+    assert_int_equal(p->device_sources[0], FDT_DB_MODEL);
+    assert_int_equal(p->nruns, 0);
+    for (size_t f = 0; f < p->nfam; f++)
+        for (size_t t = 0; t < p->fam[f].ntuned; t++) {
+            assert_int_equal(p->fam[f].tuned[t].row.source, FDT_DB_MODEL);
+            assert_string_equal(p->fam[f].tuned[t].row.device.arch, "gfx942");
+        }
+    assert_true(p->nfam > 0 && p->nnotes > 0);
+    assert_has(p->notes[0], "PREDICTED by fdtune's model");
+    fdt_exp_plan_free(p);
+    /* Without a catalogue to describe it, nothing: the refusal names it. */
+    fdt_db *db;
+    if (fdt_db_open(g_db, FDT_DB_READONLY, &db, &e))
+        fail_msg("%s", e.msg);
+    fdt_exp_opts o;
+    fdt_exp_opts_init(&o);
+    o.gpus[o.ngpus++] = "NVIDIA A100";
+    assert_int_equal(fdt_exp_plan_make(&db, 1, &o, &p, &e), FDT_EXP_NOTHING);
+    assert_null(p);
+    assert_has(e.msg, "--gpu NVIDIA A100: no device in");
+    fdt_db_close(db);
     /* Known devices, unknown problem: wave was never tuned. */
     assert_int_equal(make_plan(TWO, 2, (1u << FDT_OP_LAP) | (1u << FDT_OP_WAVE), NULL, 0, &p,
                                &e), FDT_EXP_NOTHING);
@@ -870,6 +892,52 @@ static void test_select_host(void **state)
     fdt_exp_plan_free(p);
 }
 
+/* The selection's codes, as the README's program tells them apart: FDTUNED_NO_VARIANT (-1) for a
+ * grid no variant can run, FDTUNED_NO_DEVICE (-2) passed on by the layout helper when there
+ * is no device to select for (what _current answers without a GPU), both distinct and
+ * defined in the plain-C part (FDTUNED_SELECT_ONLY). */
+static void test_select_codes(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = two_device_plan();
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_header(p, &h, &e))
+        fail_msg("%s", e.msg);
+    char dir[600], path[700], cmd[2048];
+    snprintf(dir, sizeof dir, "%s/codes", g_dir);
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/fd_tuned.h", dir);
+    spit(path, fdt_sb_str(&h));
+    snprintf(path, sizeof path, "%s/codes.c", dir);
+    spit(path, "#define FDTUNED_SELECT_ONLY 1\n"
+               "#include \"fd_tuned.h\"\n"
+               "#include <stdio.h>\n"
+               "int main(void)\n{\n"
+               "    fdtuned_layout l;\n"
+               "    printf(\"%d %d %d %d %d %d\\n\", FDTUNED_NO_VARIANT, FDTUNED_NO_DEVICE,\n"
+               "           fdtuned_lap_r4_f32_select(\"x\", \"sm_90\", 132, 0, 512, 512),\n"
+               "           fdtuned_lap_r4_f32_layout_for(\"x\", \"sm_90\", 132, 0, 512, 512, &l),\n"
+               "           fdtuned_variant_layout(fdtuned_lap_r4_f32_variants,\n"
+               "                                  FDTUNED_LAP_R4_F32_NVARIANTS, FDTUNED_NO_DEVICE,\n"
+               "                                  512, 512, 512, &l),\n"
+               "           fdtuned_lap_r4_f32_layout_for(\"x\", \"sm_90\", 132, 512, 512, 512, &l));\n"
+               "    return 0;\n}\n");
+    snprintf(cmd, sizeof cmd, "cd '%s' && cc -std=c99 -Wall -Wextra -Werror -o codes codes.c "
+                              "> build.log 2>&1 && ./codes > out.txt", dir);
+    if (system(cmd) != 0) {
+        snprintf(path, sizeof path, "%s/build.log", dir);
+        fail_msg("%s\n%s", cmd, tu_slurp(path));
+    }
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    char *out = tu_slurp(path);
+    assert_string_equal(out, "-1 -2 -1 -1 -2 0\n");
+    free(out);
+    fdt_sb_free(&h);
+    fdt_exp_plan_free(p);
+}
+
 /* ------------------------------------------------------------------ JSON */
 
 static void assert_json(const char *doc)
@@ -1022,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_refusal),
         cmocka_unit_test(test_select_host),
+        cmocka_unit_test(test_select_codes),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_command),
         cmocka_unit_test(test_header_compiles),

@@ -1091,10 +1091,79 @@ static void test_tolerance(void **state)
     }
 }
 
+/* The hash of a kernel's code (fdt_gen_source_hash) is what tells a result of an older
+ * generator whose kernel is unchanged from one whose kernel changed: the same for the same
+ * code whatever the comments (the banner names the generator) and white space, different for
+ * another config, grid or backend (the mapping header is part of the code). */
+static void test_source_hash(void **state)
+{
+    (void)state;
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 256, 256, 256};
+    fdt_config c, d;
+    fdt_err e;
+    assert_int_equal(fdt_config_parse("bx=64,by=4,nw=16", &c, &e), 0);
+    assert_int_equal(fdt_config_parse("bx=64,by=4,nw=32", &d, &e), 0);
+    char a[40], b[40], x[40], y[40], z[40];
+    assert_int_equal(fdt_gen_source_hash(&p, &c, "cuda", a, sizeof a, &e), 0);
+    assert_int_equal(fdt_gen_source_hash(&p, &c, "cuda", b, sizeof b, &e), 0);
+    assert_int_equal(strlen(a), 16);
+    assert_string_equal(a, b);
+    assert_int_equal(fdt_gen_source_hash(&p, &d, "cuda", x, sizeof x, &e), 0);
+    assert_string_not_equal(a, x);
+    assert_int_equal(fdt_gen_source_hash(&p, &c, "hip", y, sizeof y, &e), 0);
+    assert_string_not_equal(a, y);
+    fdt_problem q = p;
+    q.nz = 512;
+    assert_int_equal(fdt_gen_source_hash(&q, &c, "cuda", z, sizeof z, &e), 0);
+    assert_string_not_equal(a, z);
+    /* By hand: the kernel's lines without comments and with single spaces, then the header's,
+     * each ending in a newline, FNV-1a. */
+    fdt_sb src;
+    fdt_sb_init(&src);
+    assert_int_equal(fdt_gen_source(&p, &c, NULL, NULL, &src, &e), 0);
+    const char *texts[2] = {fdt_sb_str(&src), fdt_gen_nvrtc_hip_header()};
+    uint64_t h = FDT_HASH_SEED;
+    for (int t = 0; t < 2; t++) {
+        char *copy = strdup(texts[t]), *save = NULL;
+        assert_non_null(copy);
+        for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            char *cut = strstr(line, "//");
+            if (cut)
+                *cut = 0;
+            char out[4096];
+            size_t n = 0;
+            int pending = 0;
+            for (char *ch = line; *ch && n + 2 < sizeof out; ch++) {
+                if (strchr(" \t\r\v\f", *ch)) {
+                    pending = n > 0;
+                    continue;
+                }
+                if (pending)
+                    out[n++] = ' ';
+                out[n++] = *ch;
+                pending = 0;
+            }
+            if (n) {
+                out[n++] = '\n';
+                h = fdt_hash64(out, n, h);
+            }
+        }
+        free(copy);
+    }
+    char want[40];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)h);
+    assert_string_equal(a, want);
+    fdt_sb_free(&src);
+    /* a config the generator refuses has no code */
+    assert_int_equal(fdt_config_parse("lds=1", &d, &e), 0);
+    assert_int_not_equal(fdt_gen_source_hash(&p, &d, "cuda", x, sizeof x, &e), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_coeffs_known_tables),
+        cmocka_unit_test(test_source_hash),
         cmocka_unit_test(test_coeffs_closed_form),
         cmocka_unit_test(test_coeffs_convergence),
         cmocka_unit_test(test_coeffs_bad_radius),

@@ -88,9 +88,44 @@ else
         fail "examples/: fdtune_select did not run: $(cat "$tmp/select.out")"
     fi
     case $lang in
-    *"GPU program in "*) [ -x "$ex/stencil" ] || fail "examples/: no stencil program ($lang)" ;;
+    *"GPU program in "*)
+        if [ ! -x "$ex/stencil" ]; then
+            fail "examples/: no stencil program ($lang)"
+        else # without a GPU it must say so (FDTUNED_NO_DEVICE), not blame the grid
+            rc=0
+            "$ex/stencil" 64 >"$tmp/stencil.out" 2>&1 || rc=$?
+            case $rc in
+            0) expect_in "examples/: stencil on a GPU" "$tmp/stencil.out" "PASS" ;;
+            3) expect_in "examples/: stencil without a GPU" "$tmp/stencil.out" "no GPU is visible" ;;
+            *) fail "examples/: stencil exited $rc: $(cat "$tmp/stencil.out")" ;;
+            esac
+        fi
+        ;;
     *) note "examples/: no HIP or CUDA compiler works here: the host-only part was built" ;;
     esac
+fi
+
+# an AMD GPU nothing was measured on (README: -DFDTUNE_EXAMPLE_GPU=MI250X): the header holds
+# the model's answers, marked predicted, and the selection picks them on an MI250X
+ex3="$tmp/example-mi250x"
+# shellcheck disable=SC2086
+if ! "$cmake" -S "$src/examples" -B "$ex3" $gen -DCMAKE_PREFIX_PATH="$prefix" \
+    -DFDTUNE_EXAMPLE_GPU=MI250X -DFDTUNE_EXAMPLE_LANG=HOST >"$tmp/ex3-configure.log" 2>&1 ||
+    ! "$cmake" --build "$ex3" >"$tmp/ex3-build.log" 2>&1; then
+    fail "examples/ with FDTUNE_EXAMPLE_GPU=MI250X: configure or build"
+    tail -20 "$tmp/ex3-configure.log" "$tmp/ex3-build.log" | sed 's/^/    /' >&2
+else
+    expect_in "FDTUNE_EXAMPLE_GPU=MI250X: the provenance says predicted" "$ex3/fdtuned.h" \
+        "PREDICTED by fdtune's model, not measured"
+    if "$ex3/fdtune_select" "AMD Instinct MI250X" "gfx90a:sramecc+:xnack-" 110 512 512 512 \
+        >"$tmp/select3.out" 2>&1; then
+        expect_in "FDTUNE_EXAMPLE_GPU=MI250X: the model's variant on an MI250X" \
+            "$tmp/select3.out" "(constant) config "
+        expect_in "FDTUNE_EXAMPLE_GPU=MI250X: marked predicted" "$tmp/select3.out" \
+            "predicted for MI250X 512x512x512"
+    else
+        fail "examples/ MI250X: fdtune_select did not run: $(cat "$tmp/select3.out")"
+    fi
 fi
 
 # a database of the user's, given as a cache variable; changing it regenerates the header

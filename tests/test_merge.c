@@ -15,7 +15,9 @@
  *   each row naming its source, the user's result of a device model and grid shadowing the
  *   system's; --no-system-db and FDTUNE_SYSTEM_DB= leave it out; the search order is
  *   $FDTUNE_SYSTEM_DB, <exe>/../share/fdtune, the source tree; export works with no user
- *   database at all; retune never touches the system database;
+ *   database at all; retune never touches the system database; an AMD GPU nothing was
+ *   measured on gets the model's answer (the dry run's first config), marked predicted in
+ *   query best, --nearest and export, until a measured result of its architecture exists;
  * - fdt_db_run_begin keeps the natural key of runs unique; `db check` finds what is wrong.
  * Every file lives under a mkdtemp directory. */
 #include <setjmp.h>
@@ -588,6 +590,18 @@ static void test_merge_running_shard(void **state)
     assert_int_equal(sql_int(out, "SELECT count(*) FROM runs WHERE status = 'running' AND"
                                   " copy_gbs IS NULL"),
                      1);
+    /* A best-only file is final (the system database): the run is closed, as interrupted at
+     * its last evaluation, and says why. */
+    char final_out[512];
+    path_in(final_out, sizeof final_out, "from-running-best.db");
+    run(&t, "db", "merge", "--best-only", "-o", final_out, path, "--json", NULL);
+    expect_status(&t, 0);
+    assert_has(t.out, "\"runs_closed\": 1");
+    tu_result_free(&t);
+    assert_int_equal(sql_int(final_out, "SELECT count(*) FROM runs WHERE status = 'interrupted'"
+                                        " AND finished = (SELECT created FROM evaluations) AND"
+                                        " notes LIKE '%still running when merged%'"),
+                     1);
     assert_int_equal(fdt_db_run_set_copy(db, rid, 2900, &e), 0);
     snprintf(ev.config, sizeof ev.config, "%s", CFG_B);
     ev.time_ms = 0.8;
@@ -941,12 +955,12 @@ static void test_system_order_and_source(void **state)
     assert_true(u && s && u < s);
     assert_has(s, "\"op\": \"d2y\", \"R\": 4, \"precision\": \"f32\", \"nx\": 512");
     assert_lacks(s, "\"op\": \"d2x\", \"R\": 4, \"precision\": \"f32\", \"nx\": 512");
-    /* Results measured with another generator than this fdtune's are marked: the system's
-     * are exactly when the recording's generator is not this one's. */
+    /* Results whose kernel may not be the one measured are marked: the system's are exactly
+     * when the recording's generator is not this one's (the recording records no code). */
     if (older_generator(sys))
-        assert_has(r.err, "measured with another generator");
+        assert_has(r.err, "may not have been measured with the kernel this fdtune");
     else
-        assert_lacks(r.err, "measured with another generator");
+        assert_lacks(r.err, "may not have been measured with the kernel this fdtune");
     tu_result_free(&r);
 
     run(&r, "query", "best", "--db", user, "--csv", NULL);
@@ -1012,9 +1026,9 @@ static void test_system_order_and_source(void **state)
     /* The device and the two variants (constant, runtime) of its one result. */
     assert_int_equal(count_of(r.out, "\"source\": \"system\""), 3);
     if (older_generator(sys))
-        assert_has(r.err, "measured with generator");
+        assert_has(r.err, "may not have been measured with the kernel this fdtune");
     else
-        assert_lacks(r.err, "measured with generator");
+        assert_lacks(r.err, "may not have been measured with the kernel this fdtune");
     tu_result_free(&r);
     run(&r, "export", "--db", user, "--gpu", "H100", NULL);
     expect_status(&r, 0);
@@ -1162,6 +1176,225 @@ static void test_retune_leaves_system_db(void **state)
     unsetenv("FDTUNE_SYSTEM_DB");
 }
 
+/* ------------------------------------------------------------------ kernel sources */
+
+/* The code each best was measured with is recorded with its decision (metadata
+ * kernel_source ...) and goes along with merges; a result of another generator whose
+ * recorded code is this generator's for its config needs no note in query or export, one
+ * whose code differs or was never recorded does; `db check` counts and lists them; a
+ * best-only merge with --drop-stale leaves those out. */
+static void test_kernel_sources(void **state)
+{
+    (void)state;
+    char a[512], best[512], key[700], q[1024];
+    path_in(a, sizeof a, "kernels-a.db");
+    const meas m[] = {{prob(FDT_OP_D2X, 128), CFG_A, 0.5, 0.005},
+                      {prob(FDT_OP_LAP, 128), CFG_B, 0.7, 0.005}};
+    shard(a, h100_a(), "node1", m, 2, 1);
+    /* Recorded at the decisions, under this generator's fingerprint, as this generator's hash. */
+    assert_int_equal(sql_int(a, "SELECT count(*) FROM metadata WHERE key LIKE 'kernel_source %'"),
+                     2);
+    fdt_db_row row;
+    memset(&row, 0, sizeof row);
+    row.problem = prob(FDT_OP_D2X, 128);
+    snprintf(row.ev.config, sizeof row.ev.config, "%s", CFG_A);
+    snprintf(row.device.backend, sizeof row.device.backend, "cuda");
+    snprintf(row.env.generator, sizeof row.env.generator, "%s", fdt_gen_fingerprint());
+    char hex[40];
+    fdt_err e = {""};
+    assert_int_equal(fdt_db_kernel_hash(&row, hex, sizeof hex, &e), 0);
+    fdt_db_kernel_key(&row, key, sizeof key);
+    snprintf(q, sizeof q, "SELECT count(*) FROM metadata WHERE key = '%s' AND value = '%s'", key,
+             hex);
+    assert_int_equal(sql_int(a, q), 1);
+
+    /* As an older fdtune left it: another generator, the same code recorded for d2x, code
+     * that differs for lap. */
+    sql_exec(a, "UPDATE environments SET generator = '00000000000000aa'");
+    snprintf(q, sizeof q, "UPDATE metadata SET key = replace(key, '%s', '00000000000000aa')",
+             fdt_gen_fingerprint());
+    sql_exec(a, q);
+    sql_exec(a, "UPDATE metadata SET value = '0123456789abcdef' WHERE key LIKE '% lap %'");
+    tu_result r;
+    run(&r, "query", "best", "--db", a, "--no-system-db", "--op", "d2x", NULL);
+    expect_status(&r, 0);
+    assert_lacks(r.err, "may not have been measured"); /* unchanged: no note */
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", a, "--no-system-db", NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "1 of these results may not have been measured with the kernel this "
+                      "fdtune");
+    assert_has(r.err, "1 measured with code that differs from this generator's, 0 with another "
+                      "generator and no record of their code");
+    char check[600];
+    snprintf(check, sizeof check, "'fdtune db check %s' lists them", a);
+    assert_has(r.err, check);
+    tu_result_free(&r);
+    run(&r, "export", "--db", a, "--no-system-db", "--gpu", "H100", "--op", "lap", NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "the result may not have been measured with the kernel this fdtune");
+    assert_has(r.err, "its code differs from this generator's");
+    tu_result_free(&r);
+    run(&r, "db", "check", a, "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "\"kernels\": {\"this_generator\": 0, \"unchanged\": 1, \"differs\": 1, "
+                      "\"unrecorded\": 0");
+    assert_has(r.out, "\"kernel\": \"differs\"");
+    assert_has(r.out, "\"metadata\": {}"); /* summed up, not listed as metadata */
+    tu_result_free(&r);
+
+    /* Merged: the records go along, and with --drop-stale the lap result stays out. */
+    path_in(best, sizeof best, "kernels-best.db");
+    run(&r, "db", "merge", "--best-only", "--drop-stale", "-o", best, a, "--json", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "\"stale_dropped\": 1");
+    tu_result_free(&r);
+    assert_int_equal(sql_int(best, "SELECT count(*) FROM evaluations"), 1);
+    assert_int_equal(sql_int(best, "SELECT count(*) FROM metadata WHERE key LIKE "
+                                   "'kernel_source %'"), 1); /* lap's record went with it */
+    run(&r, "db", "check", best, NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "kernels       0 results measured with this generator, 1 with another "
+                      "whose kernel is unchanged (recorded), 0 whose kernel differs, 0 with "
+                      "another and nothing recorded");
+    tu_result_free(&r);
+    /* Nothing recorded (a database from before the records): unrecorded. */
+    sql_exec(a, "DELETE FROM metadata WHERE key LIKE 'kernel_source %'");
+    run(&r, "query", "best", "--db", a, "--no-system-db", "--op", "d2x", NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "it was measured with another generator and its code was not recorded");
+    tu_result_free(&r);
+    run(&r, "db", "merge", "--drop-stale", "-o", best, a, NULL);
+    expect_status(&r, 2); /* --drop-stale is for --best-only */
+    tu_result_free(&r);
+}
+
+/* ------------------------------------------------------------------ the model's answers */
+
+/* The text of the first `"key": "..."` after `after` in doc (a JSON document), into buf. */
+static void json_str_after(const char *doc, const char *after, const char *key, char *buf,
+                           size_t n)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": \"", key);
+    const char *a = strstr(doc, after), *k = a ? strstr(a, pat) : NULL;
+    if (!k)
+        fail_msg("no %s after %s in:\n%.2000s", key, after, doc);
+    k += strlen(pat);
+    const char *end = strchr(k, '"');
+    snprintf(buf, n, "%.*s", (int)(end - k), k);
+}
+
+/* What the dry run ranks first for the MI250X (described from the catalogue): its config
+ * whole, and (key, may be NULL) its canonical key. */
+static void dry_run_first(const char *op, const char *grid, char *cfg, size_t n, char *key,
+                          size_t nk)
+{
+    tu_result r;
+    run(&r, "--gpu", "MI250X", "--op", op, "--R", "4", "--precision", "f32", "--grid", grid,
+        "--dry-run", "--top", "3", "--json", NULL);
+    expect_status(&r, 0);
+    json_str_after(r.out, "\"ranking\": [", "config_full", cfg, n);
+    if (key)
+        json_str_after(r.out, "\"ranking\": [", "config", key, nk);
+    tu_result_free(&r);
+}
+
+/* An AMD GPU nothing was measured on (no gfx90a result in the system database) gets the
+ * model's top-ranked config, the dry run's first, marked as predicted in query best, --nearest
+ * and export; once a measured result of its architecture exists, the measurement answers. */
+static void test_system_model_answer(void **state)
+{
+    (void)state;
+    char sys[512], none[600], user[512], dry[256], got[256], d2x_key[256];
+    system_db(sys, sizeof sys);
+    snprintf(none, sizeof none, "%s/fresh-model/fdtune.db", g_dir);
+    setenv("FDTUNE_SYSTEM_DB", sys, 1);
+    setenv("FDTUNE_DB", none, 1);
+    tu_result r;
+
+    /* query best: every problem of the databases for d2x, each the model's answer */
+    run(&r, "query", "best", "--gpu", "MI250X", "--R", "4", "--op", "d2x", "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_int_equal(count_of(r.out, "\"source\": \"model\""), 6); /* f32, f64 x 3 grids */
+    assert_lacks(r.out, "\"source\": \"system\"");
+    assert_has(r.out, "\"median_ms\": null"); /* a prediction is no measurement */
+    assert_has(r.err, "predicted, not measured (source model)");
+    tu_result_free(&r);
+    static const char *const grids[][2] = {{"d2x", "512^3"}, {"lap", "256^3"}};
+    for (int i = 0; i < 2; i++) {
+        dry_run_first(grids[i][0], grids[i][1], dry, sizeof dry, i ? NULL : d2x_key,
+                      sizeof d2x_key);
+        run(&r, "query", "best", "--gpu", "MI250X", "--R", "4", "--op", grids[i][0],
+            "--precision", "f32", "--grid", grids[i][1], "--json", NULL);
+        expect_status(&r, 0);
+        assert_int_equal(count_of(r.out, "\"source\": \"model\""), 1);
+        json_str_after(r.out, "\"source\": \"model\"", "config_full", got, sizeof got);
+        assert_string_equal(got, dry);
+        tu_result_free(&r);
+        run(&r, "query", "best", "--nearest", "--gpu", "MI250X", "--R", "4", "--op",
+            grids[i][0], "--grid", grids[i][1], "--json", NULL);
+        expect_status(&r, 0);
+        assert_has(r.out, "\"fallback\": \"model\"");
+        json_str_after(r.out, "\"result\"", "config_full", got, sizeof got);
+        assert_string_equal(got, dry);
+        tu_result_free(&r);
+    }
+    /* export: the header's provenance and the JSON say predicted */
+    char hdr[600];
+    snprintf(hdr, sizeof hdr, "%s/mi250x.h", g_dir);
+    run(&r, "export", "--gpu", "MI250X", "--op", "d2x", "--R", "4", "--precision", "f32", "-o",
+        hdr, NULL);
+    expect_status(&r, 0);
+    assert_has(r.err, "PREDICTED by fdtune's model");
+    tu_result_free(&r);
+    char *h = tu_slurp(hdr);
+    assert_has(h, " *     MI250X: hip, gfx90a, 110 CUs");
+    assert_has(h, "(GPU catalogue: nothing measured, the model's predictions)");
+    assert_int_equal(count_of(h, " *       PREDICTED by fdtune's model, not measured"), 3);
+    assert_has(h, d2x_key); /* 512^3's config, the dry run's first */
+    free(h);
+    run(&r, "export", "--gpu", "MI250X", "--op", "d2x", "--R", "4", "--precision", "f32",
+        "--format", "json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_int_equal(count_of(r.out, "\"predicted\": {"), 6); /* constant and runtime x 3 */
+    assert_has(r.out, "\"source\": \"model\"");
+    assert_lacks(r.out, "\"source\": \"system\"");
+    tu_result_free(&r);
+    assert_false(exists(none));
+
+    /* A measured MI250X result of d2x f32 answers for every d2x f32 grid it can run (the
+     * grid rung) and the model no longer does; f64 still gets the model's. */
+    path_in(user, sizeof user, "mi250x-user.db");
+    const meas m[] = {{prob(FDT_OP_D2X, 512), CFG_A, 0.5, 0.005}};
+    shard(user, mi250x(), "", m, 1, 1);
+    run(&r, "query", "best", "--db", user, "--gpu", "MI250X", "--R", "4", "--op", "d2x",
+        "--json", NULL);
+    expect_status(&r, 0);
+    assert_int_equal(count_of(r.out, "\"source\": \"user\""), 1);
+    assert_int_equal(count_of(r.out, "\"source\": \"model\""), 3);
+    assert_lacks(r.out, "\"precision\": \"f32\", \"nx\": 256");
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", user, "--nearest", "--gpu", "MI250X", "--R", "4", "--op",
+        "d2x", "--grid", "1024^3", "--json", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "\"fallback\": \"grid\"");
+    assert_has(r.out, "\"source\": \"user\"");
+    assert_has(r.out, CFG_A);
+    tu_result_free(&r);
+    run(&r, "export", "--db", user, "--gpu", "MI250X", "--op", "d2x", "--precision", "f32",
+        NULL);
+    expect_status(&r, 0);
+    assert_lacks(r.out, "PREDICTED by fdtune's model, not measured");
+    assert_has(r.out, CFG_A);
+    tu_result_free(&r);
+    unsetenv("FDTUNE_SYSTEM_DB");
+    unsetenv("FDTUNE_DB");
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int setup(void **state)
@@ -1204,6 +1437,8 @@ int main(void)
         cmocka_unit_test(test_system_order_and_source),
         cmocka_unit_test(test_system_search_and_fresh_install),
         cmocka_unit_test(test_retune_leaves_system_db),
+        cmocka_unit_test(test_system_model_answer),
+        cmocka_unit_test(test_kernel_sources),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,7 +3,8 @@
  * their natural keys (fdt_db_import), so merging a shard twice adds nothing; the best of each
  * (device, problem) is then decided again by the rule tune and retune use (fdt_decide_beats:
  * the best so far stays unless a shard's best is faster beyond the noise of both), and the
- * decision is recorded with a reason "merge: ...". Every input is opened read-only and
+ * decision is recorded with a reason "merge: ...". The inputs' recorded kernel sources
+ * (fdt_db_kernel_check) go along with their results. Every input is opened read-only and
  * checked (schema version, integrity, foreign keys, run keys) before the output is opened or
  * created, and the whole merge is one transaction, so a refused input leaves the output
  * exactly as it was. Library code: nothing is printed. */
@@ -26,6 +27,10 @@ typedef struct fdt_merge_opts {
      * made (UTC), made_by (fdtune version and generator fingerprint), result_generators
      * (the fingerprints the kept results were measured with), inputs, command, content. */
     int best_only;
+    /* With best_only: leave out the results whose kernel this fdtune does not write as it
+     * was measured (fdt_db_kernel_check: differs, or unrecorded), so that what stays answers
+     * with the kernels that were measured (bench/system_db.sh --drop-stale). */
+    int drop_stale;
     const char *const *meta;    /* "KEY=VALUE": set in the output's metadata */
     size_t nmeta;
     const char *fdtune_version; /* of this fdtune, for the metadata of a best-only merge */
@@ -48,6 +53,8 @@ typedef struct fdt_merge_report {
     int created;                /* the output did not exist before */
     fdt_db_counts before, after; /* the output's rows */
     fdt_db_counts pruned;       /* best-only: rows removed */
+    int64_t stale;              /* drop_stale: results left out for their kernel */
+    int64_t closed;             /* best-only: runs still running, closed as interrupted */
     int64_t decisions;          /* best decisions the merge recorded */
 } fdt_merge_report;
 

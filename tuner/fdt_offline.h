@@ -16,14 +16,9 @@
 
 /* ------------------------------------------------------------------ dry run */
 
-typedef struct fdt_dry_run_row {
-    char config[256];
-    double pred_ms;           /* the model's predicted time */
-    double pred_gbs;          /* the effective bandwidth that time means */
-    fdt_model_terms terms;
-    int merged;               /* ranked configs collapsed into this row (see fdt_dry_run) */
-} fdt_dry_run_row;
+typedef fdt_ranked fdt_dry_run_row;
 
+/* The plan and the model's ranking (fdt_model_ranking's fields, whose meaning they keep). */
 typedef struct fdt_dry_run {
     fdt_problem p;
     fdt_search_kind strategy; /* the plan (fdt_tune_plan) */
@@ -32,16 +27,13 @@ typedef struct fdt_dry_run {
     size_t n;                 /* configs ranked: every survivor */
     size_t ntop;              /* rows of top: the smaller of n and the top asked for */
     fdt_dry_run_row *top;     /* the model's ranking, best first */
-    /* A ranked config whose prediction has every term (fdt_model_terms) of a row above it
-     * and whose config differs from that row's in one parameter alone (one the model ignores
-     * there, such as nt) is collapsed into that row rather than shown. */
     size_t collapsed;         /* configs collapsed into the rows of top */
     unsigned collapsed_params; /* bit i: fdt_config_params()[i] was what differed */
 } fdt_dry_run;
 
 /* The dry run of operator op of request rq with recipe r on dev (a visible device, or one
- * described from the catalogue): enumerates the space, predicts every survivor and keeps the
- * best `top` of the ranking. FDT_STATUS_USAGE when the recipe fails on this problem (a
+ * described from the catalogue): the plan, then fdt_model_rank (the space, every survivor
+ * predicted, the best `top` of the ranking). FDT_STATUS_USAGE when the recipe fails on this problem (a
  * constraint raising, say), FDT_STATUS_ERROR when memory runs out. */
 fdt_status fdt_tune_dry_run(const fdt_tune_request *rq, fdt_op op, fdt_recipe *r,
                             const fdt_device *dev, int top, fdt_dry_run *out, fdt_err *e);

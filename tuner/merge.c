@@ -1,7 +1,8 @@
 /* fdtune db merge: shards into one database (fdt_merge.h). db/ copies rows by natural keys
  * (fdt_db_import) inside one bulk transaction; this file checks the inputs first, decides the
  * best of each (device, problem) again with the noise rule of tune and retune (decide.c),
- * and, for the system database, keeps one result per (device model, problem). */
+ * carries the inputs' recorded kernel sources along, and, for the system database, keeps one
+ * result per (device model, problem). */
 #include "fdt_merge.h"
 #include "fdt_decide.h"
 
@@ -115,6 +116,34 @@ static int decide(fdt_db *out, const char *label, const fdt_db_row *cand,
     return 0;
 }
 
+/* The input's recorded kernel sources (fdt_db_kernel_check): facts about its results, not
+ * about the file, so they go along with the results. */
+typedef struct carry {
+    fdt_db *out;
+    fdt_err *e;
+    int failed;
+} carry;
+
+static int carry_one(void *ctx, const char *key, const char *value)
+{
+    carry *c = ctx;
+    if (!fdt_db_kernel_is_source_key(key))
+        return 0;
+    c->failed = fdt_db_meta_set(c->out, key, value, c->e) != 0;
+    return c->failed;
+}
+
+static int carry_kernel_sources(fdt_db *out, fdt_db *in, const fdt_merge_input *mi,
+                                fdt_err *e)
+{
+    carry c = {out, e, 0};
+    if (!mi->rows.metadata) /* none, or a file from before metadata (v1, v2) */
+        return 0;
+    if (fdt_db_meta(in, carry_one, &c, e) || c.failed)
+        return fdt_err_wrap(e, "kernel sources");
+    return 0;
+}
+
 /* One input into the output: its bests, the output's incumbents of those pairs, the import,
  * then a decision per pair. */
 static int merge_one(fdt_db *out, fdt_db *in, fdt_merge_input *mi, fdt_merge_report *r,
@@ -138,7 +167,7 @@ static int merge_one(fdt_db *out, fdt_db *in, fdt_merge_input *mi, fdt_merge_rep
     for (size_t i = 0; i < best.n; i++)
         if (incumbent(out, &best.v[i], &cur[i], &have[i], e))
             goto done;
-    if (fdt_db_import(out, in, &mi->added, e))
+    if (fdt_db_import(out, in, &mi->added, e) || carry_kernel_sources(out, in, mi, e))
         goto done;
     for (size_t i = 0; i < best.n; i++)
         if (decide(out, label, &best.v[i], &cur[i], have[i], mi, r, e))
@@ -191,8 +220,29 @@ static int same_slot(const fdt_db_row *a, const fdt_db_row *b)
            a->problem.nz == b->problem.nz;
 }
 
-/* One result per (device model, problem), decided by the noise rule; then only those stay. */
-static int keep_best_only(fdt_db *out, fdt_merge_report *r, fdt_err *e)
+/* drop_stale: leaves out of best the results whose kernel this fdtune no longer writes as it
+ * was measured, or whose code was never recorded (fdt_db_kernel_check); counted in r. */
+static int drop_stale(fdt_db *out, fdt_db_rows *best, fdt_merge_report *r, fdt_err *e)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < best->n; i++) {
+        fdt_db_kernel k;
+        if (fdt_db_kernel_check(out, &best->v[i], &k, e))
+            return -1;
+        if (k == FDT_DB_KERNEL_DIFFERS || k == FDT_DB_KERNEL_UNRECORDED)
+            r->stale++;
+        else
+            best->v[n++] = best->v[i];
+    }
+    best->n = n;
+    return 0;
+}
+
+/* One result per (device model, problem), decided by the noise rule; then only those stay. A
+ * best-only file is final: runs still running in it are closed, and the kernel sources of
+ * results it no longer holds go. */
+static int keep_best_only(fdt_db *out, const fdt_merge_opts *o, fdt_merge_report *r,
+                          fdt_err *e)
 {
     fdt_db_rows best = {0};
     int64_t *keep = NULL;
@@ -205,6 +255,8 @@ static int keep_best_only(fdt_db *out, fdt_merge_report *r, fdt_err *e)
         fdt_err_set(e, "out of memory");
         goto done;
     }
+    if (o->drop_stale && drop_stale(out, &best, r, e))
+        goto done;
     qsort(best.v, best.n, sizeof *best.v, cmp_slot_age);
     for (size_t i = 0; i < best.n;) {
         size_t w = i, j = i + 1;
@@ -218,7 +270,10 @@ static int keep_best_only(fdt_db *out, fdt_merge_report *r, fdt_err *e)
         keep[nkeep++] = best.v[w].ev.id;
         i = j;
     }
-    rc = fdt_db_prune_keep(out, keep, nkeep, &r->pruned, e);
+    rc = fdt_db_prune_keep(out, keep, nkeep, &r->pruned, e) ||
+         fdt_db_runs_close_running(out, "still running when merged into a best-only database "
+                                        "(finished: its last evaluation)", &r->closed, e) ||
+         fdt_db_kernel_prune(out, e);
 done:
     free(best.v);
     free(keep);
@@ -320,7 +375,7 @@ static int merge_all(fdt_db *out, fdt_db **ins, const fdt_merge_opts *o, fdt_mer
     for (size_t i = 0; i < o->nin; i++)
         if (merge_one(out, ins[i], &r->in[i], r, e))
             goto fail;
-    if ((o->best_only && keep_best_only(out, r, e)) || write_meta(out, o, e))
+    if ((o->best_only && keep_best_only(out, o, r, e)) || write_meta(out, o, e))
         goto fail;
     if (fdt_db_bulk_commit(out, e))
         return -1;

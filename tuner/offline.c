@@ -1,5 +1,6 @@
-/* Tuning without a GPU (fdt_offline.h): the dry run (the plan, the recipe's space and the
- * model's ranking of it) and the replay of the strategies against a database's record. */
+/* Tuning without a GPU (fdt_offline.h): the dry run (the plan, and the recipe's space with
+ * the model's ranking of it, fdt_model_rank) and the replay of the strategies against a
+ * database's record. */
 #include "fdt_offline.h"
 
 #include <stdio.h>
@@ -8,125 +9,6 @@
 
 /* ------------------------------------------------------------------ dry run */
 
-typedef struct space {
-    fdt_config *v;
-    size_t n, cap;
-} space;
-
-static int push(void *ctx, const fdt_config *c, uint64_t index)
-{
-    (void)index;
-    space *s = ctx;
-    fdt_config *v = fdt_grow(s->v, &s->cap, s->n, sizeof *v, 256);
-    if (!v)
-        return 1;
-    s->v = v;
-    s->v[s->n++] = *c;
-    return 0;
-}
-
-/* The index in fdt_config_params of the one parameter a and b differ in; -1 when they are
- * equal or differ in more. */
-static int one_difference(const fdt_config *a, const fdt_config *b)
-{
-    size_t np;
-    const fdt_param_info *pi = fdt_config_params(&np);
-    int at = -1;
-    for (size_t k = 0; k < np; k++) {
-        int va = *(const int *)((const char *)a + pi[k].offset);
-        int vb = *(const int *)((const char *)b + pi[k].offset);
-        if (va != vb && at >= 0)
-            return -1;
-        if (va != vb)
-            at = (int)k;
-    }
-    return at;
-}
-
-/* Whether the model saw two configs alike: every term of the prediction equal. */
-static int same_terms(const fdt_model_terms *a, const fdt_model_terms *b)
-{
-    return a->dram_bytes == b->dram_bytes && a->l2_bytes == b->l2_bytes &&
-           a->t_dram_ms == b->t_dram_ms && a->t_l2_ms == b->t_l2_ms &&
-           a->t_l1_ms == b->t_l1_ms && a->llc_hit == b->llc_hit && a->regs == b->regs &&
-           a->regs_estimated == b->regs_estimated && a->threads_per_cu == b->threads_per_cu &&
-           a->occupancy == b->occupancy && a->latency_eff == b->latency_eff &&
-           a->tail_eff == b->tail_eff && a->t_wave_ms == b->t_wave_ms &&
-           a->t_halo_ms == b->t_halo_ms &&
-           a->time_ms == b->time_ms;
-}
-
-/* Whether config x (the model's terms tx) collapses into one of the kept rows of out (their
- * configs kept[]): every term of the prediction equal and one parameter different. Counted
- * in that row and in out. */
-static int collapse(const fdt_config *x, const fdt_model_terms *tx,
-                    const fdt_config *const *kept, size_t nkept, fdt_dry_run *out)
-{
-    for (size_t j = 0; j < nkept; j++) {
-        int k;
-        if (!same_terms(&out->top[j].terms, tx) || (k = one_difference(x, kept[j])) < 0)
-            continue;
-        out->top[j].merged++;
-        out->collapsed++;
-        out->collapsed_params |= 1u << k;
-        return 1;
-    }
-    return 0;
-}
-
-/* Predicts every config of sp and keeps the best `top` of the model's ranking in out, with
- * the configs that differ from a row above only in what the model ignored collapsed. */
-static fdt_status rank(const fdt_problem *p, const fdt_device *dev, const space *sp, int top,
-                       fdt_dry_run *out, fdt_err *e)
-{
-    size_t n = sp->n;
-    double *pred = malloc((n ? n : 1) * sizeof *pred);
-    fdt_model_terms *terms = malloc((n ? n : 1) * sizeof *terms);
-    size_t shown = n < (size_t)top ? n : (size_t)top;
-    out->top = calloc(shown ? shown : 1, sizeof *out->top);
-    fdt_search *s = NULL;
-    fdt_status st = FDT_STATUS_OK;
-    if (!pred || !terms || !out->top) {
-        fdt_err_set(e, "out of memory");
-        st = FDT_STATUS_ERROR;
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++)
-        pred[i] = fdt_model_time(p, &sp->v[i], dev, NULL, &terms[i]);
-    if (n && fdt_search_new_predicted(FDT_SEARCH_MODEL, sp->v, n, pred, 1, &s, e)) {
-        st = FDT_STATUS_ERROR;
-        goto done;
-    }
-    const size_t *ranking = s ? fdt_search_ranking(s) : NULL;
-    double eff = fdt_effective_bytes(p);
-    const fdt_config **kept = calloc(shown ? shown : 1, sizeof *kept);
-    if (!kept) {
-        fdt_err_set(e, "out of memory");
-        st = FDT_STATUS_ERROR;
-        goto done;
-    }
-    size_t nkept = 0;
-    for (size_t i = 0; i < n && nkept < shown; i++) {
-        size_t x = ranking[i];
-        if (collapse(&sp->v[x], &terms[x], kept, nkept, out))
-            continue;
-        fdt_dry_run_row *row = &out->top[nkept];
-        fdt_config_format(&sp->v[x], row->config, sizeof row->config);
-        row->pred_ms = pred[x];
-        row->pred_gbs = eff / (pred[x] * 1e-3) / 1e9;
-        row->terms = terms[x];
-        kept[nkept++] = &sp->v[x];
-    }
-    free(kept);
-    out->n = n;
-    out->ntop = nkept;
-done:
-    fdt_search_free(s);
-    free(pred);
-    free(terms);
-    return st;
-}
-
 fdt_status fdt_tune_dry_run(const fdt_tune_request *rq, fdt_op op, fdt_recipe *r,
                             const fdt_device *dev, int top, fdt_dry_run *out, fdt_err *e)
 {
@@ -134,18 +16,17 @@ fdt_status fdt_tune_dry_run(const fdt_tune_request *rq, fdt_op op, fdt_recipe *r
     out->p = rq->p;
     out->p.op = op;
     fdt_tune_plan(rq, r, &out->strategy, &out->budget);
-    space sp = {0};
-    fdt_status st = FDT_STATUS_OK;
-    if (fdt_recipe_enumerate(r, &out->p, dev, push, &sp, &out->stats, e)) {
-        st = FDT_STATUS_USAGE;
-    } else if (out->stats.stopped) {
-        fdt_err_set(e, "out of memory listing the space");
-        st = FDT_STATUS_ERROR;
-    } else {
-        st = rank(&out->p, dev, &sp, top, out, e);
-    }
-    free(sp.v);
-    return st;
+    fdt_model_ranking k;
+    int rc = fdt_model_rank(r, &out->p, dev, top, &k, e);
+    out->stats = k.stats;
+    if (rc)
+        return rc == FDT_RANK_RECIPE ? FDT_STATUS_USAGE : FDT_STATUS_ERROR;
+    out->n = k.n;
+    out->ntop = k.ntop;
+    out->top = k.top;
+    out->collapsed = k.collapsed;
+    out->collapsed_params = k.collapsed_params;
+    return FDT_STATUS_OK;
 }
 
 void fdt_dry_run_free(fdt_dry_run *d)

@@ -45,7 +45,7 @@ _fdtune_options() { # COMMAND [SUBCOMMAND]
     devices) echo "--json --no-bandwidth --help" ;;
     db)
         case $2 in
-        merge) echo "-o --best-only --meta --json --help" ;;
+        merge) echo "-o --best-only --drop-stale --meta --json --help" ;;
         check) echo "--json --help" ;;
         *) echo "--help" ;;
         esac ;;

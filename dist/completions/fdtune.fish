@@ -97,5 +97,6 @@ complete -c fdtune -n '__fdtune_in devices' -l no-bandwidth -d 'skip the copy ba
 # db
 complete -c fdtune -n '__fdtune_in db; and not __fish_seen_subcommand_from merge check' -a 'merge check'
 complete -c fdtune -n '__fdtune_in db' -l best-only -d 'one result per model and problem'
+complete -c fdtune -n '__fdtune_in db' -l drop-stale -d 'leave out results whose kernel changed'
 complete -c fdtune -n '__fdtune_in db' -l meta -x -d 'KEY=VALUE'
 complete -c fdtune -n '__fdtune_in db' -F

@@ -2,19 +2,52 @@
  * Which device is current, as the selection needs it: the device name, the architecture name
  * and the compute-unit count, queried once per device and cached (a property query costs far
  * more than a launch). Under nvcc without HIP, HIP's stream and error types are CUDA's, so
- * launcher signatures read the same on both platforms. */
-#ifndef FDTUNED_HOST_V2
-#define FDTUNED_HOST_V2
+ * launcher signatures read the same on both platforms, and the part of the HIP runtime API a
+ * program around the launchers needs (memory, copies, streams, events, synchronisation,
+ * errors, devices: the names below, nothing else) maps onto CUDA's, so one source builds with
+ * hipcc and with nvcc. */
+#ifndef FDTUNED_HOST_V3
+#define FDTUNED_HOST_V3
 
 #if defined(FDTUNED_CUDA)
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t;
 typedef cudaError_t hipError_t;
+typedef cudaEvent_t hipEvent_t;
 #ifndef hipSuccess
 #define hipSuccess cudaSuccess
 #endif
 #ifndef hipErrorInvalidValue
 #define hipErrorInvalidValue cudaErrorInvalidValue
+#endif
+#ifndef hipErrorNoDevice
+#define hipErrorNoDevice cudaErrorNoDevice
+#endif
+#ifndef hipMalloc
+#define hipMalloc cudaMalloc
+#define hipFree cudaFree
+#define hipMemcpy cudaMemcpy
+#define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemset cudaMemset
+#define hipMemsetAsync cudaMemsetAsync
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipMemcpyDefault cudaMemcpyDefault
+#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipStreamCreate cudaStreamCreate
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+#define hipEventCreate cudaEventCreate
+#define hipEventDestroy cudaEventDestroy
+#define hipEventRecord cudaEventRecord
+#define hipEventSynchronize cudaEventSynchronize
+#define hipEventElapsedTime cudaEventElapsedTime
+#define hipGetLastError cudaGetLastError
+#define hipGetErrorString cudaGetErrorString
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipGetDevice cudaGetDevice
+#define hipSetDevice cudaSetDevice
 #endif
 #define FDTUNED_LAST_ERROR() cudaGetLastError()
 #else
@@ -112,4 +145,4 @@ static inline hipError_t fdtuned_current_device(const char **name, const char **
     return hipSuccess;
 }
 
-#endif /* FDTUNED_HOST_V2 */
+#endif /* FDTUNED_HOST_V3 */

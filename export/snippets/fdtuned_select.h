@@ -6,8 +6,17 @@
  * are pure functions of their arguments, so that a build system or a test can ask "which
  * kernel would run, with which layout" on a machine without a GPU (define
  * FDTUNED_SELECT_ONLY). */
-#ifndef FDTUNED_SELECT_V2
-#define FDTUNED_SELECT_V2
+#ifndef FDTUNED_SELECT_V3
+#define FDTUNED_SELECT_V3
+
+/* What the selection and layout functions return when they have no variant: none of the
+ * variants can run the grid (fdtuned_*_select, fdtuned_*_layout_for, and fdtuned_*_current
+ * and fdtuned_*_layout on a device), or no GPU is visible or current, so there is no device
+ * to select for (fdtuned_*_current, fdtuned_*_layout: the HIP/CUDA runtime's answer). */
+enum {
+    FDTUNED_NO_VARIANT = -1,
+    FDTUNED_NO_DEVICE = -2
+};
 
 /* How a variant's kernel was specialised. */
 enum {
@@ -31,6 +40,8 @@ typedef struct fdtuned_variant {
     double median_ms, gbs, frac_copy; /* as measured on the tuned grid; -1 when unknown */
     long long run;        /* tuning database run id; 0 for the fallback */
     long long eval;       /* tuning database evaluation id; 0 for the fallback */
+    int predicted;        /* 1: fdtune's model's top-ranked config for a device model nothing
+                             was measured on (median_ms, gbs: the prediction); 0 measured */
 } fdtuned_variant;
 
 /* The launch shape of variant v (portable/fdtuned_geometry.h). */
@@ -81,14 +92,16 @@ static inline void fdtuned_variant_result(const fdtuned_variant *v, fdtuned_resu
     r->nz = v->nz;
     r->ms = v->median_ms;
     r->id = v->eval;
+    r->predicted = v->predicted;
 }
 
 /* The variant for a device (name, architecture, compute units: what the HIP/CUDA device
- * properties say) and a grid, or -1 when none can run it:
+ * properties say) and a grid, or FDTUNED_NO_VARIANT when none can run it:
  *  1. among the runtime-dims variants (one per device model and tuned grid), those of the
  *     device's base architecture whose config can run this grid, the first by
  *     fdtuned_rank (portable/fdtuned_nearest.h: same model and grid, same model, other
- *     model; then the nearest grid, the nearest compute-unit count, the faster);
+ *     model, then the model's predictions; then the nearest grid, the nearest compute-unit
+ *     count, the faster);
  *  2. when its tuned grid is this grid: its constant kernel (the grid baked in, as tuned);
  *     otherwise its runtime-dims kernel;
  *  3. nothing tuned for this architecture (or nothing that can run this grid): the
@@ -128,18 +141,22 @@ static inline int fdtuned_select_in(const fdtuned_variant *v, int n, const char 
     for (i = 0; i < n; i++)
         if (v[i].kind == FDTUNED_FALLBACK && fdtuned_usable(&v[i], nx, ny, nz))
             return i;
-    return -1;
+    return FDTUNED_NO_VARIANT;
 }
 
-/* The layout variant `index` of table v expects for a grid: 0, or -1 (bad index or grid). */
+/* The layout variant `index` of table v expects for a grid: 0; FDTUNED_NO_DEVICE when index
+ * is that code (no device to select for); otherwise FDTUNED_NO_VARIANT (no variant, a bad
+ * index, or a grid it cannot run). */
 static inline int fdtuned_variant_layout(const fdtuned_variant *v, int n, int index,
                                          long long nx, long long ny, long long nz,
                                          fdtuned_layout *l)
 {
+    if (index == FDTUNED_NO_DEVICE)
+        return FDTUNED_NO_DEVICE;
     if (index < 0 || index >= n || !fdtuned_usable(&v[index], nx, ny, nz))
-        return -1;
+        return FDTUNED_NO_VARIANT;
     return fdtuned_layout_make(v[index].R, v[index].esize, v[index].align, nx, ny, nz, l) ==
-                   FDTUNED_LAYOUT_OK ? 0 : -1;
+                   FDTUNED_LAYOUT_OK ? 0 : FDTUNED_NO_VARIANT;
 }
 
-#endif /* FDTUNED_SELECT_V2 */
+#endif /* FDTUNED_SELECT_V3 */
