@@ -283,6 +283,9 @@ static int d_param(lua_State *L)
     int n = list_len(L, 2, what);
     if (n == 0)
         return fdt_luahost_error(L, "param '%s': the value list is empty", pi->name);
+    if (n > RECIPE_MAX_VALUES)
+        return fdt_luahost_error(L, "param '%s': %d values, more than the %d a parameter may "
+                                    "list", pi->name, n, RECIPE_MAX_VALUES);
     /* The slot owns the array from here on, so an error below leaks nothing. */
     recipe_param *rp = &r->params[r->nparams];
     free(rp->values);

@@ -604,6 +604,17 @@ static void test_error_lines(void **state)
     load_fails("param(\"bx\", {})\n", "bad.lua:1: param 'bx': the value list is empty", NULL);
     load_fails("param(\"bx\", { 32, 64, 32 })\n", "bad.lua:1: param 'bx': value 32 listed twice",
                NULL);
+    /* A list is bounded: 200,000 values (whose duplicate check took 20 s) are refused. */
+    load_fails("local t = {}\n"
+               "for i = 1, 200000 do t[i] = i end\n"
+               "param(\"nw\", t)\n",
+               "bad.lua:3: param 'nw': 200000 values, more than the 4096 a parameter may list",
+               NULL);
+    load_fails("local t = {}\n"
+               "for i = 1, 4096 do t[i] = i end\n"
+               "t[4096] = 7\n"
+               "param(\"nw\", t)\n",
+               "bad.lua:4: param 'nw': value 7 listed twice", NULL);
     load_fails("param(\"bx\", { 32 })\nparam(\"bx\", { 64 })\n",
                "bad.lua:2: param 'bx': listed twice (first at line 1)", NULL);
     load_fails("param(\"bx\", { 32 })\nderive(\"bx\", function(c) return 1 end)\n",
