@@ -29,7 +29,7 @@ typedef struct fdt_recipe_limits {
     size_t mem_bytes;            /* Lua heap of one recipe (default 64 MiB) */
     long long load_instructions; /* running the file (default 50 million) */
     long long call_instructions; /* one derive or constraint call (default 1 million) */
-    double load_seconds;         /* wall-clock time of running the file (default 10 s) */
+    double load_seconds;         /* CPU time of running the file (default 10 s) */
     double walk_seconds;         /* of one walk of the space: one enumerate, its visits
                                     included, or one point, derive, check or default config
                                     (default 60 s); 0: no time limit */

@@ -1,8 +1,8 @@
 /* The sandboxed Lua host behind recipes and the GPU catalogue. Recipes are code that users
  * download and edit, so the state gets only base, string, table and math (no I/O, no
  * loading of other code, no binary chunks), a memory limit through its allocator, an
- * instruction limit through a count hook, and a time limit that the hook, the library
- * functions (luahost_guard.c) and every call check on the clock. Every mistake must surface
+ * instruction limit through a count hook, and a limit of processor time that the hook, the
+ * library functions (luahost_guard.c) and the calls check. Every mistake must surface
  * as "file.lua:LINE: message": the message handler adds a position where Lua did not, the
  * hook reports the line it interrupted, and a refused allocation records where it happened
  * because Lua does not run message handlers for memory errors. */
@@ -22,18 +22,23 @@
  * within a thousand instructions of the limit. */
 #define HOOK_STEP 1000
 
-/* The clock of the time limit, in seconds: monotonic, and the coarse one (a few
- * milliseconds of resolution, plenty for limits of seconds) because it is read at every
- * call of a walk's millions and costs a fraction of the fine one. */
-static double clock_now(void)
+static double seconds_of(clockid_t id)
 {
     struct timespec t;
-#ifdef CLOCK_MONOTONIC_COARSE
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
-#else
-    clock_gettime(CLOCK_MONOTONIC, &t);
-#endif
+    clock_gettime(id, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The wall clock the checks read: monotonic, and the coarse one (a few milliseconds of
+ * resolution, plenty for limits of seconds) because it is read thousands of times a second
+ * and costs a fraction of the fine one. */
+static double wall_now(void)
+{
+#ifdef CLOCK_MONOTONIC_COARSE
+    return seconds_of(CLOCK_MONOTONIC_COARSE);
+#else
+    return seconds_of(CLOCK_MONOTONIC);
+#endif
 }
 
 static fdt_luahost *host_of(lua_State *L)
@@ -126,11 +131,27 @@ static void set_over(fdt_luahost *h, lua_State *L, const char *msg)
     }
 }
 
-/* "time limit exceeded (60 s)", and " in string.find" when `in` names where. */
+/* "time limit exceeded (60 s of CPU time)", and " in string.find" when `in` names where. */
 static void time_msg(const fdt_luahost *h, const char *in, char *buf, size_t n)
 {
-    snprintf(buf, n, "time limit exceeded (%g s)%s%s", h->seconds, in ? " in " : "",
-             in ? in : "");
+    snprintf(buf, n, "time limit exceeded (%g s of CPU time)%s%s", h->seconds,
+             in ? " in " : "", in ? in : "");
+}
+
+/* Whether the time limit ran out: the processor time of this thread since
+ * fdt_luahost_set_time reached it. The limit counts processor time, so that a machine busy
+ * with other work does not fail a recipe that is merely slow to be scheduled; it is read
+ * only once the wall clock, which runs at least as fast, says the time may be up (reading
+ * it costs a system call), and then the wall deadline moves by what is left. */
+static int time_up(fdt_luahost *h)
+{
+    if (wall_now() <= h->deadline)
+        return 0;
+    double left = h->seconds - (seconds_of(CLOCK_THREAD_CPUTIME_ID) - h->cpu_start);
+    if (left <= 0)
+        return 1;
+    h->deadline = wall_now() + left;
+    return 0;
 }
 
 /* The memory limit's error, or nothing when a full collection brings the heap back under
@@ -171,7 +192,7 @@ static void hook(lua_State *L, lua_Debug *ar)
         set_over(h, L, msg);
         raise_at(L, ar, msg);
     }
-    if (clock_now() > h->deadline) {
+    if (time_up(h)) {
         time_msg(h, NULL, msg, sizeof msg);
         set_over(h, L, msg);
         raise_at(L, ar, msg);
@@ -444,7 +465,7 @@ static int protected_call(fdt_luahost *h, int nargs, int nresults, long long ins
     /* A call can end without the clock read inside (a few instructions, each slow: comparing
      * long strings): read after the first call and every 16th, which costs a walk of
      * millions of short calls nothing to speak of. */
-    if (rc == LUA_OK && timed && h->calls++ % 16 == 0 && clock_now() > h->deadline) {
+    if (rc == LUA_OK && timed && h->calls++ % 16 == 0 && time_up(h)) {
         char msg[160];
         time_msg(h, NULL, msg, sizeof msg);
         fdt_err_set(e, "%s: %s", h->chunk, msg);
@@ -469,7 +490,8 @@ int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instruct
 void fdt_luahost_set_time(fdt_luahost *h, double seconds)
 {
     h->seconds = seconds > 0 ? seconds : 0;
-    h->deadline = seconds > 0 ? clock_now() + seconds : HUGE_VAL;
+    h->cpu_start = seconds > 0 ? seconds_of(CLOCK_THREAD_CPUTIME_ID) : 0;
+    h->deadline = seconds > 0 ? wall_now() + seconds : HUGE_VAL;
     h->calls = 0;
 }
 
@@ -478,7 +500,7 @@ void fdt_luahost_check_time(lua_State *L, const char *in)
     fdt_luahost *h = host_of(L);
     if (h->over)
         fdt_luahost_error(L, "%s", h->over_msg);
-    if (clock_now() > h->deadline) {
+    if (time_up(h)) {
         char msg[160];
         time_msg(h, in, msg, sizeof msg);
         set_over(h, L, msg);
