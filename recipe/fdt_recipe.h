@@ -30,9 +30,9 @@ typedef struct fdt_recipe_limits {
     long long load_instructions; /* running the file (default 50 million) */
     long long call_instructions; /* one derive or constraint call (default 1 million) */
     double load_seconds;         /* CPU time of running the file (default 10 s) */
-    double walk_seconds;         /* of one walk of the space: one enumerate, its visits
-                                    included, or one point, derive, check or default config
-                                    (default 60 s); 0: no time limit */
+    double walk_seconds;         /* CPU time of one walk of the space: one enumerate, its
+                                    visits included, or one point, derive, check or default
+                                    config (default 60 s); 0: no time limit */
 } fdt_recipe_limits;
 
 void fdt_recipe_limits_default(fdt_recipe_limits *l);
