@@ -286,6 +286,7 @@ int fdt_catalogue_load_text(const char *name, const char *text, size_t len, fdt_
     int rc = fdt_luahost_cpcall(&h, register_gpu, ud, e);
     if (!rc)
         rc = fdt_luahost_load(&h, text, len, e);
+    fdt_luahost_set_time(&h, 10); /* a recipe file's time limit */
     if (!rc)
         rc = fdt_luahost_call(&h, 0, 0, 10000000LL, e);
     fdt_luahost_close(&h);

@@ -2,8 +2,8 @@
  * search space: value lists of config parameters, derived parameters, constraints, a default
  * strategy and budget, and the baseline config tuning measures its speedup against. The catalogue (recipes/gpus.lua) names GPUs with their
  * aliases and hardware facts, so that dry runs work on machines without a GPU. Both run in a
- * sandboxed Lua host: no I/O, memory and instruction limits, and every mistake reported as
- * "file.lua:LINE: message". The language is described in recipes/README.md. */
+ * sandboxed Lua host: no I/O, memory, instruction and time limits, and every mistake
+ * reported as "file.lua:LINE: message". The language is described in recipes/README.md. */
 #ifndef FDT_RECIPE_H
 #define FDT_RECIPE_H
 
@@ -29,6 +29,10 @@ typedef struct fdt_recipe_limits {
     size_t mem_bytes;            /* Lua heap of one recipe (default 64 MiB) */
     long long load_instructions; /* running the file (default 50 million) */
     long long call_instructions; /* one derive or constraint call (default 1 million) */
+    double load_seconds;         /* CPU time of running the file (default 10 s) */
+    double walk_seconds;         /* CPU time of one walk of the space: one enumerate, its
+                                    visits included, or one point, derive, check or default
+                                    config (default 60 s); 0: no time limit */
 } fdt_recipe_limits;
 
 void fdt_recipe_limits_default(fdt_recipe_limits *l);

@@ -1,16 +1,19 @@
 /* The sandboxed Lua host behind recipes and the GPU catalogue. Recipes are code that users
  * download and edit, so the state gets only base, string, table and math (no I/O, no
- * loading of other code, no binary chunks), a memory limit through its allocator and an
- * instruction limit through a count hook. Every mistake must surface as "file.lua:LINE:
- * message": the message handler adds a position where Lua did not, the hook reports the
- * line it interrupted, and a refused allocation records where it happened because Lua does
- * not run message handlers for memory errors. */
+ * loading of other code, no binary chunks), a memory limit through its allocator, an
+ * instruction limit through a count hook, and a limit of processor time that the hook, the
+ * library functions (luahost_guard.c) and the calls check. Every mistake must surface
+ * as "file.lua:LINE: message": the message handler adds a position where Lua did not, the
+ * hook reports the line it interrupted, and a refused allocation records where it happened
+ * because Lua does not run message handlers for memory errors. */
 #include "luahost.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -18,6 +21,25 @@
 /* Instructions between two hook calls while nothing is wrong: cheap, yet a loop is caught
  * within a thousand instructions of the limit. */
 #define HOOK_STEP 1000
+
+static double seconds_of(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The wall clock the checks read: monotonic, and the coarse one (a few milliseconds of
+ * resolution, plenty for limits of seconds) because it is read thousands of times a second
+ * and costs a fraction of the fine one. */
+static double wall_now(void)
+{
+#ifdef CLOCK_MONOTONIC_COARSE
+    return seconds_of(CLOCK_MONOTONIC_COARSE);
+#else
+    return seconds_of(CLOCK_MONOTONIC);
+#endif
+}
 
 static fdt_luahost *host_of(lua_State *L)
 {
@@ -95,37 +117,84 @@ static void raise_at(lua_State *L, lua_Debug *ar, const char *msg)
     lua_error(L);
 }
 
+/* From now on every instruction and library call of the running call fails with msg: a
+ * pcall inside the recipe cannot swallow the error and go on (the frame that caught it fails
+ * at its next instruction), and xpcall no longer runs the recipe's handler, which would run
+ * with hooks off when the error comes from the count hook. */
+static void set_over(fdt_luahost *h, lua_State *L, const char *msg)
+{
+    h->over = 1;
+    snprintf(h->over_msg, sizeof h->over_msg, "%s", msg);
+    if (h->step != 1) {
+        h->step = 1;
+        lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+    }
+}
+
+/* "time limit exceeded (60 s of CPU time)", and " in string.find" when `in` names where. */
+static void time_msg(const fdt_luahost *h, const char *in, char *buf, size_t n)
+{
+    snprintf(buf, n, "time limit exceeded (%g s of CPU time)%s%s", h->seconds,
+             in ? " in " : "", in ? in : "");
+}
+
+/* Whether the time limit ran out: the processor time of this thread since
+ * fdt_luahost_set_time reached it. The limit counts processor time, so that a machine busy
+ * with other work does not fail a recipe that is merely slow to be scheduled; it is read
+ * only once the wall clock, which runs at least as fast, says the time may be up (reading
+ * it costs a system call), and then the wall deadline moves by what is left. */
+static int time_up(fdt_luahost *h)
+{
+    if (wall_now() <= h->deadline)
+        return 0;
+    double left = h->seconds - (seconds_of(CLOCK_THREAD_CPUTIME_ID) - h->cpu_start);
+    if (left <= 0)
+        return 1;
+    h->deadline = wall_now() + left;
+    return 0;
+}
+
+/* The memory limit's error, or nothing when a full collection brings the heap back under
+ * it (garbage alone never trips it). */
+static void check_memory(fdt_luahost *h, lua_State *L, lua_Debug *ar)
+{
+    char msg[160], size[32];
+    if (!h->collected) {
+        h->collected = 1;
+        lua_gc(L, LUA_GCCOLLECT);
+    }
+    if (h->used > h->soft) {
+        format_size(h->soft, size, sizeof size);
+        snprintf(msg, sizeof msg, "memory limit exceeded (%s)", size);
+        set_over(h, L, msg);
+        if (h->mem_where[0]) {
+            lua_pushfstring(L, "%s: %s", h->mem_where, msg);
+            lua_error(L);
+        }
+        raise_at(L, ar, msg);
+    }
+    h->collected = 0;
+    h->mem_where[0] = 0;
+}
+
 static void hook(lua_State *L, lua_Debug *ar)
 {
     fdt_luahost *h = host_of(L);
-    char msg[160], size[32];
-    if (h->used > h->soft) {
-        if (!h->collected) {
-            h->collected = 1;
-            lua_gc(L, LUA_GCCOLLECT);
-        }
-        if (h->used > h->soft) {
-            format_size(h->soft, size, sizeof size);
-            snprintf(msg, sizeof msg, "memory limit exceeded (%s)", size);
-            if (h->mem_where[0]) {
-                lua_pushfstring(L, "%s: %s", h->mem_where, msg);
-                lua_error(L);
-            }
-            raise_at(L, ar, msg);
-        }
-        h->collected = 0;
-        h->mem_where[0] = 0;
-    }
+    char msg[160];
+    if (h->over)
+        raise_at(L, ar, h->over_msg);
+    if (h->used > h->soft)
+        check_memory(h, L, ar);
     h->left -= h->step;
     if (h->left < 0) {
-        /* From now on every instruction fails, so a pcall inside the recipe cannot swallow
-         * the error and loop on: the frame that caught it fails at its next instruction. */
-        if (h->step != 1) {
-            h->step = 1;
-            lua_sethook(L, hook, LUA_MASKCOUNT, 1);
-        }
         snprintf(msg, sizeof msg, "instruction limit exceeded (%lld instructions): an endless "
                                   "loop?", h->budget);
+        set_over(h, L, msg);
+        raise_at(L, ar, msg);
+    }
+    if (time_up(h)) {
+        time_msg(h, NULL, msg, sizeof msg);
+        set_over(h, L, msg);
         raise_at(L, ar, msg);
     }
     if (h->step != HOOK_STEP) {
@@ -272,6 +341,7 @@ static int setup(lua_State *L)
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
+    fdt_luahost_guard(L);
     lua_createtable(L, 0, 3);
     lua_pushcfunction(L, global_index);
     lua_setfield(L, -2, "__index");
@@ -294,6 +364,7 @@ int fdt_luahost_open(fdt_luahost *h, const char *chunk, size_t mem_limit, fdt_er
      * string concatenation) so that the hook, not the allocator, reports it with its line. */
     h->hard = mem_limit > SIZE_MAX / 4 ? SIZE_MAX : mem_limit * 4;
     h->step = HOOK_STEP;
+    h->deadline = HUGE_VAL;
     lua_State *L = lua_newstate(host_alloc, h);
     if (!L)
         return fdt_err_set(e, "%s: cannot create a Lua state", chunk);
@@ -352,8 +423,25 @@ int fdt_luahost_load_module(fdt_luahost *h, const char *chunk, const char *from,
     return load_chunk(h, chunk, text, len, e);
 }
 
-int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instructions,
-                     fdt_err *e)
+/* The error of a call that failed with rc, in e. */
+static void call_error(fdt_luahost *h, int rc, fdt_err *e)
+{
+    if (rc == LUA_ERRMEM) {
+        char size[32], note[512];
+        format_size(h->soft, size, sizeof size);
+        const char *where = h->oom_where[0] ? h->oom_where : h->chunk;
+        include_note(h, where, note, sizeof note);
+        fdt_err_set(e, "%s: memory limit exceeded (%s)%s", where, size, note);
+    } else {
+        const char *msg = lua_tostring(h->L, -1);
+        fdt_err_set(e, "%s", msg ? msg : "error with a non-string value");
+    }
+}
+
+/* fdt_luahost_call; `timed` 0 for host code (fdt_luahost_cpcall), which does not fail on
+ * the time limit. */
+static int protected_call(fdt_luahost *h, int nargs, int nresults, long long instructions,
+                          int timed, fdt_err *e)
 {
     lua_State *L = h->L;
     int fn = lua_gettop(L) - nargs;
@@ -366,6 +454,7 @@ int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instruct
     h->left = h->budget = instructions;
     h->step = HOOK_STEP;
     h->collected = 0;
+    h->over = 0;
     h->oom_where[0] = 0;
     h->mem_where[0] = 0;
     h->in_call = 1;
@@ -373,23 +462,53 @@ int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instruct
     int rc = lua_pcall(L, nargs, nresults, fn);
     lua_sethook(L, NULL, 0, 0);
     h->in_call = 0;
+    /* A call can end without the clock read inside (a few instructions, each slow: comparing
+     * long strings): read after the first call and every 16th, which costs a walk of
+     * millions of short calls nothing to speak of. */
+    if (rc == LUA_OK && timed && h->calls++ % 16 == 0 && time_up(h)) {
+        char msg[160];
+        time_msg(h, NULL, msg, sizeof msg);
+        fdt_err_set(e, "%s: %s", h->chunk, msg);
+        lua_settop(L, fn - 1);
+        return -1;
+    }
     if (rc == LUA_OK) {
         lua_remove(L, fn);
         return 0;
     }
-    if (rc == LUA_ERRMEM) {
-        char size[32], note[512];
-        format_size(h->soft, size, sizeof size);
-        const char *where = h->oom_where[0] ? h->oom_where : h->chunk;
-        include_note(h, where, note, sizeof note);
-        fdt_err_set(e, "%s: memory limit exceeded (%s)%s", where, size, note);
-    } else {
-        const char *msg = lua_tostring(L, -1);
-        fdt_err_set(e, "%s", msg ? msg : "error with a non-string value");
-    }
+    call_error(h, rc, e);
     lua_settop(L, fn - 1);
     return -1;
 }
+
+int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instructions,
+                     fdt_err *e)
+{
+    return protected_call(h, nargs, nresults, instructions, 1, e);
+}
+
+void fdt_luahost_set_time(fdt_luahost *h, double seconds)
+{
+    h->seconds = seconds > 0 ? seconds : 0;
+    h->cpu_start = seconds > 0 ? seconds_of(CLOCK_THREAD_CPUTIME_ID) : 0;
+    h->deadline = seconds > 0 ? wall_now() + seconds : HUGE_VAL;
+    h->calls = 0;
+}
+
+void fdt_luahost_check_time(lua_State *L, const char *in)
+{
+    fdt_luahost *h = host_of(L);
+    if (h->over)
+        fdt_luahost_error(L, "%s", h->over_msg);
+    if (time_up(h)) {
+        char msg[160];
+        time_msg(h, in, msg, sizeof msg);
+        set_over(h, L, msg);
+        fdt_luahost_error(L, "%s", msg);
+    }
+}
+
+int fdt_luahost_over(lua_State *L) { return host_of(L)->over; }
 
 static int cpcall_trampoline(lua_State *L)
 {
@@ -404,7 +523,7 @@ int fdt_luahost_cpcall(fdt_luahost *h, lua_CFunction fn, void *ud, fdt_err *e)
     lua_pushlightuserdata(h->L, (void *)(uintptr_t)fn);
     lua_pushcclosure(h->L, cpcall_trampoline, 1);
     lua_pushlightuserdata(h->L, ud);
-    return fdt_luahost_call(h, 1, 0, HOOK_STEP, e);
+    return protected_call(h, 1, 0, HOOK_STEP, 0, e);
 }
 
 void fdt_luahost_freeze(fdt_luahost *h) { h->frozen = 1; }

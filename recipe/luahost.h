@@ -1,5 +1,6 @@
 /* Private interface of the sandboxed Lua host shared by recipes and the GPU catalogue: a Lua
- * state with only the safe libraries, a memory limit, an instruction limit per call, strict
+ * state with only the safe libraries, a memory limit, an instruction limit per call, a limit
+ * of processor time over a run of calls that holds inside library functions too, strict
  * read-only tables (reading an unknown field is an error at the reading line), protected
  * calls whose errors always come back as "file.lua:LINE: message", and further chunks
  * (modules a recipe includes) whose messages keep their own file name and say where they
@@ -32,6 +33,14 @@ typedef struct fdt_luahost {
     long long left;        /* instructions left in the current call */
     long long budget;      /* instructions of the current call (for the message) */
     int step;              /* current count-hook period */
+    double seconds;        /* the time limit set by fdt_luahost_set_time (0: none) */
+    double cpu_start;      /* this thread's processor time then */
+    double deadline;       /* the wall-clock time before which it cannot have run out
+                              (HUGE_VAL: never) */
+    unsigned calls;        /* calls since then (the clock is read after every 16th) */
+    int over;              /* a limit was exceeded in the running call: every further
+                              instruction and library call fails with over_msg */
+    char over_msg[160];
     int in_call;
     int collected;         /* a full collection already ran since memory went over */
     int frozen;            /* globals are read-only */
@@ -62,13 +71,22 @@ int fdt_luahost_load_module(fdt_luahost *h, const char *chunk, const char *from,
                             const char *text, size_t len, fdt_err *e);
 
 /* lua_pcall under a message handler that keeps file:line, with an instruction limit for
- * this call. On error the stack is restored (function and arguments popped) and e holds
- * "file.lua:LINE: message". */
+ * this call, under the time limit (fdt_luahost_set_time). On error the stack is restored
+ * (function and arguments popped) and e holds "file.lua:LINE: message"; a call that returns
+ * after the time ran out may fail too ("file.lua: time limit exceeded (60 s of CPU
+ * time)"). */
 int fdt_luahost_call(fdt_luahost *h, int nargs, int nresults, long long instructions,
                      fdt_err *e);
 
+/* Starts a time limit: from now on, the calls of fdt_luahost_call fail once this thread
+ * has used `seconds` of processor time (0: no limit), until the next fdt_luahost_set_time.
+ * The count hook looks at the clock every thousand instructions, the library functions
+ * (luahost_guard.c) when they are called and when they return, and fdt_luahost_call after
+ * the first call and every 16th. */
+void fdt_luahost_set_time(fdt_luahost *h, double seconds);
+
 /* Runs fn(L, ud) in protected mode (for C code that builds Lua values and could run out
- * of memory); fn returns nothing on the stack. */
+ * of memory); fn returns nothing on the stack. Host code, not the recipe's: not timed. */
 int fdt_luahost_cpcall(fdt_luahost *h, lua_CFunction fn, void *ud, fdt_err *e);
 
 /* Once frozen, assigning a global is an error (recipe functions must not keep state). */
@@ -96,6 +114,22 @@ typedef struct fdt_luahost_tracker {
  * the proxy). Slower than the plain proxy; for finding out which fields a function reads. */
 void fdt_luahost_push_tracking_proxy(lua_State *L, int data, const char *what,
                                      fdt_luahost_tracker *t);
+
+/* For library functions running in the sandbox: raises the running call's limit error
+ * (at the calling line) when a limit was exceeded in it, or "time limit exceeded (60 s of
+ * CPU time) in `in`" when its time ran out. */
+void fdt_luahost_check_time(lua_State *L, const char *in);
+
+/* 1 when a limit was exceeded in the running call (fdt_luahost_check_time would raise). */
+int fdt_luahost_over(lua_State *L);
+
+/* Replaces the library functions that run in C, where the count hook never fires
+ * (luahost_guard.c): every function of string and table checks the time when it is called
+ * and when it returns, pattern matching and table functions refuse work beyond their
+ * bounds, table.sort compares through the clock, xpcall runs its handler only while no
+ * limit was exceeded, and setmetatable refuses __gc. Runs in fdt_luahost_open's protected
+ * setup. */
+void fdt_luahost_guard(lua_State *L);
 
 /* "file.lua:LINE" of the innermost running Lua function (level >= 1), or the chunk name. */
 void fdt_luahost_where(lua_State *L, int level, char *buf, size_t n);

@@ -19,6 +19,8 @@ void fdt_recipe_limits_default(fdt_recipe_limits *l)
     l->mem_bytes = (size_t)64 << 20;
     l->load_instructions = 50000000LL;
     l->call_instructions = 1000000LL;
+    l->load_seconds = 10;
+    l->walk_seconds = 60;
 }
 
 int fdt_recipe_param_index(const fdt_param_info *pi)
@@ -283,6 +285,9 @@ static int d_param(lua_State *L)
     int n = list_len(L, 2, what);
     if (n == 0)
         return fdt_luahost_error(L, "param '%s': the value list is empty", pi->name);
+    if (n > RECIPE_MAX_VALUES)
+        return fdt_luahost_error(L, "param '%s': %d values, more than the %d a parameter may "
+                                    "list", pi->name, n, RECIPE_MAX_VALUES);
     /* The slot owns the array from here on, so an error below leaks nothing. */
     recipe_param *rp = &r->params[r->nparams];
     free(rp->values);
@@ -717,8 +722,10 @@ static int load_from_text(const char *name, const char *path, const char *text, 
     snprintf(r->host.hint, sizeof r->host.hint, "%s", directive_hint);
     if (fdt_recipe_modules_init(&r->mods, path, e) ||
         fdt_luahost_cpcall(&r->host, register_directives, r, e) ||
-        fdt_luahost_load(&r->host, text, len, e) ||
-        fdt_luahost_call(&r->host, 0, 0, r->lim.load_instructions, e))
+        fdt_luahost_load(&r->host, text, len, e))
+        goto fail;
+    fdt_luahost_set_time(&r->host, r->lim.load_seconds);
+    if (fdt_luahost_call(&r->host, 0, 0, r->lim.load_instructions, e))
         goto fail;
     fdt_luahost_freeze(&r->host);
     if (fdt_luahost_cpcall(&r->host, make_config_table, r, e))

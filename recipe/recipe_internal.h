@@ -10,6 +10,9 @@
 /* Derives and constraints together; the rest of FDT_RECIPE_MAX_PRUNE is for generator rows. */
 #define RECIPE_MAX_STEPS 40
 #define RECIPE_MAX_PARAMS 32
+/* Values one param may list: every value of bx (1..1024) four times over. The duplicate
+ * check compares each value with those before it, a few milliseconds at this bound. */
+#define RECIPE_MAX_VALUES 4096
 /* Walking more points than this is not a search any strategy can afford. */
 #define RECIPE_MAX_SPACE 10000000ULL
 /* Directories of the search path (FDTUNE_RECIPES entries and the caller's together). */

@@ -98,6 +98,7 @@ static int prepare(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev, f
     r->prob = *p;
     r->cur = &r->prob;
     r->shadow_ok = 0; /* c_data is filled whole at the first point */
+    fdt_luahost_set_time(&r->host, r->lim.walk_seconds); /* the walk's time starts */
     context_args a = {r, dev};
     return fdt_luahost_cpcall(&r->host, build_context, &a, e);
 }

@@ -1,9 +1,10 @@
 /* Tests of recipes and the GPU catalogue (CPU only): the shipped recipes and catalogue load
  * and give sensible spaces; every class of mistake is reported at its exact file:line; the
- * sandbox refuses I/O, code loading and binary chunks and stops endless loops and memory
- * hogs; pruning counts and enumeration order are exact; modules (`include`) are found along
- * the search path, run once in the same sandbox, report their own file:line and take part
- * in the recipe's hash, and are never taken for recipes; catalogue lookups follow the
+ * sandbox refuses I/O, code loading and binary chunks and stops endless loops, memory hogs
+ * and endless work in C library calls (a time limit, bounded patterns and tables); pruning
+ * counts and enumeration order are exact; modules (`include`) are found along the search
+ * path, run once in the same sandbox, report their own file:line and take part in the
+ * recipe's hash, and are never taken for recipes; catalogue lookups follow the
  * name-then-arch rule. Small recipes are written to a temporary directory. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -25,6 +27,9 @@
 static char tmpdir[256];
 static char srcdir[1024];
 static fdt_recipe_limits small;
+/* The default limits but half a second of CPU time, to load and to walk: recipes that
+ * never stop meet this limit first. */
+static fdt_recipe_limits quick;
 
 static void assert_prefix(const char *msg, const char *prefix)
 {
@@ -46,12 +51,19 @@ static void write_file(const char *name, const char *text, size_t len, char *pat
         fail_msg("%s", e.msg);
 }
 
-/* Writes `text` as tmpdir/name and loads it with the small limits. */
-static int load(const char *name, const char *text, fdt_recipe **r, fdt_err *e)
+/* Writes `text` as tmpdir/name and loads it with the limits lim. */
+static int load_with(const char *name, const char *text, const fdt_recipe_limits *lim,
+                     fdt_recipe **r, fdt_err *e)
 {
     char path[512];
     write_file(name, text, strlen(text), path, sizeof path);
-    return fdt_recipe_load(path, &small, r, e);
+    return fdt_recipe_load(path, lim, r, e);
+}
+
+/* Writes `text` as tmpdir/name and loads it with the small limits. */
+static int load(const char *name, const char *text, fdt_recipe **r, fdt_err *e)
+{
+    return load_with(name, text, &small, r, e);
 }
 
 /* Loading must fail with a message starting with `prefix`. */
@@ -302,8 +314,18 @@ static void test_prefix_skip(void **state)
 {
     (void)state;
     fdt_catalogue *cat = catalogue();
-    fdt_recipe *r = shipped("lap.lua");
-    /* (a full walk of lap's 4.5 million points takes seconds: two of them) */
+    /* (a full walk of lap's 4.5 million points takes seconds: two of them; no search walks
+     * it whole, so it runs without the walk's time limit, which a sanitizer's build would
+     * exceed) */
+    fdt_recipe_limits unlimited;
+    fdt_recipe_limits_default(&unlimited);
+    unlimited.walk_seconds = 0;
+    char path[1100];
+    fdt_recipe *r;
+    fdt_err le;
+    snprintf(path, sizeof path, "%s/recipes/lap.lua", srcdir);
+    if (fdt_recipe_load(path, &unlimited, &r, &le))
+        fail_msg("%s", le.msg);
     const char *gpus[] = {"H100", "MI250X"};
     const fdt_problem probs[] = {problem(FDT_OP_LAP, 4, FDT_F32, 512),
                                  problem(FDT_OP_WAVE, 7, FDT_F64, 40)};
@@ -604,6 +626,17 @@ static void test_error_lines(void **state)
     load_fails("param(\"bx\", {})\n", "bad.lua:1: param 'bx': the value list is empty", NULL);
     load_fails("param(\"bx\", { 32, 64, 32 })\n", "bad.lua:1: param 'bx': value 32 listed twice",
                NULL);
+    /* A list is bounded: 200,000 values (whose duplicate check took 20 s) are refused. */
+    load_fails("local t = {}\n"
+               "for i = 1, 200000 do t[i] = i end\n"
+               "param(\"nw\", t)\n",
+               "bad.lua:3: param 'nw': 200000 values, more than the 4096 a parameter may list",
+               NULL);
+    load_fails("local t = {}\n"
+               "for i = 1, 4096 do t[i] = i end\n"
+               "t[4096] = 7\n"
+               "param(\"nw\", t)\n",
+               "bad.lua:4: param 'nw': value 7 listed twice", NULL);
     load_fails("param(\"bx\", { 32 })\nparam(\"bx\", { 64 })\n",
                "bad.lua:2: param 'bx': listed twice (first at line 1)", NULL);
     load_fails("param(\"bx\", { 32 })\nderive(\"bx\", function(c) return 1 end)\n",
@@ -800,6 +833,174 @@ static void test_sandbox(void **state)
              &ok, &e))
         fail_msg("%s", e.msg);
     fdt_recipe_free(ok);
+}
+
+/* ---------------------------------------------------------------- work in C */
+
+/* What could run for ever inside the C library, or with hooks off, is refused or stopped
+ * (luahost_guard.c); what recipes do with it normally still works. */
+static void test_library_guards(void **state)
+{
+    (void)state;
+    /* Backtracking patterns: refused by the steps they could take on their subject. */
+    load_fails("local i = string.find(string.rep('a', 3e4), '.-.-.-.-b')\n",
+               "bad.lua:1: string.find: the pattern '.-.-.-.-b' could take 2.7e+23 steps on a "
+               "subject of 30000 bytes, more than the 1e+08 one call may take", NULL);
+    load_fails("local s = string.rep('a', 3e4)\nlocal m = s:match('(a-)(a-)b')\n",
+               "bad.lua:2: string.match: the pattern '(a-)(a-)b'", NULL);
+    load_fails("local s = string.rep('a', 3e4)\nfor w in s:gmatch('a*a*b') do end\n",
+               "bad.lua:2: string.gmatch: the pattern 'a*a*b'", NULL);
+    load_fails("local s = string.rep('a', 3e4)\nlocal t = s:gsub('a-a-a-x', '')\n",
+               "bad.lua:2: string.gsub: the pattern 'a-a-a-x'", NULL);
+    /* A literal search compares with memcmp: a long needle in a long haystack is refused. */
+    load_fails("local s = string.rep('a', 1 << 21)\n"
+               "local i = s:find(string.rep('a', 1 << 19) .. 'b', 1, true)\n",
+               "bad.lua:2: string.find: the pattern 'aaaa", "subject of 2097152 bytes");
+    /* Table functions walking more elements than there can be. */
+    load_fails("table.move({}, 1, 1e15, 2)\n",
+               "bad.lua:1: table.move: 1000000000000000 elements, more than the 16777216 one "
+               "call may take", NULL);
+    load_fails("local t = setmetatable({}, { __len = function() return 1 << 50 end })\n"
+               "table.insert(t, 1, 0)\n",
+               "bad.lua:2: table.insert: 1125899906842624 elements", NULL);
+    load_fails("local t = setmetatable({}, { __len = function() return 1 << 50 end })\n"
+               "table.remove(t, 1)\n",
+               "bad.lua:2: table.remove: 1125899906842624 elements", NULL);
+    load_fails("local s = table.concat({}, '', 1, 1e15)\n",
+               "bad.lua:1: table.concat: 1000000000000000 elements", NULL);
+    /* Finalizers run in the collector and at lua_close, with hooks off. */
+    load_fails("setmetatable({}, { __gc = function() while true do end end })\n",
+               "bad.lua:1: setmetatable: __gc is not allowed in a recipe", NULL);
+    /* A message handler that loops: not run once the limit it would handle is exceeded
+     * (the error comes from the count hook, where hooks are off)... */
+    load_fails("local ok = xpcall(function() while true do end end,\n"
+               "                  function(m) while true do end end)\n",
+               "bad.lua:", "instruction limit exceeded (2000000 instructions)");
+    /* ...nor after its own loop exceeded it, for an ordinary error. */
+    load_fails("local ok = xpcall(error, function(m) while true do end end)\n",
+               "bad.lua:", "instruction limit exceeded (2000000 instructions)");
+    enumerate_fails("constrain('handled', function(c)\n"
+                    "  local ok = xpcall(function() while true do end end,\n"
+                    "                    function(m) while true do end end)\n"
+                    "  return true\n"
+                    "end)\n",
+                    "bad.lua:", "instruction limit exceeded (200000 instructions)");
+    /* Errors still name the function as the recipe called it. */
+    load_fails("local s = string.rep()\n", "bad.lua:1: bad argument #1 to 'rep'", NULL);
+    load_fails("table.sort({ 1, 'x' })\n", "bad.lua:1: attempt to compare", NULL);
+
+    /* Ordinary use is unchanged. */
+    fdt_recipe *r = NULL;
+    fdt_err e;
+    if (load("normal.lua",
+             "local t = { 3, 1, 2 }\n"
+             "table.sort(t)\n"
+             "assert(t[1] == 1 and t[2] == 2 and t[3] == 3)\n"
+             "table.sort(t, function(a, b) return a > b end)\n"
+             "assert(t[1] == 3 and t[3] == 1)\n"
+             "local ok, m = xpcall(function() error('boom') end,\n"
+             "                     function(m) return 'handled: ' .. m end)\n"
+             "assert(not ok and m:find('handled: ', 1, true))\n"
+             "local n = 0\n"
+             "for w in ('a b c'):gmatch('%a') do n = n + 1 end\n"
+             "assert(n == 3)\n"
+             "assert(('sm_90'):match('^sm_(%d+)') == '90')\n"
+             "assert(('a,b'):gsub(',', ';') == 'a;b')\n"
+             "assert(table.concat({ 'a', 'b' }, ',') == 'a,b')\n"
+             "table.insert(t, 1, 0)\n"
+             "assert(table.remove(t, 1) == 0 and #t == 3)\n"
+             "assert(#table.move({ 1, 2 }, 1, 2, 3) == 4)\n"
+             "local mt = setmetatable({}, { __index = function() return 1 end })\n"
+             "assert(mt.x == 1)\n"
+             "param('bx', { 64 })\n",
+             &r, &e))
+        fail_msg("%s", e.msg);
+    fdt_recipe_free(r);
+}
+
+/* Loading (walk 0) or walking (1) `text` with the quick limits must fail with a message
+ * starting with prefix and containing the parts that are not NULL, within a few seconds of
+ * CPU time. */
+static void stops(int walk, const char *text, const char *prefix, const char *part,
+                  const char *part2)
+{
+    fdt_recipe *r = NULL;
+    fdt_err e = {{0}};
+    fdt_recipe_limits lim = quick;
+    if (walk) /* what the file sets up, however slowly this machine runs it, is not tested */
+        lim.load_seconds = 10;
+    clock_t start = clock();
+    int rc = load_with("slow.lua", text, &lim, &r, &e);
+    if (walk) {
+        if (rc)
+            fail_msg("load: %s", e.msg);
+        fdt_recipe_stats st;
+        rc = walk_small(r, NULL, NULL, &st, &e);
+    }
+    fdt_recipe_free(r);
+    double took = (double)(clock() - start) / CLOCKS_PER_SEC;
+    if (rc == 0)
+        fail_msg("the recipe ran to the end, expected \"%s\"", prefix);
+    assert_prefix(e.msg, prefix);
+    if (part)
+        assert_contains(e.msg, part);
+    if (part2)
+        assert_contains(e.msg, part2);
+    if (took > 5)
+        fail_msg("stopped after %.1f s of CPU time, with a limit of %g s: %s", took,
+                 quick.walk_seconds, e.msg);
+}
+
+/* A space of 100,000 points (bx 1..100, by 1..1000) whose constraint `body` runs on every
+ * point; the walk took from minutes to hours with the work below. */
+#define WIDE_SPACE                                                                           \
+    "local xs, ys = {}, {}\n"                                                                \
+    "for i = 1, 100 do xs[i] = i end\n"                                                      \
+    "for i = 1, 1000 do ys[i] = i end\n"                                                     \
+    "param('bx', xs)\n"                                                                      \
+    "param('by', ys)\n"
+
+/* The message of the quick limits' time running out. */
+#define OUT_OF_TIME "time limit exceeded (0.5 s of CPU time)"
+
+/* The time limit holds where the instruction limit counts nothing: inside C library calls
+ * and long single instructions, over the many calls of a walk, and at load. */
+static void test_time_limit(void **state)
+{
+    (void)state;
+    /* 16 MiB strings, on every point. */
+    stops(1, WIDE_SPACE "constrain('big', function(c)\n"
+                        "  return #string.rep('x', 1 << 24) > 0\n"
+                        "end)\n",
+          "slow.lua", OUT_OF_TIME, "(in constraint 'big' at slow.lua:6");
+    /* gsub over 2 MiB, on every point. */
+    stops(1, WIDE_SPACE "local s = string.rep('ab', 1 << 20)\n"
+                        "constrain('gsub', function(c)\n"
+                        "  return s:gsub('a', 'c') ~= s\n"
+                        "end)\n",
+          "slow.lua", OUT_OF_TIME, "(in constraint 'gsub' at slow.lua:7");
+    /* Sorting 210,000 numbers, on every point (a few instructions build the list). */
+    stops(1, WIDE_SPACE "constrain('sort', function(c)\n"
+                        "  local t = { string.byte(string.rep('gfedcba', 30000), 1, -1) }\n"
+                        "  table.sort(t)\n"
+                        "  return t[1] == 97\n"
+                        "end)\n",
+          "slow.lua", OUT_OF_TIME, "(in constraint 'sort' at slow.lua:6");
+    /* One comparison of two 4 MiB strings per point: no library call, three instructions
+     * (the hook never fires); the walk's calls add up. */
+    stops(1, WIDE_SPACE "local a = string.rep('x', 1 << 22) .. 'a'\n"
+                        "local b = string.rep('x', 1 << 22) .. 'b'\n"
+                        "constrain('compare', function(c) return a < b end)\n",
+          "slow.lua: " OUT_OF_TIME, "(in constraint 'compare' at slow.lua:8", NULL);
+    /* Sorting 100,000 copies of a 1 MB string: each comparison reads it whole. */
+    stops(0, "local s, t = string.rep('x', 1000000), {}\n"
+             "for i = 1, 100000 do t[i] = s end\n"
+             "table.sort(t)\n",
+          "slow.lua:", OUT_OF_TIME, NULL);
+    /* A vararg function that grows its argument list on every call: each call copies it. */
+    stops(0, "local function f(...) return f(1, ...) end\n"
+             "f()\n",
+          "slow.lua:1: " OUT_OF_TIME, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------- counting and order */
@@ -1312,6 +1513,9 @@ static void test_catalogue_errors(void **state)
                     "gpus.lua:1: gpu: warp_size: expected an integer, got a string");
     catalogue_fails("-- empty\n", "gpus.lua: no gpu { } entries");
     catalogue_fails("gpu { name = \"A\" " GPU_FIELDS " }\n", "gpus.lua:1: ");
+    /* The catalogue runs in the same guarded sandbox as recipes. */
+    catalogue_fails("local i = string.find(string.rep('a', 3e4), '.-.-.-.-b')\n",
+                    "gpus.lua:1: string.find: the pattern '.-.-.-.-b' could take");
 }
 
 /* ---------------------------------------------------------------- lookup */
@@ -1730,6 +1934,8 @@ static int setup(void **state)
     small.mem_bytes = (size_t)8 << 20;
     small.load_instructions = 2000000;
     small.call_instructions = 200000;
+    fdt_recipe_limits_default(&quick);
+    quick.load_seconds = quick.walk_seconds = 0.5;
     return 0;
 }
 
@@ -1751,6 +1957,8 @@ int main(void)
         cmocka_unit_test(test_error_lines),
         cmocka_unit_test(test_runtime_error_lines),
         cmocka_unit_test(test_sandbox),
+        cmocka_unit_test(test_library_guards),
+        cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_stop_and_identity),
         cmocka_unit_test(test_helpers),
