@@ -284,9 +284,10 @@ static int quick_check(fdt_db *db, fdt_err *e)
 }
 
 /* One round of precheck's checks; *cut_off: a transaction a writer cut off (a hot rollback
- * journal) stopped them. */
+ * journal) stopped them; *changed: another writer wrote meanwhile (fdt_dbi_snapshot_changed),
+ * so that a new round reads through its log. */
 static int precheck_once(const char *path, int network, const char *fs, fdt_db_gate gate,
-                         void *ctx, int *cut_off, fdt_err *e)
+                         void *ctx, int *cut_off, int *changed, fdt_err *e)
 {
     fdt_db *db = new_db(path, 1);
     if (!db)
@@ -298,6 +299,7 @@ static int precheck_once(const char *path, int network, const char *fs, fdt_db_g
     if (!rc && version > 0)
         rc = quick_check(db, e) || fdt_dbi_bounds_refuse(db, (int)version, e) ||
              fdt_dbi_compat_readonly(db, (int)version, e) || (gate && gate(ctx, db, e));
+    *changed = rc && db->changed;
     fdt_db_close(db);
     return rc ? -1 : 0;
 }
@@ -322,12 +324,16 @@ static int roll_back(const char *path, fdt_err *e)
 static int precheck(const char *path, int network, const char *fs, fdt_db_gate gate,
                     void *ctx, fdt_err *e)
 {
-    int cut_off;
-    int rc = precheck_once(path, network, fs, gate, ctx, &cut_off, e);
+    int cut_off, changed, rc;
+    for (int round = 0;; round++) {
+        rc = precheck_once(path, network, fs, gate, ctx, &cut_off, &changed, e);
+        if (!rc || !changed || round == 4) /* writers of one file take turns: read again */
+            break;
+    }
     if (rc && cut_off) {
         if (roll_back(path, e))
             return fdt_err_wrap(e, "roll back the transaction a writer cut off");
-        rc = precheck_once(path, network, fs, gate, ctx, &cut_off, e);
+        rc = precheck_once(path, network, fs, gate, ctx, &cut_off, &changed, e);
         if (rc)
             return fdt_err_wrap(e, "after rolling back the transaction a writer cut off");
     }
