@@ -27,11 +27,13 @@ static void db_usage(FILE *f)
             "merging a shard twice adds nothing. The best of each (device, problem) is decided\n"
             "again as tune and retune decide it: OUT's best stays unless an input's best is\n"
             "faster beyond the noise of both; the decision is recorded with the reason\n"
-            "\"merge: SHARD: ...\". Inputs are read-only (an older schema is read as it is) and\n"
-            "all are checked first: one that is not an fdtune database, fails its integrity or\n"
-            "foreign-key check, or comes from a newer fdtune is refused by name and nothing is\n"
-            "written. The merge is one transaction. The hashes of the code the inputs' results\n"
-            "were measured with (metadata kernel_source ...) go along with them.\n"
+            "\"merge: SHARD: ...\". Inputs are read-only (an older schema is read as it is;\n"
+            "nothing is created beside them) and all are checked first: one that is not an\n"
+            "fdtune database, fails its integrity or foreign-key check, holds sizes out of\n"
+            "bounds or comes from a newer fdtune is refused by name and nothing is written. An\n"
+            "existing OUT passes the same checks before anything is written to it. The merge\n"
+            "is one transaction. The hashes of the code the inputs' results were measured with\n"
+            "(metadata kernel_source ...) go along with them.\n"
             "  -o OUT          the merged database: a file (a link is followed; a device, a\n"
             "                  FIFO or /dev/stdout cannot hold a database and is refused)\n"
             "  --best-only     keep one result per (device model, problem), decided by the same\n"
@@ -41,14 +43,16 @@ static void db_usage(FILE *f)
             "  --drop-stale    with --best-only: leave out results whose kernel this fdtune does\n"
             "                  not write as it was measured (check's kernels: differs, unrecorded)\n"
             "  --meta K=V      record K = V in OUT's metadata (repeatable)\n\n"
-            "check: integrity, schema version, foreign keys, decisions that do not name an ok\n"
-            "full evaluation of their device and problem, runs sharing a natural key; runs,\n"
-            "devices, environments, problems and configs nothing refers to; kernels: whether\n"
-            "each best was measured with the kernel this fdtune writes for it (this generator;\n"
-            "another whose recorded code is unchanged; code that differs; another generator and\n"
-            "no record), the stale ones listed; the metadata; rows per table and, per (device,\n"
-            "problem): evaluations, ok ones, runs, whether the best is a recorded decision, and\n"
-            "the best median.\n\n"
+            "check (read-only: creates and changes nothing): integrity, schema version,\n"
+            "foreign keys, decisions that do not name an ok full evaluation of their device\n"
+            "and problem, runs sharing a natural key, integers outside their bounds (a radius\n"
+            "outside 1..8, a grid size outside 1..10^9, ...); a warning for runs recorded as\n"
+            "running that no process is writing any more; runs, devices, environments,\n"
+            "problems and configs nothing refers to; kernels: whether each best was measured\n"
+            "with the kernel this fdtune writes for it (this generator; another whose recorded\n"
+            "code is unchanged; code that differs; another generator and no record), the stale\n"
+            "ones listed; the metadata; rows per table and, per (device, problem): evaluations,\n"
+            "ok ones, runs, whether the best is a recorded decision, and the best median.\n\n"
             "exit status: 0 merged / sound, 1 check found a problem, 2 bad arguments, 4 an input\n"
             "was refused or a database could not be read or written.\n");
     print_exit_statuses(f);
@@ -375,6 +379,20 @@ static void render_health(fdt_emit *m, fdt_db *db, const fdt_db_health *h)
             "best decisions do not name an ok full evaluation of their device and problem");
     finding(m, "bad_runs", "run keys", h->bad_runs,
             "runs share a natural key (host, pid, start time, device, environment, kind)");
+    char what[400];
+    snprintf(what, sizeof what, "rows hold integers outside fdtune's bounds, first %s",
+             h->out_of_bounds_first);
+    finding(m, "out_of_bounds", "bounds", h->out_of_bounds, what);
+    fdt_emit_int(m, "running_runs", h->running_runs);
+    fdt_emit_int(m, "stale_runs", h->stale_runs);
+    fdt_emit_str(m, "stale_run", h->stale_first);
+    if (h->stale_runs)
+        fdt_emit_text(m, "running       warning: %lld run(s) recorded as running that no "
+                         "process is writing any more, first %s: cut off (killed, crashed, or "
+                         "copied mid-run); their results stand, the runs never finish\n",
+                      (long long)h->stale_runs, h->stale_first);
+    else
+        fdt_emit_text(m, "running       %lld run(s) in progress\n", (long long)h->running_runs);
     fdt_emit_object(m, "unused");
     fdt_emit_int(m, "idle_runs", h->idle_runs);
     fdt_emit_int(m, "devices", h->unused_devices);

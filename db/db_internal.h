@@ -5,6 +5,7 @@
 #define FDT_DB_INTERNAL_H
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "fdt_db.h"
 
@@ -15,18 +16,77 @@ struct fdt_db {
     fdt_db_source source; /* stamped on every row read (fdt_dbi_each_row) */
     int bulk;             /* inside fdt_db_bulk_begin: writes join that transaction */
     int bulk_failed;      /* a write inside the bulk transaction failed: only rollback remains */
+    int wrote;            /* this connection changed the file (a commit, a journal switch):
+                             an error no longer says the file was left as it is */
+    sqlite3_file *hold;   /* a reader's own handle of the file, holding SQLite's SHARED lock
+                             while open (reader.c); NULL: none */
+    const char *hold_name; /* its name as SQLite's VFS takes it */
+    int snapshot;         /* a reader of a WAL file without a log: read as immutable while the
+                             file stays as it was (fdt_dbi_snapshot_changed) */
+    int changed;          /* the snapshot's file changed under a read, which then failed */
+    struct stat snap;     /* the file's identity, size and modification time when opened */
+    struct stat snap_wal; /* its empty -wal then (st_ino 0: none) */
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 5
+#define FDT_DBI_SCHEMA_VERSION 6
 /* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
 #define FDT_DBI_READABLE_VERSION 1
 
 /* The file's application_id ("FDTU"), so a foreign SQLite file is recognised as such. */
 #define FDT_DBI_APPLICATION_ID 0x46445455
 
+/* ---- reading without writing beside the file, the files beside it (reader.c) ---- */
+
+/* Opens db->h read-only for db->path (a regular file, not empty) so that nothing is created
+ * or changed beside it: takes SQLite's SHARED lock (db->hold; waits up to wait_ms while a
+ * writer holds the file exclusively, then fails with *busy set), then reads the file as its
+ * header and its -wal say (reader.c's purpose). writer: the checks a writer runs
+ * before it writes, which may create the -shm that a log without one needs (the writer
+ * would create it anyway). */
+int fdt_dbi_open_reader(fdt_db *db, int writer, int wait_ms, int *busy, fdt_err *e);
+/* Refuses (naming them and their owner) a -wal or -shm beside path that this process
+ * cannot write, before a writer opens path. */
+int fdt_dbi_check_sides(const char *path, fdt_err *e);
+/* 1 when db reads a snapshot (db->snapshot) whose file has changed since it was opened, or
+ * may change any time (a log with something in it): what is read now may mix old and new
+ * pages, so reads fail (db->changed, sticky). */
+int fdt_dbi_snapshot_changed(fdt_db *db);
+/* Releases the reader's lock and handle. */
+void fdt_dbi_release(fdt_db *db);
+/* 1 when another process holds a lock on the file at path or its -shm (it has the file
+ * open: SQLite's connections to a WAL file do), 0 when none does, -1 when it cannot be told
+ * (no /proc/locks). */
+int fdt_dbi_open_elsewhere(const char *path);
+
+/* ---- the bounds of stored integers (schema v6, bounds.c) ---- */
+
+/* The bounded columns, by table. */
+enum {
+    FDT_DBI_B_RADIUS, FDT_DBI_B_NX, FDT_DBI_B_NY, FDT_DBI_B_NZ,                    /* problems */
+    FDT_DBI_B_UNITS, FDT_DBI_B_WARP, FDT_DBI_B_L2, FDT_DBI_B_MEM,                  /* devices */
+    FDT_DBI_B_BUDGET, FDT_DBI_B_PID, FDT_DBI_B_SM_MAX, FDT_DBI_B_MEM_MAX,          /* runs */
+    FDT_DBI_B_SM_START, FDT_DBI_B_MEM_START, FDT_DBI_B_SM_END, FDT_DBI_B_MEM_END,
+    FDT_DBI_B_REPS, FDT_DBI_B_OUTLIERS, FDT_DBI_B_LINE, FDT_DBI_B_OFFSET,          /* evaluations */
+    FDT_DBI_B_REGISTERS, FDT_DBI_B_SGPRS, FDT_DBI_B_SPILL, FDT_DBI_B_SCRATCH, FDT_DBI_B_SHARED,
+    FDT_DBI_NBOUNDS
+};
+/* Column col of st, the column bound `which` (FDT_DBI_B_*) is on, of the row `id` of its
+ * table: 0 with *v (-1 for NULL), or -1 with e ("problems row 3: ny = 9223372036854775807,
+ * outside 1..1000000000") when outside the bound. */
+int fdt_dbi_bounded(sqlite3_stmt *st, int col, int which, int64_t id, int64_t *v, fdt_err *e);
+/* The rows outside the bounds of a file of schema `version` (the columns it has): *n, and
+ * what (len > 0) describes the first. */
+int fdt_dbi_out_of_bounds(fdt_db *db, int version, int64_t *n, char *what, size_t len,
+                          fdt_err *e);
+/* The same as a refusal: -1 with e naming the first row when there is any. */
+int fdt_dbi_bounds_refuse(fdt_db *db, int version, fdt_err *e);
+/* Creates the triggers that refuse a write outside the bounds (the step to v6). */
+int fdt_dbi_bounds_triggers(fdt_db *db, fdt_err *e);
+
 /* Formats "what: reason" from an SQLite result code (and the connection's message when it
- * belongs to that code); returns -1. */
+ * belongs to that code); returns -1. Corruption says the file was left as it is only while
+ * this connection has written nothing (db->wrote); a read of a changed snapshot says so. */
 int fdt_dbi_fail(fdt_db *db, fdt_err *e, int rc, const char *fmt, ...) FDT_PRINTF(4, 5);
 int fdt_dbi_prepare(fdt_db *db, const char *sql, sqlite3_stmt **st, fdt_err *e);
 
@@ -86,7 +146,11 @@ int fdt_dbi_check_config_key(const char *key, fdt_err *e);
     " JOIN problems p ON p.id = e.problem_id JOIN devices d ON d.id = e.device_id"            \
     " JOIN environments v ON v.id = e.env_id"
 #define FDT_DBI_ROW_JOINS " JOIN configs c ON c.id = e.config_id" FDT_DBI_KEY_JOINS
-void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row);
+/* Fails (e) on a row outside the bounds (fdt_dbi_bounded) rather than read it. */
+int fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row, fdt_err *e);
+/* A device's backend, vendor, name, arch, compute units, warp size, L2 and memory bytes, UUID
+ * and PCI address from column c on (d->id set before, for the message), within the bounds. */
+int fdt_dbi_read_device(sqlite3_stmt *st, int c, fdt_device *d, fdt_err *e);
 
 /* The latest decision of every (device, problem) that has one (best_decisions is a log). */
 #define FDT_DBI_LATEST_DECISIONS                                                              \
@@ -127,14 +191,20 @@ void fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row);
 int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, fdt_err *e,
                      const char *what);
 
+/* 1 when a run recorded as running by (host, pid) was begun on this host by a process that
+ * no longer exists (killed, crashed, power loss); 0 while it lives, or where that cannot be
+ * told (another host); runs.c. */
+int fdt_dbi_run_gone(const char *host, int64_t pid);
+
 /* Runs that share a natural key (fdt_db_import_check): *n of them, what the first clash names
  * ("runs 3, 4 (host h, pid 12, started ...)"); import.c. */
 int fdt_dbi_run_key_clashes(fdt_db *db, int64_t *n, char *what, size_t len, fdt_err *e);
 /* Best decisions that do not name an ok full evaluation of their own device and problem
  * (written past the schema's trigger); import.c. */
 int fdt_dbi_bad_decisions(fdt_db *db, int64_t *n, fdt_err *e);
-/* PRAGMA integrity_check's problems, "; "-separated, into msg (empty when it says ok). */
-int fdt_dbi_integrity(fdt_db *db, fdt_sb *msg, fdt_err *e);
+/* PRAGMA integrity_check's problems (quick: quick_check's), "; "-separated, into msg (empty
+ * when it says ok). */
+int fdt_dbi_integrity(fdt_db *db, int quick, fdt_sb *msg, fdt_err *e);
 
 /* The test's window into the connection (fault injection such as max_page_count). */
 sqlite3 *fdt_dbi_handle(fdt_db *db);

@@ -25,7 +25,8 @@ typedef struct fdt_db fdt_db;
 /* ------------------------------------------------------------------ open */
 
 enum {
-    FDT_DB_READONLY = 0,  /* queries only; a missing file is an error and is not created */
+    FDT_DB_READONLY = 0,  /* queries only; creates and changes no file, beside it either (no
+                             -wal, -shm: fdt_db_open); a missing file is an error */
     FDT_DB_READWRITE = 1, /* the file must exist; an older schema is migrated */
     FDT_DB_CREATE = 3,    /* read-write, creating the file and its directory when missing */
     FDT_DB_IMMUTABLE = 4, /* read-only, and the file never changes while open: SQLite takes no
@@ -37,8 +38,23 @@ enum {
 int fdt_db_default_path(char *buf, size_t n, fdt_err *e);
 /* path NULL: the default path. A corrupt or foreign file, or one whose schema is newer than
  * this fdtune, is refused and left untouched. Read-write migrates an older schema; read-only
- * reads a v1 file as it is (it has no best decisions). */
+ * reads a v1 file as it is (it has no best decisions). Read-only creates and changes no
+ * file: a WAL database without a log is read as it is in the file (its snapshot; a read that
+ * a checkpoint of a writer started meanwhile would overlap fails: "changed while it was
+ * read"), one with a log through its existing -shm, opened read-only, and one whose log has
+ * no -shm is refused with what to do. Before a writer writes anything to an existing file,
+ * it is checked on a read-only connection: the -wal and -shm beside it must be writable
+ * (else they and their owner are named), it must be an fdtune database of a schema no
+ * newer than this fdtune's, pass PRAGMA quick_check and hold no row outside the bounds of
+ * schema v6; refused, the file is left as it is. */
 int fdt_db_open(const char *path, int flags, fdt_db **db, fdt_err *e);
+/* A caller's own condition on a file it is about to write (the kind of results it holds),
+ * run on the read-only connection of a writer's checks: 0, or -1 with e to refuse it. */
+typedef int (*fdt_db_gate)(void *ctx, fdt_db *db, fdt_err *e);
+/* fdt_db_open, whose writer's checks of an existing file also run gate (NULL: none) before
+ * anything is written; gate is not run for a new or empty file, which holds nothing. */
+int fdt_db_open_checked(const char *path, int flags, fdt_db_gate gate, void *ctx,
+                        fdt_db **db, fdt_err *e);
 void fdt_db_close(fdt_db *db); /* NULL is fine */
 const char *fdt_db_path(const fdt_db *db);
 /* The schema version this fdtune writes (PRAGMA user_version). */
@@ -407,8 +423,9 @@ int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e);
  * environment and kind the same start time (to the millisecond) in one process; runs of
  * different processes differ in host or pid, or in start time when a pid was reused.
  * fdt_db_import_check refuses a file that breaks it (written by hand, or by an fdtune older
- * than that guarantee), and one with best decisions that name no ok full evaluation of their
- * own device and problem (the schema's trigger would refuse them in the target). */
+ * than that guarantee), one with best decisions that name no ok full evaluation of their
+ * own device and problem (the schema's trigger would refuse them in the target), and one with
+ * integers outside the bounds of schema v6 (likewise). */
 int fdt_db_import_check(fdt_db *in, fdt_err *e);
 /* Inside a bulk write of out: copies every device, environment, problem, config, run,
  * evaluation and best decision of in (any connection, read-only is fine) into out, remapped
@@ -493,14 +510,26 @@ typedef struct fdt_db_health {
     int64_t bad_decisions;   /* decisions that do not name an ok full evaluation of their own
                                 device and problem (written past the schema's trigger) */
     int64_t bad_runs;        /* runs that share a natural key (fdt_db_import_check) */
+    int64_t out_of_bounds;   /* rows holding an integer outside the bounds of schema v6 (a
+                                radius outside 1..8, a size outside 1..10^9, ...): written
+                                outside fdtune, or damaged */
+    char out_of_bounds_first[256]; /* the first ("problems row 3: ny = ..., outside ...") */
     /* Not errors, but worth knowing: */
+    int64_t running_runs;    /* runs recorded as running */
+    int64_t stale_runs;      /* of them, runs no process is writing any more: no other process
+                                had the file open when it was checked (a file on a local file
+                                system), or the run's process on this host is gone. Their
+                                results stand; the runs were cut off (killed, crashed, copied
+                                mid-run) and never finish. */
+    char stale_first[320];   /* the first ("run 30 (host h, pid 12, started ...)") */
     int64_t idle_runs;       /* runs without an evaluation (stopped before the first) */
     int64_t unused_devices, unused_environments, unused_problems, unused_configs;
     fdt_db_counts rows;
 } fdt_db_health;
 /* Gathers all of the above; fails only when the file cannot be read at all. */
 int fdt_db_health_check(fdt_db *db, fdt_db_health *h, fdt_err *e);
-/* 1 when h shows a problem (integrity, foreign keys, decisions, run keys). */
+/* 1 when h shows a problem (integrity, foreign keys, decisions, run keys, bounds); stale
+ * runs are a warning. */
 int fdt_db_health_bad(const fdt_db_health *h);
 
 /* What one (device, problem) holds. */

@@ -130,20 +130,12 @@ int fdt_db_device_find(fdt_db *db, const fdt_device *d, int64_t *id, fdt_err *e)
     "SELECT id, backend, vendor, name, arch, compute_units, warp_size, l2_bytes, mem_bytes," \
     " uuid, pci FROM devices "
 
-static void read_device(sqlite3_stmt *st, fdt_device *d)
+/* A device row (DEVICE_SELECT); one outside the bounds (bounds.c) is refused. */
+static int read_device(sqlite3_stmt *st, fdt_device *d, fdt_err *e)
 {
     fdt_device_init(d);
     d->id = sqlite3_column_int64(st, 0);
-    fdt_dbi_copy(d->backend, sizeof d->backend, st, 1);
-    fdt_dbi_copy(d->vendor, sizeof d->vendor, st, 2);
-    fdt_dbi_copy(d->name, sizeof d->name, st, 3);
-    fdt_dbi_copy(d->arch, sizeof d->arch, st, 4);
-    d->compute_units = sqlite3_column_int(st, 5);
-    d->warp_size = sqlite3_column_int(st, 6);
-    d->l2_bytes = sqlite3_column_int64(st, 7);
-    d->mem_bytes = sqlite3_column_int64(st, 8);
-    fdt_dbi_copy(d->uuid, sizeof d->uuid, st, 9);
-    fdt_dbi_copy(d->pci, sizeof d->pci, st, 10);
+    return fdt_dbi_read_device(st, 1, d, e);
 }
 
 int fdt_db_device_get(fdt_db *db, int64_t id, fdt_device *d, fdt_err *e)
@@ -154,14 +146,15 @@ int fdt_db_device_get(fdt_db *db, int64_t id, fdt_device *d, fdt_err *e)
     int rc = fdt_dbi_bind_int(st, ":id", id);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
+    int bad = 0;
     if (rc == SQLITE_ROW)
-        read_device(st, d);
+        bad = read_device(st, d, e);
     else if (rc == SQLITE_DONE)
         fdt_err_set(e, "device %lld: no such device", (long long)id);
     else
         fdt_dbi_fail(db, e, rc, "device %lld", (long long)id);
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : -1;
+    return rc == SQLITE_ROW && !bad ? 0 : -1;
 }
 
 int fdt_db_devices(fdt_db *db, const char *gpu, fdt_db_device_fn fn, void *ctx, fdt_err *e)
@@ -176,7 +169,10 @@ int fdt_db_devices(fdt_db *db, const char *gpu, fdt_db_device_fn fn, void *ctx, 
     fdt_device d;
     if (rc == SQLITE_OK)
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            read_device(st, &d);
+            if (read_device(st, &d, e)) {
+                sqlite3_finalize(st);
+                return fdt_err_wrap(e, "%s: list devices", db->path);
+            }
             if (fn(ctx, &d)) {
                 rc = SQLITE_DONE;
                 break;

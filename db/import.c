@@ -339,9 +339,12 @@ int fdt_dbi_bad_decisions(fdt_db *db, int64_t *n, fdt_err *e)
 int fdt_db_import_check(fdt_db *in, fdt_err *e)
 {
     int64_t n, bad;
+    int version;
     char what[512];
     if (fdt_dbi_run_key_clashes(in, &n, what, sizeof what, e) ||
-        fdt_dbi_bad_decisions(in, &bad, e))
+        fdt_dbi_bad_decisions(in, &bad, e) || file_version(in, &version, e))
+        return fdt_err_wrap(e, "%s", in->path);
+    if (fdt_dbi_bounds_refuse(in, version, e))
         return fdt_err_wrap(e, "%s", in->path);
     if (n)
         return fdt_err_set(e, "%s: %s share one natural key (host, pid, start time, device, "

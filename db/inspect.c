@@ -1,6 +1,7 @@
 /* What `fdtune db check` reports about a file: its schema version, SQLite's integrity and
  * foreign-key checks, rows that break fdtune's own rules (decisions naming the wrong
- * evaluation, runs sharing a natural key), rows nothing refers to, counts per table and per
+ * evaluation, runs sharing a natural key, integers outside the bounds), runs left running
+ * that nothing writes any more, rows nothing refers to, counts per table and per
  * (device, problem). Gathering never fails on what it finds; only an unreadable file is an
  * error. */
 #include "db_internal.h"
@@ -26,13 +27,45 @@ static int scalar(fdt_db *db, const char *sql, int64_t *v, fdt_err *e)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Runs recorded as running, and which of them no process is writing any more: all of them
+ * when no other process has the file open (fdt_dbi_open_elsewhere) on a local file system,
+ * else those begun on this host by a process that is gone (as a writer marks them). */
+static int running_runs(fdt_db *db, fdt_db_health *h, fdt_err *e)
+{
+    char fs[16];
+    int network = 1;
+    fdt_err ignored;
+    if (fdt_db_fs_kind(db->path, fs, sizeof fs, &network, &ignored))
+        network = 1;
+    int nobody = !network && fdt_dbi_open_elsewhere(db->path) == 0;
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db, "SELECT id, host, pid, started FROM runs WHERE status = 'running'"
+                            " ORDER BY id", &st, e))
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char host[256], started[32];
+        fdt_dbi_copy(host, sizeof host, st, 1);
+        fdt_dbi_copy(started, sizeof started, st, 3);
+        int64_t id = sqlite3_column_int64(st, 0), pid = sqlite3_column_int64(st, 2);
+        h->running_runs++;
+        if (!nobody && !fdt_dbi_run_gone(host, pid))
+            continue;
+        if (!h->stale_runs++)
+            snprintf(h->stale_first, sizeof h->stale_first, "run %lld (host %s, pid %lld, "
+                     "started %s)", (long long)id, host, (long long)pid, started);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fdt_dbi_fail(db, e, rc, "running runs");
+}
+
 int fdt_db_health_check(fdt_db *db, fdt_db_health *h, fdt_err *e)
 {
     memset(h, 0, sizeof *h);
     int64_t version;
     fdt_sb msg;
     fdt_sb_init(&msg);
-    int rc = scalar(db, "PRAGMA user_version", &version, e) || fdt_dbi_integrity(db, &msg, e);
+    int rc = scalar(db, "PRAGMA user_version", &version, e) || fdt_dbi_integrity(db, 0, &msg, e);
     snprintf(h->integrity, sizeof h->integrity, "%s", fdt_sb_str(&msg));
     fdt_sb_free(&msg);
     h->version = (int)version;
@@ -41,6 +74,9 @@ int fdt_db_health_check(fdt_db *db, fdt_db_health *h, fdt_err *e)
         scalar(db, "SELECT count(*) FROM pragma_foreign_key_check", &h->fk_violations, e) ||
         fdt_dbi_bad_decisions(db, &h->bad_decisions, e) ||
         fdt_dbi_run_key_clashes(db, &h->bad_runs, what, sizeof what, e) ||
+        fdt_dbi_out_of_bounds(db, h->version, &h->out_of_bounds, h->out_of_bounds_first,
+                              sizeof h->out_of_bounds_first, e) ||
+        running_runs(db, h, e) ||
         scalar(db, "SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM evaluations x"
                    " WHERE x.run_id = r.id)", &h->idle_runs, e) ||
         scalar(db, "SELECT count(*) FROM devices d WHERE NOT EXISTS (SELECT 1 FROM runs x"
@@ -58,7 +94,8 @@ int fdt_db_health_check(fdt_db *db, fdt_db_health *h, fdt_err *e)
 
 int fdt_db_health_bad(const fdt_db_health *h)
 {
-    return h->integrity[0] || h->fk_violations || h->bad_decisions || h->bad_runs;
+    return h->integrity[0] || h->fk_violations || h->bad_decisions || h->bad_runs ||
+           h->out_of_bounds;
 }
 
 /* The pairs with their counts, device and problem; the best median by the ranking of every
@@ -76,7 +113,9 @@ static const char pairs_sql[] =
     " GROUP BY e.device_id, e.problem_id"
     " ORDER BY d.name, d.id, p.op, p.radius, p.precision, p.nx, p.ny, p.nz";
 
-static void read_pair(sqlite3_stmt *st, fdt_db_pair *q)
+/* A pair's row; -1 for one outside the bounds (bounds.c), which the health check reports
+ * and the listing leaves out. */
+static int read_pair(sqlite3_stmt *st, fdt_db_pair *q)
 {
     char text[16];
     fdt_err ignored;
@@ -87,25 +126,30 @@ static void read_pair(sqlite3_stmt *st, fdt_db_pair *q)
     fdt_dbi_copy(q->device.vendor, sizeof q->device.vendor, st, 2);
     fdt_dbi_copy(q->device.name, sizeof q->device.name, st, 3);
     fdt_dbi_copy(q->device.arch, sizeof q->device.arch, st, 4);
-    q->device.compute_units = sqlite3_column_int(st, 5);
+    int64_t units, R;
+    if (fdt_dbi_bounded(st, 5, FDT_DBI_B_UNITS, q->device.id, &units, &ignored) ||
+        fdt_dbi_bounded(st, 8, FDT_DBI_B_RADIUS, 0, &R, &ignored) ||
+        fdt_dbi_bounded(st, 10, FDT_DBI_B_NX, 0, &q->problem.nx, &ignored) ||
+        fdt_dbi_bounded(st, 11, FDT_DBI_B_NY, 0, &q->problem.ny, &ignored) ||
+        fdt_dbi_bounded(st, 12, FDT_DBI_B_NZ, 0, &q->problem.nz, &ignored))
+        return -1;
+    q->device.compute_units = (int)units;
     fdt_dbi_copy(q->device.uuid, sizeof q->device.uuid, st, 6);
     fdt_op op = FDT_OP_COUNT;
     fdt_prec prec = FDT_F32;
     fdt_dbi_copy(text, sizeof text, st, 7);
     fdt_op_parse(text, &op, &ignored); /* CHECKed: always known */
     q->problem.op = op;
-    q->problem.R = sqlite3_column_int(st, 8);
+    q->problem.R = (int)R;
     fdt_dbi_copy(text, sizeof text, st, 9);
     fdt_prec_parse(text, &prec, &ignored);
     q->problem.prec = prec;
-    q->problem.nx = sqlite3_column_int64(st, 10);
-    q->problem.ny = sqlite3_column_int64(st, 11);
-    q->problem.nz = sqlite3_column_int64(st, 12);
     q->evaluations = sqlite3_column_int64(st, 13);
     q->ok = sqlite3_column_int64(st, 14);
     q->runs = sqlite3_column_int64(st, 15);
     q->decided = sqlite3_column_int(st, 16);
     q->best_ms = fdt_dbi_real(st, 17);
+    return 0;
 }
 
 int fdt_db_pairs(fdt_db *db, fdt_db_pair_fn fn, void *ctx, fdt_err *e)
@@ -116,7 +160,8 @@ int fdt_db_pairs(fdt_db *db, fdt_db_pair_fn fn, void *ctx, fdt_err *e)
     fdt_db_pair q;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        read_pair(st, &q);
+        if (read_pair(st, &q))
+            continue;
         if (fn(ctx, &q)) {
             rc = SQLITE_DONE;
             break;

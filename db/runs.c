@@ -5,6 +5,7 @@
 #include "db_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,16 @@ static void this_host(char *buf, size_t n)
     if (gethostname(buf, n) != 0)
         snprintf(buf, n, "unknown");
     buf[n - 1] = 0;
+}
+
+int fdt_dbi_run_gone(const char *host, int64_t pid)
+{
+    char here[256];
+    this_host(here, sizeof here);
+    if (strcmp(host, here) != 0 || pid <= 0 || pid > INT_MAX || (pid_t)pid == getpid())
+        return 0;
+    /* EPERM means the process exists under another user: still alive. */
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
 int fdt_db_run_begin(fdt_db *db, const fdt_db_run *r, int64_t *run_id, fdt_err *e)
@@ -202,9 +213,7 @@ int fdt_db_run_mark_stale(fdt_db *db, int *n, fdt_err *e)
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         rc = SQLITE_OK;
         int64_t id = sqlite3_column_int64(st, 0);
-        pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
-        /* EPERM means the process exists under another user: still alive. */
-        if (pid == getpid() || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+        if (!fdt_dbi_run_gone(host, sqlite3_column_int64(st, 1)))
             continue;
         int64_t *grown = fdt_grow(ids, &cap, nids, sizeof *ids, 16);
         if (!grown) {

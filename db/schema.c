@@ -1,6 +1,7 @@
 /* The schema and its forward migrations. steps[i] takes a database from version i to i+1
  * and ends by setting PRAGMA user_version itself, so the SQL of a step is a constant and a
- * new schema version is one more entry (plus FDT_DBI_SCHEMA_VERSION). All pending steps run
+ * new schema version is one more entry (plus FDT_DBI_SCHEMA_VERSION); the step to v6 first
+ * runs the bounds of bounds.c (a refusal, then triggers made from that list). All pending steps run
  * in one IMMEDIATE transaction after the version is read again under the lock, so two
  * processes opening a fresh file at once migrate it exactly once. Tables are STRICT;
  * enumerations are CHECKed; every identity column is NOT NULL so UNIQUE really dedupes.
@@ -194,7 +195,16 @@ static const char v5[] =
     " CHECK (throttle_end NOT GLOB '*[^a-z_,]*');"
     "PRAGMA user_version = 5;";
 
-static const char *const steps[] = {v1, v2, v3, v4, v5};
+/* v5 -> v6: bounds on every stored integer fdtune computes with (a problem's radius 1..8 and
+ * sizes 1..10^9, a device's units and bytes, a run's budget, pid and clocks, an evaluation's
+ * counts, resources and layout), which the schema before only asked to be positive: a file
+ * written outside fdtune could hold an ny that overflowed an export's geometry. The bounds
+ * are one list (bounds.c), which also makes the triggers that keep every later write inside
+ * them; a file with a row outside them is refused by this step, rolled back, before they are
+ * added (fdt_dbi_migrate). Nothing else changes. */
+static const char v6[] = "PRAGMA user_version = 6;";
+
+static const char *const steps[] = {v1, v2, v3, v4, v5, v6};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -239,8 +249,9 @@ static const char compat_v3[] =
     "CREATE TEMP VIEW IF NOT EXISTS best_decisions AS"
     " SELECT *, 0 AS cut_short FROM main.best_decisions;";
 /* v4: the read-only path never reads the clocks columns v5 added (fdt_db_run_clocks is for
- * writers, whose files are migrated), so nothing stands in for them. */
-static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL};
+ * writers, whose files are migrated), so nothing stands in for them. v5: the bounds of v6
+ * are triggers, for writes; the reader checks each row itself (fdt_dbi_read_row). */
+static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL, NULL};
 _Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)
@@ -280,6 +291,11 @@ int fdt_dbi_migrate(fdt_db *db, fdt_err *e)
         goto fail;
     }
     for (; v < NSTEPS; v++) {
+        /* the step to v6 refuses a file with rows outside the bounds, then adds them */
+        if (v == 5 && (fdt_dbi_bounds_refuse(db, v, e) || fdt_dbi_bounds_triggers(db, e))) {
+            fdt_err_wrap(e, "schema v5 -> v6");
+            goto fail;
+        }
         int rc = sqlite3_exec(db->h, steps[v], NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
             fdt_dbi_fail(db, e, rc, "schema v%d -> v%d", v, v + 1);

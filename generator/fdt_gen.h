@@ -176,7 +176,8 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
  * order index out of range gives a NULL order (which they refuse). */
 void fdt_gen_shape(const fdt_problem *p, const fdt_config *c, fdtuned_shape *s);
 /* Blocks of one launch along x, y and z (one y subdomain when split > 1), whether or not the
- * grid's limits allow them (fdt_gen_geometry says that); zeros for a malformed config. */
+ * grid's limits allow them (fdt_gen_geometry says that); zeros for a malformed config or
+ * grid. */
 void fdt_gen_blocks(const fdt_problem *p, const fdt_config *c, int64_t blocks[3]);
 /* The shared memory of a config's tiles per block, and whether it is dynamic (passed at
  * launch): a function of the operator, radius, precision and config alone, not the grid. */

@@ -100,7 +100,8 @@ void fdt_gen_blocks(const fdt_problem *p, const fdt_config *c, int64_t blocks[3]
     fdtuned_shape s;
     fdtuned_geometry g;
     fdt_gen_shape(p, c, &s);
-    if (fdtuned_geometry_make(&s, p->nx, p->ny, p->nz, &g) == FDTUNED_FIT_SHAPE)
+    int rc = fdtuned_geometry_make(&s, p->nx, p->ny, p->nz, &g);
+    if (rc == FDTUNED_FIT_SHAPE || rc == FDTUNED_FIT_GRID) /* nothing computed */
         g.blocks[0] = g.blocks[1] = g.blocks[2] = 0;
     for (int d = 0; d < 3; d++)
         blocks[d] = g.blocks[d];

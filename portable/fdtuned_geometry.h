@@ -44,12 +44,14 @@ typedef struct fdtuned_geometry {
 enum {
     FDTUNED_FIT_OK = 0,
     FDTUNED_FIT_SHAPE = 1,       /* the shape itself is malformed (a block, vec or tile below
-                                    1, nw negative, split outside 1..SPLIT_MAX, bad order) */
+                                    1, nw negative, split outside 1..SPLIT_MAX, bad order, R
+                                    outside 0..DIM_MAX) */
     FDTUNED_FIT_WINDOW = 2,      /* the window is longer than nz */
     FDTUNED_FIT_SPLIT_ROWS = 3,  /* more y subdomains than ny rows */
     FDTUNED_FIT_SPLIT_EMPTY = 4, /* with by*tile rows per block, some subdomain is empty */
     FDTUNED_FIT_BLOCKS = 5,      /* the blocks along a grid dimension exceed its limit */
-    FDTUNED_FIT_GRID = 6         /* the grid is empty or too large, or its arrays are */
+    FDTUNED_FIT_GRID = 6         /* the grid is empty or too large (an extent outside
+                                    1..DIM_MAX), or its arrays are */
 };
 
 /* Blocks the hardware allows along grid dimension d (0: x, 1: y, 2: z). */
@@ -74,14 +76,24 @@ static inline int fdtuned_order_ok_(const char *o)
 static inline int fdtuned_shape_ok_(const fdtuned_shape *s)
 {
     return s->bx >= 1 && s->by >= 1 && s->bz >= 1 && s->vec >= 1 && s->tile >= 1 &&
-           s->nw >= 0 && s->split >= 1 && s->split <= FDTUNED_SPLIT_MAX &&
-           fdtuned_order_ok_(s->order);
+           s->nw >= 0 && s->split >= 1 && s->split <= FDTUNED_SPLIT_MAX && s->R >= 0 &&
+           s->R <= FDTUNED_DIM_MAX && fdtuned_order_ok_(s->order);
+}
+
+/* Every extent in 1..FDTUNED_DIM_MAX. */
+static inline int fdtuned_extents_ok_(long long nx, long long ny, long long nz)
+{
+    return nx >= 1 && ny >= 1 && nz >= 1 && nx <= FDTUNED_DIM_MAX && ny <= FDTUNED_DIM_MAX &&
+           nz <= FDTUNED_DIM_MAX;
 }
 
 /* The launches of shape s on an nx x ny x nz grid: blocks per axis in the shape's grid-index
  * order, and `split` y subdomains of whole blocks launched one after another. Returns
  * FDTUNED_FIT_OK with g filled; FDTUNED_FIT_SPLIT_EMPTY or FDTUNED_FIT_BLOCKS with g->blocks
- * and g->chunk filled (what the config would need); FDTUNED_FIT_SHAPE with nothing. */
+ * and g->chunk filled (what the config would need); FDTUNED_FIT_SHAPE or FDTUNED_FIT_GRID
+ * (an extent outside 1..DIM_MAX) with nothing. No arithmetic can overflow: the extents are
+ * at most DIM_MAX, a block's extent (an int times an int) at most 2^62, and a chunk is
+ * compared with ny before it is multiplied. */
 static inline int fdtuned_geometry_make(const fdtuned_shape *s, long long nx, long long ny,
                                         long long nz, fdtuned_geometry *g)
 {
@@ -91,12 +103,14 @@ static inline int fdtuned_geometry_make(const fdtuned_shape *s, long long nx, lo
     g->nlaunch = 0;
     if (!fdtuned_shape_ok_(s))
         return FDTUNED_FIT_SHAPE;
+    if (!fdtuned_extents_ok_(nx, ny, nz))
+        return FDTUNED_FIT_GRID;
     rows = (long long)s->by * s->tile;
     g->chunk = ny;
     if (s->split > 1) {
         g->chunk = (ny + s->split - 1) / s->split;
         g->chunk = (g->chunk + rows - 1) / rows * rows;
-        if ((long long)(s->split - 1) * g->chunk >= ny)
+        if (g->chunk > ny || (long long)(s->split - 1) * g->chunk >= ny)
             bad = FDTUNED_FIT_SPLIT_EMPTY;
     }
     g->blocks[0] = (nx + (long long)s->bx * s->vec - 1) / ((long long)s->bx * s->vec);

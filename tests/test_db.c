@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "db_internal.h"
 #include "fdt_db.h"
 #include "fdt_recipe.h"
@@ -232,7 +234,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 5);
+    assert_int_equal(fdt_db_schema_version(), 6);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
@@ -1493,7 +1495,7 @@ static void test_cut_short_v4(void **state)
     assert_same_bytes(f.path, before, n);
     free(before);
     db = open_ok(f.path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 5);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), fdt_db_schema_version());
     assert_int_equal(fdt_db_check(db, &e), 0);
     assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions WHERE cut_short = 0"),
                      1);
@@ -1616,7 +1618,7 @@ static void test_migrate_v4(void **state)
     free(before);
 
     db = open_ok(f.path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 5);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), fdt_db_schema_version());
     assert_int_equal(fdt_db_check(db, &e), 0);
     assert_int_equal(fdt_db_run_get(db, f.run, &r, &e), 0);
     assert_int_equal(r.status, FDT_DB_DONE);
@@ -1992,6 +1994,446 @@ static int group_teardown(void **state)
     return tu_rmtree(g_dir);
 }
 
+
+/* ------------------------------------------------------------------ do no harm (issue 27) */
+
+/* The database file at path and the files beside it, with their sizes, owners and
+ * modification times to the nanosecond (and change times: ctime), one line each, in buf. */
+static void listing_of(const char *dir, int ctime, char *buf, size_t n)
+{
+    static const char *const names[] = {"", "-wal", "-shm", "-journal"};
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[600];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s%s", dir, names[i]);
+        if (stat(p, &sb) != 0)
+            continue;
+        size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "%s %lld %u %lld.%09ld %lld.%09ld\n", p,
+                 (long long)sb.st_size, (unsigned)sb.st_uid, (long long)sb.st_mtim.tv_sec,
+                 sb.st_mtim.tv_nsec, ctime ? (long long)sb.st_ctim.tv_sec : 0LL,
+                 ctime ? sb.st_ctim.tv_nsec : 0L);
+    }
+}
+
+static void listing(const char *dir, char *buf, size_t n) { listing_of(dir, 1, buf, n); }
+
+static void assert_listing_of(const char *path, int ctime, const char *before)
+{
+    char now[4096];
+    listing_of(path, ctime, now, sizeof now);
+    if (strcmp(now, before) != 0)
+        fail_msg("the files changed:\nbefore:\n%safter:\n%s", before, now);
+}
+
+static void assert_listing(const char *path, const char *before)
+{
+    assert_listing_of(path, 1, before);
+}
+
+/* One full evaluation and a decision in f, then closed (the log checkpointed, removed). */
+static void fix_done(fix *f)
+{
+    fdt_err e = {""};
+    char key[64];
+    cfg_key(0, key, sizeof key);
+    fdt_db_eval ev = eval(f->run, f->prob, key, FDT_DB_OK, FDT_DB_FULL, 1.5);
+    int64_t id;
+    assert_int_equal(fdt_db_eval_insert(f->db, &ev, &id, &e), 0);
+    assert_int_equal(fdt_db_run_finish(f->db, f->run, FDT_DB_DONE, &e), 0);
+    fdt_db_close(f->db);
+    f->db = NULL;
+}
+
+static int count_meta(void *ctx, const char *key, const char *value)
+{
+    (void)value;
+    *(int *)ctx += !strcmp(key, "logged");
+    return 0;
+}
+
+/* A read-only open creates and changes no file: a WAL file without a log is read from the
+ * file itself; a log with changes through its -shm, opened read-only; a log without its
+ * -shm is refused, saying what to do; beside each, the files are as they were. */
+static void test_readonly_creates_nothing(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "ro.db");
+    fix_done(&f);
+    fdt_err e = {""};
+    char before[4096], wal[600], shm[600];
+    snprintf(wal, sizeof wal, "%s-wal", f.path);
+    snprintf(shm, sizeof shm, "%s-shm", f.path);
+    assert_false(exists(wal));
+    listing(f.path, before, sizeof before);
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    assert_true(db->snapshot);
+    rows rs = {.n = 0};
+    fdt_db_health h;
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(fdt_db_health_check(db, &h, &e), 0);
+    fdt_db_close(db);
+    int v;
+    assert_int_equal(fdt_db_file_version(f.path, &v, &e), 0);
+    assert_listing(f.path, before);
+
+    /* a writer's log, left with its changes and index (not checkpointed at close) */
+    sqlite3 *w;
+    assert_int_equal(sqlite3_open(f.path, &w), SQLITE_OK);
+    assert_int_equal(sqlite3_db_config(w, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(w, "PRAGMA wal_autocheckpoint = 0; INSERT INTO metadata"
+                                     " VALUES ('logged', 'yes')", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(w);
+    struct stat sb;
+    assert_true(stat(wal, &sb) == 0 && sb.st_size > 0 && exists(shm));
+    /* as root, SQLite gives the -wal and -shm it opens the database's owner, which they
+     * have: their change time moves, nothing else (test_db_readonly.sh reads as another
+     * user, change times included) */
+    int root = geteuid() == 0;
+    listing_of(f.path, !root, before, sizeof before);
+    db = open_ok(f.path, FDT_DB_READONLY);
+    assert_false(db->snapshot);
+    int logged = 0;
+    assert_int_equal(fdt_db_meta(db, count_meta, &logged, &e), 0);
+    assert_int_equal(logged, 1); /* read through the log */
+    fdt_db_close(db);
+    assert_listing_of(f.path, !root, before);
+
+    /* the same log without its index: reading would create it */
+    assert_int_equal(unlink(shm), 0);
+    listing(f.path, before, sizeof before);
+    assert_int_equal(fdt_db_open(f.path, FDT_DB_READONLY, &db, &e), -1);
+    assert_contains(e.msg, "which a read-only command does not create");
+    assert_contains(e.msg, "open it for writing once");
+    assert_listing(f.path, before);
+    /* a writer creates it and goes on */
+    db = open_ok(f.path, FDT_DB_READWRITE);
+    fdt_db_close(db);
+}
+
+/* A WAL file without a log is read as a snapshot of the file; a writer that starts meanwhile
+ * makes the reads that follow fail, with what to do, instead of reading pages its
+ * checkpoint may have changed; a new connection reads the writer's changes. */
+static void test_snapshot_changed(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "snap.db");
+    fix_done(&f);
+    fdt_err e = {""};
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    assert_true(db->snapshot);
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    fdt_db *w = open_ok(f.path, FDT_DB_READWRITE);
+    int64_t run = begin_run(w, f.dev, f.env, 3000.0);
+    char key[64];
+    cfg_key(1, key, sizeof key);
+    fdt_db_eval ev = eval(run, f.prob, key, FDT_DB_OK, FDT_DB_FULL, 1.0);
+    assert_int_equal(fdt_db_eval_insert(w, &ev, NULL, &e), 0);
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), -1);
+    assert_contains(e.msg, "changed while it was read");
+    assert_contains(e.msg, "run the command again");
+    assert_int_equal(fdt_db_health_check(db, &(fdt_db_health){0}, &e), -1); /* sticky */
+    fdt_db_close(db);
+    db = open_ok(f.path, FDT_DB_READONLY);
+    assert_false(db->snapshot); /* now through the log */
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_true(rs.r[0].ev.time_ms == 1.0);
+    fdt_db_close(db);
+    fdt_db_close(w);
+}
+
+/* "The file was left as it is" is said only while the connection has written nothing. */
+static void test_left_as_it_is(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "left.db");
+    fix_done(&f);
+    fdt_err e = {""};
+    fdt_db *db = open_ok(f.path, FDT_DB_READWRITE);
+    fdt_dbi_fail(db, &e, SQLITE_CORRUPT, "read");
+    assert_contains(e.msg, "integrity problem: ");
+    assert_contains(e.msg, "the file was left as it is");
+    int64_t run = begin_run(db, f.dev, f.env, 3000.0); /* a write */
+    assert_true(run > 0);
+    fdt_dbi_fail(db, &e, SQLITE_CORRUPT, "read");
+    assert_contains(e.msg, "integrity problem: ");
+    if (strstr(e.msg, "left as it is"))
+        fail_msg("said of a file this connection wrote to: %s", e.msg);
+    fdt_dbi_fail(db, &e, SQLITE_NOTADB, "read");
+    if (strstr(e.msg, "left as it is"))
+        fail_msg("said of a file this connection wrote to: %s", e.msg);
+    fdt_db_close(db);
+    /* a file the journal switch rewrote counts as written */
+    sql_exec(f.path, "PRAGMA journal_mode = DELETE");
+    db = open_ok(f.path, FDT_DB_READWRITE);
+    fdt_dbi_fail(db, &e, SQLITE_CORRUPT, "read");
+    if (strstr(e.msg, "left as it is"))
+        fail_msg("said of a file switched to WAL: %s", e.msg);
+    fdt_db_close(db);
+}
+
+/* A damaged file is refused by a writer before anything is written: the checks run on a
+ * read-only connection (quick_check), so the file keeps every byte, no log beside it. */
+static void test_writer_checks_first(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "checked.db");
+    fdt_err e = {""};
+    fdt_db_eval evs[300];
+    char key[64];
+    for (int i = 0; i < 300; i++) {
+        cfg_key(i, key, sizeof key);
+        evs[i] = eval(f.run, f.prob, key, FDT_DB_OK, FDT_DB_FULL, 1.0 + i);
+        snprintf(evs[i].message, sizeof evs[i].message, "%d %0200d", i, i);
+    }
+    assert_int_equal(fdt_db_eval_insert_batch(f.db, evs, 300, NULL, &e), 0);
+    fdt_db_close(f.db);
+    /* a rollback-journal file (as db merge --best-only leaves it): a write switches it */
+    sql_exec(f.path, "PRAGMA journal_mode = DELETE");
+    size_t n;
+    char *data = slurp(f.path, &n);
+    for (size_t i = n / 2; i < n / 2 + 4096; i++)
+        data[i] = (char)(i * 7 + 3);
+    assert_int_equal(fdt_write_file_atomic(f.path, data, n, &e), 0);
+    char before[4096];
+    listing(f.path, before, sizeof before);
+    fdt_db *db = NULL;
+    assert_int_equal(fdt_db_open(f.path, FDT_DB_READWRITE, &db, &e), -1);
+    assert_contains(e.msg, "integrity problem");
+    assert_contains(e.msg, "the file was left as it is");
+    assert_same_bytes(f.path, data, n);
+    assert_listing(f.path, before);
+    free(data);
+}
+
+/* A gate refuses before anything is written (fdt_db_open_checked). */
+static int refuse_all(void *ctx, fdt_db *db, fdt_err *e)
+{
+    *(int *)ctx += db->readonly;
+    return fdt_err_set(e, "%s: not this one", fdt_db_path(db));
+}
+
+/* Another writer writes while the checks read (on the first round only), then the gate
+ * reads: the checks read again, through the new log, and pass. */
+typedef struct busy_gate {
+    const char *path;
+    int rounds;
+} busy_gate;
+
+static int write_meanwhile(void *ctx, fdt_db *db, fdt_err *e)
+{
+    busy_gate *g = ctx;
+    if (g->rounds++ == 0) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "INSERT INTO metadata VALUES ('meanwhile', '%d')", g->rounds);
+        sql_exec(g->path, sql);
+    }
+    fdt_db_counts c;
+    return fdt_db_count(db, &c, e);
+}
+
+static void test_gate(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "gate.db");
+    fix_done(&f);
+    sql_exec(f.path, "PRAGMA journal_mode = DELETE");
+    size_t n;
+    char *before = slurp(f.path, &n);
+    fdt_err e = {""};
+    fdt_db *db = NULL;
+    int readonly = 0;
+    assert_int_equal(fdt_db_open_checked(f.path, FDT_DB_CREATE, refuse_all, &readonly, &db, &e),
+                     -1);
+    assert_null(db);
+    assert_int_equal(readonly, 1); /* asked on a read-only connection */
+    assert_contains(e.msg, "not this one; the file was left as it is");
+    assert_same_bytes(f.path, before, n);
+    free(before);
+    /* a writer meanwhile: the checks run again */
+    fdt_db_close(open_ok(f.path, FDT_DB_READWRITE)); /* back to WAL, no log left */
+    busy_gate g = {f.path, 0};
+    assert_int_equal(fdt_db_open_checked(f.path, FDT_DB_READWRITE, write_meanwhile, &g, &db, &e),
+                     0);
+    assert_int_equal(g.rounds, 2);
+    fdt_db_close(db);
+    /* a new file holds nothing to ask about */
+    char fresh[512];
+    path_in(fresh, sizeof fresh, "gate-new.db");
+    assert_int_equal(fdt_db_open_checked(fresh, FDT_DB_CREATE, refuse_all, &readonly, &db, &e),
+                     0);
+    fdt_db_close(db);
+}
+
+/* Stored integers outside the bounds of schema v6 (item 12): an older file holding them is
+ * refused by the migration (rolled back) and by a writer's checks, reported by the health
+ * check, and refused by the reader rather than computed with (a radius of 2^32 + 4 was shown
+ * as R=4); a v6 file refuses such writes. */
+static void test_bounds(void **state)
+{
+    (void)state;
+    static const char *const bad[][2] = {
+        {"UPDATE problems SET ny = 9223372036854775807",
+         "problems row 1: ny = 9223372036854775807, outside 1..1000000000"},
+        {"UPDATE problems SET radius = 4294967300",
+         "problems row 1: radius = 4294967300, outside 1..8"},
+        {"UPDATE devices SET compute_units = 4294967428",
+         "devices row 1: compute_units = 4294967428, outside 0..1048576"},
+        {"UPDATE evaluations SET registers = -5",
+         "evaluations row 1: registers = -5, outside 0..2147483647"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        fix f;
+        char name[32];
+        snprintf(name, sizeof name, "bounds%zu.db", k);
+        fix_open(&f, name);
+        fix_done(&f);
+        fdt_err e = {""};
+        /* a v6 file refuses the write */
+        sqlite3 *h;
+        assert_int_equal(sqlite3_open(f.path, &h), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(h, bad[k][0], NULL, NULL, NULL) & 0xff, SQLITE_CONSTRAINT);
+        assert_contains(sqlite3_errmsg(h), "a value outside its bounds");
+        sqlite3_close(h);
+        /* an older file (v5: no triggers) holds it */
+        char sql[512];
+        snprintf(sql, sizeof sql, DROP_V6 "%s;", bad[k][0]);
+        sql_exec(f.path, sql);
+        size_t n;
+        char *before = slurp(f.path, &n);
+        fdt_db *db = NULL;
+        assert_int_equal(fdt_db_open(f.path, FDT_DB_READWRITE, &db, &e), -1);
+        assert_contains(e.msg, bad[k][1]);
+        assert_contains(e.msg, "the file was left as it is");
+        assert_same_bytes(f.path, before, n);
+        /* read-only: the health check reports it, the reader refuses it */
+        db = open_ok(f.path, FDT_DB_READONLY);
+        fdt_db_health h6;
+        assert_int_equal(fdt_db_health_check(db, &h6, &e), 0);
+        assert_int_equal(h6.out_of_bounds, 1);
+        assert_string_equal(h6.out_of_bounds_first, bad[k][1]);
+        assert_true(fdt_db_health_bad(&h6));
+        rows rs = {.n = 0};
+        assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), -1);
+        assert_contains(e.msg, bad[k][1]);
+        assert_int_equal(fdt_db_import_check(db, &e), -1);
+        assert_contains(e.msg, bad[k][1]);
+        fdt_db_close(db);
+        assert_same_bytes(f.path, before, n);
+        free(before);
+    }
+    /* the migration itself refuses, rolled back: here on a connection past the checks */
+    fix f;
+    fix_open(&f, "bounds-migrate.db");
+    fdt_err e = {""};
+    assert_int_equal(sqlite3_exec(fdt_dbi_handle(f.db), DROP_V6 "UPDATE problems SET ny ="
+                                  " 9223372036854775807;", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(fdt_dbi_migrate(f.db, &e), -1);
+    assert_contains(e.msg, "schema v5 -> v6");
+    assert_contains(e.msg, "ny = 9223372036854775807, outside 1..1000000000");
+    fdt_db_close(f.db);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 5);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'"
+                             " AND name LIKE '%bounds%'"), 0);
+    /* every bound at its edge is written, one past it refused */
+    fix g;
+    fix_open(&g, "bounds-edges.db");
+    static const char *const edges[][2] = {
+        {"INSERT INTO problems (op, radius, precision, nx, ny, nz) VALUES"
+         " ('lap', 8, 'f32', 1000000000, 1, 1)",
+         "INSERT INTO problems (op, radius, precision, nx, ny, nz) VALUES"
+         " ('lap', 9, 'f32', 1, 1, 1)"},
+        {"UPDATE problems SET nz = 1000000000", "UPDATE problems SET nz = 1000000001"},
+        {"UPDATE runs SET budget = 2147483647", "UPDATE runs SET budget = 2147483648"},
+        {"UPDATE devices SET mem_bytes = 1125899906842624",
+         "UPDATE devices SET mem_bytes = 1125899906842625"},
+    };
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++) {
+        assert_int_equal(sqlite3_exec(fdt_dbi_handle(g.db), edges[k][0], NULL, NULL, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_exec(fdt_dbi_handle(g.db), edges[k][1], NULL, NULL, NULL) &
+                             0xff,
+                         SQLITE_CONSTRAINT);
+    }
+    fdt_db_close(g.db);
+}
+
+/* Runs left running (item 9 of issue 27): the health check counts them, and calls stale
+ * those no process writes any more: every one while no other process has the file open,
+ * else those begun on this host by a process that is gone. */
+static void test_stale_runs(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "stale.db");
+    fdt_err e = {""};
+    int64_t elsewhere = begin_run(f.db, f.dev, f.env, 3000.0);
+    fdt_db_close(f.db);
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE runs SET pid = %ld WHERE id = %lld;"
+             "UPDATE runs SET host = 'another-host', pid = 1 WHERE id = %lld", (long)dead,
+             (long long)f.run, (long long)elsewhere);
+    sql_exec(f.path, sql);
+    /* nobody has the file open: both are stale */
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    fdt_db_health h;
+    assert_int_equal(fdt_db_health_check(db, &h, &e), 0);
+    fdt_db_close(db);
+    assert_int_equal(h.running_runs, 2);
+    assert_int_equal(h.stale_runs, 2);
+    char want[64];
+    snprintf(want, sizeof want, "run %lld (host ", (long long)f.run);
+    assert_contains(h.stale_first, want);
+    assert_false(fdt_db_health_bad(&h)); /* a warning */
+    /* another process holds it open: only the one of a process gone from this host */
+    int ready[2], quit[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(quit), 0);
+    pid_t holder = fork();
+    if (holder == 0) {
+        sqlite3 *h2;
+        char c;
+        if (sqlite3_open(f.path, &h2) != SQLITE_OK ||
+            sqlite3_exec(h2, "SELECT count(*) FROM runs", NULL, NULL, NULL) != SQLITE_OK)
+            _exit(1);
+        if (write(ready[1], "r", 1) != 1 || read(quit[0], &c, 1) != 1)
+            _exit(1);
+        _exit(0);
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    db = open_ok(f.path, FDT_DB_READONLY);
+    assert_int_equal(fdt_db_health_check(db, &h, &e), 0);
+    fdt_db_close(db);
+    assert_int_equal(write(quit[1], "q", 1), 1);
+    int status;
+    waitpid(holder, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 0; i < 2; i++) {
+        close(ready[i]);
+        close(quit[i]);
+    }
+    assert_int_equal(h.running_runs, 2);
+    assert_int_equal(h.stale_runs, 1);
+    assert_contains(h.stale_first, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2018,6 +2460,13 @@ int main(void)
         cmocka_unit_test(test_concurrent_writers),
         cmocka_unit_test(test_resume_after_kill),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_readonly_creates_nothing),
+        cmocka_unit_test(test_snapshot_changed),
+        cmocka_unit_test(test_left_as_it_is),
+        cmocka_unit_test(test_writer_checks_first),
+        cmocka_unit_test(test_gate),
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_stale_runs),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,6 +564,51 @@ static void test_portable_geometry_fit(void **state)
     char key[64];
     fdt_config_format(&c, key, sizeof key);
     assert_string_equal(key, "default");
+}
+
+/* Sizes come from databases, which may hold anything (an older file, a damaged one): the
+ * portable geometry refuses an extent outside 1..FDTUNED_DIM_MAX before any arithmetic, and
+ * the largest blocks and tiles an int holds overflow nothing (the asan preset's UBSan would
+ * stop here; an ny of 2^63 - 1 overflowed fdtuned_geometry_make in an export). */
+static void test_geometry_extremes(void **state)
+{
+    (void)state;
+    fdtuned_shape s = {.R = 4, .esize = 4, .bx = 64, .by = 4, .bz = 1, .vec = 1, .tile = 1,
+                       .nw = 0, .split = 64, .align = 32, .order = "xyz"};
+    fdtuned_geometry g;
+    const long long bad[] = {LLONG_MAX, FDTUNED_DIM_MAX + 1, 0, -1, LLONG_MIN};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(fdtuned_geometry_make(&s, 512, bad[i], 512, &g), FDTUNED_FIT_GRID);
+        assert_int_equal(fdtuned_geometry_make(&s, bad[i], 512, 512, &g), FDTUNED_FIT_GRID);
+        assert_int_equal(fdtuned_geometry_make(&s, 512, 512, bad[i], &g), FDTUNED_FIT_GRID);
+        assert_int_not_equal(fdtuned_fit(&s, 512, bad[i], 512), FDTUNED_FIT_OK);
+        assert_int_not_equal(fdtuned_fit(&s, bad[i], 512, 512), FDTUNED_FIT_OK);
+    }
+    /* the largest extent is a grid (too many y blocks for this shape, not a bad grid) */
+    assert_int_equal(fdtuned_geometry_make(&s, 1, FDTUNED_DIM_MAX, 1, &g), FDTUNED_FIT_BLOCKS);
+    /* every int of the shape at its largest, on the largest grid */
+    fdtuned_shape big = {.R = 8, .esize = 8, .bx = INT_MAX, .by = INT_MAX, .bz = INT_MAX,
+                         .vec = INT_MAX, .tile = INT_MAX, .nw = INT_MAX, .split = 64,
+                         .align = INT_MAX, .order = "zyx"};
+    long long M = FDTUNED_DIM_MAX;
+    assert_int_equal(fdtuned_geometry_make(&big, M, M, M, &g), FDTUNED_FIT_SPLIT_EMPTY);
+    big.split = 1;
+    assert_int_equal(fdtuned_geometry_make(&big, M, M, M, &g), FDTUNED_FIT_OK);
+    assert_int_equal(g.launch[0].jend, 8 + M);
+    assert_int_not_equal(fdtuned_fit(&big, M, M, M), FDTUNED_FIT_OK);
+    big.R = INT_MAX; /* jbeg = R + j0 must stay an int */
+    assert_int_equal(fdtuned_geometry_make(&big, M, M, M, &g), FDTUNED_FIT_SHAPE);
+    /* fdtune's own check says why */
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 512, LLONG_MAX, 512};
+    fdt_config c;
+    fdt_err e;
+    int why;
+    int64_t blocks[3];
+    fdt_config_default(&c);
+    assert_int_equal(fdt_config_fit(&p, &c, &why, &e), -1);
+    assert_int_equal(why, FDTUNED_FIT_GRID);
+    fdt_gen_blocks(&p, &c, blocks);
+    assert_true(blocks[0] == 0 && blocks[1] == 0 && blocks[2] == 0);
 }
 
 static void test_kernel_args(void **state)
@@ -1174,6 +1220,7 @@ int main(void)
         cmocka_unit_test(test_config_parse_errors),
         cmocka_unit_test(test_config_check_names_parameter),
         cmocka_unit_test(test_layout_arithmetic),
+        cmocka_unit_test(test_geometry_extremes),
         cmocka_unit_test(test_effective_bytes),
         cmocka_unit_test(test_geometry_split_and_order),
         cmocka_unit_test(test_portable_geometry_fit),

@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "db_internal.h"
 #include "fdt_many.h"
 #include "fdt_session.h"
 #include "fdt_tasks.h"
@@ -300,7 +302,40 @@ static void test_sim_devices(void **state)
     assert_int_equal(n, 0);
 }
 
-/* A database holding a device of the other kind is refused by a session. */
+/* A run of a process that is gone, left "running" in db (what a killed tune leaves). */
+static void stale_run(fdt_db *db, const fdt_device *d)
+{
+    fdt_err e = {""};
+    fdt_db_env v;
+    fdt_db_env_from_device(d, "0.1.0", &v);
+    fdt_db_run r;
+    fdt_db_run_init(&r);
+    int64_t id;
+    assert_int_equal(fdt_db_device_id(db, d, &r.device_id, &e), 0);
+    assert_int_equal(fdt_db_env_id(db, &v, &r.env_id, &e), 0);
+    assert_int_equal(fdt_db_run_begin(db, &r, &id, &e), 0);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    assert_true(pid > 0);
+    waitpid(pid, NULL, 0);
+    char sql[128];
+    snprintf(sql, sizeof sql, "UPDATE runs SET pid = %ld WHERE id = %lld", (long)pid,
+             (long long)id);
+    assert_int_equal(sqlite3_exec(fdt_dbi_handle(db), sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+static char *slurp_file(const char *path, size_t *n)
+{
+    char *bytes;
+    fdt_err e = {""};
+    if (fdt_read_file(path, &bytes, n, &e))
+        fail_msg("%s", e.msg);
+    return bytes;
+}
+
+/* A database holding a device of the other kind is refused by a session, before anything is
+ * written to it: its stale run stays as it was, the file byte for byte. */
 static void test_kinds_apart(void **state)
 {
     (void)state;
@@ -323,7 +358,10 @@ static void test_kinds_apart(void **state)
     assert_int_equal(fdt_session_check_kind(db, &sim, &e), 0);
     assert_int_equal(fdt_session_check_kind(db, &real, &e), -1);
     assert_has(e.msg, "holds simulated results (NVIDIA H100 80GB HBM3 (simulated))");
+    stale_run(db, &sim.device[0]);
     fdt_db_close(db);
+    size_t n, m;
+    char *before = slurp_file(path, &n);
     fdt_session_opts o;
     fdt_session_opts_init(&o);
     o.db_path = path;
@@ -333,8 +371,17 @@ static void test_kinds_apart(void **state)
     fdt_session s;
     assert_int_equal(fdt_session_open(&o, &s, &e), FDT_STATUS_USAGE);
     assert_has(e.msg, "results of real GPUs go into a database of their own");
+    assert_has(e.msg, "the file was left as it is");
     assert_int_equal(s.ngpus, 0); /* refused before any worker started */
+    assert_int_equal(s.stale, 0); /* nor was the stale run marked */
     fdt_session_close(&s);
+    char *after = slurp_file(path, &m);
+    assert_true(n == m && !memcmp(before, after, n));
+    free(before);
+    free(after);
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    assert_false(exists(wal));
     /* and the other way round */
     path_in(path, sizeof path, "real.db");
     assert_int_equal(fdt_db_open(path, FDT_DB_CREATE, &db, &e), 0);

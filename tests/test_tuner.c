@@ -264,11 +264,19 @@ static void test_session_given_db(void **state)
     o.db = db;
     o.probe = probe_none;
     fdt_session s;
-    /* a database given open comes first: its stale run is marked though no GPU is here */
+    /* no GPU: nothing is known of the kind of results to come, so nothing is written, not
+     * even the stale run's end */
     assert_int_equal(fdt_session_open(&o, &s, &e), FDT_STATUS_NO_GPU);
-    assert_int_equal(s.stale, 1);
+    assert_int_equal(s.stale, 0);
     fdt_session_close(&s);
     fdt_db_run r;
+    assert_int_equal(fdt_db_run_get(db, 1, &r, &e), 0);
+    assert_int_equal(r.status, FDT_DB_RUNNING);
+    /* a GPU of the database's kind: its kind checked, then the stale run marked */
+    o.probe = probe_h100;
+    assert_int_equal(fdt_session_open(&o, &s, &e), FDT_STATUS_OK);
+    assert_int_equal(s.stale, 1);
+    fdt_session_close(&s);
     assert_int_equal(fdt_db_run_get(db, 1, &r, &e), 0);
     assert_int_equal(r.status, FDT_DB_INTERRUPTED);
     /* the caller's database stays open */

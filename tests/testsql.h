@@ -17,10 +17,20 @@ void sql_exec(const char *path, const char *sql);
  * memory clocks and known throttle reasons (0 is "none"). */
 fdt_clocks sql_clocks(int sm, int sm_max, int mem, int mem_max, uint64_t reasons);
 
-/* What the v4 -> v5 step added (the runs' driver source and clocks): dropped, a file is v4
- * again (test_db's test_migrate_v4, and v3 with cut_short dropped too: test_cut_short_v4;
- * test_merge's v4 shard). */
+/* What the v5 -> v6 step added (the triggers of the bounds, bounds.c): dropped, a file is v5
+ * again (and writes outside the bounds pass, as they did: test_db's test_bounds). */
+#define DROP_V6                                                                            \
+    "DROP TRIGGER problems_bounds_insert; DROP TRIGGER problems_bounds_update;"           \
+    "DROP TRIGGER devices_bounds_insert; DROP TRIGGER devices_bounds_update;"             \
+    "DROP TRIGGER runs_bounds_insert; DROP TRIGGER runs_bounds_update;"                   \
+    "DROP TRIGGER evaluations_bounds_insert; DROP TRIGGER evaluations_bounds_update;"     \
+    "PRAGMA user_version = 5;"
+
+/* What the v4 -> v5 step added (the runs' driver source and clocks): dropped, with DROP_V6
+ * first, a file is v4 again (test_db's test_migrate_v4, and v3 with cut_short dropped too:
+ * test_cut_short_v4; test_merge's v4 shard). */
 #define DROP_V5                                                                            \
+    DROP_V6                                                                                \
     "ALTER TABLE runs DROP COLUMN driver_source;"                                          \
     "ALTER TABLE runs DROP COLUMN sm_max_mhz;"                                             \
     "ALTER TABLE runs DROP COLUMN mem_max_mhz;"                                            \

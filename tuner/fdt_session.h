@@ -26,7 +26,8 @@ typedef struct fdt_session_opts {
     const char *db_path;      /* the database to open, created when missing (NULL: the
                                  default path); opened only once a GPU is there to use */
     fdt_db *db;               /* instead, one the caller opened and closes (retune opens it
-                                 first, for its lock); its stale runs are marked first */
+                                 first, for its lock, with fdt_session_open_db); its kind is
+                                 checked, then its stale runs are marked */
     const fdt_catalogue *cat; /* resolves `gpu` and completes device descriptions */
     int select;               /* 1: open the GPU `gpu` names at once; 0: none yet */
     const char *gpu;          /* catalogue name, alias or arch; NULL or "auto": the first */
@@ -100,19 +101,27 @@ fdt_status fdt_session_resolve_auto(const char **gpu, const fdt_catalogue *cat,
 int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p,
                            int need_live, fdt_device *dev, int *index, fdt_err *e);
 
-/* Opens a session. Order: a database given open is dealt with first (stale runs); then the
- * probe (none visible: FDT_STATUS_NO_GPU, s->probe says why); the selection (FDT_STATUS_USAGE
- * when `gpu` names no visible device); the database by path, only now, so that nothing is
- * created where nothing can be tuned; the kind of the database's devices, which must be the
- * kind of the session's (simulated GPUs or real ones: fdt_session_check_kind,
- * FDT_STATUS_USAGE); the selected GPU (fdt_session_add_gpu). Other failures are
- * FDT_STATUS_ERROR. Whatever it returns, s is closed with fdt_session_close. */
+/* Opens a session. Order: the probe (none visible: FDT_STATUS_NO_GPU, s->probe says why); the
+ * selection (FDT_STATUS_USAGE when `gpu` names no visible device); the database, given open
+ * or opened by path only now, so that nothing is created where nothing can be tuned, and
+ * checked before anything is written to it: the kind of its devices must be the kind of the
+ * session's (simulated GPUs or real ones: fdt_session_check_kind, FDT_STATUS_USAGE), and a
+ * database opened here passes fdt_db_open_checked's checks; then its stale runs are marked;
+ * the selected GPU (fdt_session_add_gpu). Other failures are FDT_STATUS_ERROR. Whatever it
+ * returns, s is closed with fdt_session_close. */
 fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *e);
 
 /* Opens the visible device `live` as a GPU of the session: its description completed from
  * the catalogue, its environment, their ids in the database and a started worker; the first
  * worker arms the stop flag. *g (may be NULL) points at it. On failure nothing is added. */
 int fdt_session_add_gpu(fdt_session *s, int live, fdt_session_gpu **g, fdt_err *e);
+
+/* Opens (flags: FDT_DB_CREATE or FDT_DB_READWRITE) the database of a session whose visible
+ * devices are p, refusing one of the other kind (fdt_session_check_kind: FDT_STATUS_USAGE)
+ * among the checks that run before anything is written to it (fdt_db_open_checked; a
+ * refusal of those is FDT_STATUS_ERROR). */
+fdt_status fdt_session_open_db(const char *path, int flags, const fdt_probe *p, fdt_db **db,
+                               fdt_err *e);
 
 /* Simulated and real results never share a database: refuses (e) a database that holds a
  * device of the other kind than the visible devices p (all simulated, or all real). The

@@ -356,6 +356,14 @@ static int write_meta(fdt_db *out, const fdt_merge_opts *o, fdt_err *e)
 
 /* ---------------------------------------------------------------- the merge */
 
+/* What an existing output must pass before the merge writes to it, on the read-only
+ * connection of fdt_db_open_checked: the checks of an input. */
+static int gate_output(void *ctx, fdt_db *db, fdt_err *e)
+{
+    (void)ctx;
+    return fdt_db_check(db, e) || fdt_db_import_check(db, e) ? -1 : 0;
+}
+
 static void remove_output(const char *path)
 {
     static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
@@ -420,8 +428,7 @@ fdt_status fdt_merge(const fdt_merge_opts *o, fdt_merge_report *r, fdt_err *e)
             goto done;
         }
     }
-    if (fdt_db_open(out_path, FDT_DB_CREATE, &out, e) ||
-        (exists && (fdt_db_check(out, e) || fdt_db_import_check(out, e))) ||
+    if (fdt_db_open_checked(out_path, FDT_DB_CREATE, gate_output, NULL, &out, e) ||
         fdt_db_count(out, &r->before, e)) {
         fdt_err_wrap(e, "output");
         goto done;

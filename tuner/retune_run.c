@@ -221,8 +221,9 @@ fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_e
         return FDT_STATUS_NO_GPU;
     }
     fdt_db *db = NULL;
-    if (fdt_db_open(rep->db_path, FDT_DB_READWRITE, &db, e))
-        return FDT_STATUS_ERROR;
+    fdt_status opened = fdt_session_open_db(rep->db_path, FDT_DB_READWRITE, &rep->probe, &db, e);
+    if (opened != FDT_STATUS_OK)
+        return opened;
     job j = {.rq = rq, .on_event = on_event, .on_progress = on_progress, .ctx = ctx,
              .rep = rep};
     fdt_retune_lock lock;

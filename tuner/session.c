@@ -1,8 +1,8 @@
 /* The tuning session: probe, GPU selection through the catalogue (and what --gpu auto names,
- * for tune and for the commands that read stored results), the database with its stale runs
- * marked and its kind (simulated or real) checked, a worker per GPU with its device and
- * environment ids, and the stop flag that SIGINT and SIGTERM set while workers run
- * (fdt_session.h). */
+ * for tune and for the commands that read stored results), the database with its kind
+ * (simulated or real) checked before anything is written to it, then its stale runs marked,
+ * a worker per GPU with its device and environment ids, and the stop flag that SIGINT and
+ * SIGTERM set while workers run (fdt_session.h). */
 #include "fdt_session.h"
 
 #include <stdio.h>
@@ -157,6 +157,27 @@ int fdt_session_check_kind(fdt_db *db, const fdt_probe *p, fdt_err *e)
                        "database of their own (--db)", fdt_db_path(db), k.other.name);
 }
 
+typedef struct kind_gate {
+    const fdt_probe *probe;
+    int refused;
+} kind_gate;
+
+static int gate_kind(void *ctx, fdt_db *db, fdt_err *e)
+{
+    kind_gate *g = ctx;
+    g->refused = fdt_session_check_kind(db, g->probe, e) != 0;
+    return g->refused ? -1 : 0;
+}
+
+fdt_status fdt_session_open_db(const char *path, int flags, const fdt_probe *p, fdt_db **db,
+                               fdt_err *e)
+{
+    kind_gate g = {.probe = p};
+    if (fdt_db_open_checked(path, flags, gate_kind, &g, db, e))
+        return g.refused ? FDT_STATUS_USAGE : FDT_STATUS_ERROR;
+    return FDT_STATUS_OK;
+}
+
 void fdt_session_detach_db(fdt_session *s)
 {
     if (s->own_db)
@@ -172,8 +193,6 @@ fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *
     s->cat = o->cat;
     stop_flag = 0;
     s->stop = &stop_flag;
-    if (o->db && attach_db(s, o->db, e))
-        return FDT_STATUS_ERROR;
     if (o->probed)
         s->probe = *o->probed;
     else if ((o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
@@ -186,16 +205,21 @@ fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *
     int live = -1;
     if (o->select && fdt_session_select_gpu(s->cat, o->gpu, &s->probe, 1, &dev, &live, e))
         return FDT_STATUS_USAGE;
-    if (!o->db) {
-        fdt_db *db = NULL;
-        if (fdt_db_open(o->db_path, FDT_DB_CREATE, &db, e))
+    /* Every condition on the database is checked before its first write (stale runs). */
+    if (o->db) {
+        if (fdt_session_check_kind(o->db, &s->probe, e))
+            return FDT_STATUS_USAGE;
+        if (attach_db(s, o->db, e))
             return FDT_STATUS_ERROR;
+    } else {
+        fdt_db *db = NULL;
+        fdt_status st = fdt_session_open_db(o->db_path, FDT_DB_CREATE, &s->probe, &db, e);
+        if (st != FDT_STATUS_OK)
+            return st;
         s->own_db = 1;
         if (attach_db(s, db, e))
             return FDT_STATUS_ERROR;
     }
-    if (fdt_session_check_kind(s->db, &s->probe, e))
-        return FDT_STATUS_USAGE;
     if (o->select && fdt_session_add_gpu(s, live, NULL, e))
         return FDT_STATUS_ERROR;
     return FDT_STATUS_OK;
