@@ -129,13 +129,14 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
             fdt_sb_printf(b, " *     fdtuned_%s variants %d/%d: %s on ", p->fam[f].name,
                           tu->vconst, tu->vruntime, key);
             comment_text(b, tu->row.device.name);
-            char ms[32], gbs[32], frac[32];
+            char ms[32], gbs[32], frac[32], shown[FDT_CONFIG_DISPLAY_MAX];
+            fdt_config_display_key(ev->config, shown, sizeof shown); /* every parameter */
             measure(ms, sizeof ms, "%.4f ms", ev->time_ms);
             measure(gbs, sizeof gbs, "%.0f GB/s", ev->gbs);
             measure(frac, sizeof frac, "%.3f of copy", ev->frac_copy);
             fdt_sb_printf(b, " (%s, %d CUs)\n *       config %s\n *       median %s, %s, %s; "
                              "run %lld%s, evaluated %s\n%s *       driver ",
-                          tu->row.device.arch, tu->row.device.compute_units, ev->config, ms,
+                          tu->row.device.arch, tu->row.device.compute_units, shown, ms,
                           gbs, frac, (long long)ev->run_id,
                           tu->row.source == FDT_DB_SYSTEM ? " of the system database" : "",
                           ev->created,
