@@ -90,6 +90,13 @@ if grep -q '^backend cuda: nvrtc' "$tmp/version"; then
     expect_in "gen --compile sm_90" "$out" 'extern "C"'
     expect_in "gen --compile sm_90" "$out" "for sm_90"
     expect_in "gen --compile sm_90" "$out" "registers"
+    expect_not_in "gen --compile sm_90, no spills" "$err" "spills"
+    # spill stores to local memory: a warning with the numbers (stdout stays the source)
+    run gen --op d2x --R 8 --precision f64 --config bx=32,by=8,tile=4,lb=1024 --target sm_90
+    expect_status "gen spilling sm_90" 0
+    expect_in "gen spilling sm_90" "$err" "warning: sm_90: spills "
+    expect_in "gen spilling sm_90" "$err" "bytes of registers (spill stores to local memory; a "
+    expect_not_in "gen spilling sm_90: not on stdout" "$out" "warning:"
     compiled=$((compiled + 1))
 else
     echo "note: no NVRTC in this build: gen --compile --target sm_90 not checked" >&2
@@ -99,6 +106,15 @@ if grep -q '^backend hip: hiprtc' "$tmp/version"; then
     expect_status "gen --compile gfx90a" 0
     expect_in "gen --compile gfx90a" "$out" "for gfx90a"
     expect_in "gen --compile gfx90a" "$out" "VGPRs"
+    expect_not_in "gen --compile gfx90a, no spills" "$err" "spills"
+    # VGPRs spilled to scratch (592 bytes, 476 of scratch with Debian's hiprtc): a warning
+    # with the numbers, as for LDS over the limit
+    run gen --op wave --R 8 --config bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3 \
+        --target gfx90a
+    expect_status "gen spilling gfx90a" 0
+    expect_in "gen spilling gfx90a" "$err" "warning: gfx90a: spills "
+    expect_in "gen spilling gfx90a" "$err" "bytes of registers (VGPRs to scratch; "
+    expect_in "gen spilling gfx90a" "$err" "bytes of scratch per work-item); tune prunes"
     compiled=$((compiled + 1))
 else
     echo "note: no hiprtc in this build: gen --compile --target gfx90a not checked" >&2
