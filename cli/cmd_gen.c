@@ -32,7 +32,9 @@ static void gen_usage(FILE *f)
             "registers to memory, or LDS over the target's limit, is a warning on stderr.\n\n"
             "AMD targets that hiprtc cannot compile here (the hiprtc of ROCm < 5.6 knows only\n"
             "gfx900, gfx906, gfx908, gfx90a, gfx1030) are compiled offline by clang with its lld:\n"
-            "FDTUNE_CLANG, else clang-16 (Debian: clang-16 lld-16), else ROCm's llvm/bin/clang.\n");
+            "FDTUNE_CLANG, else per target the first that knows it of clang-19 (Debian: clang-19\n"
+            "lld-19; gfx940, gfx941, gfx942), clang-16 (gfx940, no gfx942), ROCm's\n"
+            "llvm/bin/clang.\n");
     print_exit_statuses(f);
 }
 
