@@ -6,8 +6,9 @@
 # status, registers, sgprs (AMD only), agprs (AMD targets that have them), spill_bytes (to
 # memory: NVIDIA spill stores, AMD VGPR spill stores to scratch), sgpr_spills (AMD only: SGPRs
 # spilled to VGPR lanes), scratch_bytes, shared_bytes (static) and dynamic_shared_bytes (the
-# ring's, sized at launch). AMD targets the legacy hiprtc cannot compile (gfx940, gfx1100)
-# go through the offline clang (FDTUNE_CLANG, else clang-16). A failed
+# ring's, sized at launch). AMD targets the legacy hiprtc cannot compile (gfx940, gfx942,
+# gfx1100) go through the offline clang (FDTUNE_CLANG, else the first that knows the target
+# of clang-19, clang-16, ROCm's). A failed
 # generation or compilation is a row with status "error: <first line of the message>".
 # Rows come out in the order of the loops below, whatever order the jobs finish in.
 # Compare two such files with bench/resources_compare.py. Set FDTUNE_CACHE to a dedicated

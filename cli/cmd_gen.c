@@ -30,9 +30,13 @@ static void gen_usage(FILE *f)
             "                   usage error naming those it takes\n"
             "  --disasm         also append the disassembly of the compiled kernel\n"
             "                   (llvm-objdump for AMD, cuobjdump -sass or nvdisasm for NVIDIA)\n\n"
+            "The banner shows the whole config (every parameter). A compiled kernel that spills\n"
+            "registers to memory, or LDS over the target's limit, is a warning on stderr.\n\n"
             "AMD targets that hiprtc cannot compile here (the hiprtc of ROCm < 5.6 knows only\n"
             "gfx900, gfx906, gfx908, gfx90a, gfx1030) are compiled offline by clang with its lld:\n"
-            "FDTUNE_CLANG, else clang-16 (Debian: clang-16 lld-16), else ROCm's llvm/bin/clang.\n");
+            "FDTUNE_CLANG, else per target the first that knows it of clang-19 (Debian: clang-19\n"
+            "lld-19; gfx940, gfx941, gfx942), clang-16 (gfx940, no gfx942), ROCm's\n"
+            "llvm/bin/clang.\n");
     print_exit_statuses(f);
 }
 
@@ -196,6 +200,9 @@ int cmd_gen(int argc, char **argv)
             continue;
         }
         report(b, targets[i], &code, &pa.p, &cfg);
+        char why[256];
+        if (fdt_eval_spill_check(targets[i], &code.res, why, sizeof why))
+            print_note("warning: %s: %s; tune prunes such a kernel", targets[i], why);
         if (disasm && print_disasm(b, targets[i], &code))
             status = EXIT_ERROR;
         fdt_rt_code_free(&code);

@@ -49,26 +49,44 @@ void fdt_eval_occupancy(const char *arch, const fdt_rt_resources *res, const fdt
              a->known ? "" : a->fallback);
 }
 
+/* What a kernel keeps in memory that belongs in registers, in buf (returned), or NULL:
+ * spills (NVIDIA's spill stores to local memory, AMD's VGPRs spilled to scratch) and on AMD
+ * any private (scratch) memory without spills: memory traffic per work-item, from arrays the
+ * compiler could not keep in registers, that the model knows nothing of. */
+static const char *memory_spills(const fdt_arch *a, const fdt_rt_resources *res, char *buf,
+                                 size_t n)
+{
+    int amd = !strcmp(a->vendor, "AMD");
+    if (res->spill_bytes > 0 && amd)
+        snprintf(buf, n, "spills %d bytes of registers (VGPRs to scratch; %d bytes of scratch "
+                 "per work-item)", res->spill_bytes, res->scratch_bytes);
+    else if (res->spill_bytes > 0)
+        snprintf(buf, n, "spills %d bytes of registers (spill stores to local memory; a %d-byte "
+                 "stack frame per thread)", res->spill_bytes, res->scratch_bytes);
+    else if (amd && res->scratch_bytes > 0)
+        snprintf(buf, n, "uses %d bytes of scratch (private memory) per work-item",
+                 res->scratch_bytes);
+    else
+        return NULL;
+    return buf;
+}
+
+int fdt_eval_spill_check(const char *arch, const fdt_rt_resources *res, char *why, size_t n)
+{
+    return memory_spills(fdt_arch_find(arch), res, why, n) != NULL;
+}
+
 const char *fdt_eval_prune(const fdt_rt_resources *res, const fdt_config *cfg,
                            const fdt_geometry *g, const fdt_device *d, char *buf, size_t n)
 {
     const fdt_arch *a = fdt_arch_of(d);
     int amd = !strcmp(a->vendor, "AMD");
-    if (res->spill_bytes > 0) {
-        snprintf(buf, n, "spills %d bytes of registers", res->spill_bytes);
+    if (memory_spills(a, res, buf, n))
         return buf;
-    }
     /* code past what the instruction cache was measured to hold runs several times slower */
     if (a->code_limit > 0 && res->code_bytes > a->code_limit) {
         snprintf(buf, n, "%.1f KB of machine code outgrow the instruction cache (%s: %.1f KB, "
                  "measured)", res->code_bytes / 1e3, a->name, a->code_limit / 1e3);
-        return buf;
-    }
-    /* AMD: private (scratch) memory without spills is memory traffic per work-item, from
-     * arrays the compiler could not keep in registers, that the model knows nothing of */
-    if (amd && res->scratch_bytes > 0) {
-        snprintf(buf, n, "uses %d bytes of scratch (private memory) per work-item",
-                 res->scratch_bytes);
         return buf;
     }
     /* dynamic shared memory may go up to the opt-in limit, static only to the default one */

@@ -166,6 +166,12 @@ void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n);
 const char *fdt_eval_prune(const fdt_rt_resources *res, const fdt_config *c,
                            const fdt_geometry *g, const fdt_device *d, char *buf, size_t n);
 
+/* 1 when a kernel compiled for arch with resources res keeps registers in memory, with the
+ * numbers in why: spills (NVIDIA's spill stores, AMD's VGPRs spilled to scratch) or, on AMD,
+ * scratch without spills; 0 otherwise. fdt_eval_prune prunes on it; `fdtune gen` warns with
+ * it. */
+int fdt_eval_spill_check(const char *arch, const fdt_rt_resources *res, char *why, size_t n);
+
 /* 1 when the shared memory (LDS) of c's tiles for p exceeds what one workgroup may use on
  * arch (the architecture's limits: fdt_arch_shared_exceeds), with the reason in why; 0
  * otherwise (also for a config that does not generate). `fdtune gen` warns with it. */

@@ -79,7 +79,8 @@ static void measure(char *buf, size_t n, const char *fmt, double v)
 static void predicted(fdt_sb *b, const fdt_exp_tuned *tu)
 {
     const fdt_db_row *r = &tu->row;
-    char ms[32], gbs[32], key[160];
+    char ms[32], gbs[32], key[160], shown[FDT_CONFIG_DISPLAY_MAX];
+    fdt_config_display_key(r->ev.config, shown, sizeof shown); /* every parameter */
     measure(ms, sizeof ms, "%.4f ms", r->ev.time_ms);
     measure(gbs, sizeof gbs, "%.0f GB/s", r->ev.gbs);
     fdt_problem_format(&r->problem, key, sizeof key);
@@ -87,7 +88,7 @@ static void predicted(fdt_sb *b, const fdt_exp_tuned *tu)
                      "not measured: %s, %s; nothing measured on %s\n *       answers it, so "
                      "this is the model's top-ranked config (the first of a dry run:\n"
                      " *       fdtune --gpu ", r->device.arch, r->device.compute_units,
-                  r->ev.config, ms, gbs, r->device.arch);
+                  shown, ms, gbs, r->device.arch);
     comment_text(b, r->device.name);
     fdt_sb_printf(b, " --op %s --R %d --precision %s --grid %lldx%lldx%lld --dry-run);\n"
                      " *       tune it to measure, fdtune %s, generator %s\n",
@@ -158,13 +159,14 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
                 predicted(b, tu);
                 continue;
             }
-            char ms[32], gbs[32], frac[32];
+            char ms[32], gbs[32], frac[32], shown[FDT_CONFIG_DISPLAY_MAX];
+            fdt_config_display_key(ev->config, shown, sizeof shown); /* every parameter */
             measure(ms, sizeof ms, "%.4f ms", ev->time_ms);
             measure(gbs, sizeof gbs, "%.0f GB/s", ev->gbs);
             measure(frac, sizeof frac, "%.3f of copy", ev->frac_copy);
             fdt_sb_printf(b, " (%s, %d CUs)\n *       config %s\n *       median %s, %s, %s; "
                              "run %lld%s, evaluated %s\n%s *       driver ",
-                          tu->row.device.arch, tu->row.device.compute_units, ev->config, ms,
+                          tu->row.device.arch, tu->row.device.compute_units, shown, ms,
                           gbs, frac, (long long)ev->run_id,
                           tu->row.source == FDT_DB_SYSTEM ? " of the system database" : "",
                           ev->created,

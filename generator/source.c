@@ -147,8 +147,8 @@ static void emit_combine(const fdt_problem *p, fdt_sb *b)
 static void emit_banner(const fdt_problem *p, const fdt_config *c, const fdt_layout *l,
                         int runtime_dims, fdt_sb *b)
 {
-    char key[256];
-    fdt_config_format(c, key, sizeof key);
+    char shown[FDT_CONFIG_DISPLAY_MAX];
+    fdt_config_display(c, shown, sizeof shown);
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     static const char *what[FDT_OP_COUNT] = {
@@ -162,7 +162,7 @@ static void emit_banner(const fdt_problem *p, const fdt_config *c, const fdt_lay
                   FDTUNE_VERSION, fdt_gen_fingerprint());
     fdt_sb_printf(b, "// Operator %s, radius %d (order %d), %s: %s\n", fdt_op_name(p->op), p->R,
                   2 * p->R, fdt_prec_name(p->prec), what[p->op]);
-    fdt_sb_printf(b, "// Config: %s\n", key);
+    fdt_sb_printf(b, "// Config: %s\n", shown); /* every parameter: what a person reads */
     fdt_sb_puts(b, "// Layout: halo-padded arrays, pos = i + line*j + slice*k over padded "
                    "coordinates (interior\n// starts at R on every axis); pointers point at "
                    "padded (0,0,0). Writes rows [jbeg, jend).\n");

@@ -164,7 +164,7 @@ static int hip_compiler_id(const char *arch, char *buf, size_t n, fdt_err *e)
 {
     char why[512];
     if (takes_clang(arch, why, sizeof why)) {
-        if (fdt_rt_amd_clang_id(buf, n, e) == 0)
+        if (fdt_rt_amd_clang_id(arch, buf, n, e) == 0)
             return 0;
         return fdt_err_wrap(e, "hip: %s needs the offline compiler because %s", arch, why);
     }

@@ -123,8 +123,9 @@ int fdt_rt_comgr_root(char *buf, size_t n);
 
 /* ---- the offline AMD compiler (amd_clang.c): clang + lld, for what hiprtc cannot compile ---- */
 
-/* The compiler's identity for the compile cache and the logs: version, path and options. */
-int fdt_rt_amd_clang_id(char *buf, size_t n, fdt_err *e);
+/* The identity of the clang that compiles arch (each target goes to the first clang that
+ * knows it), for the compile cache and the logs: version, path and options. */
+int fdt_rt_amd_clang_id(const char *arch, char *buf, size_t n, fdt_err *e);
 /* Compiles src for arch in a scratch directory (fdtune's hip/hip_runtime.h beside it) into a
  * code object, with clang's messages in log and the resources from the code object. Runs clang
  * as a program: call it inside a compile child. */

@@ -4,9 +4,11 @@
 # (zero, incomplete, negative, overflowing, garbage), an unknown operator and a bad config
 # are usage errors (exit 2) with a message on stderr that names the problem and nothing on
 # stdout; `gen` prints compilable source and, with --compile, the compiler's resource usage
-# (for every compiler this build has, the offline clang for gfx940 included, with --disasm
-# the disassembly), a missing offline compiler is an operational error naming the target
-# and the packages, and a target NVRTC does not take is a usage error naming those it takes. Every failed check is printed; the exit status is 1
+# (for every compiler this build has, the offline clang for gfx940 and gfx942 included, with
+# --disasm the disassembly) and a warning on stderr when the kernel spills registers to
+# memory; a missing offline compiler, or one that does not know the target, is an
+# operational error naming the target and the packages, and a target NVRTC does not take is
+# a usage error naming those it takes. Every failed check is printed; the exit status is 1
 # when any check failed. CTest runs it with FDTUNE_CACHE pointing into the build tree.
 set -eu
 
@@ -90,6 +92,13 @@ if grep -q '^backend cuda: nvrtc' "$tmp/version"; then
     expect_in "gen --compile sm_90" "$out" 'extern "C"'
     expect_in "gen --compile sm_90" "$out" "for sm_90"
     expect_in "gen --compile sm_90" "$out" "registers"
+    expect_not_in "gen --compile sm_90, no spills" "$err" "spills"
+    # spill stores to local memory: a warning with the numbers (stdout stays the source)
+    run gen --op d2x --R 8 --precision f64 --config bx=32,by=8,tile=4,lb=1024 --target sm_90
+    expect_status "gen spilling sm_90" 0
+    expect_in "gen spilling sm_90" "$err" "warning: sm_90: spills "
+    expect_in "gen spilling sm_90" "$err" "bytes of registers (spill stores to local memory; a "
+    expect_not_in "gen spilling sm_90: not on stdout" "$out" "warning:"
     compiled=$((compiled + 1))
 else
     echo "note: no NVRTC in this build: gen --compile --target sm_90 not checked" >&2
@@ -115,6 +124,15 @@ if grep -q '^backend hip: hiprtc' "$tmp/version"; then
     expect_status "gen --compile gfx90a" 0
     expect_in "gen --compile gfx90a" "$out" "for gfx90a"
     expect_in "gen --compile gfx90a" "$out" "VGPRs"
+    expect_not_in "gen --compile gfx90a, no spills" "$err" "spills"
+    # VGPRs spilled to scratch (592 bytes, 476 of scratch with Debian's hiprtc): a warning
+    # with the numbers, as for LDS over the limit
+    run gen --op wave --R 8 --config bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3 \
+        --target gfx90a
+    expect_status "gen spilling gfx90a" 0
+    expect_in "gen spilling gfx90a" "$err" "warning: gfx90a: spills "
+    expect_in "gen spilling gfx90a" "$err" "bytes of registers (VGPRs to scratch; "
+    expect_in "gen spilling gfx90a" "$err" "bytes of scratch per work-item); tune prunes"
     compiled=$((compiled + 1))
 else
     echo "note: no hiprtc in this build: gen --compile --target gfx90a not checked" >&2
@@ -125,21 +143,25 @@ fi
 # compiles them. Where no clang is found the check is skipped, said and counted (not passed).
 skipped=0
 if grep -q '^backend hip: hiprtc.*(in libamdhip64)' "$tmp/version"; then
-    run gen --op lap --R 4 --config bx=32,by=8,nw=32,lds=2,vec=4,align=64,pf=2 \
-        --target gfx940 --disasm
-    if [ "$rc" -ne 0 ] && grep -q 'no clang for AMD GPUs found' "$err"; then
-        echo "SKIPPED: gen --target gfx940 --disasm (no clang): $(head -c 300 "$err")" >&2
-        skipped=$((skipped + 1))
-    else
-        expect_status "gen --target gfx940 --disasm" 0
-        expect_in "gen gfx940" "$out" "for gfx940"
-        expect_in "gen gfx940" "$out" "VGPRs"
-        expect_in "gen gfx940" "$out" "SGPR spills"
-        expect_in "gen gfx940 --disasm" "$out" "// Disassembly for gfx940:"
-        expect_in "gen gfx940 --disasm" "$out" "global_load_dwordx4"
-        expect_in "gen gfx940 --disasm" "$out" "s_endpgm"
+    # gfx940 (clang 16 and later) and gfx942, MI300's real ISA (clang 17 and later): a clang
+    # that does not know the target is a skip that says so, never a pass
+    for t in gfx940 gfx942; do
+        run gen --op lap --R 4 --config bx=32,by=8,nw=32,lds=2,vec=4,align=64,pf=2 \
+            --target $t --disasm
+        if [ "$rc" -ne 0 ] && grep -q 'no clang for AMD GPUs found' "$err"; then
+            echo "SKIPPED: gen --target $t --disasm (no clang for it): $(head -c 400 "$err")" >&2
+            skipped=$((skipped + 1))
+            continue
+        fi
+        expect_status "gen --target $t --disasm" 0
+        expect_in "gen $t" "$out" "for $t"
+        expect_in "gen $t" "$out" "VGPRs"
+        expect_in "gen $t" "$out" "SGPR spills"
+        expect_in "gen $t --disasm" "$out" "// Disassembly for $t:"
+        expect_in "gen $t --disasm" "$out" "global_load_dwordx4"
+        expect_in "gen $t --disasm" "$out" "s_endpgm"
         compiled=$((compiled + 1))
-    fi
+    done
     # no clang: the target, what it needs and how to install it; exit 4 (operational error)
     rc=0
     FDTUNE_CLANG=$tmp/no/clang "$fdtune" gen --op lap --R 4 --target gfx1100 >"$out" 2>"$err" ||
@@ -147,7 +169,38 @@ if grep -q '^backend hip: hiprtc.*(in libamdhip64)' "$tmp/version"; then
     expect_status "gen gfx1100 without clang" 4
     expect_in "gen gfx1100 without clang" "$err" "gfx1100 needs the offline compiler"
     expect_in "gen gfx1100 without clang" "$err" "FDTUNE_CLANG=$tmp/no/clang: not an executable"
-    expect_in "gen gfx1100 without clang" "$err" "clang-16 and lld-16"
+    expect_in "gen gfx1100 without clang" "$err" "clang-19 and lld-19"
+    # a clang that does not know the target (clang 16 and gfx942): said, naming both, exit 4
+    if clang16=$(command -v clang-16) && [ -x "$(dirname "$(readlink -f "$clang16")")/ld.lld" ]
+    then
+        rc=0
+        FDTUNE_CLANG=$clang16 "$fdtune" gen --op lap --R 4 --target gfx942 >"$out" 2>"$err" ||
+            rc=$?
+        expect_status "gen gfx942 with clang-16" 4
+        expect_in "gen gfx942 with clang-16" "$err" "found that knows gfx942"
+        expect_in "gen gfx942 with clang-16" "$err" "clang version 16"
+        expect_in "gen gfx942 with clang-16" "$err" "LLVM 17 or later"
+    else
+        echo "SKIPPED: gen gfx942 with clang-16 (no clang-16 with its lld here)" >&2
+        skipped=$((skipped + 1))
+    fi
+    # each target goes to the first clang that knows it: with clang 16 found first (as
+    # "clang-19") and clang 19 found later (as "clang-20"), gfx942 still compiles
+    clang19=$(command -v clang-19 || true)
+    if [ -n "${clang16:-}" ] && [ -n "$clang19" ] &&
+        [ -x "$(dirname "$(readlink -f "$clang19")")/ld.lld" ]; then
+        mkdir -p "$tmp/bin"
+        ln -sf "$(readlink -f "$clang16")" "$tmp/bin/clang-19"
+        ln -sf "$(readlink -f "$clang19")" "$tmp/bin/clang-20"
+        rc=0
+        PATH="$tmp/bin:$PATH" FDTUNE_CACHE= "$fdtune" gen --op lap --R 4 --target gfx942 \
+            >"$out" 2>"$err" || rc=$?
+        expect_status "gen gfx942, clang 16 before clang 19" 0
+        expect_in "gen gfx942, clang 16 before clang 19" "$out" "for gfx942"
+    else
+        echo "SKIPPED: gen gfx942 routed past clang 16 (needs clang-16 and clang-19)" >&2
+        skipped=$((skipped + 1))
+    fi
 else
     echo "note: no legacy hiprtc in this build: the offline AMD compiler is not exercised" >&2
 fi

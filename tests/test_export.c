@@ -442,7 +442,16 @@ static void test_header_compiles(void **state)
             char def[128];
             snprintf(def, sizeof def, "namespace %s_k {", p->fam[f].tuned[t].kconst);
             assert_int_equal(count(text, def), 1);
-            assert_has(text, p->fam[f].tuned[t].row.ev.config);
+            assert_has(text, p->fam[f].tuned[t].row.ev.config); /* the key, in the table */
+            /* the comments show the whole config: the provenance and the kernel's banner */
+            char shown[FDT_CONFIG_DISPLAY_MAX], line[FDT_CONFIG_DISPLAY_MAX + 32];
+            fdt_config_display(&p->fam[f].tuned[t].cfg, shown, sizeof shown);
+            snprintf(line, sizeof line, " *       config %s\n", shown);
+            assert_has(text, line);
+            snprintf(line, sizeof line, "\n// Config: %s\n", shown);
+            assert_has(text, line);
+            snprintf(line, sizeof line, "\n// Config: %s\n", p->fam[f].tuned[t].row.ev.config);
+            assert_null(strstr(text, line));
         }
     assert_has(text, g_db);
     assert_has(text, "runs: 1, 2");
