@@ -1,0 +1,58 @@
+#!/bin/sh
+# The structure (README "Layout"): scripts/layers.sh passes on this source tree and prints its
+# module-level include graph; on made-up trees it fails on an include that runs back up the
+# layers and on a file cycle, naming them.
+# Usage: test_layers.sh SOURCE_DIR
+set -u
+src=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/testutil.sh"
+layers=$src/scripts/layers.sh
+
+# this tree
+rc=0
+sh "$layers" "$src" >"$tmp/out" 2>&1 || rc=$?
+cat "$tmp/out"
+[ "$rc" -eq 0 ] || fail "layers.sh on the source tree: exit status $rc"
+expect_in "the graph" "$tmp/out" "cli        ->"
+expect_in "the verdict" "$tmp/out" "one-way layers, no file cycle"
+
+# a made-up tree of two modules, lo below hi
+mk() { # FILE LINES...: writes FILE under $tmp/t
+    f=$tmp/t/$1
+    shift
+    mkdir -p "$(dirname "$f")"
+    printf '%s\n' "$@" >"$f"
+}
+mk lo/lo.h '#include <stdio.h>' '#include "lo_internal.h"'
+mk lo/lo_internal.h '/* nothing */'
+mk lo/lo.c '#include "lo.h"'
+mk hi/hi.h '#include "lo.h"'
+mk hi/hi.c '#include "hi.h"' '#include "vendor.h"'
+rc=0
+LAYERS="lo hi" sh "$layers" "$tmp/t" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || { fail "a one-way tree: exit status $rc"; cat "$tmp/out" >&2; }
+expect_in "hi includes lo" "$tmp/out" "hi         -> lo"
+expect_in "lo includes nothing" "$tmp/out" "lo         -> (nothing)"
+
+# an include up the layers
+mk lo/lo.c '#include "lo.h"' '#include "hi.h"'
+rc=0
+LAYERS="lo hi" sh "$layers" "$tmp/t" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "an include up the layers: exit status $rc, expected 1"
+expect_in "the upward include named" "$tmp/out" "layer: lo/lo.c includes hi/hi.h (hi is not before lo)"
+
+# a file cycle inside one module
+mk lo/lo.c '#include "lo.h"'
+mk lo/lo_internal.h '#include "lo.h"'
+rc=0
+LAYERS="lo hi" sh "$layers" "$tmp/t" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "a file cycle: exit status $rc, expected 1"
+expect_in "the cycle named" "$tmp/out" "cycle: lo/lo.h -> lo/lo_internal.h -> lo/lo.h"
+
+# bad usage
+rc=0
+sh "$layers" "$tmp/none" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "a missing directory: exit status $rc, expected 2"
+finish
