@@ -1,7 +1,7 @@
 #!/bin/sh
 # The structure (README "Layout"): scripts/layers.sh passes on this source tree and prints its
 # module-level include graph; on made-up trees it fails on an include that runs back up the
-# layers and on a file cycle, naming them.
+# layers and on a file cycle, naming them. And rules that live in one place stay there.
 # Usage: test_layers.sh SOURCE_DIR
 set -u
 src=$1
@@ -17,6 +17,13 @@ cat "$tmp/out"
 [ "$rc" -eq 0 ] || fail "layers.sh on the source tree: exit status $rc"
 expect_in "the graph" "$tmp/out" "cli        ->"
 expect_in "the verdict" "$tmp/out" "one-way layers, no file cycle"
+
+# One rule in one place: which backend an architecture belongs to is the backends' claims
+# (device/: fdt_device_claim_of); fdtune's code guesses it from no name prefix itself (the
+# prefix helpers of portable/fdtuned_model.h stay for the exported headers).
+modules="common generator device runtime target db recipe eval search tuner export cli"
+guess=$(for m in $modules; do [ -d "$src/$m" ] && grep -ln 'fdtuned_arch_backend\|fdtuned_arch_vendor' "$src/$m"/*.c "$src/$m"/*.h 2>/dev/null; done)
+[ -z "$guess" ] || fail "an architecture's backend guessed from its name in: $guess"
 
 # a made-up tree of two modules, lo below hi
 mk() { # FILE LINES...: writes FILE under $tmp/t
