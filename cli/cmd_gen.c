@@ -2,8 +2,7 @@
  * requested targets and append the compiler's resource report (and with --disasm the
  * disassembly) as comments, so stdout stays a compilable source file. */
 #include "cli.h"
-#include "fdt_eval.h"
-#include "fdt_rt.h"
+#include "fdt_target.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -35,11 +34,12 @@ static void gen_usage(FILE *f)
 }
 
 /* The compiler's resource report and log, as comments. */
-static void report(const fdt_rt_backend *b, const char *target, fdt_rt_code *code,
-                   const fdt_problem *p, const fdt_config *cfg)
+static void report(const fdt_target *t, fdt_rt_code *code, const fdt_problem *p,
+                   const fdt_config *cfg)
 {
     const fdt_rt_resources *r = &code->res;
-    printf("\n// Compiled by %s for %s (%zu-byte code object%s", b->name, target, code->size,
+    printf("\n// Compiled by %s for %s (%zu-byte code object%s", t->backend->name, t->arch_name,
+           code->size,
            code->cached ? ", from the compile cache" : "");
     if (r->code_bytes > 0)
         printf(", %d bytes of machine code", r->code_bytes);
@@ -59,7 +59,7 @@ static void report(const fdt_rt_backend *b, const char *target, fdt_rt_code *cod
         printf(" + %u bytes dynamic (at launch)", g.shared_bytes);
     printf("\n");
     char occ[256];
-    fdt_eval_occupancy(target, r, cfg, &g, occ, sizeof occ);
+    fdt_target_occupancy(t, r, cfg, &g, occ, sizeof occ);
     printf("//   %s\n", occ);
     if (code->log && *code->log) {
         /* The compiler's own report, kept verbatim as comments. */
@@ -93,14 +93,21 @@ static int print_disasm(const fdt_rt_backend *b, const char *target, const fdt_r
 
 /* Shared memory (LDS) over a target's limit per workgroup: a warning, gen goes on. With no
  * target, every backend's default one. */
-static void warn_shared(const fdt_problem *p, const fdt_config *c, const char *const *targets,
+static void warn_shared(const fdt_problem *p, const fdt_config *c, const fdt_target *targets,
                         int ntargets)
 {
     for (int i = 0; i < (ntargets ? ntargets : fdt_rt_backend_count()); i++) {
         char why[256];
-        const char *arch = ntargets ? targets[i] : fdt_rt_backend_at(i)->example_arch;
-        if (fdt_eval_shared_check(arch, p, c, why, sizeof why))
-            print_note("warning: %s: %s", arch, why);
+        fdt_target own;
+        fdt_err e;
+        const fdt_target *t = &targets[i];
+        if (!ntargets) {
+            if (fdt_target_for_arch(fdt_rt_backend_at(i)->example_arch, &own, &e))
+                continue;
+            t = &own;
+        }
+        if (fdt_target_shared_check(t, p, c, why, sizeof why))
+            print_note("warning: %s: %s", t->arch_name, why);
     }
 }
 
@@ -145,9 +152,10 @@ int cmd_gen(int argc, char **argv)
     if ((ntargets || disasm) && !compile)
         compile = 1; /* a target or a disassembly only makes sense when compiling */
     fdt_err e;
+    fdt_target tgt[8];
     for (int i = 0; i < ntargets; i++)
-        if (!fdt_rt_backend_for_arch(targets[i], &e)) { /* a bad argument, not a failure */
-            print_error("--%s", e.msg);
+        if (fdt_target_for_arch(targets[i], &tgt[i], &e) || fdt_target_compiles(&tgt[i], &e)) {
+            print_error("--%s", e.msg); /* a bad argument, not a failure */
             return EXIT_USAGE;
         }
     fdt_config cfg;
@@ -178,21 +186,24 @@ int cmd_gen(int argc, char **argv)
         ntargets = fdt_rt_default_targets(targets, 8, skipped, &nskipped);
         for (int i = 0; i < nskipped; i++)
             print_note("skipping %s: %s", skipped[i].b->example_arch, skipped[i].why.msg);
+        for (int i = 0; i < ntargets; i++)
+            FDT_REQUIRE(fdt_target_for_arch(targets[i], &tgt[i], &e) == 0,
+                        "a backend's example arch is its own target");
         if (!ntargets) {
             print_error("--compile: no compiler is available (see 'fdtune --version')");
             status = EXIT_ERROR;
         }
     }
-    warn_shared(&pa.p, &cfg, targets, ntargets);
+    warn_shared(&pa.p, &cfg, tgt, ntargets);
     for (int i = 0; i < ntargets; i++) {
-        const fdt_rt_backend *b = fdt_rt_backend_for_arch(targets[i], &e);
+        const fdt_rt_backend *b = tgt[i].backend;
         fdt_rt_code code;
-        if (!b || fdt_rt_compile(b, fdt_sb_str(&src), name, targets[i], 300000, &code, &e)) {
+        if (fdt_rt_compile(b, fdt_sb_str(&src), name, targets[i], 300000, &code, &e)) {
             print_error("%s", e.msg);
             status = EXIT_ERROR;
             continue;
         }
-        report(b, targets[i], &code, &pa.p, &cfg);
+        report(&tgt[i], &code, &pa.p, &cfg);
         if (disasm && print_disasm(b, targets[i], &code))
             status = EXIT_ERROR;
         fdt_rt_code_free(&code);

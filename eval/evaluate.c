@@ -1,105 +1,12 @@
-/* One candidate from configuration to result: generate, compile for the worker's device
- * (in a child process, through the cache), prune on what the compiler reports (spills, AMD
- * scratch, shared memory over the device limit, a block larger than the code allows, a
- * workgroup that does not fit on a compute unit by the architecture's rules), then verify
+/* One candidate from configuration to result: generate, compile for the worker's target
+ * (in a child process, through the cache), prune on what the compiler reports by the
+ * target's rules (target/: spills, AMD scratch, shared memory over the device limit, a block
+ * larger than the code allows, a workgroup that does not fit on a compute unit), then verify
  * and time on the worker. */
 #include "fdt_eval.h"
-#include "fdt_arch.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* Shared memory of one block: what the compiler saw (static) and the dynamic part. */
-static long block_shared(const fdt_rt_resources *res, const fdt_geometry *g)
-{
-    return (res->shared_bytes > 0 ? res->shared_bytes : 0) +
-           (g->shared_dynamic ? (long)g->shared_bytes : 0);
-}
-
-/* What one workgroup of a compiled kernel uses, for the occupancy rules. */
-static fdt_arch_use kernel_use(const fdt_rt_resources *res, const fdt_config *c,
-                               const fdt_geometry *g)
-{
-    fdt_arch_use u = {c->bx * c->by * c->bz, res->registers, res->agprs, res->sgprs,
-                      block_shared(res, g)};
-    return u;
-}
-
-int fdt_eval_shared_check(const char *arch, const fdt_problem *p, const fdt_config *c,
-                          char *why, size_t n)
-{
-    uint32_t bytes = 0;
-    int dynamic = 0;
-    fdt_err e;
-    if (fdt_gen_shared(p, c, &bytes, &dynamic, &e))
-        return 0; /* not generated: fdt_config_check says why */
-    return fdt_arch_shared_exceeds(fdt_arch_find(arch), NULL, (long)bytes, dynamic, why, n);
-}
-
-void fdt_eval_occupancy(const char *arch, const fdt_rt_resources *res, const fdt_config *c,
-                        const fdt_geometry *g, char *buf, size_t n)
-{
-    const fdt_arch *a = fdt_arch_find(arch);
-    fdt_arch_use u = kernel_use(res, c, g);
-    fdt_occupancy o;
-    fdt_arch_occupancy(a, &u, &o);
-    char line[160];
-    fdt_arch_occupancy_format(a, &o, line, sizeof line);
-    snprintf(buf, n, "occupancy: %s%s%s", line, a->known ? "" : "; ",
-             a->known ? "" : a->fallback);
-}
-
-const char *fdt_eval_prune(const fdt_rt_resources *res, const fdt_config *cfg,
-                           const fdt_geometry *g, const fdt_device *d, char *buf, size_t n)
-{
-    const fdt_arch *a = fdt_arch_of(d);
-    int amd = !strcmp(a->vendor, "AMD");
-    if (res->spill_bytes > 0) {
-        snprintf(buf, n, "spills %d bytes of registers", res->spill_bytes);
-        return buf;
-    }
-    /* code past what the instruction cache was measured to hold runs several times slower */
-    if (a->code_limit > 0 && res->code_bytes > a->code_limit) {
-        snprintf(buf, n, "%.1f KB of machine code outgrow the instruction cache (%s: %.1f KB, "
-                 "measured)", res->code_bytes / 1e3, a->name, a->code_limit / 1e3);
-        return buf;
-    }
-    /* AMD: private (scratch) memory without spills is memory traffic per work-item, from
-     * arrays the compiler could not keep in registers, that the model knows nothing of */
-    if (amd && res->scratch_bytes > 0) {
-        snprintf(buf, n, "uses %d bytes of scratch (private memory) per work-item",
-                 res->scratch_bytes);
-        return buf;
-    }
-    /* dynamic shared memory may go up to the opt-in limit, static only to the default one */
-    long shared = block_shared(res, g);
-    if (fdt_arch_shared_exceeds(a, d, shared, g->shared_dynamic, buf, n))
-        return buf;
-    int threads = cfg->bx * cfg->by * cfg->bz;
-    if (res->max_threads > 0 && threads > res->max_threads) {
-        snprintf(buf, n, "block of %d threads exceeds the %d the code object allows", threads,
-                 res->max_threads);
-        return buf;
-    }
-    if (d->max_threads_per_block > 0 && threads > d->max_threads_per_block) {
-        snprintf(buf, n, "block of %d threads exceeds the device limit %d", threads,
-                 d->max_threads_per_block);
-        return buf;
-    }
-    /* one workgroup must fit on a CU: its waves' registers (VGPRs with the AGPRs, SGPRs on
-     * AMD) and its shared memory, by the architecture's allocation rules */
-    fdt_arch_use u = kernel_use(res, cfg, g);
-    fdt_occupancy o;
-    fdt_arch_occupancy(a, &u, &o);
-    if (o.groups == 0) {
-        snprintf(buf, n, "one %s of %d threads at %d %s per thread does not fit on %s %s of %s "
-                 "(%s)", amd ? "workgroup" : "block", threads, res->registers,
-                 amd ? "VGPRs" : "registers", amd ? "a" : "an", amd ? "CU" : "SM", a->name,
-                 fdt_occ_limit_name(a, o.limit));
-        return buf;
-    }
-    return NULL;
-}
 
 int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                       const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,
@@ -117,7 +24,7 @@ int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
         res.shared_bytes = (res.shared_bytes > 0 ? res.shared_bytes : 0) + (int)g.shared_bytes;
     r->res = res;
     char why[256];
-    if (fdt_eval_prune(&code->res, c, &g, fdt_worker_device(w), why, sizeof why)) {
+    if (fdt_target_prune(fdt_worker_target(w), &code->res, c, &g, why, sizeof why)) {
         r->status = FDT_EVAL_PRUNED;
         snprintf(r->message, sizeof r->message, "%s", why);
         return 0;

@@ -24,6 +24,7 @@ struct fdt_worker {
     pid_t pid;
     int fd;
     fdt_device info;
+    fdt_target target; /* of info, resolved as the worker says hello */
     int have_problem;
     fdt_problem prob;
     fdt_setup_result setup;
@@ -46,6 +47,7 @@ void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n)
 }
 
 const fdt_device *fdt_worker_device(const fdt_worker *w) { return &w->info; }
+const fdt_target *fdt_worker_target(const fdt_worker *w) { return &w->target; }
 const fdt_clocks *fdt_worker_clocks(const fdt_worker *w) { return &w->clocks; }
 int fdt_worker_restarts(const fdt_worker *w) { return w->restarts; }
 
@@ -121,13 +123,16 @@ static int spawn(fdt_worker *w, fdt_err *e)
     void *data = NULL;
     size_t n = 0;
     int r = fdt_frame_read(w->fd, &type, &data, &n, w->o.setup_timeout_ms, e);
+    char how[160];
     if (r == 0 && type == MSG_HELLO && n == sizeof w->info) {
         memcpy(&w->info, data, n);
         free(data);
         complete_info(&w->info);
-        return 0;
+        if (fdt_target_resolve(&w->info, &w->target, e) == 0)
+            return 0;
+        reap(w, 1, how, sizeof how);
+        return -1;
     }
-    char how[160];
     if (r == 0 && type == MSG_ERROR)
         fdt_err_set(e, "%s device %d: %s", w->backend, w->index, (char *)data);
     else if (r == 1)

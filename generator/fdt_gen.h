@@ -207,6 +207,16 @@ int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *args);
 
 /* ------------------------------------------------------------------ source */
 
+/* The source dialect the generator emits: HIP, which hiprtc and the AMD offline compiler
+ * compile, and NVRTC through fdtune's mapping header (fdt_gen_nvrtc_hip_header). */
+typedef enum { FDT_DIALECT_HIP } fdt_dialect;
+
+/* What the generator needs of the target a candidate is built for (target/fdt_target.h holds
+ * the rest: backend, architecture, rules): the dialect its compiler reads. */
+typedef struct fdt_gen_target {
+    fdt_dialect dialect;
+} fdt_gen_target;
+
 /* How the source is specialised. */
 typedef struct fdt_gen_opts {
     /* 0 (what fdtune tunes and times): grid and layout strides are compile-time constants,
