@@ -36,32 +36,58 @@ int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
     return rc;
 }
 
+int fdt_evaluate_cand(fdt_worker *w, const fdt_problem *p, const fdt_cand *v,
+                      const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->compile_s = v->compile_s;
+    if (fdt_cand_failed(v)) {
+        r->status = FDT_EVAL_COMPILE_ERROR;
+        snprintf(r->message, sizeof r->message, "%s", v->err.msg);
+        return 0;
+    }
+    FDT_ASSERT(v->state == FDT_CAND_READY || v->state == FDT_CAND_PRUNED,
+               "a candidate is built and judged before it is evaluated");
+    fdt_geometry g;
+    if (fdt_gen_geometry(p, &v->cfg, &g, e))
+        return -1; /* generated, so it has a geometry: anything else is the caller's error */
+    /* what a block holds: the compiler sees only the static part of the shared memory */
+    fdt_rt_resources res = v->code.res;
+    if (g.shared_dynamic)
+        res.shared_bytes = (res.shared_bytes > 0 ? res.shared_bytes : 0) + (int)g.shared_bytes;
+    r->res = res;
+    if (v->state == FDT_CAND_PRUNED) {
+        r->status = FDT_EVAL_PRUNED;
+        snprintf(r->message, sizeof r->message, "%s", v->err.msg);
+        return 0;
+    }
+    int rc = fdt_worker_eval(w, &v->cfg, &v->code, v->kernel, t, r, e);
+    r->compile_s = v->compile_s;
+    if (!fdt_device_simulated(fdt_worker_device(w)))
+        r->res = res; /* a simulated GPU's answer carries the recorded resources */
+    return rc;
+}
+
 int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                  const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e)
 {
     memset(r, 0, sizeof *r);
-    const fdt_device *d = fdt_worker_device(w);
-    const fdt_rt_backend *b = fdt_rt_backend_find(d->backend);
-    char kernel[96];
-    fdt_gen_kernel_name(p, c, kernel, sizeof kernel);
-    fdt_sb src;
-    fdt_sb_init(&src);
-    if (fdt_gen_source(p, c, kernel, NULL, &src, e)) {
-        fdt_sb_free(&src);
-        return -1; /* an invalid config is the caller's error, not a result */
-    }
-    double t0 = fdt_now();
-    fdt_rt_code code;
-    fdt_err ce;
-    int rc = fdt_rt_compile(b, fdt_sb_str(&src), kernel, d->arch, 300000, &code, &ce);
-    fdt_sb_free(&src);
-    r->compile_s = fdt_now() - t0;
-    if (rc) {
-        r->status = FDT_EVAL_COMPILE_ERROR;
-        snprintf(r->message, sizeof r->message, "%s", ce.msg);
+    fdt_cand v;
+    fdt_cand_init(&v, FDT_CAND_STENCIL, c, NULL);
+    fdt_cand *pv = &v;
+    fdt_err be;
+    if (fdt_target_build(fdt_worker_target(w), p, &pv, 1, NULL, &be)) {
+        r->status = FDT_EVAL_COMPILE_ERROR; /* no compiler for the device: this config's */
+        snprintf(r->message, sizeof r->message, "%s", be.msg);
         return 0;
     }
-    rc = fdt_evaluate_code(w, p, c, kernel, &code, t, r, e);
-    fdt_rt_code_free(&code);
+    int rc = 0;
+    if (v.state == FDT_CAND_GENERATE_FAILED) {
+        *e = v.err;
+        rc = -1; /* an invalid config is the caller's error, not a result */
+    } else {
+        rc = fdt_evaluate_cand(w, p, &v, t, r, e);
+    }
+    fdt_cand_free(&v);
     return rc;
 }

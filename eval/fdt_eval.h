@@ -160,10 +160,17 @@ void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- one candidate */
 
-/* Generates and compiles (config, problem) for the worker's device, prunes on static
- * resources (spills), then verifies and times it. Fills r in every case. */
+/* Builds (config, problem) for the worker's target (fdt_target_build: generate, compile,
+ * prune), then verifies and times it. Fills r in every case; -1 when c does not generate or
+ * the worker cannot be kept going. */
 int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                  const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
+/* The same for a candidate built for the worker's target: a failed build is a compile_error
+ * result with its message, a pruned one a pruned result with the rule's reason (neither
+ * runs), a ready one is verified and timed. r->compile_s is the candidate's. The resources
+ * in r count the dynamic shared memory too. */
+int fdt_evaluate_cand(fdt_worker *w, const fdt_problem *p, const fdt_cand *v,
+                      const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
 /* The same for a candidate already compiled (kernel: its name in code). r->compile_s is kept. */
 int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                       const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,

@@ -100,4 +100,82 @@ int fdt_target_shared_check(const fdt_target *t, const fdt_problem *p, const fdt
 void fdt_target_occupancy(const fdt_target *t, const fdt_rt_resources *res, const fdt_config *c,
                           const fdt_geometry *g, char *buf, size_t n);
 
+/* ------------------------------------------------------------------ building candidates */
+
+/* What a candidate is made of. */
+typedef enum {
+    FDT_CAND_STENCIL, /* the operator's kernel of a config (the problem's) */
+    FDT_CAND_UTIL,    /* the verification kernels of the problem's precision (fill, poison,
+                         compare, gather: one source); never pruned */
+} fdt_cand_kind;
+
+/* How far a candidate got. */
+typedef enum {
+    FDT_CAND_NEW,             /* not built: fdt_target_build takes it */
+    FDT_CAND_GENERATE_FAILED, /* the generator refused it (err); a caller may mark a
+                                 candidate so itself (a stored config that does not parse) */
+    FDT_CAND_GENERATED,       /* src holds its source (a build that stops at GENERATE) */
+    FDT_CAND_COMPILE_FAILED,  /* the compiler failed on it, or its child did (err) */
+    FDT_CAND_COMPILED,        /* code holds it (a build that stops at COMPILE) */
+    FDT_CAND_PRUNED,          /* code holds it; the target's rules say it should not run (err) */
+    FDT_CAND_READY,           /* code holds it, and it may run */
+} fdt_cand_state;
+
+/* One candidate kernel. */
+typedef struct fdt_cand {
+    /* in */
+    fdt_cand_kind kind;
+    fdt_config cfg;      /* STENCIL: its config */
+    const char *name;    /* its kernel's name, kept alive by the caller: NULL for a stencil's
+                            default (fdt_gen_kernel_name); UTIL: the verification kernel whose
+                            resources the compiler reports */
+    /* out */
+    fdt_cand_state state;
+    char kernel[96];     /* the kernel's name in src and code */
+    char *src;           /* GENERATED: the source */
+    fdt_rt_code code;    /* COMPILED, PRUNED, READY */
+    fdt_err err;         /* GENERATE_FAILED, COMPILE_FAILED: why; PRUNED: the rule's reason */
+    double compile_s;    /* wall time of its compile (its share of the pool's), 0 when the
+                            cache answered */
+} fdt_cand;
+
+/* A NEW candidate of kind `kind`: config cfg (STENCIL; NULL for UTIL) and kernel name `name`
+ * (may be NULL for STENCIL). */
+void fdt_cand_init(fdt_cand *v, fdt_cand_kind kind, const fdt_config *cfg, const char *name);
+/* Frees its source and code object; it is NEW again (its kind, config and name kept). */
+void fdt_cand_free(fdt_cand *v);
+/* 1 when it failed to build: GENERATE_FAILED or COMPILE_FAILED (err says why). */
+int fdt_cand_failed(const fdt_cand *v);
+
+/* Where a build stops. */
+typedef enum {
+    FDT_BUILD_GENERATE, /* the sources only (export; gen without --compile) */
+    FDT_BUILD_COMPILE,  /* compiled, not judged (gen --compile reports pruned kernels too; the
+                           worker's verification and reference kernels; bench without a GPU) */
+    FDT_BUILD_PRUNE,    /* compiled and judged by the target's rules: READY or PRUNED */
+} fdt_build_stop;
+
+typedef struct fdt_build_opts {
+    fdt_build_stop stop_after;
+    int parallel;          /* compiler processes at a time (the pool's width; < 1: 1) */
+    int timeout_ms;        /* per compile */
+    fdt_gen_opts gen;      /* how the sources are specialised (runtime_dims: exports) */
+    fdt_done_fn on_done;   /* may be NULL: on_done(ctx, done, n) as compiles end
+                              (fdt_rt_compile_many_progress) */
+    void *ctx;
+} fdt_build_opts;
+
+/* PRUNE, one process, 300 s per compile, the grid baked in, no progress. */
+void fdt_build_opts_init(fdt_build_opts *o);
+
+/* Builds the NEW candidates among v[0..n) for target t and problem p, in one pipeline:
+ * generates each (fdt_gen_source, or the verification kernels), compiles those that
+ * generated together in the isolated, cached compile pool (fdt_rt_compile_many_progress), and
+ * judges what compiled by t's rules (fdt_target_prune), each step as far as o->stop_after
+ * says. Candidates not NEW are left as they are. Returns -1 only when no compile could be
+ * started (e: no compiler for t, out of memory; the candidates that generated are NEW again);
+ * else 0, with each candidate's state saying how far it got and, when it failed, why. */
+int fdt_target_build(const fdt_target *t, const fdt_problem *p, fdt_cand *const *v, size_t n,
+                     const fdt_build_opts *o, fdt_err *e);
+
 #endif
