@@ -8,34 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
-                      const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,
-                      fdt_eval_result *r, fdt_err *e)
-{
-    double compile_s = r->compile_s;
-    memset(r, 0, sizeof *r);
-    r->compile_s = compile_s;
-    fdt_geometry g;
-    if (fdt_gen_geometry(p, c, &g, e))
-        return -1; /* generated, so it has a geometry: anything else is the caller's error */
-    /* what a block holds: the compiler sees only the static part of the shared memory */
-    fdt_rt_resources res = code->res;
-    if (g.shared_dynamic)
-        res.shared_bytes = (res.shared_bytes > 0 ? res.shared_bytes : 0) + (int)g.shared_bytes;
-    r->res = res;
-    char why[256];
-    if (fdt_target_prune(fdt_worker_target(w), &code->res, c, &g, why, sizeof why)) {
-        r->status = FDT_EVAL_PRUNED;
-        snprintf(r->message, sizeof r->message, "%s", why);
-        return 0;
-    }
-    int rc = fdt_worker_eval(w, c, code, kernel, t, r, e);
-    r->compile_s = compile_s;
-    if (!fdt_device_simulated(fdt_worker_device(w)))
-        r->res = res; /* a simulated GPU's answer carries the recorded resources */
-    return rc;
-}
-
 int fdt_evaluate_cand(fdt_worker *w, const fdt_problem *p, const fdt_cand *v,
                       const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e)
 {

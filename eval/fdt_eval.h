@@ -171,10 +171,6 @@ int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
  * in r count the dynamic shared memory too. */
 int fdt_evaluate_cand(fdt_worker *w, const fdt_problem *p, const fdt_cand *v,
                       const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
-/* The same for a candidate already compiled (kernel: its name in code). r->compile_s is kept. */
-int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
-                      const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,
-                      fdt_eval_result *r, fdt_err *e);
 
 /* ---------------------------------------------------------------- simulated GPUs */
 
