@@ -1,6 +1,6 @@
-/* fdtune gen: print the HIP source of one candidate; with --compile, compile it for the
- * requested targets and append the compiler's resource report (and with --disasm the
- * disassembly) as comments, so stdout stays a compilable source file. */
+/* fdtune gen: print the HIP source of one candidate; with --compile, build it for the
+ * requested targets (fdt_target_build) and append the compiler's resource report (and with
+ * --disasm the disassembly) as comments, so stdout stays a compilable source file. */
 #include "cli.h"
 #include "fdt_target.h"
 
@@ -69,16 +69,16 @@ static void report(const fdt_target *t, fdt_rt_code *code, const fdt_problem *p,
 }
 
 /* The disassembly of the compiled kernel, as comments; -1 (said on stderr) when it failed. */
-static int print_disasm(const fdt_rt_backend *b, const char *target, const fdt_rt_code *code)
+static int print_disasm(const fdt_target *t, const fdt_rt_code *code)
 {
     fdt_sb text;
     fdt_sb_init(&text);
     fdt_err e;
-    int rc = fdt_rt_disassemble(b, code, target, 120000, &text, &e);
+    int rc = fdt_rt_disassemble(t->backend, code, t->arch_name, 120000, &text, &e);
     if (rc)
         print_error("--disasm: %s", e.msg);
     else {
-        printf("//\n// Disassembly for %s:\n", target);
+        printf("//\n// Disassembly for %s:\n", t->arch_name);
         const char *s = fdt_sb_str(&text);
         while (*s) {
             size_t len = strcspn(s, "\n");
@@ -171,14 +171,22 @@ int cmd_gen(int argc, char **argv)
             strcat(kname, "_rt");
         name = kname;
     }
-    fdt_sb src;
-    fdt_sb_init(&src);
-    if (fdt_gen_source(&pa.p, &cfg, name, &gopts, &src, &e)) {
-        print_error("%s", e.msg);
-        fdt_sb_free(&src);
+    /* the source, for the first target (without one: the GPUs' dialect) */
+    fdt_target gpus;
+    fdt_target_for_dialect(FDT_DIALECT_HIP, &gpus);
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.gen = gopts;
+    o.stop_after = FDT_BUILD_GENERATE;
+    fdt_cand v, *pv = &v;
+    fdt_cand_init(&v, FDT_CAND_STENCIL, &cfg, name);
+    if (fdt_target_build(ntargets ? &tgt[0] : &gpus, &pa.p, &pv, 1, &o, &e) ||
+        fdt_cand_failed(&v)) {
+        print_error("%s", fdt_cand_failed(&v) ? v.err.msg : e.msg);
+        fdt_cand_free(&v);
         return EXIT_USAGE;
     }
-    fputs(fdt_sb_str(&src), stdout);
+    fputs(v.src, stdout);
     int status = EXIT_OK;
     if (compile && !ntargets) {
         fdt_rt_unavailable skipped[8];
@@ -195,19 +203,18 @@ int cmd_gen(int argc, char **argv)
         }
     }
     warn_shared(&pa.p, &cfg, tgt, ntargets);
+    o.stop_after = FDT_BUILD_COMPILE; /* pruned kernels are reported too */
     for (int i = 0; i < ntargets; i++) {
-        const fdt_rt_backend *b = tgt[i].backend;
-        fdt_rt_code code;
-        if (fdt_rt_compile(b, fdt_sb_str(&src), name, targets[i], 300000, &code, &e)) {
-            print_error("%s", e.msg);
+        fdt_cand_free(&v); /* built again, for this target */
+        if (fdt_target_build(&tgt[i], &pa.p, &pv, 1, &o, &e) || fdt_cand_failed(&v)) {
+            print_error("%s", fdt_cand_failed(&v) ? v.err.msg : e.msg);
             status = EXIT_ERROR;
             continue;
         }
-        report(&tgt[i], &code, &pa.p, &cfg);
-        if (disasm && print_disasm(b, targets[i], &code))
+        report(&tgt[i], &v.code, &pa.p, &cfg);
+        if (disasm && print_disasm(&tgt[i], &v.code))
             status = EXIT_ERROR;
-        fdt_rt_code_free(&code);
     }
-    fdt_sb_free(&src);
+    fdt_cand_free(&v);
     return status;
 }

@@ -25,6 +25,13 @@ modules="common generator device runtime target db recipe eval search tuner expo
 guess=$(for m in $modules; do [ -d "$src/$m" ] && grep -ln 'fdtuned_arch_backend\|fdtuned_arch_vendor' "$src/$m"/*.c "$src/$m"/*.h 2>/dev/null; done)
 [ -z "$guess" ] || fail "an architecture's backend guessed from its name in: $guess"
 
+# One pipeline: candidates are generated and compiled by the target's builder alone
+# (target/build.c: fdt_target_build); above it nothing calls the generator's source functions
+# or the runtime's compile functions itself.
+above="target eval search tuner export cli db recipe"
+pipeline=$(for m in $above; do [ -d "$src/$m" ] && grep -ln 'fdt_gen_source\|fdt_gen_util_source\|fdt_rt_compile' "$src/$m"/*.c 2>/dev/null; done | grep -v '/target/build\.c$')
+[ -z "$pipeline" ] || fail "generate or compile outside the builder (fdt_target_build) in: $pipeline"
+
 # a made-up tree of two modules, lo below hi
 mk() { # FILE LINES...: writes FILE under $tmp/t
     f=$tmp/t/$1
