@@ -62,16 +62,16 @@ void fdt_build_opts_init(fdt_build_opts *o)
 static void generate(const fdt_target *t, const fdt_problem *p, fdt_cand *v,
                      const fdt_build_opts *o)
 {
-    (void)t;
     fdt_sb src;
     fdt_sb_init(&src);
     int rc;
     if (v->kind == FDT_CAND_UTIL) {
-        rc = fdt_gen_util_source(p->prec, &src, &v->err);
+        rc = fdt_gen_util_source(&t->gen, p->prec, &src, &v->err);
     } else {
         if (!v->name)
             fdt_gen_kernel_name(p, &v->cfg, v->kernel, sizeof v->kernel);
-        rc = fdt_gen_source(p, &v->cfg, v->name ? v->name : v->kernel, &o->gen, &src, &v->err);
+        rc = fdt_gen_source(&t->gen, p, &v->cfg, v->name ? v->name : v->kernel, &o->gen, &src,
+                            &v->err);
     }
     if (rc == 0 && src.oom)
         rc = fdt_err_set(&v->err, "generator: out of memory");
