@@ -1,7 +1,7 @@
 /* The parent's side of a GPU worker: starts it (fork + socketpair; a simulated GPU's worker
  * is the simulator's, eval/sim.c), resolves its device's target, builds the verification and
- * reference kernels for it, sends candidates, and turns a dead or silent worker into a `crashed` or `timeout`
- * result. A worker that died is started again
+ * reference kernels for it, sends candidates, and turns a dead or silent worker into a
+ * `crashed` or `timeout` result. A worker that died is started again
  * and the problem set up again before the next candidate, so one bad kernel costs one
  * result, not the run. */
 #include "fdt_eval.h"

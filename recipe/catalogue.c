@@ -227,8 +227,8 @@ static int d_gpu(lua_State *L)
     lower_arch(arch, d->arch, sizeof d->arch);
     const fdt_device_claim *claim = fdt_device_claim_of(d->arch);
     if (!claim || strcmp(claim->vendor, vendor) || strcmp(d->arch, arch))
-        return fdt_luahost_error(L, "gpu %s: arch '%s' should look like %s (lower case, no features)",
-                      d->name, arch, want->form);
+        return fdt_luahost_error(L, "gpu %s: arch '%s' should look like %s (lower case, no "
+                                 "features)", d->name, arch, want->form);
     snprintf(d->backend, sizeof d->backend, "%s", claim->backend);
     d->compute_units = (int)int_field(L, "compute_units", 0, 1, 100000);
     d->warp_size = (int)int_field(L, "warp_size", 0, 1, 1024);

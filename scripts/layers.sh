@@ -12,7 +12,8 @@
 set -u
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 [ -d "$root" ] || { echo "layers.sh: $root is not a directory" >&2; exit 2; }
-layers=${LAYERS:-"common portable generator templates device runtime target db recipe eval search tuner export cli"}
+order="common portable generator templates device runtime target db recipe eval search tuner"
+layers=${LAYERS:-"$order export cli"}
 cd "$root" || exit 2
 files=$(for m in $layers; do
     [ -d "$m" ] && find "$m" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \)

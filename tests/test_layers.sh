@@ -21,16 +21,23 @@ expect_in "the verdict" "$tmp/out" "one-way layers, no file cycle"
 # One rule in one place: which backend an architecture belongs to is the backends' claims
 # (device/: fdt_device_claim_of); fdtune's code guesses it from no name prefix itself (the
 # prefix helpers of portable/fdtuned_model.h stay for the exported headers).
-modules="common generator device runtime target db recipe eval search tuner export cli"
-guess=$(for m in $modules; do [ -d "$src/$m" ] && grep -ln 'fdtuned_arch_backend\|fdtuned_arch_vendor' "$src/$m"/*.c "$src/$m"/*.h 2>/dev/null; done)
+uses() { # PATTERN MODULES...: the files of the modules (.c, .h) that use PATTERN
+    pattern=$1
+    shift
+    for m in "$@"; do
+        [ -d "$src/$m" ] && grep -l "$pattern" "$src/$m"/*.c "$src/$m"/*.h 2>/dev/null
+    done
+}
+guess=$(uses 'fdtuned_arch_backend\|fdtuned_arch_vendor' common generator device runtime target \
+    db recipe eval search tuner export cli)
 [ -z "$guess" ] || fail "an architecture's backend guessed from its name in: $guess"
 
 # One pipeline: candidates are generated and compiled by the target's builder alone
 # (target/build.c: fdt_target_build); above it nothing calls the generator's source functions
 # or the runtime's compile functions itself.
-above="target eval search tuner export cli db recipe"
-pipeline=$(for m in $above; do [ -d "$src/$m" ] && grep -ln 'fdt_gen_source\|fdt_gen_util_source\|fdt_rt_compile' "$src/$m"/*.c 2>/dev/null; done | grep -v '/target/build\.c$')
-[ -z "$pipeline" ] || fail "generate or compile outside the builder (fdt_target_build) in: $pipeline"
+pipeline=$(uses 'fdt_gen_source\|fdt_gen_util_source\|fdt_rt_compile' target db recipe eval \
+    search tuner export cli | grep -v '/target/build\.c$\|/target/fdt_target\.h$')
+[ -z "$pipeline" ] || fail "generate or compile outside the builder (fdt_target_build): $pipeline"
 
 # a made-up tree of two modules, lo below hi
 mk() { # FILE LINES...: writes FILE under $tmp/t
@@ -55,7 +62,8 @@ mk lo/lo.c '#include "lo.h"' '#include "hi.h"'
 rc=0
 LAYERS="lo hi" sh "$layers" "$tmp/t" >"$tmp/out" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "an include up the layers: exit status $rc, expected 1"
-expect_in "the upward include named" "$tmp/out" "layer: lo/lo.c includes hi/hi.h (hi is not before lo)"
+expect_in "the upward include named" "$tmp/out" \
+    "layer: lo/lo.c includes hi/hi.h (hi is not before lo)"
 
 # a file cycle inside one module
 mk lo/lo.c '#include "lo.h"'
