@@ -93,16 +93,16 @@ static int compile(const fdt_target *t, fdt_cand **g, size_t ng, const fdt_build
 {
     if (ng == 0)
         return 0;
-    fdt_rt_job *jobs = fdt_target_compiles(t, e) ? NULL : calloc(ng, sizeof *jobs);
     int r = -1;
+    fdt_rt_job *jobs = NULL;
+    if (fdt_target_compiles(t, e) == 0 && !(jobs = calloc(ng, sizeof *jobs)))
+        fdt_err_set(e, "compile: out of memory");
     if (jobs) {
         for (size_t i = 0; i < ng; i++)
             jobs[i] = (fdt_rt_job){.src = g[i]->src, .kernel = g[i]->kernel};
         r = fdt_rt_compile_many_progress(t->backend, t->arch_name, jobs, ng,
                                          o->parallel > 0 ? o->parallel : 1, o->timeout_ms,
                                          o->on_done, o->ctx, e);
-    } else if (t->backend) {
-        fdt_err_set(e, "compile: out of memory");
     }
     for (size_t i = 0; i < ng; i++) {
         fdt_cand *v = g[i];
