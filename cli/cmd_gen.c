@@ -39,8 +39,7 @@ static void report(const fdt_target *t, fdt_rt_code *code, const fdt_problem *p,
 {
     const fdt_rt_resources *r = &code->res;
     printf("\n// Compiled by %s for %s (%zu-byte code object%s", t->backend->name, t->arch_name,
-           code->size,
-           code->cached ? ", from the compile cache" : "");
+           code->size, code->cached ? ", from the compile cache" : "");
     if (r->code_bytes > 0)
         printf(", %d bytes of machine code", r->code_bytes);
     printf("):\n");
