@@ -1,9 +1,8 @@
-/* fdtune gen: print the HIP source of one candidate; with --compile, compile it for the
- * requested targets and append the compiler's resource report (and with --disasm the
- * disassembly) as comments, so stdout stays a compilable source file. */
+/* fdtune gen: print the HIP source of one candidate; with --compile, build it for the
+ * requested targets (fdt_target_build) and append the compiler's resource report (and with
+ * --disasm the disassembly) as comments, so stdout stays a compilable source file. */
 #include "cli.h"
-#include "fdt_eval.h"
-#include "fdt_rt.h"
+#include "fdt_target.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -41,12 +40,12 @@ static void gen_usage(FILE *f)
 }
 
 /* The compiler's resource report and log, as comments. */
-static void report(const fdt_rt_backend *b, const char *target, fdt_rt_code *code,
-                   const fdt_problem *p, const fdt_config *cfg)
+static void report(const fdt_target *t, fdt_rt_code *code, const fdt_problem *p,
+                   const fdt_config *cfg)
 {
     const fdt_rt_resources *r = &code->res;
-    printf("\n// Compiled by %s for %s (%zu-byte code object%s", b->name, target, code->size,
-           code->cached ? ", from the compile cache" : "");
+    printf("\n// Compiled by %s for %s (%zu-byte code object%s", t->backend->name, t->arch_name,
+           code->size, code->cached ? ", from the compile cache" : "");
     if (r->code_bytes > 0)
         printf(", %d bytes of machine code", r->code_bytes);
     printf("):\n");
@@ -65,7 +64,7 @@ static void report(const fdt_rt_backend *b, const char *target, fdt_rt_code *cod
         printf(" + %u bytes dynamic (at launch)", g.shared_bytes);
     printf("\n");
     char occ[256];
-    fdt_eval_occupancy(target, r, cfg, &g, occ, sizeof occ);
+    fdt_target_occupancy(t, r, cfg, &g, occ, sizeof occ);
     printf("//   %s\n", occ);
     if (code->log && *code->log) {
         /* The compiler's own report, kept verbatim as comments. */
@@ -75,16 +74,16 @@ static void report(const fdt_rt_backend *b, const char *target, fdt_rt_code *cod
 }
 
 /* The disassembly of the compiled kernel, as comments; -1 (said on stderr) when it failed. */
-static int print_disasm(const fdt_rt_backend *b, const char *target, const fdt_rt_code *code)
+static int print_disasm(const fdt_target *t, const fdt_rt_code *code)
 {
     fdt_sb text;
     fdt_sb_init(&text);
     fdt_err e;
-    int rc = fdt_rt_disassemble(b, code, target, 120000, &text, &e);
+    int rc = fdt_rt_disassemble(t->backend, code, t->arch_name, 120000, &text, &e);
     if (rc)
         print_error("--disasm: %s", e.msg);
     else {
-        printf("//\n// Disassembly for %s:\n", target);
+        printf("//\n// Disassembly for %s:\n", t->arch_name);
         const char *s = fdt_sb_str(&text);
         while (*s) {
             size_t len = strcspn(s, "\n");
@@ -99,14 +98,21 @@ static int print_disasm(const fdt_rt_backend *b, const char *target, const fdt_r
 
 /* Shared memory (LDS) over a target's limit per workgroup: a warning, gen goes on. With no
  * target, every backend's default one. */
-static void warn_shared(const fdt_problem *p, const fdt_config *c, const char *const *targets,
+static void warn_shared(const fdt_problem *p, const fdt_config *c, const fdt_target *targets,
                         int ntargets)
 {
     for (int i = 0; i < (ntargets ? ntargets : fdt_rt_backend_count()); i++) {
         char why[256];
-        const char *arch = ntargets ? targets[i] : fdt_rt_backend_at(i)->example_arch;
-        if (fdt_eval_shared_check(arch, p, c, why, sizeof why))
-            print_note("warning: %s: %s", arch, why);
+        fdt_target own;
+        fdt_err e;
+        const fdt_target *t = &targets[i];
+        if (!ntargets) {
+            if (fdt_target_for_arch(fdt_rt_backend_at(i)->example_arch, &own, &e))
+                continue;
+            t = &own;
+        }
+        if (fdt_target_shared_check(t, p, c, why, sizeof why))
+            print_note("warning: %s: %s", t->arch_name, why);
     }
 }
 
@@ -153,9 +159,11 @@ int cmd_gen(int argc, char **argv)
     if ((ntargets || disasm) && !compile)
         compile = 1; /* a target or a disassembly only makes sense when compiling */
     fdt_err e;
+    fdt_target tgt[8];
     for (int i = 0; i < ntargets; i++)
-        if (!fdt_rt_backend_for_target(targets[i], &e)) { /* a bad argument, not a failure */
-            print_error("--%s", e.msg);
+        if (fdt_target_for_arch(targets[i], &tgt[i], &e) || fdt_target_compiles(&tgt[i], &e) ||
+            !fdt_rt_backend_for_target(targets[i], &e)) {
+            print_error("--%s", e.msg); /* a bad argument, not a failure */
             return EXIT_USAGE;
         }
     fdt_config cfg;
@@ -171,42 +179,52 @@ int cmd_gen(int argc, char **argv)
             strcat(kname, "_rt");
         name = kname;
     }
-    fdt_sb src;
-    fdt_sb_init(&src);
-    if (fdt_gen_source(&pa.p, &cfg, name, &gopts, &src, &e)) {
-        print_error("%s", e.msg);
-        fdt_sb_free(&src);
+    /* the source, for the first target (without one: the GPUs' dialect) */
+    fdt_target gpus;
+    fdt_target_for_dialect(FDT_DIALECT_HIP, &gpus);
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.gen = gopts;
+    o.stop_after = FDT_BUILD_GENERATE;
+    fdt_cand v, *pv = &v;
+    fdt_cand_init(&v, FDT_CAND_STENCIL, &cfg, name);
+    if (fdt_target_build(ntargets ? &tgt[0] : &gpus, &pa.p, &pv, 1, &o, &e) ||
+        fdt_cand_failed(&v)) {
+        print_error("%s", fdt_cand_failed(&v) ? v.err.msg : e.msg);
+        fdt_cand_free(&v);
         return EXIT_USAGE;
     }
-    int status = stdout_write(fdt_sb_str(&src), src.len) ? EXIT_ERROR : EXIT_OK;
+    int status = stdout_write(v.src, strlen(v.src)) ? EXIT_ERROR : EXIT_OK;
     if (compile && !ntargets) {
         fdt_rt_unavailable skipped[8];
         int nskipped;
         ntargets = fdt_rt_default_targets(targets, 8, skipped, &nskipped);
         for (int i = 0; i < nskipped; i++)
             print_note("skipping %s: %s", skipped[i].b->example_arch, skipped[i].why.msg);
+        for (int i = 0; i < ntargets; i++)
+            FDT_REQUIRE(fdt_target_for_arch(targets[i], &tgt[i], &e) == 0,
+                        "a backend's example arch is its own target");
         if (!ntargets) {
             print_error("--compile: no compiler is available (see 'fdtune --version')");
             status = EXIT_ERROR;
         }
     }
-    warn_shared(&pa.p, &cfg, targets, ntargets);
+    warn_shared(&pa.p, &cfg, tgt, ntargets);
+    o.stop_after = FDT_BUILD_COMPILE; /* pruned kernels are reported too */
     for (int i = 0; i < ntargets; i++) {
-        const fdt_rt_backend *b = fdt_rt_backend_for_arch(targets[i], &e);
-        fdt_rt_code code;
-        if (!b || fdt_rt_compile(b, fdt_sb_str(&src), name, targets[i], 300000, &code, &e)) {
-            print_error("%s", e.msg);
+        fdt_cand_free(&v); /* built again, for this target */
+        if (fdt_target_build(&tgt[i], &pa.p, &pv, 1, &o, &e) || fdt_cand_failed(&v)) {
+            print_error("%s", fdt_cand_failed(&v) ? v.err.msg : e.msg);
             status = EXIT_ERROR;
             continue;
         }
-        report(b, targets[i], &code, &pa.p, &cfg);
+        report(&tgt[i], &v.code, &pa.p, &cfg);
         char why[256];
-        if (fdt_eval_spill_check(targets[i], &code.res, why, sizeof why))
+        if (fdt_target_spill_check(&tgt[i], &v.code.res, why, sizeof why))
             print_note("warning: %s: %s; tune prunes such a kernel", targets[i], why);
-        if (disasm && print_disasm(b, targets[i], &code))
+        if (disasm && print_disasm(&tgt[i], &v.code))
             status = EXIT_ERROR;
-        fdt_rt_code_free(&code);
     }
-    fdt_sb_free(&src);
+    fdt_cand_free(&v);
     return status;
 }

@@ -16,7 +16,7 @@
 
 #include "fdt_common.h"
 #include "fdt_gen.h"
-#include "fdt_rt.h"
+#include "fdt_device.h"
 #include "fdtuned_model.h"
 #include "fdtuned_nearest.h"
 

@@ -1,32 +1,29 @@
 /* Evaluation of given configs (`fdtune bench`): on a GPU, each candidate verified and timed
  * in turn on one worker after the problem's setup; without one, what a GPU run would compile,
- * compiled for every backend's default target with the resources the compiler reports. */
+ * built (fdt_target_build) for every backend's default target with the resources the
+ * compiler reports. */
 #include "fdt_eval.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The source of kernel c of the compile-only list: -2 the verification kernels, -1 the
- * reference (the default config under the name the worker gives it), else config c. */
-static void compile_source(const fdt_problem *p, const fdt_config *cfgs, int c, char *key,
-                           size_t keyn, char *kernel, size_t kn, fdt_sb *src)
+/* Kernel c of the compile-only list, unbuilt, and its row's key: -2 the verification kernels,
+ * -1 the reference (the default config under the name the worker gives it), else config c. */
+static void compile_cand(const fdt_problem *p, const fdt_config *cfgs, int c, char *key,
+                         size_t keyn, char *kernel, size_t kn, fdt_cand *v)
 {
-    fdt_err e; /* a source that does not generate shows as a compile error */
     if (c == -2) {
         snprintf(key, keyn, "(verification kernels)");
         snprintf(kernel, kn, "fdt_fill_%s", fdt_prec_name(p->prec));
-        fdt_gen_util_source(p->prec, src, &e);
+        fdt_cand_init(v, FDT_CAND_UTIL, NULL, kernel);
     } else if (c == -1) {
-        fdt_config rc;
-        fdt_config_default(&rc);
         snprintf(key, keyn, "(reference)");
         fdt_eval_reference_name(p, kernel, kn);
-        fdt_gen_source(p, &rc, kernel, NULL, src, &e);
+        fdt_cand_init(v, FDT_CAND_STENCIL, NULL, kernel);
     } else {
         fdt_config_format(&cfgs[c], key, keyn);
-        fdt_gen_kernel_name(p, &cfgs[c], kernel, kn);
-        fdt_gen_source(p, &cfgs[c], kernel, NULL, src, &e);
+        fdt_cand_init(v, FDT_CAND_STENCIL, &cfgs[c], NULL);
     }
 }
 
@@ -40,29 +37,34 @@ int fdt_bench_compile(const fdt_problem *p, const fdt_config *cfgs, int n,
     if (!*rows)
         return fdt_err_set(e, "out of memory");
     int failures = 0;
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.stop_after = FDT_BUILD_COMPILE;
     for (int c = -2; c < n; c++) {
         char key[256], kernel[96];
-        fdt_sb src;
-        fdt_sb_init(&src);
-        compile_source(p, cfgs, c, key, sizeof key, kernel, sizeof kernel, &src);
         for (int b = 0; b < nb; b++) {
             const fdt_rt_backend *be = fdt_rt_backend_at(b);
             fdt_bench_compiled *row = &(*rows)[(*nrows)++];
-            fdt_rt_code code;
-            double t0 = fdt_now();
-            snprintf(row->config, sizeof row->config, "%s", key);
             row->target = be->example_arch;
-            if (fdt_rt_compile(be, fdt_sb_str(&src), kernel, be->example_arch, 300000, &code,
-                               &row->err)) {
+            fdt_target t;
+            fdt_cand v, *pv = &v;
+            compile_cand(p, cfgs, c, key, sizeof key, kernel, sizeof kernel, &v);
+            snprintf(row->config, sizeof row->config, "%s", key);
+            if (fdt_target_for_arch(be->example_arch, &t, &row->err) ||
+                fdt_target_build(&t, p, &pv, 1, &o, &row->err)) {
                 failures++;
                 continue;
             }
-            row->ok = 1;
-            row->res = code.res;
-            row->seconds = fdt_now() - t0;
-            fdt_rt_code_free(&code);
+            if (fdt_cand_failed(&v)) {
+                row->err = v.err;
+                failures++;
+            } else {
+                row->ok = 1;
+                row->res = v.code.res;
+                row->seconds = v.compile_s;
+            }
+            fdt_cand_free(&v);
         }
-        fdt_sb_free(&src);
     }
     return failures;
 }

@@ -12,6 +12,7 @@
 #include "fdt_common.h"
 #include "fdt_gen.h"
 #include "fdt_rt.h"
+#include "fdt_target.h"
 
 typedef enum {
     FDT_EVAL_OK,
@@ -144,6 +145,9 @@ int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, f
 int fdt_worker_eval(fdt_worker *w, const fdt_config *c, const fdt_rt_code *code,
                     const char *kernel, const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
 const fdt_device *fdt_worker_device(const fdt_worker *w);
+/* The target of the worker's device (fdt_target_resolve, when the worker started): what its
+ * candidates are built for. */
+const fdt_target *fdt_worker_target(const fdt_worker *w);
 /* The GPU's clocks as the worker last read them: after the latest setup or evaluation (the
  * start and the end of a run's measurements); known 0 when never read (AMD, simulated GPUs,
  * no NVML). */
@@ -156,42 +160,17 @@ void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- one candidate */
 
-/* Why a compiled candidate should not be run on d, in buf (returned), or NULL. res: what
- * the compiler reported (static shared memory only; g adds the dynamic part). Pruned: spills
- * (spill_bytes: NVIDIA's spill stores; on AMD the VGPR spills, SGPR spills going to VGPR
- * lanes), on AMD any scratch (private segment) at all, shared memory over the limit per
- * workgroup (fdt_arch_shared_exceeds), a block larger than the code object or the device
- * allows, and a workgroup that does not fit on one compute unit by the architecture's
- * occupancy rules (fdt_arch_occupancy: registers, AGPRs, SGPRs, LDS). */
-const char *fdt_eval_prune(const fdt_rt_resources *res, const fdt_config *c,
-                           const fdt_geometry *g, const fdt_device *d, char *buf, size_t n);
-
-/* 1 when a kernel compiled for arch with resources res keeps registers in memory, with the
- * numbers in why: spills (NVIDIA's spill stores, AMD's VGPRs spilled to scratch) or, on AMD,
- * scratch without spills; 0 otherwise. fdt_eval_prune prunes on it; `fdtune gen` warns with
- * it. */
-int fdt_eval_spill_check(const char *arch, const fdt_rt_resources *res, char *why, size_t n);
-
-/* 1 when the shared memory (LDS) of c's tiles for p exceeds what one workgroup may use on
- * arch (the architecture's limits: fdt_arch_shared_exceeds), with the reason in why; 0
- * otherwise (also for a config that does not generate). `fdtune gen` warns with it. */
-int fdt_eval_shared_check(const char *arch, const fdt_problem *p, const fdt_config *c,
-                          char *why, size_t n);
-
-/* "occupancy: 8 waves per SIMD (limited by VGPRs)" (AMD) or "occupancy: 32 warps per SM
- * (limited by registers)" (NVIDIA) of a kernel compiled for arch with resources res, config c
- * and geometry g (whose dynamic shared memory counts); an unknown arch says whose facts. */
-void fdt_eval_occupancy(const char *arch, const fdt_rt_resources *res, const fdt_config *c,
-                        const fdt_geometry *g, char *buf, size_t n);
-
-/* Generates and compiles (config, problem) for the worker's device, prunes on static
- * resources (spills), then verifies and times it. Fills r in every case. */
+/* Builds (config, problem) for the worker's target (fdt_target_build: generate, compile,
+ * prune), then verifies and times it. Fills r in every case; -1 when c does not generate or
+ * the worker cannot be kept going. */
 int fdt_evaluate(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
                  const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
-/* The same for a candidate already compiled (kernel: its name in code). r->compile_s is kept. */
-int fdt_evaluate_code(fdt_worker *w, const fdt_problem *p, const fdt_config *c,
-                      const char *kernel, const fdt_rt_code *code, const fdt_timing_opts *t,
-                      fdt_eval_result *r, fdt_err *e);
+/* The same for a candidate built for the worker's target: a failed build is a compile_error
+ * result with its message, a pruned one a pruned result with the rule's reason (neither
+ * runs), a ready one is verified and timed. r->compile_s is the candidate's. The resources
+ * in r count the dynamic shared memory too. */
+int fdt_evaluate_cand(fdt_worker *w, const fdt_problem *p, const fdt_cand *v,
+                      const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e);
 
 /* ---------------------------------------------------------------- simulated GPUs */
 

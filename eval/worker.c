@@ -1,7 +1,7 @@
 /* The parent's side of a GPU worker: starts it (fork + socketpair; a simulated GPU's worker
- * is the simulator's, eval/sim.c), compiles the verification and reference kernels for its
- * device, sends candidates, and turns a dead or silent worker into a `crashed` or `timeout`
- * result. A worker that died is started again
+ * is the simulator's, eval/sim.c), resolves its device's target, builds the verification and
+ * reference kernels for it, sends candidates, and turns a dead or silent worker into a
+ * `crashed` or `timeout` result. A worker that died is started again
  * and the problem set up again before the next candidate, so one bad kernel costs one
  * result, not the run. */
 #include "fdt_eval.h"
@@ -24,6 +24,7 @@ struct fdt_worker {
     pid_t pid;
     int fd;
     fdt_device info;
+    fdt_target target; /* of info, resolved as the worker says hello */
     int have_problem;
     fdt_problem prob;
     fdt_setup_result setup;
@@ -46,6 +47,7 @@ void fdt_eval_reference_name(const fdt_problem *p, char *buf, size_t n)
 }
 
 const fdt_device *fdt_worker_device(const fdt_worker *w) { return &w->info; }
+const fdt_target *fdt_worker_target(const fdt_worker *w) { return &w->target; }
 const fdt_clocks *fdt_worker_clocks(const fdt_worker *w) { return &w->clocks; }
 int fdt_worker_restarts(const fdt_worker *w) { return w->restarts; }
 
@@ -121,13 +123,16 @@ static int spawn(fdt_worker *w, fdt_err *e)
     void *data = NULL;
     size_t n = 0;
     int r = fdt_frame_read(w->fd, &type, &data, &n, w->o.setup_timeout_ms, e);
+    char how[160];
     if (r == 0 && type == MSG_HELLO && n == sizeof w->info) {
         memcpy(&w->info, data, n);
         free(data);
         complete_info(&w->info);
-        return 0;
+        if (fdt_target_resolve(&w->info, &w->target, e) == 0)
+            return 0;
+        reap(w, 1, how, sizeof how);
+        return -1;
     }
-    char how[160];
     if (r == 0 && type == MSG_ERROR)
         fdt_err_set(e, "%s device %d: %s", w->backend, w->index, (char *)data);
     else if (r == 1)
@@ -264,51 +269,46 @@ int fdt_device_copy_bandwidth(const fdt_device *d, size_t bytes, double *gbs, fd
     return rc ? -1 : 0;
 }
 
-static int compile_for(fdt_worker *w, const char *src, const char *kernel, fdt_rt_code *code,
-                       fdt_err *e)
-{
-    const fdt_rt_backend *b = fdt_rt_backend_find(w->backend);
-    return fdt_rt_compile(b, src, kernel, w->info.arch, w->o.compile_timeout_ms, code, e);
-}
-
 static int send_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e)
 {
-    fdt_sb src;
-    fdt_rt_code util = {0}, ref = {0};
     setup_msg m;
     memset(&m, 0, sizeof m);
     m.p = *p;
     m.seed = w->o.seed;
     fdt_eval_reference_name(p, m.ref_kernel, sizeof m.ref_kernel);
-    fdt_config rc;
-    fdt_config_default(&rc);
     int status = -1;
     char fill_name[64];
     UTIL_KERNEL(fill_name, "fill", p->prec);
-    fdt_sb_init(&src);
-    if (fdt_gen_util_source(p->prec, &src, e) ||
-        compile_for(w, fdt_sb_str(&src), fill_name, &util, e)) {
+    /* the verification kernels, and the reference: the default config under its own name */
+    fdt_cand util, ref, *pv[] = {&util, &ref};
+    fdt_cand_init(&util, FDT_CAND_UTIL, NULL, fill_name);
+    fdt_cand_init(&ref, FDT_CAND_STENCIL, NULL, m.ref_kernel);
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.stop_after = FDT_BUILD_COMPILE;
+    o.timeout_ms = w->o.compile_timeout_ms;
+    if (fdt_target_build(&w->target, p, pv, 2, &o, e) || fdt_cand_failed(&util)) {
+        if (fdt_cand_failed(&util))
+            *e = util.err;
         fdt_err_wrap(e, "verification kernels");
         goto done;
     }
-    fdt_sb_free(&src);
-    fdt_sb_init(&src);
-    if (fdt_gen_source(p, &rc, m.ref_kernel, NULL, &src, e) ||
-        compile_for(w, fdt_sb_str(&src), m.ref_kernel, &ref, e)) {
+    if (fdt_cand_failed(&ref)) {
+        *e = ref.err;
         fdt_err_wrap(e, "reference kernel");
         goto done;
     }
-    m.util_len = util.size;
-    m.ref_len = ref.size;
+    m.util_len = util.code.size;
+    m.ref_len = ref.code.size;
     m.flush_bytes = fdt_eval_flush_bytes(&w->info, p);
     fdt_sb payload;
     fdt_sb_init(&payload);
     fdt_sb_putn(&payload, (const char *)&m, sizeof m);
-    fdt_sb_putn(&payload, util.image, util.size);
+    fdt_sb_putn(&payload, util.code.image, util.code.size);
     void *reply;
     size_t n;
-    int rq = request(w, MSG_SETUP, payload.s, payload.len, ref.image, ref.size, MSG_SETUP_OK,
-                     &reply, &n, w->o.setup_timeout_ms, e);
+    int rq = request(w, MSG_SETUP, payload.s, payload.len, ref.code.image, ref.code.size,
+                     MSG_SETUP_OK, &reply, &n, w->o.setup_timeout_ms, e);
     fdt_sb_free(&payload);
     if (rq == 1) {
         fdt_err_set(e, "setting up %s: no answer within %d s", fdt_op_name(p->op),
@@ -321,9 +321,8 @@ static int send_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, 
     free(reply);
     status = 0;
 done:
-    fdt_sb_free(&src);
-    fdt_rt_code_free(&util);
-    fdt_rt_code_free(&ref);
+    fdt_cand_free(&util);
+    fdt_cand_free(&ref);
     return status;
 }
 

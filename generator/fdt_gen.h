@@ -208,6 +208,16 @@ int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *args);
 
 /* ------------------------------------------------------------------ source */
 
+/* The source dialect the generator emits: HIP, which hiprtc and the AMD offline compiler
+ * compile, and NVRTC through fdtune's mapping header (fdt_gen_nvrtc_hip_header). */
+typedef enum { FDT_DIALECT_HIP } fdt_dialect;
+
+/* What the generator needs of the target a candidate is built for (target/fdt_target.h holds
+ * the rest: backend, architecture, rules): the dialect its compiler reads. */
+typedef struct fdt_gen_target {
+    fdt_dialect dialect;
+} fdt_gen_target;
+
 /* How the source is specialised. */
 typedef struct fdt_gen_opts {
     /* 0 (what fdtune tunes and times): grid and layout strides are compile-time constants,
@@ -216,16 +226,18 @@ typedef struct fdt_gen_opts {
     int runtime_dims;
 } fdt_gen_opts;
 
-/* HIP source of one candidate with one extern "C" kernel named `name` (a C identifier;
- * NULL: fdt_gen_kernel_name). The same text compiles with hiprtc and, through fdtune's
- * mapping header, NVRTC. opts NULL: the defaults (grid baked in). */
-int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
-                   const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e);
+/* The source of one candidate for target t, in t's dialect, with one extern "C" kernel named
+ * `name` (a C identifier; NULL: fdt_gen_kernel_name). HIP: the same text compiles with hiprtc
+ * and, through fdtune's mapping header, NVRTC. opts NULL: the defaults (grid baked in). Fails
+ * for a dialect the generator does not emit. */
+int fdt_gen_source(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                   const char *name, const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e);
 /* Default kernel name, e.g. "fdt_lap_r4_f32_1a2b3c4d" (hash of the canonical config and
  * the grid). */
 void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n);
-/* Utility kernels for verification (fill, poison, compare, gather) in one precision. */
-int fdt_gen_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e);
+/* Utility kernels for verification (fill, poison, compare, gather) in one precision, for
+ * target t (its dialect). */
+int fdt_gen_util_source(const fdt_gen_target *t, fdt_prec prec, fdt_sb *out, fdt_err *e);
 /* NVRTC's in-memory "hip/hip_runtime.h": maps the HIP dialect fdtune emits onto CUDA. */
 const char *fdt_gen_nvrtc_hip_header(void);
 /* The AMD compilers' "hip/hip_runtime.h" (templates/amd_device.h): the HIP device API the

@@ -451,18 +451,31 @@ int fdt_gen_family_source(const fdt_gen_family *f, const fdt_problem *p, const f
     return rc;
 }
 
-int fdt_gen_source(const fdt_problem *p, const fdt_config *c, const char *name,
-                   const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e)
+/* 0 when the generator emits t's dialect (its kernel families and verification kernels). */
+static int dialect_check(const fdt_gen_target *t, fdt_err *e)
+{
+    FDT_ASSERT(t, "a source is generated for a target");
+    switch (t->dialect) {
+    case FDT_DIALECT_HIP: return 0;
+    }
+    return fdt_err_set(e, "generator: source dialect %d is not one this generator emits",
+                       (int)t->dialect);
+}
+
+int fdt_gen_source(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                   const char *name, const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e)
 {
     /* the problem's and config's own errors come first (e.g. lds without nw) */
-    if (fdt_problem_check(p, e) || fdt_config_check(p, c, e))
+    if (dialect_check(t, e) || fdt_problem_check(p, e) || fdt_config_check(p, c, e))
         return -1;
     const fdt_gen_family *f = fdt_gen_family_of(c, e);
     return f ? fdt_gen_family_source(f, p, c, name, opts, out, e) : -1;
 }
 
-int fdt_gen_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e)
+int fdt_gen_util_source(const fdt_gen_target *t, fdt_prec prec, fdt_sb *out, fdt_err *e)
 {
+    if (dialect_check(t, e))
+        return -1;
     const char *tpl = fdt_tpl_text("util.hip");
     if (!tpl)
         return fdt_err_set(e, "generator: template util.hip is not embedded");
@@ -511,9 +524,11 @@ static uint64_t hash_normalised(uint64_t h, const char *text)
 int fdt_gen_source_hash(const fdt_problem *p, const fdt_config *c, const char *backend,
                         char *out, size_t n, fdt_err *e)
 {
+    /* the GPU backends' dialect: the only one whose results carry kernel records so far */
+    static const fdt_gen_target hip = {FDT_DIALECT_HIP};
     fdt_sb src;
     fdt_sb_init(&src);
-    if (fdt_gen_source(p, c, NULL, NULL, &src, e)) {
+    if (fdt_gen_source(&hip, p, c, NULL, NULL, &src, e)) {
         fdt_sb_free(&src);
         return -1;
     }

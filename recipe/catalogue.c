@@ -137,6 +137,27 @@ static void lower_arch(const char *s, char *out, size_t n)
     out[k] = 0;
 }
 
+/* The first backend's claim of GPUs by vendor (fdt_device_claim_at); NULL: no backend's. */
+static const fdt_device_claim *vendor_claim(const char *vendor)
+{
+    const fdt_device_claim *c;
+    for (int i = 0; (c = fdt_device_claim_at(i)); i++)
+        if (!strcmp(c->vendor, vendor))
+            return c;
+    return NULL;
+}
+
+/* The vendors of the backends' claims, each once: "NVIDIA, AMD". */
+static void vendor_names(char *buf, size_t n)
+{
+    size_t used = 0;
+    const fdt_device_claim *c;
+    buf[0] = 0;
+    for (int i = 0; (c = fdt_device_claim_at(i)) && used < n; i++)
+        if (vendor_claim(c->vendor) == c)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", c->vendor);
+}
+
 /* The entry table at index 1 has only known fields, and every required one (raises). */
 static void check_keys(lua_State *L)
 {
@@ -194,16 +215,21 @@ static int d_gpu(lua_State *L)
     snprintf(d->name, sizeof d->name, "%s", str_field(L, "name", sizeof d->catalogue));
     snprintf(d->catalogue, sizeof d->catalogue, "%s", d->name);
     const char *vendor = str_field(L, "vendor", sizeof d->vendor);
-    if (strcmp(vendor, "AMD") && strcmp(vendor, "NVIDIA"))
-        return fdt_luahost_error(L, "gpu %s: vendor '%s' is not AMD or NVIDIA", d->name, vendor);
+    const fdt_device_claim *want = vendor_claim(vendor);
+    if (!want) {
+        char vendors[128];
+        vendor_names(vendors, sizeof vendors);
+        return fdt_luahost_error(L, "gpu %s: vendor '%s' is not one of %s", d->name, vendor,
+                                 vendors);
+    }
     snprintf(d->vendor, sizeof d->vendor, "%s", vendor);
     const char *arch = str_field(L, "arch", sizeof d->arch);
     lower_arch(arch, d->arch, sizeof d->arch);
-    const char *want = !strcmp(vendor, "AMD") ? "gfx" : "sm_";
-    if (strcmp(fdtuned_arch_vendor(d->arch), vendor) || strcmp(d->arch, arch))
-        return fdt_luahost_error(L, "gpu %s: arch '%s' should look like %s... (lower case, no features)",
-                      d->name, arch, want);
-    snprintf(d->backend, sizeof d->backend, "%s", fdtuned_arch_backend(d->arch));
+    const fdt_device_claim *claim = fdt_device_claim_of(d->arch);
+    if (!claim || strcmp(claim->vendor, vendor) || strcmp(d->arch, arch))
+        return fdt_luahost_error(L, "gpu %s: arch '%s' should look like %s (lower case, no "
+                                 "features)", d->name, arch, want->form);
+    snprintf(d->backend, sizeof d->backend, "%s", claim->backend);
     d->compute_units = (int)int_field(L, "compute_units", 0, 1, 100000);
     d->warp_size = (int)int_field(L, "warp_size", 0, 1, 1024);
     if (d->warp_size != 32 && d->warp_size != 64)

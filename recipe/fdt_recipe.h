@@ -12,7 +12,7 @@
 
 #include "fdt_common.h"
 #include "fdt_gen.h"
-#include "fdt_rt.h"
+#include "fdt_device.h"
 
 /* ------------------------------------------------------------------ devices */
 

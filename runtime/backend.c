@@ -56,11 +56,16 @@ int fdt_rt_default_targets(const char **targets, int max, fdt_rt_unavailable *sk
     return n;
 }
 
+int fdt_rt_backend_claims(const fdt_rt_backend *b, const char *arch)
+{
+    const fdt_device_claim *c = fdt_device_claim_of(arch);
+    return c && !strcmp(c->backend, b->name);
+}
+
 const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e)
 {
-    const char *name = fdtuned_arch_backend(arch);
     for (int i = 0; backends[i]; i++)
-        if (!strcmp(name, backends[i]->name))
+        if (fdt_rt_backend_claims(backends[i], arch))
             return backends[i];
     char known[128] = "";
     for (int i = 0; backends[i]; i++) {

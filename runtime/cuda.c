@@ -140,7 +140,7 @@ static int cuda_compile(const char *src, const char *kernel, const char *arch, f
 {
     if (load_nvrtc(e))
         return -1;
-    if (strcmp(fdtuned_arch_backend(arch), "cuda"))
+    if (!fdt_rt_backend_claims(&fdt_rt_cuda, arch))
         return fdt_err_set(e, "cuda: '%s' is not an NVIDIA architecture (expected sm_XX)", arch);
     const char *hdr_names[] = {"hip/hip_runtime.h"};
     const char *hdr_src[] = {fdt_gen_nvrtc_hip_header()};

@@ -128,13 +128,16 @@ const fdt_rt_backend *fdt_rt_backend_at(int i);
 /* A backend by name: one of the registry's, or the simulated GPUs' compile-only stand-in
  * FDT_SIM_BACKEND (runtime/sim.c), which the registry never lists. NULL: none. */
 const fdt_rt_backend *fdt_rt_backend_find(const char *name);
-/* The backend whose compiler targets `arch` ("sm_90" -> cuda, "gfx90a" -> hip: the rule of
- * fdtuned_arch_backend). */
+/* The backend whose compiler targets `arch` ("sm_90" -> cuda, "gfx90a" -> hip: the backend
+ * that claims it, fdt_device_claim_of); fails naming the targets of this build when no
+ * backend in it does. */
 const fdt_rt_backend *fdt_rt_backend_for_arch(const char *arch, fdt_err *e);
 /* A target a person names (gen --target): fdt_rt_backend_for_arch's backend when its compiler
  * takes arch (check_target); NULL with e saying why not ("target 'sm_70': nvrtc 13.0 does
  * not compile for it; it compiles for sm_75, ..."). */
 const fdt_rt_backend *fdt_rt_backend_for_target(const char *arch, fdt_err *e);
+/* 1 when arch is one of b's architectures (b is the backend that claims it). */
+int fdt_rt_backend_claims(const fdt_rt_backend *b, const char *arch);
 
 /* A backend whose compiler does not load, and why. */
 typedef struct fdt_rt_unavailable {

@@ -252,7 +252,7 @@ static int rtc_compile(const char *src, const char *kernel, const char *arch, fd
 static int hip_compile(const char *src, const char *kernel, const char *arch, fdt_sb *image,
                        fdt_sb *log, fdt_rt_resources *res, fdt_err *e)
 {
-    if (strcmp(fdtuned_arch_backend(arch), "hip"))
+    if (!fdt_rt_backend_claims(&fdt_rt_hip, arch))
         return fdt_err_set(e, "hip: '%s' is not an AMD architecture (expected gfxNNN)", arch);
     char why[512];
     if (!takes_clang(arch, why, sizeof why))

@@ -371,7 +371,7 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
         /* Code over the architecture's measured limit (fdt_arch.code_limit), or a ring's or
          * stream's estimate over it by the estimate's margin (fdt_onchip.code_margin, above
          * the fit's largest error), ranks last, as a spilling config does: the evaluation
-         * would prune it after compiling (fdt_eval_prune). */
+         * would prune it after compiling (fdt_target_prune). */
         int compiled = res && res->code_bytes > 0;
         t.code_bytes = compiled ? res->code_bytes : t.onchip.code_bytes;
         t.code_over = t.code_bytes > (compiled ? 1 : t.onchip.code_margin) * a->code_limit;

@@ -343,6 +343,16 @@ static fdt_device live_amd(const char *name, const char *arch, int cus, int64_t 
 
 static fdt_device live_mi250x(void) { return live_amd("AMD Instinct MI250X", "gfx90a", 110, 8 << 20); }
 
+/* fdt_target_prune on the target of device d. */
+static const char *prune_on(const fdt_device *d, const fdt_rt_resources *r, const fdt_config *c,
+                            const fdt_geometry *g, char *why, size_t n)
+{
+    fdt_target t;
+    fdt_err e;
+    assert_int_equal(fdt_target_resolve(d, &t, &e), 0);
+    return fdt_target_prune(&t, r, c, g, why, n);
+}
+
 static const char *prune(const fdt_device *d, const char *config, int regs, int agprs,
                          int sgprs, int spill, int scratch, char *why, size_t n)
 {
@@ -354,7 +364,7 @@ static const char *prune(const fdt_device *d, const char *config, int regs, int 
     fdt_rt_resources r = {.registers = regs, .sgprs = sgprs, .agprs = agprs, .spill_bytes = spill,
                           .scratch_bytes = scratch, .shared_bytes = 0,
                           .max_threads = c.lb > 0 ? c.lb : 1024, .sgpr_spills = 0};
-    return fdt_eval_prune(&r, &c, &g, d, why, n);
+    return prune_on(d, &r, &c, &g, why, n);
 }
 
 static void test_prune(void **state)
@@ -399,19 +409,19 @@ static void test_prune(void **state)
     fdt_rt_resources r = {.registers = 40, .sgprs = -1, .agprs = -1, .spill_bytes = 0,
                           .scratch_bytes = 0, .shared_bytes = 0, .max_threads = -1,
                           .sgpr_spills = -1, .code_bytes = 146048};
-    assert_non_null(fdt_eval_prune(&r, &c, &g, &h, why, sizeof why));
+    assert_non_null(prune_on(&h, &r, &c, &g, why, sizeof why));
     assert_string_equal(why, "146.0 KB of machine code outgrow the instruction cache (sm_90: "
                              "136.0 KB, measured)");
     r.code_bytes = 139648; /* lap R=7 f32 4x2, 0.468 of copy where 2x4 (127.5 KB) ran 0.804 */
-    assert_non_null(fdt_eval_prune(&r, &c, &g, &h, why, sizeof why));
+    assert_non_null(prune_on(&h, &r, &c, &g, why, sizeof why));
     r.code_bytes = 133248;
-    assert_null(fdt_eval_prune(&r, &c, &g, &h, why, sizeof why));
+    assert_null(prune_on(&h, &r, &c, &g, why, sizeof why));
     r.code_bytes = -1; /* not an ELF object */
-    assert_null(fdt_eval_prune(&r, &c, &g, &h, why, sizeof why));
+    assert_null(prune_on(&h, &r, &c, &g, why, sizeof why));
     fdt_device a100 = gpu("A100");
     r.code_bytes = 1 << 20;
-    assert_null(fdt_eval_prune(&r, &c, &g, &a100, why, sizeof why));
-    assert_null(fdt_eval_prune(&r, &c, &g, &m, why, sizeof why));
+    assert_null(prune_on(&a100, &r, &c, &g, why, sizeof why));
+    assert_null(prune_on(&m, &r, &c, &g, why, sizeof why));
 }
 
 /* fdtune gen: the occupancy line and the LDS warning, from the built binary. */
@@ -466,10 +476,14 @@ static void test_gen_occupancy_and_warning(void **state)
     fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 512, 512, 512};
     fdt_config ringc = cfg(&p, "bx=64,by=4,lds=2,nw=32,pf=4,tile=4,vec=2,align=64,lb=256");
     char why[256];
-    assert_int_equal(fdt_eval_shared_check("gfx90a", &p, &ringc, why, sizeof why), 1);
-    assert_int_equal(fdt_eval_shared_check("sm_90", &p, &ringc, why, sizeof why), 0);
+    fdt_target amd, nv;
+    fdt_err e;
+    assert_int_equal(fdt_target_for_arch("gfx90a", &amd, &e), 0);
+    assert_int_equal(fdt_target_for_arch("sm_90", &nv, &e), 0);
+    assert_int_equal(fdt_target_shared_check(&amd, &p, &ringc, why, sizeof why), 1);
+    assert_int_equal(fdt_target_shared_check(&nv, &p, &ringc, why, sizeof why), 0);
     fdt_config small = cfg(&p, "bx=64,by=4,lds=1,nw=32");
-    assert_int_equal(fdt_eval_shared_check("gfx90a", &p, &small, why, sizeof why), 0);
+    assert_int_equal(fdt_target_shared_check(&amd, &p, &small, why, sizeof why), 0);
 }
 
 /* ------------------------------------------------------------------ 4. MI300X: bandwidth, flush */

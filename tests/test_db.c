@@ -1233,6 +1233,20 @@ static void test_same_model(void **state)
     assert_string_equal(fdtuned_arch_vendor("gfx942"), "AMD");
     assert_string_equal(fdtuned_arch_vendor("sm_100"), "NVIDIA");
     assert_string_equal(fdtuned_arch_backend("x86"), "");
+    /* fdtune's own rule: the backend that claims an arch, built into this binary or not */
+    assert_string_equal(fdt_device_claim_of("sm_90")->backend, "cuda");
+    assert_string_equal(fdt_device_claim_of("sm_100a")->vendor, "NVIDIA");
+    assert_string_equal(fdt_device_claim_of("gfx90a:xnack-")->backend, "hip");
+    assert_string_equal(fdt_device_claim_of("gfx942")->vendor, "AMD");
+    assert_null(fdt_device_claim_of("x86"));
+    assert_null(fdt_device_claim_of(""));
+    assert_null(fdt_device_claim_of(NULL));
+    assert_null(fdt_device_claim_of("SM_90")); /* names are lower case */
+    for (int i = 0; fdt_device_claim_at(i); i++)
+        assert_ptr_equal(fdt_device_claim_of(fdt_device_claim_at(i)->form[0] == 's' ? "sm_80"
+                                                                                   : "gfx908"),
+                         fdt_device_claim_at(i));
+    assert_null(fdt_device_claim_at(2));
 }
 
 /* A live device completed by the catalogue, stored and read back, keeps its identity. */

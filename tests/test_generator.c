@@ -18,6 +18,8 @@
 #include "fdt_gen.h"
 #include "gen_internal.h"
 
+static const fdt_gen_target hip = {FDT_DIALECT_HIP}; /* the GPUs' dialect */
+
 #define assert_contains(hay, needle)                                                       \
     do {                                                                                   \
         if (!strstr((hay), (needle)))                                                      \
@@ -697,7 +699,7 @@ static void test_source_rendering(void **state)
                     continue; /* e.g. lds for d2z */
                 fdt_sb b;
                 fdt_sb_init(&b);
-                if (fdt_gen_source(&p, &c, "k_test", NULL, &b, &e))
+                if (fdt_gen_source(&hip, &p, &c, "k_test", NULL, &b, &e))
                     fail_msg("%s R=%d %s: %s", fdt_op_name(p.op), R, cfgs[ci], e.msg);
                 const char *s = fdt_sb_str(&b);
                 assert_contains(s, "extern \"C\" __global__ void ");
@@ -713,14 +715,14 @@ static void test_source_rendering(void **state)
     fdt_config_default(&c);
     fdt_sb b;
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, "k", NULL, &b, &e), 0);
     assert_contains(fdt_sb_str(&b), "-2.0f * w[1]");
     assert_contains(fdt_sb_str(&b), "1.0f * (w[0] + w[2])");
     fdt_sb_free(&b);
     /* fault=coef differs only in the sign of one pair */
     c.fault = FDT_FAULT_COEF;
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, "k", NULL, &b, &e), 0);
     assert_contains(fdt_sb_str(&b), "1.0f * (w[0] - w[2])");
     fdt_sb_free(&b);
     /* the ring's copies carry the L2 prefetch hint only when asked */
@@ -729,24 +731,33 @@ static void test_source_rendering(void **state)
     p.nx = p.ny = p.nz = 64;
     assert_int_equal(fdt_config_parse("lds=2,nw=16,vec=2,align=32", &c, &e), 0);
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, "k", NULL, &b, &e), 0);
     assert_contains(fdt_sb_str(&b), "cp.async.ca.shared.global [%0]");
     fdt_sb_free(&b);
     c.l2pf = 256;
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, "k", NULL, &b, &e), 0);
     assert_contains(fdt_sb_str(&b), "cp.async.ca.shared.global.L2::256B [%0]");
     fdt_sb_free(&b);
     p = (fdt_problem){FDT_OP_D2X, 1, FDT_F32, 8, 8, 8};
     fdt_config_default(&c);
     /* names must be identifiers */
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "1abc", NULL, &b, &e), -1);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, "1abc", NULL, &b, &e), -1);
     assert_contains(e.msg, "not a C identifier");
     fdt_sb_free(&b);
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_util_source(FDT_F64, &b, &e), 0);
+    assert_int_equal(fdt_gen_util_source(&hip, FDT_F64, &b, &e), 0);
     assert_contains(fdt_sb_str(&b), "fdt_compare_f64");
+    fdt_sb_free(&b);
+    /* a dialect the generator does not emit is refused, naming it */
+    const fdt_gen_target other = {(fdt_dialect)7};
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_source(&other, &p, &c, "k", NULL, &b, &e), -1);
+    assert_string_equal(e.msg, "generator: source dialect 7 is not one this generator emits");
+    assert_int_equal(fdt_gen_util_source(&other, FDT_F64, &b, &e), -1);
+    assert_string_equal(e.msg, "generator: source dialect 7 is not one this generator emits");
+    assert_int_equal(b.len, 0);
     fdt_sb_free(&b);
     assert_true(strlen(fdt_gen_fingerprint()) == 16);
     assert_non_null(strstr(fdt_gen_nvrtc_hip_header(), "__stcs"));
@@ -767,7 +778,7 @@ static void test_banner_config(void **state)
     fdt_config_display(&c, shown, sizeof shown);
     fdt_sb b;
     fdt_sb_init(&b);
-    assert_int_equal(fdt_gen_source(&p, &c, "k", NULL, &b, &e), 0);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, "k", NULL, &b, &e), 0);
     snprintf(line, sizeof line, "\n// Config: %s\n", shown);
     assert_contains(fdt_sb_str(&b), line);
     assert_contains(line, "bx=64,by=4,bz=1,");
@@ -845,7 +856,7 @@ static char *family_source(fdt_op op, int R, fdt_prec prec, const char *cfg, con
     assert_string_equal(f->name, family);
     fdt_sb b;
     fdt_sb_init(&b);
-    if (fdt_gen_source(&p, &c, "k_fam", NULL, &b, &e))
+    if (fdt_gen_source(&hip, &p, &c, "k_fam", NULL, &b, &e))
         fail_msg("%s R=%d %s %s: %s", fdt_op_name(op), R, fdt_prec_name(prec), cfg, e.msg);
     return fdt_sb_take(&b);
 }
@@ -1189,7 +1200,7 @@ static void test_source_hash(void **state)
      * each ending in a newline, FNV-1a. */
     fdt_sb src;
     fdt_sb_init(&src);
-    assert_int_equal(fdt_gen_source(&p, &c, NULL, NULL, &src, &e), 0);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, NULL, NULL, &src, &e), 0);
     const char *texts[2] = {fdt_sb_str(&src), fdt_gen_nvrtc_hip_header()};
     uint64_t h = FDT_HASH_SEED;
     for (int t = 0; t < 2; t++) {

@@ -1516,6 +1516,32 @@ static void test_catalogue_errors(void **state)
     /* The catalogue runs in the same guarded sandbox as recipes. */
     catalogue_fails("local i = string.find(string.rep('a', 3e4), '.-.-.-.-b')\n",
                     "gpus.lua:1: string.find: the pattern '.-.-.-.-b' could take");
+    /* vendor and arch by the backends' claims (fdt_device_claim_of) */
+#define GPU_REST                                                                           \
+    "compute_units = 1, warp_size = 32, shared_per_block = 65536, l2_bytes = 1, "             \
+    "mem_bytes = 1, peak_bw_gbs = 1, source = \"s\""
+    catalogue_fails("gpu { name = \"A\", vendor = \"Intel\", arch = \"xe\", " GPU_REST " }\n",
+                    "gpus.lua:1: gpu A: vendor 'Intel' is not one of NVIDIA, AMD");
+    catalogue_fails("gpu { name = \"A\", vendor = \"AMD\", arch = \"sm_90\", " GPU_REST " }\n",
+                    "gpus.lua:1: gpu A: arch 'sm_90' should look like gfx... (lower case, no "
+                    "features)");
+    catalogue_fails("gpu { name = \"A\", vendor = \"NVIDIA\", arch = \"xe\", " GPU_REST " }\n",
+                    "gpus.lua:1: gpu A: arch 'xe' should look like sm_... (lower case");
+    catalogue_fails("gpu { name = \"A\", vendor = \"NVIDIA\", arch = \"SM_90\", " GPU_REST " }\n",
+                    "gpus.lua:1: gpu A: arch 'SM_90' should look like sm_...");
+    catalogue_fails("gpu { name = \"A\", vendor = \"AMD\", arch = \"gfx90a:xnack-\", "
+                    "compute_units = 1, warp_size = 64, shared_per_block = 65536, l2_bytes = 1, "
+                    "mem_bytes = 1, peak_bw_gbs = 1, source = \"s\" }\n",
+                    "gpus.lua:1: gpu A: arch 'gfx90a:xnack-' should look like gfx...");
+    fdt_catalogue *c = NULL;
+    fdt_err e;
+    const char *ok = "gpu { name = \"A\", vendor = \"NVIDIA\", arch = \"sm_90\", " GPU_REST " }\n"
+                     "gpu { name = \"B\", " GPU_FIELDS " }\n";
+    assert_int_equal(fdt_catalogue_load_text("gpus.lua", ok, strlen(ok), &c, &e), 0);
+    assert_string_equal(fdt_catalogue_at(c, 0)->dev.backend, "cuda");
+    assert_string_equal(fdt_catalogue_at(c, 1)->dev.backend, "hip");
+    fdt_catalogue_free(c);
+#undef GPU_REST
 }
 
 /* ---------------------------------------------------------------- lookup */

@@ -25,6 +25,8 @@
 #include "fdt_rt.h"
 #include "rt_internal.h" /* the offline compiler alone, to compare it with hiprtc */
 
+static const fdt_gen_target hip_dialect = {FDT_DIALECT_HIP}; /* both backends compile it */
+
 #define assert_contains(hay, needle)                                                       \
     do {                                                                                   \
         if (!strstr((hay), (needle)))                                                      \
@@ -320,7 +322,7 @@ static void spread_config(const fdt_problem *p, size_t ci, candidate *k)
         fail_msg("%s R=%d: %s: %s", fdt_op_name(p->op), p->R, k->text, e.msg);
     fdt_gen_kernel_name(&k->p, &k->c, k->name, sizeof k->name);
     fdt_sb_init(&k->src);
-    assert_int_equal(fdt_gen_source(&k->p, &k->c, k->name, NULL, &k->src, &e), 0);
+    assert_int_equal(fdt_gen_source(&hip_dialect, &k->p, &k->c, k->name, NULL, &k->src, &e), 0);
 }
 
 /* What the compiler must report for a candidate, on every target and on AMD's. */
@@ -359,7 +361,7 @@ static void util_jobs(fdt_sb *src, char names[2][32], fdt_rt_job *jobs)
     fdt_err e;
     for (int prec = 0; prec < 2; prec++) {
         fdt_sb_init(&src[prec]);
-        assert_int_equal(fdt_gen_util_source((fdt_prec)prec, &src[prec], &e), 0);
+        assert_int_equal(fdt_gen_util_source(&hip_dialect, (fdt_prec)prec, &src[prec], &e), 0);
         snprintf(names[prec], 32, "fdt_compare_%s", fdt_prec_name((fdt_prec)prec));
         jobs[prec] = (fdt_rt_job){.src = fdt_sb_str(&src[prec]), .kernel = names[prec]};
     }
@@ -486,7 +488,7 @@ static void stream_no_spills(const char *arch)
         assert_int_equal(fdt_config_parse(cases[i].cfg, &k->c, &e), 0);
         fdt_gen_kernel_name(&k->p, &k->c, k->name, sizeof k->name);
         fdt_sb_init(&k->src);
-        assert_int_equal(fdt_gen_source(&k->p, &k->c, k->name, NULL, &k->src, &e), 0);
+        assert_int_equal(fdt_gen_source(&hip_dialect, &k->p, &k->c, k->name, NULL, &k->src, &e), 0);
         jobs[n] = (fdt_rt_job){.src = fdt_sb_str(&k->src), .kernel = k->name};
         at[n++] = i;
     }
@@ -704,7 +706,7 @@ static void test_amd_spills(void **state)
         k->p = cases[i].p;
         fdt_gen_kernel_name(&k->p, &k->c, k->name, sizeof k->name);
         fdt_sb_init(&k->src);
-        assert_int_equal(fdt_gen_source(&k->p, &k->c, k->name, NULL, &k->src, &e), 0);
+        assert_int_equal(fdt_gen_source(&hip_dialect, &k->p, &k->c, k->name, NULL, &k->src, &e), 0);
         jobs[i] = (fdt_rt_job){.src = fdt_sb_str(&k->src), .kernel = k->name};
     }
     if (compile_pool(b, "gfx90a", jobs, NCASES, "the spill cases", &e) < 0)
@@ -891,7 +893,7 @@ static void test_disassemble(void **state)
     snprintf(sym, sizeof sym, "<%s>:", name);
     fdt_sb src;
     fdt_sb_init(&src);
-    assert_int_equal(fdt_gen_source(&p, &c, name, NULL, &src, &e), 0);
+    assert_int_equal(fdt_gen_source(&hip_dialect, &p, &c, name, NULL, &src, &e), 0);
     for (int a = 0; a < 3; a++) {
         const fdt_rt_backend *b = fdt_rt_backend_for_arch(archs[a], &e);
         char id[1024];

@@ -334,6 +334,68 @@ static char *slurp_file(const char *path, size_t *n)
     return bytes;
 }
 
+/* The first recorded config, as fdt_sim_configs lists them. */
+static int take_first_config(void *ctx, const char *config)
+{
+    snprintf(ctx, 256, "%s", config);
+    return 1;
+}
+
+/* A simulated GPU's worker evaluates candidates built for its target as tune and retune do
+ * (fdt_target_build, then fdt_evaluate_cand): a recorded config answers as recorded, a stored
+ * config that does not parse is a compile_error result, and one the target's rules prune is
+ * a pruned result that never reaches the worker. */
+static void test_sim_build_and_evaluate(void **state)
+{
+    (void)state;
+    fdt_worker_opts wo;
+    fdt_worker_opts_default(&wo);
+    wo.simulate_from = g_rec;
+    fdt_worker *w = NULL;
+    fdt_err e = {""};
+    assert_int_equal(fdt_worker_start(FDT_SIM_BACKEND, 0, &wo, &w, NULL, &e), 0);
+    const fdt_target *t = fdt_worker_target(w);
+    assert_ptr_equal(t->backend, fdt_rt_backend_find(FDT_SIM_BACKEND));
+    assert_string_equal(t->arch_name, "sm_90");
+    assert_string_equal(t->arch->name, "sm_90");
+    fdt_problem p = {FDT_OP_D2X, 4, FDT_F32, 512, 512, 512};
+    fdt_setup_result setup;
+    assert_int_equal(fdt_worker_setup(w, &p, &setup, &e), 0);
+    char recorded[256] = "";
+    size_t n = 0;
+    assert_int_equal(fdt_sim_configs(g_rec, fdt_worker_device(w), &p, take_first_config,
+                                     recorded, &n, &e), 0);
+    fdt_cand v[3], *pv[3] = {&v[0], &v[1], &v[2]};
+    fdt_config c;
+    assert_int_equal(fdt_config_parse(recorded, &c, &e), 0);
+    fdt_cand_init(&v[0], FDT_CAND_STENCIL, &c, NULL);
+    fdt_cand_init(&v[1], FDT_CAND_STENCIL, NULL, NULL);
+    assert_int_equal(fdt_config_parse("bx=", &v[1].cfg, &v[1].err), -1);
+    v[1].state = FDT_CAND_GENERATE_FAILED;
+    assert_int_equal(fdt_config_parse("bx=64,by=8,lds=2,nw=32,pf=8,tile=8,vec=4,align=64,lb=512",
+                                      &c, &e), 0);
+    fdt_cand_init(&v[2], FDT_CAND_STENCIL, &c, NULL);
+    assert_int_equal(fdt_target_build(t, &p, pv, 3, NULL, &e), 0);
+    assert_int_equal(v[0].state, FDT_CAND_READY);
+    assert_int_equal(v[1].state, FDT_CAND_GENERATE_FAILED);
+    assert_int_equal(v[2].state, FDT_CAND_PRUNED);
+    fdt_timing_opts full;
+    fdt_timing_opts_default(&full);
+    fdt_eval_result r;
+    assert_int_equal(fdt_evaluate_cand(w, &p, &v[0], &full, &r, &e), 0);
+    assert_has(r.message, "simulated from h100-replay.db (evaluation ");
+    assert_int_equal(fdt_evaluate_cand(w, &p, &v[1], &full, &r, &e), 0);
+    assert_int_equal(r.status, FDT_EVAL_COMPILE_ERROR);
+    assert_string_equal(r.message, v[1].err.msg);
+    assert_int_equal(fdt_evaluate_cand(w, &p, &v[2], &full, &r, &e), 0);
+    assert_int_equal(r.status, FDT_EVAL_PRUNED);
+    assert_has(r.message, "needs 608256 bytes of shared memory");
+    assert_int_equal(r.res.shared_bytes, 608256); /* the dynamic part counted */
+    for (int i = 0; i < 3; i++)
+        fdt_cand_free(&v[i]);
+    fdt_worker_stop(w);
+}
+
 /* A database holding a device of the other kind is refused by a session, before anything is
  * written to it: its stale run stays as it was, the file byte for byte. */
 static void test_kinds_apart(void **state)
@@ -542,7 +604,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_problems),    cmocka_unit_test(test_plan_round_trip),
         cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_shard_copy),
-        cmocka_unit_test(test_sim_devices), cmocka_unit_test(test_kinds_apart),
+        cmocka_unit_test(test_sim_devices), cmocka_unit_test(test_sim_build_and_evaluate),
+        cmocka_unit_test(test_kinds_apart),
         cmocka_unit_test(test_many_spread), cmocka_unit_test(test_many_retry),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

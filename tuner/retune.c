@@ -341,16 +341,16 @@ void fdt_retune_opts_default(fdt_retune_opts *o)
     o->command = "fdtune retune";
 }
 
-/* Compiles the stored configs for the worker's device in one batch (the process pool), then
+/* Builds the stored configs for the worker's target in one batch (the process pool), then
  * verifies and times each with a full sample; every outcome becomes a row of the retune run.
- * rows[i] is cand[i]; a config that no longer generates or compiles is a compile_error row,
- * not an error of the retune. */
+ * rows[i] is cand[i]; a config that no longer parses, generates or compiles is a
+ * compile_error row, not an error of the retune. */
 static int measure(fdt_retune_ctx *ctx, const fdt_retune_item *it, int parallel,
                    fdt_db_eval *rows, fdt_err *e)
 {
     const fdt_device *d = fdt_worker_device(ctx->w);
-    const fdt_rt_backend *b = fdt_rt_backend_find(d->backend);
-    if (!b)
+    const fdt_target *t = fdt_worker_target(ctx->w);
+    if (!t->backend)
         return fdt_err_set(e, "backend %s: not in this build", d->backend);
     fdt_setup_result setup;
     if (fdt_worker_setup(ctx->w, &it->problem, &setup, e))
@@ -367,51 +367,24 @@ static int measure(fdt_retune_ctx *ctx, const fdt_retune_item *it, int parallel,
         ctx->clocks_set = 1;
     }
     int n = it->ncand;
-    fdt_config cfg[FDT_RETUNE_TOP];
-    char kernel[FDT_RETUNE_TOP][96];
-    char *src[FDT_RETUNE_TOP] = {0};
-    fdt_err gen_err[FDT_RETUNE_TOP];
-    fdt_rt_job jobs[FDT_RETUNE_TOP];
-    int job_of[FDT_RETUNE_TOP];
-    size_t nj = 0;
-    memset(jobs, 0, sizeof jobs);
+    fdt_cand v[FDT_RETUNE_TOP], *pv[FDT_RETUNE_TOP];
     for (int i = 0; i < n; i++) {
-        job_of[i] = -1;
-        gen_err[i].msg[0] = 0;
-        if (fdt_config_parse(it->cand[i].ev.config, &cfg[i], &gen_err[i]))
-            continue;
-        fdt_gen_kernel_name(&it->problem, &cfg[i], kernel[i], sizeof kernel[i]);
-        fdt_sb s;
-        fdt_sb_init(&s);
-        if (fdt_gen_source(&it->problem, &cfg[i], kernel[i], NULL, &s, &gen_err[i])) {
-            fdt_sb_free(&s);
-            continue;
-        }
-        src[i] = fdt_sb_take(&s);
-        jobs[nj] = (fdt_rt_job){.src = src[i], .kernel = kernel[i]};
-        job_of[i] = (int)nj++;
+        fdt_cand_init(&v[i], FDT_CAND_STENCIL, NULL, NULL);
+        if (fdt_config_parse(it->cand[i].ev.config, &v[i].cfg, &v[i].err))
+            v[i].state = FDT_CAND_GENERATE_FAILED; /* not built: a compile_error row */
+        pv[i] = &v[i];
     }
-    int rc = nj ? fdt_rt_compile_many(b, d->arch, jobs, nj, parallel > 0 ? parallel : 1,
-                                      300000, e)
-                : 0;
-    if (rc >= 0)
-        rc = 0;
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.parallel = parallel;
+    int rc = fdt_target_build(t, &it->problem, pv, (size_t)n, &o, e);
     fdt_timing_opts full;
     fdt_timing_opts_default(&full);
     fdt_eval_result r;
     for (int i = 0; rc == 0 && i < n; i++) {
-        memset(&r, 0, sizeof r);
-        int j = job_of[i];
-        if (j < 0 || jobs[j].rc) {
-            r.status = FDT_EVAL_COMPILE_ERROR;
-            snprintf(r.message, sizeof r.message, "%s", j < 0 ? gen_err[i].msg : jobs[j].err.msg);
-        } else {
-            r.compile_s = jobs[j].seconds;
-            if (fdt_evaluate_code(ctx->w, &it->problem, &cfg[i], kernel[i], &jobs[j].code, &full,
-                                  &r, e)) {
-                rc = -1;
-                break;
-            }
+        if (fdt_evaluate_cand(ctx->w, &it->problem, &v[i], &full, &r, e)) {
+            rc = -1;
+            break;
         }
         fdt_tune_result_to_row(&r, it->cand[i].ev.config, ctx->run_id, it->problem_id,
                                FDT_DB_FULL, &rows[i]);
@@ -420,11 +393,8 @@ static int measure(fdt_retune_ctx *ctx, const fdt_retune_item *it, int parallel,
             rc = -1;
         rows[i].id = id;
     }
-    for (size_t k = 0; k < nj; k++)
-        if (jobs[k].rc == 0)
-            fdt_rt_code_free(&jobs[k].code);
     for (int i = 0; i < n; i++)
-        free(src[i]);
+        fdt_cand_free(&v[i]);
     return rc;
 }
 

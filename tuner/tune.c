@@ -30,14 +30,8 @@ void fdt_tune_opts_default(fdt_tune_opts *o)
 }
 
 typedef struct cand {
-    fdt_config c;
+    fdt_cand b;        /* its config, and how far it is built (fdt_target_build) */
     char key[256];
-    char kernel[96];
-    char *src;
-    fdt_rt_code code;
-    int compiled;      /* 1 compiled, -1 failed, 0 not attempted */
-    fdt_err compile_err;
-    double compile_s;
     int measured;      /* already known (resumed or measured in this run) */
 } cand;
 
@@ -58,7 +52,7 @@ static int push_config(void *ctx, const fdt_config *c, uint64_t index)
     l->v = v;
     cand *x = &l->v[l->n++];
     memset(x, 0, sizeof *x);
-    x->c = *c;
+    fdt_cand_init(&x->b, FDT_CAND_STENCIL, c, NULL);
     fdt_config_format(c, x->key, sizeof x->key);
     return 0;
 }
@@ -93,10 +87,8 @@ static long index_find(const cand_list *l, const char *key)
 
 static void free_list(cand_list *l)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].src);
-        fdt_rt_code_free(&l->v[i].code);
-    }
+    for (size_t i = 0; i < l->n; i++)
+        fdt_cand_free(&l->v[i].b);
     free(l->v);
     free(l->slots);
     memset(l, 0, sizeof *l);
@@ -268,7 +260,7 @@ static int store(state *st, const fdt_eval_result *r, const char *key, fdt_db_st
     return fdt_db_eval_insert(st->ctx->db, &row, NULL, e);
 }
 
-/* The worker could not be kept going (fdt_evaluate_code failed): the GPU failed. Returns -1. */
+/* The worker could not be kept going (fdt_evaluate_cand failed): the GPU failed. Returns -1. */
 static int gpu_failed(state *st)
 {
     st->out->gpu_failed = 1;
@@ -285,19 +277,17 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
     fdt_timing_opts_default(&full);
     fdt_eval_result r;
     *reported = 0;
-    memset(&r, 0, sizeof r);
-    r.compile_s = c->compile_s;
     fdt_tune_event ev = {.kind = FDT_TUNE_EVAL, .config = c->key, .r = &r};
-    if (c->compiled < 0) {
-        r.status = FDT_EVAL_COMPILE_ERROR;
-        snprintf(r.message, sizeof r.message, "%s", c->compile_err.msg);
+    if (fdt_cand_failed(&c->b)) {
+        if (fdt_evaluate_cand(st->ctx->w, st->p, &c->b, &probe, &r, e)) /* compile_error */
+            return gpu_failed(st);
         ev.stage = "probe";
         st->out->failed++;
         emit(st, &ev);
         return store(st, &r, c->key, FDT_DB_PROBE, e);
     }
     if (!full_only) {
-        if (fdt_evaluate_code(st->ctx->w, st->p, &c->c, c->kernel, &c->code, &probe, &r, e))
+        if (fdt_evaluate_cand(st->ctx->w, st->p, &c->b, &probe, &r, e))
             return gpu_failed(st);
         if (store(st, &r, c->key, FDT_DB_PROBE, e))
             return -1;
@@ -318,8 +308,7 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
         }
         emit(st, &ev);
     }
-    r.compile_s = c->compile_s;
-    if (fdt_evaluate_code(st->ctx->w, st->p, &c->c, c->kernel, &c->code, &full, &r, e))
+    if (fdt_evaluate_cand(st->ctx->w, st->p, &c->b, &full, &r, e))
         return gpu_failed(st);
     if (store(st, &r, c->key, FDT_DB_FULL, e))
         return -1;
@@ -344,65 +333,39 @@ static void compiling(void *ctx, size_t done, size_t n)
     emit(ctx, &ev);
 }
 
-/* Compiles the candidates among v[0..n) not compiled yet, in the process pool. The space is
- * compiled batch by batch as the strategy proposes it, not all at once: a recipe's space can
- * be far larger than what a budget will ever measure. */
+/* Builds the candidates among v[0..n) not built yet for the worker's target (generated,
+ * compiled in the process pool, pruned). The space is built batch by batch as the strategy
+ * proposes it, not all at once: a recipe's space can be far larger than what a budget will
+ * ever measure. */
 static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
 {
-    const fdt_device *d = fdt_worker_device(st->ctx->w);
-    const fdt_rt_backend *b = fdt_rt_backend_find(d->backend);
-    size_t nj = 0;
-    fdt_rt_job *jobs = calloc(n ? n : 1, sizeof *jobs);
-    cand **who = calloc(n ? n : 1, sizeof *who);
-    if (!jobs || !who) {
-        free(jobs);
-        free(who);
+    fdt_cand **b = calloc(n ? n : 1, sizeof *b);
+    if (!b)
         return fdt_err_set(e, "compile: out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        cand *c = v[i];
-        if (c->compiled)
-            continue;
-        fdt_gen_kernel_name(st->p, &c->c, c->kernel, sizeof c->kernel);
-        fdt_sb src;
-        fdt_sb_init(&src);
-        if (fdt_gen_source(st->p, &c->c, c->kernel, NULL, &src, &c->compile_err)) {
-            c->compiled = -1;
-            fdt_sb_free(&src);
-            continue;
-        }
-        c->src = fdt_sb_take(&src);
-        jobs[nj] = (fdt_rt_job){.src = c->src, .kernel = c->kernel};
-        who[nj++] = c;
-    }
+    size_t nb = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->b.state == FDT_CAND_NEW)
+            b[nb++] = &v[i]->b;
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.parallel = st->o->parallel;
+    o.on_done = compiling;
+    o.ctx = st;
     double t0 = fdt_now();
-    int r = nj ? fdt_rt_compile_many_progress(b, d->arch, jobs, nj, st->o->parallel, 300000,
-                                              compiling, st, e)
-               : 0;
+    int r = fdt_target_build(fdt_worker_target(st->ctx->w), st->p, b, nb, &o, e);
     double dt = fdt_now() - t0;
     st->out->compile_s += dt;
-    size_t failed = 0, cached = 0;
-    for (size_t k = 0; r >= 0 && k < nj; k++) {
-        cand *c = who[k];
-        c->compile_s = jobs[k].seconds;
-        if (jobs[k].rc) {
-            c->compiled = -1;
-            c->compile_err = jobs[k].err;
-            failed++;
-        } else {
-            c->compiled = 1;
-            c->code = jobs[k].code;
-            cached += c->code.cached;
-        }
-        free(c->src); /* the code object is what is needed from here on */
-        c->src = NULL;
+    size_t generated = 0, failed = 0, cached = 0;
+    for (size_t k = 0; r == 0 && k < nb; k++) {
+        generated += b[k]->state != FDT_CAND_GENERATE_FAILED;
+        failed += b[k]->state == FDT_CAND_COMPILE_FAILED;
+        cached += b[k]->code.image && b[k]->code.cached;
     }
-    free(jobs);
-    free(who);
+    free(b);
     if (r < 0)
         return -1;
     fdt_tune_event ev = {.kind = FDT_TUNE_COMPILED, .compile_failed = failed,
-                         .compile_s = dt, .survivors = nj, .cached = cached};
+                         .compile_s = dt, .survivors = generated, .cached = cached};
     emit(st, &ev);
     return 0;
 }
@@ -410,7 +373,7 @@ static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
 /* Frees a measured candidate's code object: a long search must not hold them all. */
 static void release(cand *c)
 {
-    fdt_rt_code_free(&c->code);
+    fdt_cand_free(&c->b);
 }
 
 /* ---------------------------------------------------------------- a simulated GPU's space */
@@ -503,11 +466,11 @@ static int prepare_base(state *st, fdt_recipe *rec, const keyset *recorded, fdt_
         return fdt_err_set(e, "out of memory");
     /* the baseline: the recipe's default config, measured in this run */
     cand *base = &st->base;
-    if (fdt_recipe_default_config(rec, st->p, ctx->dev, &base->c, e))
+    if (fdt_recipe_default_config(rec, st->p, ctx->dev, &base->b.cfg, e))
         return -1;
-    if (fdt_config_check(st->p, &base->c, e) == 0) {
+    if (fdt_config_check(st->p, &base->b.cfg, e) == 0) {
         out->have_base = 1;
-        fdt_config_format(&base->c, base->key, sizeof base->key);
+        fdt_config_format(&base->b.cfg, base->key, sizeof base->key);
         snprintf(out->base_config, sizeof out->base_config, "%s", base->key);
         if (ctx->simulate_from && !keyset_has(recorded, base->key)) {
             out->have_base = 0;
@@ -592,7 +555,7 @@ static int start_search(state *st, fdt_err *e)
     if (!space)
         return fdt_err_set(e, "out of memory");
     for (size_t i = 0; i < l->n; i++)
-        space[i] = l->v[i].c;
+        space[i] = l->v[i].b.cfg;
     int sr = fdt_search_new(st->o->strategy, space, l->n, st->p, ctx->dev, st->o->seed, &st->s,
                             e);
     free(space);
@@ -805,8 +768,7 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
     }
     rc = finish(&st, rc, e);
     fdt_search_free(st.s);
-    fdt_rt_code_free(&st.base.code);
-    free(st.base.src);
+    fdt_cand_free(&st.base.b);
     free_list(&st.l);
     return rc;
 }

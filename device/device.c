@@ -1,10 +1,39 @@
-/* The device struct's rules: an empty device, the derived last-level cache, which two
- * devices are one model (the portable rule exported headers apply too), which is a simulated
- * one, and the forms of an AMD GPU's UUID. */
+/* The device struct's rules: which backend claims an architecture, an empty device, the
+ * derived last-level cache, which two devices are one model (the portable rule exported
+ * headers apply too), which is a simulated one, and the forms of an AMD GPU's UUID. */
 #include "fdt_device.h"
 
 #include <stdio.h>
 #include <string.h>
+
+static int has_prefix(const char *arch, const char *prefix)
+{
+    return arch && !strncmp(arch, prefix, strlen(prefix));
+}
+
+/* NVIDIA's compute capabilities (NVRTC's -arch): sm_90, sm_100a. */
+static int claims_sm(const char *arch) { return has_prefix(arch, "sm_"); }
+/* AMD's GPU targets (the LLVM processor names): gfx90a, gfx942, gfx1100. */
+static int claims_gfx(const char *arch) { return has_prefix(arch, "gfx"); }
+
+static const fdt_device_claim claims[] = {
+    {"cuda", "NVIDIA", "sm_...", claims_sm},
+    {"hip", "AMD", "gfx...", claims_gfx},
+};
+#define NCLAIMS ((int)(sizeof claims / sizeof claims[0]))
+
+const fdt_device_claim *fdt_device_claim_at(int i)
+{
+    return i >= 0 && i < NCLAIMS ? &claims[i] : NULL;
+}
+
+const fdt_device_claim *fdt_device_claim_of(const char *arch)
+{
+    for (int i = 0; arch && *arch && i < NCLAIMS; i++)
+        if (claims[i].claims(arch))
+            return &claims[i];
+    return NULL;
+}
 
 int fdt_device_simulated(const fdt_device *d)
 {

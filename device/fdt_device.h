@@ -52,8 +52,8 @@ const char *fdt_throttle_name(uint64_t bit);
 typedef struct fdt_device {
     /* --- identity: what the database stores (with id) and compares results by --- */
     int64_t id;            /* database id; 0 until stored (or when not from the database) */
-    char backend[8];       /* "cuda", "hip": follows from the arch (fdtuned_arch_backend) */
-    char vendor[16];       /* "NVIDIA", "AMD": follows from the arch (fdtuned_arch_vendor) */
+    char backend[8];       /* "cuda", "hip": follows from the arch (fdt_device_claim_of) */
+    char vendor[16];       /* "NVIDIA", "AMD": follows from the arch (fdt_device_claim_of) */
     char name[128];        /* the driver's name ("NVIDIA H100 80GB HBM3"), or the catalogue's
                               canonical name ("H100 SXM") for a device described from it */
     char arch[32];         /* "sm_90", "gfx90a" (HIP's ":features" are dropped) */
@@ -93,6 +93,23 @@ typedef struct fdt_device {
     char catalogue[48];    /* the matching catalogue entry's name; "" when none */
     int live;              /* 1: described by a backend from a visible GPU */
 } fdt_device;
+
+/* Which backend and vendor an architecture name belongs to: every backend fdtune has, built
+ * into this binary or not (a build without CUDA still reads NVIDIA devices from databases and
+ * from the catalogue), claims the architectures its compiler targets. The one rule that names
+ * an architecture's backend: fdt_device.backend and .vendor follow from it, the catalogue
+ * checks its entries by it and the runtime picks a compiler by it (fdt_rt_backend_for_arch). */
+typedef struct fdt_device_claim {
+    const char *backend; /* "cuda", "hip": the name of the runtime's backend (fdt_rt_backend) */
+    const char *vendor;  /* "NVIDIA", "AMD" */
+    const char *form;    /* what its architecture names look like, for messages: "sm_..." */
+    int (*claims)(const char *arch); /* 1 when arch (features after ':' or not) is one */
+} fdt_device_claim;
+
+/* The claim arch falls under; NULL when no backend claims it (NULL and "" included). */
+const fdt_device_claim *fdt_device_claim_of(const char *arch);
+/* Claim i of every backend fdtune has, in a fixed order; NULL past the end. */
+const fdt_device_claim *fdt_device_claim_at(int i);
 
 /* The backend of a simulated GPU: one whose evaluations a recorded database answers
  * (eval/sim.c). Its identity differs from every real GPU's (this backend, "(simulated)" in
