@@ -35,7 +35,7 @@ guess=$(uses 'fdtuned_arch_backend\|fdtuned_arch_vendor' common generator device
 # One pipeline: candidates are generated and compiled by the target's builder alone
 # (target/build.c: fdt_target_build); above it nothing calls the generator's source functions
 # or the runtime's compile functions itself.
-pipeline=$(uses 'fdt_gen_source\|fdt_gen_util_source\|fdt_rt_compile' target db recipe eval \
+pipeline=$(uses 'fdt_gen_source(\|fdt_gen_util_source(\|fdt_rt_compile' target db recipe eval \
     search tuner export cli | grep -v '/target/build\.c$\|/target/fdt_target\.h$')
 [ -z "$pipeline" ] || fail "generate or compile outside the builder (fdt_target_build): $pipeline"
 
