@@ -2,7 +2,7 @@
  * columns, and a table wider than its width limit (a terminal's) fitted to it. Fitting keeps
  * what identifies a row and its answer (columns marked FDT_COL_KEY) longest: what every row
  * shares moves to a line below the table, the other columns are left out or narrowed before
- * a key column is cut, and a cut never makes rows that differ look the same (a list keeps
+ * a key column is cut, and a cut never makes cells of a column that differ look the same (a list keeps
  * the items that tell its rows apart; other text keeps the characters that do). */
 #include "emit_table.h"
 
@@ -526,50 +526,19 @@ static int cut_items(const fdt_emit *m, layout *L, int k, const int *group, int 
 
 /* ------------------------------------------------------------------ one column cut */
 
-/* group[row] for column k: rows whose cells must look different when they differ. For a key
- * column, the rows alike in every other shown key text column (strict: all rows), since
- * rows that differ elsewhere are told apart there; for another column, all rows. */
-static int column_groups(const fdt_emit *m, const layout *L, int k, int strict, int *group)
-{
-    size_t n = (size_t)L->n, rows = m->ncells / n;
-    shown_cell *c = malloc(rows * sizeof *c);
-    fdt_sb *keys = calloc(rows, sizeof *keys);
-    int rc = c && keys ? 0 : -1;
-    for (size_t r = 0; r < rows && rc == 0; r++) {
-        fdt_sb_init(&keys[r]);
-        for (int o = 0; o < L->n && !strict && is_key(L->vis[k]); o++)
-            if (o != k && L->state[o] == COL_SHOWN && is_key(L->vis[o]) && is_text(L->vis[o]))
-                fdt_sb_printf(&keys[r], "%s\x1f", cell(m, L, r * n + (size_t)o));
-        c[r] = (shown_cell){fdt_sb_str(&keys[r]), NULL, r, 0};
-        rc = keys[r].oom ? -1 : 0;
-    }
-    if (rc == 0) {
-        qsort(c, rows, sizeof *c, by_group_full);
-        for (size_t r = 0, id = 0; r < rows; r++) {
-            id += r > 0 && strcmp(c[r].full, c[r - 1].full);
-            group[c[r].row] = (int)id;
-        }
-    }
-    for (size_t r = 0; keys && r < rows; r++)
-        fdt_sb_free(&keys[r]);
-    free(keys);
-    free(c);
-    return rc;
-}
-
 /* The cells of column k cut to its width into L->cut (whole ones stay NULL): by whole items
  * when they are lists, else by characters, whichever keeps the cells that differ within
- * their group (column_groups) different. Where neither does, a key column grows (to the
+ * the column different. Where neither does, a key column grows (to the
  * items that tell its rows apart, or by a character at a time), and the cells of another
  * column are cut at their end. -1 when memory ran out. */
-static int cut_one(const fdt_emit *m, layout *L, int k, int strict)
+static int cut_one(const fdt_emit *m, layout *L, int k)
 {
     size_t n = (size_t)L->n, rows = m->ncells / n;
     if (L->w[k] >= L->full[k])
         return 0;
-    int *group = malloc(rows * sizeof *group);
+    int *group = calloc(rows, sizeof *group); /* one group: every cell that differs shows so */
     shown_cell *c = malloc(rows * sizeof *c);
-    int rc = group && c ? column_groups(m, L, k, strict, group) : -1;
+    int rc = group && c ? 0 : -1;
     int done = rc == 0 && cut_items(m, L, k, group, 0) == 0, tries = 0;
     for (int own = 0; rc == 0 && !done && L->w[k] < L->full[k]; tries++) {
         if (tries == 1 && is_key(L->vis[k]) && cut_items(m, L, k, group, 1) == 0)
@@ -629,28 +598,15 @@ static int rows_alike(const fdt_emit *m, const layout *L)
     return alike;
 }
 
-/* Every shown column cut to its width (cut_one). Should two rows still look the same in
- * their key text cells (they differed in two key columns, each cut where the other was
- * meant to tell them apart), the key columns are cut again so that each alone tells its
- * cells apart. -1 when memory ran out. */
+/* Every shown column cut to its width (cut_one), each key column telling all its cells that
+ * differ apart (a config that differs never looks like another, even in rows that differ
+ * in their problem too). -1 when memory ran out. */
 static int cut_all(const fdt_emit *m, layout *L)
 {
     for (int k = 0; k < L->n; k++)
-        if (L->state[k] == COL_SHOWN && cut_one(m, L, k, 0))
+        if (L->state[k] == COL_SHOWN && cut_one(m, L, k))
             return -1;
-    if (!rows_alike(m, L))
-        return 0;
-    size_t n = (size_t)L->n, rows = m->ncells / n;
-    for (int k = 0; k < L->n; k++) {
-        if (L->state[k] != COL_SHOWN || !is_key(L->vis[k]))
-            continue;
-        for (size_t r = 0; r < rows; r++) {
-            free(L->cut[r * n + (size_t)k]);
-            L->cut[r * n + (size_t)k] = NULL;
-        }
-        if (cut_one(m, L, k, 1))
-            return -1;
-    }
+    FDT_ASSERT(!rows_alike(m, L), "rows whose key cells differ look the same");
     return 0;
 }
 

@@ -47,7 +47,7 @@ check() {
 # kind PATH: file type and device numbers as stat says, links not followed
 kind() { stat -c '%F %t:%T' "$1"; }
 
-q="query best --gpu H100 --R 4 --op lap"
+q="query best --gpu H200 --R 4 --op lap"
 cd "$tmp"
 mkdir files links
 
@@ -209,7 +209,7 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
     chmod 755 "$tmp" nobody nobody/fdtune
     chmod 644 nobody/system.db
     for w in "export --gpu H100 -o /dev/null" "query best --gpu H100 --export-json /dev/null" \
-        "query best --gpu H100 --R 4 --op lap --export-csv /dev/stdout"; do
+        "query best --gpu H200 --R 4 --op lap --export-csv /dev/stdout"; do
         rc=0
         as_nobody env HOME=/nonexistent FDTUNE_SYSTEM_DB="$tmp/nobody/system.db" \
             "$tmp/nobody/fdtune" $w >"$out" 2>"$err" || rc=$?

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Tables on terminals of 80 and 120 columns (issue 27, item 8): the fdtune binary given as $1,
-# the source tree as $2, no GPU needed. `query best --gpu H100 --R 4 --op lap` from the
+# the source tree as $2, no GPU needed. `query best --gpu H200 --R 4 --op lap` from the
 # shipped system database and the dry run `tune --dry-run --gpu H100 --R 4 --grid 512^3
 # --op lap` run on a pseudo-terminal (script) with COLUMNS=80 and 120; their JSON is the
 # truth the tables are checked against:
@@ -29,7 +29,7 @@ unset FDTUNE_DB || true
 failed=0
 checks=0
 
-query="query best --gpu H100 --R 4 --op lap"
+query="query best --gpu H200 --R 4 --op lap"
 dry="tune --dry-run --gpu H100 --R 4 --grid 512^3 --op lap"
 "$fdtune" $query --json >"$tmp/query.json" 2>/dev/null
 "$fdtune" $dry --json >"$tmp/dry.json"
