@@ -71,6 +71,9 @@ struct fdt_recipe {
     fdt_config defcfg;         /* fdtune defaults overridden by `default {}` */
     uint64_t defset;           /* bit per parameter (catalogue index) set by `default {}` */
     int seen_name, seen_ops, seen_strategy, seen_budget, seen_default;
+    fdt_dialect dialect;       /* of the parameters listed, derived or defaulted: the
+                                  generator checks configs in it (HIP until one says) */
+    char dialect_by[16];       /* the first of them that is one dialect's own; "" none yet */
     uint64_t space;
     recipe_modules mods;
     /* Lua side of enumeration (registry references) */
