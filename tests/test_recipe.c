@@ -285,6 +285,7 @@ static void test_cpu_recipe(void **state)
     fdt_recipe *r = shipped("cpu.lua");
     assert_int_equal(fdt_recipe_dialect(r), FDT_DIALECT_C);
     assert_string_equal(fdt_recipe_strategy(r), "exhaustive");
+    assert_int_equal(fdt_recipe_space_size(r), 240);
     fdt_device d = test_device();
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         for (int prec = 0; prec < 2; prec++) {
@@ -293,9 +294,7 @@ static void test_cpu_recipe(void **state)
             fdt_recipe_stats st;
             fdt_err e;
             fdt_config c;
-            fdt_config_default(&c);
             collect k = {0, 0, 1, &p, &d, 0};
-            (void)c;
             if (fdt_recipe_enumerate(r, &p, &d, cpu_visit, &k, &st, &e))
                 fail_msg("cpu.lua: %s", e.msg);
             if (st.survivors != want[i].survivors || k.bad)
