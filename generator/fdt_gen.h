@@ -209,8 +209,9 @@ int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *args);
 /* ------------------------------------------------------------------ source */
 
 /* The source dialect the generator emits: HIP, which hiprtc and the AMD offline compiler
- * compile, and NVRTC through fdtune's mapping header (fdt_gen_nvrtc_hip_header). */
-typedef enum { FDT_DIALECT_HIP } fdt_dialect;
+ * compile, and NVRTC through fdtune's mapping header (fdt_gen_nvrtc_hip_header); C (C11 +
+ * OpenMP 4.5) for the host CPU's backend. */
+typedef enum { FDT_DIALECT_HIP, FDT_DIALECT_C } fdt_dialect;
 
 /* What the generator needs of the target a candidate is built for (target/fdt_target.h holds
  * the rest: backend, architecture, rules): the dialect its compiler reads. */
