@@ -270,6 +270,7 @@ typedef enum { OP_COPY, OP_COPY_NT, OP_SET, OP_READ } team_op;
 
 static struct {
     int n;
+    pid_t pid; /* the process that started the team: a forked child starts its own */
     pthread_t th[MAX_TEAM];
     pthread_barrier_t go, done;
     team_op op;
@@ -359,8 +360,11 @@ static void *member(void *arg)
 /* Starts the team once: thread i pinned to the first hardware thread of core i. */
 static int team_start(fdt_err *e)
 {
-    if (T.n)
+    if (T.n && T.pid == getpid())
         return 0;
+    T.n = 0;
+    T.copy_bytes = 0;
+    T.pid = getpid();
     int first[MAX_TEAM];
     int n = fdt_rt_cpu_cores(first, MAX_TEAM);
     if (n > MAX_TEAM)
@@ -485,6 +489,16 @@ static int cpu_copy_d2h(void *dst, uint64_t src, size_t n, fdt_err *e)
     return 0;
 }
 
+/* Keeps the OpenMP runtime a kernel's object loaded in this process for good: unloading the
+ * last kernel must not unload it under its own (spinning) threads. */
+static void pin_openmp(void)
+{
+    static const char *const names[] = {"libgomp.so.1", "libomp.so.5", "libomp.so",
+                                        "libiomp5.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        dlopen(names[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *e)
 {
     int fd = memfd_create("fdtune-kernel", MFD_CLOEXEC);
@@ -505,6 +519,7 @@ static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *
     close(fd);
     if (!*module)
         return fdt_err_set(e, "cpu: loading the kernel's object: %s", dlerror());
+    pin_openmp();
     return 0;
 }
 
