@@ -135,10 +135,24 @@ static void test_target(void **state)
         assert_int_equal(t.gen.dialect, FDT_DIALECT_C);
         assert_ptr_equal(fdt_rt_backend_for_arch(arches[i], &e), cpu());
     }
-    /* -march=native builds for this CPU only: another ISA level is refused, naming it */
-    const char *other = strcmp(d.arch, "aarch64") ? "aarch64" : "x86-64-v2";
-    assert_null(fdt_rt_backend_for_target(other, &e));
+    /* the compiler builds for this CPU's family: the other family's names are refused */
+    int x86 = !strncmp(d.arch, "x86-64", 6);
+    assert_null(fdt_rt_backend_for_target(x86 ? "aarch64" : "x86-64-v2", &e));
     assert_has(e.msg, d.arch);
+    assert_ptr_equal(fdt_rt_backend_for_target(x86 ? "x86-64-v4" : "aarch64-sve", &e), cpu());
+    /* the compiler's identity: real path, version, options, what native means here */
+    char id[1024];
+    assert_int_equal(cpu()->compiler_id(d.arch, id, sizeof id, &e), 0);
+    assert_has(id, "-fopenmp -fPIC -shared");
+    assert_has(id, x86 ? "-march=native" : "-mcpu=native");
+    assert_has(id, d.name);
+    assert_has(id, "predefined ");
+    const char *level = x86 ? (strcmp(d.arch, "x86-64-v2") ? "x86-64-v2" : "x86-64-v3")
+                            : (strcmp(d.arch, "aarch64") ? "aarch64" : "aarch64-sve");
+    char other[1024];
+    assert_int_equal(cpu()->compiler_id(level, other, sizeof other, &e), 0);
+    assert_lacks(other, "native");
+    assert_has(other, x86 ? "-march=x86-64-v" : "-march=armv8-a");
 }
 
 /* The CPU is no GPU: the probe lists GPUs only, the default targets are the GPUs', and
@@ -183,6 +197,21 @@ static void compile(const char *src, const char *kernel, fdt_rt_code *c)
         fail_msg("compile of %s: %s", kernel, e.msg);
 }
 
+/* A source that does not compile: the compiler's message, the kernel and target named. */
+static void test_compile_error(void **state)
+{
+    (void)state;
+    fdt_device d;
+    fdt_err e;
+    fdt_rt_code c;
+    describe(&d);
+    assert_int_equal(fdt_rt_compile(cpu(), "void k(void **a) { this is not code; }", "k",
+                                    d.arch, 60000, &c, &e), -1);
+    assert_has(e.msg, "cpu compile of k for ");
+    assert_has(e.msg, "failed");
+    assert_has(e.msg, "this is not code");
+}
+
 static void test_compile_run(void **state)
 {
     (void)state;
@@ -207,6 +236,11 @@ static void test_compile_run(void **state)
     assert_int_equal(b->open(0, &e), 0);
     assert_string_equal(getenv("OMP_PLACES"), "cores");
     assert_string_equal(getenv("OMP_PROC_BIND"), "close");
+    assert_string_equal(getenv("OMP_DYNAMIC"), "false");
+    assert_string_equal(getenv("OMP_WAIT_POLICY"), "active");
+    fdt_device d;
+    describe(&d);
+    assert_int_equal(atoi(getenv("OMP_NUM_THREADS")), d.compute_units);
     assert_int_equal(b->module_load(c2.image, c2.size, &mod, &e), 0);
     assert_int_equal(b->module_function(mod, "k", &fn, &e), 0);
     assert_int_equal(b->module_function(mod, "nothere", &fn, &e), -1);
@@ -377,7 +411,7 @@ int main(void)
         cmocka_unit_test(test_facts),       cmocka_unit_test(test_target),
         cmocka_unit_test(test_not_a_gpu),   cmocka_unit_test(test_worker),
         cmocka_unit_test(test_faults),      cmocka_unit_test(test_no_compiler),
-        cmocka_unit_test(test_no_openmp),
+        cmocka_unit_test(test_no_openmp),   cmocka_unit_test(test_compile_error),
         /* last: it starts OpenMP's threads in this process, which forked children lack */
         cmocka_unit_test(test_compile_run),
     };
