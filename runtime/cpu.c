@@ -110,11 +110,17 @@ static int cc_build(const char *path, const char *march, const char *src, fdt_sb
     return rc;
 }
 
-/* The once-per-process check that the compiler builds OpenMP code: -1 with e saying so. */
+/* The once-per-process check (per compiler) that the compiler builds OpenMP code: -1 with e
+ * saying so. */
 static int cc_openmp(const char *path, fdt_err *e)
 {
     static int state; /* 0 not checked, 1 has OpenMP, -1 has not (why) */
     static fdt_err why;
+    static char checked[PATH_MAX]; /* the compiler state is about */
+    if (strcmp(checked, path)) {
+        snprintf(checked, sizeof checked, "%s", path);
+        state = 0;
+    }
     static const char probe[] = "#include <omp.h>\n"
                                 "int fdt_probe(void) { int n = 0;\n#pragma omp parallel\n"
                                 "#pragma omp atomic\nn++;\nreturn n + omp_get_max_threads(); }\n";

@@ -5,9 +5,10 @@
  * second compile is a cache hit), loads and runs with the backend's own calls and gives the
  * right sums; a kernel that crashes (SIGSEGV) and one that hangs, run in an isolated child,
  * cost that child, not this process; the isolated worker starts on the CPU and measures its
- * copy bandwidth; the cache flush reads a buffer of twice the last-level cache; no compiler
- * ($CC=/nonexistent) and a compiler without OpenMP are errors that name $CC, and `fdtune
- * devices` exits 4 on them. */
+ * copy bandwidth; the cache flush reads a buffer of twice the last-level cache; gcc and clang
+ * both compile, each its own compiler in the cache's key; a compile error shows the
+ * compiler's message; no compiler ($CC=/nonexistent) and a compiler without OpenMP are errors
+ * that name $CC, and `fdtune devices` exits 4 on them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +196,40 @@ static void compile(const char *src, const char *kernel, fdt_rt_code *c)
     describe(&d);
     if (fdt_rt_compile(cpu(), src, kernel, d.arch, 120000, c, &e))
         fail_msg("compile of %s: %s", kernel, e.msg);
+}
+
+/* gcc and clang both build kernels; each is its own compiler in the cache's key, so a
+ * kernel compiled by one is never served for the other. */
+static void test_clang(void **state)
+{
+    (void)state;
+    char clang[1024], cache[1024];
+    if (fdt_find_program("clang-16", clang, sizeof clang) &&
+        fdt_find_program("clang", clang, sizeof clang))
+        skip(); /* scripts/setup.sh installs clang-16 and libomp-16-dev */
+    fdt_device d;
+    fdt_err e;
+    describe(&d);
+    assert_int_equal(tu_mkdtemp(cache, sizeof cache, "fdtune-cpu-clang"), 0);
+    setenv("FDTUNE_CACHE", cache, 1);
+    char gcc_id[1024], clang_id[1024];
+    assert_int_equal(cpu()->compiler_id(d.arch, gcc_id, sizeof gcc_id, &e), 0);
+    fdt_rt_code c1, c2;
+    compile(kernel_src, "k", &c1);
+    assert_int_equal(c1.cached, 0);
+    setenv("CC", clang, 1);
+    if (cpu()->compiler_id(d.arch, clang_id, sizeof clang_id, &e))
+        fail_msg("clang: %s", e.msg);
+    assert_string_not_equal(gcc_id, clang_id);
+    assert_has(clang_id, "clang");
+    compile(kernel_src, "k", &c2);
+    unsetenv("CC");
+    assert_int_equal(c2.cached, 0); /* not gcc's object */
+    assert_true(c2.size > 4 && !memcmp(c2.image, "\177ELF", 4));
+    fdt_rt_code_free(&c1);
+    fdt_rt_code_free(&c2);
+    unsetenv("FDTUNE_CACHE");
+    tu_rmtree(cache);
 }
 
 /* A source that does not compile: the compiler's message, the kernel and target named. */
@@ -412,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_not_a_gpu),   cmocka_unit_test(test_worker),
         cmocka_unit_test(test_faults),      cmocka_unit_test(test_no_compiler),
         cmocka_unit_test(test_no_openmp),   cmocka_unit_test(test_compile_error),
+        cmocka_unit_test(test_clang),
         /* last: it starts OpenMP's threads in this process, which forked children lack */
         cmocka_unit_test(test_compile_run),
     };
