@@ -529,33 +529,53 @@ static void pin_openmp(void)
         dlopen(names[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+/* A loaded kernel object: its handle and the memfd it was loaded from, kept open while it is
+ * loaded. dlopen knows a loaded object by the path it was given ("/proc/self/fd/N") and
+ * answers a second dlopen of that path with the first object: an fd number stays unique
+ * among the loaded objects only while their fds stay open. */
+typedef struct cpu_module {
+    void *handle;
+    int fd;
+} cpu_module;
+
 static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *e)
 {
-    int fd = memfd_create("fdtune-kernel", MFD_CLOEXEC);
-    if (fd < 0)
+    cpu_module *m = calloc(1, sizeof *m);
+    if (!m)
+        return fdt_err_set(e, "cpu: loading a kernel: out of memory");
+    m->fd = memfd_create("fdtune-kernel", MFD_CLOEXEC);
+    if (m->fd < 0) {
+        free(m);
         return fdt_err_set(e, "cpu: memfd_create: %s", strerror(errno));
+    }
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, (const char *)image + done, n - done);
+    snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(m->fd, (const char *)image + done, n - done);
         if (w <= 0) {
-            close(fd);
-            return fdt_err_set(e, "cpu: writing the kernel's object: %s", strerror(errno));
+            fdt_err_set(e, "cpu: writing the kernel's object: %s", strerror(errno));
+            close(m->fd);
+            free(m);
+            return -1;
         }
         done += (size_t)w;
     }
-    *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    close(fd);
-    if (!*module)
-        return fdt_err_set(e, "cpu: loading the kernel's object: %s", dlerror());
+    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!m->handle) {
+        fdt_err_set(e, "cpu: loading the kernel's object: %s", dlerror());
+        close(m->fd);
+        free(m);
+        return -1;
+    }
     pin_openmp();
+    *module = m;
     return 0;
 }
 
 static int cpu_module_function(void *module, const char *kernel, void **fn, fdt_err *e)
 {
-    *fn = dlsym(module, kernel);
+    cpu_module *m = module;
+    *fn = dlsym(m->handle, kernel);
     if (!*fn)
         return fdt_err_set(e, "cpu: kernel %s not in its object", kernel);
     return 0;
@@ -563,8 +583,12 @@ static int cpu_module_function(void *module, const char *kernel, void **fn, fdt_
 
 static void cpu_module_unload(void *module)
 {
-    if (module)
-        dlclose(module);
+    cpu_module *m = module;
+    if (!m)
+        return;
+    dlclose(m->handle);
+    close(m->fd);
+    free(m);
 }
 
 static int cpu_launch(void *fn, const uint32_t grid[3], const uint32_t block[3],

@@ -325,6 +325,41 @@ static void test_compile_run(void **state)
     unsetenv("FDTUNE_CACHE");
 }
 
+/* Two objects with an entry point of one name: each module answers with its own, whether
+ * loaded side by side or one after the other (the worker keeps its verification kernels
+ * loaded while it loads each candidate). */
+static void test_modules(void **state)
+{
+    (void)state;
+    const fdt_rt_backend *b = cpu();
+    fdt_rt_code one, two;
+    fdt_err e;
+    compile("int v(void) { return 1; }\nvoid f(void **a) { *(int *)a[0] = v(); }\n", "f", &one);
+    compile("int v(void) { return 2; }\nvoid f(void **a) { *(int *)a[0] = v(); }\n", "f", &two);
+    void *m1, *m2, *fn;
+    int got = 0;
+    void *args[] = {&got};
+    uint32_t g[3] = {1, 1, 1};
+    assert_int_equal(b->module_load(one.image, one.size, &m1, &e), 0);
+    assert_int_equal(b->module_load(two.image, two.size, &m2, &e), 0);
+    assert_int_equal(b->module_function(m2, "f", &fn, &e) || b->launch(fn, g, g, 0, args, &e), 0);
+    assert_int_equal(got, 2);
+    assert_int_equal(b->module_function(m1, "f", &fn, &e) || b->launch(fn, g, g, 0, args, &e), 0);
+    assert_int_equal(got, 1);
+    b->module_unload(m2);
+    for (int k = 0; k < 3; k++) { /* loaded and unloaded in turn, m1 still loaded */
+        const fdt_rt_code *c = k % 2 ? &one : &two;
+        assert_int_equal(b->module_load(c->image, c->size, &m2, &e), 0);
+        assert_int_equal(b->module_function(m2, "f", &fn, &e) || b->launch(fn, g, g, 0, args, &e),
+                         0);
+        assert_int_equal(got, k % 2 ? 1 : 2);
+        b->module_unload(m2);
+    }
+    b->module_unload(m1);
+    fdt_rt_code_free(&one);
+    fdt_rt_code_free(&two);
+}
+
 /* A kernel of crash_src run in a child, as the isolated worker runs every candidate. */
 typedef struct faulty {
     const fdt_rt_code *code;
@@ -382,6 +417,69 @@ static void test_worker(void **state)
         fail_msg("copy bandwidth: %s", e.msg);
     assert_true(gbs > 0.1);
     assert_int_equal(fdt_worker_restarts(w), 0);
+    fdt_worker_stop(w);
+}
+
+/* One config built for the worker's target and evaluated: its status, and its message. */
+static fdt_eval_status eval_config(fdt_worker *w, const fdt_problem *p, const char *text,
+                                   fdt_eval_result *r)
+{
+    fdt_config c;
+    fdt_err e;
+    if (fdt_config_parse(text, &c, &e))
+        fail_msg("config %s: %s", text, e.msg);
+    fdt_cand v, *pv = &v;
+    fdt_cand_init(&v, FDT_CAND_STENCIL, &c, NULL);
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    if (fdt_target_build(fdt_worker_target(w), p, &pv, 1, &o, &e) || v.state != FDT_CAND_READY)
+        fail_msg("building %s for the CPU: %s", text, e.msg[0] ? e.msg : v.err.msg);
+    fdt_timing_opts t;
+    fdt_timing_opts_probe(&t);
+    if (fdt_worker_eval(w, &c, &v.code, v.kernel, &t, r, &e))
+        fail_msg("evaluating %s: %s", text, e.msg);
+    fdt_cand_free(&v);
+    print_message("%-12s %d %s\n", text, r->status, r->message);
+    return r->status;
+}
+
+/* A problem on the CPU through the isolated worker, as on a GPU: set up (inputs, reference
+ * checked), candidates verified and timed; broken kernels (bench/faults.sh's: a wrong sign,
+ * a halo write, an illegal address, a kernel that never ends) cost their candidate, the
+ * worker restarts after the crash and the hang, and a correct kernel after them is ok. */
+static void test_worker_faults(void **state)
+{
+    (void)state;
+    fdt_worker *w = NULL;
+    fdt_worker_opts o;
+    fdt_err e;
+    fdt_worker_opts_default(&o);
+    o.eval_timeout_ms = 8000;
+    if (fdt_worker_start("cpu", 0, &o, &w, NULL, &e))
+        fail_msg("worker on the CPU: %s", e.msg);
+    fdt_problem p = {0};
+    p.op = FDT_OP_LAP;
+    p.R = 4;
+    p.prec = FDT_F32;
+    p.nx = p.ny = p.nz = 48;
+    fdt_setup_result sr;
+    if (fdt_worker_setup(w, &p, &sr, &e))
+        fail_msg("setup on the CPU: %s", e.msg);
+    assert_true(sr.copy_gbs > 0.1);
+    assert_true(sr.ref_points > 0);
+    fdt_eval_result r;
+    assert_int_equal(eval_config(w, &p, "default", &r), FDT_EVAL_OK);
+    assert_true(r.gbs > 0 && r.frac_copy > 0);
+    assert_true(r.timing.flushed); /* 48^3 fits the last-level cache: flushed by reading */
+    assert_int_equal(eval_config(w, &p, "fault=coef", &r), FDT_EVAL_WRONG);
+    assert_int_equal(eval_config(w, &p, "fault=halo", &r), FDT_EVAL_WRONG);
+    assert_int_equal(eval_config(w, &p, "fault=oob", &r), FDT_EVAL_CRASHED);
+    assert_has(r.message, "signal 11");
+    /* a dead worker is brought back (and the problem set up again) by the next evaluation */
+    assert_int_equal(eval_config(w, &p, "fault=hang", &r), FDT_EVAL_TIMEOUT);
+    assert_int_equal(fdt_worker_restarts(w), 1);
+    assert_int_equal(eval_config(w, &p, "default", &r), FDT_EVAL_OK);
+    assert_int_equal(fdt_worker_restarts(w), 2);
     fdt_worker_stop(w);
 }
 
@@ -445,9 +543,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_facts),       cmocka_unit_test(test_target),
         cmocka_unit_test(test_not_a_gpu),   cmocka_unit_test(test_worker),
+        cmocka_unit_test(test_worker_faults),
         cmocka_unit_test(test_faults),      cmocka_unit_test(test_no_compiler),
         cmocka_unit_test(test_no_openmp),   cmocka_unit_test(test_compile_error),
-        cmocka_unit_test(test_clang),
+        cmocka_unit_test(test_clang),       cmocka_unit_test(test_modules),
         /* last: it starts OpenMP's threads in this process, which forked children lack */
         cmocka_unit_test(test_compile_run),
     };
