@@ -495,6 +495,33 @@ static void devices_with_cc(const char *cc, tu_result *r)
     tu_rmtree(dir);
 }
 
+/* `fdtune devices` lists the CPU with the library's facts and a measured copy bandwidth. */
+static void test_devices(void **state)
+{
+    (void)state;
+    fdt_device d;
+    describe(&d);
+    char dir[1024], want[512];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "fdtune-cpu-devices"), 0);
+    char *argv[] = {(char *)FDTUNE_BIN, "devices", "--json", NULL};
+    tu_result r;
+    tu_run(&r, dir, argv);
+    expect_status(&r, 0);
+    assert_has(r.out, "\"hosts\": [{\"backend\": \"cpu\"");
+    snprintf(want, sizeof want, "\"name\": \"%s\", \"arch\": \"%s\", \"sockets\": %d, "
+             "\"cores\": %d, \"threads\": %d", d.name, d.arch, d.sockets, d.compute_units,
+             d.threads);
+    assert_has(r.out, want);
+    snprintf(want, sizeof want, "\"llc_bytes\": %lld", (long long)d.llc_bytes);
+    assert_has(r.out, want);
+    const char *bw = strstr(strstr(r.out, "\"hosts\""), "\"copy_bandwidth_gbs\": ");
+    assert_non_null(bw);
+    if (atof(bw + strlen("\"copy_bandwidth_gbs\": ")) <= 0.1)
+        fail_msg("no copy bandwidth measured: %.80s", bw);
+    tu_result_free(&r);
+    tu_rmtree(dir);
+}
+
 static void test_no_compiler(void **state)
 {
     (void)state;
@@ -547,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_faults),      cmocka_unit_test(test_no_compiler),
         cmocka_unit_test(test_no_openmp),   cmocka_unit_test(test_compile_error),
         cmocka_unit_test(test_clang),       cmocka_unit_test(test_modules),
+        cmocka_unit_test(test_devices),
         /* last: it starts OpenMP's threads in this process, which forked children lack */
         cmocka_unit_test(test_compile_run),
     };
