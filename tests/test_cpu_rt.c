@@ -272,7 +272,7 @@ static void test_compile_run(void **state)
     assert_string_equal(getenv("OMP_PLACES"), "cores");
     assert_string_equal(getenv("OMP_PROC_BIND"), "close");
     assert_string_equal(getenv("OMP_DYNAMIC"), "false");
-    assert_string_equal(getenv("OMP_WAIT_POLICY"), "active");
+    assert_string_equal(getenv("OMP_WAIT_POLICY"), "passive");
     fdt_device d;
     describe(&d);
     assert_int_equal(atoi(getenv("OMP_NUM_THREADS")), d.compute_units);
@@ -439,7 +439,8 @@ static fdt_eval_status eval_config(fdt_worker *w, const fdt_problem *p, const ch
     if (fdt_worker_eval(w, &c, &v.code, v.kernel, &t, r, &e))
         fail_msg("evaluating %s: %s", text, e.msg);
     fdt_cand_free(&v);
-    print_message("%-12s %d %s\n", text, r->status, r->message);
+    print_message("%-12s %d %.4f ms %.1f GB/s %.2f of copy %s\n", text, r->status,
+                  r->timing.median_ms, r->gbs, r->frac_copy, r->message);
     return r->status;
 }
 
@@ -466,6 +467,7 @@ static void test_worker_faults(void **state)
     if (fdt_worker_setup(w, &p, &sr, &e))
         fail_msg("setup on the CPU: %s", e.msg);
     assert_true(sr.copy_gbs > 0.1);
+    print_message("setup copy %.1f GB/s\n", sr.copy_gbs);
     assert_true(sr.ref_points > 0);
     fdt_eval_result r;
     assert_int_equal(eval_config(w, &p, "default", &r), FDT_EVAL_OK);
