@@ -245,6 +245,11 @@ static void test_compile_error(void **state)
     assert_has(e.msg, "cpu compile of k for ");
     assert_has(e.msg, "failed");
     assert_has(e.msg, "this is not code");
+    /* test_runtime's check of every backend: its example arch, a GPU source */
+    assert_int_equal(fdt_rt_compile(cpu(), "extern \"C\" __global__ void k() { this is not code; }",
+                                    "k", cpu()->example_arch, 60000, &c, &e), -1);
+    assert_has(e.msg, "failed");
+    assert_has(e.msg, "this is not code");
 }
 
 static void test_compile_run(void **state)
