@@ -369,9 +369,17 @@ static uint64_t read_sum(const char *p, size_t n)
     return a + b + c + d;
 }
 
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static pid_t gate_open; /* the process whose team's barriers are ready */
+
 static void *member(void *arg)
 {
     int i = (int)(intptr_t)arg;
+    pthread_mutex_lock(&gate_lock);
+    while (gate_open != getpid())
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
     for (;;) {
         pthread_barrier_wait(&T.go);
         size_t lo, hi;
@@ -387,7 +395,8 @@ static void *member(void *arg)
     return NULL;
 }
 
-/* Starts the team once: thread i pinned to the first hardware thread of core i. */
+/* Starts the team once per process: thread i pinned to the first hardware thread of core i;
+ * as many as could be started (at least one) make the team. */
 static int team_start(fdt_err *e)
 {
     if (T.n && T.pid == getpid())
@@ -395,15 +404,9 @@ static int team_start(fdt_err *e)
     T.n = 0;
     T.copy_bytes = 0;
     T.pid = getpid();
-    int first[MAX_TEAM];
+    int first[MAX_TEAM], started = 0;
     int n = fdt_rt_cpu_cores(first, MAX_TEAM);
-    if (n > MAX_TEAM)
-        n = MAX_TEAM;
-    if (pthread_barrier_init(&T.go, NULL, (unsigned)n + 1) ||
-        pthread_barrier_init(&T.done, NULL, (unsigned)n + 1))
-        return fdt_err_set(e, "cpu: copy team: barrier: out of resources");
-    T.n = n;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && i < MAX_TEAM; i++) {
         pthread_attr_t a;
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -413,8 +416,18 @@ static int team_start(fdt_err *e)
         int rc = pthread_create(&T.th[i], &a, member, (void *)(intptr_t)i);
         pthread_attr_destroy(&a);
         if (rc)
-            FDT_ASSERT(0, "cpu: the copy team's threads start (pthread_create failed)");
+            break;
+        started++;
     }
+    if (started == 0 || pthread_barrier_init(&T.go, NULL, (unsigned)started + 1) ||
+        pthread_barrier_init(&T.done, NULL, (unsigned)started + 1))
+        return fdt_err_set(e, "cpu: the copy team's threads: %s",
+                           started ? "no barrier" : "none could be started");
+    T.n = started;
+    pthread_mutex_lock(&gate_lock);
+    gate_open = getpid();
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
     return 0;
 }
 
