@@ -4,11 +4,13 @@
  * Compiling: the system C compiler ($CC, else cc) builds each kernel source into a shared
  * object with -O3 -march=native (AArch64: -mcpu=native) -fopenmp -fPIC -shared, inside the
  * compile pool's child, in a private scratch directory that is always removed (for another
- * ISA level of this CPU's family, named as a target, -march=LEVEL instead of native). The compiler's
- * identity in the cache key is its real path, its `--version` line, the options and what
- * `native` means on this CPU (the model name and the ISA macros the compiler enables there),
- * so that a cached object is never served to another CPU. Whether the compiler has OpenMP is
- * checked once per process by compiling a two-line OpenMP program.
+ * ISA level of this CPU's family, named as a target, -march=LEVEL instead of native). The
+ * compiler's identity in the cache key is its real path, its `--version` line, the options
+ * and what `native` means on this CPU (the model name and the ISA macros the compiler enables
+ * there), so that a cached object is never served to another CPU. Whether the compiler has
+ * OpenMP is checked once per process (per compiler) by compiling a small OpenMP program.
+ * Copies use ordinary or streaming stores, whichever is faster at the size (cpu_copy_d2d);
+ * the OpenMP threads sleep between parallel regions (cpu_open says why).
  *
  * Running: memory is 2 MiB-aligned and advised for huge pages, and first touched by the
  * kernels' threads (the fill kernel); copies to and from the host are memcpy; a module is the
