@@ -1,4 +1,4 @@
-/* A GPU, one struct for everything fdtune knows about one: what a backend reports of a
+/* A device (a GPU, or the host CPU of backend cpu), one struct for everything fdtune knows about one: what a backend reports of a
  * visible device, what the catalogue (recipes/gpus.lua) says of a model, what the database
  * stores, and what recipes see as `dev`. Each user fills or reads the fields it knows;
  * fields nobody filled are zero or "". The rules about devices live here too: which two
@@ -52,17 +52,23 @@ const char *fdt_throttle_name(uint64_t bit);
 typedef struct fdt_device {
     /* --- identity: what the database stores (with id) and compares results by --- */
     int64_t id;            /* database id; 0 until stored (or when not from the database) */
-    char backend[8];       /* "cuda", "hip": follows from the arch (fdt_device_claim_of) */
-    char vendor[16];       /* "NVIDIA", "AMD": follows from the arch (fdt_device_claim_of) */
+    char backend[8];       /* "cuda", "hip", "cpu": follows from the arch (fdt_device_claim_of) */
+    char vendor[16];       /* "NVIDIA", "AMD": follows from the arch (fdt_device_claim_of); a
+                              CPU's as it reports itself ("AMD", "Intel", "ARM"): "AMD" alone
+                              does not mean an AMD GPU (ask the backend or the arch) */
     char name[128];        /* the driver's name ("NVIDIA H100 80GB HBM3"), or the catalogue's
-                              canonical name ("H100 SXM") for a device described from it */
-    char arch[32];         /* "sm_90", "gfx90a" (HIP's ":features" are dropped) */
-    int compute_units;     /* SMs (NVIDIA) or CUs (AMD; per GCD for MI250/MI250X) */
-    int warp_size;         /* 32 or 64 */
-    int64_t l2_bytes;
+                              canonical name ("H100 SXM") for a device described from it; a
+                              CPU's model name ("AMD EPYC 7763 64-Core Processor") */
+    char arch[32];         /* "sm_90", "gfx90a" (HIP's ":features" are dropped); a CPU's ISA
+                              level: x86-64-v2/v3/v4, aarch64, aarch64-sve */
+    int compute_units;     /* SMs (NVIDIA) or CUs (AMD; per GCD for MI250/MI250X); a CPU's
+                              physical cores in this process's affinity mask */
+    int warp_size;         /* 32 or 64 (1 for a CPU) */
+    int64_t l2_bytes;      /* a CPU: per core */
     int64_t mem_bytes;     /* total memory as the driver reports it */
     char uuid[48];         /* "GPU-..."; "" when unknown: tells GPUs of one model apart
-                              (NVIDIA: the 16 bytes as 8-4-4-4-12 hex; AMD: fdt_device_amd_uuid) */
+                              (NVIDIA: the 16 bytes as 8-4-4-4-12 hex; AMD: fdt_device_amd_uuid);
+                              a CPU: "cpu-" + 16 hex digits of a hash of the machine's id */
     char pci[24];          /* "0000:18:00" */
 
     /* --- capabilities --- */
@@ -76,7 +82,17 @@ typedef struct fdt_device {
     double achievable_bw_gbs;     /* sustained bandwidth published for this model (the
                                      catalogue's); 0: unknown */
     int64_t infinity_cache_bytes; /* AMD Infinity Cache (MALL), from the catalogue; 0: none */
-    int64_t llc_bytes;            /* last-level cache: fdt_device_derive */
+    int64_t llc_bytes;            /* last-level cache: fdt_device_derive (a CPU: the total of
+                                     its last-level caches, as the backend read it) */
+
+    /* --- a CPU's facts (backend cpu; zero or "" for GPUs; not stored in the database) --- */
+    int sockets;           /* packages holding the cores this process may use */
+    int threads;           /* hardware threads this process may use */
+    int numa_nodes;        /* NUMA nodes of the machine */
+    char simd[16];         /* the widest SIMD ISA: "AVX-512", "AVX2", "SSE4.2", "SVE", "NEON" */
+    int vector_bytes;      /* its vector register's bytes (16, 32, 64; SVE: the length now) */
+    int64_t l1d_bytes;     /* L1 data cache per core (l2_bytes: L2 per core) */
+    char core_ids[128];    /* the CPUs this process may use, as a list ("0-7,16-23") */
 
     /* --- software of a visible device --- */
     /* what the environment record keeps, readable: */
@@ -100,8 +116,8 @@ typedef struct fdt_device {
  * an architecture's backend: fdt_device.backend and .vendor follow from it, the catalogue
  * checks its entries by it and the runtime picks a compiler by it (fdt_rt_backend_for_arch). */
 typedef struct fdt_device_claim {
-    const char *backend; /* "cuda", "hip": the name of the runtime's backend (fdt_rt_backend) */
-    const char *vendor;  /* "NVIDIA", "AMD" */
+    const char *backend; /* "cuda", "hip", "cpu": the name of the runtime's backend */
+    const char *vendor;  /* "NVIDIA", "AMD"; "" for cpu (a CPU reports its own vendor) */
     const char *form;    /* what its architecture names look like, for messages: "sm_..." */
     int (*claims)(const char *arch); /* 1 when arch (features after ':' or not) is one */
 } fdt_device_claim;
@@ -122,7 +138,8 @@ int fdt_device_simulated(const fdt_device *d);
 /* Everything zero or "", index -1: a device nobody described yet. */
 void fdt_device_init(fdt_device *d);
 
-/* Fills the derived fields: llc_bytes, the Infinity Cache when there is one, else L2. */
+/* Fills the derived fields: llc_bytes, the Infinity Cache when there is one, else L2; a CPU
+ * (sockets > 0) keeps the last-level cache its backend read. */
 void fdt_device_derive(fdt_device *d);
 
 /* The UUID of an AMD GPU from the 16 bytes of hipDeviceGetUuid, as rocminfo and
