@@ -78,6 +78,9 @@ struct fdt_recipe {
     int dev_proxy, prob_proxy;
     fdt_problem prob;          /* problem of the current call */
     const fdt_problem *cur;    /* &prob once a call set it; helpers refuse to run before */
+    fdt_gen_target gen;        /* the current call's device's dialect, which the generator's
+                                  config check takes (fdt_target_resolve; HIP where no
+                                  backend claims the device's architecture) */
     const fdt_config *cfg;     /* the config the running derives and constraints see as c;
                                   NULL outside them */
     uint64_t cfg_pending;      /* its parameters (catalogue bits) derived later */

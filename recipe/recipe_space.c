@@ -4,6 +4,7 @@
  * the problem as read-only tables whose unknown fields are errors, so a typo in a
  * constraint fails at its line instead of quietly pruning everything. */
 #include "recipe_internal.h"
+#include "fdt_target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,9 @@ static int prepare(fdt_recipe *r, const fdt_problem *p, const fdt_device *dev, f
     /* The helpers (shared_bytes, blocks) read the problem while recipe functions run. */
     r->prob = *p;
     r->cur = &r->prob;
+    fdt_target t;
+    fdt_err te;
+    r->gen.dialect = fdt_target_resolve(dev, &t, &te) ? FDT_DIALECT_HIP : t.gen.dialect;
     r->shadow_ok = 0; /* c_data is filled whole at the first point */
     fdt_luahost_set_time(&r->host, r->lim.walk_seconds); /* the walk's time starts */
     context_args a = {r, dev};
@@ -308,7 +312,7 @@ static int pipeline(fdt_recipe *r, fdt_config *c, uint64_t derive, int flags, in
         return rc;
     if (flags & RUN_GENERATOR) {
         fdt_err ge;
-        if (fdt_config_check(r->cur, c, &ge)) {
+        if (fdt_config_check_for(&r->gen, r->cur, c, &ge)) {
             *step = -1;
             snprintf(why, whyn, "%s", ge.msg);
             return 0;

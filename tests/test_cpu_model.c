@@ -5,8 +5,9 @@
  * nest for lap R=4 at 512^3 on a 16-core fact set; the binding limit named (dram for d2x's
  * loop nest, core or fp for lap R=8); the form chosen by the device's target (a CPU
  * architecture takes the CPU form, a GPU's the GPUs'); and a dry run on this machine's CPU
- * (the cpu backend's device) that ranks the configs of recipes/cpu.lua and names their
- * bounds. */
+ * (the cpu backend's device) that ranks the configs of recipes/cpu.lua (or, where the
+ * repository has none, a small space of both families whose constraints read the recipe's
+ * CPU facts, dev.cores and dev.l2) and names their bounds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fdt_recipe.h"
+#include "fdt_rt.h"
 #include "fdt_search.h"
 
 /* Every measured fraction within this of the model's, and their rms within RMS_MAX. */
@@ -233,12 +236,139 @@ static void test_bounds(void **state)
     fdt_sb_free(&s);
 }
 
+/* The form follows the device's target: an x86-64 or AArch64 ISA level (claimed by the cpu
+ * backend, dialect C) takes the CPU form, an sm_90 or gfx90a GPU the GPUs' form. */
+static void test_form_by_target(void **state)
+{
+    (void)state;
+    fdt_problem p = problem(FDT_OP_LAP, 4, 256);
+    fdt_config c = loops();
+    static const char *const cpus[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4", "aarch64",
+                                       "aarch64-sve"};
+    for (int i = 0; i < 5; i++) {
+        fdt_device d = cpu_device("some CPU", cpus[i], 8, 16, 1 << 20, 16 << 20, 0);
+        fdt_model_terms t;
+        assert_int_equal(fdt_model_cpu_form(&d), 1);
+        double ms = fdt_model_time(&p, &c, &d, NULL, &t);
+        assert_int_equal(t.cpu, 1);
+        assert_true(ms == fdt_cpu_model_time(&p, &c, &d, NULL));
+    }
+    static const char *const gpus[] = {"sm_90", "gfx90a"};
+    for (int i = 0; i < 2; i++) {
+        fdt_device d;
+        fdt_device_init(&d);
+        snprintf(d.name, sizeof d.name, "a GPU");
+        snprintf(d.arch, sizeof d.arch, "%s", gpus[i]);
+        d.compute_units = 100;
+        d.l2_bytes = d.llc_bytes = 40 << 20;
+        d.peak_bw_gbs = 2000;
+        fdt_model_terms t;
+        assert_int_equal(fdt_model_cpu_form(&d), 0);
+        fdt_config g;
+        fdt_config_default(&g);
+        assert_true(fdt_model_time(&p, &g, &d, NULL, &t) > 0);
+        assert_int_equal(t.cpu, 0);
+    }
+    /* an architecture no backend claims is no CPU */
+    fdt_device d = cpu_device("nothing", "pdp11", 1, 16, 1 << 20, 1 << 20, 0);
+    assert_int_equal(fdt_model_cpu_form(&d), 0);
+}
+
+/* The space a dry run on this machine ranks when the repository has no recipes/cpu.lua: both
+ * families, tiles that keep their planes in the device's L2 (dev.l2, dev.cores: the recipe's
+ * CPU facts), prefetch and streaming stores. */
+static const char small_space[] =
+    "ops { \"lap\" }\n"
+    "param(\"blk\", { 0, 1 })\n"
+    "param(\"ty\", { 0, 16, 32, 64, 128 })\n"
+    "param(\"pfd\", { 0, 1 })\n"
+    "param(\"nt\", { 0, 1 })\n"
+    "constrain(\"loops take no tile options\", function(c, dev, prob)\n"
+    "  return c.blk == 1 or (c.ty == 0 and c.pfd == 0 and c.nt == 0)\n"
+    "end)\n"
+    "constrain(\"a tile of ty rows\", function(c, dev, prob)\n"
+    "  return c.blk == 0 or c.ty > 0\n"
+    "end)\n"
+    "constrain(\"a tile's planes fit in L2\", function(c, dev, prob)\n"
+    "  assert(dev.cores > 0 and dev.l2 > 0 and dev.vector_bytes > 0, \"no CPU facts in dev\")\n"
+    "  local R = prob.R\n"
+    "  return c.blk == 0 or (c.ty + 2 * R) * (prob.nx + 2 * R) * (2 * R + 1) * prob.esize <= dev.l2\n"
+    "end)\n"
+    "strategy \"model\"\n"
+    "budget(20)\n";
+
+/* A dry run on this machine's CPU: the cpu backend describes it, the model ranks the space of
+ * recipes/cpu.lua (or, without it, the small space above) for lap R=4 f32 at 256^3, every row
+ * in the CPU form with one of its bounds; the ranking is printed. */
+static void test_dry_run_here(void **state)
+{
+    (void)state;
+    const fdt_rt_backend *b = fdt_rt_backend_find("cpu");
+    assert_non_null(b);
+    fdt_device host;
+    fdt_err e;
+    fdt_device_init(&host);
+    if (b->device_info(0, &host, &e))
+        fail_msg("the cpu backend describes no CPU here: %s", e.msg);
+    printf("this CPU: %s (%s, %d cores, %s, L2 %lld KiB, LLC %lld MiB)\n", host.name, host.arch,
+           host.compute_units, host.simd, (long long)host.l2_bytes >> 10,
+           (long long)host.llc_bytes >> 20);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/recipes/cpu.lua", FDT_SOURCE_DIR);
+    fdt_recipe *r = NULL;
+    FILE *f = fopen(path, "r");
+    int rc;
+    if (f) {
+        fclose(f);
+        rc = fdt_recipe_load(path, NULL, &r, &e);
+    } else {
+        rc = fdt_recipe_load_text("cpu_small.lua", small_space, strlen(small_space), NULL, &r,
+                                  &e);
+    }
+    if (rc)
+        fail_msg("recipe: %s", e.msg);
+    printf("recipe: %s\n", f ? path : "the test's small space (no recipes/cpu.lua)");
+    fdt_problem p = problem(FDT_OP_LAP, 4, 256);
+    fdt_model_ranking k;
+    if (fdt_model_rank(r, &p, &host, 10, &k, &e))
+        fail_msg("ranking: %s", e.msg);
+    for (int i = 0; i < k.stats.nprune; i++)
+        printf("pruned %llu by %s: %s\n", (unsigned long long)k.stats.prune[i].count,
+               k.stats.prune[i].name, k.stats.prune[i].example);
+    assert_true(k.ntop >= 2);
+    int loops_rank = -1, blocked_rank = -1;
+    for (size_t i = 0; i < k.ntop; i++) {
+        const fdt_ranked *x = &k.top[i];
+        fdt_sb s;
+        fdt_sb_init(&s);
+        fdt_model_describe(&x->terms, &s);
+        printf("%2zu %-28s %6.1f GB/s  %s\n", i + 1, x->config, x->pred_gbs, fdt_sb_str(&s));
+        fdt_sb_free(&s);
+        assert_int_equal(x->terms.cpu, 1);
+        const char *bound = fdt_bound_name(x->terms.bound);
+        assert_true(!strcmp(bound, "dram") || !strcmp(bound, "llc") || !strcmp(bound, "l2") ||
+                    !strcmp(bound, "core") || !strcmp(bound, "fp"));
+        assert_true(i == 0 || x->pred_ms >= k.top[i - 1].pred_ms);
+        if (x->cfg.blk == 0 && loops_rank < 0)
+            loops_rank = (int)i;
+        if (x->cfg.blk == 1 && blocked_rank < 0)
+            blocked_rank = (int)i;
+    }
+    /* both families ranked, blocked first (its planes stay in L2) */
+    assert_true(blocked_rank == 0);
+    assert_true(loops_rank > 0 || k.n > k.ntop);
+    fdt_model_ranking_free(&k);
+    fdt_recipe_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measured_fractions),
         cmocka_unit_test(test_blocked_above_loops),
         cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_form_by_target),
+        cmocka_unit_test(test_dry_run_here),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
