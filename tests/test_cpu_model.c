@@ -200,6 +200,32 @@ static void test_blocked_above_loops(void **state)
     }
 }
 
+/* Where a tile's z neighbours come from, on the 16-core fact set at 512^3 lap R=4 f32: ty=16
+ * (24 rows x 520 x 9 planes, 449 KiB) fits half the 1 MiB L2, so its 8 z re-reads a point are
+ * L2 bytes; ty=128 (2.5 MiB) does not, and 16 such tiles outgrow the 32 MiB LLC, so they come
+ * from the LLC and memory, and the smaller tile ranks first. */
+static void test_tile_in_l2(void **state)
+{
+    (void)state;
+    fdt_device d = server_16core();
+    fdt_problem p = problem(FDT_OP_LAP, 4, 512);
+    double npts = 512.0 * 512 * 512, zbytes = npts * 8 * 4;
+    fdt_config small = loops(), big = loops();
+    small.blk = big.blk = 1;
+    small.ty = 16;
+    big.ty = 128;
+    fdt_model_terms ts, tb;
+    double fs = fraction(&p, &small, &d, &ts), fb = fraction(&p, &big, &d, &tb);
+    printf("16 cores lap 512^3: ty=16 %.3f (l2 %.0f MB, llc %.0f MB, dram %.0f MB), ty=128 "
+           "%.3f (l2 %.0f MB, llc %.0f MB, dram %.0f MB)\n", fs, ts.l2_bytes / 1e6,
+           ts.llc_bytes / 1e6, ts.dram_bytes / 1e6, fb, tb.l2_bytes / 1e6, tb.llc_bytes / 1e6,
+           tb.dram_bytes / 1e6);
+    assert_true(ts.l2_bytes >= zbytes);
+    assert_true(ts.llc_bytes < 0.5 * zbytes);
+    assert_true(tb.llc_bytes + tb.dram_bytes - ts.dram_bytes >= 0.9 * zbytes);
+    assert_true(fs > fb);
+}
+
 /* The binding limit: d2x's loop nest is memory-bound (dram) on every device; lap R=8, 17
  * points an axis, is bound by the cores (core or fp) in both families. */
 static void test_bounds(void **state)
@@ -366,6 +392,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measured_fractions),
         cmocka_unit_test(test_blocked_above_loops),
+        cmocka_unit_test(test_tile_in_l2),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_form_by_target),
         cmocka_unit_test(test_dry_run_here),
