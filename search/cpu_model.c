@@ -28,7 +28,15 @@
  * COPY_CORE_GBS per core up to COPY_SOCKET_GBS a socket); a fact the device does not give
  * takes the default below, and the terms say which were assumed (the clock always is: the
  * device reports none). The constants are fitted to the measured fractions of copy of
- * tests/test_cpu_model.c (the 2-core Zen 3 at 256^3 and the H200's 32-core host at 512^3). */
+ * tests/test_cpu_model.c (the 2-core Zen 3 at 256^3 and the H200's 32-core host at 512^3).
+ *
+ * The parameters it reads: blk, tx, ty, tz (which cache a tile's planes stay in, its halo),
+ * thr and bind (threads, and the sockets whose bandwidth they reach), loop (which axis
+ * re-reads planes and which rows), simd (fewer lanes), uj and uk (neighbour loads shared,
+ * half of them: see shared()), nt (no read for ownership; the strip buffer's store and
+ * load), pfd (blocked: the full copy bandwidth), twopass (its strip's store and load; what
+ * the shorter loops gain is not modelled). sched, chunk, xs and align change nothing in the
+ * prediction: configs that differ only in them collapse in a dry run's ranking. */
 #include "fdt_search.h"
 
 #include <math.h>
@@ -216,6 +224,23 @@ static void instructions(const fdt_problem *p, const cpu_cfg *k, const cpu_facts
     *fp = flops / lanes;
 }
 
+/* The soft maximum of the five terms (SOFT_K), the largest naming t->bound. */
+static double combine(fdt_model_terms *t)
+{
+    const double x[5] = {t->t_dram_ms, t->t_llc_ms, t->t_l2_ms, t->t_core_ms, t->t_fp_ms};
+    static const fdt_bound names[5] = {FDT_BOUND_DRAM, FDT_BOUND_LLC, FDT_BOUND_L2,
+                                       FDT_BOUND_CORE, FDT_BOUND_FP};
+    double sum = 0;
+    int top = 0;
+    for (int i = 0; i < 5; i++) {
+        sum += pow(x[i], SOFT_K);
+        if (x[i] > x[top])
+            top = i;
+    }
+    t->bound = names[top];
+    return pow(sum, 1 / SOFT_K);
+}
+
 double fdt_cpu_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                           fdt_model_terms *terms)
 {
@@ -242,23 +267,12 @@ double fdt_cpu_model_time(const fdt_problem *p, const fdt_config *c, const fdt_d
     t.t_fp_ms = per_core * fp / (FP_CLK * f.clock_hz) * 1e3;
     t.onchip.fp = fp;
     t.onchip.inst = core;
-    const double x[5] = {t.t_dram_ms, t.t_llc_ms, t.t_l2_ms, t.t_core_ms, t.t_fp_ms};
-    static const fdt_bound names[5] = {FDT_BOUND_DRAM, FDT_BOUND_LLC, FDT_BOUND_L2,
-                                       FDT_BOUND_CORE, FDT_BOUND_FP};
-    double sum = 0;
-    int top = 0;
-    for (int i = 0; i < 5; i++) {
-        sum += pow(x[i], SOFT_K);
-        if (x[i] > x[top])
-            top = i;
-    }
-    t.bound = names[top];
     t.threads = k.threads;
     t.copy_gbs = f.copy_gbs;
     t.copy_measured = f.copy_measured;
     t.clock_ghz = f.clock_hz / 1e9;
     t.latency_eff = t.chip_eff = t.tail_eff = t.occupancy = 1;
-    t.time_ms = pow(sum, 1 / SOFT_K) + FORK_MS;
+    t.time_ms = combine(&t) + FORK_MS;
     if (terms)
         *terms = t;
     return t.time_ms;
