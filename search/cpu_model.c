@@ -82,6 +82,7 @@ typedef struct cpu_cfg {
     int blocked, tx, ty, tz, threads, spread, z_outer, simd, uj, uk, nt, pfd, twopass;
 } cpu_cfg;
 
+/* d's facts, each the default above where d does not give it. */
 static void facts_of(const fdt_device *d, cpu_facts *f)
 {
     f->cores = d->compute_units > 0 ? d->compute_units : 1;
@@ -96,6 +97,8 @@ static void facts_of(const fdt_device *d, cpu_facts *f)
     f->clock_hz = CLOCK_ASSUMED_HZ;
 }
 
+/* The C-dialect parameters of c: threads at most the cores (more share them), uj and uk at
+ * least 1. */
 static void cfg_of(const fdt_config *c, const cpu_facts *f, cpu_cfg *k)
 {
     k->blocked = c->blk;
