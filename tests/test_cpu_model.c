@@ -301,7 +301,7 @@ static void test_form_by_target(void **state)
 }
 
 /* The space a dry run on this machine ranks when the repository has no recipes/cpu.lua: both
- * families, tiles that keep their planes in the device's L2 (dev.l2, dev.cores: the recipe's
+ * families, tiles whose planes fit half the device's L2 (dev.l2, dev.cores: the recipe's
  * CPU facts), prefetch and streaming stores. */
 static const char small_space[] =
     "ops { \"lap\" }\n"
@@ -318,7 +318,7 @@ static const char small_space[] =
     "constrain(\"a tile's planes fit in L2\", function(c, dev, prob)\n"
     "  assert(dev.cores > 0 and dev.l2 > 0 and dev.vector_bytes > 0, \"no CPU facts in dev\")\n"
     "  local R = prob.R\n"
-    "  return c.blk == 0 or (c.ty + 2 * R) * (prob.nx + 2 * R) * (2 * R + 1) * prob.esize <= dev.l2\n"
+    "  return c.blk == 0 or (c.ty + 2 * R) * (prob.nx + 2 * R) * (2 * R + 1) * prob.esize <= dev.l2 / 2\n"
     "end)\n"
     "strategy \"model\"\n"
     "budget(20)\n";
