@@ -324,9 +324,15 @@ void tune_out_offline_begin(int json, const fdt_device *dev, const char *mode)
     fdt_emit_bool(m, "live", dev->live != 0);
     fdt_emit_end(m);
     fdt_emit_array(m, "problems");
-    fdt_emit_text(m, "%s: %s (%s, %d CUs, L2 %.0f MB, %.0f GB/s peak)%s\n", mode, dev->name,
-                  dev->arch, dev->compute_units, dev->l2_bytes / 1e6, dev->peak_bw_gbs,
-                  dev->live ? "" : ", described from the catalogue");
+    if (fdt_model_cpu_form(dev))
+        fdt_emit_text(m, "%s: %s (%s, %d cores, %s, L2 %lld KiB a core, LLC %lld MiB)%s\n", mode,
+                      dev->name, dev->arch, dev->compute_units, dev->simd,
+                      (long long)dev->l2_bytes >> 10, (long long)dev->llc_bytes >> 20,
+                      dev->live ? ", this machine's CPU" : "");
+    else
+        fdt_emit_text(m, "%s: %s (%s, %d CUs, L2 %.0f MB, %.0f GB/s peak)%s\n", mode, dev->name,
+                      dev->arch, dev->compute_units, dev->l2_bytes / 1e6, dev->peak_bw_gbs,
+                      dev->live ? "" : ", described from the catalogue");
     emit_flush(m);
 }
 
@@ -389,7 +395,8 @@ static const fdt_col ranking_cols[] = {
 
 static void ranking_row(fdt_emit *m, const fdt_device *dev, size_t i, const fdt_dry_run_row *x)
 {
-    double peak = dev->peak_bw_gbs;
+    /* a CPU's fraction is of the copy bandwidth its model terms take */
+    double peak = x->terms.cpu ? x->terms.copy_gbs : dev->peak_bw_gbs;
     fdt_sb terms;
     fdt_sb_init(&terms);
     fdt_model_describe(&x->terms, &terms);
@@ -457,9 +464,15 @@ void tune_out_dry_run(int json, const fdt_recipe *r, const fdt_device *dev,
                   (unsigned long long)st->space, (unsigned long long)st->survivors,
                   fdt_search_kind_name(d->strategy), bud);
     pruned(m, st);
-    fdt_emit_text(m, "  not compiled here: configs that spill registers, exceed shared memory or "
-                     "outgrow the instruction cache are pruned after compilation, during the "
-                     "run\n");
+    if (!fdt_model_cpu_form(dev))
+        fdt_emit_text(m, "  not compiled here: configs that spill registers, exceed shared "
+                         "memory or outgrow the instruction cache are pruned after compilation, "
+                         "during the run\n");
+    else if (d->ntop)
+        fdt_emit_text(m, "  of peak: of the copy bandwidth the model takes (%.0f GB/s, %s)\n",
+                      d->top[0].terms.copy_gbs, d->top[0].terms.copy_measured
+                                                    ? "the device's"
+                                                    : "estimated per core");
     if (d->ntop)
         fdt_emit_text(m, "  the model's ranking (top %zu of %zu; predicted, not measured):\n",
                       d->ntop, d->n);

@@ -40,7 +40,7 @@ static int build_context(lua_State *L)
     luaL_unref(L, LUA_REGISTRYINDEX, r->prob_proxy);
     r->dev_proxy = r->prob_proxy = LUA_NOREF;
 
-    lua_createtable(L, 0, 16);
+    lua_createtable(L, 0, 26);
     set_str(L, "vendor", d->vendor);
     set_str(L, "name", d->name);
     set_str(L, "arch", d->arch);
@@ -58,6 +58,17 @@ static int build_context(lua_State *L)
     set_str(L, "catalogue", d->catalogue);
     lua_pushboolean(L, d->live);
     lua_setfield(L, -2, "live");
+    /* the host CPU's facts (zero or "" on a GPU) */
+    set_int(L, "cores", d->sockets > 0 ? d->compute_units : 0);
+    set_int(L, "threads", d->threads);
+    set_int(L, "sockets", d->sockets);
+    set_int(L, "numa", d->numa_nodes);
+    set_str(L, "simd", d->simd);
+    set_int(L, "vector_bytes", d->vector_bytes);
+    set_int(L, "l1d", d->l1d_bytes);
+    set_int(L, "l2", d->sockets > 0 ? d->l2_bytes : 0);
+    set_int(L, "llc", d->sockets > 0 ? d->llc_bytes : 0);
+    set_int(L, "mem", d->sockets > 0 ? d->mem_bytes : 0);
     fdt_luahost_push_proxy(L, -1, 0, "dev");
     r->dev_proxy = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);

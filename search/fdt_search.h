@@ -65,10 +65,12 @@ typedef enum {
     FDT_BOUND_LATENCY, /* the slowest unit waits longer than it works: too few bytes in
                           flight for the DRAM latency, or too few resident waves for the
                           latency of dependent instructions on chip */
+    FDT_BOUND_LLC,     /* a CPU's last-level cache bytes (the CPU form) */
+    FDT_BOUND_CORE,    /* a CPU core's loads and instructions (the CPU form) */
     FDT_BOUND_COUNT
 } fdt_bound;
 
-/* "dram", "l2", "l1", "shared", "issue", "fp", "latency". */
+/* "dram", "l2", "l1", "shared", "issue", "fp", "latency", "llc", "core". */
 const char *fdt_bound_name(fdt_bound b);
 
 /* The model's terms for one config, for --dry-run and for tests. Each t_*_ms is the time one
@@ -109,14 +111,40 @@ typedef struct fdt_model_terms {
                                     that side's efficiency (latency_eff for DRAM, chip_eff on
                                     chip) is below 0.75 */
     double time_ms;              /* prediction */
+    /* The CPU form's (search/cpu_model.c; zero in the GPUs' form, whose fields above it
+     * leaves at zero but dram_bytes, l2_bytes, t_dram_ms, t_l2_ms, t_fp_ms, onchip.fp and
+     * onchip.inst: the vector FP instructions and the core's cycles per point, and llc_hit:
+     * the share of the re-reads that outgrow L2 the LLC serves). */
+    int cpu;                     /* 1: the CPU form filled these terms */
+    double llc_bytes;            /* bytes re-read from the last-level cache */
+    double t_llc_ms;             /* those at a core's LLC bandwidth */
+    double t_core_ms;            /* the core's loads and instructions at the assumed clock */
+    int threads;                 /* the threads the config runs */
+    double copy_gbs;             /* the copy bandwidth the DRAM term is taken of */
+    int copy_measured;           /* 1: the device's own (achievable_bw_gbs); 0: estimated per
+                                    core */
+    double clock_ghz;            /* the clock the core terms assume (the device reports none) */
 } fdt_model_terms;
 
 /* Predicted time of (p, c) on dev. res: the compiled resources, or NULL to estimate them.
- * terms may be NULL. Returns a positive time (ms). */
+ * terms may be NULL. Returns a positive time (ms). The form follows dev's target (the
+ * dialect of the backend that claims its architecture): a C-dialect target (the host CPU)
+ * takes the CPU form (fdt_cpu_model_time), every other the GPUs'. */
 double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms);
+/* 1 when dev's target takes the CPU form of the model (its dialect is C); 0 otherwise,
+ * also when no backend claims dev's architecture. */
+int fdt_model_cpu_form(const fdt_device *dev);
+/* The CPU form (search/cpu_model.c): the predicted time (ms) of C-dialect config c for p on
+ * CPU device dev, from DRAM, LLC and L2 bytes per point, the core's instructions and its FP
+ * work, each at its rate, the largest naming the bound (dram, llc, l2, core, fp). Facts dev
+ * does not give are assumed (terms say which: copy_measured, clock_ghz). terms may be NULL. */
+double fdt_cpu_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                          fdt_model_terms *terms);
 /* One line: "dram 0.356 l2 0.210 l1 0.150 shared 0.000 issue 0.101 fp 0.040 ms, llc hit
- * 1.00, regs ~64, occ 1.00, lat 1.00, chip 0.90, tail 0.99 -> 0.361 ms, bound dram". */
+ * 1.00, regs ~64, occ 1.00, lat 1.00, chip 0.90, tail 0.99 -> 0.361 ms, bound dram"; the CPU
+ * form's: "dram 4.12 llc 1.05 l2 0.00 core 2.10 fp 0.44 ms, llc hit 1.00, 2 threads, copy
+ * 30 GB/s (estimated: 15 per core), clock 2.5 GHz (assumed) -> 4.76 ms, bound dram". */
 void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out);
 
 /* ------------------------------------------------------------------ the model's ranking */

@@ -19,6 +19,7 @@
  * neighbourhood search to take over; measured times decide. */
 #include "fdt_search.h"
 #include "fdt_arch.h"
+#include "fdt_target.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -349,9 +350,18 @@ static double combine(fdt_model_terms *t)
     return base;
 }
 
+int fdt_model_cpu_form(const fdt_device *dev)
+{
+    fdt_target t;
+    fdt_err e;
+    return fdt_target_resolve(dev, &t, &e) == 0 && t.gen.dialect == FDT_DIALECT_C;
+}
+
 double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms)
 {
+    if (fdt_model_cpu_form(dev))
+        return fdt_cpu_model_time(p, c, dev, terms);
     const fdt_arch *a = fdt_arch_of(dev);
     fdt_model_terms t = {0};
     footprint f;
@@ -385,13 +395,27 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
 
 const char *fdt_bound_name(fdt_bound b)
 {
-    static const char *names[FDT_BOUND_COUNT] = {"dram",  "l2", "l1",     "shared",
-                                                 "issue", "fp", "latency"};
+    static const char *names[FDT_BOUND_COUNT] = {"dram", "l2",      "l1",  "shared", "issue",
+                                                 "fp",   "latency", "llc", "core"};
     return b >= 0 && b < FDT_BOUND_COUNT ? names[b] : "?";
+}
+
+/* The CPU form's line (fdt_model_describe). */
+static void describe_cpu(const fdt_model_terms *t, fdt_sb *out)
+{
+    fdt_sb_printf(out, "dram %.3f llc %.3f l2 %.3f core %.3f fp %.3f ms, llc hit %.2f, %d "
+                  "threads, copy %.0f GB/s (%s), clock %.1f GHz (assumed) -> %.4f ms, bound %s",
+                  t->t_dram_ms, t->t_llc_ms, t->t_l2_ms, t->t_core_ms, t->t_fp_ms, t->llc_hit,
+                  t->threads, t->copy_gbs, t->copy_measured ? "the device's" : "estimated per core",
+                  t->clock_ghz, t->time_ms, fdt_bound_name(t->bound));
 }
 
 void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out)
 {
+    if (t->cpu) {
+        describe_cpu(t, out);
+        return;
+    }
     fdt_sb_printf(out, "dram %.3f l2 %.3f l1 %.3f shared %.3f issue %.3f fp %.3f ms, llc hit "
                   "%.2f, regs %s%d, occ %.2f, lat %.2f, chip %.2f, tail %.2f",
                   t->t_dram_ms, t->t_l2_ms, t->t_l1_ms, t->t_shared_ms, t->t_issue_ms,

@@ -52,8 +52,9 @@ static int same_terms(const fdt_model_terms *a, const fdt_model_terms *b)
            a->regs_estimated == b->regs_estimated && a->threads_per_cu == b->threads_per_cu &&
            a->occupancy == b->occupancy && a->latency_eff == b->latency_eff &&
            a->tail_eff == b->tail_eff && a->t_wave_ms == b->t_wave_ms &&
-           a->t_halo_ms == b->t_halo_ms &&
-           a->time_ms == b->time_ms;
+           a->t_halo_ms == b->t_halo_ms && a->t_llc_ms == b->t_llc_ms &&
+           a->t_core_ms == b->t_core_ms &&
+           a->threads == b->threads && a->time_ms == b->time_ms;
 }
 
 /* Whether config x (the model's terms tx) collapses into one of the kept rows of out (their

@@ -556,8 +556,11 @@ static int start_search(state *st, fdt_err *e)
         return fdt_err_set(e, "out of memory");
     for (size_t i = 0; i < l->n; i++)
         space[i] = l->v[i].b.cfg;
-    int sr = fdt_search_new(st->o->strategy, space, l->n, st->p, ctx->dev, st->o->seed, &st->s,
-                            e);
+    /* a CPU's model takes the copy this run measured (a GPU's, its catalogue's figures) */
+    fdt_device dev = *ctx->dev;
+    if (st->copy_gbs > 0 && fdt_model_cpu_form(&dev))
+        dev.achievable_bw_gbs = st->copy_gbs;
+    int sr = fdt_search_new(st->o->strategy, space, l->n, st->p, &dev, st->o->seed, &st->s, e);
     free(space);
     if (sr)
         return -1;
