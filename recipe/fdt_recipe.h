@@ -147,13 +147,22 @@ int fdt_recipe_install_dirs(const char **dirs, int max, char *store, size_t n);
 int fdt_recipe_find_file(const char *file, const char *const *dirs, int ndirs, char *path,
                          size_t n, fdt_err *e);
 /* The recipe for op: `override` (--recipe FILE) when given; else, directory by directory in
- * the order above, <op>.lua, then the first *.lua (sorted by name) whose `ops {}` lists op. */
+ * the order above, <op>.lua, then the first *.lua (sorted by name) whose `ops {}` lists op,
+ * leaving out the GPU catalogue and the CPU's recipe (FDT_RECIPE_CPU): GPUs never get it. */
 int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *dirs, int ndirs,
                            char *path, size_t n, fdt_err *e);
 /* The recipe a command uses for op: `override` (--recipe FILE) or the one found along
  * fdtune's search path (fdt_recipe_install_dirs, fdt_recipe_find_for_op), loaded and checked
  * to serve op. */
 int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_err *e);
+
+/* The recipe of the host CPU's target: one file serves every operator. */
+#define FDT_RECIPE_CPU "cpu.lua"
+
+/* The recipe a command uses for op on a GPU (cpu 0: fdt_recipe_load_for_op) or on the host
+ * CPU (cpu 1: `override`, else FDT_RECIPE_CPU found along fdtune's search path), loaded and
+ * checked to serve op. */
+int fdt_recipe_load_for(fdt_op op, int cpu, const char *override, fdt_recipe **r, fdt_err *e);
 
 /* ------------------------------------------------------------------ catalogue */
 

@@ -3,8 +3,9 @@
  * share/fdtune/recipes and the source tree). A directory serves an operator through <op>.lua
  * or through any recipe whose `ops {}` lists it (lap.lua also serves wave); only the
  * directory's own *.lua files are recipes, so the modules in its lib/ never are. What the
- * commands load comes from here too: the recipe of an operator and the GPU catalogue, found
- * along fdtune's own search path. */
+ * commands load comes from here too: the recipe of an operator (on a GPU; on the host CPU
+ * the one recipe FDT_RECIPE_CPU, which GPUs never get) and the GPU catalogue, found along
+ * fdtune's own search path. */
 #include "recipe_internal.h"
 
 #include <dirent.h>
@@ -47,7 +48,8 @@ static int scan_dir(const char *dir, fdt_op op, char *path, size_t n, fdt_err *b
     struct dirent *de;
     while ((de = readdir(d)) && count < 256) {
         size_t len = strlen(de->d_name);
-        if (len > 4 && !strcmp(de->d_name + len - 4, ".lua") && strcmp(de->d_name, "gpus.lua"))
+        if (len > 4 && !strcmp(de->d_name + len - 4, ".lua") && strcmp(de->d_name, "gpus.lua") &&
+            strcmp(de->d_name, FDT_RECIPE_CPU))
             if ((names[count] = strdup(de->d_name)))
                 count++;
     }
@@ -109,14 +111,11 @@ int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *d
                        fdt_op_name(op), file, fdt_op_name(op), list);
 }
 
-int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_err *e)
+/* Loads the recipe of op from path (found for it, or named by --recipe) and checks that it
+ * serves op. */
+static int load_serving(fdt_op op, const char *path, fdt_recipe **r, fdt_err *e)
 {
-    const char *dirs[4];
-    char store[4400], path[4200];
-    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
-    *r = NULL;
-    if (fdt_recipe_find_for_op(op, override, dirs, nd, path, sizeof path, e) ||
-        fdt_recipe_load(path, NULL, r, e))
+    if (fdt_recipe_load(path, NULL, r, e))
         return -1;
     if (!fdt_recipe_serves(*r, op)) {
         fdt_recipe_free(*r);
@@ -125,6 +124,30 @@ int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_
                            fdt_op_name(op));
     }
     return 0;
+}
+
+int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_err *e)
+{
+    const char *dirs[4];
+    char store[4400], path[4200];
+    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
+    *r = NULL;
+    if (fdt_recipe_find_for_op(op, override, dirs, nd, path, sizeof path, e))
+        return -1;
+    return load_serving(op, path, r, e);
+}
+
+int fdt_recipe_load_for(fdt_op op, int cpu, const char *override, fdt_recipe **r, fdt_err *e)
+{
+    if (!cpu || (override && *override))
+        return fdt_recipe_load_for_op(op, override, r, e);
+    const char *dirs[4];
+    char store[4400], path[4200];
+    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
+    *r = NULL;
+    if (fdt_recipe_find_file(FDT_RECIPE_CPU, dirs, nd, path, sizeof path, e))
+        return fdt_err_wrap(e, "the CPU's recipe");
+    return load_serving(op, path, r, e);
 }
 
 int fdt_catalogue_load_default(fdt_catalogue **out, fdt_err *e)

@@ -31,6 +31,8 @@ typedef struct fdt_session_opts {
     const fdt_catalogue *cat; /* resolves `gpu` and completes device descriptions */
     int select;               /* 1: open the GPU `gpu` names at once; 0: none yet */
     const char *gpu;          /* catalogue name, alias or arch; NULL or "auto": the first */
+    const char *cpu;          /* instead of a GPU, the host CPU: "auto", or a part of its name
+                                 or arch it must match (fdt_session_select_cpu); NULL: a GPU */
     const char *fdtune_version; /* recorded in each GPU's environment */
     fdt_worker_opts worker;   /* of each GPU's worker */
     fdt_probe_fn probe;       /* NULL: fdt_probe_devices */
@@ -67,14 +69,43 @@ typedef struct fdt_session {
 } fdt_session;
 
 /* --gpu auto, in every command that takes --gpu: the visible GPU, the first of the visible
- * devices (fdt_session_auto_device), which tune opens and which query, export and retune
- * match stored devices with (fdt_session_resolve_auto). 1 when gpu is "auto". */
+ * GPUs (fdt_session_auto_device), which tune opens and which query, export and retune
+ * match stored devices with (fdt_session_resolve_auto). 1 when gpu is "auto" (--cpu auto
+ * too). */
 int fdt_session_gpu_auto(const char *gpu);
 
-/* The device "auto" names among the visible devices p: the first, completed from cat (may be
- * NULL), into *dev. None visible: -1 and e "--gpu auto: no GPU is visible". */
+/* 1 when d is a CPU: its target (fdt_target_resolve) is written in the C dialect. A device
+ * no backend claims is none. --gpu never names a CPU, --cpu never a GPU. */
+int fdt_session_is_cpu(const fdt_device *d);
+
+/* How many of the visible devices p are GPUs (not fdt_session_is_cpu). */
+int fdt_session_gpu_count(const fdt_probe *p);
+
+/* The device "auto" names among the visible devices p: the first GPU (never the host CPU),
+ * completed from cat (may be NULL), into *dev. None visible: -1 and e "--gpu auto: no GPU is
+ * visible", pointing at --cpu auto. */
 int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_device *dev,
                             fdt_err *e);
+
+/* --cpu in every command that takes it: the host CPU among the visible devices p (the first
+ * fdt_session_is_cpu device; a process sees one) into *dev and *index, when cpu is "auto" or
+ * a case-insensitive part of its name or arch. Fails (*index -1) when no CPU is listed (this
+ * build has no cpu backend) or when the host CPU is not the one cpu names (e names it). */
+int fdt_session_select_cpu(const char *cpu, const fdt_probe *p, fdt_device *dev, int *index,
+                           fdt_err *e);
+
+/* The host CPU --cpu (cpu: "auto" or a part of its name or arch) names: the visible devices
+ * probed (probe; NULL: fdt_probe_devices) into *p, then fdt_session_select_cpu into *dev.
+ * FDT_STATUS_USAGE when the host CPU is not the one cpu names, FDT_STATUS_ERROR when the
+ * probe failed or lists no CPU. */
+fdt_status fdt_session_host_cpu(const char *cpu, fdt_probe_fn probe, fdt_probe *p,
+                                fdt_device *dev, fdt_err *e);
+
+/* --cpu auto in the commands that compare --cpu with stored devices (query, export):
+ * *cpu stays unless it is "auto"; then *dev is the host CPU (fdt_session_host_cpu) and *cpu
+ * points at its name (held in *dev). */
+fdt_status fdt_session_resolve_cpu(const char **cpu, fdt_probe_fn probe, fdt_probe *p,
+                                   fdt_device *dev, fdt_err *e);
 
 /* What a --gpu argument names device d by. A filter of stored devices (a substring of their
  * name or arch; cat NULL): d's name as the driver gives it, which is what a database stores
@@ -101,8 +132,10 @@ fdt_status fdt_session_resolve_auto(const char **gpu, const fdt_catalogue *cat,
 int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p,
                            int need_live, fdt_device *dev, int *index, fdt_err *e);
 
-/* Opens a session. Order: the probe (none visible: FDT_STATUS_NO_GPU, s->probe says why); the
- * selection (FDT_STATUS_USAGE when `gpu` names no visible device); the database, given open
+/* Opens a session. Order: the probe (no GPU visible and no `cpu` asked for:
+ * FDT_STATUS_NO_GPU, s->probe says why); the selection (FDT_STATUS_USAGE when `gpu` names no
+ * visible device, or `cpu` does not name the host CPU; FDT_STATUS_ERROR when `cpu` is asked
+ * for and no CPU is listed); the database, given open
  * or opened by path only now, so that nothing is created where nothing can be tuned, and
  * checked before anything is written to it: the kind of its devices must be the kind of the
  * session's (simulated GPUs or real ones: fdt_session_check_kind, FDT_STATUS_USAGE), and a

@@ -4,9 +4,11 @@
  * a worker per GPU with its device and environment ids, and the stop flag that SIGINT and
  * SIGTERM set while workers run (fdt_session.h). */
 #include "fdt_session.h"
+#include "fdt_target.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 void fdt_session_opts_init(fdt_session_opts *o)
 {
@@ -16,14 +18,84 @@ void fdt_session_opts_init(fdt_session_opts *o)
 
 int fdt_session_gpu_auto(const char *gpu) { return gpu && !strcmp(gpu, "auto"); }
 
+int fdt_session_is_cpu(const fdt_device *d)
+{
+    fdt_target t;
+    fdt_err e;
+    return fdt_target_resolve(d, &t, &e) == 0 && t.gen.dialect != FDT_DIALECT_HIP;
+}
+
+/* The first visible device that is (cpu 1) or is not (cpu 0) a CPU; -1 when none is. */
+static int first_of_kind(const fdt_probe *p, int cpu)
+{
+    for (int i = 0; i < p->ndevices; i++)
+        if (fdt_session_is_cpu(&p->device[i]) == cpu)
+            return i;
+    return -1;
+}
+
+int fdt_session_gpu_count(const fdt_probe *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->ndevices; i++)
+        n += !fdt_session_is_cpu(&p->device[i]);
+    return n;
+}
+
 int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_device *dev,
                             fdt_err *e)
 {
-    if (p->ndevices == 0)
-        return fdt_err_set(e, "--gpu auto: no GPU is visible");
-    *dev = p->device[0];
+    int i = first_of_kind(p, 0);
+    if (i < 0)
+        return fdt_err_set(e, "--gpu auto: no GPU is visible (for the host CPU: --cpu auto)");
+    *dev = p->device[i];
     fdt_catalogue_complete(cat, dev);
     return 0;
+}
+
+int fdt_session_select_cpu(const char *cpu, const fdt_probe *p, fdt_device *dev, int *index,
+                           fdt_err *e)
+{
+    *index = first_of_kind(p, 1);
+    fdt_device_init(dev);
+    if (*index < 0)
+        return fdt_err_set(e, "--cpu %s: no CPU is listed (this fdtune has no cpu backend, or "
+                              "it failed: see 'fdtune devices')", cpu);
+    const fdt_device *h = &p->device[*index];
+    if (!fdt_session_gpu_auto(cpu) && !strcasestr(h->name, cpu) && !strcasestr(h->arch, cpu)) {
+        fdt_err_set(e, "--cpu %s: the host CPU is a %s (%s, %d cores); give --cpu auto or a "
+                       "part of that name or arch", cpu, h->name, h->arch, h->compute_units);
+        *index = -1;
+        return -1;
+    }
+    *dev = *h;
+    return 0;
+}
+
+fdt_status fdt_session_host_cpu(const char *cpu, fdt_probe_fn probe, fdt_probe *p,
+                                fdt_device *dev, fdt_err *e)
+{
+    memset(p, 0, sizeof *p);
+    fdt_device_init(dev);
+    if ((probe ? probe : fdt_probe_devices)(p, e))
+        return FDT_STATUS_ERROR;
+    int index;
+    if (fdt_session_select_cpu(cpu, p, dev, &index, e))
+        return index < 0 && first_of_kind(p, 1) >= 0 ? FDT_STATUS_USAGE : FDT_STATUS_ERROR;
+    return FDT_STATUS_OK;
+}
+
+fdt_status fdt_session_resolve_cpu(const char **cpu, fdt_probe_fn probe, fdt_probe *p,
+                                   fdt_device *dev, fdt_err *e)
+{
+    memset(p, 0, sizeof *p);
+    fdt_device_init(dev);
+    if (!fdt_session_gpu_auto(*cpu))
+        return FDT_STATUS_OK;
+    fdt_status st = fdt_session_host_cpu(*cpu, probe, p, dev, e);
+    if (st == FDT_STATUS_OK)
+        *cpu = fdt_session_gpu_text(dev, NULL);
+    return st;
 }
 
 const char *fdt_session_gpu_text(const fdt_device *d, const fdt_catalogue *cat)
@@ -197,13 +269,17 @@ fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *
         s->probe = *o->probed;
     else if ((o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
         return FDT_STATUS_ERROR;
-    if (s->probe.ndevices == 0) {
+    fdt_device dev;
+    int live = -1;
+    if (o->cpu) {
+        if (fdt_session_select_cpu(o->cpu, &s->probe, &dev, &live, e))
+            return first_of_kind(&s->probe, 1) < 0 ? FDT_STATUS_ERROR : FDT_STATUS_USAGE;
+    } else if (fdt_session_gpu_count(&s->probe) == 0) {
         fdt_err_set(e, "no GPU is visible");
         return FDT_STATUS_NO_GPU;
     }
-    fdt_device dev;
-    int live = -1;
-    if (o->select && fdt_session_select_gpu(s->cat, o->gpu, &s->probe, 1, &dev, &live, e))
+    if (o->select && !o->cpu &&
+        fdt_session_select_gpu(s->cat, o->gpu, &s->probe, 1, &dev, &live, e))
         return FDT_STATUS_USAGE;
     /* Every condition on the database is checked before its first write (stale runs). */
     if (o->db) {
