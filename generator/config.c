@@ -12,36 +12,65 @@
 
 const char *const fdt_orders[] = {"xyz", "xzy", "yxz", "yzx", "zxy", "zyx", NULL};
 static const char *const faults[] = {"none", "coef", "plane", "halo", "oob", "hang", NULL};
+static const char *const binds[] = {"close", "spread", NULL};
+static const char *const loops[] = {"kj", "jk", NULL};
+static const char *const scheds[] = {"static", "dynamic", NULL};
 
-#define P(name, def, min, max, choices, help) \
-    {#name, offsetof(fdt_config, name), def, min, max, choices, help}
+#define HIP FDT_DIALECT_BIT(FDT_DIALECT_HIP)
+#define C FDT_DIALECT_BIT(FDT_DIALECT_C)
+#define P(name, def, min, max, choices, dialects, help) \
+    {#name, offsetof(fdt_config, name), def, min, max, choices, help, dialects}
 /* Sorted by name: the canonical text lists keys in this order. */
 static const fdt_param_info params[] = {
-    P(align, 1, 1, 1024, NULL, "leading-dimension alignment in elements (power of two)"),
-    P(bx, 64, 1, 1024, NULL, "threads per block along x"),
-    P(by, 4, 1, 1024, NULL, "threads per block along y"),
-    P(bz, 1, 1, 64, NULL, "threads per block along z"),
-    P(fault, 0, 0, FDT_FAULT_COUNT - 1, faults, "test only: deliberately broken kernel"),
-    P(l2pf, 0, 0, 256, NULL, "L2 prefetch size hint of the ring's (lds=2, 3) asynchronous "
-                             "copies in bytes: 0 (none), 64, 128, 256 (NVIDIA; no effect on "
-                             "AMD)"),
-    P(lb, 0, 0, 1024, NULL, "launch bounds (max threads per block), 0 for none"),
-    P(lds, 0, 0, 3, NULL, "shared-memory tile: 1 x/y neighbours of one plane, 2 an "
-                          "asynchronously filled ring of planes, 3 the ring read once per "
-                          "plane into sums in registers (all need nw >= 1)"),
-    P(mbar, 0, 0, 1, NULL, "the stream (lds=3) hands planes from its copies to its march through "
-                           "two barriers per ring slot (mbarrier) instead of a block-wide "
-                           "barrier per step, and copies pf - 1 planes ahead (NVIDIA sm_80 on; "
-                           "no effect on AMD)"),
-    P(nt, 0, 0, 1, NULL, "nontemporal output stores"),
-    P(nw, 0, 0, 1 << 30, NULL, "z planes per thread, register sliding window (0: none)"),
-    P(order, 0, 0, 5, fdt_orders, "axes walked by blockIdx.x, .y, .z"),
-    P(pf, 1, 1, 8, NULL, "planes loaded ahead of the sliding window (needs nw >= 1)"),
-    P(split, 1, 1, FDT_SPLIT_MAX, NULL, "y subdomains launched one after another"),
-    P(tile, 1, 1, FDT_TILE_MAX, NULL, "outputs per thread along y"),
-    P(vec, 1, 1, 4, NULL, "outputs per thread along x as one vector (1, 2, 4)"),
+    P(align, 1, 1, 1024, NULL, HIP | C, "leading-dimension alignment in elements (power of two)"),
+    P(bind, 0, 0, 1, binds, C, "thread placement: close (neighbouring cores) or spread"),
+    P(blk, 0, 0, 1, NULL, C, "kernel family: 0 the plain loop nest (loops), 1 tiles in y and "
+                             "z marching along z (blocked)"),
+    P(bx, 64, 1, 1024, NULL, HIP, "threads per block along x"),
+    P(by, 4, 1, 1024, NULL, HIP, "threads per block along y"),
+    P(bz, 1, 1, 64, NULL, HIP, "threads per block along z"),
+    P(chunk, 0, 0, 1 << 20, NULL, C, "the schedule's chunk in iterations (0: its default)"),
+    P(fault, 0, 0, FDT_FAULT_COUNT - 1, faults, HIP | C, "test only: deliberately broken kernel"),
+    P(l2pf, 0, 0, 256, NULL, HIP, "L2 prefetch size hint of the ring's (lds=2, 3) asynchronous "
+                                  "copies in bytes: 0 (none), 64, 128, 256 (NVIDIA; no effect on "
+                                  "AMD)"),
+    P(lb, 0, 0, 1024, NULL, HIP, "launch bounds (max threads per block), 0 for none"),
+    P(lds, 0, 0, 3, NULL, HIP, "shared-memory tile: 1 x/y neighbours of one plane, 2 an "
+                               "asynchronously filled ring of planes, 3 the ring read once per "
+                               "plane into sums in registers (all need nw >= 1)"),
+    P(loop, 0, 0, 1, loops, C, "loop order: kj (planes outer, rows inner: address order) or jk; "
+                               "blocked: the order of the tiles"),
+    P(mbar, 0, 0, 1, NULL, HIP, "the stream (lds=3) hands planes from its copies to its march "
+                                "through two barriers per ring slot (mbarrier) instead of a "
+                                "block-wide barrier per step, and copies pf - 1 planes ahead "
+                                "(NVIDIA sm_80 on; no effect on AMD)"),
+    P(nt, 0, 0, 1, NULL, HIP | C, "nontemporal output stores"),
+    P(nw, 0, 0, 1 << 30, NULL, HIP, "z planes per thread, register sliding window (0: none)"),
+    P(order, 0, 0, 5, fdt_orders, HIP, "axes walked by blockIdx.x, .y, .z"),
+    P(pf, 1, 1, 8, NULL, HIP, "planes loaded ahead of the sliding window (needs nw >= 1)"),
+    P(pfd, 0, 0, 16, NULL, C, "blocked: software prefetch of the march's leading plane this many "
+                              "planes ahead (0: none)"),
+    P(sched, 0, 0, 1, scheds, C, "OpenMP schedule of the rows or tiles: static or dynamic"),
+    P(simd, 0, 0, 64, NULL, C, "simdlen of the SIMD loops over x (0: the compiler's; a power "
+                               "of two)"),
+    P(split, 1, 1, FDT_SPLIT_MAX, NULL, HIP, "y subdomains launched one after another"),
+    P(thr, 0, 0, 4096, NULL, C, "threads (0: every core this process may use)"),
+    P(tile, 1, 1, FDT_TILE_MAX, NULL, HIP, "outputs per thread along y"),
+    P(twopass, 0, 0, 1, NULL, C, "lap and wave: each row's x and y terms in one SIMD pass, its "
+                                 "z terms in a second"),
+    P(tx, 0, 0, 1 << 30, NULL, C, "blocked: tile width in x (0: whole rows)"),
+    P(ty, 0, 0, 1 << 30, NULL, C, "blocked: tile height in y rows (0: the whole extent)"),
+    P(tz, 0, 0, 1 << 30, NULL, C, "blocked: planes a tile marches along z (0: the whole "
+                                  "extent)"),
+    P(uj, 1, 1, 4, NULL, C, "blocked: output rows computed together (1, 2, 4)"),
+    P(uk, 1, 1, 4, NULL, C, "blocked: output planes computed together (1, 2, 4)"),
+    P(vec, 1, 1, 4, NULL, HIP, "outputs per thread along x as one vector (1, 2, 4)"),
+    P(xs, 0, 0, 4096, NULL, C, "x strip of the streaming-store and two-pass buffers, a multiple "
+                               "of 16 (0: whole rows, at most 1024 values)"),
 };
 #undef P
+#undef HIP
+#undef C
 #define NPARAMS (sizeof params / sizeof params[0])
 
 const fdt_param_info *fdt_config_params(size_t *n)
@@ -67,26 +96,52 @@ void fdt_config_default(fdt_config *c)
         *field(c, &params[i]) = params[i].def;
 }
 
+void fdt_config_default_for(const fdt_gen_target *t, fdt_config *c)
+{
+    FDT_ASSERT(t && (unsigned)t->dialect < FDT_DIALECT_COUNT, "a known dialect");
+    fdt_config_default(c); /* each parameter's default is its dialect's baseline */
+}
+
 void fdt_config_fallback(const fdt_problem *p, fdt_config *c)
 {
     (void)p; /* the same config serves every problem; the problem is the question asked */
     fdt_config_default(c);
 }
 
-static void list_names(char *buf, size_t n)
+void fdt_config_fallback_for(const fdt_gen_target *t, const fdt_problem *p, fdt_config *c)
+{
+    /* HIP: the direct kernel; C: the plain loop nest (blk=0) with every core */
+    fdt_config_default_for(t, c);
+    (void)p;
+}
+
+const char *fdt_dialect_name(fdt_dialect d)
+{
+    switch (d) {
+    case FDT_DIALECT_HIP: return "HIP";
+    case FDT_DIALECT_C: return "C";
+    case FDT_DIALECT_COUNT: break;
+    }
+    return "?";
+}
+
+/* The names of the parameters of the dialects in mask (every one: ~0u), comma-separated. */
+static void list_names(unsigned mask, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = 0;
     for (size_t i = 0; i < NPARAMS && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", params[i].name);
+        if (params[i].dialects & mask)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "",
+                                     params[i].name);
 }
 
 int fdt_config_set(fdt_config *c, const char *key, const char *value, fdt_err *e)
 {
     const fdt_param_info *pi = fdt_config_param(key);
     if (!pi) {
-        char names[256];
-        list_names(names, sizeof names);
+        char names[512];
+        list_names(~0u, names, sizeof names);
         return fdt_err_set(e, "unknown config parameter '%s' (known: %s)", key, names);
     }
     if (pi->choices) {
@@ -130,7 +185,7 @@ int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e)
     char *copy = strdup(s);
     if (!copy)
         return fdt_err_set(e, "config: out of memory");
-    unsigned seen = 0;
+    uint64_t seen = 0;
     int rc = 0;
     for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
@@ -142,7 +197,7 @@ int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e)
         *eq = 0;
         const fdt_param_info *pi = fdt_config_param(tok);
         if (pi) {
-            unsigned bit = 1u << (pi - params);
+            uint64_t bit = (uint64_t)1 << (pi - params);
             if (seen & bit) {
                 rc = fdt_err_set(e, "config '%s': parameter '%s' given twice", s, tok);
                 break;
@@ -182,13 +237,40 @@ void fdt_config_format(const fdt_config *c, char *buf, size_t n)
         snprintf(buf, n, "default");
 }
 
-void fdt_config_display(const fdt_config *c, char *buf, size_t n)
+/* A parameter of the catalogue's entry i is set to other than its default. */
+static int is_set(const fdt_config *c, size_t i)
+{
+    return *field((fdt_config *)c, &params[i]) != params[i].def;
+}
+
+/* The dialect a config's own parameters say: C when one only the C dialect takes is set. */
+static fdt_dialect dialect_of(const fdt_config *c)
+{
+    for (size_t i = 0; i < NPARAMS; i++)
+        if (params[i].dialects == FDT_DIALECT_BIT(FDT_DIALECT_C) && is_set(c, i))
+            return FDT_DIALECT_C;
+    return FDT_DIALECT_HIP;
+}
+
+static void display(fdt_dialect d, const fdt_config *c, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = 0;
     for (size_t i = 0; i < NPARAMS; i++)
-        if (strcmp(params[i].name, "fault") || *field((fdt_config *)c, &params[i]))
+        if ((params[i].dialects & FDT_DIALECT_BIT(d)) &&
+            (strcmp(params[i].name, "fault") || *field((fdt_config *)c, &params[i])))
             put_param(c, i, buf, n, &used);
+}
+
+void fdt_config_display(const fdt_config *c, char *buf, size_t n)
+{
+    display(dialect_of(c), c, buf, n);
+}
+
+void fdt_config_display_for(const fdt_gen_target *t, const fdt_config *c, char *buf, size_t n)
+{
+    FDT_ASSERT(t && (unsigned)t->dialect < FDT_DIALECT_COUNT, "a known dialect");
+    display(t->dialect, c, buf, n);
 }
 
 void fdt_config_display_key(const char *key, char *buf, size_t n)
@@ -203,7 +285,8 @@ void fdt_config_display_key(const char *key, char *buf, size_t n)
 
 static int is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
+/* Every value in its parameter's range, and none of another dialect's parameters set. */
+static int check_params(fdt_dialect d, const fdt_config *c, fdt_err *e)
 {
     for (size_t i = 0; i < NPARAMS; i++) {
         int v = *field((fdt_config *)c, &params[i]);
@@ -211,6 +294,59 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
             return fdt_err_set(e, "config %s=%d: out of range (%d..%d)", params[i].name, v,
                                params[i].min, params[i].max);
     }
+    for (size_t i = 0; i < NPARAMS; i++)
+        if (!(params[i].dialects & FDT_DIALECT_BIT(d)) && is_set(c, i)) {
+            char names[512];
+            list_names(FDT_DIALECT_BIT(d), names, sizeof names);
+            return fdt_err_set(e, "config: %s is a %s parameter; the %s dialect takes %s",
+                               params[i].name, d == FDT_DIALECT_C ? "GPU" : "CPU",
+                               fdt_dialect_name(d), names);
+        }
+    return 0;
+}
+
+/* The C dialect's rules (templates/cpu_*.c). */
+static int check_c(const fdt_problem *p, const fdt_config *c, fdt_err *e)
+{
+    if (!is_pow2(c->align))
+        return fdt_err_set(e, "config align=%d: must be a power of two", c->align);
+    if (c->simd && !is_pow2(c->simd))
+        return fdt_err_set(e, "config simd=%d: expected 0 (the compiler's) or a power of two",
+                           c->simd);
+    if (c->uj == 3 || c->uk == 3)
+        return fdt_err_set(e, "config %s=3: expected 1, 2 or 4", c->uj == 3 ? "uj" : "uk");
+    if (c->xs % 16)
+        return fdt_err_set(e, "config xs=%d: expected 0 (whole rows) or a multiple of 16", c->xs);
+    if (c->twopass && p->op != FDT_OP_LAP && p->op != FDT_OP_WAVE)
+        return fdt_err_set(e, "config twopass=1: only lap and wave have terms of two kinds to "
+                              "split, not %s", fdt_op_name(p->op));
+    if (!c->blk) {
+        /* the plain loop nest: the baseline, with none of the blocked family's devices */
+        static const char *const blocked_only[] = {"tx", "ty", "tz", "uj", "uk", "pfd",
+                                                   "nt", "xs", "twopass"};
+        for (size_t i = 0; i < sizeof blocked_only / sizeof blocked_only[0]; i++) {
+            const fdt_param_info *pi = fdt_config_param(blocked_only[i]);
+            if (is_set(c, (size_t)(pi - params)))
+                return fdt_err_set(e, "config %s=%d: only the blocked family (blk=1) takes it",
+                                   pi->name, *field((fdt_config *)c, pi));
+        }
+    }
+    return 0;
+}
+
+int fdt_config_check_for(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                         fdt_err *e)
+{
+    FDT_ASSERT(t && (unsigned)t->dialect < FDT_DIALECT_COUNT, "a known dialect");
+    if (t->dialect == FDT_DIALECT_C)
+        return check_params(FDT_DIALECT_C, c, e) || check_c(p, c, e) ? -1 : 0;
+    return fdt_config_check(p, c, e);
+}
+
+int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
+{
+    if (check_params(FDT_DIALECT_HIP, c, e))
+        return -1;
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     long threads = (long)c->bx * c->by * c->bz;

@@ -86,15 +86,52 @@ typedef struct fdt_config {
     int mbar;       /* the stream (lds=3): a pair of barriers per ring slot instead of a
                      * block-wide barrier per step (NVIDIA's cp.async; no effect on AMD) */
     int fault;      /* fdt_fault, test only */
+    /* The C dialect's (the CPU's; templates/cpu_*.c). nt, align and fault serve both. */
+    int blk;        /* kernel family: 0 loops (the plain loop nest), 1 blocked (tiles) */
+    int tx, ty, tz; /* blocked: tile width, height, depth in points (0: the whole extent) */
+    int thr;        /* threads, num_threads (0: every core this process may use) */
+    int bind;       /* thread placement, proc_bind: 0 close, 1 spread */
+    int loop;       /* loop order: 0 "kj" (k outer: rows in address order), 1 "jk" */
+    int simd;       /* simdlen of every omp simd loop (0: the compiler's choice) */
+    int xs;         /* x strip of the streaming-store and two-pass buffers (0: whole rows,
+                     * at most FDT_XS_WHOLE_MAX values) */
+    int uj, uk;     /* blocked: output rows (uj) and planes (uk) computed together */
+    int pfd;        /* blocked: software prefetch this many planes ahead (0: none) */
+    int sched;      /* OpenMP schedule: 0 static, 1 dynamic */
+    int chunk;      /* the schedule's chunk (0: the schedule's default) */
+    int twopass;    /* lap and wave: each row's x and y terms, then its z terms */
 } fdt_config;
 
-/* Parameter catalogue, used by the parser, the canonical form and the recipes. */
+/* The strip of xs=0: whole rows up to this many values (the buffers live on the stack). */
+#define FDT_XS_WHOLE_MAX 1024
+
+/* The source dialects the generator emits: HIP, which hiprtc and the AMD offline compiler
+ * compile, and NVRTC through fdtune's mapping header (fdt_gen_nvrtc_hip_header); C, C11 with
+ * OpenMP 4.5 for the host CPU's compiler (templates/cpu_*.c). */
+typedef enum { FDT_DIALECT_HIP, FDT_DIALECT_C, FDT_DIALECT_COUNT } fdt_dialect;
+/* A set of dialects, as fdt_param_info.dialects holds it. */
+#define FDT_DIALECT_BIT(d) (1u << (d))
+
+/* What the generator needs of the target a candidate is built for (target/fdt_target.h holds
+ * the rest: backend, architecture, rules): the dialect its compiler reads. */
+typedef struct fdt_gen_target {
+    fdt_dialect dialect;
+} fdt_gen_target;
+
+/* The dialect's name in messages: "HIP" (the GPUs'), "C" (the CPU's). */
+const char *fdt_dialect_name(fdt_dialect d);
+
+/* Parameter catalogue, used by the parser, the canonical form and the recipes. One catalogue
+ * serves every dialect: a parameter belongs to the dialects in `dialects`, and a config sets
+ * only parameters of its target's dialect (the others stay at their defaults, which the
+ * canonical key omits; fdt_config_check_for refuses any other value). */
 typedef struct fdt_param_info {
     const char *name;
     size_t offset;              /* into fdt_config */
     int def, min, max;          /* integers; for choices min/max index the list */
     const char *const *choices; /* NULL for integers */
     const char *help;
+    unsigned dialects;          /* FDT_DIALECT_BIT of each dialect that takes it */
 } fdt_param_info;
 
 const fdt_param_info *fdt_config_params(size_t *n);
@@ -102,12 +139,19 @@ const fdt_param_info *fdt_config_param(const char *name);
 /* "xyz", "yzx", ...: axis walked by blockIdx.x, .y, .z. */
 extern const char *const fdt_orders[];
 
+/* Every parameter at its default. A parameter's default is its own dialect's baseline (the
+ * GPUs' direct kernel; the CPU's plain loop nest, blk=0), so this is the default config of
+ * every dialect; fdt_config_default_for says so for a target. */
 void fdt_config_default(fdt_config *c);
+void fdt_config_default_for(const fdt_gen_target *t, fdt_config *c);
 /* The config used when nothing was tuned for a problem: fdtune's built-in default (the
  * generator's reference config, which the GPU worker verifies every problem with). It runs on
  * any GPU and any grid of the problem and needs no device-dependent derives; `fdtune query
  * best --nearest` answers with it and exported headers fall back to it. */
 void fdt_config_fallback(const fdt_problem *p, fdt_config *c);
+/* The fallback of target t's dialect: the GPUs' as above; the CPU's is the plain loop nest
+ * (blk=0), which runs any grid with every core. */
+void fdt_config_fallback_for(const fdt_gen_target *t, const fdt_problem *p, fdt_config *c);
 /* Sets one parameter from text ("64", "yzx"); errors name the parameter. */
 int fdt_config_set(fdt_config *c, const char *key, const char *value, fdt_err *e);
 int fdt_config_get(const fdt_config *c, const char *key, int *value);
@@ -116,16 +160,26 @@ int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e);
 /* Canonical text: sorted keys, defaults omitted; "default" when every value is default.
  * This text is the key of a config everywhere (CLI, database, exports). */
 void fdt_config_format(const fdt_config *c, char *buf, size_t n);
-/* What a person reads: every parameter, in the catalogue's order, defaults included
- * ("bx=64,by=4,bz=1,lb=0,...", the test-only fault only when set). Not a key: compare and
- * store configs by fdt_config_format's canonical text. Fits FDT_CONFIG_DISPLAY_MAX bytes. */
+/* What a person reads: every parameter of the config's dialect, in the catalogue's order,
+ * defaults included ("bx=64,by=4,bz=1,lb=0,...", the test-only fault only when set). The
+ * dialect is C when a parameter only the C dialect takes is set, else HIP's. Not a key:
+ * compare and store configs by fdt_config_format's canonical text. Fits
+ * FDT_CONFIG_DISPLAY_MAX bytes. */
 void fdt_config_display(const fdt_config *c, char *buf, size_t n);
+/* fdt_config_display with the parameters of target t's dialect. */
+void fdt_config_display_for(const fdt_gen_target *t, const fdt_config *c, char *buf, size_t n);
 /* fdt_config_display of a canonical key (or any text fdt_config_parse reads); text that is
  * not a config ("(reference)", "", a key this build cannot parse) is copied as it is. */
 void fdt_config_display_key(const char *key, char *buf, size_t n);
 #define FDT_CONFIG_DISPLAY_MAX 256
-/* Whether the config can be generated for the problem; the error names the parameter. */
+/* Whether the config can be generated for the problem in the GPUs' dialect (HIP); the error
+ * names the parameter. fdt_config_check_for with a HIP target. */
 int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e);
+/* Whether the config can be generated for the problem in target t's dialect: a parameter of
+ * another dialect set is refused by name ("config: bx is a GPU parameter; the C dialect
+ * takes blk, tx, ..."), then the dialect's own rules. */
+int fdt_config_check_for(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                         fdt_err *e);
 /* The grid-dependent part of fdt_config_check: whether a config (valid in itself) can run the
  * problem's grid (portable/fdtuned_geometry.h, fdtuned_fit). Returns 0, or -1 with *why (may
  * be NULL) the FDTUNED_FIT_* reason and e the message fdt_config_check gives for it. */
@@ -172,6 +226,11 @@ typedef struct fdt_geometry {
 /* The launches of a config on the problem's grid (portable/fdtuned_geometry.h) and its shared
  * memory; the error names the parameter that does not fit. */
 int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g, fdt_err *e);
+/* The geometry in target t's dialect: HIP's is fdt_gen_geometry's; C's is one "launch" (a
+ * call of the entry point; grid and block 1 x 1 x 1, no shared memory) writing rows R ..
+ * R + ny. Fails when fdt_config_check_for refuses the config. */
+int fdt_gen_geometry_for(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                         fdt_geometry *g, fdt_err *e);
 /* What the portable layout, geometry and fit functions need of a config on a problem. An
  * order index out of range gives a NULL order (which they refuse). */
 void fdt_gen_shape(const fdt_problem *p, const fdt_config *c, fdtuned_shape *s);
@@ -207,16 +266,6 @@ typedef enum {
 int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *args);
 
 /* ------------------------------------------------------------------ source */
-
-/* The source dialect the generator emits: HIP, which hiprtc and the AMD offline compiler
- * compile, and NVRTC through fdtune's mapping header (fdt_gen_nvrtc_hip_header). */
-typedef enum { FDT_DIALECT_HIP } fdt_dialect;
-
-/* What the generator needs of the target a candidate is built for (target/fdt_target.h holds
- * the rest: backend, architecture, rules): the dialect its compiler reads. */
-typedef struct fdt_gen_target {
-    fdt_dialect dialect;
-} fdt_gen_target;
 
 /* How the source is specialised. */
 typedef struct fdt_gen_opts {

@@ -181,6 +181,24 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
     return fdt_gen_shared(p, c, &g->shared_bytes, &g->shared_dynamic, e);
 }
 
+int fdt_gen_geometry_for(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                         fdt_geometry *g, fdt_err *e)
+{
+    FDT_ASSERT(t && (unsigned)t->dialect < FDT_DIALECT_COUNT, "a known dialect");
+    memset(g, 0, sizeof *g);
+    if (fdt_config_check_for(t, p, c, e))
+        return -1;
+    if (t->dialect != FDT_DIALECT_C)
+        return fdt_gen_geometry(p, c, g, e);
+    /* one call of the entry point writes every interior row; its threads share them */
+    g->nlaunch = 1;
+    for (int d = 0; d < 3; d++)
+        g->launch[0].grid[d] = g->launch[0].block[d] = 1;
+    g->launch[0].jbeg = p->R;
+    g->launch[0].jend = (int)(p->R + p->ny);
+    return 0;
+}
+
 /* Bytes of a config's shared tiles (and wave's queues) without the stream's slot barriers. */
 static int64_t tile_bytes(const fdt_problem *p, const fdt_config *c)
 {

@@ -457,6 +457,8 @@ static int dialect_check(const fdt_gen_target *t, fdt_err *e)
     FDT_ASSERT(t, "a source is generated for a target");
     switch (t->dialect) {
     case FDT_DIALECT_HIP: return 0;
+    case FDT_DIALECT_C: break;
+    case FDT_DIALECT_COUNT: break;
     }
     return fdt_err_set(e, "generator: source dialect %d is not one this generator emits",
                        (int)t->dialect);

@@ -287,6 +287,81 @@ static void test_config_check_names_parameter(void **state)
     assert_contains(e.msg, "exceed the limit 65535");
 }
 
+/* The C dialect's parameters: canonical keys, the dialect check both ways, its own rules, its
+ * defaults and fallback, its one-launch geometry; the HIP check and display are unchanged. */
+static void test_config_c_dialect(void **state)
+{
+    (void)state;
+    const fdt_gen_target cpu = {FDT_DIALECT_C}, gpu = {FDT_DIALECT_HIP};
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 37, 29, 23};
+    fdt_config c, d;
+    fdt_err e = {{0}};
+    char buf[256];
+    assert_int_equal(fdt_config_parse("ty=64,blk=1,bind=spread,uk=2,sched=static", &c, &e), 0);
+    fdt_config_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "bind=spread,blk=1,ty=64,uk=2"); /* defaults omitted, sorted */
+    assert_int_equal(fdt_config_check_for(&cpu, &p, &c, &e), 0);
+    /* the other dialect's parameters are refused by name, either way */
+    assert_int_equal(fdt_config_check_for(&gpu, &p, &c, &e), -1);
+    assert_contains(e.msg, "config: bind is a CPU parameter; the HIP dialect takes align, bx");
+    assert_int_equal(fdt_config_check(&p, &c, &e), -1);
+    assert_int_equal(fdt_config_parse("bx=32", &d, &e), 0);
+    assert_int_equal(fdt_config_check_for(&cpu, &p, &d, &e), -1);
+    assert_string_equal(e.msg, "config: bx is a GPU parameter; the C dialect takes align, bind, "
+                               "blk, chunk, fault, loop, nt, pfd, sched, simd, thr, twopass, "
+                               "tx, ty, tz, uj, uk, xs");
+    assert_int_equal(fdt_config_check_for(&gpu, &p, &d, &e), 0);
+    /* the C dialect's own rules */
+    static const struct {
+        fdt_op op;
+        const char *text, *msg;
+    } bad[] = {
+        {FDT_OP_LAP, "blk=0,ty=16", "config ty=16: only the blocked family (blk=1) takes it"},
+        {FDT_OP_LAP, "nt=1", "config nt=1: only the blocked family"},
+        {FDT_OP_D2X, "blk=1,twopass=1", "config twopass=1: only lap and wave"},
+        {FDT_OP_LAP, "blk=1,uj=3", "config uj=3: expected 1, 2 or 4"},
+        {FDT_OP_LAP, "simd=6", "config simd=6: expected 0"},
+        {FDT_OP_LAP, "blk=1,xs=24", "config xs=24: expected 0 (whole rows) or a multiple of 16"},
+        {FDT_OP_LAP, "align=3", "config align=3: must be a power of two"},
+        {FDT_OP_LAP, "lds=1", "config: lds is a GPU parameter"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fdt_problem q = p;
+        q.op = bad[i].op;
+        if (fdt_config_parse(bad[i].text, &c, &e) == 0 && fdt_config_check_for(&cpu, &q, &c, &e) != -1)
+            fail_msg("'%s' was accepted", bad[i].text);
+        assert_contains(e.msg, bad[i].msg);
+    }
+    /* defaults and fallback: the plain loop nest, key "default" */
+    fdt_config_default_for(&cpu, &c);
+    fdt_config_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "default");
+    assert_int_equal(c.blk, 0);
+    fdt_config_fallback_for(&cpu, &p, &c);
+    assert_int_equal(fdt_config_check_for(&cpu, &p, &c, &e), 0);
+    /* display: the dialect's parameters only */
+    fdt_config_display_for(&cpu, &c, buf, sizeof buf);
+    assert_string_equal(buf, "align=1,bind=close,blk=0,chunk=0,loop=kj,nt=0,pfd=0,sched=static,"
+                             "simd=0,thr=0,twopass=0,tx=0,ty=0,tz=0,uj=1,uk=1,xs=0");
+    fdt_config_display(&c, buf, sizeof buf);
+    assert_false(strstr(buf, "blk") != NULL);
+    fdt_config_parse("blk=1,ty=8", &c, &e);
+    fdt_config_display(&c, buf, sizeof buf);
+    assert_contains(buf, "blk=1");
+    assert_false(strstr(buf, "bx=") != NULL);
+    /* geometry: one launch over every interior row */
+    fdt_geometry g;
+    assert_int_equal(fdt_gen_geometry_for(&cpu, &p, &c, &g, &e), 0);
+    assert_int_equal(g.nlaunch, 1);
+    assert_int_equal(g.launch[0].jbeg, 4);
+    assert_int_equal(g.launch[0].jend, 4 + 29);
+    assert_int_equal(g.launch[0].grid[0] * g.launch[0].block[0], 1);
+    assert_int_equal(g.shared_bytes, 0);
+    assert_int_equal(fdt_gen_geometry_for(&gpu, &p, &c, &g, &e), -1);
+    fdt_config_parse("bx=32", &c, &e);
+    assert_int_equal(fdt_gen_geometry_for(&cpu, &p, &c, &g, &e), -1);
+}
+
 /* ------------------------------------------------------------------ layout and geometry */
 
 static void test_layout_arithmetic(void **state)
@@ -1253,6 +1328,7 @@ int main(void)
         cmocka_unit_test(test_config_canonical),
         cmocka_unit_test(test_config_parse_errors),
         cmocka_unit_test(test_config_check_names_parameter),
+        cmocka_unit_test(test_config_c_dialect),
         cmocka_unit_test(test_layout_arithmetic),
         cmocka_unit_test(test_geometry_extremes),
         cmocka_unit_test(test_effective_bytes),

@@ -606,7 +606,7 @@ static void test_error_lines(void **state)
                "parm(\"by\", { 1 })\n",
                "bad.lua:2: unknown name 'parm'", "directives: ops");
     load_fails("\n\nparam(\"bxx\", { 32 })\n", "bad.lua:3: param 'bxx': unknown parameter",
-               "known: align, bx");
+               "known: align, bind, blk, bx");
     load_fails("param(\"bx\", { 32 })\n"
                "param(\"vec\", { 1, 3 })\n",
                "bad.lua:2: param 'vec': value #2: 3 is not a vector width", NULL);
@@ -690,7 +690,7 @@ static void test_runtime_error_lines(void **state)
                     "  return c.bx > 0 and\n"
                     "         c.typo > 1\n"
                     "end)\n",
-                    "bad.lua:4: c has no field 'typo' (fields: align, bx, by, bz,", NULL);
+                    "bad.lua:4: c has no field 'typo' (fields: align, bind, blk, bx, by, bz,", NULL);
     enumerate_fails("constrain(\"dev typo\", function(c, dev, prob)\n"
                     "  return dev.nonexistent == 1\n"
                     "end)\n",
