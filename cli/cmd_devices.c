@@ -1,6 +1,7 @@
 /* fdtune devices: every GPU the backends can see, with identity, versions and the measured
  * device-to-device copy bandwidth; when there is none, which backends were tried and why
- * they found nothing; and the files each backend's libraries were loaded from, with the
+ * they found nothing; the host CPU (backend cpu) with its facts and copy bandwidth; and the
+ * files each backend's libraries were loaded from, with the
  * versions they report, so that a user can tell what fdtune runs against. A table, or JSON
  * with --json, through the emitter. */
 #include "cli.h"
@@ -18,6 +19,12 @@ static void devices_usage(FILE *f)
                "now (current/max MHz and throttle reasons; NVIDIA, through NVML) and UUID, and\n"
                "measures each one's device-to-device copy bandwidth (1 GiB buffers; bytes read +\n"
                "written).\n"
+               "Then the host CPU (backend cpu): model, ISA level (arch), sockets, cores and\n"
+               "hardware threads this process may use, NUMA nodes, SIMD ISA, caches, memory,\n"
+               "the C compiler ($CC, else cc) and the copy bandwidth over one pinned thread per\n"
+               "core (the faster of ordinary and streaming stores: the denominator of every\n"
+               "fraction of copy on the CPU). No C compiler, or one without OpenMP, is an\n"
+               "error (exit status 4) after the listing.\n"
                "Then the libraries each backend loaded: their files (real paths) and versions.\n");
     print_exit_statuses(f);
 }
@@ -54,6 +61,32 @@ static const fdt_col device_cols[] = {
     {"runtime", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"compiler", "compiler", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"uuid", "uuid", FDT_COL_STR, NULL, FDT_SHOW_TEXT, 0},
+};
+
+/* The host CPU (backend cpu). */
+static const fdt_col host_cols[] = {
+    {"backend", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"vendor", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"name", "name", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"arch", "arch", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"sockets", "sockets", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"cores", "cores", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"threads", "threads", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"numa_nodes", "NUMA", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"simd", "SIMD", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"vector_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"l1d_bytes", "L1d/core", FDT_COL_REAL, "%.0f KiB", FDT_SHOW_TEXT, 0},
+    {"l1d_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"l2_bytes", "L2/core", FDT_COL_REAL, "%.0f KiB", FDT_SHOW_TEXT, 0},
+    {"l2_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"llc_bytes", "LLC", FDT_COL_REAL, "%.0f MiB", FDT_SHOW_TEXT, 0},
+    {"llc_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"memory_bytes", "memory", FDT_COL_REAL, "%.1f GiB", FDT_SHOW_TEXT, 0},
+    {"memory_bytes", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"core_ids", "CPU ids", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"copy_bandwidth_gbs", "copy GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"compiler", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
 };
 
 static const fdt_col backend_cols[] = {
@@ -146,10 +179,51 @@ static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs)
     fdt_emit_row_end(m);
 }
 
+/* The host CPU: one row, or what kept it from being described (host NULL, why). */
+static void render_host(fdt_emit *m, const fdt_device *d, double gbs, const char *why)
+{
+    fdt_emit_text(m, "\nHost CPU (backend cpu):\n");
+    fdt_emit_array(m, "hosts");
+    fdt_emit_table(m, host_cols, NCOLS(host_cols));
+    if (d) {
+        fdt_emit_row(m, NULL);
+        fdt_emit_cell_str(m, d->backend);
+        fdt_emit_cell_str(m, d->vendor);
+        fdt_emit_cell_str(m, d->name);
+        fdt_emit_cell_str(m, d->arch);
+        fdt_emit_cell_int(m, d->sockets);
+        fdt_emit_cell_int(m, d->compute_units);
+        fdt_emit_cell_int(m, d->threads);
+        fdt_emit_cell_int(m, d->numa_nodes);
+        fdt_emit_cell_str(m, d->simd);
+        fdt_emit_cell_int(m, d->vector_bytes);
+        fdt_emit_cell_real(m, d->l1d_bytes / 1024.0);
+        fdt_emit_cell_int(m, d->l1d_bytes);
+        fdt_emit_cell_real(m, d->l2_bytes / 1024.0);
+        fdt_emit_cell_int(m, d->l2_bytes);
+        fdt_emit_cell_real(m, d->llc_bytes / 1048576.0);
+        fdt_emit_cell_int(m, d->llc_bytes);
+        fdt_emit_cell_real(m, d->mem_bytes / 1073741824.0);
+        fdt_emit_cell_int(m, d->mem_bytes);
+        fdt_emit_cell_str(m, d->core_ids);
+        fdt_emit_cell_real(m, gbs > 0 ? gbs : NAN);
+        fdt_emit_cell_str(m, d->compiler_version);
+        fdt_emit_cell_str(m, d->uuid);
+        fdt_emit_row_end(m);
+    }
+    fdt_emit_table_end(m);
+    fdt_emit_end(m);
+    if (d)
+        fdt_emit_text(m, "(compiler: %s; copy: one pinned thread per core, the faster of "
+                         "ordinary and streaming stores)\n", d->compiler_version);
+    else
+        fdt_emit_text(m, "  not usable: %s\n", why);
+}
+
 /* The table form says which backends were tried when no GPU is visible, and what a backend
  * had to say under the table otherwise; the JSON document lists backends and devices. */
-static void render(fdt_emit *m, const fdt_probe *p, const double *gbs, const fdt_rt_lib *libs,
-                   int nlibs)
+static void render(fdt_emit *m, const fdt_probe *p, const double *gbs, const fdt_device *host,
+                   double host_gbs, const char *host_why, const fdt_rt_lib *libs, int nlibs)
 {
     emit_doc_begin(m);
     fdt_emit_array(m, "backends");
@@ -184,6 +258,7 @@ static void render(fdt_emit *m, const fdt_probe *p, const double *gbs, const fdt
     for (int i = 0; p->ndevices && i < p->nbackends; i++)
         if (p->backend[i].message[0])
             fdt_emit_text(m, "(%s: %s)\n", p->backend[i].name, p->backend[i].message);
+    render_host(m, host, host_gbs, host_why);
     render_libraries(m, libs, nlibs);
     fdt_emit_end(m);
 }
@@ -225,9 +300,24 @@ int cmd_devices(int argc, char **argv)
             print_error("%s %d: copy bandwidth: %s", p.device[i].backend, p.device[i].index,
                         e.msg);
     }
+    fdt_device host;
+    fdt_err host_why;
+    double host_gbs = 0;
+    int host_ok = fdt_probe_host(&host, &host_why) == 0;
+    if (host_ok && bandwidth) {
+        if (!json)
+            fprintf(stderr, "measuring the copy bandwidth of the host CPU (%s)...\n", host.name);
+        if (fdt_device_copy_bandwidth(&host, (size_t)1 << 30, &host_gbs, &e))
+            print_error("cpu: copy bandwidth: %s", e.msg);
+    }
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
-    render(&m, &p, gbs, libs, nlibs);
-    return emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    render(&m, &p, gbs, host_ok ? &host : NULL, host_gbs, host_why.msg, libs, nlibs);
+    int rc = emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    if (!host_ok) {
+        print_error("%s", host_why.msg);
+        rc = EXIT_ERROR;
+    }
+    return rc;
 }

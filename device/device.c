@@ -16,9 +16,24 @@ static int claims_sm(const char *arch) { return has_prefix(arch, "sm_"); }
 /* AMD's GPU targets (the LLVM processor names): gfx90a, gfx942, gfx1100. */
 static int claims_gfx(const char *arch) { return has_prefix(arch, "gfx"); }
 
+/* The ISA levels the host CPU's kernels are compiled for (runtime/cpu.c): x86-64 micro-
+ * architecture levels and AArch64 with or without SVE. */
+static int claims_cpu(const char *arch)
+{
+    static const char *const names[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4", "aarch64",
+                                        "aarch64-sve"};
+    for (size_t i = 0; arch && i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(arch, names[i]))
+            return 1;
+    return 0;
+}
+
+/* A CPU's vendor is no property of its ISA level ("AMD" and "Intel" share x86-64-v3): the
+ * cpu claim names none, and the backend reports the CPU's own. */
 static const fdt_device_claim claims[] = {
     {"cuda", "NVIDIA", "sm_...", claims_sm},
     {"hip", "AMD", "gfx...", claims_gfx},
+    {"cpu", "", "x86-64-v2|v3|v4, aarch64, aarch64-sve", claims_cpu},
 };
 #define NCLAIMS ((int)(sizeof claims / sizeof claims[0]))
 
@@ -48,6 +63,8 @@ void fdt_device_init(fdt_device *d)
 
 void fdt_device_derive(fdt_device *d)
 {
+    if (d->sockets > 0)
+        return; /* a CPU: its backend read the last-level caches */
     d->llc_bytes = d->infinity_cache_bytes > 0 ? d->infinity_cache_bytes : d->l2_bytes;
 }
 

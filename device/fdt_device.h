@@ -1,4 +1,4 @@
-/* A GPU, one struct for everything fdtune knows about one: what a backend reports of a
+/* A device (a GPU, or the host CPU of backend cpu), one struct for everything fdtune knows about one: what a backend reports of a
  * visible device, what the catalogue (recipes/gpus.lua) says of a model, what the database
  * stores, and what recipes see as `dev`. Each user fills or reads the fields it knows;
  * fields nobody filled are zero or "". The rules about devices live here too: which two
@@ -76,7 +76,17 @@ typedef struct fdt_device {
     double achievable_bw_gbs;     /* sustained bandwidth published for this model (the
                                      catalogue's); 0: unknown */
     int64_t infinity_cache_bytes; /* AMD Infinity Cache (MALL), from the catalogue; 0: none */
-    int64_t llc_bytes;            /* last-level cache: fdt_device_derive */
+    int64_t llc_bytes;            /* last-level cache: fdt_device_derive (a CPU: the total of
+                                     its last-level caches, as the backend read it) */
+
+    /* --- a CPU's facts (backend cpu; zero or "" for GPUs; not stored in the database) --- */
+    int sockets;           /* packages holding the cores this process may use */
+    int threads;           /* hardware threads this process may use */
+    int numa_nodes;        /* NUMA nodes of the machine */
+    char simd[16];         /* the widest SIMD ISA: "AVX-512", "AVX2", "SSE4.2", "SVE", "NEON" */
+    int vector_bytes;      /* its vector register's bytes (16, 32, 64; SVE: the length now) */
+    int64_t l1d_bytes;     /* L1 data cache per core (l2_bytes: L2 per core) */
+    char core_ids[128];    /* the CPUs this process may use, as a list ("0-7,16-23") */
 
     /* --- software of a visible device --- */
     /* what the environment record keeps, readable: */
@@ -100,8 +110,8 @@ typedef struct fdt_device {
  * an architecture's backend: fdt_device.backend and .vendor follow from it, the catalogue
  * checks its entries by it and the runtime picks a compiler by it (fdt_rt_backend_for_arch). */
 typedef struct fdt_device_claim {
-    const char *backend; /* "cuda", "hip": the name of the runtime's backend (fdt_rt_backend) */
-    const char *vendor;  /* "NVIDIA", "AMD" */
+    const char *backend; /* "cuda", "hip", "cpu": the name of the runtime's backend */
+    const char *vendor;  /* "NVIDIA", "AMD"; "" for cpu (a CPU reports its own vendor) */
     const char *form;    /* what its architecture names look like, for messages: "sm_..." */
     int (*claims)(const char *arch); /* 1 when arch (features after ':' or not) is one */
 } fdt_device_claim;
@@ -122,7 +132,8 @@ int fdt_device_simulated(const fdt_device *d);
 /* Everything zero or "", index -1: a device nobody described yet. */
 void fdt_device_init(fdt_device *d);
 
-/* Fills the derived fields: llc_bytes, the Infinity Cache when there is one, else L2. */
+/* Fills the derived fields: llc_bytes, the Infinity Cache when there is one, else L2; a CPU
+ * (sockets > 0) keeps the last-level cache its backend read. */
 void fdt_device_derive(fdt_device *d);
 
 /* The UUID of an AMD GPU from the 16 bytes of hipDeviceGetUuid, as rocminfo and

@@ -44,6 +44,8 @@ int fdt_bench_compile(const fdt_problem *p, const fdt_config *cfgs, int n,
         char key[256], kernel[96];
         for (int b = 0; b < nb; b++) {
             const fdt_rt_backend *be = fdt_rt_backend_at(b);
+            if (be->host)
+                continue; /* compiles for the GPUs' default targets */
             fdt_bench_compiled *row = &(*rows)[(*nrows)++];
             row->target = be->example_arch;
             fdt_target t;

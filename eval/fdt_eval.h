@@ -46,9 +46,13 @@ typedef struct fdt_probe {
     fdt_device device[FDT_MAX_DEVICES];
 } fdt_probe;
 
-/* Lists the devices of every backend, in a child process (a wedged driver cannot hang
- * fdtune and this process stays free of GPU state). */
+/* Lists the devices of every GPU backend, in a child process (a wedged driver cannot hang
+ * fdtune and this process stays free of GPU state). The host CPU is not among them. */
 int fdt_probe_devices(fdt_probe *p, fdt_err *e);
+/* Describes the host CPU (backend cpu, device 0) with its facts and the C compiler that
+ * builds its kernels, in a child process. Fails saying why: no C compiler ($CC named), one
+ * without OpenMP, an unsupported processor. */
+int fdt_probe_host(fdt_device *d, fdt_err *e);
 
 /* ---------------------------------------------------------------- timing */
 

@@ -142,7 +142,7 @@ static const fdt_device_claim *vendor_claim(const char *vendor)
 {
     const fdt_device_claim *c;
     for (int i = 0; (c = fdt_device_claim_at(i)); i++)
-        if (!strcmp(c->vendor, vendor))
+        if (c->vendor[0] && !strcmp(c->vendor, vendor)) /* cpu claims no vendor */
             return c;
     return NULL;
 }
@@ -154,7 +154,7 @@ static void vendor_names(char *buf, size_t n)
     const fdt_device_claim *c;
     buf[0] = 0;
     for (int i = 0; (c = fdt_device_claim_at(i)) && used < n; i++)
-        if (vendor_claim(c->vendor) == c)
+        if (c->vendor[0] && vendor_claim(c->vendor) == c)
             used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", c->vendor);
 }
 

@@ -1,5 +1,5 @@
-/* The registry of backends compiled into this binary, the default targets (those whose
- * compiler loads), the report of the libraries they load, and small helpers they share: the
+/* The registry of backends compiled into this binary (the GPU backends, then the host CPU's),
+ * the default targets (the GPU backends' whose compiler loads), the report of the libraries they load, and small helpers they share: the
  * amdgpu kernel driver's version (NVIDIA's is NVML's: nvml.c). The simulated backend is
  * found by name but never listed. */
 #include "rt_internal.h"
@@ -17,6 +17,7 @@ static const fdt_rt_backend *const backends[] = {
 #ifdef FDTUNE_HAVE_HIP
     &fdt_rt_hip,
 #endif
+    &fdt_rt_cpu,
     NULL,
 };
 
@@ -46,6 +47,8 @@ int fdt_rt_default_targets(const char **targets, int max, fdt_rt_unavailable *sk
         const fdt_rt_backend *b = fdt_rt_backend_at(i);
         char ver[64];
         fdt_err e;
+        if (b->host)
+            continue; /* the CPU is a target when named, never by default */
         if (b->compiler_version(ver, sizeof ver, &e) == 0) {
             targets[n++] = b->example_arch;
         } else if (skipped) {

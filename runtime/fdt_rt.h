@@ -1,6 +1,7 @@
-/* GPU backends behind one interface. `cuda` (libcuda driver API + NVRTC) and `hip`
+/* Device backends behind one interface. `cuda` (libcuda driver API + NVRTC) and `hip`
  * (libamdhip64 + hiprtc + comgr) are loaded with dlopen at run time, so the binary starts on
- * any machine and says which backend is unavailable and why. Compilation needs no GPU and
+ * any machine and says which backend is unavailable and why; `cpu` (runtime/cpu.c) runs
+ * kernels on the host's cores, compiled by the system C compiler into shared objects. Compilation needs no GPU and
  * runs in a child process (fdt_rt_compile); the device side works on one current device per
  * process (the GPU worker opens exactly one). Device pointers are plain 64-bit integers. */
 #ifndef FDT_RT_H
@@ -60,6 +61,8 @@ typedef struct fdt_rt_backend {
     const char *example_arch;
     const char *options; /* compiler options besides the target: part of the cache key */
     int uncached;        /* 1: its code is never cached (the simulator's placeholders) */
+    int host;            /* 1: its device is the host CPU (cpu), which `--gpu auto`, `--gpu
+                          * all` and the GPU probe never pick; 0: a GPU backend */
 
     /* --- compiler (no GPU needed) --- */
     /* The compiler's name and version for people ("nvrtc 13.0", "hiprtc 6.2.60200, comgr
@@ -105,6 +108,10 @@ typedef struct fdt_rt_backend {
     int (*copy_d2h)(void *dst, uint64_t src, size_t n, fdt_err *e);
     int (*copy_d2d_async)(uint64_t dst, uint64_t src, size_t n, fdt_err *e);
     int (*memset_async)(uint64_t dst, unsigned char value, size_t n, fdt_err *e);
+    /* Evicts the caches between timed samples by reading buf's n bytes (writing would leave
+     * dirty lines for the next kernel to write back); NULL (GPUs): the worker writes the
+     * buffer with memset_async instead. */
+    int (*flush)(uint64_t buf, size_t n, fdt_err *e);
     int (*module_load)(const void *image, size_t n, void **module, fdt_err *e);
     int (*module_function)(void *module, const char *kernel, void **fn, fdt_err *e);
     void (*module_unload)(void *module);
@@ -144,9 +151,9 @@ typedef struct fdt_rt_unavailable {
     const fdt_rt_backend *b;
     fdt_err why;
 } fdt_rt_unavailable;
-/* The default targets of this build: the example_arch of every backend whose compiler loads,
- * in backend order, at most max; the other backends in skipped (may be NULL; room for every
- * backend), *nskipped of them. Returns how many targets. */
+/* The default targets of this build: the example_arch of every GPU backend (host 0) whose
+ * compiler loads, in backend order, at most max; the other GPU backends in skipped (may be
+ * NULL; room for every backend), *nskipped of them. Returns how many targets. */
 int fdt_rt_default_targets(const char **targets, int max, fdt_rt_unavailable *skipped,
                            int *nskipped);
 

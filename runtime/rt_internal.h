@@ -12,6 +12,25 @@ extern const fdt_rt_backend fdt_rt_cuda;
 #ifdef FDTUNE_HAVE_HIP
 extern const fdt_rt_backend fdt_rt_hip;
 #endif
+/* The host CPU (cpu.c), in every build. */
+extern const fdt_rt_backend fdt_rt_cpu;
+
+/* ---- the host CPU's facts (cpu_facts.c) ---- */
+
+/* Describes the host CPU as this process may use it (its affinity mask): backend "cpu",
+ * vendor and model name as the CPU reports them, arch its ISA level (x86-64-v2/v3/v4 from
+ * cpuid, aarch64 or aarch64-sve from HWCAP), compute_units its physical cores, sockets,
+ * hardware threads, NUMA nodes, SIMD ISA and vector bytes, L1d and L2 per core, the
+ * last-level caches' total, memory, the CPUs' ids, and uuid "cpu-" + a hash of
+ * /etc/machine-id (else the host name). Fails on a processor below x86-64-v2 or of another
+ * architecture. */
+int fdt_rt_cpu_describe(fdt_device *d, fdt_err *e);
+/* The physical cores of the affinity mask (hardware threads of one core count once); the
+ * first CPU id of each, in order, into first (may be NULL) up to max. */
+int fdt_rt_cpu_cores(int *first, int max);
+/* MemAvailable and MemTotal of /proc/meminfo, in bytes. */
+int fdt_rt_cpu_meminfo(size_t *avail, size_t *total, fdt_err *e);
+
 /* Simulated GPUs' compile-only stand-in (sim.c); outside the registry's list. */
 extern const fdt_rt_backend fdt_rt_sim;
 

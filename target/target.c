@@ -18,6 +18,7 @@ typedef struct target_kind {
 static const target_kind kinds[] = {
     {"cuda", FDT_DIALECT_HIP, &fdt_target_gpu_rules},
     {"hip", FDT_DIALECT_HIP, &fdt_target_gpu_rules},
+    {"cpu", FDT_DIALECT_C, &fdt_target_cpu_rules},
 };
 
 static const target_kind *kind_of(const fdt_device_claim *c)

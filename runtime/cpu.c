@@ -1,0 +1,602 @@
+/* The host CPU's backend ("cpu"): the cores of this process's affinity mask as one device
+ * behind the same table as the GPU backends, so that the isolated worker drives it unchanged.
+ *
+ * Compiling: the system C compiler ($CC, else cc) builds each kernel source into a shared
+ * object with -O3 -march=native (AArch64: -mcpu=native) -fopenmp -fPIC -shared, inside the
+ * compile pool's child, in a private scratch directory that is always removed. The compiler's
+ * identity in the cache key is its real path, its `--version` line, the options and what
+ * `native` means on this CPU (the model name and the ISA macros the compiler enables there),
+ * so that a cached object is never served to another CPU. Whether the compiler has OpenMP is
+ * checked once per process by compiling a two-line OpenMP program.
+ *
+ * Running: memory is 2 MiB-aligned and advised for huge pages, and first touched by the
+ * kernels' threads (the fill kernel); copies to and from the host are memcpy; a module is the
+ * shared object written to a memfd and dlopen'ed; a launch calls the entry point
+ * `void NAME(void **args)` (grid, block and shared memory mean nothing here); events read the
+ * monotonic clock and sync has nothing to wait for. open() sets the OpenMP environment before
+ * the first kernel loads the OpenMP runtime. The device copy, memset and cache flush run on a
+ * team of pthreads pinned one per physical core of the mask, in order (OMP_PROC_BIND=close's
+ * placement), so that the copy bandwidth, the denominator of every fraction of copy, is
+ * measured on the cores and placement the kernels use. */
+#include "rt_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#define CPU_OPTIONS "-O3 -march=native -fopenmp -fPIC -shared"
+#define CPU_NATIVE "-march=native"
+#else
+#define CPU_OPTIONS "-O3 -mcpu=native -fopenmp -fPIC -shared"
+#define CPU_NATIVE "-mcpu=native"
+#endif
+
+#define HUGE_PAGE ((size_t)2 << 20)
+#define MAX_TEAM 256
+
+/* ------------------------------------------------------------------ the compiler */
+
+/* What $CC names ("cc" when unset), for messages. */
+static const char *cc_name(void)
+{
+    const char *cc = getenv("CC");
+    return cc && *cc ? cc : "cc";
+}
+
+/* The compiler's real path; fails naming $CC. */
+static int cc_path(char *buf, size_t n, fdt_err *e)
+{
+    char found[PATH_MAX];
+    const char *cc = getenv("CC");
+    if (fdt_find_program(cc_name(), found, sizeof found))
+        return fdt_err_set(e, "cpu: C compiler %s%s not found (set $CC to a C compiler with "
+                              "OpenMP, e.g. gcc)", cc && *cc ? "$CC=" : "", cc_name());
+    if (!realpath(found, buf) && snprintf(buf, n, "%s", found) < 0)
+        return fdt_err_set(e, "cpu: %s: path too long", found);
+    return 0;
+}
+
+/* The first line of `cc --version`. */
+static int cc_version(const char *path, char *buf, size_t n, fdt_err *e)
+{
+    const char *argv[] = {path, "--version", NULL};
+    fdt_sb out;
+    fdt_sb_init(&out);
+    int rc = fdt_exec(argv, &out, NULL, e);
+    if (rc)
+        fdt_err_set(e, "cpu: C compiler $CC=%s: %s --version: %s", cc_name(), path, e->msg);
+    else
+        snprintf(buf, n, "%.*s", (int)strcspn(fdt_sb_str(&out), "\n"), fdt_sb_str(&out));
+    fdt_sb_free(&out);
+    return rc;
+}
+
+/* Runs the compiler on source src in a new scratch directory: `cc OPTIONS -o x.so x.c`; the
+ * object into image (may be NULL), the compiler's messages into log. The directory is
+ * removed whatever happens. */
+static int cc_build(const char *path, const char *src, fdt_sb *image, fdt_sb *log, fdt_err *e)
+{
+    char dir[1024], c[1100], so[1100];
+    if (fdt_scratch_dir("fdtune-cc", dir, sizeof dir, e))
+        return -1;
+    snprintf(c, sizeof c, "%s/x.c", dir);
+    snprintf(so, sizeof so, "%s/x.so", dir);
+    const char *argv[] = {path, "-O3", CPU_NATIVE, "-fopenmp", "-fPIC", "-shared", "-o", so,
+                          c, NULL};
+    int rc = fdt_write_file(c, src, strlen(src), e);
+    if (rc == 0 && fdt_exec(argv, NULL, log, e))
+        rc = -1;
+    char *data = NULL;
+    size_t n = 0;
+    if (rc == 0 && image && fdt_read_file(so, &data, &n, e) == 0) {
+        fdt_sb_putn(image, data, n);
+        free(data);
+    } else if (rc == 0 && image) {
+        rc = -1;
+    }
+    fdt_remove_tree(dir);
+    return rc;
+}
+
+/* The once-per-process check that the compiler builds OpenMP code: -1 with e saying so. */
+static int cc_openmp(const char *path, fdt_err *e)
+{
+    static int state; /* 0 not checked, 1 has OpenMP, -1 has not (why) */
+    static fdt_err why;
+    static const char probe[] = "#include <omp.h>\n"
+                                "int fdt_probe(void) { int n = 0;\n#pragma omp parallel\n"
+                                "#pragma omp atomic\nn++;\nreturn n + omp_get_max_threads(); }\n";
+    if (state == 0) {
+        fdt_sb log;
+        fdt_sb_init(&log);
+        state = cc_build(path, probe, NULL, &log, &why) ? -1 : 1;
+        if (state < 0)
+            fdt_err_set(&why, "cpu: C compiler $CC=%s (%s) does not build OpenMP code (with "
+                              "-fopenmp): %.300s", cc_name(), path, fdt_sb_str(&log));
+        fdt_sb_free(&log);
+    }
+    if (state < 0)
+        *e = why;
+    return state < 0 ? -1 : 0;
+}
+
+static int cpu_compiler_version(char *buf, size_t n, fdt_err *e)
+{
+    char path[PATH_MAX], ver[256];
+    if (cc_path(path, sizeof path, e) || cc_version(path, ver, sizeof ver, e))
+        return -1;
+    snprintf(buf, n, "%s (%s)", ver, path);
+    return 0;
+}
+
+/* The ISA macros `cc -march=native` predefines here (__AVX2__, __ARM_FEATURE_SVE, ...), in
+ * the compiler's order, and a hash of every macro it predefines (the tuning ones too). */
+static int cc_native(const char *path, fdt_sb *out, fdt_err *e)
+{
+    const char *argv[] = {path, CPU_NATIVE, "-E", "-dM", "-x", "c", "/dev/null", NULL};
+    fdt_sb text;
+    fdt_sb_init(&text);
+    if (fdt_exec(argv, &text, NULL, e)) {
+        fdt_sb_free(&text);
+        return fdt_err_set(e, "cpu: C compiler $CC=%s: %s %s: %s", cc_name(), path, CPU_NATIVE,
+                           e->msg);
+    }
+    static const char *const isa[] = {"__SSE", "__AVX", "__FMA", "__F16C", "__BMI", "__LZCNT",
+                                      "__POPCNT", "__MOVBE", "__ARM_NEON", "__ARM_FEATURE_"};
+    const char *s = fdt_sb_str(&text);
+    fdt_sb_printf(out, "predefined %016llx:",
+                  (unsigned long long)fdt_hash64_str(s, FDT_HASH_SEED));
+    for (const char *l = s; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n')) {
+        if (strncmp(l, "#define ", 8))
+            continue;
+        const char *name = l + 8;
+        size_t len = strcspn(name, " \n");
+        for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++)
+            if (!strncmp(name, isa[i], strlen(isa[i]))) {
+                fdt_sb_printf(out, " %.*s", (int)len, name);
+                break;
+            }
+    }
+    fdt_sb_free(&text);
+    return 0;
+}
+
+/* 0 when arch is this CPU's ISA level: -march=native compiles for this CPU alone. */
+static int cpu_check_target(const char *arch, fdt_err *e)
+{
+    fdt_device d;
+    if (fdt_rt_cpu_describe(&d, e))
+        return -1;
+    if (strcmp(arch, d.arch))
+        return fdt_err_set(e, "target '%s': the cpu backend compiles for this host's CPU only "
+                              "(%s, %s)", arch, d.name, d.arch);
+    return 0;
+}
+
+static int cpu_compiler_id(const char *arch, char *buf, size_t n, fdt_err *e)
+{
+    char path[PATH_MAX], ver[256];
+    fdt_device d;
+    if (cpu_check_target(arch, e) || cc_path(path, sizeof path, e) ||
+        cc_version(path, ver, sizeof ver, e) || cc_openmp(path, e) ||
+        fdt_rt_cpu_describe(&d, e))
+        return -1;
+    fdt_sb id;
+    fdt_sb_init(&id);
+    fdt_sb_printf(&id, "%s | %s | %s | native on %s (%s): ", path, ver, CPU_OPTIONS, d.name,
+                  d.arch);
+    int rc = cc_native(path, &id, e);
+    if (rc == 0)
+        snprintf(buf, n, "%s", fdt_sb_str(&id));
+    fdt_sb_free(&id);
+    return rc;
+}
+
+static int cpu_compile(const char *src, const char *kernel, const char *arch, fdt_sb *image,
+                       fdt_sb *log, fdt_rt_resources *res, fdt_err *e)
+{
+    (void)arch; /* compiler_id checked it is this CPU's */
+    (void)res;  /* code_bytes from the object (compile.c); the rest is -1: no such limits */
+    char path[PATH_MAX];
+    if (cc_path(path, sizeof path, e))
+        return -1;
+    if (cc_build(path, src, image, log, e))
+        return fdt_err_set(e, "cpu compile of %s: %s\n%s", kernel, e->msg, fdt_sb_str(log));
+    return 0;
+}
+
+static int cpu_libraries(fdt_rt_lib *libs, int max)
+{
+    char path[PATH_MAX], ver[256];
+    fdt_err e;
+    if (max < 1)
+        return 0;
+    fdt_rt_lib *l = &libs[0];
+    memset(l, 0, sizeof *l);
+    snprintf(l->backend, sizeof l->backend, "cpu");
+    snprintf(l->role, sizeof l->role, "C compiler");
+    if (cc_path(path, sizeof path, &e) || cc_version(path, ver, sizeof ver, &e)) {
+        snprintf(l->note, sizeof l->note, "%s", e.msg);
+        return 1;
+    }
+    snprintf(l->path, sizeof l->path, "%s", path);
+    snprintf(l->version, sizeof l->version, "%s", ver);
+    snprintf(l->note, sizeof l->note, "%s", CPU_OPTIONS);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ the device */
+
+static int cpu_device_count(int *n, fdt_err *e)
+{
+    fdt_device d;
+    *n = 0;
+    if (fdt_rt_cpu_describe(&d, e))
+        return -1;
+    *n = 1;
+    return 0;
+}
+
+static int cpu_device_info(int idx, fdt_device *d, fdt_err *e)
+{
+    if (idx != 0)
+        return fdt_err_set(e, "cpu: device %d: the host CPU is device 0", idx);
+    char path[PATH_MAX], ver[256];
+    if (fdt_rt_cpu_describe(d, e) || cc_path(path, sizeof path, e) ||
+        cc_version(path, ver, sizeof ver, e) || cc_openmp(path, e))
+        return -1;
+    struct utsname u;
+    snprintf(d->driver_version, sizeof d->driver_version, "Linux %s",
+             uname(&u) == 0 ? u.release : "unknown");
+    snprintf(d->runtime_version, sizeof d->runtime_version, "OpenMP of %s", ver);
+    snprintf(d->compiler_version, sizeof d->compiler_version, "%s (%s) %s", ver, path,
+             CPU_OPTIONS);
+    fdt_clocks_init(&d->clocks);
+    return 0;
+}
+
+/* The pinned team: one thread per physical core of the mask, in core order. */
+typedef enum { OP_COPY, OP_COPY_NT, OP_SET, OP_READ } team_op;
+
+static struct {
+    int n;
+    pthread_t th[MAX_TEAM];
+    pthread_barrier_t go, done;
+    team_op op;
+    char *dst;
+    const char *src;
+    size_t bytes;
+    unsigned char value;
+    size_t copy_bytes; /* the size the copy's store kind was chosen for */
+    int copy_nt;       /* 1: streaming stores copy faster at that size */
+} T;
+
+static volatile uint64_t sink;
+
+/* Member i's share of [0, bytes), in whole cache lines. */
+static void share(int i, size_t *lo, size_t *hi)
+{
+    size_t lines = (T.bytes + 63) / 64;
+    *lo = lines * (size_t)i / (size_t)T.n * 64;
+    *hi = lines * (size_t)(i + 1) / (size_t)T.n * 64;
+    if (*hi > T.bytes)
+        *hi = T.bytes;
+    if (*lo > *hi)
+        *lo = *hi;
+}
+
+/* A copy with streaming (non-temporal) stores where the ISA has them in C (x86-64: SSE2's
+ * movntdq); elsewhere ordinary stores. */
+static void copy_nt(char *d, const char *s, size_t n)
+{
+#if defined(__x86_64__)
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > n)
+        head = n;
+    memcpy(d, s, head);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i)),
+                b = _mm_loadu_si128((const __m128i *)(s + i + 16)),
+                c = _mm_loadu_si128((const __m128i *)(s + i + 32)),
+                x = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        _mm_stream_si128((__m128i *)(d + i), a);
+        _mm_stream_si128((__m128i *)(d + i + 16), b);
+        _mm_stream_si128((__m128i *)(d + i + 32), c);
+        _mm_stream_si128((__m128i *)(d + i + 48), x);
+    }
+    memcpy(d + i, s + i, n - i);
+    _mm_sfence();
+#else
+    memcpy(d, s, n);
+#endif
+}
+
+static uint64_t read_sum(const char *p, size_t n)
+{
+    const uint64_t *q = (const uint64_t *)p;
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    size_t words = n / 8, i = 0;
+    for (; i + 4 <= words; i += 4) {
+        a += q[i];
+        b += q[i + 1];
+        c += q[i + 2];
+        d += q[i + 3];
+    }
+    for (; i < words; i++)
+        a += q[i];
+    return a + b + c + d;
+}
+
+static void *member(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    for (;;) {
+        pthread_barrier_wait(&T.go);
+        size_t lo, hi;
+        share(i, &lo, &hi);
+        switch (T.op) {
+        case OP_COPY: memcpy(T.dst + lo, T.src + lo, hi - lo); break;
+        case OP_COPY_NT: copy_nt(T.dst + lo, T.src + lo, hi - lo); break;
+        case OP_SET: memset(T.dst + lo, T.value, hi - lo); break;
+        case OP_READ: sink += read_sum(T.src + lo, hi - lo); break;
+        }
+        pthread_barrier_wait(&T.done);
+    }
+    return NULL;
+}
+
+/* Starts the team once: thread i pinned to the first hardware thread of core i. */
+static int team_start(fdt_err *e)
+{
+    if (T.n)
+        return 0;
+    int first[MAX_TEAM];
+    int n = fdt_rt_cpu_cores(first, MAX_TEAM);
+    if (n > MAX_TEAM)
+        n = MAX_TEAM;
+    if (pthread_barrier_init(&T.go, NULL, (unsigned)n + 1) ||
+        pthread_barrier_init(&T.done, NULL, (unsigned)n + 1))
+        return fdt_err_set(e, "cpu: copy team: barrier: out of resources");
+    T.n = n;
+    for (int i = 0; i < n; i++) {
+        pthread_attr_t a;
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(first[i], &set);
+        pthread_attr_init(&a);
+        pthread_attr_setaffinity_np(&a, sizeof set, &set);
+        int rc = pthread_create(&T.th[i], &a, member, (void *)(intptr_t)i);
+        pthread_attr_destroy(&a);
+        if (rc)
+            FDT_ASSERT(0, "cpu: the copy team's threads start (pthread_create failed)");
+    }
+    return 0;
+}
+
+static int team_run(team_op op, uint64_t dst, uint64_t src, size_t n, unsigned char v,
+                    fdt_err *e)
+{
+    if (team_start(e))
+        return -1;
+    T.op = op;
+    T.dst = (char *)(uintptr_t)dst;
+    T.src = (const char *)(uintptr_t)src;
+    T.bytes = n;
+    T.value = v;
+    pthread_barrier_wait(&T.go);
+    pthread_barrier_wait(&T.done);
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The copy stores the faster way for its size: on the first copy of a size, each kind is
+ * timed twice (the better of two) and the faster one is kept for that size. */
+static int cpu_copy_d2d(uint64_t dst, uint64_t src, size_t n, fdt_err *e)
+{
+    if (n != T.copy_bytes) {
+        double best[2] = {1e30, 1e30};
+        for (int rep = 0; rep < 2; rep++)
+            for (int k = 0; k < 2; k++) {
+                double t0 = now_s();
+                if (team_run(k ? OP_COPY_NT : OP_COPY, dst, src, n, 0, e))
+                    return -1;
+                double t = now_s() - t0;
+                best[k] = t < best[k] ? t : best[k];
+            }
+        T.copy_bytes = n;
+        T.copy_nt = best[1] < best[0];
+    }
+    return team_run(T.copy_nt ? OP_COPY_NT : OP_COPY, dst, src, n, 0, e);
+}
+
+static int cpu_memset(uint64_t dst, unsigned char value, size_t n, fdt_err *e)
+{
+    return team_run(OP_SET, dst, 0, n, value, e);
+}
+
+static int cpu_flush(uint64_t buf, size_t n, fdt_err *e)
+{
+    return team_run(OP_READ, 0, buf, n, 0, e);
+}
+
+static int cpu_open(int idx, fdt_err *e)
+{
+    if (idx != 0)
+        return fdt_err_set(e, "cpu: device %d: the host CPU is device 0", idx);
+    /* read by the OpenMP runtime when the first kernel loads it: one thread per physical
+     * core of the mask, bound close in core order, no dynamic adjustment, and threads that
+     * spin between parallel regions (the worker times back-to-back launches) */
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", fdt_rt_cpu_cores(NULL, 0));
+    setenv("OMP_PLACES", "cores", 1);
+    setenv("OMP_PROC_BIND", "close", 1);
+    setenv("OMP_NUM_THREADS", threads, 1);
+    setenv("OMP_DYNAMIC", "false", 1);
+    setenv("OMP_WAIT_POLICY", "active", 1);
+    return 0;
+}
+
+static int cpu_mem_info(size_t *free_bytes, size_t *total, fdt_err *e)
+{
+    return fdt_rt_cpu_meminfo(free_bytes, total, e);
+}
+
+static int cpu_alloc(size_t bytes, uint64_t *ptr, fdt_err *e)
+{
+    void *p = NULL;
+    size_t size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    if (posix_memalign(&p, HUGE_PAGE, size ? size : HUGE_PAGE))
+        return fdt_err_set(e, "cpu: allocating %zu bytes: out of memory", bytes);
+    madvise(p, size, MADV_HUGEPAGE); /* advice: without transparent huge pages, 4 KiB pages */
+    *ptr = (uint64_t)(uintptr_t)p;
+    return 0;
+}
+
+static void cpu_free(uint64_t ptr) { free((void *)(uintptr_t)ptr); }
+
+static int cpu_copy_h2d(uint64_t dst, const void *src, size_t n, fdt_err *e)
+{
+    (void)e;
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return 0;
+}
+
+static int cpu_copy_d2h(void *dst, uint64_t src, size_t n, fdt_err *e)
+{
+    (void)e;
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return 0;
+}
+
+static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *e)
+{
+    int fd = memfd_create("fdtune-kernel", MFD_CLOEXEC);
+    if (fd < 0)
+        return fdt_err_set(e, "cpu: memfd_create: %s", strerror(errno));
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, (const char *)image + done, n - done);
+        if (w <= 0) {
+            close(fd);
+            return fdt_err_set(e, "cpu: writing the kernel's object: %s", strerror(errno));
+        }
+        done += (size_t)w;
+    }
+    *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    close(fd);
+    if (!*module)
+        return fdt_err_set(e, "cpu: loading the kernel's object: %s", dlerror());
+    return 0;
+}
+
+static int cpu_module_function(void *module, const char *kernel, void **fn, fdt_err *e)
+{
+    *fn = dlsym(module, kernel);
+    if (!*fn)
+        return fdt_err_set(e, "cpu: kernel %s not in its object", kernel);
+    return 0;
+}
+
+static void cpu_module_unload(void *module)
+{
+    if (module)
+        dlclose(module);
+}
+
+static int cpu_launch(void *fn, const uint32_t grid[3], const uint32_t block[3],
+                      unsigned shared, void **args, fdt_err *e)
+{
+    (void)grid;
+    (void)block;
+    (void)shared;
+    (void)e;
+    ((void (*)(void **))fn)(args);
+    return 0;
+}
+
+static int cpu_event_create(void **ev, fdt_err *e)
+{
+    *ev = calloc(1, sizeof(double));
+    return *ev ? 0 : fdt_err_set(e, "cpu: event: out of memory");
+}
+
+static void cpu_event_destroy(void *ev) { free(ev); }
+
+static int cpu_event_record(void *ev, fdt_err *e)
+{
+    (void)e;
+    *(double *)ev = now_s();
+    return 0;
+}
+
+static int cpu_event_elapsed(void *start, void *stop, float *ms, fdt_err *e)
+{
+    (void)e;
+    *ms = (float)((*(double *)stop - *(double *)start) * 1e3);
+    return 0;
+}
+
+static int cpu_sync(fdt_err *e)
+{
+    (void)e;
+    return 0; /* a launch returns when the kernel is done */
+}
+
+static int cpu_context_lost(void) { return 0; }
+
+const fdt_rt_backend fdt_rt_cpu = {
+    .name = "cpu",
+    .vendor = "",
+#if defined(__aarch64__)
+    .example_arch = "aarch64",
+#else
+    .example_arch = "x86-64-v3",
+#endif
+    .options = CPU_OPTIONS,
+    .host = 1,
+    .compiler_version = cpu_compiler_version,
+    .compiler_id = cpu_compiler_id,
+    .check_target = cpu_check_target,
+    .compile = cpu_compile,
+    .libraries = cpu_libraries,
+    .device_count = cpu_device_count,
+    .device_info = cpu_device_info,
+    .open = cpu_open,
+    .mem_info = cpu_mem_info,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_h2d = cpu_copy_h2d,
+    .copy_d2h = cpu_copy_d2h,
+    .copy_d2d_async = cpu_copy_d2d,
+    .memset_async = cpu_memset,
+    .flush = cpu_flush,
+    .module_load = cpu_module_load,
+    .module_function = cpu_module_function,
+    .module_unload = cpu_module_unload,
+    .launch = cpu_launch,
+    .event_create = cpu_event_create,
+    .event_destroy = cpu_event_destroy,
+    .event_record = cpu_event_record,
+    .event_elapsed = cpu_event_elapsed,
+    .sync = cpu_sync,
+    .context_lost = cpu_context_lost,
+};
