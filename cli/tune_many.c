@@ -16,7 +16,7 @@ static int list_devices(const tune_args *a, fdt_probe *p, const fdt_probe **prob
     if (tune_sim_probe(a, p, probed))
         return EXIT_USAGE;
     if (!*probed) {
-        if (fdt_probe_devices(p, &e)) {
+        if (a->cpu ? fdt_session_probe_cpu(NULL, p, &e) : fdt_probe_devices(p, &e)) {
             print_error("%s", e.msg);
             return EXIT_ERROR;
         }

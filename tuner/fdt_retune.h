@@ -202,6 +202,7 @@ typedef struct fdt_retune_request {
     int timeout_s;             /* per candidate, verification and timing */
     const char *fdtune_version; /* recorded in the environment */
     fdt_probe_fn probe;        /* NULL: fdt_probe_devices (tests give a fake) */
+    fdt_host_fn probe_host;    /* with cpu, instead: NULL: fdt_probe_host */
 } fdt_retune_request;
 
 /* fdt_retune_opts_default's options, 30 s per candidate, the default database. */

@@ -220,7 +220,8 @@ fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_e
         fdt_err_set(e, "%s: no tuning database here", rep->db_path);
         return FDT_STATUS_ERROR;
     }
-    if ((rq->probe ? rq->probe : fdt_probe_devices)(&rep->probe, e))
+    if (rq->cpu ? fdt_session_probe_cpu(rq->probe_host, &rep->probe, e)
+                : (rq->probe ? rq->probe : fdt_probe_devices)(&rep->probe, e))
         return FDT_STATUS_ERROR;
     if (!rq->cpu && fdt_session_gpu_count(&rep->probe) == 0) {
         fdt_err_set(e, "no GPU is visible");

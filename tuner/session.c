@@ -22,7 +22,7 @@ int fdt_session_is_cpu(const fdt_device *d)
 {
     fdt_target t;
     fdt_err e;
-    return fdt_target_resolve(d, &t, &e) == 0 && t.gen.dialect != FDT_DIALECT_HIP;
+    return fdt_target_resolve(d, &t, &e) == 0 && t.gen.dialect == FDT_DIALECT_C;
 }
 
 /* The first visible device that is (cpu 1) or is not (cpu 0) a CPU; -1 when none is. */
@@ -59,8 +59,7 @@ int fdt_session_select_cpu(const char *cpu, const fdt_probe *p, fdt_device *dev,
     *index = first_of_kind(p, 1);
     fdt_device_init(dev);
     if (*index < 0)
-        return fdt_err_set(e, "--cpu %s: no CPU is listed (this fdtune has no cpu backend, or "
-                              "it failed: see 'fdtune devices')", cpu);
+        return fdt_err_set(e, "--cpu %s: no CPU is listed among the devices", cpu);
     const fdt_device *h = &p->device[*index];
     if (!fdt_session_gpu_auto(cpu) && !strcasestr(h->name, cpu) && !strcasestr(h->arch, cpu)) {
         fdt_err_set(e, "--cpu %s: the host CPU is a %s (%s, %d cores); give --cpu auto or a "
@@ -72,12 +71,20 @@ int fdt_session_select_cpu(const char *cpu, const fdt_probe *p, fdt_device *dev,
     return 0;
 }
 
-fdt_status fdt_session_host_cpu(const char *cpu, fdt_probe_fn probe, fdt_probe *p,
-                                fdt_device *dev, fdt_err *e)
+int fdt_session_probe_cpu(fdt_host_fn host, fdt_probe *p, fdt_err *e)
 {
     memset(p, 0, sizeof *p);
+    if ((host ? host : fdt_probe_host)(&p->device[0], e))
+        return fdt_err_wrap(e, "the host CPU");
+    p->ndevices = 1;
+    return 0;
+}
+
+fdt_status fdt_session_host_cpu(const char *cpu, fdt_host_fn host, fdt_probe *p,
+                                fdt_device *dev, fdt_err *e)
+{
     fdt_device_init(dev);
-    if ((probe ? probe : fdt_probe_devices)(p, e))
+    if (fdt_session_probe_cpu(host, p, e))
         return FDT_STATUS_ERROR;
     int index;
     if (fdt_session_select_cpu(cpu, p, dev, &index, e))
@@ -85,14 +92,14 @@ fdt_status fdt_session_host_cpu(const char *cpu, fdt_probe_fn probe, fdt_probe *
     return FDT_STATUS_OK;
 }
 
-fdt_status fdt_session_resolve_cpu(const char **cpu, fdt_probe_fn probe, fdt_probe *p,
+fdt_status fdt_session_resolve_cpu(const char **cpu, fdt_host_fn host, fdt_probe *p,
                                    fdt_device *dev, fdt_err *e)
 {
     memset(p, 0, sizeof *p);
     fdt_device_init(dev);
     if (!fdt_session_gpu_auto(*cpu))
         return FDT_STATUS_OK;
-    fdt_status st = fdt_session_host_cpu(*cpu, probe, p, dev, e);
+    fdt_status st = fdt_session_host_cpu(*cpu, host, p, dev, e);
     if (st == FDT_STATUS_OK)
         *cpu = fdt_session_gpu_text(dev, NULL);
     return st;
@@ -267,7 +274,8 @@ fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *
     s->stop = &stop_flag;
     if (o->probed)
         s->probe = *o->probed;
-    else if ((o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
+    else if (o->cpu ? fdt_session_probe_cpu(o->probe_host, &s->probe, e)
+                    : (o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
         return FDT_STATUS_ERROR;
     fdt_device dev;
     int live = -1;
