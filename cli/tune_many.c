@@ -43,7 +43,7 @@ static int pick_gpus(const tune_args *a, const fdt_catalogue *cat, const fdt_pro
     }
     if (a->gpu_all) { /* every GPU, never the host CPU */
         for (int i = 0; i < p->ndevices; i++)
-            if (!fdt_session_is_cpu(&p->device[i]))
+            if (!fdt_target_device_is_cpu(&p->device[i]))
                 live[(*n)++] = i;
         return EXIT_OK;
     }

@@ -79,11 +79,7 @@ typedef struct fdt_session {
  * too). */
 int fdt_session_gpu_auto(const char *gpu);
 
-/* 1 when d is a CPU: its target (fdt_target_resolve) is written in the C dialect. A device
- * no backend claims is none. --gpu never names a CPU, --cpu never a GPU. */
-int fdt_session_is_cpu(const fdt_device *d);
-
-/* How many of the visible devices p are GPUs (not fdt_session_is_cpu). */
+/* How many of the visible devices p are GPUs (not fdt_target_device_is_cpu). */
 int fdt_session_gpu_count(const fdt_probe *p);
 
 /* The device "auto" names among the visible devices p: the first GPU (never the host CPU),
@@ -93,7 +89,7 @@ int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_de
                             fdt_err *e);
 
 /* --cpu in every command that takes it: the host CPU among the visible devices p (the first
- * fdt_session_is_cpu device; a process sees one) into *dev and *index, when cpu is "auto" or
+ * fdt_target_device_is_cpu device; a process sees one) into *dev and *index, when cpu is "auto" or
  * a case-insensitive part of its name or arch. Fails (*index -1) when no CPU is listed (this
  * build has no cpu backend) or when the host CPU is not the one cpu names (e names it). */
 int fdt_session_select_cpu(const char *cpu, const fdt_probe *p, fdt_device *dev, int *index,

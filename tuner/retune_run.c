@@ -192,7 +192,7 @@ static fdt_status plan_and_run(job *j, fdt_err *e)
     }
     rep->ran = 1;
     for (int li = 0; li < rep->probe.ndevices && !*j->s->stop; li++)
-        if (fdt_session_is_cpu(&rep->probe.device[li]) == (rq->cpu != NULL))
+        if (fdt_target_device_is_cpu(&rep->probe.device[li]) == (rq->cpu != NULL))
             retune_gpu(j, li); /* the GPUs, or with --cpu the host CPU */
     rep->interrupted = *j->s->stop != 0;
     st = fdt_retune_status(rep);

@@ -18,18 +18,11 @@ void fdt_session_opts_init(fdt_session_opts *o)
 
 int fdt_session_gpu_auto(const char *gpu) { return gpu && !strcmp(gpu, "auto"); }
 
-int fdt_session_is_cpu(const fdt_device *d)
-{
-    fdt_target t;
-    fdt_err e;
-    return fdt_target_resolve(d, &t, &e) == 0 && t.gen.dialect == FDT_DIALECT_C;
-}
-
 /* The first visible device that is (cpu 1) or is not (cpu 0) a CPU; -1 when none is. */
 static int first_of_kind(const fdt_probe *p, int cpu)
 {
     for (int i = 0; i < p->ndevices; i++)
-        if (fdt_session_is_cpu(&p->device[i]) == cpu)
+        if (fdt_target_device_is_cpu(&p->device[i]) == cpu)
             return i;
     return -1;
 }
@@ -38,7 +31,7 @@ int fdt_session_gpu_count(const fdt_probe *p)
 {
     int n = 0;
     for (int i = 0; i < p->ndevices; i++)
-        n += !fdt_session_is_cpu(&p->device[i]);
+        n += !fdt_target_device_is_cpu(&p->device[i]);
     return n;
 }
 
