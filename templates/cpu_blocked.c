@@ -34,11 +34,11 @@
 // a recipe should try UJ = 1 first). lap and wave can take each row in two passes
 // (SPLIT = 1, cpu_prelude.c).
 //
-// Template variables besides the prelude's:
-//   NAME, PARAMS, R, NX, NZ, LINE, SLICE, THREADS, BIND, SCHED  as in cpu_loops.c
+// Template variables besides the prelude's and cpu_entry.c's:
+//   PARAMS, R, NX, NZ, LINE, SLICE, THREADS, BIND, SCHED  as in cpu_loops.c
 //   RX, RY, RZ the operator's radii along x, y, z (lap: "4", "4", "4"; d2x: "4", "0", "0")
 //   TX         tile width in x (elements; NX: whole rows) ("256")
-//   TY         tile height in y (rows) ("16")
+//   TY         tile height in y (rows; NY, "256" or "ny": the whole extent) ("16")
 //   TZ         tile depth in z (planes marched; NZ: the whole column) ("256")
 //   ORDER_ZY   1: tiles ordered z slowest, then y, then x; 0: y slowest, then z, then x
 //   PF         1: software prefetch on (each row group's rows PFD planes ahead of the
@@ -117,10 +117,10 @@ static inline __attribute__((always_inline)) void {{NS}}_planes(
     }
 }
 
-void {{NAME}}({{PARAMS}})
+static void {{NS}}_kernel({{PARAMS}})
 {
-    enum { R = {{R}}, RX = {{RX}}, RY = {{RY}}, RZ = {{RZ}}, NX = {{NX}}, NZ = {{NZ}} };
-    enum { TX = {{TX}}, TY = {{TY}}, TZ = {{TZ}}, UK = {{UK}} };
+    enum { R = {{R}}, RX = {{RX}}, RY = {{RY}}, RZ = {{RZ}}, UK = {{UK}} };
+    const int NX = {{NX}}, NZ = {{NZ}}, TX = {{TX}}, TY = {{TY}}, TZ = {{TZ}};
     const ptrdiff_t line = {{LINE}}, slice = {{SLICE}};
     const int ntx = (NX + TX - 1) / TX, nty = (jend - jbeg + TY - 1) / TY;
     const int ntz = (NZ + TZ - 1) / TZ;
@@ -163,3 +163,5 @@ void {{NAME}}({{PARAMS}})
 #{endif}
     }
 }
+
+#{include cpu_entry.c}

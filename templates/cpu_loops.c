@@ -6,21 +6,25 @@
 // from the last-level cache or from memory.
 //
 // Template variables besides the prelude's (which this family renders with UJ = UK = 1,
-// NT = 0, SPLIT = 0):
-//   NAME       the kernel's name, a C identifier ("fdt_lap_r4_f32_1a2b3c4d")
-//   PARAMS     its parameters, in fdt_gen_kernel_args' order with the grid baked in: "float
-//              *__restrict__ out, const float *__restrict__ in,\n    int jbeg, int jend,
-//              float sx, float sy, float sz" (wave: prev and c2 after in; si, sj, sk, src last)
+// NT = 0, SPLIT = 0) and cpu_entry.c's:
+//   PARAMS     the typed kernel's parameters, in fdt_gen_kernel_args' order: "float *restrict
+//              out, const float *restrict in,\n    int jbeg, int jend, float sx, float sy,
+//              float sz" (wave: prev and c2 after in; si, sj, sk, src last; with the grid as
+//              arguments, "int nx, int ny, int nz, int dim_line, long long dim_slice" before
+//              jbeg)
 //   R          the radius ("4")
-//   NX, NZ     interior points along x and z ("256"); the rows written are [jbeg, jend)
-//   LINE, SLICE  strides in elements of the padded layout ("272", "71808")
+//   NX, NZ     interior points along x and z: constants ("256") or, with the grid as
+//              arguments, "nx" and "nz"; the rows written are [jbeg, jend)
+//   LINE, SLICE  strides in elements of the padded layout ("272", "71808"; or "dim_line",
+//              "dim_slice")
 //   THREADS    the num_threads clause: "" (the OpenMP default) or " num_threads(2)"
 //   BIND       thread placement, proc_bind's argument: close | spread ("close")
 //   SCHED      schedule's argument: "static", "static, 4", "dynamic, 1" ("static")
 //   ORDER_KJ   1: k outer, j inner (rows in address order); 0: j outer, k inner
-void {{NAME}}({{PARAMS}})
+static void {{NS}}_kernel({{PARAMS}})
 {
-    enum { R = {{R}}, NX = {{NX}}, NZ = {{NZ}} };
+    enum { R = {{R}} };
+    const int NX = {{NX}}, NZ = {{NZ}};
     const ptrdiff_t line = {{LINE}}, slice = {{SLICE}};
 #pragma omp parallel for collapse(2) schedule({{SCHED}}){{THREADS}} proc_bind({{BIND}})
 #{if ORDER_KJ}
@@ -36,3 +40,5 @@ void {{NAME}}({{PARAMS}})
 #{endif}
                         line, slice, j, k, R, R + NX, 1, 1, {{SCALARS}});
 }
+
+#{include cpu_entry.c}

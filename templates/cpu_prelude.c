@@ -38,6 +38,9 @@
 //   SPLIT      1: each row's x and y terms in one SIMD pass over a strip, its z terms in a
 //              second (lap and wave only: the generator sets 0 for d2x, d2y, d2z); 0: one
 //              pass
+//   FAULT_PLANE  1: the first interior plane (k = R) and those computed with it are never
+//              written (test only, fault=plane); else 0
+//   R          the radius ("4")
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,6 +99,10 @@ static inline __attribute__((always_inline)) void {{NS}}_rows(
 {
     enum { UJ = {{UJ}}, UK = {{UK}} };
     const ptrdiff_t at = (ptrdiff_t)k * slice + (ptrdiff_t)j * line;  // element (0, j, k)
+#{if FAULT_PLANE}
+    if (k <= {{R}} && {{R}} < k + nw)
+        return;  // fault=plane: plane R is never written (test only)
+#{endif}
 #{if SPLIT}
     // Each output row in two SIMD passes over a strip of XS values: its x and y terms into
     // acc (in L1), then its z terms added. Two shorter loops, each with fewer streams and

@@ -1,21 +1,24 @@
 {{BANNER}}
 // What a CPU worker needs besides the kernels (templates/cpu_util.c), in one precision: fill
 // the inputs with fdt_input_value's exact values, poison the output, compare a candidate's
-// output with a reference output, check that an input came back untouched, copy an array
-// (the copy bandwidth every fraction is taken of) and flush the caches between samples.
-// Plain C11 with OpenMP 4.5.
+// output with a reference output, check that an input came back untouched, gather values at
+// chosen elements, copy an array (the copy bandwidth every fraction is taken of) and flush the
+// caches between samples. Plain C11 with OpenMP 4.5.
 //
-// Every function takes the thread count (nthreads >= 1, the kernels' num_threads) and the
-// placement (spread: 1 for proc_bind(spread), 0 for close) and splits its array into one
-// contiguous share per thread, in thread order: the same threads and the same order as the
-// kernels' static schedules, so that the pages an array's fill touches first (Linux places a
-// page on the NUMA node of the thread that first writes it) are those the kernels' threads
-// use, and the copy is timed with the kernels' threads and placement.
+// Every entry point is `void NAME(void **args)`: the arguments of the GPU utility kernel of
+// the same name (templates/util.hip), each passed by address in the same order and types, as
+// eval/worker_main.c passes them to a launch (pointers as their 8 bytes); copy and flush, which
+// the GPUs do not have, say theirs. Each runs on the OpenMP runtime's default team (the
+// backend sets OMP_NUM_THREADS and OMP_PROC_BIND=close, as for a kernel with thr=0) and splits
+// its array into one contiguous share per thread, in thread order: the same threads and order
+// as the kernels' static schedules, so that the pages an array's fill touches first (Linux
+// places a page on the NUMA node of the thread that first writes it) are those the kernels'
+// threads use, and the copy is timed with the kernels' threads and placement.
 //
 // Template variables (examples for f32):
 //   BANNER  a comment line ("// fdtune 1.0 CPU verification and timing helpers (f32)")
 //   NS      prefix of the file-scope helpers ("fdt_util_f32")
-//   PREC    f32 | f64, the suffix of the extern functions ("f32")
+//   PREC    f32 | f64, the suffix of the entry points ("f32")
 //   REAL    float | double ("float")
 //   UBITS   the unsigned integer of REAL's size: "uint32_t" | "uint64_t" ("uint32_t")
 #include <omp.h>
@@ -49,6 +52,12 @@ static inline {{REAL}} {{NS}}_value(uint64_t seed, int field, long long i, long 
     if (field == 2)
         v = 0.25 + 0.125 * (v + 1.0);  // c2 = (c dt / h)^2 in (0.25, 0.5)
     return ({{REAL}})v;
+}
+
+// Argument i of an entry point, copied out of args into *v (size bytes).
+static inline void {{NS}}_arg(void **args, int i, void *v, size_t size)
+{
+    __builtin_memcpy(v, args[i], size);
 }
 
 static inline {{UBITS}} {{NS}}_bits({{REAL}} x)
@@ -132,19 +141,30 @@ static void {{NS}}_fill_share({{REAL}} *a, long long elems, long long offset, lo
     }
 }
 
-void fdt_fill_{{PREC}}({{REAL}} *a, long long elems, long long offset, long long line,
-                     long long slice, int mx, int my, int mz, uint64_t seed, int field,
-                     {{UBITS}} pad, int nthreads, int spread)
+// fdt_fill_PREC(real *a, long long elems, long long offset, long long line, long long slice,
+// int mx, int my, int mz, unsigned long long seed, int field, ubits pad)
+void fdt_fill_{{PREC}}(void **args);
+void fdt_fill_{{PREC}}(void **args)
 {
-    if (spread) {
-#pragma omp parallel num_threads(nthreads) proc_bind(spread)
-        {{NS}}_fill_share(a, elems, offset, line, slice, mx, my, mz, seed, field, pad,
-                          omp_get_thread_num(), omp_get_num_threads());
-    } else {
-#pragma omp parallel num_threads(nthreads) proc_bind(close)
-        {{NS}}_fill_share(a, elems, offset, line, slice, mx, my, mz, seed, field, pad,
-                          omp_get_thread_num(), omp_get_num_threads());
-    }
+    {{REAL}} *a;
+    long long elems, offset, line, slice;
+    int mx, my, mz, field;
+    unsigned long long seed;
+    {{UBITS}} pad;
+    {{NS}}_arg(args, 0, &a, sizeof a);
+    {{NS}}_arg(args, 1, &elems, sizeof elems);
+    {{NS}}_arg(args, 2, &offset, sizeof offset);
+    {{NS}}_arg(args, 3, &line, sizeof line);
+    {{NS}}_arg(args, 4, &slice, sizeof slice);
+    {{NS}}_arg(args, 5, &mx, sizeof mx);
+    {{NS}}_arg(args, 6, &my, sizeof my);
+    {{NS}}_arg(args, 7, &mz, sizeof mz);
+    {{NS}}_arg(args, 8, &seed, sizeof seed);
+    {{NS}}_arg(args, 9, &field, sizeof field);
+    {{NS}}_arg(args, 10, &pad, sizeof pad);
+#pragma omp parallel
+    {{NS}}_fill_share(a, elems, offset, line, slice, mx, my, mz, seed, field, pad,
+                      omp_get_thread_num(), omp_get_num_threads());
 }
 
 static void {{NS}}_poison_share({{UBITS}} *a, long long elems, {{UBITS}} pattern, int t,
@@ -159,16 +179,17 @@ static void {{NS}}_poison_share({{UBITS}} *a, long long elems, {{UBITS}} pattern
 
 // Every element of a (also the output before a kernel runs: the kernel must overwrite the
 // interior and leave the rest as it is) to the bit pattern `pattern`.
-void fdt_poison_{{PREC}}({{UBITS}} *a, long long elems, {{UBITS}} pattern, int nthreads,
-                       int spread)
+// fdt_poison_PREC(ubits *a, long long elems, ubits pattern)
+void fdt_poison_{{PREC}}(void **args);
+void fdt_poison_{{PREC}}(void **args)
 {
-    if (spread) {
-#pragma omp parallel num_threads(nthreads) proc_bind(spread)
-        {{NS}}_poison_share(a, elems, pattern, omp_get_thread_num(), omp_get_num_threads());
-    } else {
-#pragma omp parallel num_threads(nthreads) proc_bind(close)
-        {{NS}}_poison_share(a, elems, pattern, omp_get_thread_num(), omp_get_num_threads());
-    }
+    {{UBITS}} *a, pattern;
+    long long elems;
+    {{NS}}_arg(args, 0, &a, sizeof a);
+    {{NS}}_arg(args, 1, &elems, sizeof elems);
+    {{NS}}_arg(args, 2, &pattern, sizeof pattern);
+#pragma omp parallel
+    {{NS}}_poison_share(a, elems, pattern, omp_get_thread_num(), omp_get_num_threads());
 }
 
 // One thread's share of a comparison, merged into *out under a critical section.
@@ -238,25 +259,40 @@ static void {{NS}}_compare_share(const {{REAL}} *cand, long long elems, long lon
 // A candidate's output against a reference output, over the candidate's whole allocation:
 // interior points within tol (absolute), everything else still bit-equal to the poison
 // pattern. *out starts cleared here (first_bad and first_touched at ~0: none).
-void fdt_compare_{{PREC}}(const {{REAL}} *cand, long long elems, long long offset, long long line,
-                        long long slice, int R, int nx, int ny, int nz, const {{REAL}} *ref,
-                        long long ref_offset, long long ref_line, long long ref_slice,
-                        double tol, {{UBITS}} poison, fdt_cpu_check_{{PREC}} *out,
-                        int nthreads, int spread)
+// fdt_compare_PREC(const real *cand, long long elems, long long offset, long long line,
+// long long slice, int R, int nx, int ny, int nz, const real *ref, long long ref_offset,
+// long long ref_line, long long ref_slice, double tol, ubits poison, check *out)
+void fdt_compare_{{PREC}}(void **args);
+void fdt_compare_{{PREC}}(void **args)
 {
+    const {{REAL}} *cand, *ref;
+    long long elems, offset, line, slice, ref_offset, ref_line, ref_slice;
+    int R, nx, ny, nz;
+    double tol;
+    {{UBITS}} poison;
+    fdt_cpu_check_{{PREC}} *out;
+    {{NS}}_arg(args, 0, &cand, sizeof cand);
+    {{NS}}_arg(args, 1, &elems, sizeof elems);
+    {{NS}}_arg(args, 2, &offset, sizeof offset);
+    {{NS}}_arg(args, 3, &line, sizeof line);
+    {{NS}}_arg(args, 4, &slice, sizeof slice);
+    {{NS}}_arg(args, 5, &R, sizeof R);
+    {{NS}}_arg(args, 6, &nx, sizeof nx);
+    {{NS}}_arg(args, 7, &ny, sizeof ny);
+    {{NS}}_arg(args, 8, &nz, sizeof nz);
+    {{NS}}_arg(args, 9, &ref, sizeof ref);
+    {{NS}}_arg(args, 10, &ref_offset, sizeof ref_offset);
+    {{NS}}_arg(args, 11, &ref_line, sizeof ref_line);
+    {{NS}}_arg(args, 12, &ref_slice, sizeof ref_slice);
+    {{NS}}_arg(args, 13, &tol, sizeof tol);
+    {{NS}}_arg(args, 14, &poison, sizeof poison);
+    {{NS}}_arg(args, 15, &out, sizeof out);
     const fdt_cpu_check_{{PREC}} zero = {0, 0, 0, 0, ~0ULL, ~0ULL, 0, 0, 0, 0};
     *out = zero;
-    if (spread) {
-#pragma omp parallel num_threads(nthreads) proc_bind(spread)
-        {{NS}}_compare_share(cand, elems, offset, line, slice, R, nx, ny, nz, ref, ref_offset,
-                             ref_line, ref_slice, tol, poison, out, omp_get_thread_num(),
-                             omp_get_num_threads());
-    } else {
-#pragma omp parallel num_threads(nthreads) proc_bind(close)
-        {{NS}}_compare_share(cand, elems, offset, line, slice, R, nx, ny, nz, ref, ref_offset,
-                             ref_line, ref_slice, tol, poison, out, omp_get_thread_num(),
-                             omp_get_num_threads());
-    }
+#pragma omp parallel
+    {{NS}}_compare_share(cand, elems, offset, line, slice, R, nx, ny, nz, ref, ref_offset,
+                         ref_line, ref_slice, tol, poison, out, omp_get_thread_num(),
+                         omp_get_num_threads());
 }
 
 static void {{NS}}_check_fill_share(const {{REAL}} *a, long long elems, long long offset,
@@ -288,23 +324,52 @@ static void {{NS}}_check_fill_share(const {{REAL}} *a, long long elems, long lon
 }
 
 // An input array must come back exactly as fdt_fill left it: out->touched counts the
-// elements that differ, out->first_touched is the first of them (~0: none).
-void fdt_check_fill_{{PREC}}(const {{REAL}} *a, long long elems, long long offset,
-                           long long line, long long slice, int mx, int my, int mz,
-                           uint64_t seed, int field, {{UBITS}} pad,
-                           fdt_cpu_check_{{PREC}} *out, int nthreads, int spread)
+// elements that differ, out->first_touched is the first of them (~0: none). Unlike the GPU's,
+// which adds to a record the worker clears once for all inputs, it adds to *out as it is.
+// fdt_check_fill_PREC(const real *a, long long elems, long long offset, long long line,
+// long long slice, int mx, int my, int mz, unsigned long long seed, int field, ubits pad,
+// check *out)
+void fdt_check_fill_{{PREC}}(void **args);
+void fdt_check_fill_{{PREC}}(void **args)
 {
-    const fdt_cpu_check_{{PREC}} zero = {0, 0, 0, 0, ~0ULL, ~0ULL, 0, 0, 0, 0};
-    *out = zero;
-    if (spread) {
-#pragma omp parallel num_threads(nthreads) proc_bind(spread)
-        {{NS}}_check_fill_share(a, elems, offset, line, slice, mx, my, mz, seed, field, pad,
-                                out, omp_get_thread_num(), omp_get_num_threads());
-    } else {
-#pragma omp parallel num_threads(nthreads) proc_bind(close)
-        {{NS}}_check_fill_share(a, elems, offset, line, slice, mx, my, mz, seed, field, pad,
-                                out, omp_get_thread_num(), omp_get_num_threads());
-    }
+    const {{REAL}} *a;
+    long long elems, offset, line, slice;
+    int mx, my, mz, field;
+    unsigned long long seed;
+    {{UBITS}} pad;
+    fdt_cpu_check_{{PREC}} *out;
+    {{NS}}_arg(args, 0, &a, sizeof a);
+    {{NS}}_arg(args, 1, &elems, sizeof elems);
+    {{NS}}_arg(args, 2, &offset, sizeof offset);
+    {{NS}}_arg(args, 3, &line, sizeof line);
+    {{NS}}_arg(args, 4, &slice, sizeof slice);
+    {{NS}}_arg(args, 5, &mx, sizeof mx);
+    {{NS}}_arg(args, 6, &my, sizeof my);
+    {{NS}}_arg(args, 7, &mz, sizeof mz);
+    {{NS}}_arg(args, 8, &seed, sizeof seed);
+    {{NS}}_arg(args, 9, &field, sizeof field);
+    {{NS}}_arg(args, 10, &pad, sizeof pad);
+    {{NS}}_arg(args, 11, &out, sizeof out);
+#pragma omp parallel
+    {{NS}}_check_fill_share(a, elems, offset, line, slice, mx, my, mz, seed, field, pad, out,
+                            omp_get_thread_num(), omp_get_num_threads());
+}
+
+// out[q] = a[idx[q]] as a double, for q < n (the points a check reports).
+// fdt_gather_PREC(const real *a, const long long *idx, double *out, int n)
+void fdt_gather_{{PREC}}(void **args);
+void fdt_gather_{{PREC}}(void **args)
+{
+    const {{REAL}} *a;
+    const long long *idx;
+    double *out;
+    int n;
+    {{NS}}_arg(args, 0, &a, sizeof a);
+    {{NS}}_arg(args, 1, &idx, sizeof idx);
+    {{NS}}_arg(args, 2, &out, sizeof out);
+    {{NS}}_arg(args, 3, &n, sizeof n);
+    for (int q = 0; q < n; ++q)
+        out[q] = (double)a[idx[q]];
 }
 
 static void {{NS}}_copy_share({{REAL}} *restrict dst, const {{REAL}} *restrict src,
@@ -326,16 +391,20 @@ static void {{NS}}_copy_share({{REAL}} *restrict dst, const {{REAL}} *restrict s
 // sizeof(real) bytes over its time. nt_stores: 1 writes with streaming stores (no
 // read-for-ownership of dst), 0 with ordinary ones; a worker times both and takes the
 // faster as the copy bandwidth, the one a kernel is measured against.
-void fdt_copy_{{PREC}}({{REAL}} *restrict dst, const {{REAL}} *restrict src, long long n,
-                     int nt_stores, int nthreads, int spread)
+// fdt_copy_PREC(real *dst, const real *src, long long n, int nt_stores)
+void fdt_copy_{{PREC}}(void **args);
+void fdt_copy_{{PREC}}(void **args)
 {
-    if (spread) {
-#pragma omp parallel num_threads(nthreads) proc_bind(spread)
-        {{NS}}_copy_share(dst, src, n, nt_stores, omp_get_thread_num(), omp_get_num_threads());
-    } else {
-#pragma omp parallel num_threads(nthreads) proc_bind(close)
-        {{NS}}_copy_share(dst, src, n, nt_stores, omp_get_thread_num(), omp_get_num_threads());
-    }
+    {{REAL}} *dst;
+    const {{REAL}} *src;
+    long long n;
+    int nt_stores;
+    {{NS}}_arg(args, 0, &dst, sizeof dst);
+    {{NS}}_arg(args, 1, &src, sizeof src);
+    {{NS}}_arg(args, 2, &n, sizeof n);
+    {{NS}}_arg(args, 3, &nt_stores, sizeof nt_stores);
+#pragma omp parallel
+    {{NS}}_copy_share(dst, src, n, nt_stores, omp_get_thread_num(), omp_get_num_threads());
 }
 
 static double {{NS}}_flush_share(const uint64_t *buf, long long n, int t, int nt)
@@ -354,16 +423,18 @@ static double {{NS}}_flush_share(const uint64_t *buf, long long n, int t, int nt
 // last-level cache (twice its size: the LLC's replacement is not strict LRU) and writes
 // once (fdt_poison) before the first flush. Reading, not writing, in each flush: writing
 // would leave up to an LLC's worth of dirty lines whose write-back the next kernel would
-// pay for. Returns a value that depends on every word read (so the reads are not dropped).
-double fdt_flush_{{PREC}}(const uint64_t *buf, long long n, int nthreads, int spread)
+// pay for. *sum gets a value that depends on every word read (so the reads are not dropped).
+// fdt_flush_PREC(const unsigned long long *buf, long long n, double *sum)
+void fdt_flush_{{PREC}}(void **args);
+void fdt_flush_{{PREC}}(void **args)
 {
-    double sum = 0;
-    if (spread) {
-#pragma omp parallel num_threads(nthreads) proc_bind(spread) reduction(+ : sum)
-        sum += {{NS}}_flush_share(buf, n, omp_get_thread_num(), omp_get_num_threads());
-    } else {
-#pragma omp parallel num_threads(nthreads) proc_bind(close) reduction(+ : sum)
-        sum += {{NS}}_flush_share(buf, n, omp_get_thread_num(), omp_get_num_threads());
-    }
-    return sum;
+    const uint64_t *buf;
+    long long n;
+    double *sum, total = 0;
+    {{NS}}_arg(args, 0, &buf, sizeof buf);
+    {{NS}}_arg(args, 1, &n, sizeof n);
+    {{NS}}_arg(args, 2, &sum, sizeof sum);
+#pragma omp parallel reduction(+ : total)
+    total += {{NS}}_flush_share(buf, n, omp_get_thread_num(), omp_get_num_threads());
+    *sum = total;
 }
