@@ -52,17 +52,23 @@ const char *fdt_throttle_name(uint64_t bit);
 typedef struct fdt_device {
     /* --- identity: what the database stores (with id) and compares results by --- */
     int64_t id;            /* database id; 0 until stored (or when not from the database) */
-    char backend[8];       /* "cuda", "hip": follows from the arch (fdt_device_claim_of) */
-    char vendor[16];       /* "NVIDIA", "AMD": follows from the arch (fdt_device_claim_of) */
+    char backend[8];       /* "cuda", "hip", "cpu": follows from the arch (fdt_device_claim_of) */
+    char vendor[16];       /* "NVIDIA", "AMD": follows from the arch (fdt_device_claim_of); a
+                              CPU's as it reports itself ("AMD", "Intel", "ARM"): "AMD" alone
+                              does not mean an AMD GPU (ask the backend or the arch) */
     char name[128];        /* the driver's name ("NVIDIA H100 80GB HBM3"), or the catalogue's
-                              canonical name ("H100 SXM") for a device described from it */
-    char arch[32];         /* "sm_90", "gfx90a" (HIP's ":features" are dropped) */
-    int compute_units;     /* SMs (NVIDIA) or CUs (AMD; per GCD for MI250/MI250X) */
-    int warp_size;         /* 32 or 64 */
-    int64_t l2_bytes;
+                              canonical name ("H100 SXM") for a device described from it; a
+                              CPU's model name ("AMD EPYC 7763 64-Core Processor") */
+    char arch[32];         /* "sm_90", "gfx90a" (HIP's ":features" are dropped); a CPU's ISA
+                              level: x86-64-v2/v3/v4, aarch64, aarch64-sve */
+    int compute_units;     /* SMs (NVIDIA) or CUs (AMD; per GCD for MI250/MI250X); a CPU's
+                              physical cores in this process's affinity mask */
+    int warp_size;         /* 32 or 64 (1 for a CPU) */
+    int64_t l2_bytes;      /* a CPU: per core */
     int64_t mem_bytes;     /* total memory as the driver reports it */
     char uuid[48];         /* "GPU-..."; "" when unknown: tells GPUs of one model apart
-                              (NVIDIA: the 16 bytes as 8-4-4-4-12 hex; AMD: fdt_device_amd_uuid) */
+                              (NVIDIA: the 16 bytes as 8-4-4-4-12 hex; AMD: fdt_device_amd_uuid);
+                              a CPU: "cpu-" + 16 hex digits of a hash of the machine's id */
     char pci[24];          /* "0000:18:00" */
 
     /* --- capabilities --- */

@@ -126,10 +126,11 @@ typedef struct fdt_worker_opts {
 
 void fdt_worker_opts_default(fdt_worker_opts *o);
 
-/* Bytes the worker writes before each timed launch so that a problem that would fit in the
- * last-level cache is timed from memory, not from the cache: twice the larger of the L2 and
- * the Infinity Cache (d must be completed from the catalogue for the latter: an MI300X's 256
- * MiB), for problems whose effective bytes are under four times that; 0 otherwise. */
+/* Bytes the worker writes (a GPU) or reads (a CPU: the backend's flush) before each timed
+ * launch so that a problem that would fit in the last-level cache is timed from memory, not
+ * from the cache: twice the largest of the L2, the Infinity Cache (d must be completed from
+ * the catalogue for it: an MI300X's 256 MiB) and llc_bytes (a CPU's last-level caches,
+ * total), for problems whose effective bytes are under four times that; 0 otherwise. */
 uint64_t fdt_eval_flush_bytes(const fdt_device *d, const fdt_problem *p);
 
 /* Starts a worker on (backend, index); returns the device description: the driver's,

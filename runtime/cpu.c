@@ -3,7 +3,8 @@
  *
  * Compiling: the system C compiler ($CC, else cc) builds each kernel source into a shared
  * object with -O3 -march=native (AArch64: -mcpu=native) -fopenmp -fPIC -shared, inside the
- * compile pool's child, in a private scratch directory that is always removed. The compiler's
+ * compile pool's child, in a private scratch directory that is always removed (for another
+ * ISA level of this CPU's family, named as a target, -march=LEVEL instead of native). The compiler's
  * identity in the cache key is its real path, its `--version` line, the options and what
  * `native` means on this CPU (the model name and the ISA macros the compiler enables there),
  * so that a cached object is never served to another CPU. Whether the compiler has OpenMP is
@@ -81,18 +82,19 @@ static int cc_version(const char *path, char *buf, size_t n, fdt_err *e)
     return rc;
 }
 
-/* Runs the compiler on source src in a new scratch directory: `cc OPTIONS -o x.so x.c`; the
- * object into image (may be NULL), the compiler's messages into log. The directory is
- * removed whatever happens. */
-static int cc_build(const char *path, const char *src, fdt_sb *image, fdt_sb *log, fdt_err *e)
+/* Runs the compiler on source src in a new scratch directory: `cc -O3 MARCH -fopenmp -fPIC
+ * -shared -o x.so x.c`; the object into image (may be NULL), the compiler's messages into
+ * log. The directory is removed whatever happens. */
+static int cc_build(const char *path, const char *march, const char *src, fdt_sb *image,
+                    fdt_sb *log, fdt_err *e)
 {
     char dir[1024], c[1100], so[1100];
     if (fdt_scratch_dir("fdtune-cc", dir, sizeof dir, e))
         return -1;
     snprintf(c, sizeof c, "%s/x.c", dir);
     snprintf(so, sizeof so, "%s/x.so", dir);
-    const char *argv[] = {path, "-O3", CPU_NATIVE, "-fopenmp", "-fPIC", "-shared", "-o", so,
-                          c, NULL};
+    const char *argv[] = {path, "-O3", march, "-fopenmp", "-fPIC", "-shared", "-o", so, c,
+                          NULL};
     int rc = fdt_write_file(c, src, strlen(src), e);
     if (rc == 0 && fdt_exec(argv, NULL, log, e))
         rc = -1;
@@ -108,18 +110,24 @@ static int cc_build(const char *path, const char *src, fdt_sb *image, fdt_sb *lo
     return rc;
 }
 
-/* The once-per-process check that the compiler builds OpenMP code: -1 with e saying so. */
+/* The once-per-process check (per compiler) that the compiler builds OpenMP code: -1 with e
+ * saying so. */
 static int cc_openmp(const char *path, fdt_err *e)
 {
     static int state; /* 0 not checked, 1 has OpenMP, -1 has not (why) */
     static fdt_err why;
+    static char checked[PATH_MAX]; /* the compiler state is about */
+    if (strcmp(checked, path)) {
+        snprintf(checked, sizeof checked, "%s", path);
+        state = 0;
+    }
     static const char probe[] = "#include <omp.h>\n"
                                 "int fdt_probe(void) { int n = 0;\n#pragma omp parallel\n"
                                 "#pragma omp atomic\nn++;\nreturn n + omp_get_max_threads(); }\n";
     if (state == 0) {
         fdt_sb log;
         fdt_sb_init(&log);
-        state = cc_build(path, probe, NULL, &log, &why) ? -1 : 1;
+        state = cc_build(path, CPU_NATIVE, probe, NULL, &log, &why) ? -1 : 1;
         if (state < 0)
             fdt_err_set(&why, "cpu: C compiler $CC=%s (%s) does not build OpenMP code (with "
                               "-fopenmp): %.300s", cc_name(), path, fdt_sb_str(&log));
@@ -171,31 +179,53 @@ static int cc_native(const char *path, fdt_sb *out, fdt_err *e)
     return 0;
 }
 
-/* 0 when arch is this CPU's ISA level: -march=native compiles for this CPU alone. */
-static int cpu_check_target(const char *arch, fdt_err *e)
+/* The option that selects what the compiler builds for arch: -march=native (AArch64
+ * -mcpu=native) for this CPU's own ISA level, which is what runs here; the level itself for
+ * another one of this CPU's family (`gen --compile --target x86-64-v4` on an AVX2 machine):
+ * code that compiles here and runs on such a CPU. Fails for the other family's names. */
+static int march_of(const char *arch, char *buf, size_t n, fdt_err *e)
 {
     fdt_device d;
     if (fdt_rt_cpu_describe(&d, e))
         return -1;
-    if (strcmp(arch, d.arch))
-        return fdt_err_set(e, "target '%s': the cpu backend compiles for this host's CPU only "
-                              "(%s, %s)", arch, d.name, d.arch);
+    int x86 = !strncmp(d.arch, "x86-64", 6);
+    if (!strcmp(arch, d.arch))
+        snprintf(buf, n, "%s", CPU_NATIVE);
+    else if (x86 && !strncmp(arch, "x86-64-v", 8))
+        snprintf(buf, n, "-march=%s", arch);
+    else if (!x86 && !strcmp(arch, "aarch64"))
+        snprintf(buf, n, "-march=armv8-a");
+    else if (!x86 && !strcmp(arch, "aarch64-sve"))
+        snprintf(buf, n, "-march=armv8-a+sve");
+    else
+        return fdt_err_set(e, "target '%s': the cpu backend compiles for this host's "
+                              "architecture (%s, %s: %s)", arch, d.name, d.arch,
+                           x86 ? "x86-64-v2, x86-64-v3, x86-64-v4" : "aarch64, aarch64-sve");
     return 0;
+}
+
+static int cpu_check_target(const char *arch, fdt_err *e)
+{
+    char march[64];
+    return march_of(arch, march, sizeof march, e);
 }
 
 static int cpu_compiler_id(const char *arch, char *buf, size_t n, fdt_err *e)
 {
-    char path[PATH_MAX], ver[256];
+    char path[PATH_MAX], ver[256], march[64];
     fdt_device d;
-    if (cpu_check_target(arch, e) || cc_path(path, sizeof path, e) ||
+    if (march_of(arch, march, sizeof march, e) || cc_path(path, sizeof path, e) ||
         cc_version(path, ver, sizeof ver, e) || cc_openmp(path, e) ||
         fdt_rt_cpu_describe(&d, e))
         return -1;
     fdt_sb id;
     fdt_sb_init(&id);
-    fdt_sb_printf(&id, "%s | %s | %s | native on %s (%s): ", path, ver, CPU_OPTIONS, d.name,
-                  d.arch);
-    int rc = cc_native(path, &id, e);
+    fdt_sb_printf(&id, "%s | %s | -O3 %s -fopenmp -fPIC -shared", path, ver, march);
+    int rc = 0;
+    if (!strcmp(march, CPU_NATIVE)) { /* what native means on this CPU */
+        fdt_sb_printf(&id, " | native on %s (%s): ", d.name, d.arch);
+        rc = cc_native(path, &id, e);
+    }
     if (rc == 0)
         snprintf(buf, n, "%s", fdt_sb_str(&id));
     fdt_sb_free(&id);
@@ -205,13 +235,13 @@ static int cpu_compiler_id(const char *arch, char *buf, size_t n, fdt_err *e)
 static int cpu_compile(const char *src, const char *kernel, const char *arch, fdt_sb *image,
                        fdt_sb *log, fdt_rt_resources *res, fdt_err *e)
 {
-    (void)arch; /* compiler_id checked it is this CPU's */
-    (void)res;  /* code_bytes from the object (compile.c); the rest is -1: no such limits */
-    char path[PATH_MAX];
-    if (cc_path(path, sizeof path, e))
+    (void)res; /* code_bytes from the object (compile.c); the rest is -1: no such limits */
+    char path[PATH_MAX], march[64];
+    if (march_of(arch, march, sizeof march, e) || cc_path(path, sizeof path, e))
         return -1;
-    if (cc_build(path, src, image, log, e))
-        return fdt_err_set(e, "cpu compile of %s: %s\n%s", kernel, e->msg, fdt_sb_str(log));
+    if (cc_build(path, march, src, image, log, e))
+        return fdt_err_set(e, "cpu compile of %s for %s failed: %s\n%s", kernel, arch, e->msg,
+                           fdt_sb_str(log));
     return 0;
 }
 
@@ -270,6 +300,7 @@ typedef enum { OP_COPY, OP_COPY_NT, OP_SET, OP_READ } team_op;
 
 static struct {
     int n;
+    pid_t pid; /* the process that started the team: a forked child starts its own */
     pthread_t th[MAX_TEAM];
     pthread_barrier_t go, done;
     team_op op;
@@ -359,8 +390,11 @@ static void *member(void *arg)
 /* Starts the team once: thread i pinned to the first hardware thread of core i. */
 static int team_start(fdt_err *e)
 {
-    if (T.n)
+    if (T.n && T.pid == getpid())
         return 0;
+    T.n = 0;
+    T.copy_bytes = 0;
+    T.pid = getpid();
     int first[MAX_TEAM];
     int n = fdt_rt_cpu_cores(first, MAX_TEAM);
     if (n > MAX_TEAM)
@@ -485,6 +519,16 @@ static int cpu_copy_d2h(void *dst, uint64_t src, size_t n, fdt_err *e)
     return 0;
 }
 
+/* Keeps the OpenMP runtime a kernel's object loaded in this process for good: unloading the
+ * last kernel must not unload it under its own (spinning) threads. */
+static void pin_openmp(void)
+{
+    static const char *const names[] = {"libgomp.so.1", "libomp.so.5", "libomp.so",
+                                        "libiomp5.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        dlopen(names[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *e)
 {
     int fd = memfd_create("fdtune-kernel", MFD_CLOEXEC);
@@ -505,6 +549,7 @@ static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *
     close(fd);
     if (!*module)
         return fdt_err_set(e, "cpu: loading the kernel's object: %s", dlerror());
+    pin_openmp();
     return 0;
 }
 

@@ -1,7 +1,8 @@
 /* Device backends behind one interface. `cuda` (libcuda driver API + NVRTC) and `hip`
  * (libamdhip64 + hiprtc + comgr) are loaded with dlopen at run time, so the binary starts on
  * any machine and says which backend is unavailable and why; `cpu` (runtime/cpu.c) runs
- * kernels on the host's cores, compiled by the system C compiler into shared objects. Compilation needs no GPU and
+ * kernels on the host's cores, compiled by the system C compiler into shared objects (its
+ * device pointers are host addresses, its launches synchronous calls). Compilation needs no GPU and
  * runs in a child process (fdt_rt_compile); the device side works on one current device per
  * process (the GPU worker opens exactly one). Device pointers are plain 64-bit integers. */
 #ifndef FDT_RT_H
@@ -46,8 +47,8 @@ typedef struct fdt_rt_code {
 /* One vendor library a backend loads: what it is for, which file was loaded and the version
  * the library reports of itself. */
 typedef struct fdt_rt_lib {
-    char backend[8];  /* "cuda", "hip" */
-    char role[16];    /* "driver", "NVRTC", "HIP runtime", "hiprtc", "comgr" */
+    char backend[8];  /* "cuda", "hip", "cpu" */
+    char role[16];    /* "driver", "NVRTC", "HIP runtime", "hiprtc", "comgr", "C compiler" */
     char path[512];   /* the real path of the file loaded; "" when none was */
     char version[64]; /* what the library says ("HIP 6.2.41133", "comgr 2.8", "nvrtc 13.0") */
     char note[512];   /* why none was loaded, or a remark ("inside libamdhip64: ROCm < 5.6") */
@@ -56,8 +57,8 @@ typedef struct fdt_rt_lib {
 #define FDT_RT_MAX_LIBS 8 /* of all backends together */
 
 typedef struct fdt_rt_backend {
-    const char *name;        /* "cuda", "hip" */
-    const char *vendor;      /* "NVIDIA", "AMD" */
+    const char *name;        /* "cuda", "hip", "cpu" */
+    const char *vendor;      /* "NVIDIA", "AMD"; "" for cpu (the CPU says its own) */
     const char *example_arch;
     const char *options; /* compiler options besides the target: part of the cache key */
     int uncached;        /* 1: its code is never cached (the simulator's placeholders) */

@@ -14,7 +14,8 @@
 # where no clang-19 is found (it knows gfx940 but not gfx941/gfx942), and the tests check
 # with it that each target goes to a clang that knows it. slurm-wlm and munge are for
 # tests/test_slurm.sh, which starts a one-node SLURM of its own (the packages' system
-# services are not configured or used).
+# services are not configured or used). libomp-16-dev is the OpenMP runtime clang needs to
+# build the CPU backend's kernels (CC=clang-16; gcc brings libgomp).
 set -eu
 
 preset=${1:-default}
@@ -22,7 +23,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs="build-essential cmake ninja-build libsqlite3-dev liblua5.4-dev libcmocka-dev \
 libamdhip64-dev libamd-comgr-dev clang-19 lld-19 llvm-19 clang-16 lld-16 llvm-16 python3 \
-slurm-wlm munge"
+slurm-wlm munge libomp-16-dev"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1242,11 +1242,15 @@ static void test_same_model(void **state)
     assert_null(fdt_device_claim_of(""));
     assert_null(fdt_device_claim_of(NULL));
     assert_null(fdt_device_claim_of("SM_90")); /* names are lower case */
+    /* the host CPU's ISA levels are the cpu backend's; a CPU's vendor is its own */
+    assert_string_equal(fdt_device_claim_of("x86-64-v3")->backend, "cpu");
+    assert_string_equal(fdt_device_claim_of("aarch64-sve")->backend, "cpu");
+    assert_string_equal(fdt_device_claim_of("x86-64-v4")->vendor, "");
+    assert_null(fdt_device_claim_of("x86-64-v5"));
+    static const char *const example[] = {"sm_80", "gfx908", "aarch64"};
     for (int i = 0; fdt_device_claim_at(i); i++)
-        assert_ptr_equal(fdt_device_claim_of(fdt_device_claim_at(i)->form[0] == 's' ? "sm_80"
-                                                                                   : "gfx908"),
-                         fdt_device_claim_at(i));
-    assert_null(fdt_device_claim_at(2));
+        assert_ptr_equal(fdt_device_claim_of(example[i]), fdt_device_claim_at(i));
+    assert_null(fdt_device_claim_at(3));
 }
 
 /* A live device completed by the catalogue, stored and read back, keeps its identity. */

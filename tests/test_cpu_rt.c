@@ -1,0 +1,455 @@
+/* The host CPU's backend (issue 28, section 2; no GPU needed): the device facts are sane on
+ * this machine and the cpu target resolves from them and from its architecture names; the
+ * GPU probe, the default targets and `--gpu auto` never pick the CPU; a hand-written C kernel
+ * (`void k(void **args)` adding two arrays) compiles through fdt_rt_compile and the cache (the
+ * second compile is a cache hit), loads and runs with the backend's own calls and gives the
+ * right sums; a kernel that crashes (SIGSEGV) and one that hangs, run in an isolated child,
+ * cost that child, not this process; the isolated worker starts on the CPU and measures its
+ * copy bandwidth; the cache flush reads a buffer of twice the last-level cache; gcc and clang
+ * both compile, each its own compiler in the cache's key; a compile error shows the
+ * compiler's message; no compiler ($CC=/nonexistent) and a compiler without OpenMP are errors
+ * that name $CC, and `fdtune devices` exits 4 on them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fdt_eval.h"
+#include "fdt_session.h"
+#include "fdt_target.h"
+#include "testutil.h"
+
+#ifndef FDTUNE_BIN
+#error "FDTUNE_BIN (the fdtune executable) must be defined by the build"
+#endif
+
+static const char *const kernel_src =
+    "#include <stddef.h>\n"
+    "void k(void **args)\n"
+    "{\n"
+    "    float *c = *(float **)args[0];\n"
+    "    const float *a = *(const float **)args[1], *b = *(const float **)args[2];\n"
+    "    long long n = *(long long *)args[3];\n"
+    "#pragma omp parallel for simd\n"
+    "    for (long long i = 0; i < n; i++)\n"
+    "        c[i] = a[i] + b[i];\n"
+    "}\n";
+
+static const char *const crash_src = "void crash(void **args)\n"
+                                     "{\n"
+                                     "    (void)args;\n"
+                                     "    *(volatile int *)16 = 1;\n"
+                                     "}\n"
+                                     "void hang(void **args)\n"
+                                     "{\n"
+                                     "    (void)args;\n"
+                                     "    for (volatile int i = 0;; i += 0)\n"
+                                     "        ;\n"
+                                     "}\n";
+
+static const fdt_rt_backend *cpu(void)
+{
+    const fdt_rt_backend *b = fdt_rt_backend_find("cpu");
+    if (!b)
+        fail_msg("no backend cpu in this build");
+    return b;
+}
+
+static void describe(fdt_device *d)
+{
+    fdt_err e;
+    if (cpu()->device_info(0, d, &e))
+        fail_msg("cpu device_info: %s", e.msg);
+}
+
+static void test_facts(void **state)
+{
+    (void)state;
+    fdt_device d;
+    describe(&d);
+    assert_int_equal(cpu()->host, 1);
+    assert_string_equal(d.backend, "cpu");
+    static const char *const arches[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4", "aarch64",
+                                         "aarch64-sve"};
+    int known = 0;
+    for (int i = 0; i < 5; i++)
+        known |= !strcmp(d.arch, arches[i]);
+    if (!known)
+        fail_msg("arch '%s' is none of the five CPU ISA levels", d.arch);
+    assert_true(d.name[0] && d.vendor[0] && d.simd[0] && d.core_ids[0]);
+    assert_true(d.compute_units >= 1);
+    assert_true(d.threads >= d.compute_units);
+    assert_true(d.sockets >= 1 && d.numa_nodes >= 1);
+    assert_true(d.vector_bytes >= 16);
+    assert_true(d.l1d_bytes > 0 && d.l2_bytes > 0 && d.llc_bytes >= d.l2_bytes);
+    assert_true(d.mem_bytes > 0);
+    assert_memory_equal(d.uuid, "cpu-", 4);
+    assert_int_equal(strlen(d.uuid), 4 + 16);
+    assert_true(d.compiler_version[0] != 0);
+    /* the CPU keeps the last-level cache it read (derive would take L2 for a GPU) */
+    int64_t llc = d.llc_bytes;
+    fdt_device_derive(&d);
+    assert_true(d.llc_bytes == llc);
+    /* a problem under four times the LLC is timed after a flush of twice the LLC */
+    fdt_problem p = {0};
+    p.op = FDT_OP_LAP;
+    p.R = 4;
+    p.prec = FDT_F32;
+    p.nx = p.ny = p.nz = 16;
+    assert_true(fdt_eval_flush_bytes(&d, &p) == 2 * (uint64_t)llc);
+}
+
+static void test_target(void **state)
+{
+    (void)state;
+    fdt_device d;
+    fdt_target t;
+    fdt_err e;
+    describe(&d);
+    assert_int_equal(fdt_target_resolve(&d, &t, &e), 0);
+    assert_ptr_equal(t.backend, cpu());
+    assert_int_equal(t.gen.dialect, FDT_DIALECT_C);
+    assert_string_equal(t.rules->name, "cpu");
+    fdt_rt_resources res = {-1, -1, -1, -1, -1, -1, -1, -1, 1000};
+    fdt_config c;
+    fdt_config_default(&c);
+    fdt_geometry g = {0};
+    char buf[256];
+    assert_null(fdt_target_prune(&t, &res, &c, &g, buf, sizeof buf));
+    assert_int_equal(fdt_target_spill_check(&t, &res, buf, sizeof buf), 0);
+    fdt_target_occupancy(&t, &res, &c, &g, buf, sizeof buf);
+    char want[64];
+    snprintf(want, sizeof want, "threads: %d on cores ", d.compute_units);
+    assert_has(buf, want);
+    static const char *const arches[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4", "aarch64",
+                                         "aarch64-sve"};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(fdt_target_for_arch(arches[i], &t, &e), 0);
+        assert_string_equal(t.device.backend, "cpu");
+        assert_int_equal(t.gen.dialect, FDT_DIALECT_C);
+        assert_ptr_equal(fdt_rt_backend_for_arch(arches[i], &e), cpu());
+    }
+    /* the compiler builds for this CPU's family: the other family's names are refused */
+    int x86 = !strncmp(d.arch, "x86-64", 6);
+    assert_null(fdt_rt_backend_for_target(x86 ? "aarch64" : "x86-64-v2", &e));
+    assert_has(e.msg, d.arch);
+    assert_ptr_equal(fdt_rt_backend_for_target(x86 ? "x86-64-v4" : "aarch64-sve", &e), cpu());
+    /* the compiler's identity: real path, version, options, what native means here */
+    char id[1024];
+    assert_int_equal(cpu()->compiler_id(d.arch, id, sizeof id, &e), 0);
+    assert_has(id, "-fopenmp -fPIC -shared");
+    assert_has(id, x86 ? "-march=native" : "-mcpu=native");
+    assert_has(id, d.name);
+    assert_has(id, "predefined ");
+    const char *level = x86 ? (strcmp(d.arch, "x86-64-v2") ? "x86-64-v2" : "x86-64-v3")
+                            : (strcmp(d.arch, "aarch64") ? "aarch64" : "aarch64-sve");
+    char other[1024];
+    assert_int_equal(cpu()->compiler_id(level, other, sizeof other, &e), 0);
+    assert_lacks(other, "native");
+    assert_has(other, x86 ? "-march=x86-64-v" : "-march=armv8-a");
+}
+
+/* The CPU is no GPU: the probe lists GPUs only, the default targets are the GPUs', and
+ * `--gpu auto` never resolves to the CPU. */
+static void test_not_a_gpu(void **state)
+{
+    (void)state;
+    fdt_probe p;
+    fdt_err e;
+    assert_int_equal(fdt_probe_devices(&p, &e), 0);
+    for (int i = 0; i < p.ndevices; i++)
+        assert_string_not_equal(p.device[i].backend, "cpu");
+    for (int i = 0; i < p.nbackends; i++)
+        assert_string_not_equal(p.backend[i].name, "cpu");
+    const char *targets[8];
+    int nskipped = 0;
+    fdt_rt_unavailable skipped[8];
+    int n = fdt_rt_default_targets(targets, 8, skipped, &nskipped);
+    for (int i = 0; i < n; i++)
+        assert_ptr_not_equal(fdt_rt_backend_for_arch(targets[i], &e), cpu());
+    for (int i = 0; i < nskipped; i++)
+        assert_ptr_not_equal(skipped[i].b, cpu());
+    const char *gpu = "auto";
+    fdt_device dev;
+    fdt_status st = fdt_session_resolve_auto(&gpu, NULL, NULL, &p, &dev, &e);
+    if (st == FDT_STATUS_OK)
+        assert_string_not_equal(dev.backend, "cpu");
+    else
+        assert_int_equal(st, FDT_STATUS_NO_GPU);
+    /* the host probe is the CPU's own */
+    fdt_device h;
+    assert_int_equal(fdt_probe_host(&h, &e), 0);
+    assert_string_equal(h.backend, "cpu");
+}
+
+static void compile(const char *src, const char *kernel, fdt_rt_code *c)
+{
+    fdt_device d;
+    fdt_err e;
+    describe(&d);
+    if (fdt_rt_compile(cpu(), src, kernel, d.arch, 120000, c, &e))
+        fail_msg("compile of %s: %s", kernel, e.msg);
+}
+
+/* gcc and clang both build kernels; each is its own compiler in the cache's key, so a
+ * kernel compiled by one is never served for the other. */
+static void test_clang(void **state)
+{
+    (void)state;
+    char clang[1024], cache[1024];
+    if (fdt_find_program("clang-16", clang, sizeof clang) &&
+        fdt_find_program("clang", clang, sizeof clang))
+        skip(); /* scripts/setup.sh installs clang-16 and libomp-16-dev */
+    fdt_device d;
+    fdt_err e;
+    describe(&d);
+    assert_int_equal(tu_mkdtemp(cache, sizeof cache, "fdtune-cpu-clang"), 0);
+    setenv("FDTUNE_CACHE", cache, 1);
+    char gcc_id[1024], clang_id[1024];
+    assert_int_equal(cpu()->compiler_id(d.arch, gcc_id, sizeof gcc_id, &e), 0);
+    fdt_rt_code c1, c2;
+    compile(kernel_src, "k", &c1);
+    assert_int_equal(c1.cached, 0);
+    setenv("CC", clang, 1);
+    if (cpu()->compiler_id(d.arch, clang_id, sizeof clang_id, &e))
+        fail_msg("clang: %s", e.msg);
+    assert_string_not_equal(gcc_id, clang_id);
+    assert_has(clang_id, "clang");
+    compile(kernel_src, "k", &c2);
+    unsetenv("CC");
+    assert_int_equal(c2.cached, 0); /* not gcc's object */
+    assert_true(c2.size > 4 && !memcmp(c2.image, "\177ELF", 4));
+    fdt_rt_code_free(&c1);
+    fdt_rt_code_free(&c2);
+    unsetenv("FDTUNE_CACHE");
+    tu_rmtree(cache);
+}
+
+/* A source that does not compile: the compiler's message, the kernel and target named. */
+static void test_compile_error(void **state)
+{
+    (void)state;
+    fdt_device d;
+    fdt_err e;
+    fdt_rt_code c;
+    describe(&d);
+    assert_int_equal(fdt_rt_compile(cpu(), "void k(void **a) { this is not code; }", "k",
+                                    d.arch, 60000, &c, &e), -1);
+    assert_has(e.msg, "cpu compile of k for ");
+    assert_has(e.msg, "failed");
+    assert_has(e.msg, "this is not code");
+}
+
+static void test_compile_run(void **state)
+{
+    (void)state;
+    char cache[1024];
+    assert_int_equal(tu_mkdtemp(cache, sizeof cache, "fdtune-cpu-cache"), 0);
+    setenv("FDTUNE_CACHE", cache, 1);
+    fdt_rt_code c1, c2;
+    compile(kernel_src, "k", &c1);
+    assert_int_equal(c1.cached, 0);
+    assert_true(c1.size > 4 && !memcmp(c1.image, "\177ELF", 4));
+    assert_true(c1.res.code_bytes > 0);
+    compile(kernel_src, "k", &c2);
+    assert_int_equal(c2.cached, 1);
+    assert_int_equal(c2.size, c1.size);
+    assert_memory_equal(c2.image, c1.image, c1.size);
+    /* run it with the backend's own calls, as the worker does */
+    const fdt_rt_backend *b = cpu();
+    fdt_err e;
+    void *mod, *fn, *ev[2];
+    long long n = 100003;
+    uint64_t a, bb, out;
+    assert_int_equal(b->open(0, &e), 0);
+    assert_string_equal(getenv("OMP_PLACES"), "cores");
+    assert_string_equal(getenv("OMP_PROC_BIND"), "close");
+    assert_string_equal(getenv("OMP_DYNAMIC"), "false");
+    assert_string_equal(getenv("OMP_WAIT_POLICY"), "active");
+    fdt_device d;
+    describe(&d);
+    assert_int_equal(atoi(getenv("OMP_NUM_THREADS")), d.compute_units);
+    assert_int_equal(b->module_load(c2.image, c2.size, &mod, &e), 0);
+    assert_int_equal(b->module_function(mod, "k", &fn, &e), 0);
+    assert_int_equal(b->module_function(mod, "nothere", &fn, &e), -1);
+    assert_has(e.msg, "nothere");
+    assert_int_equal(b->module_function(mod, "k", &fn, &e), 0);
+    size_t bytes = (size_t)n * sizeof(float);
+    assert_int_equal(b->alloc(bytes, &a, &e) || b->alloc(bytes, &bb, &e) ||
+                         b->alloc(bytes, &out, &e), 0);
+    assert_int_equal(a % (2u << 20), 0);
+    float *h = malloc(bytes), *r = malloc(bytes);
+    for (long long i = 0; i < n; i++)
+        h[i] = (float)i;
+    assert_int_equal(b->copy_h2d(a, h, bytes, &e) || b->copy_h2d(bb, h, bytes, &e), 0);
+    assert_int_equal(b->memset_async(out, 0xff, bytes, &e), 0);
+    void *args[] = {&out, &a, &bb, &n};
+    uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+    float ms = -1;
+    assert_int_equal(b->event_create(&ev[0], &e) || b->event_create(&ev[1], &e), 0);
+    assert_int_equal(b->event_record(ev[0], &e) || b->launch(fn, grid, block, 0, args, &e) ||
+                         b->event_record(ev[1], &e) || b->sync(&e),
+                     0);
+    assert_int_equal(b->event_elapsed(ev[0], ev[1], &ms, &e), 0);
+    assert_true(ms >= 0);
+    assert_int_equal(b->copy_d2h(r, out, bytes, &e), 0);
+    for (long long i = 0; i < n; i++)
+        if (r[i] != 2.0f * (float)i)
+            fail_msg("c[%lld] = %g, want %g", i, r[i], 2.0 * i);
+    /* the device copy and the read flush on the pinned team */
+    assert_int_equal(b->copy_d2d_async(a, out, bytes, &e), 0);
+    assert_int_equal(b->copy_d2h(h, a, bytes, &e), 0);
+    assert_memory_equal(h, r, bytes);
+    assert_int_equal(b->flush(out, bytes, &e), 0);
+    size_t fr = 0, total = 0;
+    assert_int_equal(b->mem_info(&fr, &total, &e), 0);
+    assert_true(total > 0 && fr <= total);
+    b->event_destroy(ev[0]);
+    b->event_destroy(ev[1]);
+    b->free(a);
+    b->free(bb);
+    b->free(out);
+    b->module_unload(mod);
+    free(h);
+    free(r);
+    fdt_rt_code_free(&c1);
+    fdt_rt_code_free(&c2);
+    tu_rmtree(cache);
+    unsetenv("FDTUNE_CACHE");
+}
+
+/* A kernel of crash_src run in a child, as the isolated worker runs every candidate. */
+typedef struct faulty {
+    const fdt_rt_code *code;
+    const char *kernel;
+} faulty;
+
+static int run_faulty(void *arg, fdt_sb *out)
+{
+    const faulty *f = arg;
+    fdt_err e;
+    void *mod, *fn, *args[1] = {NULL};
+    uint32_t one[3] = {1, 1, 1};
+    signal(SIGSEGV, SIG_DFL); /* cmocka's handler would go on running tests in this child */
+    if (cpu()->open(0, &e) || cpu()->module_load(f->code->image, f->code->size, &mod, &e) ||
+        cpu()->module_function(mod, f->kernel, &fn, &e) ||
+        cpu()->launch(fn, one, one, 0, args, &e)) {
+        fdt_sb_puts(out, e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void test_faults(void **state)
+{
+    (void)state;
+    fdt_rt_code c;
+    fdt_err e;
+    compile(crash_src, "crash", &c);
+    faulty crash = {&c, "crash"}, hang = {&c, "hang"};
+    char *res = NULL;
+    size_t n = 0;
+    assert_int_equal(fdt_run_in_child("crashing kernel", run_faulty, &crash, 20000, &res, &n,
+                                      &e), -1);
+    assert_has(e.msg, "crashing kernel");
+    assert_has(e.msg, "signal");
+    assert_int_equal(fdt_run_in_child("hanging kernel", run_faulty, &hang, 1500, &res, &n, &e),
+                     -1);
+    assert_has(e.msg, "hanging kernel");
+    fdt_rt_code_free(&c);
+}
+
+/* The isolated worker runs on the CPU: it starts, describes the CPU and measures the copy. */
+static void test_worker(void **state)
+{
+    (void)state;
+    fdt_worker *w = NULL;
+    fdt_device info;
+    fdt_err e;
+    if (fdt_worker_start("cpu", 0, NULL, &w, &info, &e))
+        fail_msg("worker on the CPU: %s", e.msg);
+    assert_string_equal(info.backend, "cpu");
+    assert_int_equal(fdt_worker_target(w)->gen.dialect, FDT_DIALECT_C);
+    double gbs = 0;
+    if (fdt_worker_copy_bandwidth(w, (size_t)64 << 20, &gbs, &e))
+        fail_msg("copy bandwidth: %s", e.msg);
+    assert_true(gbs > 0.1);
+    assert_int_equal(fdt_worker_restarts(w), 0);
+    fdt_worker_stop(w);
+}
+
+/* `fdtune devices` with CC set: its status and what it wrote. */
+static void devices_with_cc(const char *cc, tu_result *r)
+{
+    char dir[1024];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "fdtune-cpu-cc"), 0);
+    setenv("CC", cc, 1);
+    char *argv[] = {(char *)FDTUNE_BIN, "devices", "--no-bandwidth", NULL};
+    tu_run(r, dir, argv);
+    unsetenv("CC");
+    tu_rmtree(dir);
+}
+
+static void test_no_compiler(void **state)
+{
+    (void)state;
+    fdt_device d;
+    describe(&d);
+    setenv("CC", "/nonexistent", 1);
+    fdt_rt_code c;
+    fdt_err e;
+    int rc = fdt_rt_compile(cpu(), kernel_src, "k", d.arch, 60000, &c, &e);
+    unsetenv("CC");
+    assert_int_equal(rc, -1);
+    assert_has(e.msg, "$CC=/nonexistent");
+    tu_result r;
+    devices_with_cc("/nonexistent", &r);
+    expect_status(&r, 4);
+    assert_has(r.err, "$CC=/nonexistent");
+    tu_result_free(&r);
+}
+
+/* A compiler without OpenMP: a wrapper of cc that rejects -fopenmp. */
+static void test_no_openmp(void **state)
+{
+    (void)state;
+    char dir[1024], path[1100];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "fdtune-noomp"), 0);
+    snprintf(path, sizeof path, "%s/cc-noomp", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = -fopenmp ]; then\n"
+          "    echo \"cc-noomp: error: unsupported option '-fopenmp'\" >&2; exit 1\n  fi\n"
+          "done\nexec cc \"$@\"\n", f);
+    fclose(f);
+    chmod(path, 0755);
+    tu_result r;
+    devices_with_cc(path, &r);
+    expect_status(&r, 4);
+    assert_has(r.err, "does not build OpenMP code");
+    assert_has(r.err, "$CC=");
+    assert_has(r.err, "cc-noomp");
+    tu_result_free(&r);
+    tu_rmtree(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_facts),       cmocka_unit_test(test_target),
+        cmocka_unit_test(test_not_a_gpu),   cmocka_unit_test(test_worker),
+        cmocka_unit_test(test_faults),      cmocka_unit_test(test_no_compiler),
+        cmocka_unit_test(test_no_openmp),   cmocka_unit_test(test_compile_error),
+        cmocka_unit_test(test_clang),
+        /* last: it starts OpenMP's threads in this process, which forked children lack */
+        cmocka_unit_test(test_compile_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
