@@ -529,11 +529,24 @@ static void pin_openmp(void)
         dlopen(names[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+/* A loaded kernel object: its handle and the memfd it was loaded from, kept open while it
+ * is loaded, so that the next object never gets the same /proc/self/fd path (the dynamic
+ * loader takes a path it has loaded for that object and returns its handle). */
+typedef struct cpu_module {
+    void *handle;
+    int fd;
+} cpu_module;
+
 static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *e)
 {
+    cpu_module *m = malloc(sizeof *m);
+    if (!m)
+        return fdt_err_set(e, "cpu: out of memory");
     int fd = memfd_create("fdtune-kernel", MFD_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
+        free(m);
         return fdt_err_set(e, "cpu: memfd_create: %s", strerror(errno));
+    }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     size_t done = 0;
@@ -541,21 +554,26 @@ static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *
         ssize_t w = write(fd, (const char *)image + done, n - done);
         if (w <= 0) {
             close(fd);
+            free(m);
             return fdt_err_set(e, "cpu: writing the kernel's object: %s", strerror(errno));
         }
         done += (size_t)w;
     }
-    *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    close(fd);
-    if (!*module)
+    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!m->handle) {
+        close(fd);
+        free(m);
         return fdt_err_set(e, "cpu: loading the kernel's object: %s", dlerror());
+    }
+    m->fd = fd;
+    *module = m;
     pin_openmp();
     return 0;
 }
 
 static int cpu_module_function(void *module, const char *kernel, void **fn, fdt_err *e)
 {
-    *fn = dlsym(module, kernel);
+    *fn = dlsym(((cpu_module *)module)->handle, kernel);
     if (!*fn)
         return fdt_err_set(e, "cpu: kernel %s not in its object", kernel);
     return 0;
@@ -563,8 +581,12 @@ static int cpu_module_function(void *module, const char *kernel, void **fn, fdt_
 
 static void cpu_module_unload(void *module)
 {
-    if (module)
-        dlclose(module);
+    cpu_module *m = module;
+    if (!m)
+        return;
+    dlclose(m->handle);
+    close(m->fd);
+    free(m);
 }
 
 static int cpu_launch(void *fn, const uint32_t grid[3], const uint32_t block[3],
