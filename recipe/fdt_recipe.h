@@ -161,8 +161,12 @@ int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_
 
 /* The recipe a command uses for op on a GPU (cpu 0: fdt_recipe_load_for_op) or on the host
  * CPU (cpu 1: `override`, else FDT_RECIPE_CPU found along fdtune's search path), loaded and
- * checked to serve op. */
+ * checked to serve op; the host CPU's checks its configs in the C dialect. */
 int fdt_recipe_load_for(fdt_op op, int cpu, const char *override, fdt_recipe **r, fdt_err *e);
+
+/* The dialect r's configs are checked in (the generator's checks of its space and default):
+ * HIP, or C for a recipe loaded for the host CPU. */
+const fdt_gen_target *fdt_recipe_target(const fdt_recipe *r);
 
 /* ------------------------------------------------------------------ catalogue */
 

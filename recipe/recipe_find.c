@@ -139,16 +139,25 @@ int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_
 
 int fdt_recipe_load_for(fdt_op op, int cpu, const char *override, fdt_recipe **r, fdt_err *e)
 {
-    if (!cpu || (override && *override))
+    if (!cpu)
         return fdt_recipe_load_for_op(op, override, r, e);
     const char *dirs[4];
     char store[4400], path[4200];
     int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
     *r = NULL;
-    if (fdt_recipe_find_file(FDT_RECIPE_CPU, dirs, nd, path, sizeof path, e))
+    if (override && *override) {
+        if (fdt_recipe_load_for_op(op, override, r, e))
+            return -1;
+    } else if (fdt_recipe_find_file(FDT_RECIPE_CPU, dirs, nd, path, sizeof path, e)) {
         return fdt_err_wrap(e, "the CPU's recipe");
-    return load_serving(op, path, r, e);
+    } else if (load_serving(op, path, r, e)) {
+        return -1;
+    }
+    (*r)->target.dialect = FDT_DIALECT_C;
+    return 0;
 }
+
+const fdt_gen_target *fdt_recipe_target(const fdt_recipe *r) { return &r->target; }
 
 int fdt_catalogue_load_default(fdt_catalogue **out, fdt_err *e)
 {

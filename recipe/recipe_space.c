@@ -297,7 +297,7 @@ static int pipeline(fdt_recipe *r, fdt_config *c, uint64_t derive, int flags, in
         return rc;
     if (flags & RUN_GENERATOR) {
         fdt_err ge;
-        if (fdt_config_check(r->cur, c, &ge)) {
+        if (fdt_config_check_for(&r->target, r->cur, c, &ge)) {
             *step = -1;
             snprintf(why, whyn, "%s", ge.msg);
             return 0;
