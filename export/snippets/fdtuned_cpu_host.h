@@ -5,18 +5,16 @@
  *          one); "" where there is none (the selection then goes by the architecture);
  *   arch   the ISA level fdtune compiles for: x86-64-v2, x86-64-v3 (AVX2, FMA, BMI, ...),
  *          x86-64-v4 (AVX-512 F, BW, CD, DQ, VL); aarch64, aarch64-sve;
- *   cores  the physical cores of this process's affinity mask (hardware threads of one core
- *          count once; /sys topology), at least 1.
+ *   cores  the physical cores of this process's affinity mask (/proc/self/status
+ *          Cpus_allowed_list; hardware threads of one core count once, by /sys topology), at
+ *          least 1.
  * The selection is fdtune's nearest rule (portable/fdtuned_nearest.h): another model of the
  * same arch answers when the exact one was not tuned, and the fallback when none was. */
 #ifndef FDTUNED_CPU_HOST_V1
 #define FDTUNED_CPU_HOST_V1
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1
-#endif
-#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__aarch64__)
 #include <sys/auxv.h>
@@ -89,23 +87,37 @@ static inline long long fdtuned_cpu_sys_(int cpu, const char *what)
 /* The physical cores of this process's affinity mask (at least 1). */
 static inline int fdtuned_cpu_cores_(void)
 {
-    cpu_set_t set;
-    static long long seen[CPU_SETSIZE][2];
+    static long long seen[4096][2];
+    char line[8192] = "";
     int n = 0;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f) && strncmp(line, "Cpus_allowed_list:", 18))
+        line[0] = 0;
+    if (f)
+        fclose(f);
+    if (strncmp(line, "Cpus_allowed_list:", 18))
         return 1;
-    for (int c = 0; c < CPU_SETSIZE; c++) {
-        if (!CPU_ISSET(c, &set))
-            continue;
-        long long pkg = fdtuned_cpu_sys_(c, "physical_package_id");
-        long long core = fdtuned_cpu_sys_(c, "core_id");
-        int dup = 0;
-        for (int i = 0; i < n && core >= 0 && !dup; i++)
-            dup = seen[i][0] == pkg && seen[i][1] == core;
-        if (!dup) {
-            seen[n][0] = pkg;
-            seen[n++][1] = core;
+    for (char *s = line + 18; *s && n < 4096;) { /* "0-7,16-23" */
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s)
+            break;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        for (long c = a; c <= b && n < 4096; c++) {
+            long long pkg = fdtuned_cpu_sys_((int)c, "physical_package_id");
+            long long core = fdtuned_cpu_sys_((int)c, "core_id");
+            int dup = 0;
+            for (int i = 0; i < n && core >= 0 && !dup; i++)
+                dup = seen[i][0] == pkg && seen[i][1] == core;
+            if (!dup) {
+                seen[n][0] = pkg;
+                seen[n++][1] = core;
+            }
         }
+        s = *end == ',' ? end + 1 : end;
+        if (*s == '\n' || *s == 0)
+            break;
     }
     return n > 0 ? n : 1;
 }
