@@ -149,8 +149,9 @@ got = [r["status"] for r in d["results"]]
 want = ["crashed", "timeout", "wrong", "ok"]
 if got != want:
     sys.exit(f"statuses {got}, expected {want}")
-if d.get("worker_restarts", 0) < 2:
-    sys.exit(f"worker_restarts {d.get(\"worker_restarts\")}, expected 2 or more")
+restarts = d.get("worker_restarts", 0)
+if restarts < 2:
+    sys.exit(f"worker_restarts {restarts}, expected 2 or more")
 ' "$out"
 
 run --cpu auto --op lap --R 4 --grid 16^3 --recipe "$src/tests/data/cpu_faults.lua" \

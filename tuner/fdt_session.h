@@ -84,7 +84,7 @@ int fdt_session_gpu_count(const fdt_probe *p);
 
 /* The device "auto" names among the visible devices p: the first GPU (never the host CPU),
  * completed from cat (may be NULL), into *dev. None visible: -1 and e "--gpu auto: no GPU is
- * visible", pointing at --cpu auto. */
+ * visible". */
 int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_device *dev,
                             fdt_err *e);
 

@@ -40,7 +40,7 @@ int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_de
 {
     int i = first_of_kind(p, 0);
     if (i < 0)
-        return fdt_err_set(e, "--gpu auto: no GPU is visible (for the host CPU: --cpu auto)");
+        return fdt_err_set(e, "--gpu auto: no GPU is visible");
     *dev = p->device[i];
     fdt_catalogue_complete(cat, dev);
     return 0;
@@ -128,13 +128,13 @@ int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_
     fdt_device_init(dev);
     if (!gpu || fdt_session_gpu_auto(gpu)) {
         if (fdt_session_auto_device(cat, p, dev, e) == 0) {
-            *index = 0;
+            *index = first_of_kind(p, 0);
             return 0;
         }
         if (!need_live) {
             fdt_err why = *e;
-            fdt_err_set(e, "%s (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100)",
-                        why.msg);
+            fdt_err_set(e, "%s (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100; "
+                           "for the host CPU, --cpu auto)", why.msg);
         }
         return -1;
     }
