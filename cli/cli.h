@@ -82,6 +82,14 @@ struct fdt_catalogue;
  * EXIT_OK, or the exit status (printed; none visible: EXIT_NO_GPU, with what each backend
  * saw). */
 int resolve_gpu_auto(const char **gpu, const struct fdt_catalogue *cat, struct fdt_device *dev);
+/* --cpu auto where a command compares --cpu with stored devices (query, export): *cpu becomes
+ * the host CPU's name (fdt_session_resolve_cpu; *dev holds it, and a note names it); any
+ * other value stays. EXIT_OK, or EXIT_ERROR (printed: no CPU is listed). */
+int resolve_cpu_auto(const char **cpu, struct fdt_device *dev);
+/* The host CPU that --cpu (auto or NAME) names, into *dev (fdt_session_host_cpu). EXIT_OK, or
+ * the exit status (printed: EXIT_USAGE when NAME is not the host CPU, EXIT_ERROR when no CPU
+ * is listed). */
+int host_cpu(const char *cpu, struct fdt_device *dev);
 /* The tuning database for reading: path, else the default location; a missing file says
  * how to make one. -1 on failure (printed). */
 int open_db_readonly(const char *path, struct fdt_db **db);

@@ -1,4 +1,5 @@
-/* fdtune bench: run, verify and time candidates of one problem on one GPU. Every candidate
+/* fdtune bench: run, verify and time candidates of one problem on one GPU (or on the host
+ * CPU with --cpu). Every candidate
  * is verified before it is timed; the table reports the median time, the seeds' effective
  * bandwidth and its fraction of the copy bandwidth measured in the same run. Without a GPU
  * it still compiles the candidates for the known targets and says what it could not do.
@@ -6,6 +7,7 @@
  * shows the progress and renders the results. */
 #include "cli.h"
 #include "fdt_eval.h"
+#include "fdt_session.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -18,7 +20,7 @@ static void bench_usage(FILE *f)
 {
     fprintf(f,
             "usage: fdtune bench --op OP --R N --grid G [--precision f32|f64]\n"
-            "                    --config KEY=VAL,... [--config ...] [--device N]\n"
+            "                    --config KEY=VAL,... [--config ...] [--device N | --cpu auto]\n"
             "                    [--seed S] [--probe] [--timeout SECONDS] [--json]\n\n"
             "Allocates the halo-padded arrays, fills the inputs from a seeded generator, checks\n"
             "the reference kernel against a double-precision CPU reference (every point up to\n"
@@ -29,6 +31,8 @@ static void bench_usage(FILE *f)
             "  --grid G         N^3 or NXxNYxNZ (interior points)\n"
             "  --config TEXT    a candidate (repeatable); 'default' is the reference config\n"
             "  --device N       index in 'fdtune devices' (default 0)\n"
+            "  --cpu auto|NAME  the host CPU instead of a GPU (configs in the C dialect's\n"
+            "                   parameters: blk, ty, ...; 'default' is its plain loop nest)\n"
             "  --probe          a few launches per candidate instead of a full sample\n"
             "  --timeout S      per candidate, verification and timing included (default 60)\n"
             "  --json           results as JSON (schema %d) on stdout\n" EXPORT_HELP,
@@ -260,8 +264,9 @@ static void bench_render(fdt_emit *m, const bench_report *br)
 typedef struct bench_args {
     problem_args pa;
     fdt_config cfgs[MAX_CONFIGS];
-    int ncfg, json, probe;
+    int ncfg, json, probe, have_device;
     long device, timeout, seed;
+    const char *cpu; /* --cpu: the host CPU */
 } bench_args;
 
 /* Returns -1 to go on, else the exit status (help printed, or a usage error). */
@@ -273,7 +278,8 @@ static int parse(int argc, char **argv, bench_args *a)
         {"config", required_argument, 0, 'c'},  {"device", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 's'},    {"probe", no_argument, 0, 'P'},
         {"timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},          EXPORT_OPTIONS, {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},          {"cpu", required_argument, 0, 'U'},
+        EXPORT_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     a->timeout = 60;
@@ -300,6 +306,12 @@ static int parse(int argc, char **argv, bench_args *a)
         case 'd':
             if (parse_int_arg("--device", optarg, 0, FDT_MAX_DEVICES - 1, &a->device))
                 return EXIT_USAGE;
+            a->have_device = 1;
+            break;
+        case 'U':
+            if (!*optarg)
+                die_usage("bench", "--cpu needs auto or a part of the CPU's name or arch");
+            a->cpu = optarg;
             break;
         case 's':
             if (parse_int_arg("--seed", optarg, 0, 0x7fffffffL, &a->seed))
@@ -323,14 +335,17 @@ static int parse(int argc, char **argv, bench_args *a)
         return EXIT_USAGE;
     if (!a->pa.have_grid)
         die_usage("bench", "--grid is required (N^3 or NXxNYxNZ)");
+    if (a->cpu && a->have_device)
+        die_usage("bench", "--device names a GPU: give it without --cpu");
+    fdt_gen_target dialect = {a->cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP};
     if (!a->ncfg)
-        fdt_config_default(&a->cfgs[a->ncfg++]);
+        fdt_config_default_for(&dialect, &a->cfgs[a->ncfg++]);
     if (fdt_problem_check(&a->pa.p, &e)) {
         print_error("%s", e.msg);
         return EXIT_USAGE;
     }
     for (int i = 0; i < a->ncfg; i++)
-        if (fdt_config_check(&a->pa.p, &a->cfgs[i], &e)) {
+        if (fdt_config_check_for(&dialect, &a->pa.p, &a->cfgs[i], &e)) {
             char key[256];
             fdt_config_format(&a->cfgs[i], key, sizeof key);
             print_error("config '%s' does not fit the problem: %s", key, e.msg);
@@ -375,7 +390,14 @@ int cmd_bench(int argc, char **argv)
         return rc;
     fdt_probe p;
     fdt_err e;
-    if (fdt_probe_devices(&p, &e)) {
+    if (a.cpu) {
+        fdt_device host;
+        fdt_status hs = fdt_session_host_cpu(a.cpu, NULL, &p, &host, &e);
+        if (hs != FDT_STATUS_OK) {
+            print_error("%s", e.msg);
+            return exit_status(hs);
+        }
+    } else if (fdt_probe_devices(&p, &e)) {
         print_error("%s", e.msg);
         return EXIT_ERROR;
     }

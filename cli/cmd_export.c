@@ -1,5 +1,6 @@
 /* fdtune export: writes what the tuning database knows as one self-contained header for a
- * user's HIP or CUDA code (or as JSON for build systems): the best kernels per device and
+ * user's HIP or CUDA code, or for C code on the CPU (--cpu), or both parts in one file (or as
+ * JSON for build systems): the best kernels per device and
  * tuned grid, a fallback for other devices, launchers that pick at run time, layout helpers
  * and the provenance of every result. The user's database is consulted first, then the
  * system database (setup.c: open_dbs); both are opened read-only. A request the
@@ -19,7 +20,7 @@
 static void export_usage(FILE *f)
 {
     fprintf(f,
-            "usage: fdtune export [--gpu X]... [--op OP[,OP...]] [--R N[,N...]]\n"
+            "usage: fdtune export [--gpu X]... [--cpu X]... [--op OP[,OP...]] [--R N[,N...]]\n"
             "                     [--precision f32[,f64]] [--grid G[,G...]]... [--db PATH]\n"
             "                     [-o FILE] [--format header|json]\n\n"
             "Writes one self-contained header (default) that HIP code compiled by hipcc, or CUDA\n"
@@ -43,6 +44,14 @@ static void export_usage(FILE *f)
             "                 else a GPU catalogue name or alias (H100, MI250X), or auto\n"
             "                 (the visible GPU's model; none visible: exit 3); repeatable\n"
             "                 (default: every device in the database)\n"
+            "  --cpu X        the host CPU's results: auto (this machine's CPU model), or CPUs\n"
+            "                 whose stored name or arch (x86-64-v3) contains X; repeatable.\n"
+            "                 The CPU part is plain C11 + OpenMP for cc -fopenmp, launchers\n"
+            "                 fdtuned_cpu_<op>_r<R>_<precision>(out, in, nx, ny, nz, ...)\n"
+            "                 returning 0, picking by the current CPU (model name, arch,\n"
+            "                 cores) and grid with the same rule. With --gpu too, one file\n"
+            "                 holds both parts: the GPU part for HIP/CUDA (C++) code, then\n"
+            "                 the CPU part for C code (-DFDTUNED_CPU_ONLY: that part alone)\n"
             "  --op OP        d2x, d2y, d2z, lap, wave; comma-separated or repeated (default:\n"
             "                 every tuned operator)\n"
             "  --R N          radii 1..8, comma-separated or repeated (default: every tuned\n"
@@ -69,7 +78,7 @@ static void export_usage(FILE *f)
     print_exit_statuses(f);
 }
 
-enum { OPT_OP = 1000, OPT_FORMAT, OPT_DB, OPT_GPU, OPT_NO_SYSTEM }; /* -o is the output */
+enum { OPT_OP = 1000, OPT_FORMAT, OPT_DB, OPT_GPU, OPT_NO_SYSTEM, OPT_CPU }; /* -o: output */
 
 typedef struct eopts {
     fdt_exp_opts x;
@@ -84,6 +93,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
 {
     static const struct option opts[] = {
         {"gpu", required_argument, 0, OPT_GPU},   {"op", required_argument, 0, OPT_OP},
+        {"cpu", required_argument, 0, OPT_CPU},
         {"R", required_argument, 0, 'R'},         {"precision", required_argument, 0, 'p'},
         {"grid", required_argument, 0, 'g'},      {"db", required_argument, 0, OPT_DB},
         {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, OPT_FORMAT},
@@ -98,10 +108,12 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_GPU:
+        case OPT_CPU:
             if (!*optarg)
-                die_usage("export", "--gpu needs a name or an arch");
+                die_usage("export", "--%s needs a name or an arch", c == OPT_CPU ? "cpu" : "gpu");
             if (o->x.ngpus == FDT_EXP_MAX_GPUS)
-                die_usage("export", "at most %d --gpu options", FDT_EXP_MAX_GPUS);
+                die_usage("export", "at most %d --gpu and --cpu options", FDT_EXP_MAX_GPUS);
+            o->x.cpu[o->x.ngpus] = c == OPT_CPU;
             o->x.gpus[o->x.ngpus++] = optarg;
             break;
         case OPT_OP: case 'R': case 'p': case 'g':
@@ -187,17 +199,20 @@ int cmd_export(int argc, char **argv)
     fdt_err e;
     if (o.x.ngpus && fdt_catalogue_load_default(&cat, &e) == 0)
         o.x.cat = cat;
-    fdt_device visible; /* --gpu auto: the visible GPU, probed once */
-    const char *visible_text = NULL;
+    fdt_device visible[2]; /* --gpu auto: the visible GPU; --cpu auto: the host CPU; once */
+    const char *visible_text[2] = {NULL, NULL};
     for (int g = 0; g < o.x.ngpus; g++) {
+        int k = o.x.cpu[g];
         if (!fdt_session_gpu_auto(o.x.gpus[g]))
             continue;
-        if (!visible_text) {
-            if ((rc = resolve_gpu_auto(&o.x.gpus[g], cat, &visible)) != EXIT_OK)
+        if (!visible_text[k]) {
+            rc = k ? resolve_cpu_auto(&o.x.gpus[g], &visible[k])
+                   : resolve_gpu_auto(&o.x.gpus[g], cat, &visible[k]);
+            if (rc != EXIT_OK)
                 break;
-            visible_text = o.x.gpus[g];
+            visible_text[k] = o.x.gpus[g];
         }
-        o.x.gpus[g] = visible_text;
+        o.x.gpus[g] = visible_text[k];
     }
     if (rc > 0) {
         fdt_catalogue_free(cat);

@@ -192,6 +192,7 @@ typedef struct qopts {
     const char *sub;   /* best, runs, history, show */
     const char *db;    /* --db; NULL: the default path */
     const char *gpu;
+    const char *cpu;   /* --cpu: the host CPU ("auto") or a stored CPU's name or arch */
     char config[256]; /* history's --config in canonical form */
     const char *run;   /* show's argument */
     problem_args pa;
@@ -202,7 +203,7 @@ typedef struct qopts {
 static void usage_overview(FILE *f)
 {
     fprintf(f,
-            "usage: fdtune query best    [--gpu X] [--op OPS] [--R N,...] [--grid G,...]\n"
+            "usage: fdtune query best    [--gpu X | --cpu X] [--op OPS] [--R N,...] [--grid G,...]\n"
             "                            [--precision f32,f64] [--nearest]\n"
             "       fdtune query runs    [--gpu X] [--limit N]\n"
             "       fdtune query history --op OP --R N --grid G --config KEY=VAL,... [--gpu X]\n"
@@ -217,6 +218,8 @@ static void usage_overview(FILE *f)
             "              $XDG_DATA_HOME/fdtune/fdtune.db, else ~/.local/share/fdtune/fdtune.db)\n"
             "  --gpu X     devices whose name or arch contains X (case-insensitive); auto:\n"
             "              the visible GPU's (none visible: exit 3)\n"
+            "  --cpu X     the same for the host CPU's results: auto (the host CPU's model),\n"
+            "              or a part of a stored CPU's name or arch (x86-64-v3)\n"
             "  --op, --R, --precision, --grid  lists (comma-separated or repeated): any of\n"
             "              their values; history and --nearest take one problem\n"
             "  --no-system-db  best and --nearest consult your database, then the system\n"
@@ -294,14 +297,15 @@ static void usage_sub(const char *sub, FILE *f)
 static const struct {
     const char *name, *codes;
 } subs[] = {
-    {"best", "GoRpgnDjChS"},
-    {"runs", "GlDjChS"},
-    {"history", "GoRpgcDjChS"},
+    {"best", "GUoRpgnDjChS"},
+    {"runs", "GUlDjChS"},
+    {"history", "GUoRpgcDjChS"},
     {"show", "DjChS"},
 };
 
 static const struct option query_opts[] = {
     {"gpu", required_argument, 0, 'G'},     {"op", required_argument, 0, 'o'},
+    {"cpu", required_argument, 0, 'U'},
     {"R", required_argument, 0, 'R'},       {"precision", required_argument, 0, 'p'},
     {"grid", required_argument, 0, 'g'},    {"nearest", no_argument, 0, 'n'},
     {"limit", required_argument, 0, 'l'},   {"config", required_argument, 0, 'c'},
@@ -341,6 +345,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
             continue;
         switch (c) {
         case 'G': o->gpu = optarg; break;
+        case 'U': o->cpu = optarg; break;
         case 'n': o->nearest = 1; break;
         case 'l':
             if (parse_int_arg("--limit", optarg, 0, 1000000000L, &v))
@@ -398,8 +403,13 @@ static int parse_opts(int argc, char **argv, qopts *o)
         die_usage(cmd, "unexpected argument '%s'", argv[optind]);
     if (o->gpu && !*o->gpu)
         die_usage(cmd, "--gpu needs a name or an arch");
-    if (o->nearest && (!o->gpu || !o->pa.have_op || !o->pa.have_R || !o->pa.have_grid))
-        die_usage(cmd, "--nearest needs --gpu, --op, --R and --grid");
+    if (o->cpu && !*o->cpu)
+        die_usage(cmd, "--cpu needs auto, a name or an arch");
+    if (o->cpu && o->gpu)
+        die_usage(cmd, "--gpu and --cpu together: ask for one device at a time");
+    if (o->nearest && (!(o->gpu || o->cpu) || !o->pa.have_op || !o->pa.have_R ||
+                       !o->pa.have_grid))
+        die_usage(cmd, "--nearest needs --gpu (or --cpu), --op, --R and --grid");
     if (!strcmp(o->sub, "history") &&
         (!o->pa.have_op || !o->pa.have_R || !o->pa.have_grid || !seen['c']))
         die_usage(cmd, "history needs --op, --R, --grid and --config");
@@ -983,6 +993,8 @@ int cmd_query(int argc, char **argv)
         cat = NULL;
     rc = resolve_gpu_auto(&o.gpu, cat, &visible);
     fdt_catalogue_free(cat);
+    if (rc == EXIT_OK && o.cpu && (rc = resolve_cpu_auto(&o.cpu, &visible)) == EXIT_OK)
+        o.gpu = o.cpu; /* the stored devices it names, as --gpu names them */
     if (rc != EXIT_OK)
         return rc;
     dbset d = {{NULL, NULL}, 0};

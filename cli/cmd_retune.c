@@ -26,7 +26,8 @@
 static void retune_usage(FILE *f)
 {
     fprintf(f,
-            "usage: fdtune retune [--gpu NAME] [--op OP[,OP...]] [--since 7d] [--regression 5%%]\n"
+            "usage: fdtune retune [--gpu NAME | --cpu auto] [--op OP[,OP...]] [--since 7d]\n"
+            "                     [--regression 5%%]\n"
             "                     [--budget N] [--db PATH] [--json] [options]\n\n"
             "Re-measures what the tuning database holds for the GPUs visible here: for every\n"
             "(device, problem) tuned on one of them, the stored best config and its runners-up\n"
@@ -38,6 +39,8 @@ static void retune_usage(FILE *f)
             "both (interquartile ranges). Meant for a nightly cron job or systemd timer.\n\n"
             "  --gpu NAME       only devices whose name or arch contains NAME (any case);\n"
             "                   auto: the first visible GPU's model\n"
+            "  --cpu auto|NAME  the host CPU instead of the GPUs (NAME: a part of its model\n"
+            "                   name or arch)\n"
             "  --op OPS         only these operators, comma-separated or repeated\n"
             "  --since T        only problems with a run in the last T (7d, 12h, 30m; at\n"
             "                   most 365d)\n"
@@ -63,7 +66,7 @@ static void retune_usage(FILE *f)
 }
 
 typedef struct retune_args {
-    const char *gpu, *db;
+    const char *gpu, *cpu, *db;
     unsigned ops;
     double since_s;      /* 0: no cutoff */
     double threshold;
@@ -87,6 +90,7 @@ static int parse(int argc, char **argv, retune_args *a)
 {
     static const struct option opts[] = {
         {"gpu", required_argument, 0, 'G'},        {"op", required_argument, 0, 'o'},
+        {"cpu", required_argument, 0, 'c'},
         {"since", required_argument, 0, 's'},      {"regression", required_argument, 0, 'r'},
         {"budget", required_argument, 0, 'b'},     {"strategy", required_argument, 0, 'S'},
         {"jobs", required_argument, 0, 'J'},       {"timeout", required_argument, 0, 'T'},
@@ -106,6 +110,7 @@ static int parse(int argc, char **argv, retune_args *a)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'G': a->gpu = optarg; break;
+        case 'c': a->cpu = optarg; break;
         case 'D': a->db = optarg; break;
         case 'j': a->json = 1; break;
         case 'F': a->force_env = 1; break;
@@ -149,6 +154,12 @@ static int parse(int argc, char **argv, retune_args *a)
     if (optind < argc) {
         print_error("retune: unexpected argument '%s' (see 'fdtune retune --help')",
                     argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (a->cpu && (a->gpu || !*a->cpu)) {
+        print_error("retune: %s", *a->cpu ? "--cpu and --gpu together: retune the GPUs and the "
+                                           "CPU one after the other"
+                                         : "--cpu needs auto or a part of the CPU's name");
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -650,6 +661,7 @@ int cmd_retune(int argc, char **argv)
     fdt_retune_request_init(&rq);
     rq.db_path = a.db;
     rq.gpu = a.gpu;
+    rq.cpu = a.cpu;
     rq.ops = a.ops;
     rq.since_s = a.since_s;
     rq.o.threshold = a.threshold;
@@ -674,7 +686,8 @@ int cmd_retune(int argc, char **argv)
     if (!rep->ran && st == FDT_STATUS_NO_GPU) {
         char what[4200];
         snprintf(what, sizeof what, "nothing can be re-measured here (%s)", rep->db_path);
-        print_no_gpu(&rep->probe, what, "Run retune on the GPU node that tuned the database.");
+        print_no_gpu(&rep->probe, what, "Run retune on the GPU node that tuned the database; "
+                     "for the host CPU's results, --cpu auto.");
     } else if (!rep->ran) {
         print_error("%s", e.msg);
     } else {

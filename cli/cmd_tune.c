@@ -1,6 +1,6 @@
 /* fdtune [tune]: the main job. Parses the options, loads the recipe of each requested
- * operator, opens a tuning session on the GPU --gpu names (tuner/session.c) and tunes each
- * problem into the database (fdt_tune_run, through tune_gpu.c); or, without a GPU, shows the plan, the space and
+ * operator, opens a tuning session on the GPU --gpu names, or on the host CPU with --cpu
+ * (tuner/session.c), and tunes each problem into the database (fdt_tune_run, through tune_gpu.c); or, without a GPU, shows the plan, the space and
  * the model's ranking (--dry-run) or replays the strategies against a database (--replay,
  * both in tuner/offline.c). Several GPUs (--gpu all, --devices) or problems of several radii,
  * precisions or grids run as in tune_many.c, a task of a plan (--tasks) as in tune_task.c;
@@ -20,16 +20,22 @@ static void tune_usage(FILE *f)
 {
     fprintf(f,
             "usage: fdtune [tune] --gpu NAME --R N --grid G [--op OP[,OP...]] [options]\n"
+            "       fdtune [tune] --cpu auto --R N --grid G [--op OP[,OP...]] [options]\n"
             "       fdtune [tune] --gpu all | --devices 0,2,3  --R N[,N...] --grid G [--grid G2...]\n"
             "       fdtune tune --tasks tasks.jsonl [--task N] [--results DIR]\n\n"
             "Searches the fastest verified kernel configuration of each operator (default: d2x,\n"
-            "d2y, d2z, lap, wave) for one GPU and grid, stores every evaluation in the tuning\n"
+            "d2y, d2z, lap, wave) for one GPU (or the host CPU) and grid, stores every evaluation in the tuning\n"
             "database and prints the best per operator against the recipe's default (the\n"
             "seeds' baseline) measured in the same run. A rerun resumes: configs the database\n"
             "already holds for this device and software environment are not measured again.\n\n"
             "  --gpu NAME       catalogue name or alias (H100, MI250X, mi250x), arch (sm_90,\n"
             "                   gfx90a), 'auto' (the first visible GPU, the default; a dry\n"
             "                   run describes it) or 'all' (every one)\n"
+            "  --cpu auto|NAME  the host CPU instead of a GPU (backend cpu, C with OpenMP\n"
+            "                   built by $CC, else cc; recipe cpu.lua); NAME must be part of\n"
+            "                   its model name or arch. Not with --gpu: tune the GPUs and the\n"
+            "                   CPU one after the other, so the CPU's threads never disturb a\n"
+            "                   GPU's timings\n"
             "  --devices LIST   these visible GPUs (indexes of 'fdtune devices'), one process\n"
             "                   each: the problems are spread over the GPUs of each model\n"
             "  --R N            stencil radius 1..8 (order 2N); a list tunes each\n"
@@ -50,7 +56,8 @@ static void tune_usage(FILE *f)
             "  --timeout S      per candidate, verification and timing (default 30)\n"
             "  --db PATH        tuning database (default $FDTUNE_DB, else\n"
             "                   $XDG_DATA_HOME/fdtune/fdtune.db)\n"
-            "  --dry-run        no GPU: space size, pruning and the model's ranking\n"
+            "  --dry-run        no GPU: space size, pruning and the model's ranking (with\n"
+            "                   --cpu auto: of the host CPU)\n"
             "  --replay DB      no GPU: replay the strategies against the evaluations stored in\n"
             "                   DB for this GPU and problem; how many each needs to the best\n"
             "  --top N          rows of the model's ranking in --dry-run (default 15)\n"
@@ -120,6 +127,12 @@ static int check_modes(const tune_args *a)
               "without --simulate-from";
     else if (a->ndevices && (a->gpu || a->gpu_all))
         bad = "--devices names the GPUs: give it without --gpu";
+    else if (a->cpu && (a->gpu || a->gpu_all || a->ndevices))
+        bad = "--cpu and --gpu (or --devices) together: tune them one after the other (fdtune "
+              "--gpu ..., then fdtune --cpu auto ...), so that the CPU's threads never share "
+              "the cores the GPU workers time on";
+    else if (a->cpu && (a->simulate || a->tasks))
+        bad = "--cpu tunes the host CPU itself: give it without --simulate-from and --tasks";
     else if (a->sim_gpus && !a->simulate)
         bad = "--simulate-gpus goes with --simulate-from DB";
     else if (a->dry_run && a->replay)
@@ -183,6 +196,7 @@ static int parse(int argc, char **argv, tune_args *a)
         {"op", required_argument, 0, 'o'},        {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
         {"gpu", required_argument, 0, 'G'},       {"recipe", required_argument, 0, 'r'},
+        {"cpu", required_argument, 0, 'c'},
         {"strategy", required_argument, 0, 'S'},  {"budget", required_argument, 0, 'b'},
         {"time", required_argument, 0, 't'},      {"force", no_argument, 0, 'f'},
         {"seed", required_argument, 0, 's'},      {"jobs", required_argument, 0, 'J'},
@@ -207,6 +221,13 @@ static int parse(int argc, char **argv, tune_args *a)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'G': a->gpu = optarg; continue;
+        case 'c':
+            if (!*optarg) {
+                print_error("tune: --cpu needs auto or a part of the CPU's name or arch");
+                return EXIT_USAGE;
+            }
+            a->cpu = optarg;
+            continue;
         case 'r': a->recipe = optarg; continue;
         case 'D': a->db = optarg; continue;
         case 'Y': a->replay = optarg; continue;
@@ -273,10 +294,13 @@ static int parse(int argc, char **argv, tune_args *a)
     return check(a);
 }
 
-/* The device of --dry-run and --replay: --gpu auto (the default) is the visible GPU, anything
- * else is described from the catalogue. EXIT_OK, or the exit status (printed). */
+/* The device of --dry-run and --replay: --cpu is the host CPU, --gpu auto (the default) the
+ * visible GPU, anything else is described from the catalogue. EXIT_OK, or the exit status
+ * (printed). */
 static int offline_device(const tune_args *a, const fdt_catalogue *cat, fdt_device *dev)
 {
+    if (a->cpu)
+        return host_cpu(a->cpu, dev);
     const char *gpu = a->gpu ? a->gpu : "auto";
     if (fdt_session_gpu_auto(gpu))
         return resolve_gpu_auto(&gpu, cat, dev);
@@ -309,7 +333,8 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
         if (!(a->rq.ops & (1u << op)))
             continue;
         fdt_recipe *r = NULL;
-        if (fdt_recipe_load_for_op((fdt_op)op, a->recipe, &r, &e)) {
+        fdt_dialect d = a->cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP;
+        if (fdt_recipe_load_for_dialect((fdt_op)op, d, a->recipe, &r, &e)) {
             print_error("%s", e.msg);
             rc = EXIT_USAGE;
             break;

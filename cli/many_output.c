@@ -7,6 +7,7 @@
 #include "tune_output.h"
 
 #include "cli.h"
+#include "fdt_target.h"
 
 #include <math.h>
 #include <string.h>
@@ -302,8 +303,9 @@ static void notes(fdt_emit *m, const fdt_many_report *r, const char *db_path)
     int any_done = 0;
     for (int i = 0; i < r->n; i++)
         any_done |= r->v[i].state == FDT_MANY_DONE && r->v[i].sum.have_best;
-    if (any_done)
-        tune_out_next_step(m, NULL, db_path);
+    if (any_done) /* a run on the host CPU has it as its one device */
+        tune_out_next_step(m, NULL, r->ngpus == 1 && fdt_target_device_is_cpu(&r->gpu[0].dev),
+                           db_path);
 }
 
 void many_out_summary(int json, const fdt_many_report *r, const char *db_path,

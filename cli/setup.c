@@ -1,7 +1,7 @@
 /* What several commands share around the library calls that do their work: the exit status
  * of a library outcome, the explanation when no GPU is visible (each backend tried and why
- * it found nothing), --gpu auto resolved to the visible GPU for the commands that read stored
- * results, and the tuning database opened for reading, with a hint when there is none yet;
+ * it found nothing), --gpu auto resolved to the visible GPU and --cpu auto to the host CPU
+ * for the commands that read stored results, and the tuning database opened for reading, with a hint when there is none yet;
  * for query and export, the user's database followed by the system database. */
 #include "cli.h"
 #include "fdt_db.h"
@@ -43,12 +43,36 @@ int resolve_gpu_auto(const char **gpu, const fdt_catalogue *cat, fdt_device *dev
     fdt_status st = fdt_session_resolve_auto(gpu, cat, NULL, &p, dev, &e);
     if (st == FDT_STATUS_NO_GPU)
         print_no_gpu(&p, "--gpu auto names no device",
-                     "Name the GPU instead, e.g. --gpu H100 or --gpu gfx90a.");
+                     "Name the GPU instead, e.g. --gpu H100 or --gpu gfx90a; for the host "
+                     "CPU, --cpu auto.");
     else if (st != FDT_STATUS_OK)
         print_error("--gpu auto: %s", e.msg);
     else if (dev->name[0] || dev->arch[0])
         print_note("--gpu auto: the visible GPU, %s (%s, %d CUs)", dev->name, dev->arch,
                    dev->compute_units);
+    return exit_status(st);
+}
+
+int resolve_cpu_auto(const char **cpu, fdt_device *dev)
+{
+    fdt_probe p;
+    fdt_err e;
+    fdt_status st = fdt_session_resolve_cpu(cpu, NULL, &p, dev, &e);
+    if (st != FDT_STATUS_OK)
+        print_error("%s", e.msg);
+    else if (dev->name[0])
+        print_note("--cpu auto: the host CPU, %s (%s, %d cores)", dev->name, dev->arch,
+                   dev->compute_units);
+    return exit_status(st);
+}
+
+int host_cpu(const char *cpu, fdt_device *dev)
+{
+    fdt_probe p;
+    fdt_err e;
+    fdt_status st = fdt_session_host_cpu(cpu, NULL, &p, dev, &e);
+    if (st != FDT_STATUS_OK)
+        print_error("%s", e.msg);
     return exit_status(st);
 }
 

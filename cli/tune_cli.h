@@ -15,6 +15,7 @@ typedef struct tune_args {
     problem_args pa;
     fdt_tune_request rq;  /* the problems, operators, strategy, budget, limits */
     const char *gpu, *recipe, *db, *replay;
+    const char *cpu;      /* --cpu auto|NAME: the host CPU instead of a GPU */
     int gpu_all;          /* --gpu all */
     int ndevices;         /* --devices */
     int devices[FDT_MAX_DEVICES];
@@ -39,7 +40,7 @@ int tune_sim_probe(const tune_args *a, fdt_probe *p, const fdt_probe **probed);
 int tune_load_recipes(const tune_args *a, fdt_recipe **rec);
 void tune_free_recipes(fdt_recipe **rec);
 
-/* Tunes on one GPU (--gpu, default the first) into db_path (NULL: a->db, else the default);
+/* Tunes on one GPU (--gpu, default the first) or the host CPU (--cpu) into db_path (NULL: a->db, else the default);
  * prints progress and the summary; returns the exit status. *opened: the database was
  * opened (something may have been written to it). */
 int tune_one_gpu(tune_args *a, const fdt_catalogue *cat, fdt_recipe **rec, const char *db_path,

@@ -16,7 +16,8 @@ int tune_load_recipes(const tune_args *a, fdt_recipe **rec)
         rec[op] = NULL;
     for (int op = 0; op < FDT_OP_COUNT; op++)
         if ((a->rq.ops & (1u << op)) &&
-            fdt_recipe_load_for_op((fdt_op)op, a->recipe, &rec[op], &e)) {
+            fdt_recipe_load_for_dialect((fdt_op)op, a->cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP,
+                                        a->recipe, &rec[op], &e)) {
             print_error("%s", e.msg);
             tune_free_recipes(rec);
             return EXIT_USAGE;
@@ -38,6 +39,7 @@ void tune_session_opts(const tune_args *a, const fdt_catalogue *cat, fdt_session
     so->db_path = a->db;
     so->cat = cat;
     so->gpu = a->gpu;
+    so->cpu = a->cpu;
     so->fdtune_version = FDTUNE_VERSION;
     so->worker.seed = a->rq.seed;
     so->worker.eval_timeout_ms = (int)a->timeout * 1000;
@@ -70,9 +72,9 @@ static void print_open_failure(fdt_status st, const fdt_session *s, const fdt_er
 {
     if (st == FDT_STATUS_NO_GPU)
         print_no_gpu(&s->probe, "nothing can be tuned here",
-                     "Without a GPU: --dry-run shows the space, the pruning and the model's "
-                     "ranking; --replay DB compares the strategies on stored results; "
-                     "--simulate-from DB answers from recorded results");
+                     "Without a GPU: --cpu auto tunes the host CPU; --dry-run shows the space, "
+                     "the pruning and the model's ranking; --replay DB compares the strategies "
+                     "on stored results; --simulate-from DB answers from recorded results");
     else
         print_error("%s", e->msg);
 }

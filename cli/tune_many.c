@@ -1,7 +1,8 @@
 /* fdtune --gpu all | --devices 0,2,3 (or problems of several radii, precisions or grids):
  * a run over several GPUs of the node (tuner/fdt_many.h), one process per GPU, into one
  * database. The GPUs are --devices, else every visible one (--gpu all), else the one --gpu
- * names (the first by default); with --simulate-from, those of the simulated node. */
+ * names (the first by default); with --simulate-from, those of the simulated node. With
+ * --cpu, the one device is the host CPU. */
 #include "fdt_many.h"
 #include "tune_cli.h"
 #include "tune_output.h"
@@ -15,15 +16,16 @@ static int list_devices(const tune_args *a, fdt_probe *p, const fdt_probe **prob
     if (tune_sim_probe(a, p, probed))
         return EXIT_USAGE;
     if (!*probed) {
-        if (fdt_probe_devices(p, &e)) {
+        if (a->cpu ? fdt_session_probe_cpu(NULL, p, &e) : fdt_probe_devices(p, &e)) {
             print_error("%s", e.msg);
             return EXIT_ERROR;
         }
         *probed = p;
     }
-    if (p->ndevices == 0) {
+    if (!a->cpu && fdt_session_gpu_count(p) == 0) {
         print_no_gpu(p, "nothing can be tuned here",
-                     "Without a GPU: --simulate-from DB answers from recorded results");
+                     "Without a GPU: --cpu auto tunes the host CPU; --simulate-from DB answers "
+                     "from recorded results");
         return EXIT_NO_GPU;
     }
     return EXIT_OK;
@@ -39,14 +41,16 @@ static int pick_gpus(const tune_args *a, const fdt_catalogue *cat, const fdt_pro
         *n = a->ndevices;
         return EXIT_OK;
     }
-    if (a->gpu_all) {
+    if (a->gpu_all) { /* every GPU, never the host CPU */
         for (int i = 0; i < p->ndevices; i++)
-            live[(*n)++] = i;
+            if (!fdt_target_device_is_cpu(&p->device[i]))
+                live[(*n)++] = i;
         return EXIT_OK;
     }
     fdt_device dev;
     fdt_err e;
-    if (fdt_session_select_gpu(cat, a->gpu, p, 1, &dev, &live[0], &e)) {
+    if (a->cpu ? fdt_session_select_cpu(a->cpu, p, &dev, &live[0], &e)
+               : fdt_session_select_gpu(cat, a->gpu, p, 1, &dev, &live[0], &e)) {
         print_error("%s", e.msg);
         return EXIT_USAGE;
     }

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "fdt_db.h"
+#include "fdt_target.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -235,16 +236,17 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
     if (n > 0 && s[n - 1].worker_restarts)
         fdt_emit_text(m, "the GPU worker was restarted %d time(s) after crashes or timeouts\n",
                       s[n - 1].worker_restarts);
-    fdt_emit_text(m, "results stored in %s ('fdtune query best --gpu %s' shows them)\n",
-                  db_path, info->arch);
+    int cpu = fdt_target_device_is_cpu(info);
+    fdt_emit_text(m, "results stored in %s ('fdtune query best --%s %s' shows them)\n",
+                  db_path, cpu ? "cpu" : "gpu", cpu ? "auto" : info->arch);
     int any_best = 0;
     for (int i = 0; i < n; i++)
         any_best |= s[i].have_best;
     if (any_best)
-        tune_out_next_step(m, info->arch, db_path);
+        tune_out_next_step(m, info->arch, cpu, db_path);
 }
 
-void tune_out_next_step(fdt_emit *m, const char *gpu, const char *db_path)
+void tune_out_next_step(fdt_emit *m, const char *gpu, int cpu, const char *db_path)
 {
     char def[4096], db[4200] = "";
     fdt_err e;
@@ -254,8 +256,12 @@ void tune_out_next_step(fdt_emit *m, const char *gpu, const char *db_path)
                                     "0123456789/._-+,:@%") == strlen(db_path);
         snprintf(db, sizeof db, plain ? " --db %s" : " --db '%s'", db_path);
     }
-    fdt_emit_text(m, "next: fdtune export%s%s%s -o fdtuned.h (a header for your HIP or CUDA "
-                     "code)\n", gpu ? " --gpu " : "", gpu ? gpu : "", db);
+    if (cpu)
+        fdt_emit_text(m, "next: fdtune export --cpu auto%s -o fdtuned_cpu.h (a C header for your "
+                         "code, built with cc -fopenmp)\n", db);
+    else
+        fdt_emit_text(m, "next: fdtune export%s%s%s -o fdtuned.h (a header for your HIP or CUDA "
+                         "code)\n", gpu ? " --gpu " : "", gpu ? gpu : "", db);
 }
 
 static void summary_render(fdt_emit *m, const fdt_device *info, const fdt_device *dev,

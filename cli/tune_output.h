@@ -34,9 +34,9 @@ void tune_out_summary(int json, const fdt_device *info, const fdt_device *dev,
                       const char *db_path, const fdt_tune_summary *s, int n);
 /* The last line of a finished tune's text summary: the export command that turns its results
  * into a header ("next: fdtune export --gpu GPU [--db DB] -o fdtuned.h"); gpu NULL leaves
- * --gpu out (every device), db_path is named only where it is not the default database.
- * Text only: nothing in JSON. */
-void tune_out_next_step(fdt_emit *m, const char *gpu, const char *db_path);
+ * --gpu out (every device); cpu 1: the host CPU's results ("--cpu auto", a C header);
+ * db_path is named only where it is not the default database. Text only: nothing in JSON. */
+void tune_out_next_step(fdt_emit *m, const char *gpu, int cpu, const char *db_path);
 
 /* ------------------------------------------------------------------ several GPUs */
 

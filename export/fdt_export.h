@@ -33,6 +33,9 @@ typedef struct fdt_exp_opts {
      * catalogue name or alias (needs cat). None: every device in the database. */
     const char *gpus[FDT_EXP_MAX_GPUS];
     int ngpus;
+    /* 1 where gpus[i] came from --cpu: it names CPUs only (fdt_target_device_is_cpu), and no
+     * model answers for it; 0: it names GPUs only. */
+    unsigned char cpu[FDT_EXP_MAX_GPUS];
     unsigned ops;      /* bit (1u << fdt_op) per operator; 0: every tuned operator */
     unsigned Rs;       /* bit (1u << R) per radius; 0: any */
     unsigned precs;    /* bit (1u << fdt_prec) per precision; 0: any */
@@ -55,13 +58,17 @@ typedef struct fdt_exp_tuned {
     int vconst, vruntime;   /* indices in the family's variant table */
 } fdt_exp_tuned;
 
-/* One operator/R/precision: one launcher, its variant table and a fallback. */
+/* One operator/R/precision on GPUs or on CPUs: one launcher, its variant table and a
+ * fallback. */
 typedef struct fdt_exp_family {
+    int cpu;                /* 1: CPU results (the C dialect's kernels), 0: GPU results */
     fdt_op op;
     int R;
     fdt_prec prec;
-    char name[32];          /* "lap_r4_f32": launcher fdtuned_lap_r4_f32 */
-    fdt_config fallback;    /* fdt_config_fallback: fdtune's built-in default (variant 0) */
+    char name[32];          /* "lap_r4_f32": launcher fdtuned_lap_r4_f32; on CPUs
+                               "cpu_lap_r4_f32": fdtuned_cpu_lap_r4_f32 */
+    fdt_config fallback;    /* fdt_config_fallback_for its dialect: fdtune's built-in default
+                               (variant 0; on CPUs the plain loop nest) */
     char kfallback[96];
     fdt_exp_tuned *tuned;   /* by arch, compute units, device name, grid volume */
     size_t ntuned;
@@ -102,8 +109,16 @@ void fdt_exp_plan_free(fdt_exp_plan *p);
  * runtime-dims kernel (fdt_exp_tuned.vconst, .vruntime). */
 int fdt_exp_family_nvariants(const fdt_exp_family *f);
 
-/* The self-contained header (appended to out). */
+/* The self-contained header (appended to out): the GPU part for HIP/CUDA code with the GPU
+ * families, then, when the plan has CPU families, the CPU part (fdt_exp_render_cpu); a plan
+ * of CPU families only is the CPU part alone. */
 int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
+/* The CPU part (appended to out): plain C11 + OpenMP for `cc -fopenmp`, with the CPU
+ * families' kernels (generated in the C dialect), their variant tables, the selection by the
+ * current CPU (model name, arch, cores) and grid with the nearest rule of the GPU part
+ * (portable/fdtuned_nearest.h), layout helpers and launchers fdtuned_cpu_<op>_r<R>_<prec>.
+ * Guarded on its own, so it may follow the GPU part in one file. */
+int fdt_exp_render_cpu(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
 /* The same selection as JSON (appended to out); "schema" is FDT_EXP_JSON_SCHEMA. */
 #define FDT_EXP_JSON_SCHEMA 1
 int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);

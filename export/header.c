@@ -5,7 +5,9 @@
  * and selection; plain C/C++, alone under FDTUNED_SELECT_ONLY); the
  * platform prelude; the generated kernels, each once; and the host launchers and layout
  * helpers that ask the current device what it is. Under a runtime compiler (hiprtc, NVRTC)
- * only the kernels remain, with C names, so fdtune's tests can compile the header as is. */
+ * only the kernels remain, with C names, so fdtune's tests can compile the header as is. The
+ * GPU families only: a plan with CPU families gets the CPU part (cpu.c) after this one, or
+ * alone when it has no GPU family. */
 #include "exp_internal.h"
 #include "fdt_target.h"
 
@@ -62,6 +64,10 @@ static void num(fdt_sb *b, double v)
     else
         fdt_sb_puts(b, "-1");
 }
+
+void fdt_exp_comment_text(fdt_sb *b, const char *s) { comment_text(b, s); }
+
+void fdt_exp_c_str(fdt_sb *b, const char *s) { c_str(b, s); }
 
 /* ------------------------------------------------------------------ comment block */
 
@@ -192,6 +198,8 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
     }
 }
 
+void fdt_exp_provenance(const fdt_exp_plan *p, fdt_sb *b) { provenance(p, b); }
+
 /* The launcher's parameters after the pointers and the grid, from the generator's argument
  * list, so the header follows the kernels when operators gain parameters. */
 static void scalar_params(const fdt_exp_family *f, fdt_sb *decl, fdt_sb *names)
@@ -296,6 +304,8 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
         " *   padded point (si, sj, sk); sx, sy, sz are 1/h^2 per axis):\n");
     for (size_t f = 0; f < p->nfam; f++) {
         const fdt_exp_family *fam = &p->fam[f];
+        if (fam->cpu)
+            continue;
         char up[32];
         upper(fam->name, up, sizeof up);
         fdt_sb decl, names;
@@ -450,6 +460,8 @@ static int kernels(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     int rc = 0;
     for (size_t i = 0; i < ks.n && !rc; i++) {
         fdt_exp_kernel *k = &ks.v[i];
+        if (k->cpu) /* the CPU part's */
+            continue;
         fdt_build_opts o;
         fdt_build_opts_init(&o);
         o.stop_after = FDT_BUILD_GENERATE;
@@ -631,6 +643,11 @@ int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     static const char *const portable[] = {"fdtuned_layout.h", "fdtuned_geometry.h",
                                            "fdtuned_model.h", "fdtuned_nearest.h",
                                            "fdtuned_select.h"};
+    size_t ncpu = 0;
+    for (size_t f = 0; f < p->nfam; f++)
+        ncpu += p->fam[f].cpu != 0;
+    if (p->nfam && ncpu == p->nfam) /* CPU results only: the CPU part alone */
+        return fdt_exp_render_cpu(p, b, e);
     const char *host = fdt_exp_snippet("fdtuned_host.h");
     for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++)
         if (!fdt_exp_snippet(portable[i]))
@@ -642,8 +659,16 @@ int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
                    "`fdtune export`: do not edit,\n * export again after tuning.\n *\n");
     provenance(p, b);
     fdt_sb_puts(b, " *\n");
+    if (ncpu)
+        fdt_sb_puts(b, " * Two parts: this GPU part for HIP or CUDA code, then a CPU part for C "
+                       "code built with\n * cc -fopenmp (its own comment below). A C program "
+                       "defines FDTUNED_CPU_ONLY before\n * including the header to get the "
+                       "CPU part alone.\n *\n");
     usage(p, b);
-    fdt_sb_puts(b, " */\n#ifndef FDTUNED_EXPORT_H\n#define FDTUNED_EXPORT_H\n\n");
+    fdt_sb_puts(b, " */\n");
+    if (ncpu)
+        fdt_sb_puts(b, "#ifndef FDTUNED_CPU_ONLY\n");
+    fdt_sb_puts(b, "#ifndef FDTUNED_EXPORT_H\n#define FDTUNED_EXPORT_H\n\n");
     fdt_sb_puts(b, "/* Runtime compilers (hiprtc, NVRTC) get the kernels only. */\n"
                    "#if defined(__HIPCC_RTC__) || defined(__CUDACC_RTC__)\n"
                    "#ifndef FDTUNED_DEVICE_ONLY\n#define FDTUNED_DEVICE_ONLY 1\n#endif\n#endif\n"
@@ -653,15 +678,17 @@ int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     fdt_sb_puts(b, "/* The exported operators: X(op, R, precision, element type). */\n"
                    "#define FDTUNED_OPERATORS(X)");
     for (size_t f = 0; f < p->nfam; f++)
-        fdt_sb_printf(b, " \\\n    X(%s, %d, %s, %s)", fdt_op_name(p->fam[f].op), p->fam[f].R,
-                      fdt_prec_name(p->fam[f].prec), real_name(p->fam[f].prec));
+        if (!p->fam[f].cpu)
+            fdt_sb_printf(b, " \\\n    X(%s, %d, %s, %s)", fdt_op_name(p->fam[f].op),
+                          p->fam[f].R, fdt_prec_name(p->fam[f].prec), real_name(p->fam[f].prec));
     fdt_sb_printf(b, "\n#define FDTUNED_GENERATOR \"%s\"\n\n", p->generator);
 
     fdt_sb_puts(b, "#ifndef FDTUNED_DEVICE_ONLY\n");
     for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++)
         fdt_sb_puts(b, fdt_exp_snippet(portable[i]));
     for (size_t f = 0; f < p->nfam; f++)
-        family_tables(&p->fam[f], b);
+        if (!p->fam[f].cpu)
+            family_tables(&p->fam[f], b);
     fdt_sb_puts(b, "#endif /* !FDTUNED_DEVICE_ONLY */\n\n");
 
     fdt_sb_puts(b, "#ifndef FDTUNED_SELECT_ONLY\n");
@@ -691,10 +718,13 @@ int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
     fdt_sb_puts(b, "\n#ifndef FDTUNED_DEVICE_ONLY\n");
     fdt_sb_puts(b, host);
     for (size_t f = 0; f < p->nfam; f++)
-        family_launchers(&p->fam[f], b);
+        if (!p->fam[f].cpu)
+            family_launchers(&p->fam[f], b);
     fdt_sb_puts(b, "#endif /* !FDTUNED_DEVICE_ONLY */\n#endif /* !FDTUNED_SELECT_ONLY */\n"
                    "#endif /* FDTUNED_EXPORT_H */\n");
+    if (ncpu) /* the CPU part follows, for C code */
+        fdt_sb_puts(b, "#endif /* !FDTUNED_CPU_ONLY */\n\n");
     if (b->oom)
         return fdt_err_set(e, "export: out of memory");
-    return 0;
+    return ncpu ? fdt_exp_render_cpu(p, b, e) : 0;
 }

@@ -120,6 +120,7 @@ static void operators(fdt_emit *m, const fdt_exp_plan *p)
         char launcher[64];
         snprintf(launcher, sizeof launcher, "fdtuned_%s", fam->name);
         fdt_emit_object(m, NULL);
+        fdt_emit_str(m, "target", fam->cpu ? "cpu" : "gpu");
         fdt_emit_str(m, "op", fdt_op_name(fam->op));
         fdt_emit_int(m, "R", fam->R);
         fdt_emit_str(m, "precision", fdt_prec_name(fam->prec));

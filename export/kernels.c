@@ -1,19 +1,20 @@
 /* The distinct kernels of an export plan. Variant tables name kernels; the same kernel can
  * be named many times (one config best on several devices, a tuned config that is also the
- * fallback), and a header must define each once. Kernel names decide identity: the
- * generator's name hashes config and grid, the runtime-dims name the config alone. */
+ * fallback), and a header must define each once in its part (the GPUs' or the CPUs'). Kernel
+ * names decide identity: the generator's name hashes config and grid, the runtime-dims name
+ * the config alone. */
 #include "exp_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int add(fdt_exp_kernels *ks, size_t *cap, const char *name, const fdt_problem *p,
-               const fdt_config *c, int runtime_dims)
+static int add(fdt_exp_kernels *ks, size_t *cap, int cpu, const char *name,
+               const fdt_problem *p, const fdt_config *c, int runtime_dims)
 {
     for (size_t i = 0; i < ks->n; i++) {
         const fdt_exp_kernel *k = &ks->v[i];
-        if (strcmp(k->name, name))
+        if (strcmp(k->name, name) || k->cpu != cpu)
             continue;
         /* Names are 32-bit hashes: the same name must mean the same kernel, or one variant
          * would silently run another's code. */
@@ -30,6 +31,7 @@ static int add(fdt_exp_kernels *ks, size_t *cap, const char *name, const fdt_pro
     ks->v = v;
     fdt_exp_kernel *k = &ks->v[ks->n++];
     memset(k, 0, sizeof *k);
+    k->cpu = cpu;
     snprintf(k->name, sizeof k->name, "%s", name);
     k->problem = *p;
     k->cfg = *c;
@@ -46,12 +48,12 @@ int fdt_exp_kernels_collect(const fdt_exp_plan *p, fdt_exp_kernels *ks)
         const fdt_exp_family *fam = &p->fam[f];
         /* The fallback's grid is only a placeholder (it is an argument): any valid one. */
         fdt_problem any = {fam->op, fam->R, fam->prec, 64, 64, 64};
-        int rc = add(ks, &cap, fam->kfallback, &any, &fam->fallback, 1);
+        int rc = add(ks, &cap, fam->cpu, fam->kfallback, &any, &fam->fallback, 1);
         for (size_t t = 0; t < fam->ntuned && !rc; t++) {
             const fdt_exp_tuned *tu = &fam->tuned[t];
-            rc = add(ks, &cap, tu->kconst, &tu->row.problem, &tu->cfg, 0);
+            rc = add(ks, &cap, fam->cpu, tu->kconst, &tu->row.problem, &tu->cfg, 0);
             if (!rc)
-                rc = add(ks, &cap, tu->kruntime, &tu->row.problem, &tu->cfg, 1);
+                rc = add(ks, &cap, fam->cpu, tu->kruntime, &tu->row.problem, &tu->cfg, 1);
         }
         if (rc) {
             fdt_exp_kernels_free(ks);

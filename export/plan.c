@@ -9,6 +9,7 @@
 #include "fdt_export.h"
 #include "exp_internal.h"
 #include "fdt_recipe.h"
+#include "fdt_target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,8 +96,8 @@ static void describe_devices(const fdt_db_device_list *all, fdt_sb *b)
 
 /* The refusal when a --gpu (NULL: none given) names no stored device; entry is the catalogue's
  * reading of it, when it had one. */
-static void nothing_named(const char *gpu, const fdt_device *entry, const fdt_db_device_list *all,
-                          const char *database, fdt_err *e)
+static void nothing_named(const char *opt, const char *gpu, const fdt_device *entry,
+                          const fdt_db_device_list *all, const char *database, fdt_err *e)
 {
     fdt_sb held;
     fdt_sb_init(&held);
@@ -104,11 +105,11 @@ static void nothing_named(const char *gpu, const fdt_device *entry, const fdt_db
     if (!gpu)
         fdt_err_set(e, "%s: the database holds no device", database);
     else if (entry->name[0])
-        fdt_err_set(e, "--gpu %s: %s (%s) was never tuned in %s (%s)", gpu, entry->name,
+        fdt_err_set(e, "%s %s: %s (%s) was never tuned in %s (%s)", opt, gpu, entry->name,
                     entry->arch, database, fdt_sb_str(&held));
     else
-        fdt_err_set(e, "--gpu %s: no device in %s matches (%s)", gpu, database,
-                    fdt_sb_str(&held));
+        fdt_err_set(e, "%s %s: no %s in %s matches (%s)", opt, gpu,
+                    strcmp(opt, "--cpu") ? "device" : "CPU", database, fdt_sb_str(&held));
     fdt_sb_free(&held);
 }
 
@@ -117,6 +118,13 @@ static void nothing_named(const char *gpu, const fdt_device *entry, const fdt_db
 static int same_family(const fdt_problem *a, const fdt_problem *b)
 {
     return a->op == b->op && a->R == b->R && a->prec == b->prec;
+}
+
+/* The dialect of a row's kernels: its device's target's (the GPUs' where none claims it). */
+static fdt_gen_target row_dialect(const fdt_db_row *r)
+{
+    fdt_gen_target g = {fdt_target_device_is_cpu(&r->device) ? FDT_DIALECT_C : FDT_DIALECT_HIP};
+    return g;
 }
 
 static int cmp_family(const fdt_problem *a, const fdt_problem *b)
@@ -138,7 +146,9 @@ static int cmp_int64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 static int cmp_rows(const void *pa, const void *pb)
 {
     const fdt_db_row *a = pa, *b = pb;
-    int c = cmp_family(&a->problem, &b->problem);
+    int c = (int)row_dialect(a).dialect - (int)row_dialect(b).dialect; /* GPUs, then CPUs */
+    if (!c)
+        c = cmp_family(&a->problem, &b->problem);
     if (!c) {
         int la = fdtuned_arch_base_len(a->device.arch), lb = fdtuned_arch_base_len(b->device.arch);
         c = strncmp(a->device.arch, b->device.arch, (size_t)(la < lb ? la : lb));
@@ -304,8 +314,9 @@ static int fill_tuned(fdt_exp_tuned *t, fdt_err *e)
 {
     char key[160];
     fdt_problem_format(&t->row.problem, key, sizeof key);
+    fdt_gen_target g = row_dialect(&t->row);
     if (fdt_config_parse(t->row.ev.config, &t->cfg, e) ||
-        fdt_config_check(&t->row.problem, &t->cfg, e) ||
+        fdt_config_check_for(&g, &t->row.problem, &t->cfg, e) ||
         fdt_layout_make(&t->row.problem, t->cfg.align, &t->layout, e))
         return fdt_err_wrap(e, "%s on %s: stored best config '%s'", key, t->row.device.name,
                             t->row.ev.config);
@@ -329,7 +340,9 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
     rows->n = n;
     for (size_t i = 0; i < rows->n;) {
         size_t j = i;
-        while (j < rows->n && same_family(&rows->v[i].problem, &rows->v[j].problem))
+        fdt_gen_target g = row_dialect(&rows->v[i]);
+        while (j < rows->n && same_family(&rows->v[i].problem, &rows->v[j].problem) &&
+               row_dialect(&rows->v[j]).dialect == g.dialect)
             j++;
         fdt_exp_family *v = realloc(p->fam, (p->nfam + 1) * sizeof *v);
         if (!v)
@@ -338,12 +351,13 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
         fdt_exp_family *f = &p->fam[p->nfam++];
         memset(f, 0, sizeof *f);
         const fdt_problem *pr = &rows->v[i].problem;
+        f->cpu = g.dialect == FDT_DIALECT_C;
         f->op = pr->op;
         f->R = pr->R;
         f->prec = pr->prec;
-        snprintf(f->name, sizeof f->name, "%s_r%d_%s", fdt_op_name(pr->op), pr->R,
-                 fdt_prec_name(pr->prec));
-        fdt_config_fallback(pr, &f->fallback);
+        snprintf(f->name, sizeof f->name, "%s%s_r%d_%s", f->cpu ? "cpu_" : "",
+                 fdt_op_name(pr->op), pr->R, fdt_prec_name(pr->prec));
+        fdt_config_fallback_for(&g, pr, &f->fallback);
         fdt_exp_runtime_name(pr, &f->fallback, f->kfallback, sizeof f->kfallback);
         f->tuned = calloc(j - i, sizeof *f->tuned);
         if (!f->tuned)
@@ -452,6 +466,18 @@ typedef struct selection {
     fdt_db_rows rows;
 } selection;
 
+/* Keeps among the devices hit those of one kind (cpu 1: CPUs, 0: GPUs); how many. */
+static int keep_kind(const fdt_db_device_list *all, char *hit, int cpu)
+{
+    int n = 0;
+    for (size_t i = 0; i < all->n; i++) {
+        if (hit[i] && fdt_target_device_is_cpu(&all->v[i]) != cpu)
+            hit[i] = 0;
+        n += hit[i] != 0;
+    }
+    return n;
+}
+
 /* Each --gpu must name at least one device, stored or (with the model's answers) described
  * by the catalogue, and have what was asked for tuned or answered by the model. */
 static int select_devices(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o,
@@ -472,12 +498,16 @@ static int select_devices(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o
         int named = o->ngpus ? fdt_exp_match_gpu(&s->all, o->gpus[g], o->cat, s->hit, &entry,
                                                  &ce)
                              : (int)s->all.n;
+        if (o->ngpus) /* --gpu names GPUs only, --cpu CPUs only */
+            named = keep_kind(&s->all, s->hit, o->cpu[g]);
         /* Where nothing measured answers, the model's answers for what --gpu names. */
         size_t from = s->rows.n;
-        if (o->ngpus && fdt_exp_model_rows(dbs, ndbs, o->gpus[g], o, &s->rows, e))
+        if (o->ngpus && !o->cpu[g] &&
+            fdt_exp_model_rows(dbs, ndbs, o->gpus[g], o, &s->rows, e))
             return FDT_EXP_ERROR;
         if (!named && s->rows.n == from) {
-            nothing_named(o->ngpus ? o->gpus[g] : NULL, &entry, &s->all, where, e);
+            nothing_named(o->ngpus && o->cpu[g] ? "--cpu" : "--gpu",
+                          o->ngpus ? o->gpus[g] : NULL, &entry, &s->all, where, e);
             return FDT_EXP_NOTHING;
         }
         /* Their best results; fdt_db_best filters what it can, collect_wanted the rest. */

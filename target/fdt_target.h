@@ -68,6 +68,12 @@ int fdt_target_resolve(const fdt_device *d, fdt_target *t, fdt_err *e);
  * when no backend claims arch or the name is longer than a device's arch field holds. */
 int fdt_target_for_arch(const char *arch, fdt_target *t, fdt_err *e);
 
+/* 1 when device d is a CPU: its target (fdt_target_resolve) is written in the C dialect; 0
+ * for a GPU and for a device no backend claims. The one rule that tells them apart where a
+ * command names a kind of device (--gpu never names a CPU, --cpu never a GPU; an export
+ * writes each its own part). */
+int fdt_target_device_is_cpu(const fdt_device *d);
+
 /* A source-only target: the dialect alone, no backend, architecture or rules (what an
  * export's kernels are written in, for every architecture of their dialect). It generates
  * only (FDT_BUILD_GENERATE). */

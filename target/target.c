@@ -73,6 +73,13 @@ int fdt_target_for_arch(const char *arch, fdt_target *t, fdt_err *e)
     return 0;
 }
 
+int fdt_target_device_is_cpu(const fdt_device *d)
+{
+    fdt_target t;
+    fdt_err e;
+    return fdt_target_resolve(d, &t, &e) == 0 && t.gen.dialect == FDT_DIALECT_C;
+}
+
 void fdt_target_for_dialect(fdt_dialect dialect, fdt_target *t)
 {
     memset(t, 0, sizeof *t);

@@ -392,20 +392,37 @@ run db merge --best-onyl -o "$tmp/x.db" "$tmp/t.db"
 expect_in "db merge --best-onyl" "$err" "did you mean '--best-only'?"
 
 # ---------------------------------------------------------------- run.sh without a GPU (item 9)
-# scripts/run.sh on a machine without a GPU names what works without one; run here with a
-# stand-in fdtune that sees no GPU (and a setup that does nothing), as a copy of the scripts
+# scripts/run.sh on a machine without a GPU names what works without one and runs the main
+# job on the host CPU (--cpu auto) at a grid that fits, then prints the export command; run
+# here with a stand-in fdtune that sees no GPU (--gpu auto exits 3) and logs its arguments
+# (and a setup that does nothing), as a copy of the scripts
 mkdir -p "$tmp/rs/scripts" "$tmp/rs/build"
 cp "$src/scripts/run.sh" "$tmp/rs/scripts/run.sh"
 printf '#!/bin/sh\nexit 0\n' >"$tmp/rs/scripts/setup.sh"
-printf '#!/bin/sh\ncase $1 in devices) echo "No GPU is visible.";; bench) exit 3;; esac\nexit 0\n' \
-    >"$tmp/rs/build/fdtune"
+printf '#!/bin/sh\necho "$*" >>"%s"\ncase "$*" in devices*) echo "No GPU is visible.";; *"--gpu auto"*) exit 3;; esac\nexit 0\n' \
+    "$tmp/rs/args" >"$tmp/rs/build/fdtune"
 chmod +x "$tmp/rs/scripts/setup.sh" "$tmp/rs/build/fdtune"
 rc=0
-sh "$tmp/rs/scripts/run.sh" >"$out" 2>"$err" || rc=$?
+sh "$tmp/rs/scripts/run.sh" --budget 3 >"$out" 2>"$err" || rc=$?
 expect_status "run.sh without a GPU" 0
 expect_in "run.sh without a GPU: export from the system database" "$err" "fdtune export --gpu H100"
 expect_in "run.sh without a GPU: gen" "$err" "fdtune gen --op lap"
 expect_in "run.sh without a GPU: simulated GPUs" "$err" "--simulate-from"
+expect_in "run.sh without a GPU: says it tunes the CPU" "$err" "the main job runs on the host CPU"
+expect_in "run.sh without a GPU: the grid and why" "$err" "MiB of memory available"
+tail -n 1 "$err" >"$tmp/rs/last"
+expect_in "run.sh without a GPU: ends with the export" "$tmp/rs/last" "export --cpu auto --R 4 -o"
+checks=$((checks + 1))
+grep -q -- '^--cpu auto --R 4 --grid [0-9]*^3 --budget 3$' "$tmp/rs/args" ||
+    fail "run.sh without a GPU: no CPU tune ran: $(cat "$tmp/rs/args")"
+checks=$((checks + 1))
+! grep -q -- '^--gpu auto --R 4 --grid' "$tmp/rs/args" ||
+    fail "run.sh without a GPU: --gpu auto was tuned"
+: >"$tmp/rs/args"
+FDTUNE_GRID=48 sh "$tmp/rs/scripts/run.sh" >"$out" 2>"$err" || rc=$?
+checks=$((checks + 1))
+grep -q -- '^--cpu auto --R 4 --grid 48^3$' "$tmp/rs/args" ||
+    fail "run.sh FDTUNE_GRID=48: $(cat "$tmp/rs/args")"
 
 # ---------------------------------------------------------------- 1. the field reference
 # docs/json-schema.md: every field of every document a sample gives is documented in its

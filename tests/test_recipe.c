@@ -1644,6 +1644,9 @@ static void test_find(void **state)
     assert_int_equal(fdt_write_file_atomic(file, "ops { \"d2y\" }\n", 14, &e), 0);
     snprintf(file, sizeof file, "%s/broken.lua", sub);
     assert_int_equal(fdt_write_file_atomic(file, "ops { \"d2x\" \n", 13, &e), 0);
+    snprintf(file, sizeof file, "%s/cpu.lua", sub); /* the host CPU's: GPUs never get it */
+    const char *cpu_rec = "ops { \"d2y\", \"wave\" }\nparam(\"blk\", { 0, 1 })\n";
+    assert_int_equal(fdt_write_file_atomic(file, cpu_rec, strlen(cpu_rec), &e), 0);
     setenv("FDTUNE_RECIPES", sub, 1);
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2Z, NULL, dirs, 2, path, sizeof path, &e), 0);
     snprintf(file, sizeof file, "%s/d2z.lua", sub);
@@ -1651,6 +1654,20 @@ static void test_find(void **state)
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2Y, NULL, dirs, 2, path, sizeof path, &e), 0);
     snprintf(file, sizeof file, "%s/zz.lua", sub);
     assert_string_equal(path, file);
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_WAVE, NULL, dirs, 2, path, sizeof path, &e),
+                     0);
+    assert_string_equal(strrchr(path, '/'), "/lap.lua");
+    /* the CPU's recipe is cpu.lua, its configs of the C dialect; a GPU never gets it */
+    fdt_recipe *r = NULL;
+    if (fdt_recipe_load_for_dialect(FDT_OP_D2Y, FDT_DIALECT_C, NULL, &r, &e))
+        fail_msg("%s", e.msg);
+    assert_string_equal(fdt_recipe_name(r), "cpu");
+    assert_int_equal(fdt_recipe_dialect(r), FDT_DIALECT_C);
+    fdt_recipe_free(r);
+    assert_int_equal(fdt_recipe_load_for_dialect(FDT_OP_D2Y, FDT_DIALECT_HIP, NULL, &r, &e), 0);
+    assert_string_equal(fdt_recipe_name(r), "zz");
+    assert_int_equal(fdt_recipe_dialect(r), FDT_DIALECT_HIP);
+    fdt_recipe_free(r);
     /* A broken recipe in the directory does not hide the shipped one. */
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2X, NULL, dirs, 2, path, sizeof path, &e), 0);
     assert_string_equal(strrchr(path, '/'), "/d2x.lua");
@@ -1677,6 +1694,8 @@ static void test_find(void **state)
     snprintf(file, sizeof file, "%s/d2z.lua", sub);
     assert_int_equal(unlink(file), 0);
     snprintf(file, sizeof file, "%s/broken.lua", sub);
+    assert_int_equal(unlink(file), 0);
+    snprintf(file, sizeof file, "%s/cpu.lua", sub);
     assert_int_equal(unlink(file), 0);
     assert_int_equal(rmdir(sub), 0);
 }

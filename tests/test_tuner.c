@@ -157,6 +157,110 @@ static void test_select_gpu(void **state)
     assert_int_equal(fdt_session_select_gpu(g_cat, "nosuchgpu", &one, 0, &dev, &index, &e), -1);
 }
 
+/* The host CPU as the cpu backend describes one (issue 28). */
+static int host_epyc(fdt_device *d, fdt_err *e)
+{
+    (void)e;
+    fdt_device_init(d);
+    snprintf(d->backend, sizeof d->backend, "cpu");
+    snprintf(d->vendor, sizeof d->vendor, "AMD");
+    snprintf(d->name, sizeof d->name, "AMD EPYC 7763 64-Core Processor");
+    snprintf(d->arch, sizeof d->arch, "x86-64-v3");
+    snprintf(d->uuid, sizeof d->uuid, "cpu-0123456789abcdef");
+    d->compute_units = 64;
+    d->index = 0;
+    d->live = 1;
+    return 0;
+}
+
+static int host_fails(fdt_device *d, fdt_err *e)
+{
+    (void)d;
+    return fdt_err_set(e, "cpu: no C compiler: $CC is unset and cc is not found");
+}
+
+/* A probe that lists the host CPU before a GPU: --gpu never takes it. */
+static int probe_cpu_h100(fdt_probe *p, fdt_err *e)
+{
+    probe_h100(p, e);
+    p->device[1] = p->device[0];
+    host_epyc(&p->device[0], e);
+    p->ndevices = 2;
+    return 0;
+}
+
+/* --cpu and --gpu auto (issue 28): --gpu auto never names the host CPU; --cpu auto or a part
+ * of its name or arch names it, anything else is refused naming it; a session on the CPU
+ * probes the host only and refuses before any database exists. */
+static void test_select_cpu(void **state)
+{
+    (void)state;
+    fdt_probe p, gpus;
+    fdt_err e = {""};
+    fdt_device dev;
+    int index = 7;
+    probe_cpu_h100(&p, &e);
+    assert_true(fdt_target_device_is_cpu(&p.device[0]));
+    assert_false(fdt_target_device_is_cpu(&p.device[1]));
+    assert_int_equal(fdt_session_gpu_count(&p), 1);
+
+    assert_int_equal(fdt_session_auto_device(NULL, &p, &dev, &e), 0);
+    assert_string_equal(dev.name, "NVIDIA H100 80GB HBM3");
+    assert_int_equal(fdt_session_select_gpu(g_cat, "auto", &p, 1, &dev, &index, &e), 0);
+    assert_int_equal(index, 1);
+    p.device[1] = p.device[0];
+    p.ndevices = 1; /* the CPU alone */
+    assert_int_equal(fdt_session_gpu_count(&p), 0);
+    assert_int_equal(fdt_session_auto_device(NULL, &p, &dev, &e), -1);
+    assert_has(e.msg, "--gpu auto: no GPU is visible");
+
+    const char *names[] = {"auto", "EPYC", "epyc 7763", "x86-64-v3"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        index = 7;
+        assert_int_equal(fdt_session_select_cpu(names[i], &p, &dev, &index, &e), 0);
+        assert_int_equal(index, 0);
+        assert_string_equal(dev.arch, "x86-64-v3");
+    }
+    assert_int_equal(fdt_session_select_cpu("Xeon", &p, &dev, &index, &e), -1);
+    assert_int_equal(index, -1);
+    assert_has(e.msg, "--cpu Xeon: the host CPU is a AMD EPYC 7763 64-Core Processor");
+    probe_h100(&gpus, &e);
+    assert_int_equal(fdt_session_select_cpu("auto", &gpus, &dev, &index, &e), -1);
+    assert_has(e.msg, "no CPU is listed");
+
+    /* the host CPU where stored devices are matched: its name; a name stays */
+    const char *cpu = "auto";
+    assert_int_equal(fdt_session_resolve_cpu(&cpu, host_epyc, &p, &dev, &e), FDT_STATUS_OK);
+    assert_string_equal(cpu, "AMD EPYC 7763 64-Core Processor");
+    cpu = "auto";
+    assert_int_equal(fdt_session_resolve_cpu(&cpu, host_fails, &p, &dev, &e),
+                     FDT_STATUS_ERROR);
+    assert_has(e.msg, "the host CPU: cpu: no C compiler");
+    assert_int_equal(fdt_session_host_cpu("Xeon", host_epyc, &p, &dev, &e), FDT_STATUS_USAGE);
+
+    /* a session on the CPU: the host only; refused before the database is created */
+    char db[512];
+    path_in(db, sizeof db, "cpu-session.db");
+    fdt_session_opts o;
+    fdt_session s;
+    fdt_session_opts_init(&o);
+    o.db_path = db;
+    o.cat = g_cat;
+    o.select = 1;
+    o.cpu = "Xeon";
+    o.probe = probe_fails; /* never asked: a CPU session does not probe the GPUs */
+    o.probe_host = host_epyc;
+    assert_int_equal(fdt_session_open(&o, &s, &e), FDT_STATUS_USAGE);
+    assert_has(e.msg, "the host CPU is a AMD EPYC");
+    fdt_session_close(&s);
+    o.probe_host = host_fails;
+    o.cpu = "auto";
+    assert_int_equal(fdt_session_open(&o, &s, &e), FDT_STATUS_ERROR);
+    assert_has(e.msg, "no C compiler");
+    fdt_session_close(&s);
+    assert_false(exists(db));
+}
+
 static void tune_opts(fdt_session_opts *o, const char *db, fdt_probe_fn probe, const char *gpu)
 {
     fdt_session_opts_init(o);
@@ -656,7 +760,8 @@ static int group_teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_select_gpu),    cmocka_unit_test(test_session_order),
+        cmocka_unit_test(test_select_gpu),    cmocka_unit_test(test_select_cpu),
+        cmocka_unit_test(test_session_order),
         cmocka_unit_test(test_session_given_db), cmocka_unit_test(test_plan),
         cmocka_unit_test(test_dry_run),       cmocka_unit_test(test_replay),
         cmocka_unit_test(test_retune_status), cmocka_unit_test(test_retune_run),

@@ -194,12 +194,15 @@ typedef struct fdt_retune_request {
     const char *db_path;       /* the database to retune (it must exist); NULL: the default */
     const char *gpu;           /* fdt_retune_filter's gpu ("auto": the visible GPU's model,
                                   fdt_session_auto_device), ops and (as seconds back) since */
+    const char *cpu;           /* instead of the GPUs, the host CPU (--cpu: "auto", or a part
+                                  of its name or arch, fdt_session_select_cpu); NULL: GPUs */
     unsigned ops;
     double since_s;            /* 0: no cutoff */
     fdt_retune_opts o;         /* of each problem (its stop is the session's) */
     int timeout_s;             /* per candidate, verification and timing */
     const char *fdtune_version; /* recorded in the environment */
     fdt_probe_fn probe;        /* NULL: fdt_probe_devices (tests give a fake) */
+    fdt_host_fn probe_host;    /* with cpu, instead: NULL: fdt_probe_host */
 } fdt_retune_request;
 
 /* fdt_retune_opts_default's options, 30 s per candidate, the default database. */

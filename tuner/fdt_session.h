@@ -6,8 +6,10 @@
  * the session's stop flag (a second one kills, as always) until the session closes. The
  * database and the stop flag belong to the session, the device, its ids and its worker to
  * each of its GPUs, so one session can hold several GPUs of a node, a worker each, over one
- * database. What --gpu auto names is decided here for every command (tune, retune, and query
- * and export, which match stored devices with it). This module never prints or exits:
+ * database. A session on the host CPU (--cpu) holds it as its one device, with a worker like
+ * a GPU's (backend cpu), and never probes the GPUs. What --gpu auto and --cpu name is decided
+ * here for every command (tune, retune, and query and export, which match stored devices
+ * with it): --gpu never names the host CPU. This module never prints or exits:
  * failures come back as an fdt_status with a "what: why" message, and when no GPU is visible
  * the probe says per backend why. */
 #ifndef FDT_SESSION_H
@@ -21,6 +23,8 @@
 
 /* Lists the visible devices (fdt_probe_devices, or a fake in tests). */
 typedef int (*fdt_probe_fn)(fdt_probe *p, fdt_err *e);
+/* Describes the host CPU (fdt_probe_host, or a fake in tests). */
+typedef int (*fdt_host_fn)(fdt_device *d, fdt_err *e);
 
 typedef struct fdt_session_opts {
     const char *db_path;      /* the database to open, created when missing (NULL: the
@@ -31,9 +35,12 @@ typedef struct fdt_session_opts {
     const fdt_catalogue *cat; /* resolves `gpu` and completes device descriptions */
     int select;               /* 1: open the GPU `gpu` names at once; 0: none yet */
     const char *gpu;          /* catalogue name, alias or arch; NULL or "auto": the first */
+    const char *cpu;          /* instead of a GPU, the host CPU: "auto", or a part of its name
+                                 or arch it must match (fdt_session_select_cpu); NULL: a GPU */
     const char *fdtune_version; /* recorded in each GPU's environment */
     fdt_worker_opts worker;   /* of each GPU's worker */
     fdt_probe_fn probe;       /* NULL: fdt_probe_devices */
+    fdt_host_fn probe_host;   /* with cpu, instead of probe: NULL: fdt_probe_host */
     const fdt_probe *probed;  /* the devices already listed, used instead of probing: the
                                  simulator's (fdt_sim_probe), or the probe of the process a
                                  GPU's own process was forked from; NULL: probe */
@@ -67,14 +74,42 @@ typedef struct fdt_session {
 } fdt_session;
 
 /* --gpu auto, in every command that takes --gpu: the visible GPU, the first of the visible
- * devices (fdt_session_auto_device), which tune opens and which query, export and retune
- * match stored devices with (fdt_session_resolve_auto). 1 when gpu is "auto". */
+ * GPUs (fdt_session_auto_device), which tune opens and which query, export and retune
+ * match stored devices with (fdt_session_resolve_auto). 1 when gpu is "auto" (--cpu auto
+ * too). */
 int fdt_session_gpu_auto(const char *gpu);
 
-/* The device "auto" names among the visible devices p: the first, completed from cat (may be
- * NULL), into *dev. None visible: -1 and e "--gpu auto: no GPU is visible". */
+/* How many of the visible devices p are GPUs (not fdt_target_device_is_cpu). */
+int fdt_session_gpu_count(const fdt_probe *p);
+
+/* The device "auto" names among the visible devices p: the first GPU (never the host CPU),
+ * completed from cat (may be NULL), into *dev. None visible: -1 and e "--gpu auto: no GPU is
+ * visible". */
 int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_device *dev,
                             fdt_err *e);
+
+/* --cpu in every command that takes it: the host CPU among the visible devices p (the first
+ * fdt_target_device_is_cpu device; a process sees one) into *dev and *index, when cpu is "auto" or
+ * a case-insensitive part of its name or arch. Fails (*index -1) when no CPU is listed (this
+ * build has no cpu backend) or when the host CPU is not the one cpu names (e names it). */
+int fdt_session_select_cpu(const char *cpu, const fdt_probe *p, fdt_device *dev, int *index,
+                           fdt_err *e);
+
+/* The devices of a session on the host CPU: the host CPU alone (host; NULL: fdt_probe_host)
+ * as the one device of *p. Fails saying why ("the host CPU: ..."; no C compiler: $CC). */
+int fdt_session_probe_cpu(fdt_host_fn host, fdt_probe *p, fdt_err *e);
+
+/* The host CPU --cpu (cpu: "auto" or a part of its name or arch) names: described
+ * (fdt_session_probe_cpu) into *p, then fdt_session_select_cpu into *dev. FDT_STATUS_USAGE
+ * when the host CPU is not the one cpu names, FDT_STATUS_ERROR when it cannot be described. */
+fdt_status fdt_session_host_cpu(const char *cpu, fdt_host_fn host, fdt_probe *p,
+                                fdt_device *dev, fdt_err *e);
+
+/* --cpu auto in the commands that compare --cpu with stored devices (query, export):
+ * *cpu stays unless it is "auto"; then *dev is the host CPU (fdt_session_host_cpu) and *cpu
+ * points at its name (held in *dev). */
+fdt_status fdt_session_resolve_cpu(const char **cpu, fdt_host_fn host, fdt_probe *p,
+                                   fdt_device *dev, fdt_err *e);
 
 /* What a --gpu argument names device d by. A filter of stored devices (a substring of their
  * name or arch; cat NULL): d's name as the driver gives it, which is what a database stores
@@ -101,14 +136,16 @@ fdt_status fdt_session_resolve_auto(const char **gpu, const fdt_catalogue *cat,
 int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_probe *p,
                            int need_live, fdt_device *dev, int *index, fdt_err *e);
 
-/* Opens a session. Order: the probe (none visible: FDT_STATUS_NO_GPU, s->probe says why); the
- * selection (FDT_STATUS_USAGE when `gpu` names no visible device); the database, given open
- * or opened by path only now, so that nothing is created where nothing can be tuned, and
- * checked before anything is written to it: the kind of its devices must be the kind of the
+/* Opens a session. Order: the probe (with `cpu`, the host CPU alone: fdt_session_probe_cpu,
+ * FDT_STATUS_ERROR when it cannot be described; else the GPUs, none visible:
+ * FDT_STATUS_NO_GPU, s->probe says why); the selection (FDT_STATUS_USAGE when `gpu` names no
+ * visible device, or `cpu` does not name the host CPU); the database, given open or opened
+ * by path only now, so that nothing is created where nothing can be tuned, and checked
+ * before anything is written to it: the kind of its devices must be the kind of the
  * session's (simulated GPUs or real ones: fdt_session_check_kind, FDT_STATUS_USAGE), and a
  * database opened here passes fdt_db_open_checked's checks; then its stale runs are marked;
- * the selected GPU (fdt_session_add_gpu). Other failures are FDT_STATUS_ERROR. Whatever it
- * returns, s is closed with fdt_session_close. */
+ * the selected GPU or CPU (fdt_session_add_gpu). Other failures are FDT_STATUS_ERROR.
+ * Whatever it returns, s is closed with fdt_session_close. */
 fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *e);
 
 /* Opens the visible device `live` as a GPU of the session: its description completed from

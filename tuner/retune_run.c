@@ -153,7 +153,12 @@ static fdt_status plan_and_run(job *j, fdt_err *e)
     fdt_retune_filter_init(&flt);
     flt.gpu = rq->gpu;
     fdt_device visible; /* --gpu auto: the stored devices of the visible GPU's model */
-    if (fdt_session_gpu_auto(rq->gpu)) {
+    int host;           /* --cpu: the host CPU's */
+    if (rq->cpu) {
+        if (fdt_session_select_cpu(rq->cpu, &rep->probe, &visible, &host, e))
+            goto out;
+        flt.gpu = fdt_session_gpu_text(&visible, NULL);
+    } else if (fdt_session_gpu_auto(rq->gpu)) {
         if (fdt_session_auto_device(NULL, &rep->probe, &visible, e))
             goto out;
         flt.gpu = fdt_session_gpu_text(&visible, NULL);
@@ -180,14 +185,16 @@ static fdt_status plan_and_run(job *j, fdt_err *e)
     /* Recipes first: a missing one should cost no GPU time. */
     for (size_t i = 0; i < rep->plan.n; i++) {
         fdt_op op = rep->plan.items[i].problem.op;
-        if (!j->rec[op] && fdt_recipe_load_for_op(op, NULL, &j->rec[op], e)) {
+        fdt_dialect d = rq->cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP;
+        if (!j->rec[op] && fdt_recipe_load_for_dialect(op, d, NULL, &j->rec[op], e)) {
             st = FDT_STATUS_USAGE;
             goto out;
         }
     }
     rep->ran = 1;
     for (int li = 0; li < rep->probe.ndevices && !*j->s->stop; li++)
-        retune_gpu(j, li);
+        if (fdt_target_device_is_cpu(&rep->probe.device[li]) == (rq->cpu != NULL))
+            retune_gpu(j, li); /* the GPUs, or with --cpu the host CPU */
     rep->interrupted = *j->s->stop != 0;
     st = fdt_retune_status(rep);
 out:
@@ -214,9 +221,10 @@ fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_e
         fdt_err_set(e, "%s: no tuning database here", rep->db_path);
         return FDT_STATUS_ERROR;
     }
-    if ((rq->probe ? rq->probe : fdt_probe_devices)(&rep->probe, e))
+    if (rq->cpu ? fdt_session_probe_cpu(rq->probe_host, &rep->probe, e)
+                : (rq->probe ? rq->probe : fdt_probe_devices)(&rep->probe, e))
         return FDT_STATUS_ERROR;
-    if (rep->probe.ndevices == 0) {
+    if (!rq->cpu && fdt_session_gpu_count(&rep->probe) == 0) {
         fdt_err_set(e, "no GPU is visible");
         return FDT_STATUS_NO_GPU;
     }
@@ -241,6 +249,7 @@ fdt_status fdt_retune_run(const fdt_retune_request *rq, fdt_retune_event_fn on_e
     so.db = db;
     so.fdtune_version = rq->fdtune_version;
     so.probed = &rep->probe;
+    so.cpu = rq->cpu;
     so.worker.eval_timeout_ms = rq->timeout_s * 1000;
     fdt_session *s = malloc(sizeof *s);
     fdt_status st = FDT_STATUS_ERROR;

@@ -4,9 +4,11 @@
  * a worker per GPU with its device and environment ids, and the stop flag that SIGINT and
  * SIGTERM set while workers run (fdt_session.h). */
 #include "fdt_session.h"
+#include "fdt_target.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 void fdt_session_opts_init(fdt_session_opts *o)
 {
@@ -16,14 +18,84 @@ void fdt_session_opts_init(fdt_session_opts *o)
 
 int fdt_session_gpu_auto(const char *gpu) { return gpu && !strcmp(gpu, "auto"); }
 
+/* The first visible device that is (cpu 1) or is not (cpu 0) a CPU; -1 when none is. */
+static int first_of_kind(const fdt_probe *p, int cpu)
+{
+    for (int i = 0; i < p->ndevices; i++)
+        if (fdt_target_device_is_cpu(&p->device[i]) == cpu)
+            return i;
+    return -1;
+}
+
+int fdt_session_gpu_count(const fdt_probe *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->ndevices; i++)
+        n += !fdt_target_device_is_cpu(&p->device[i]);
+    return n;
+}
+
 int fdt_session_auto_device(const fdt_catalogue *cat, const fdt_probe *p, fdt_device *dev,
                             fdt_err *e)
 {
-    if (p->ndevices == 0)
+    int i = first_of_kind(p, 0);
+    if (i < 0)
         return fdt_err_set(e, "--gpu auto: no GPU is visible");
-    *dev = p->device[0];
+    *dev = p->device[i];
     fdt_catalogue_complete(cat, dev);
     return 0;
+}
+
+int fdt_session_select_cpu(const char *cpu, const fdt_probe *p, fdt_device *dev, int *index,
+                           fdt_err *e)
+{
+    *index = first_of_kind(p, 1);
+    fdt_device_init(dev);
+    if (*index < 0)
+        return fdt_err_set(e, "--cpu %s: no CPU is listed among the devices", cpu);
+    const fdt_device *h = &p->device[*index];
+    if (!fdt_session_gpu_auto(cpu) && !strcasestr(h->name, cpu) && !strcasestr(h->arch, cpu)) {
+        fdt_err_set(e, "--cpu %s: the host CPU is a %s (%s, %d cores); give --cpu auto or a "
+                       "part of that name or arch", cpu, h->name, h->arch, h->compute_units);
+        *index = -1;
+        return -1;
+    }
+    *dev = *h;
+    return 0;
+}
+
+int fdt_session_probe_cpu(fdt_host_fn host, fdt_probe *p, fdt_err *e)
+{
+    memset(p, 0, sizeof *p);
+    if ((host ? host : fdt_probe_host)(&p->device[0], e))
+        return fdt_err_wrap(e, "the host CPU");
+    p->ndevices = 1;
+    return 0;
+}
+
+fdt_status fdt_session_host_cpu(const char *cpu, fdt_host_fn host, fdt_probe *p,
+                                fdt_device *dev, fdt_err *e)
+{
+    fdt_device_init(dev);
+    if (fdt_session_probe_cpu(host, p, e))
+        return FDT_STATUS_ERROR;
+    int index;
+    if (fdt_session_select_cpu(cpu, p, dev, &index, e))
+        return index < 0 && first_of_kind(p, 1) >= 0 ? FDT_STATUS_USAGE : FDT_STATUS_ERROR;
+    return FDT_STATUS_OK;
+}
+
+fdt_status fdt_session_resolve_cpu(const char **cpu, fdt_host_fn host, fdt_probe *p,
+                                   fdt_device *dev, fdt_err *e)
+{
+    memset(p, 0, sizeof *p);
+    fdt_device_init(dev);
+    if (!fdt_session_gpu_auto(*cpu))
+        return FDT_STATUS_OK;
+    fdt_status st = fdt_session_host_cpu(*cpu, host, p, dev, e);
+    if (st == FDT_STATUS_OK)
+        *cpu = fdt_session_gpu_text(dev, NULL);
+    return st;
 }
 
 const char *fdt_session_gpu_text(const fdt_device *d, const fdt_catalogue *cat)
@@ -56,13 +128,13 @@ int fdt_session_select_gpu(const fdt_catalogue *cat, const char *gpu, const fdt_
     fdt_device_init(dev);
     if (!gpu || fdt_session_gpu_auto(gpu)) {
         if (fdt_session_auto_device(cat, p, dev, e) == 0) {
-            *index = 0;
+            *index = first_of_kind(p, 0);
             return 0;
         }
         if (!need_live) {
             fdt_err why = *e;
-            fdt_err_set(e, "%s (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100)",
-                        why.msg);
+            fdt_err_set(e, "%s (a dry run without a GPU needs --gpu NAME, e.g. --gpu H100; "
+                           "for the host CPU, --cpu auto)", why.msg);
         }
         return -1;
     }
@@ -195,15 +267,20 @@ fdt_status fdt_session_open(const fdt_session_opts *o, fdt_session *s, fdt_err *
     s->stop = &stop_flag;
     if (o->probed)
         s->probe = *o->probed;
-    else if ((o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
+    else if (o->cpu ? fdt_session_probe_cpu(o->probe_host, &s->probe, e)
+                    : (o->probe ? o->probe : fdt_probe_devices)(&s->probe, e))
         return FDT_STATUS_ERROR;
-    if (s->probe.ndevices == 0) {
+    fdt_device dev;
+    int live = -1;
+    if (o->cpu) {
+        if (fdt_session_select_cpu(o->cpu, &s->probe, &dev, &live, e))
+            return first_of_kind(&s->probe, 1) < 0 ? FDT_STATUS_ERROR : FDT_STATUS_USAGE;
+    } else if (fdt_session_gpu_count(&s->probe) == 0) {
         fdt_err_set(e, "no GPU is visible");
         return FDT_STATUS_NO_GPU;
     }
-    fdt_device dev;
-    int live = -1;
-    if (o->select && fdt_session_select_gpu(s->cat, o->gpu, &s->probe, 1, &dev, &live, e))
+    if (o->select && !o->cpu &&
+        fdt_session_select_gpu(s->cat, o->gpu, &s->probe, 1, &dev, &live, e))
         return FDT_STATUS_USAGE;
     /* Every condition on the database is checked before its first write (stale runs). */
     if (o->db) {

@@ -1,6 +1,6 @@
 # bash completion for fdtune (installed as share/bash-completion/completions/fdtune): the
 # commands, each command's options (as its --help lists them; tests/test_install.sh checks),
-# and the values of --op, --precision, --strategy, --format, --target and --gpu (auto, all and
+# and the values of --op, --precision, --strategy, --format, --target, --gpu (auto, all and
 # the GPU catalogue's names and aliases, read from the
 # first gpus.lua of $FDTUNE_RECIPES, else the one installed beside fdtune).
 # --target offers the architectures fdtune has facts for (runtime/arch.c), sm_86 and sm_89 (the
@@ -24,24 +24,24 @@ _fdtune_gpus() {
 
 _fdtune_options() { # COMMAND [SUBCOMMAND]
     case $1 in
-    tune) echo "--gpu --devices --R --grid --op --precision --recipe --strategy --budget --time
+    tune) echo "--gpu --cpu --devices --R --grid --op --precision --recipe --strategy --budget --time
         --force --seed --jobs --timeout --db --dry-run --replay --top --json --export-json --export-csv --tasks --task
         --results --simulate-from --simulate-gpus --help" ;;
     query)
         case $2 in
-        best) echo "--gpu --op --R --grid --precision --nearest --db --no-system-db --json --csv --export-json --export-csv --help" ;;
-        runs) echo "--gpu --limit --db --no-system-db --json --csv --export-json --export-csv --help" ;;
-        history) echo "--op --R --grid --config --precision --gpu --db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        best) echo "--gpu --cpu --op --R --grid --precision --nearest --db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        runs) echo "--gpu --cpu --limit --db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        history) echo "--op --R --grid --config --precision --gpu --cpu --db --no-system-db --json --csv --export-json --export-csv --help" ;;
         show) echo "--db --no-system-db --json --csv --export-json --export-csv --help" ;;
         *) echo "--db --gpu --no-system-db --json --csv --export-json --export-csv --help" ;;
         esac ;;
-    export) echo "--gpu --op --R --precision --grid --db --no-system-db -o --format --help" ;;
+    export) echo "--gpu --cpu --op --R --precision --grid --db --no-system-db -o --format --help" ;;
     plan) echo "--op --R --precision --grid --strategy --budget --time --seed --recipe -o --help" ;;
-    retune) echo "--gpu --op --since --regression --budget --strategy --jobs --timeout --db --json
+    retune) echo "--gpu --cpu --op --since --regression --budget --strategy --jobs --timeout --db --json
         --force-env-change --help" ;;
     gen) echo "--op --R --precision --grid --config --name --compile --target --disasm
         --runtime-dims --help" ;;
-    bench) echo "--op --R --grid --precision --config --device --seed --probe --timeout --json --export-json --export-csv --help" ;;
+    bench) echo "--op --R --grid --precision --config --device --cpu --seed --probe --timeout --json --export-json --export-csv --help" ;;
     devices) echo "--json --no-bandwidth --help" ;;
     db)
         case $2 in
@@ -89,6 +89,7 @@ _fdtune() {
     --format) list="header json" ;;
     --target) list="sm_80 sm_86 sm_89 sm_90 gfx906 gfx908 gfx90a gfx940 gfx942 gfx1030 gfx1100" ;;
     --gpu) COMPREPLY=($(compgen -W "auto all $(_fdtune_gpus)" -- "$cur")); return ;;
+    --cpu) COMPREPLY=($(compgen -W "auto" -- "$cur")); return ;;
     --db | --replay | --simulate-from | --recipe | --tasks | -o)
         COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --results) COMPREPLY=($(compgen -d -- "$cur")); return ;;

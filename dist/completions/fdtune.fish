@@ -47,6 +47,7 @@ end
 complete -c fdtune -n '__fdtune_in tune query export plan retune gen bench' -l op -x -a 'd2x d2y d2z lap wave' -d operator
 complete -c fdtune -n '__fdtune_in tune query export plan gen bench' -l precision -x -a 'f32 f64 f32,f64' -d precision
 complete -c fdtune -n '__fdtune_in tune query export retune' -l gpu -x -a '(__fdtune_gpus)' -d GPU
+complete -c fdtune -n '__fdtune_in tune query export retune bench' -l cpu -x -a auto -d 'the host CPU'
 complete -c fdtune -n '__fdtune_in tune plan retune' -l strategy -x -a 'exhaustive random model' -d strategy
 complete -c fdtune -n '__fdtune_in export' -l format -x -a 'header json' -d format
 complete -c fdtune -n '__fdtune_in gen' -l target -x -a 'sm_80 sm_86 sm_89 sm_90 gfx906 gfx908 gfx90a gfx940 gfx942 gfx1030 gfx1100' -d architecture
