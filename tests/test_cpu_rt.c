@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fdt_eval.h"
 #include "fdt_session.h"
@@ -240,6 +241,25 @@ static void test_compile_error(void **state)
     fdt_err e;
     fdt_rt_code c;
     describe(&d);
+    /* the compiler's scratch directories are removed, after a failure and after a success */
+    char tmp[1024];
+    assert_int_equal(tu_mkdtemp(tmp, sizeof tmp, "fdtune-cpu-tmp"), 0);
+    const char *old_tmp = getenv("TMPDIR");
+    char *saved = old_tmp ? strdup(old_tmp) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    setenv("FDTUNE_CACHE", "", 1); /* no cache: the compiler runs */
+    assert_int_equal(fdt_rt_compile(cpu(), "void k(void **a) { this is not code; }", "k",
+                                    d.arch, 60000, &c, &e), -1);
+    assert_int_equal(fdt_rt_compile(cpu(), "void k(void **a) { (void)a; }", "k", d.arch, 60000,
+                                    &c, &e), 0);
+    fdt_rt_code_free(&c);
+    unsetenv("FDTUNE_CACHE");
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    assert_int_equal(rmdir(tmp), 0); /* fails unless empty */
     assert_int_equal(fdt_rt_compile(cpu(), "void k(void **a) { this is not code; }", "k",
                                     d.arch, 60000, &c, &e), -1);
     assert_has(e.msg, "cpu compile of k for ");
