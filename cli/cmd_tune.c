@@ -45,6 +45,12 @@ static void tune_usage(FILE *f)
             "                   evaluation at least); one stopped by its share is marked cut\n"
             "                   short (summary, query best, export)\n"
             "  --force          measure again what the database already holds\n"
+            "  --search-all     spend the whole budget: no early stop at the limit or on\n"
+            "                   convergence (the budget, the space and --time still stop)\n"
+            "  --stop-within P  stop when the best is within P%% of the limit that binds it:\n"
+            "                   the run's copy bandwidth, or the model's bound (default 1%%)\n"
+            "  --stop-after K   stop after K evaluations without a gain beyond noise (default\n"
+            "                   %d); a rerun resumes and searches on\n"
             "  --seed S         random strategy and input data (default 1)\n"
             "  --jobs N         parallel compilations (default: CPU cores)\n"
             "  --timeout S      per candidate, verification and timing (default 30)\n"
@@ -52,7 +58,8 @@ static void tune_usage(FILE *f)
             "                   $XDG_DATA_HOME/fdtune/fdtune.db)\n"
             "  --dry-run        no GPU: space size, pruning and the model's ranking\n"
             "  --replay DB      no GPU: replay the strategies against the evaluations stored in\n"
-            "                   DB for this GPU and problem; how many each needs to the best\n"
+            "                   DB for this GPU and problem; how many each needs to the best,\n"
+            "                   and where the stopping rules stop each\n"
             "  --top N          rows of the model's ranking in --dry-run (default 15)\n"
             "  --json           the summary as JSON (schema %d) on stdout\n"
             EXPORT_HELP
@@ -68,7 +75,7 @@ static void tune_usage(FILE *f)
             "evaluation otherwise (stderr, prefixed by the GPU with several).\n"
             "Exit status: 0 done, 1 some operator has no verified config, 2 usage, 3 no GPU,\n"
             "4 operational error, 130 interrupted (the database keeps what was measured).\n",
-            FDT_JSON_SCHEMA_VERSION);
+            FDT_STOP_AFTER_DEFAULT, FDT_JSON_SCHEMA_VERSION);
     print_exit_statuses(f);
 }
 
@@ -163,6 +170,13 @@ static int take_more(tune_args *a, int c, const char *arg)
     case 'M': a->simulate = arg; return 1;
     case 'k': a->tasks = arg; return 1;
     case 'X': a->results = arg; return 1;
+    case 'L': a->rq.stop_rules.all = 1; return 1;
+    case 'W': return parse_percent_arg("--stop-within", arg, &a->rq.stop_rules.within) ? -1 : 1;
+    case 'C':
+        if (parse_int_arg("--stop-after", arg, 1, 100000000, &v))
+            return -1;
+        a->rq.stop_rules.after = (int)v;
+        return 1;
     case 'K':
         if (parse_int_arg("--simulate-gpus", arg, 1, FDT_MAX_DEVICES, &v))
             return -1;
@@ -193,7 +207,9 @@ static int parse(int argc, char **argv, tune_args *a)
         {"simulate-from", required_argument, 0, 'M'},
         {"simulate-gpus", required_argument, 0, 'K'},
         {"tasks", required_argument, 0, 'k'},     {"task", required_argument, 0, 'x'},
-        {"results", required_argument, 0, 'X'},   EXPORT_OPTIONS, {0, 0, 0, 0}};
+        {"results", required_argument, 0, 'X'},   {"search-all", no_argument, 0, 'L'},
+        {"stop-within", required_argument, 0, 'W'},
+        {"stop-after", required_argument, 0, 'C'}, EXPORT_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     fdt_tune_request_init(&a->rq);

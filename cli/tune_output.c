@@ -150,6 +150,7 @@ static const fdt_col summary_cols[] = {
     {"compile_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"worker_restarts", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"stopped", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"headroom", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"cut_short", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"resumed", "resumed", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
     {"run", "run", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
@@ -199,7 +200,8 @@ static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
     fdt_emit_cell_real(m, x->wall_s);
     fdt_emit_cell_real(m, x->compile_s);
     fdt_emit_cell_int(m, x->worker_restarts);
-    fdt_emit_cell_str(m, x->interrupted ? x->stop_reason : "");
+    fdt_emit_cell_str(m, x->stopped);
+    fdt_emit_cell_real(m, x->headroom >= 0 ? x->headroom : NAN);
     fdt_emit_cell_bool(m, x->cut_short);
     fdt_emit_cell_int(m, (long long)x->resumed);
     fdt_emit_cell_int(m, x->run_id);
@@ -228,8 +230,7 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
                          "%.1f s (compile %.1f s, setup %.1f s)%s%s%s\n",
                       fdt_op_name(x->p.op), x->strategy, x->recipe,
                       (unsigned long long)x->stats.survivors, x->wall_s, x->compile_s,
-                      x->setup_s, x->interrupted ? ", stopped: " : "",
-                      x->interrupted ? x->stop_reason : "",
+                      x->setup_s, x->stopped[0] ? "; stopped: " : "", x->stopped,
                       x->cut_short ? " (search cut short)" : "");
     }
     if (n > 0 && s[n - 1].worker_restarts)

@@ -234,7 +234,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 6);
+    assert_int_equal(fdt_db_schema_version(), 7);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
