@@ -50,7 +50,8 @@ static void tune_usage(FILE *f)
             "  --stop-within P  stop when the best is within P%% of the limit that binds it:\n"
             "                   the run's copy bandwidth, or the model's bound (default 1%%)\n"
             "  --stop-after K   stop after K evaluations without a gain beyond noise (default\n"
-            "                   %d); a rerun resumes and searches on\n"
+            "                   %d for model, %d random, %d exhaustive); a rerun resumes and\n"
+            "                   searches on\n"
             "  --seed S         random strategy and input data (default 1)\n"
             "  --jobs N         parallel compilations (default: CPU cores)\n"
             "  --timeout S      per candidate, verification and timing (default 30)\n"
@@ -75,7 +76,8 @@ static void tune_usage(FILE *f)
             "evaluation otherwise (stderr, prefixed by the GPU with several).\n"
             "Exit status: 0 done, 1 some operator has no verified config, 2 usage, 3 no GPU,\n"
             "4 operational error, 130 interrupted (the database keeps what was measured).\n",
-            FDT_STOP_AFTER_DEFAULT, FDT_JSON_SCHEMA_VERSION);
+            FDT_STOP_AFTER_MODEL, FDT_STOP_AFTER_RANDOM, FDT_STOP_AFTER_EXHAUSTIVE,
+            FDT_JSON_SCHEMA_VERSION);
     print_exit_statuses(f);
 }
 

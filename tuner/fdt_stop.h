@@ -18,15 +18,23 @@
 #include "fdt_decide.h"
 #include "fdt_search.h"
 
-/* The defaults, chosen by replay (bench/stop_replay.txt). */
+/* The defaults, chosen by replay (bench/stop_replay.py, bench/stop_replay.txt): the fewest
+ * evaluations over every recorded problem with each stopped best within 1% of the best of the
+ * whole record. The convergence rule's K depends on the order a strategy proposes configs
+ * in: the model's ranking finds its gains early, recipe order and a random one do not. */
 #define FDT_STOP_WITHIN_DEFAULT 0.01
-#define FDT_STOP_AFTER_DEFAULT 40
+#define FDT_STOP_AFTER_MODEL 20
+#define FDT_STOP_AFTER_RANDOM 80
+#define FDT_STOP_AFTER_EXHAUSTIVE 130
+
+/* The convergence rule's default K for strategy k. */
+int fdt_stop_after_default(fdt_search_kind k);
 
 typedef struct fdt_stop_opts {
     int all;       /* --search-all: neither rule stops the search; the budget does */
     double within; /* the limit rule: stop when best <= limit * (1 + within); 0: off */
     int after;     /* the convergence rule: stop after this many evaluations without a gain
-                      beyond noise; 0: off */
+                      beyond noise; 0: off; < 0: the strategy's default */
 } fdt_stop_opts;
 
 /* Both rules on, with the defaults. */
@@ -73,9 +81,9 @@ typedef struct fdt_stop {
     int planned;            /* the most evaluations the search may spend (budget or space) */
 } fdt_stop;
 
-/* A fresh state: nothing best yet. planned: the budget of this search, or the space left
- * when that is smaller. */
-void fdt_stop_init(fdt_stop *s, const fdt_stop_opts *o, int planned);
+/* A fresh state for a search with strategy k: nothing best yet (o->after < 0 becomes k's
+ * default). planned: the budget of this search, or the space left when that is smaller. */
+void fdt_stop_init(fdt_stop *s, const fdt_stop_opts *o, fdt_search_kind k, int planned);
 
 /* A result the database already had (a rerun resumes): it sets the best to beat, without
  * counting as an evaluation of this search, so a rerun always gets evaluations of its own. */

@@ -12,7 +12,14 @@ void fdt_stop_opts_default(fdt_stop_opts *o)
 {
     o->all = 0;
     o->within = FDT_STOP_WITHIN_DEFAULT;
-    o->after = FDT_STOP_AFTER_DEFAULT;
+    o->after = -1;
+}
+
+int fdt_stop_after_default(fdt_search_kind k)
+{
+    return k == FDT_SEARCH_MODEL    ? FDT_STOP_AFTER_MODEL
+           : k == FDT_SEARCH_RANDOM ? FDT_STOP_AFTER_RANDOM
+                                    : FDT_STOP_AFTER_EXHAUSTIVE;
 }
 
 static double unit_ms(const fdt_model_terms *t)
@@ -47,10 +54,12 @@ double fdt_stop_binding(const fdt_stop_limit *l, double ms, char *name, size_t n
     return l->copy_ms;
 }
 
-void fdt_stop_init(fdt_stop *s, const fdt_stop_opts *o, int planned)
+void fdt_stop_init(fdt_stop *s, const fdt_stop_opts *o, fdt_search_kind k, int planned)
 {
     memset(s, 0, sizeof *s);
     s->o = *o;
+    if (s->o.after < 0)
+        s->o.after = fdt_stop_after_default(k);
     s->best.median_ms = s->best.q1_ms = s->best.q3_ms = NAN;
     s->best.min_ms = s->best.max_ms = NAN;
     s->planned = planned;
@@ -170,7 +179,7 @@ int fdt_stop_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
         return -1;
     int planned = budget > 0 && (size_t)budget < n ? budget : (int)n;
     fdt_stop st;
-    fdt_stop_init(&st, o, planned);
+    fdt_stop_init(&st, o, kind, planned);
     size_t idx;
     int stopped = 0;
     while (!stopped && st.evals < planned && fdt_search_next(s, &idx) == 0) {

@@ -595,7 +595,7 @@ static int start_search(state *st, fdt_err *e)
     free(space);
     if (sr)
         return -1;
-    fdt_stop_init(&st->stop, &st->o->stop_rules, 0);
+    fdt_stop_init(&st->stop, &st->o->stop_rules, st->o->strategy, 0);
 
     double *full_ms = calloc(l->n, sizeof *full_ms);
     double *probe_ms = calloc(l->n, sizeof *probe_ms);
