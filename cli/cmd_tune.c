@@ -118,9 +118,10 @@ static int check_modes(const tune_args *a)
     const char *bad = NULL;
     if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->pa.have_op || a->rq.have_strategy ||
                      a->rq.budget || a->rq.time_s > 0 || a->recipe || a->db || a->ndevices ||
-                     a->gpu_all || a->dry_run || a->replay))
+                     a->gpu_all || a->dry_run || a->replay || a->have_stop))
         bad = "--tasks: the plan says what to tune (--op, --R, --grid, --precision, strategy, "
-              "budget, time, recipe) and the task writes its own shard (no --db); give "
+              "budget, time, stopping rules, recipe) and the task writes its own shard (no "
+              "--db); give "
               "--gpu NAME, --simulate-from, --results, --timeout, --jobs or --json only";
     else if (!a->tasks && (a->task >= 0 || a->results))
         bad = "--task and --results go with --tasks FILE";
@@ -172,12 +173,15 @@ static int take_more(tune_args *a, int c, const char *arg)
     case 'M': a->simulate = arg; return 1;
     case 'k': a->tasks = arg; return 1;
     case 'X': a->results = arg; return 1;
-    case 'L': a->rq.stop_rules.all = 1; return 1;
-    case 'W': return parse_percent_arg("--stop-within", arg, &a->rq.stop_rules.within) ? -1 : 1;
+    case 'L': a->rq.stop_rules.all = a->have_stop = 1; return 1;
+    case 'W':
+        a->have_stop = 1;
+        return parse_percent_arg("--stop-within", arg, &a->rq.stop_rules.within) ? -1 : 1;
     case 'C':
         if (parse_int_arg("--stop-after", arg, 1, 100000000, &v))
             return -1;
         a->rq.stop_rules.after = (int)v;
+        a->have_stop = 1;
         return 1;
     case 'K':
         if (parse_int_arg("--simulate-gpus", arg, 1, FDT_MAX_DEVICES, &v))

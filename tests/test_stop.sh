@@ -138,4 +138,7 @@ for bad in "--stop-within 0" "--stop-within 101" "--stop-within x" "--stop-after
         --op d2x $bad
     [ ! -e "$tmp/bad.db" ] || fail "tune $bad: wrote a database"
 done
+# a plan's task runs what the plan says: the stopping rules are refused beside --tasks
+run "tune --tasks --search-all" 2 tune --tasks "$tmp/none.jsonl" --search-all
+expect_in "tune --tasks --search-all: why" "$tmp/err" "stopping rules"
 finish
