@@ -9,7 +9,7 @@
 #  3. the budget: --budget 7 is never passed, with the rules or with --search-all;
 #  4. a rerun resumes where the last stopped and measures more;
 #  5. why it stopped is in every output: the text and JSON summaries, query best (table and
-#     JSON), the exported header and export JSON;
+#     JSON), the exported header and export JSON; a merge keeps it;
 #  6. bad values of the options are usage errors that change nothing.
 # Usage: test_stop.sh FDTUNE SOURCE_DIR. Prints every failed check; exit 1 when any did.
 set -u
@@ -129,6 +129,16 @@ run "export" 0 export --db "$tmp/e.db" -o "$tmp/e.h"
 expect_in "export: the header says why" "$tmp/e.h" " *       search stopped: within "
 run "export json" 0 export --db "$tmp/e.db" --format json -o "$tmp/e.json"
 expect_in "export json: stopped" "$tmp/e.json" '"stopped": "within '
+
+run "db merge" 0 db merge -o "$tmp/merged.db" "$tmp/e.db"
+run "query best of the merge" 0 query best --db "$tmp/merged.db" --json
+py "a merge keeps why the search stopped" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["rows"] if isinstance(d, dict) and "rows" in d else d
+rows = rows if isinstance(rows, list) else next(v for v in d.values() if isinstance(v, list))
+assert len(rows) == 1 and rows[0]["stopped"].startswith("within "), rows
+' "$tmp/out"
 
 # ---------------------------------------------------------------- 6. bad values
 for bad in "--stop-within 0" "--stop-within 101" "--stop-within x" "--stop-after 0" \
