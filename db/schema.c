@@ -209,7 +209,7 @@ static const char v6[] = "PRAGMA user_version = 6;";
  * evaluations without gain (4.0% above copy)", "budget: 40 of 40", "space: 12 of 12", "time
  * limit: 9 of 40", "interrupted: 3 of 40"), one printable line that begins with one of those
  * words. On the decision, beside cut_short, for the same reason: it qualifies the answer of
- * queries and exports. NULL where unknown: decisions before v7, of retune and of merges. */
+ * queries and exports. NULL where unknown: decisions before v7 and of retune. */
 static const char v7[] =
     "ALTER TABLE best_decisions ADD COLUMN stopped TEXT"
     " CHECK (stopped IS NULL OR (length(stopped) BETWEEN 1 AND 159"
