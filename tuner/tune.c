@@ -2,7 +2,8 @@
  * has), measure the recipe's default config (the seeds' baseline, for the speedup quoted in
  * the same run), resume what the database already holds for this device and software
  * environment, compile the rest in a process pool, then let the strategy pick candidates
- * until it, the budget, the time limit or the user stops.
+ * until it, the stopping rules (fdt_stop.h: the limit, convergence), the budget, the time
+ * limit or the user stops.
  * Each candidate gets a cheap probe; one within `full_within` of the best so far gets a full
  * sample. Every outcome is a database row written as soon as it exists. */
 #include "fdt_tune.h"
@@ -736,11 +737,12 @@ static int search_loop(state *st, fdt_err *e)
 static void stop_why(state *st, size_t remaining)
 {
     fdt_tune_summary *out = st->out;
-    fdt_stop_end(&st->stop, !out->interrupted                  ? (size_t)st->planned < remaining
-                                                                     ? FDT_STOP_BUDGET
-                                                                     : FDT_STOP_SPACE
-                            : out->cut_short ? FDT_STOP_TIME
-                                             : FDT_STOP_INTERRUPTED);
+    fdt_stop_why why = FDT_STOP_SPACE;
+    if (out->interrupted)
+        why = out->cut_short ? FDT_STOP_TIME : FDT_STOP_INTERRUPTED;
+    else if ((size_t)st->planned < remaining)
+        why = FDT_STOP_BUDGET;
+    fdt_stop_end(&st->stop, why);
     fdt_stop_describe(&st->stop, out->stopped, sizeof out->stopped);
     out->stop_why = st->stop.why;
     out->headroom = fdt_stop_headroom(&st->stop);
@@ -807,6 +809,7 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
 {
     memset(out, 0, sizeof *out);
     out->p = *p;
+    out->headroom = -1;
     snprintf(out->recipe, sizeof out->recipe, "%s", fdt_recipe_name(rec));
     snprintf(out->recipe_path, sizeof out->recipe_path, "%s", fdt_recipe_path(rec));
     snprintf(out->strategy, sizeof out->strategy, "%s", fdt_search_kind_name(o->strategy));
