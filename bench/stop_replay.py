@@ -123,6 +123,26 @@ def main():
         print("# one distance for all: %s%%, with K %s: %d evaluations in all (the whole record:"
               " %d)" % (pick[1], ", ".join("%s %d" % (s, pick[2][s]) for s in STRATEGIES),
                         pick[0], 3 * totals[("model", "all")][0]))
+        print()
+        print("# per problem with those defaults: evaluations spent / its best above the record's")
+        print("# best (%) / evaluations to within 1% / within 3% ('-': stopped first); in brackets")
+        print("# the whole record's evaluations to within 1% / 3%")
+        print("%-50s %s" % ("problem (db, configs)", "".join("%-28s" % s for s in STRATEGIES)))
+        for db, prob, configs, name, res in runs:
+            if name != "all":
+                continue
+            key = "%s R=%d %s %dx%dx%d (%s, %d)" % (prob[0], prob[1], prob[2], prob[3],
+                                                   prob[4], prob[5], db.split("/")[-1], configs)
+            cells = []
+            for s in STRATEGIES:
+                rule = "%s%%/K%d" % (pick[1], pick[2][s])
+                r = next(x[4][s] for x in runs if x[0] == db and x[1] == prob and x[3] == rule)
+                a = res[s]
+                cells.append("%-28s" % ("%d/%.1f/%s/%s [%s/%s]" % (
+                    r["stopped_after"], 100 * (r.get("stopped_gap") or 0),
+                    r["stopped_within_1pct"] or "-", r["stopped_within_3pct"] or "-",
+                    a["stopped_within_1pct"], a["stopped_within_3pct"])))
+            print("%-50s %s" % (key, "".join(cells)))
 
 if __name__ == "__main__":
     main()
