@@ -1,6 +1,7 @@
 /* When a search stops (issue 30): before its budget when its best is within a stated distance
  * of the limit that binds it (the copy bandwidth measured in the run for a config the model
- * calls DRAM-bound, the model's bound of its binding unit otherwise, never below the copy),
+ * calls DRAM-bound, the model's bound of its binding unit otherwise, where the measurement
+ * does not beat it),
  * or when the last K evaluations found nothing faster beyond the noise of the tuner's
  * decisions (fdt_decide_beats); the budget and the space are the upper bounds, as are the
  * time limit and the user. Why a search stopped and the headroom left is one line of text
@@ -8,7 +9,7 @@
  * stored with the best decision and shown by every output. Target-neutral: the limit is the
  * run's copy bandwidth and the model's bound, whatever the device. The same rules replay
  * offline against recorded outcomes (fdt_stop_replay), which is how their defaults were
- * chosen (bench/stop_replay.sh). Nothing here prints. */
+ * chosen (bench/stop_replay.py). Nothing here prints. */
 #ifndef FDT_STOP_H
 #define FDT_STOP_H
 
