@@ -219,3 +219,15 @@ int parse_duration(const char *opt, const char *s, double *seconds)
     }
     return -1;
 }
+
+int parse_percent_arg(const char *opt, const char *s, double *frac)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || (*end && strcmp(end, "%")) || !(v > 0) || v > 100 || strpbrk(s, "xXpP")) {
+        print_error("%s '%s': expected a percentage above 0 and at most 100, e.g. 5%%", opt, s);
+        return -1;
+    }
+    *frac = v / 100;
+    return 0;
+}

@@ -65,6 +65,10 @@ int parse_int_arg(const char *opt, const char *s, long min, long max, long *out)
  * "10min", "2h", "7d" or "45" (seconds) -> seconds. A duration is a finite positive number of
  * at most a year (365d); anything else is refused naming opt. 0, or -1 (printed). */
 int parse_duration(const char *opt, const char *s, double *seconds);
+/* The percentage parser of every option that takes one (--regression, --stop-within): "5%",
+ * "5" or "2.5%", above 0 and at most 100 -> a fraction (0.05). 0, or -1 (printed, naming
+ * opt). */
+int parse_percent_arg(const char *opt, const char *s, double *frac);
 
 /* ---- around the library calls (setup.c) ---- */
 /* The exit status of a library outcome (FDT_STATUS_NO_GPU: EXIT_NO_GPU, ...). */

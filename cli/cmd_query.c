@@ -123,6 +123,7 @@ static const fdt_col best_cols[] = {
     {"gbs", "GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, FDT_COL_KEY},
     {"frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, FDT_COL_KEY},
     {"cut_short", "cut short", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
+    {"stopped", "stopped", FDT_COL_STR, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
     {"layout", "line/offset", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
     {"layout_line", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
     {"layout_offset", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -160,6 +161,7 @@ static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_real(m, measured ? ev->gbs : NAN);
     fdt_emit_cell_real(m, ev->frac_copy);
     fdt_emit_cell_bool(m, r->cut_short);
+    fdt_emit_cell_str(m, r->stopped);
     if (ev->layout_line >= 0)
         snprintf(buf, sizeof buf, "%lld/%lld", (long long)ev->layout_line,
                  (long long)ev->layout_offset);

@@ -75,17 +75,6 @@ typedef struct retune_args {
     int json, force_env, help;
 } retune_args;
 
-/* "5%", "5" and "2.5%" are percent of the stored median. */
-static int parse_percent(const char *s, double *frac)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || (*end && strcmp(end, "%")) || !(v > 0) || v > 100)
-        return -1;
-    *frac = v / 100;
-    return 0;
-}
-
 static int parse(int argc, char **argv, retune_args *a)
 {
     static const struct option opts[] = {
@@ -125,10 +114,8 @@ static int parse(int argc, char **argv, retune_args *a)
                 return EXIT_USAGE;
             break;
         case 'r':
-            if (parse_percent(optarg, &a->threshold)) {
-                print_error("--regression '%s': expected a percentage above 0, e.g. 5%%", optarg);
+            if (parse_percent_arg("--regression", optarg, &a->threshold))
                 return EXIT_USAGE;
-            }
             break;
         case 'b':
             if (parse_int_arg("--budget", optarg, 1, 100000000, &a->budget))

@@ -51,6 +51,13 @@ static void tune_usage(FILE *f)
             "                   evaluation at least); one stopped by its share is marked cut\n"
             "                   short (summary, query best, export)\n"
             "  --force          measure again what the database already holds\n"
+            "  --search-all     spend the whole budget: no early stop at the limit or on\n"
+            "                   convergence (the budget, the space and --time still stop)\n"
+            "  --stop-within P  stop when the best is within P%% of the limit that binds it:\n"
+            "                   the run's copy bandwidth, or the model's bound (default 1%%)\n"
+            "  --stop-after K   stop after K evaluations without a gain beyond noise (default\n"
+            "                   %d for model, %d random, %d exhaustive); a rerun resumes and\n"
+            "                   searches on\n"
             "  --seed S         random strategy and input data (default 1)\n"
             "  --jobs N         parallel compilations (default: CPU cores)\n"
             "  --timeout S      per candidate, verification and timing (default 30)\n"
@@ -59,7 +66,8 @@ static void tune_usage(FILE *f)
             "  --dry-run        no GPU: space size, pruning and the model's ranking (with\n"
             "                   --cpu auto: of the host CPU)\n"
             "  --replay DB      no GPU: replay the strategies against the evaluations stored in\n"
-            "                   DB for this GPU and problem; how many each needs to the best\n"
+            "                   DB for this GPU and problem; how many each needs to the best,\n"
+            "                   and where the stopping rules stop each\n"
             "  --top N          rows of the model's ranking in --dry-run (default 15)\n"
             "  --json           the summary as JSON (schema %d) on stdout\n"
             EXPORT_HELP
@@ -75,6 +83,7 @@ static void tune_usage(FILE *f)
             "evaluation otherwise (stderr, prefixed by the GPU with several).\n"
             "Exit status: 0 done, 1 some operator has no verified config, 2 usage, 3 no GPU,\n"
             "4 operational error, 130 interrupted (the database keeps what was measured).\n",
+            FDT_STOP_AFTER_MODEL, FDT_STOP_AFTER_RANDOM, FDT_STOP_AFTER_EXHAUSTIVE,
             FDT_JSON_SCHEMA_VERSION);
     print_exit_statuses(f);
 }
@@ -116,9 +125,10 @@ static int check_modes(const tune_args *a)
     const char *bad = NULL;
     if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->pa.have_op || a->rq.have_strategy ||
                      a->rq.budget || a->rq.time_s > 0 || a->recipe || a->db || a->ndevices ||
-                     a->gpu_all || a->dry_run || a->replay))
+                     a->gpu_all || a->dry_run || a->replay || a->have_stop))
         bad = "--tasks: the plan says what to tune (--op, --R, --grid, --precision, strategy, "
-              "budget, time, recipe) and the task writes its own shard (no --db); give "
+              "budget, time, stopping rules, recipe) and the task writes its own shard (no "
+              "--db); give "
               "--gpu NAME, --simulate-from, --results, --timeout, --jobs or --json only";
     else if (!a->tasks && (a->task >= 0 || a->results))
         bad = "--task and --results go with --tasks FILE";
@@ -176,6 +186,16 @@ static int take_more(tune_args *a, int c, const char *arg)
     case 'M': a->simulate = arg; return 1;
     case 'k': a->tasks = arg; return 1;
     case 'X': a->results = arg; return 1;
+    case 'L': a->rq.stop_rules.all = a->have_stop = 1; return 1;
+    case 'W':
+        a->have_stop = 1;
+        return parse_percent_arg("--stop-within", arg, &a->rq.stop_rules.within) ? -1 : 1;
+    case 'C':
+        if (parse_int_arg("--stop-after", arg, 1, 100000000, &v))
+            return -1;
+        a->rq.stop_rules.after = (int)v;
+        a->have_stop = 1;
+        return 1;
     case 'K':
         if (parse_int_arg("--simulate-gpus", arg, 1, FDT_MAX_DEVICES, &v))
             return -1;
@@ -207,7 +227,9 @@ static int parse(int argc, char **argv, tune_args *a)
         {"simulate-from", required_argument, 0, 'M'},
         {"simulate-gpus", required_argument, 0, 'K'},
         {"tasks", required_argument, 0, 'k'},     {"task", required_argument, 0, 'x'},
-        {"results", required_argument, 0, 'X'},   EXPORT_OPTIONS, {0, 0, 0, 0}};
+        {"results", required_argument, 0, 'X'},   {"search-all", no_argument, 0, 'L'},
+        {"stop-within", required_argument, 0, 'W'},
+        {"stop-after", required_argument, 0, 'C'}, EXPORT_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     fdt_tune_request_init(&a->rq);

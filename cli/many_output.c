@@ -78,11 +78,11 @@ static void finished(many_progress *t, const fdt_many_report *r, int g, int k)
         snprintf(text, sizeof text, "%s: failed: %s", pk, p->error);
     else if (!p->sum.have_best)
         snprintf(text, sizeof text, "%s: no verified config%s%s", pk,
-                 p->sum.interrupted ? ", stopped: " : "", p->sum.stop_reason);
+                 p->sum.stopped[0] ? "; stopped: " : "", p->sum.stopped);
     else
         snprintf(text, sizeof text, "%s: best %s, %.0f GB/s (%.3f of copy)%s%s", pk,
                  p->sum.best_config, p->sum.best_gbs, p->sum.best_frac,
-                 p->sum.interrupted ? ", stopped: " : "", p->sum.stop_reason);
+                 p->sum.stopped[0] ? "; stopped: " : "", p->sum.stopped);
     if (g >= 0)
         status(t, r, g, "idle");
     log_line(t, r, g, text);
@@ -204,6 +204,7 @@ static const fdt_col problem_cols[] = {
     {"best_frac_copy", "of copy", FDT_COL_REAL_OPT, "%.3f", FDT_SHOW_ALL, FDT_COL_KEY},
     {"best_from_this_run", "", FDT_COL_BOOL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"cut_short", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
+    {"stopped", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
     {"speedup", "speedup", FDT_COL_REAL_OPT, "%.2fx", FDT_SHOW_ALL, 0},
     {"run", "run", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, 0},
     {"tried", "tried", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
@@ -242,6 +243,7 @@ static void problem_row(fdt_emit *m, const fdt_many_report *r, const fdt_many_pr
     fdt_emit_cell_real(m, best ? x->best_frac : NAN);
     fdt_emit_cell_bool(m, best ? x->best_from_run : -1);
     fdt_emit_cell_bool(m, x->cut_short);
+    fdt_emit_cell_str(m, x->stopped);
     fdt_emit_cell_real(m, best && x->speedup > 0 ? x->speedup : NAN);
     fdt_emit_cell_int(m, x->run_id > 0 ? x->run_id : -1);
     fdt_emit_cell_int(m, x->tried);

@@ -24,6 +24,7 @@ typedef struct tune_args {
     const char *tasks, *results; /* --tasks FILE, --results DIR */
     int task;             /* --task N; -1: $SLURM_ARRAY_TASK_ID */
     int dry_run, json, top, help;
+    int have_stop;        /* --search-all, --stop-within or --stop-after given */
     long timeout;
     char command[1024];   /* the command line, for the record */
 } tune_args;

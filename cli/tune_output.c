@@ -151,6 +151,7 @@ static const fdt_col summary_cols[] = {
     {"compile_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"worker_restarts", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"stopped", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
+    {"headroom", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"cut_short", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
     {"resumed", "resumed", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
     {"run", "run", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
@@ -200,7 +201,8 @@ static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
     fdt_emit_cell_real(m, x->wall_s);
     fdt_emit_cell_real(m, x->compile_s);
     fdt_emit_cell_int(m, x->worker_restarts);
-    fdt_emit_cell_str(m, x->interrupted ? x->stop_reason : "");
+    fdt_emit_cell_str(m, x->stopped);
+    fdt_emit_cell_real(m, x->headroom >= 0 ? x->headroom : NAN);
     fdt_emit_cell_bool(m, x->cut_short);
     fdt_emit_cell_int(m, (long long)x->resumed);
     fdt_emit_cell_int(m, x->run_id);
@@ -229,8 +231,7 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
                          "%.1f s (compile %.1f s, setup %.1f s)%s%s%s\n",
                       fdt_op_name(x->p.op), x->strategy, x->recipe,
                       (unsigned long long)x->stats.survivors, x->wall_s, x->compile_s,
-                      x->setup_s, x->interrupted ? ", stopped: " : "",
-                      x->interrupted ? x->stop_reason : "",
+                      x->setup_s, x->stopped[0] ? "; stopped: " : "", x->stopped,
                       x->cut_short ? " (search cut short)" : "");
     }
     if (n > 0 && s[n - 1].worker_restarts)
@@ -501,10 +502,17 @@ static const fdt_col strategy_cols[] = {
     {"evals_within_1pct", "within 1%", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
     {"evals_within_3pct", "within 3%", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
     {"evals_within_10pct", "within 10%", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"stopped_after", "stops after", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"stopped_gap", "its best above", FDT_COL_REAL_OPT, "%.1f%%", FDT_SHOW_TEXT, 0},
+    {"stopped_gap", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"stopped", "stopped", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
+    {"stopped_within_1pct", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"stopped_within_3pct", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
 };
 _Static_assert(FDT_REPLAY_NWITHIN == 3, "strategy_cols has a column per fdt_replay_within");
 
-/* One problem of --replay: the record, then per strategy the evaluations it needed. */
+/* One problem of --replay: the record, then per strategy the evaluations it needed, and
+ * where the stopping rules stop it (after how many, its best how far above the record's). */
 void tune_out_replay(int json, const fdt_recipe *r, const fdt_replay_report *x)
 {
     (void)json; /* the form was chosen by tune_out_offline_begin */
@@ -527,6 +535,13 @@ void tune_out_replay(int json, const fdt_recipe *r, const fdt_replay_report *x)
         fdt_emit_cell_int(m, (long long)x->res[k].evals_to_best);
         for (int w = 0; w < FDT_REPLAY_NWITHIN; w++)
             fdt_emit_cell_int(m, (long long)x->res[k].evals_within[w]);
+        const fdt_stop_replay_result *s = &x->stop[k];
+        fdt_emit_cell_int(m, s->evals);
+        fdt_emit_cell_real(m, s->gap >= 0 ? 100 * s->gap : NAN);
+        fdt_emit_cell_real(m, s->gap >= 0 ? s->gap : NAN);
+        fdt_emit_cell_str(m, s->stopped);
+        fdt_emit_cell_int(m, s->within[0]);
+        fdt_emit_cell_int(m, s->within[1]);
         fdt_emit_row_end(m);
     }
     fdt_emit_table_end(m);

@@ -29,7 +29,7 @@ struct fdt_db {
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 6
+#define FDT_DBI_SCHEMA_VERSION 7
 /* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
 #define FDT_DBI_READABLE_VERSION 1
 
@@ -154,7 +154,8 @@ int fdt_dbi_read_device(sqlite3_stmt *st, int c, fdt_device *d, fdt_err *e);
 
 /* The latest decision of every (device, problem) that has one (best_decisions is a log). */
 #define FDT_DBI_LATEST_DECISIONS                                                              \
-    "SELECT b.device_id, b.problem_id, b.eval_id, b.cut_short FROM best_decisions b"         \
+    "SELECT b.device_id, b.problem_id, b.eval_id, b.cut_short, b.stopped"                    \
+    " FROM best_decisions b"                                                                 \
     " WHERE NOT EXISTS"                                                                      \
     " (SELECT 1 FROM best_decisions n WHERE n.device_id = b.device_id"                       \
     "  AND n.problem_id = b.problem_id AND n.id > b.id)"
@@ -166,10 +167,12 @@ int fdt_dbi_read_device(sqlite3_stmt *st, int c, fdt_device *d, fdt_err *e);
  * only the rows at the minimum are ranked, as ranking every row costs a sort of the whole
  * table. A decided pair also goes through the minimum, which is then dropped: cheaper than
  * excluding the decided pairs from the indexed scan. After the row's columns comes
- * cut_short (the decision's; 0 without one), which fdt_dbi_read_row reads by its name. */
+ * cut_short (the decision's; 0 without one) and stopped (the decision's; NULL without one),
+ * which fdt_dbi_read_row reads by their names. */
 #define FDT_DBI_BEST_SQL(WHERE, ORDER)                                                        \
     "WITH latest AS (" FDT_DBI_LATEST_DECISIONS "),"                                         \
-    " decided AS (SELECT e.id, e.device_id, e.problem_id, l.cut_short FROM latest l"        \
+    " decided AS (SELECT e.id, e.device_id, e.problem_id, l.cut_short, l.stopped"           \
+    "  FROM latest l"                                                                        \
     "  JOIN evaluations e"                                                                   \
     "  ON e.id = l.eval_id" FDT_DBI_KEY_JOINS " WHERE e.status = 'ok' AND e.stage = 'full'"  \
     "  AND " WHERE "),"                                                                     \
@@ -180,11 +183,13 @@ int fdt_dbi_read_device(sqlite3_stmt *st, int c, fdt_device *d, fdt_err *e);
     "  e.device_id, e.problem_id ORDER BY c.key, e.id) AS rn FROM m JOIN evaluations e"      \
     "  ON e.device_id = m.device_id AND e.problem_id = m.problem_id AND e.time_ms = m.t"     \
     FDT_DBI_ROW_JOINS "  WHERE e.status = 'ok' AND e.stage = 'full' AND " WHERE "),"        \
-    " chosen AS (SELECT id, cut_short FROM decided UNION ALL SELECT r.id, 0 FROM ranked r"  \
+    " chosen AS (SELECT id, cut_short, stopped FROM decided"                                 \
+    "  UNION ALL SELECT r.id, 0, NULL FROM ranked r"                                          \
     "  WHERE r.rn = 1"                                                                       \
     "  AND NOT EXISTS (SELECT 1 FROM decided x WHERE x.device_id = r.device_id"             \
     "  AND x.problem_id = r.problem_id))"                                                   \
-    " SELECT " FDT_DBI_ROW_COLUMNS ", r.cut_short AS cut_short FROM chosen r"                \
+    " SELECT " FDT_DBI_ROW_COLUMNS ", r.cut_short AS cut_short, r.stopped AS stopped"         \
+    " FROM chosen r"                                                                         \
     " JOIN evaluations e ON e.id = r.id"                                                     \
     FDT_DBI_ROW_JOINS " " ORDER
 /* Steps st to the end, handing each row to fn; finalizes st. */

@@ -14,6 +14,14 @@
 int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t eval_id,
                        int cut_short, const char *reason, fdt_err *e)
 {
+    return fdt_db_best_decide_stopped(db, device_id, problem_id, eval_id, cut_short, NULL,
+                                      reason, e);
+}
+
+int fdt_db_best_decide_stopped(fdt_db *db, int64_t device_id, int64_t problem_id,
+                               int64_t eval_id, int cut_short, const char *stopped,
+                               const char *reason, fdt_err *e)
+{
     if (device_id <= 0 || problem_id <= 0 || eval_id <= 0)
         return fdt_err_set(e, "best decision: device, problem and evaluation ids required");
     if (!reason || !*reason)
@@ -23,7 +31,8 @@ int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_
         return fdt_err_wrap(e, "best decision");
     if (fdt_dbi_prepare(db,
                         "INSERT INTO best_decisions (device_id, problem_id, eval_id, reason,"
-                        " cut_short) VALUES (:device, :problem, :eval, :reason, :cut)",
+                        " cut_short, stopped) VALUES (:device, :problem, :eval, :reason, :cut,"
+                        " :stopped)",
                         &st, e))
         goto fail;
     int rc = fdt_dbi_bind_int(st, ":device", device_id);
@@ -31,6 +40,8 @@ int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":eval", eval_id);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":reason", reason);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":cut", cut_short != 0);
+    if (rc == SQLITE_OK && stopped && *stopped)
+        rc = fdt_dbi_bind_text(st, ":stopped", stopped);
     if (rc == SQLITE_OK) rc = sqlite3_step(st);
     if (rc != SQLITE_DONE) {
         fdt_dbi_fail(db, e, rc, "evaluation %lld", (long long)eval_id);
@@ -56,7 +67,8 @@ int fdt_db_best_decision(fdt_db *db, int64_t device_id, int64_t problem_id,
     memset(d, 0, sizeof *d);
     sqlite3_stmt *st;
     if (fdt_dbi_prepare(db,
-                        "SELECT id, device_id, problem_id, eval_id, decided_at, reason, cut_short"
+                        "SELECT id, device_id, problem_id, eval_id, decided_at, reason, cut_short,"
+                        " stopped"
                         " FROM best_decisions WHERE device_id = :device"
                         " AND problem_id = :problem ORDER BY id DESC LIMIT 1",
                         &st, e))
@@ -72,6 +84,7 @@ int fdt_db_best_decision(fdt_db *db, int64_t device_id, int64_t problem_id,
         fdt_dbi_copy(d->decided_at, sizeof d->decided_at, st, 4);
         fdt_dbi_copy(d->reason, sizeof d->reason, st, 5);
         d->cut_short = sqlite3_column_int(st, 6) != 0;
+        fdt_dbi_copy(d->stopped, sizeof d->stopped, st, 7);
         *found = 1;
         rc = SQLITE_DONE;
     }

@@ -257,6 +257,8 @@ typedef struct fdt_db_row {
     fdt_db_source source; /* the database that answered (ids are that database's) */
     int cut_short;        /* best rows (fdt_db_best): the decision in force says the search
                              was cut short (fdt_db_decision.cut_short); 0 in other rows */
+    char stopped[160];    /* best rows: why the search behind the decision in force stopped
+                             (fdt_db_decision.stopped); "" in other rows and where unknown */
 } fdt_db_row;
 typedef int (*fdt_db_row_fn)(void *ctx, const fdt_db_row *row);
 typedef int (*fdt_db_run_fn)(void *ctx, const fdt_db_run *run);
@@ -345,6 +347,8 @@ typedef struct fdt_db_decision {
     char reason[128];
     int cut_short;       /* the search behind this best was cut short by its time limit
                             before its budget or space was spent (schema v4; 0 before) */
+    char stopped[160];   /* why that search stopped, with its headroom (fdt_stop_describe;
+                            schema v7); "" where unknown */
 } fdt_db_decision;
 
 /* eval_id must be an ok full evaluation of that device and problem (else an error).
@@ -353,6 +357,11 @@ typedef struct fdt_db_decision {
  * transaction; see fdt_db_kernel_check). */
 int fdt_db_best_decide(fdt_db *db, int64_t device_id, int64_t problem_id, int64_t eval_id,
                        int cut_short, const char *reason, fdt_err *e);
+/* The same, with why the search stopped (fdt_db_decision.stopped; NULL or "": unknown). A
+ * text the schema refuses (not one of its forms) is an error. */
+int fdt_db_best_decide_stopped(fdt_db *db, int64_t device_id, int64_t problem_id,
+                               int64_t eval_id, int cut_short, const char *stopped,
+                               const char *reason, fdt_err *e);
 /* The decision in force; *found = 0 when the pair has none. */
 int fdt_db_best_decision(fdt_db *db, int64_t device_id, int64_t problem_id,
                          fdt_db_decision *d, int *found, fdt_err *e);

@@ -46,8 +46,8 @@ static const struct table {
                     " max_err, rel_err, tolerance, layout_line, layout_offset, registers, sgprs,"
                     " spill_bytes, scratch_bytes, shared_bytes, compile_s, message, created",
      0, NULL},
-    {"best_decisions", "id, device_id, problem_id, eval_id, decided_at, reason, cut_short", 0,
-     NULL},
+    {"best_decisions", "id, device_id, problem_id, eval_id, decided_at, reason, cut_short", 7,
+     "stopped"},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 
@@ -215,15 +215,16 @@ static const char *const remap[NTABLES][3] = {
      " JOIN main.evaluations e ON e.run_id = mr.dst AND e.problem_id = mp.dst"
      " AND e.config_id = mc.dst AND e.stage = s.stage", NULL},
     {"INSERT INTO main.best_decisions (device_id, problem_id, eval_id, decided_at, reason,"
-     " cut_short)"
-     " SELECT md.dst, mp.dst, me.dst, s.decided_at, s.reason, s.cut_short"
+     " cut_short, stopped)"
+     " SELECT md.dst, mp.dst, me.dst, s.decided_at, s.reason, s.cut_short, s.stopped"
      " FROM temp.src_best_decisions s"
      " JOIN temp.map_devices md ON md.src = s.device_id"
      " JOIN temp.map_problems mp ON mp.src = s.problem_id"
      " JOIN temp.map_evaluations me ON me.src = s.eval_id"
      " WHERE NOT EXISTS (SELECT 1 FROM main.best_decisions b WHERE b.device_id = md.dst"
      " AND b.problem_id = mp.dst AND b.eval_id = me.dst AND b.decided_at = s.decided_at"
-     " AND b.reason = s.reason AND b.cut_short = s.cut_short) ORDER BY s.id",
+     " AND b.reason = s.reason AND b.cut_short = s.cut_short AND b.stopped IS s.stopped)"
+     " ORDER BY s.id",
      NULL, NULL},
 };
 

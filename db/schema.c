@@ -204,7 +204,22 @@ static const char v5[] =
  * added (fdt_dbi_migrate). Nothing else changes. */
 static const char v6[] = "PRAGMA user_version = 6;";
 
-static const char *const steps[] = {v1, v2, v3, v4, v5, v6};
+/* v6 -> v7: a best decision says why the search behind it stopped and the headroom its best
+ * left to the limit that binds it (fdt_stop_describe: "within 0.8% of copy", "converged: 60
+ * evaluations without gain (4.0% above copy)", "budget: 40 of 40", "space: 12 of 12", "time
+ * limit: 9 of 40", "interrupted: 3 of 40"), one printable line that begins with one of those
+ * words. On the decision, beside cut_short, for the same reason: it qualifies the answer of
+ * queries and exports. NULL where unknown: decisions before v7 and of retune. */
+static const char v7[] =
+    "ALTER TABLE best_decisions ADD COLUMN stopped TEXT"
+    " CHECK (stopped IS NULL OR (length(stopped) BETWEEN 1 AND 159"
+    "  AND stopped NOT GLOB '*[^ -~]*'"
+    "  AND (stopped GLOB 'within *' OR stopped GLOB 'converged: *'"
+    "   OR stopped GLOB 'budget: *' OR stopped GLOB 'space: *'"
+    "   OR stopped GLOB 'time limit: *' OR stopped GLOB 'interrupted: *')));"
+    "PRAGMA user_version = 7;";
+
+static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -240,18 +255,23 @@ static const char compat_v1[] =
     "CREATE TEMP TABLE best_decisions ("
     " id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, problem_id INTEGER NOT NULL,"
     " eval_id INTEGER NOT NULL, decided_at TEXT NOT NULL, reason TEXT NOT NULL,"
-    " cut_short INTEGER NOT NULL DEFAULT 0) STRICT;";
+    " cut_short INTEGER NOT NULL DEFAULT 0, stopped TEXT) STRICT;";
 static const char compat_v2[] =
     "CREATE TEMP TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;";
 /* The file's own decisions with the v4 column: the temp schema is searched first, so the
  * view stands in for the table (a v1 file has the stand-in table above instead). */
 static const char compat_v3[] =
     "CREATE TEMP VIEW IF NOT EXISTS best_decisions AS"
-    " SELECT *, 0 AS cut_short FROM main.best_decisions;";
+    " SELECT *, 0 AS cut_short, NULL AS stopped FROM main.best_decisions;";
+/* v6: the file's own decisions with the v7 column (earlier files got it above). */
+static const char compat_v6[] =
+    "CREATE TEMP VIEW IF NOT EXISTS best_decisions AS"
+    " SELECT *, NULL AS stopped FROM main.best_decisions;";
 /* v4: the read-only path never reads the clocks columns v5 added (fdt_db_run_clocks is for
  * writers, whose files are migrated), so nothing stands in for them. v5: the bounds of v6
  * are triggers, for writes; the reader checks each row itself (fdt_dbi_read_row). */
-static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL, NULL};
+static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL, NULL,
+                                     compat_v6};
 _Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)

@@ -305,6 +305,9 @@ int fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row, fdt_err *e)
     const char *name = c < sqlite3_column_count(st) ? sqlite3_column_name(st, c) : NULL;
     if (name && !strcmp(name, "cut_short"))
         row->cut_short = sqlite3_column_int(st, c) != 0;
+    name = c + 1 < sqlite3_column_count(st) ? sqlite3_column_name(st, c + 1) : NULL;
+    if (name && !strcmp(name, "stopped"))
+        fdt_dbi_copy(row->stopped, sizeof row->stopped, st, c + 1);
     return 0;
 }
 

@@ -172,7 +172,7 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
             measure(gbs, sizeof gbs, "%.0f GB/s", ev->gbs);
             measure(frac, sizeof frac, "%.3f of copy", ev->frac_copy);
             fdt_sb_printf(b, " (%s, %d CUs)\n *       config %s\n *       median %s, %s, %s; "
-                             "run %lld%s, evaluated %s\n%s *       driver ",
+                             "run %lld%s, evaluated %s\n%s",
                           tu->row.device.arch, tu->row.device.compute_units, shown, ms,
                           gbs, frac, (long long)ev->run_id,
                           tu->row.source == FDT_DB_SYSTEM ? " of the system database" : "",
@@ -180,6 +180,12 @@ static void provenance(const fdt_exp_plan *p, fdt_sb *b)
                           tu->row.cut_short ? " *       SEARCH CUT SHORT by its time limit: the "
                                               "best of what was measured, not of the space\n"
                                             : "");
+            if (tu->row.stopped[0]) { /* why its search stopped, and the headroom left */
+                fdt_sb_puts(b, " *       search stopped: ");
+                comment_text(b, tu->row.stopped);
+                fdt_sb_puts(b, "\n");
+            }
+            fdt_sb_puts(b, " *       driver ");
             comment_text(b, v->driver[0] ? v->driver : "-");
             fdt_sb_puts(b, ", runtime ");
             comment_text(b, v->runtime[0] ? v->runtime : "-");

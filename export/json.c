@@ -29,6 +29,7 @@ static void measured(fdt_emit *m, const fdt_exp_tuned *t)
     fdt_emit_str(m, "date", ev->created);
     /* the best of what a search stopped by its time limit measured, not of its space */
     fdt_emit_bool(m, "cut_short", t->row.cut_short);
+    fdt_emit_str(m, "stopped", t->row.stopped); /* why that search stopped; "": unknown */
     fdt_emit_str(m, "driver", v->driver);
     fdt_emit_str(m, "runtime", v->runtime);
     fdt_emit_str(m, "compiler", v->compiler);

@@ -234,7 +234,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 6);
+    assert_int_equal(fdt_db_schema_version(), 7);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
@@ -1524,6 +1524,86 @@ static void test_cut_short_v4(void **state)
     fdt_db_close(db);
 }
 
+/* Schema v7 (issue 30): a best decision says why its search stopped, with the headroom
+ * (fdt_stop_describe); the best rows carry it ("" without one); the CHECKs refuse a text that
+ * is not one of its forms or not one printable line. A v6 file (made here by dropping the
+ * column) is read as it is read-only ("", file untouched) and migrated with its decisions. */
+static void test_stopped_v7(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "stopped.db");
+    fdt_err e = {""};
+    int64_t a = insert_one(f.db, eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 2.0));
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_best_decide_stopped(f.db, f.dev, f.prob, a, 0, "within 0.8% of copy",
+                                                "test: stopped", &e),
+                     0);
+    fdt_db_decision d;
+    int found = 0;
+    assert_int_equal(fdt_db_best_decision(f.db, f.dev, f.prob, &d, &found, &e), 0);
+    assert_string_equal(d.stopped, "within 0.8% of copy");
+    assert_int_equal(fdt_db_best(f.db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_string_equal(rs.r[0].stopped, "within 0.8% of copy");
+    /* the schema refuses what is not a reason: another word, a second line, empty */
+    static const char *const bad[] = {"because", "budget: 3 of 3\nx", "", "converged"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "UPDATE best_decisions SET stopped = '%s'", bad[k]);
+        sqlite3 *h = NULL;
+        char *err = NULL;
+        assert_int_equal(sqlite3_open(f.path, &h), SQLITE_OK);
+        assert_int_not_equal(sqlite3_exec(h, sql, NULL, NULL, &err), SQLITE_OK);
+        sqlite3_free(err);
+        sqlite3_close(h);
+    }
+    assert_int_equal(fdt_db_best_decide_stopped(f.db, f.dev, f.prob, a, 0, "why not",
+                                                "test: refused", &e),
+                     -1);
+    /* no reason known (an older decision, retune, merge): NULL, read as "" */
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, a, 0, "test: none", &e), 0);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions WHERE stopped IS NULL"),
+                     1);
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, NULL, collect, &rs, &e), 0);
+    assert_string_equal(rs.r[0].stopped, "");
+    assert_int_equal(fdt_db_best_decide_stopped(f.db, f.dev, f.prob, a, 0,
+                                                "converged: 40 evaluations without gain",
+                                                "test: again", &e),
+                     0);
+    fdt_db_close(f.db);
+
+    /* back to v6: read-only as it is, then migrated with its decisions */
+    sql_exec(f.path, DROP_V7 "PRAGMA journal_mode = DELETE;");
+    size_t n;
+    char *before = slurp(f.path, &n);
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.r[0].ev.id, a);
+    assert_string_equal(rs.r[0].stopped, "");
+    assert_int_equal(fdt_db_best_decision(db, f.dev, f.prob, &d, &found, &e), 0);
+    assert_int_equal(found, 1);
+    assert_string_equal(d.stopped, "");
+    fdt_db_close(db);
+    assert_same_bytes(f.path, before, n);
+    free(before);
+    db = open_ok(f.path, FDT_DB_READWRITE);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 7);
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions WHERE stopped IS NULL"),
+                     3);
+    assert_int_equal(fdt_db_best_decide_stopped(db, f.dev, f.prob, a, 0, "budget: 40 of 40",
+                                                "test: migrated", &e),
+                     0);
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), 0);
+    assert_string_equal(rs.r[0].stopped, "budget: 40 of 40");
+    fdt_db_close(db);
+}
+
 /* Every best answer of a database, as "device problem -> evaluation" lines. */
 static char *best_answers(fdt_db *db)
 {
@@ -2461,6 +2541,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v0),
         cmocka_unit_test(test_newer_schema_refused),
         cmocka_unit_test(test_cut_short_v4),
+        cmocka_unit_test(test_stopped_v7),
         cmocka_unit_test(test_corrupt_refused),
         cmocka_unit_test(test_readonly_missing),
         cmocka_unit_test(test_ids_stable),

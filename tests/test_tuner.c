@@ -560,6 +560,86 @@ static void test_replay(void **state)
 
 /* ------------------------------------------------------------------ retune */
 
+/* The stopping rules (issue 30, fdt_stop.h) on synthetic timings: a gain is what the noise
+ * rule of decide.c calls one (a result within the noise does not reset convergence); a gain
+ * that reaches the limit stops at once, a resumed best never does; the model's on-chip bound
+ * is the limit only where the measurement does not beat it; --search-all stops for nothing
+ * but the budget; K defaults by strategy. */
+static fdt_decide_timing ms_timing(double ms)
+{
+    return (fdt_decide_timing){ms, NAN, NAN, NAN, NAN};
+}
+
+static void test_stop_rules(void **state)
+{
+    (void)state;
+    fdt_stop_opts o;
+    fdt_stop_opts_default(&o);
+    assert_true(o.within == 0.01 && o.after < 0 && !o.all);
+    fdt_stop s;
+    fdt_stop_init(&s, &o, FDT_SEARCH_MODEL, 100);
+    assert_int_equal(s.o.after, FDT_STOP_AFTER_MODEL);
+    fdt_stop_init(&s, &o, FDT_SEARCH_EXHAUSTIVE, 100);
+    assert_int_equal(s.o.after, FDT_STOP_AFTER_EXHAUSTIVE);
+    assert_true(fdt_stop_headroom(&s) < 0); /* nothing measured */
+
+    /* convergence: a resumed best at 0.5% above copy does not stop; a result within the
+     * noise floor of it (0.5%) or a failure is no gain */
+    fdt_stop_limit copy = {.copy_ms = 0.995, .chip_ms = 0, .bound = FDT_BOUND_DRAM};
+    o.after = 3;
+    fdt_stop_init(&s, &o, FDT_SEARCH_MODEL, 100);
+    fdt_decide_timing t = ms_timing(1.0);
+    fdt_stop_resumed(&s, &t, &copy);
+    assert_int_equal(s.why, FDT_STOP_NOT);
+    t = ms_timing(0.998);
+    assert_int_equal(fdt_stop_report(&s, &t, &copy), 0);
+    t = ms_timing(NAN);
+    assert_int_equal(fdt_stop_report(&s, &t, &copy), 0);
+    t = ms_timing(1.2);
+    assert_int_equal(fdt_stop_report(&s, &t, &copy), 1);
+    assert_int_equal(s.why, FDT_STOP_CONVERGED);
+    char why[160];
+    fdt_stop_describe(&s, why, sizeof why);
+    assert_string_equal(why, "converged: 3 evaluations without gain (0.5% above copy)");
+
+    /* the limit: a gain to within 1% of copy stops at once */
+    fdt_stop_limit c1 = {.copy_ms = 1.0, .chip_ms = 0, .bound = FDT_BOUND_DRAM};
+    fdt_stop_init(&s, &o, FDT_SEARCH_MODEL, 100);
+    t = ms_timing(2.0);
+    assert_int_equal(fdt_stop_report(&s, &t, &c1), 0);
+    t = ms_timing(1.008);
+    assert_int_equal(fdt_stop_report(&s, &t, &c1), 1);
+    assert_int_equal(s.why, FDT_STOP_LIMIT);
+    fdt_stop_describe(&s, why, sizeof why);
+    assert_string_equal(why, "within 0.8% of copy");
+    assert_true(fabs(fdt_stop_headroom(&s) - 0.008) < 1e-9);
+
+    /* the model's on-chip bound binds where the measurement does not beat it */
+    fdt_stop_limit chip = {.copy_ms = 1.0, .chip_ms = 1.5, .bound = FDT_BOUND_SHARED};
+    fdt_stop_init(&s, &o, FDT_SEARCH_MODEL, 100);
+    t = ms_timing(1.509);
+    assert_int_equal(fdt_stop_report(&s, &t, &chip), 1);
+    fdt_stop_describe(&s, why, sizeof why);
+    assert_string_equal(why, "within 0.6% of the model's shared bound");
+    fdt_stop_init(&s, &o, FDT_SEARCH_MODEL, 100);
+    t = ms_timing(1.2); /* beats the bound: the bound is no limit, the copy is */
+    assert_int_equal(fdt_stop_report(&s, &t, &chip), 0);
+    assert_true(fabs(fdt_stop_headroom(&s) - 0.2) < 1e-9);
+
+    /* --search-all: neither rule stops; the budget ends it */
+    o.all = 1;
+    fdt_stop_init(&s, &o, FDT_SEARCH_MODEL, 5);
+    for (int k = 0; k < 5; k++) {
+        t = ms_timing(k == 0 ? 1.001 : 1.1);
+        assert_int_equal(fdt_stop_report(&s, &t, &c1), 0);
+    }
+    fdt_stop_end(&s, FDT_STOP_BUDGET);
+    fdt_stop_describe(&s, why, sizeof why);
+    assert_string_equal(why, "budget: 5 of 5 (0.1% above copy)");
+    fdt_stop_end(&s, FDT_STOP_SPACE); /* the first reason stays */
+    assert_int_equal(s.why, FDT_STOP_BUDGET);
+}
+
 static void test_retune_status(void **state)
 {
     (void)state;
@@ -765,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_session_given_db), cmocka_unit_test(test_plan),
         cmocka_unit_test(test_dry_run),       cmocka_unit_test(test_replay),
         cmocka_unit_test(test_retune_status), cmocka_unit_test(test_retune_run),
+        cmocka_unit_test(test_stop_rules),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -17,9 +17,17 @@ void sql_exec(const char *path, const char *sql);
  * memory clocks and known throttle reasons (0 is "none"). */
 fdt_clocks sql_clocks(int sm, int sm_max, int mem, int mem_max, uint64_t reasons);
 
-/* What the v5 -> v6 step added (the triggers of the bounds, bounds.c): dropped, a file is v5
- * again (and writes outside the bounds pass, as they did: test_db's test_bounds). */
+/* What the v6 -> v7 step added (why a decision's search stopped): dropped, a file is v6
+ * again (test_db's test_stopped_v7). */
+#define DROP_V7                                                                            \
+    "ALTER TABLE best_decisions DROP COLUMN stopped;"                                      \
+    "PRAGMA user_version = 6;"
+
+/* What the v5 -> v6 step added (the triggers of the bounds, bounds.c): dropped, with DROP_V7
+ * first, a file is v5 again (and writes outside the bounds pass, as they did: test_db's
+ * test_bounds). */
 #define DROP_V6                                                                            \
+    DROP_V7                                                                                \
     "DROP TRIGGER problems_bounds_insert; DROP TRIGGER problems_bounds_update;"           \
     "DROP TRIGGER devices_bounds_insert; DROP TRIGGER devices_bounds_update;"             \
     "DROP TRIGGER runs_bounds_insert; DROP TRIGGER runs_bounds_update;"                   \

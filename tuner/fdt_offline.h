@@ -12,6 +12,7 @@
 #include "fdt_db.h"
 #include "fdt_recipe.h"
 #include "fdt_search.h"
+#include "fdt_stop.h"
 #include "fdt_tune.h"
 
 /* ------------------------------------------------------------------ dry run */
@@ -51,14 +52,17 @@ typedef struct fdt_replay_report {
     double best_ms, best_gbs;
     int n;                    /* strategies replayed */
     fdt_search_kind kind[FDT_REPLAY_KINDS];
-    fdt_replay res[FDT_REPLAY_KINDS];
+    fdt_replay res[FDT_REPLAY_KINDS];         /* each strategy over the whole record */
+    fdt_stop_replay_result stop[FDT_REPLAY_KINDS]; /* the same with the stopping rules */
 } fdt_replay_report;
 
 /* Replays the strategies against what db recorded for operator op of request rq: on the
  * stored device with the most recorded configs, among those of dev's arch (of any arch when
  * dev has none), each config's best time (a full sample over a probe, then the
  * faster) or its failure. The request's strategy when it names one, else exhaustive, random
- * and model; seeded with rq->seed. FDT_STATUS_FAILED when nothing is recorded or nothing
+ * and model; seeded with rq->seed. Each strategy runs twice: over the whole record, and
+ * with the request's stopping rules (rq->stop_rules; the limits from the copy bandwidth of
+ * each config's recorded run and the model on dev) within rq->budget (0: the record). FDT_STATUS_FAILED when nothing is recorded or nothing
  * recorded succeeded, FDT_STATUS_ERROR when the database fails. */
 fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
                            const fdt_device *dev, fdt_replay_report *out, fdt_err *e);

@@ -15,6 +15,7 @@
 #include "fdt_recipe.h"
 #include "fdt_search.h"
 #include "fdt_session.h"
+#include "fdt_stop.h"
 
 typedef struct fdt_tune_opts {
     fdt_search_kind strategy;
@@ -33,6 +34,7 @@ typedef struct fdt_tune_opts {
     fdt_db_run_kind kind; /* recorded with the run: tune, or retune for a retune's re-search */
     int decide;           /* record the best decision at the end (default 1; retune judges
                              its re-search itself, so it passes 0) */
+    fdt_stop_opts stop_rules; /* the stopping rules (default fdt_stop_opts_default) */
 } fdt_tune_opts;
 
 void fdt_tune_opts_default(fdt_tune_opts *o);
@@ -80,6 +82,11 @@ typedef struct fdt_tune_summary {
     double wall_s, compile_s, setup_s;
     int interrupted;        /* stopped by the user or the time limit */
     char stop_reason[64];
+    char stopped[160];      /* why the search stopped, with the headroom (fdt_stop_describe):
+                               "within 0.8% of copy", "budget: 40 of 40 (3.1% above copy)" */
+    int stop_why;           /* fdt_stop_why */
+    double headroom;        /* the best's distance above its limit (fdt_stop_headroom); -1:
+                               unknown */
     int cut_short;          /* the time limit (this problem's share of it) stopped the search
                                before its budget or space was spent: recorded with the best
                                decision (fdt_db_decision.cut_short) */
@@ -133,6 +140,8 @@ typedef struct fdt_tune_request {
     uint64_t seed;            /* random strategy */
     int parallel;             /* compile processes; 0: the default (CPU cores) */
     const char *command;      /* recorded with each run */
+    fdt_stop_opts stop_rules; /* the stopping rules (--search-all, --stop-within,
+                                 --stop-after; default fdt_stop_opts_default) */
 } fdt_tune_request;
 
 /* No operator, the default problem options (seed 1), everything else from the recipes. */

@@ -110,7 +110,9 @@ static int decide(fdt_db *out, const char *label, const fdt_db_row *cand,
     snprintf(reason, sizeof reason, "merge: %.60s: %s", label, why);
     /* the mark of the search behind the pick (the input's, or the incumbent's decision) */
     int cut = pick == ev ? cand->cut_short : found && d.cut_short;
-    if (fdt_db_best_decide(out, dev, prob, pick, cut, reason, e))
+    /* and why that search stopped (the best row's, from its decision) */
+    const char *stopped = pick == ev ? cand->stopped : cur->stopped;
+    if (fdt_db_best_decide_stopped(out, dev, prob, pick, cut, stopped, reason, e))
         return -1;
     r->decisions++;
     return 0;

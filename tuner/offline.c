@@ -3,6 +3,7 @@
  * database's record. */
 #include "fdt_offline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,8 @@ typedef struct recorded {
     char (*key)[256];
     double *ms; /* best full (else probe) time of ok evaluations; -1 failed only */
     int *full;
+    fdt_decide_timing *t; /* that evaluation's timing (NaN median: failed only) */
+    int64_t *run;         /* its run (0: failed only) */
     size_t n, cap;
     char device[128];
 } recorded;
@@ -53,6 +56,38 @@ static void recorded_free(recorded *r)
     free(r->key);
     free(r->ms);
     free(r->full);
+    free(r->t);
+    free(r->run);
+}
+
+/* Room for one more config in r. 0, or -1 when memory runs out. */
+static int recorded_grow(recorded *r)
+{
+    if (r->n < r->cap)
+        return 0;
+    size_t cap = r->cap ? 2 * r->cap : 256;
+    fdt_config *v = realloc(r->v, cap * sizeof *v);
+    if (v)
+        r->v = v;
+    char(*k)[256] = realloc(r->key, cap * sizeof *k);
+    if (k)
+        r->key = k;
+    double *m = realloc(r->ms, cap * sizeof *m);
+    if (m)
+        r->ms = m;
+    int *f = realloc(r->full, cap * sizeof *f);
+    if (f)
+        r->full = f;
+    fdt_decide_timing *t = realloc(r->t, cap * sizeof *t);
+    if (t)
+        r->t = t;
+    int64_t *run = realloc(r->run, cap * sizeof *run);
+    if (run)
+        r->run = run;
+    if (!v || !k || !m || !f || !t || !run)
+        return -1;
+    r->cap = cap;
+    return 0;
 }
 
 static int record_row(void *ctx, const fdt_db_row *row)
@@ -63,30 +98,16 @@ static int record_row(void *ctx, const fdt_db_row *row)
         if (!strcmp(r->key[i], row->ev.config))
             break;
     if (i == r->n) {
-        if (r->n == r->cap) {
-            size_t cap = r->cap ? 2 * r->cap : 256;
-            fdt_config *v = realloc(r->v, cap * sizeof *v);
-            if (v)
-                r->v = v;
-            char(*k)[256] = realloc(r->key, cap * sizeof *k);
-            if (k)
-                r->key = k;
-            double *m = realloc(r->ms, cap * sizeof *m);
-            if (m)
-                r->ms = m;
-            int *f = realloc(r->full, cap * sizeof *f);
-            if (f)
-                r->full = f;
-            if (!v || !k || !m || !f)
-                return 1;
-            r->cap = cap;
-        }
+        if (recorded_grow(r))
+            return 1;
         fdt_err e;
         if (fdt_config_parse(row->ev.config, &r->v[i], &e))
             return 0; /* a config of a newer generator: not replayable here */
         snprintf(r->key[i], sizeof r->key[i], "%s", row->ev.config);
         r->ms[i] = -1;
         r->full[i] = 0;
+        r->t[i] = (fdt_decide_timing){NAN, NAN, NAN, NAN, NAN};
+        r->run[i] = 0;
         r->n++;
     }
     if (row->ev.status != FDT_DB_OK || !(row->ev.time_ms > 0))
@@ -97,6 +118,28 @@ static int record_row(void *ctx, const fdt_db_row *row)
         (full == r->full[i] && row->ev.time_ms < r->ms[i])) {
         r->ms[i] = row->ev.time_ms;
         r->full[i] = full;
+        fdt_decide_timing_of(&row->ev, &r->t[i]);
+        r->run[i] = row->ev.run_id;
+    }
+    return 0;
+}
+
+/* The limits of every recorded config (fdt_stop_limit_of), each with the copy bandwidth its
+ * run measured. */
+static int record_limits(fdt_db *db, const recorded *rec, const fdt_problem *p,
+                         const fdt_device *dev, fdt_stop_limit *lim, fdt_err *e)
+{
+    int64_t run = 0;
+    double copy = 0;
+    for (size_t i = 0; i < rec->n; i++) {
+        if (rec->run[i] > 0 && rec->run[i] != run) {
+            fdt_db_run r;
+            if (fdt_db_run_get(db, rec->run[i], &r, e))
+                return -1;
+            run = rec->run[i];
+            copy = isfinite(r.copy_gbs) ? r.copy_gbs : 0;
+        }
+        fdt_stop_limit_of(p, &rec->v[i], dev, rec->run[i] > 0 ? copy : 0, &lim[i]);
     }
     return 0;
 }
@@ -150,6 +193,7 @@ fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
     char pk[128];
     fdt_problem_format(&out->p, pk, sizeof pk);
     recorded rec = {0};
+    fdt_stop_limit *lim = NULL;
     const char *arch = dev->arch[0] ? dev->arch : NULL;
     fdt_status st = FDT_STATUS_OK;
     if (load_record(db, &out->p, arch, &rec, e)) {
@@ -162,13 +206,25 @@ fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
         st = FDT_STATUS_FAILED;
         goto out;
     }
+    lim = malloc(rec.n * sizeof *lim);
+    if (!lim) {
+        fdt_err_set(e, "replay: out of memory");
+        st = FDT_STATUS_ERROR;
+        goto out;
+    }
+    if (record_limits(db, &rec, &out->p, dev, lim, e)) {
+        st = FDT_STATUS_ERROR;
+        goto out;
+    }
     static const fdt_search_kind kinds[FDT_REPLAY_KINDS] = {
         FDT_SEARCH_EXHAUSTIVE, FDT_SEARCH_RANDOM, FDT_SEARCH_MODEL};
     for (int k = 0; k < FDT_REPLAY_KINDS; k++) {
         if (rq->have_strategy && kinds[k] != rq->strategy)
             continue;
         if (fdt_search_replay(kinds[k], rec.v, rec.n, rec.ms, NULL, &out->p, dev, rq->seed,
-                              &out->res[out->n], e)) {
+                              &out->res[out->n], e) ||
+            fdt_stop_replay(kinds[k], rec.v, rec.n, rec.t, lim, NULL, &out->p, dev, rq->seed,
+                            &rq->stop_rules, rq->budget, &out->stop[out->n], e)) {
             fdt_err_wrap(e, "replay: %s", pk);
             st = FDT_STATUS_FAILED;
             goto out;
@@ -184,6 +240,7 @@ fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
         out->best_gbs = fdt_effective_bytes(&out->p) / (x0->best_ms * 1e-3) / 1e9;
     }
 out:
+    free(lim);
     recorded_free(&rec);
     return st;
 }

@@ -420,6 +420,7 @@ static int research(fdt_retune_ctx *ctx, const fdt_retune_item *it, fdt_recipe *
     to.stop = o->stop;
     to.kind = FDT_DB_RETUNE;
     to.decide = 0;
+    to.stop_rules.all = 1; /* a re-search spends the budget asked for (fdt_stop.h) */
     fdt_tune_summary *sum = calloc(1, sizeof *sum);
     if (!sum)
         return fdt_err_set(e, "re-search: out of memory");

@@ -2,11 +2,13 @@
  * has), measure the recipe's default config (the seeds' baseline, for the speedup quoted in
  * the same run), resume what the database already holds for this device and software
  * environment, compile the rest in a process pool, then let the strategy pick candidates
- * until it, the budget, the time limit or the user stops.
+ * until it, the stopping rules (fdt_stop.h: the limit, convergence), the budget, the time
+ * limit or the user stops.
  * Each candidate gets a cheap probe; one within `full_within` of the best so far gets a full
  * sample. Every outcome is a database row written as soon as it exists. */
 #include "fdt_tune.h"
 #include "fdt_decide.h"
+#include "fdt_stop.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@ void fdt_tune_opts_default(fdt_tune_opts *o)
     o->command = "";
     o->kind = FDT_DB_TUNE;
     o->decide = 1;
+    fdt_stop_opts_default(&o->stop_rules);
 }
 
 typedef struct cand {
@@ -183,7 +186,7 @@ static int take_best(void *ctx, const fdt_db_row *row)
  * by its time limit (the latest search of the problem says): a decision that keeps the best
  * is recorded when only that changed. */
 static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_id,
-                       int cut_short, fdt_err *e)
+                       int cut_short, const char *stopped, fdt_err *e)
 {
     best_row cur = {.have = 0}, run = {.have = 0};
     fdt_db_decision d;
@@ -209,9 +212,11 @@ static int decide_best(const fdt_tune_ctx *ctx, int64_t problem_id, int64_t run_
         pick = d.eval_id;
         why = cut_short ? "tune: search cut short by its time limit" : "tune: search completed";
     }
-    if (!pick || (decided && d.eval_id == pick && d.cut_short == cut_short))
+    if (!pick || (decided && d.eval_id == pick && d.cut_short == cut_short &&
+                  !strcmp(d.stopped, stopped)))
         return 0;
-    return fdt_db_best_decide(ctx->db, ctx->device_id, problem_id, pick, cut_short, why, e);
+    return fdt_db_best_decide_stopped(ctx->db, ctx->device_id, problem_id, pick, cut_short,
+                                      stopped, why, e);
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -231,6 +236,8 @@ typedef struct state {
     cand base;          /* the recipe's default config, when not in the space */
     fdt_search *s;
     int run_open;       /* the run is begun and not finished yet */
+    fdt_stop stop;      /* the stopping rules (fdt_stop.h) */
+    fdt_decide_timing last; /* the timing measure() last reported (NaN median: failed) */
 } state;
 
 static void emit(state *st, fdt_tune_event *ev)
@@ -267,6 +274,13 @@ static int gpu_failed(state *st)
     return -1;
 }
 
+/* The timing of r, the result measure() reports, for the stopping rules. */
+static void last_timing(state *st, const fdt_eval_result *r)
+{
+    st->last = (fdt_decide_timing){r->timing.median_ms, r->timing.q1_ms, r->timing.q3_ms,
+                                   r->timing.min_ms, r->timing.max_ms};
+}
+
 /* Probe, then a full sample when the probe is close to the best. Returns the time to report
  * (<= 0: not ok), or -1 with e set when the worker cannot go on. */
 static int measure(state *st, cand *c, const char *stage_name, int full_only, double *reported,
@@ -277,6 +291,7 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
     fdt_timing_opts_default(&full);
     fdt_eval_result r;
     *reported = 0;
+    st->last = (fdt_decide_timing){NAN, NAN, NAN, NAN, NAN};
     fdt_tune_event ev = {.kind = FDT_TUNE_EVAL, .config = c->key, .r = &r};
     if (fdt_cand_failed(&c->b)) {
         if (fdt_evaluate_cand(st->ctx->w, st->p, &c->b, &probe, &r, e)) /* compile_error */
@@ -301,6 +316,7 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
             return 0;
         }
         *reported = r.timing.median_ms;
+        last_timing(st, &r);
         if (st->best_ms > 0 && r.timing.median_ms > st->best_ms * (1 + st->o->full_within)) {
             st->out->ok++;
             emit(st, &ev);
@@ -316,11 +332,13 @@ static int measure(state *st, cand *c, const char *stage_name, int full_only, do
     if (r.status == FDT_EVAL_OK) {
         st->out->ok++;
         *reported = r.timing.median_ms;
+        last_timing(st, &r);
         if (st->best_ms <= 0 || r.timing.median_ms < st->best_ms)
             st->best_ms = r.timing.median_ms;
     } else {
         st->out->failed++;
         *reported = 0;
+        st->last.median_ms = NAN;
     }
     emit(st, &ev);
     return 0;
@@ -546,6 +564,23 @@ static int begin_run(state *st, fdt_recipe *rec, fdt_err *e)
                                  fdt_worker_device(ctx->w)->driver_source, &setup.clocks, e);
 }
 
+/* A result this search did not measure (resumed, or the baseline outside the space): the
+ * best for the stopping rules to beat. */
+static void stop_resumed(state *st, const fdt_config *c, const fdt_decide_timing *t)
+{
+    fdt_stop_limit l;
+    fdt_stop_limit_of(st->p, c, st->ctx->dev, st->copy_gbs, &l);
+    fdt_stop_resumed(&st->stop, t, &l);
+}
+
+/* One evaluation of this search reported to the stopping rules: 1 when they stop it. */
+static int stop_report(state *st, const fdt_config *c)
+{
+    fdt_stop_limit l;
+    fdt_stop_limit_of(st->p, c, st->ctx->dev, st->copy_gbs, &l);
+    return fdt_stop_report(&st->stop, &st->last, &l);
+}
+
 /* The strategy over the space; unless forced, what the database holds for this device and
  * environment is reported to it as measured (never proposed again). */
 static int start_search(state *st, fdt_err *e)
@@ -565,6 +600,7 @@ static int start_search(state *st, fdt_err *e)
     free(space);
     if (sr)
         return -1;
+    fdt_stop_init(&st->stop, &st->o->stop_rules, st->o->strategy, 0);
 
     double *full_ms = calloc(l->n, sizeof *full_ms);
     double *probe_ms = calloc(l->n, sizeof *probe_ms);
@@ -583,6 +619,8 @@ static int start_search(state *st, fdt_err *e)
             l->v[i].measured = 1;
             st->out->resumed++;
             fdt_search_report(st->s, i, !failed[i] && t > 0, t);
+            if (!failed[i] && t > 0)
+                stop_resumed(st, &l->v[i].b.cfg, &(fdt_decide_timing){t, NAN, NAN, NAN, NAN});
             if (full_ms[i] > 0 && (st->best_ms <= 0 || full_ms[i] < st->best_ms))
                 st->best_ms = full_ms[i];
         }
@@ -618,6 +656,9 @@ static int measure_baseline(state *st, fdt_err *e)
         st->l.v[bi].measured = 1;
         fdt_search_report(st->s, (size_t)bi, t > 0, t);
         st->done++;
+        stop_report(st, &bc->b.cfg);
+    } else if (t > 0) {
+        stop_resumed(st, &st->base.b.cfg, &st->last);
     }
     return 0;
 }
@@ -651,10 +692,10 @@ static int search_loop(state *st, fdt_err *e)
         bmax = 256;
     cand **batch = calloc(bmax, sizeof *batch);
     size_t *bidx = calloc(bmax, sizeof *bidx);
-    int failed = 0;
+    int failed = 0, stop = st->stop.why != FDT_STOP_NOT;
     if (!batch || !bidx)
         failed = fdt_err_set(e, "out of memory");
-    while (!failed) {
+    while (!failed && !stop) {
         size_t nb = 0, i;
         while (nb < bmax && st->done + (int)nb < st->planned && fdt_search_next(st->s, &i) == 0) {
             if (st->l.v[i].measured)
@@ -681,6 +722,10 @@ static int search_loop(state *st, fdt_err *e)
             FDT_ASSERT(st->planned <= 0 || st->done <= st->planned,
                        "a search never measures more than its budget");
             fdt_search_report(st->s, bidx[k], t > 0, t);
+            if (stop_report(st, &batch[k]->b.cfg)) {
+                stop = 1; /* a stopping rule: the rest of the batch is not measured */
+                break;
+            }
         }
         for (size_t k = 0; k < nb; k++)
             release(batch[k]);
@@ -690,6 +735,21 @@ static int search_loop(state *st, fdt_err *e)
     free(batch);
     free(bidx);
     return failed ? -1 : 0;
+}
+
+/* Why the search ended when no stopping rule ended it (fdt_stop_end), in the summary. */
+static void stop_why(state *st, size_t remaining)
+{
+    fdt_tune_summary *out = st->out;
+    fdt_stop_why why = FDT_STOP_SPACE;
+    if (out->interrupted)
+        why = out->cut_short ? FDT_STOP_TIME : FDT_STOP_INTERRUPTED;
+    else if ((size_t)st->planned < remaining)
+        why = FDT_STOP_BUDGET;
+    fdt_stop_end(&st->stop, why);
+    fdt_stop_describe(&st->stop, out->stopped, sizeof out->stopped);
+    out->stop_why = st->stop.why;
+    out->headroom = fdt_stop_headroom(&st->stop);
 }
 
 /* The run's end status, the decision (o->decide) and the summary's best. rc: so far. */
@@ -714,7 +774,7 @@ static int finish(state *st, int rc, fdt_err *e)
         }
     }
     if (rc == 0 && st->o->decide &&
-        decide_best(ctx, st->problem_id, st->run_id, out->cut_short, e))
+        decide_best(ctx, st->problem_id, st->run_id, out->cut_short, out->stopped, e))
         rc = -1;
     if (rc == 0) {
         /* the best this device and environment has for the problem, resumed or new */
@@ -753,6 +813,7 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
 {
     memset(out, 0, sizeof *out);
     out->p = *p;
+    out->headroom = -1;
     snprintf(out->recipe, sizeof out->recipe, "%s", fdt_recipe_name(rec));
     snprintf(out->recipe_path, sizeof out->recipe_path, "%s", fdt_recipe_path(rec));
     snprintf(out->strategy, sizeof out->strategy, "%s", fdt_search_kind_name(o->strategy));
@@ -767,8 +828,10 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
         size_t remaining = st.l.n - out->resumed;
         st.planned = (int)(o->budget > 0 && (size_t)o->budget < remaining ? (size_t)o->budget
                                                                            : remaining);
+        st.stop.planned = st.planned;
         if ((!out->have_base || measure_baseline(&st, e) == 0) && search_loop(&st, e) == 0)
             rc = 0;
+        stop_why(&st, remaining);
     }
     rc = finish(&st, rc, e);
     fdt_search_free(st.s);

@@ -18,6 +18,7 @@ void fdt_tune_request_init(fdt_tune_request *rq)
     rq->strategy = FDT_SEARCH_MODEL;
     rq->seed = 1;
     rq->command = "";
+    fdt_stop_opts_default(&rq->stop_rules);
 }
 
 int fdt_tune_problems(const fdt_tune_request *rq, fdt_problem **out, int *n, fdt_err *e)
@@ -79,6 +80,7 @@ void fdt_tune_opts_for(const fdt_tune_request *rq, const fdt_recipe *r, double d
         o->parallel = rq->parallel;
     o->command = rq->command;
     o->stop = stop;
+    o->stop_rules = rq->stop_rules;
 }
 
 void fdt_tune_ctx_of(const fdt_session *s, const fdt_session_gpu *g, fdt_tune_ctx *ctx)

@@ -63,6 +63,9 @@ complete -c fdtune -n '__fdtune_in query' -l csv -d CSV
 # tune
 complete -c fdtune -n '__fdtune_in tune' -l devices -x -d 'visible GPUs by index'
 complete -c fdtune -n '__fdtune_in tune' -l force -d 'measure again'
+complete -c fdtune -n '__fdtune_in tune' -l search-all -d 'spend the whole budget'
+complete -c fdtune -n '__fdtune_in tune' -l stop-within -x -d 'stop within P% of the limit'
+complete -c fdtune -n '__fdtune_in tune' -l stop-after -x -d 'stop after K evaluations without gain'
 complete -c fdtune -n '__fdtune_in tune' -l dry-run -d 'no GPU: space and ranking'
 complete -c fdtune -n '__fdtune_in tune' -l replay -r -F -d 'replay strategies against DB'
 complete -c fdtune -n '__fdtune_in tune' -l top -x -d 'ranking rows'

@@ -1,0 +1,204 @@
+/* The stopping rules of a search (fdt_stop.h): the limit of a config from the run's copy
+ * bandwidth and the model's bound, the state a search reports each evaluation to, the line
+ * that says why it stopped, and the replay of a strategy with the rules against a record.
+ * Whether a result is a gain is the tuner's one noise rule, fdt_decide_beats. */
+#include "fdt_stop.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void fdt_stop_opts_default(fdt_stop_opts *o)
+{
+    o->all = 0;
+    o->within = FDT_STOP_WITHIN_DEFAULT;
+    o->after = -1;
+}
+
+int fdt_stop_after_default(fdt_search_kind k)
+{
+    return k == FDT_SEARCH_MODEL    ? FDT_STOP_AFTER_MODEL
+           : k == FDT_SEARCH_RANDOM ? FDT_STOP_AFTER_RANDOM
+                                    : FDT_STOP_AFTER_EXHAUSTIVE;
+}
+
+static double unit_ms(const fdt_model_terms *t)
+{
+    switch (t->bound) {
+    case FDT_BOUND_L2: return t->t_l2_ms;
+    case FDT_BOUND_L1: return t->t_l1_ms;
+    case FDT_BOUND_SHARED: return t->t_shared_ms;
+    case FDT_BOUND_ISSUE: return t->t_issue_ms;
+    case FDT_BOUND_FP: return t->t_fp_ms;
+    default: return 0; /* DRAM, latency: the copy binds */
+    }
+}
+
+void fdt_stop_limit_of(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                       double copy_gbs, fdt_stop_limit *l)
+{
+    fdt_model_terms t;
+    fdt_model_time(p, c, dev, NULL, &t);
+    l->copy_ms = copy_gbs > 0 ? fdt_effective_bytes(p) / (copy_gbs * 1e9) * 1e3 : 0;
+    l->chip_ms = unit_ms(&t) > l->copy_ms ? unit_ms(&t) : 0;
+    l->bound = t.bound;
+}
+
+double fdt_stop_binding(const fdt_stop_limit *l, double ms, char *name, size_t n)
+{
+    if (l->chip_ms > 0 && ms >= l->chip_ms) {
+        snprintf(name, n, "the model's %s bound", fdt_bound_name(l->bound));
+        return l->chip_ms;
+    }
+    snprintf(name, n, "%s", l->copy_ms > 0 ? "copy" : "");
+    return l->copy_ms;
+}
+
+void fdt_stop_init(fdt_stop *s, const fdt_stop_opts *o, fdt_search_kind k, int planned)
+{
+    memset(s, 0, sizeof *s);
+    s->o = *o;
+    if (s->o.after < 0)
+        s->o.after = fdt_stop_after_default(k);
+    s->best.median_ms = s->best.q1_ms = s->best.q3_ms = NAN;
+    s->best.min_ms = s->best.max_ms = NAN;
+    s->planned = planned;
+}
+
+/* t beats the best beyond noise: it becomes the best, with its limits. */
+static int gain(fdt_stop *s, const fdt_decide_timing *t, const fdt_stop_limit *l)
+{
+    if (!fdt_decide_beats(&s->best, t))
+        return 0;
+    s->best = *t;
+    s->limit = *l;
+    return 1;
+}
+
+void fdt_stop_resumed(fdt_stop *s, const fdt_decide_timing *t, const fdt_stop_limit *l)
+{
+    gain(s, t, l);
+}
+
+int fdt_stop_report(fdt_stop *s, const fdt_decide_timing *t, const fdt_stop_limit *l)
+{
+    if (s->why != FDT_STOP_NOT)
+        return 1;
+    s->evals++;
+    if (gain(s, t, l))
+        s->since_gain = 0;
+    else
+        s->since_gain++;
+    if (s->o.all)
+        return 0;
+    double h = fdt_stop_headroom(s);
+    if (s->since_gain == 0 && s->o.within > 0 && h >= 0 && h <= s->o.within)
+        s->why = FDT_STOP_LIMIT;
+    else if (s->o.after > 0 && s->since_gain >= s->o.after)
+        s->why = FDT_STOP_CONVERGED;
+    return s->why != FDT_STOP_NOT;
+}
+
+void fdt_stop_end(fdt_stop *s, fdt_stop_why why)
+{
+    if (s->why == FDT_STOP_NOT)
+        s->why = why;
+}
+
+/* The headroom of the best to the limit that binds it, named in name. */
+static double headroom(const fdt_stop *s, char *name, size_t n)
+{
+    if (!fdt_decide_ok(&s->best))
+        return -1;
+    double lim = fdt_stop_binding(&s->limit, s->best.median_ms, name, n);
+    if (!(lim > 0))
+        return -1;
+    double h = s->best.median_ms / lim - 1;
+    return h > 0 ? h : 0;
+}
+
+double fdt_stop_headroom(const fdt_stop *s)
+{
+    char name[48];
+    return headroom(s, name, sizeof name);
+}
+
+void fdt_stop_describe(const fdt_stop *s, char *buf, size_t n)
+{
+    char name[48], room[80] = "";
+    double h = headroom(s, name, sizeof name);
+    if (h >= 0)
+        snprintf(room, sizeof room, " (%.1f%% above %s)", 100 * h, name);
+    switch (s->why) {
+    case FDT_STOP_LIMIT:
+        snprintf(buf, n, "within %.1f%% of %s", 100 * h, name);
+        return;
+    case FDT_STOP_CONVERGED:
+        snprintf(buf, n, "converged: %d evaluations without gain%s", s->since_gain, room);
+        return;
+    case FDT_STOP_BUDGET:
+        snprintf(buf, n, "budget: %d of %d%s", s->evals, s->planned, room);
+        return;
+    case FDT_STOP_SPACE:
+        if (s->planned > 0)
+            snprintf(buf, n, "space: %d of %d%s", s->evals, s->planned, room);
+        else /* a rerun after the whole space was measured */
+            snprintf(buf, n, "space: nothing left to measure%s", room);
+        return;
+    case FDT_STOP_TIME:
+        snprintf(buf, n, "time limit: %d of %d%s", s->evals, s->planned, room);
+        return;
+    case FDT_STOP_INTERRUPTED:
+        snprintf(buf, n, "interrupted: %d of %d%s", s->evals, s->planned, room);
+        return;
+    case FDT_STOP_NOT: break;
+    }
+    snprintf(buf, n, "searching: %d of %d%s", s->evals, s->planned, room);
+}
+
+/* ------------------------------------------------------------------ replay */
+
+int fdt_stop_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
+                    const fdt_decide_timing *timing, const fdt_stop_limit *limit,
+                    const double *predicted, const fdt_problem *p,
+                    const fdt_device *dev, uint64_t seed, const fdt_stop_opts *o, int budget,
+                    fdt_stop_replay_result *out, fdt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    double rec_best = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fdt_decide_ok(&timing[i]) && (rec_best <= 0 || timing[i].median_ms < rec_best))
+            rec_best = timing[i].median_ms;
+    if (rec_best <= 0)
+        return fdt_err_set(e, "replay: no recorded config succeeded");
+    fdt_search *s;
+    int rc = predicted || kind != FDT_SEARCH_MODEL
+                 ? fdt_search_new_predicted(kind, space, n, predicted, seed, &s, e)
+                 : fdt_search_new(kind, space, n, p, dev, seed, &s, e);
+    if (rc)
+        return -1;
+    int planned = budget > 0 && (size_t)budget < n ? budget : (int)n;
+    fdt_stop st;
+    fdt_stop_init(&st, o, kind, planned);
+    size_t idx;
+    int stopped = 0;
+    while (!stopped && st.evals < planned && fdt_search_next(s, &idx) == 0) {
+        const fdt_decide_timing *t = &timing[idx];
+        int ok = fdt_decide_ok(t);
+        fdt_search_report(s, idx, ok, ok ? t->median_ms : 0);
+        stopped = fdt_stop_report(&st, t, &limit[idx]);
+        if (ok && (out->best_ms <= 0 || t->median_ms < out->best_ms))
+            out->best_ms = t->median_ms;
+        static const double within[2] = {0.01, 0.03};
+        for (int k = 0; k < 2; k++)
+            if (ok && !out->within[k] && t->median_ms <= rec_best * (1 + within[k]))
+                out->within[k] = st.evals;
+    }
+    fdt_stop_end(&st, st.evals >= planned && planned < (int)n ? FDT_STOP_BUDGET : FDT_STOP_SPACE);
+    fdt_search_free(s);
+    out->evals = st.evals;
+    out->why = st.why;
+    fdt_stop_describe(&st, out->stopped, sizeof out->stopped);
+    out->gap = out->best_ms > 0 ? out->best_ms / rec_best - 1 : -1;
+    return 0;
+}
