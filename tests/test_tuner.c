@@ -600,7 +600,8 @@ static void test_stop_rules(void **state)
     assert_int_equal(s.why, FDT_STOP_CONVERGED);
     char why[160];
     fdt_stop_describe(&s, why, sizeof why);
-    assert_string_equal(why, "converged: 3 evaluations without gain (0.5% above copy)");
+    /* the headroom is the fastest result's (0.998 ms), though it was no gain */
+    assert_string_equal(why, "converged: 3 evaluations without gain (0.3% above copy)");
 
     /* the limit: a gain to within 1% of copy stops at once */
     fdt_stop_limit c1 = {.copy_ms = 1.0, .chip_ms = 0, .bound = FDT_BOUND_DRAM};

@@ -74,8 +74,11 @@ double fdt_stop_binding(const fdt_stop_limit *l, double ms, char *name, size_t n
 /* A search's stop state. */
 typedef struct fdt_stop {
     fdt_stop_opts o;
-    fdt_decide_timing best; /* the best so far (resumed or measured); NaN median: none */
-    fdt_stop_limit limit;   /* the limits of the best's config */
+    fdt_decide_timing best; /* the best so far beyond noise (resumed or measured): what a
+                               gain must beat; NaN median: none */
+    fdt_decide_timing fastest; /* the lowest median so far (a result faster than best but
+                                  within its noise too): the headroom's; NaN: none */
+    fdt_stop_limit limit;   /* the limits of the fastest's config */
     int evals;              /* evaluations reported in this search */
     int since_gain;         /* of them, since the last gain beyond noise */
     fdt_stop_why why;

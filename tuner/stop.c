@@ -62,16 +62,22 @@ void fdt_stop_init(fdt_stop *s, const fdt_stop_opts *o, fdt_search_kind k, int p
         s->o.after = fdt_stop_after_default(k);
     s->best.median_ms = s->best.q1_ms = s->best.q3_ms = NAN;
     s->best.min_ms = s->best.max_ms = NAN;
+    s->fastest = s->best;
     s->planned = planned;
 }
 
-/* t beats the best beyond noise: it becomes the best, with its limits. */
+/* t beats the best beyond noise: it becomes the best (1). A lower median than any so far
+ * becomes the fastest, with its limits, whether or not it is beyond noise: the headroom is
+ * that of the fastest result, as the summary's best is. */
 static int gain(fdt_stop *s, const fdt_decide_timing *t, const fdt_stop_limit *l)
 {
+    if (fdt_decide_ok(t) && !(s->fastest.median_ms <= t->median_ms)) {
+        s->fastest = *t;
+        s->limit = *l;
+    }
     if (!fdt_decide_beats(&s->best, t))
         return 0;
     s->best = *t;
-    s->limit = *l;
     return 1;
 }
 
@@ -108,12 +114,12 @@ void fdt_stop_end(fdt_stop *s, fdt_stop_why why)
 /* The headroom of the best to the limit that binds it, named in name. */
 static double headroom(const fdt_stop *s, char *name, size_t n)
 {
-    if (!fdt_decide_ok(&s->best))
+    if (!fdt_decide_ok(&s->fastest))
         return -1;
-    double lim = fdt_stop_binding(&s->limit, s->best.median_ms, name, n);
+    double lim = fdt_stop_binding(&s->limit, s->fastest.median_ms, name, n);
     if (!(lim > 0))
         return -1;
-    double h = s->best.median_ms / lim - 1;
+    double h = s->fastest.median_ms / lim - 1;
     return h > 0 ? h : 0;
 }
 
