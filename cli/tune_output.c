@@ -223,8 +223,9 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
                          "environment\n");
     if (any_cut)
         fdt_emit_text(m, "%s\n", TUNE_CUT_SHORT_NOTE);
-    fdt_emit_text(m, "baseline: the recipe's default config (the seeds' kernel), measured in "
-                     "this run\n");
+    fdt_emit_text(m, "baseline: the recipe's default config (%s), measured in this run\n",
+                  fdt_target_device_is_cpu(info) ? "the plain loop nest a user writes"
+                                                 : "the seeds' kernel");
     for (int i = 0; i < n; i++) {
         const fdt_tune_summary *x = &s[i];
         fdt_emit_text(m, "%s: %s strategy, recipe %s, %llu configs after constraints, wall "
