@@ -166,9 +166,21 @@ int cmd_gen(int argc, char **argv)
             print_error("--%s", e.msg); /* a bad argument, not a failure */
             return EXIT_USAGE;
         }
+    for (int i = 1; i < ntargets; i++)
+        if (tgt[i].gen.dialect != tgt[0].gen.dialect) {
+            print_error("--target %s and --target %s take sources of two dialects (%s, %s): "
+                        "give targets of one", targets[0], targets[i],
+                        fdt_dialect_name(tgt[0].gen.dialect),
+                        fdt_dialect_name(tgt[i].gen.dialect));
+            return EXIT_USAGE;
+        }
+    /* the source, in the dialect of the targets (without one: the GPUs') */
+    fdt_target gpus;
+    fdt_target_for_dialect(FDT_DIALECT_HIP, &gpus);
+    const fdt_target *first = ntargets ? &tgt[0] : &gpus;
     fdt_config cfg;
     if (fdt_config_parse(config, &cfg, &e) || fdt_problem_check(&pa.p, &e) ||
-        fdt_config_check(&pa.p, &cfg, &e)) {
+        fdt_config_check_for(&first->gen, &pa.p, &cfg, &e)) {
         print_error("%s", e.msg);
         return EXIT_USAGE;
     }
@@ -179,16 +191,13 @@ int cmd_gen(int argc, char **argv)
             strcat(kname, "_rt");
         name = kname;
     }
-    /* the source, for the first target (without one: the GPUs' dialect) */
-    fdt_target gpus;
-    fdt_target_for_dialect(FDT_DIALECT_HIP, &gpus);
     fdt_build_opts o;
     fdt_build_opts_init(&o);
     o.gen = gopts;
     o.stop_after = FDT_BUILD_GENERATE;
     fdt_cand v, *pv = &v;
     fdt_cand_init(&v, FDT_CAND_STENCIL, &cfg, name);
-    if (fdt_target_build(ntargets ? &tgt[0] : &gpus, &pa.p, &pv, 1, &o, &e) ||
+    if (fdt_target_build(first, &pa.p, &pv, 1, &o, &e) ||
         fdt_cand_failed(&v)) {
         print_error("%s", fdt_cand_failed(&v) ? v.err.msg : e.msg);
         fdt_cand_free(&v);

@@ -119,6 +119,16 @@ if grep -q '^backend cuda: nvrtc' "$tmp/version"; then
         expect_status "gen --target $t (offered by the completions)" 0
     done
 fi
+# gen for the host CPU: the config is read in the C dialect of the target; a GPU parameter
+# is refused by name, and targets of two dialects are refused together
+cpuarch=$(uname -m | sed 's/^x86_64$/x86-64-v2/; s/^aarch64$/aarch64/')
+run gen --target "$cpuarch" --op lap --R 4 --grid 32^3 --config blk=1,ty=16
+expect_status "gen --target $cpuarch --config blk=1,ty=16" 0
+expect_in "gen --target $cpuarch: C with OpenMP" "$out" "C11 with OpenMP 4.5, kernel family blocked"
+expect_usage_error "gen --target $cpuarch --config bx=32" "bx is a GPU parameter" \
+    gen --target "$cpuarch" --op lap --R 4 --config bx=32
+expect_usage_error "gen: targets of two dialects" "sources of two dialects" \
+    gen --target "$cpuarch" --target sm_90 --op lap --R 4
 if grep -q '^backend hip: hiprtc' "$tmp/version"; then
     run gen --op d2z --R 4 --config nw=16 --compile --target gfx90a
     expect_status "gen --compile gfx90a" 0
