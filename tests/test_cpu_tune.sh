@@ -8,7 +8,8 @@
 #    program examples/cpu_stencil.c built with `cc -fopenmp` runs every operator through the
 #    header on the tuned grid (the constant kernels) and on an odd grid (runtime dims) and
 #    checks it point by point against its fp64 reference; the same program fails on a header
-#    whose kernels were broken (one weight), so the check is real;
+#    whose kernels were broken (one weight), so the check is real; one export of a database
+#    with GPU (tests/data/h100-replay.db) and CPU results writes both parts in one file;
 #  - bad inputs: --cpu with a NAME that is not the host CPU (exit 2, nothing written), --gpu
 #    auto with no GPU (exit 3, the message points at --cpu auto; skipped where a GPU is
 #    visible), export --cpu of a CPU the database lacks (exit 1, no file), and injected
@@ -110,6 +111,31 @@ elif build "$tmp/broken" "$tmp/broken.h" 2>"$tmp/cc.log"; then
 else
     fail "the broken header does not build"
 fi
+
+# one export for a database with GPU and CPU results: both parts in one file; a C program
+# gets the CPU part (FDTUNED_CPU_ONLY), and the notes speak of each part's own devices
+run db merge -o "$tmp/both.db" "$db" "$src/tests/data/h100-replay.db"
+expect_status "db merge of CPU and GPU results" 0
+run export --gpu H100 --cpu auto --R 4 --db "$tmp/both.db" --no-system-db -o "$tmp/both.h"
+expect_status "export --gpu H100 --cpu auto" 0
+expect_in "export --gpu --cpu: the GPU part" "$tmp/both.h" "hip_runtime.h"
+expect_in "export --gpu --cpu: the CPU part" "$tmp/both.h" "FDTUNED_CPU_OPERATORS"
+expect_in "export --gpu --cpu: the summary names the CPU's" "$err" "CPU lap R=4 f32"
+checks=$((checks + 1))
+! grep "has no tuned" "$err" | grep -q "(x86-64-v\|(aarch64" ||
+    fail "export --gpu --cpu: a note counts the CPU among the GPUs: $(grep "has no tuned" "$err")"
+checks=$((checks + 1))
+if build "$tmp/both" "$tmp/both.h" 2>"$tmp/cc.log"; then
+    rc=0
+    "$tmp/both" 37 29 23 >"$out" 2>"$err" || rc=$?
+    expect_status "cpu_stencil with the two-part header" 0
+else
+    fail "cc -fopenmp examples/cpu_stencil.c with the two-part header"
+    head -n 20 "$tmp/cc.log" >&2
+fi
+checks=$((checks + 1))
+"$cc" -fopenmp -fsyntax-only -DFDTUNED_SELECT_ONLY -x c "$tmp/both.h" 2>"$tmp/cc.log" ||
+    fail "the two-part header with FDTUNED_SELECT_ONLY: $(head -n 5 "$tmp/cc.log")"
 
 # ---------------------------------------------------------------- bad inputs
 run --cpu no-such-cpu --R 4 --grid 16^3 --op lap --db "$tmp/bad.db"
