@@ -333,7 +333,7 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
         if (!(a->rq.ops & (1u << op)))
             continue;
         fdt_recipe *r = NULL;
-        if (fdt_recipe_load_for((fdt_op)op, a->cpu != NULL, a->recipe, &r, &e)) {
+        if (fdt_recipe_load_for_dialect((fdt_op)op, tune_dialect(a), a->recipe, &r, &e)) {
             print_error("%s", e.msg);
             rc = EXIT_USAGE;
             break;

@@ -55,6 +55,10 @@ const char *fdt_recipe_path(const fdt_recipe *r);
 const char *fdt_recipe_hash(const fdt_recipe *r);
 /* 1 when the recipe lists op in `ops {}` (or lists no ops at all). */
 int fdt_recipe_serves(const fdt_recipe *r, fdt_op op);
+/* The source dialect of the parameters the recipe lists, derives and defaults (a recipe's
+ * parameters are all of one dialect: recipes/cpu.lua's the C dialect's); HIP when none is one
+ * dialect's own. The generator's check of every point (fdt_config_check_for) runs in it. */
+fdt_dialect fdt_recipe_dialect(const fdt_recipe *r);
 /* "exhaustive", "random", "model", or NULL when the recipe does not say. */
 const char *fdt_recipe_strategy(const fdt_recipe *r);
 /* Evaluations, 0 when the recipe does not say. */
@@ -146,27 +150,22 @@ int fdt_recipe_install_dirs(const char **dirs, int max, char *store, size_t n);
  * then in dirs (e.g. <exe dir>/../share/fdtune/recipes and the source tree's recipes/). */
 int fdt_recipe_find_file(const char *file, const char *const *dirs, int ndirs, char *path,
                          size_t n, fdt_err *e);
-/* The recipe for op: `override` (--recipe FILE) when given; else, directory by directory in
- * the order above, <op>.lua, then the first *.lua (sorted by name) whose `ops {}` lists op,
- * leaving out the GPU catalogue and the CPU's recipe (FDT_RECIPE_CPU): GPUs never get it. */
+/* The GPUs' recipe for op: `override` (--recipe FILE) when given; else, directory by
+ * directory in the order above, <op>.lua, then the first *.lua (sorted by name) of the HIP
+ * dialect (fdt_recipe_dialect) whose `ops {}` lists op. */
 int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *dirs, int ndirs,
                            char *path, size_t n, fdt_err *e);
+/* The recipe for op in dialect d: as fdt_recipe_find_for_op, with cpu.lua tried first for
+ * the C dialect (the CPU's one recipe) and only recipes of dialect d scanned. */
+int fdt_recipe_find_for_dialect(fdt_op op, fdt_dialect d, const char *override,
+                                const char *const *dirs, int ndirs, char *path, size_t n,
+                                fdt_err *e);
 /* The recipe a command uses for op: `override` (--recipe FILE) or the one found along
  * fdtune's search path (fdt_recipe_install_dirs, fdt_recipe_find_for_op), loaded and checked
- * to serve op. */
+ * to serve op. fdt_recipe_load_for_dialect: the same for dialect d's targets. */
 int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_err *e);
-
-/* The recipe of the host CPU's target: one file serves every operator. */
-#define FDT_RECIPE_CPU "cpu.lua"
-
-/* The recipe a command uses for op on a GPU (cpu 0: fdt_recipe_load_for_op) or on the host
- * CPU (cpu 1: `override`, else FDT_RECIPE_CPU found along fdtune's search path), loaded and
- * checked to serve op; the host CPU's checks its configs in the C dialect. */
-int fdt_recipe_load_for(fdt_op op, int cpu, const char *override, fdt_recipe **r, fdt_err *e);
-
-/* The dialect r's configs are checked in (the generator's checks of its space and default):
- * HIP, or C for a recipe loaded for the host CPU. */
-const fdt_gen_target *fdt_recipe_target(const fdt_recipe *r);
+int fdt_recipe_load_for_dialect(fdt_op op, fdt_dialect d, const char *override,
+                                fdt_recipe **r, fdt_err *e);
 
 /* ------------------------------------------------------------------ catalogue */
 

@@ -264,6 +264,28 @@ static int d_name(lua_State *L)
     return 0;
 }
 
+/* A recipe's parameters are of one dialect: pi, named by a directive, fixes it or must
+ * agree with the parameter that did. */
+static void take_dialect(lua_State *L, fdt_recipe *r, const fdt_param_info *pi,
+                         const char *directive)
+{
+    for (int d = 0; d < FDT_DIALECT_COUNT; d++) {
+        if (pi->dialects != FDT_DIALECT_BIT(d))
+            continue; /* shared by several dialects, or not this one's own */
+        if (r->dialect_by[0] && r->dialect != (fdt_dialect)d)
+            fdt_luahost_error(L, "%s '%s': a parameter of the %s dialect, but %s is of the %s "
+                                 "dialect: a recipe's parameters are all for one kind of target",
+                              directive, pi->name, fdt_dialect_name((fdt_dialect)d),
+                              r->dialect_by, fdt_dialect_name(r->dialect));
+        if (!r->dialect_by[0]) {
+            r->dialect = (fdt_dialect)d;
+            snprintf(r->dialect_by, sizeof r->dialect_by, "%s", pi->name);
+        }
+    }
+}
+
+fdt_dialect fdt_recipe_dialect(const fdt_recipe *r) { return r->dialect; }
+
 static int d_param(lua_State *L)
 {
     fdt_recipe *r = self(L, "param");
@@ -280,6 +302,7 @@ static int d_param(lua_State *L)
                       earlier(L, d->file, d->line, at, sizeof at));
     if (r->nparams >= RECIPE_MAX_PARAMS)
         return fdt_luahost_error(L, "param '%s': too many parameters", pi->name);
+    take_dialect(L, r, pi, "param");
     char what[64];
     snprintf(what, sizeof what, "param '%s'", pi->name);
     int n = list_len(L, 2, what);
@@ -341,6 +364,7 @@ static int d_derive(lua_State *L)
     if (d)
         return fdt_luahost_error(L, "derive '%s': derived twice (first at %s)", pi->name,
                       earlier(L, d->file, d->line, at, sizeof at));
+    take_dialect(L, r, pi, "derive");
     if (!lua_isfunction(L, 2))
         return fdt_luahost_error(L, "derive '%s': expected a function(c, dev, prob), got %s", pi->name,
                           fdt_luahost_typename(L, 2));
@@ -462,6 +486,7 @@ static int d_default(lua_State *L)
             int v;
             if (fdt_recipe_check_value(L, -1, &all[i], &v, why, sizeof why))
                 return fdt_luahost_error(L, "default: %s: %s", all[i].name, why);
+            take_dialect(L, r, &all[i], "default");
             *(int *)((char *)&r->defcfg + all[i].offset) = v;
             r->defset |= (uint64_t)1 << i;
         }

@@ -3,9 +3,8 @@
  * share/fdtune/recipes and the source tree). A directory serves an operator through <op>.lua
  * or through any recipe whose `ops {}` lists it (lap.lua also serves wave); only the
  * directory's own *.lua files are recipes, so the modules in its lib/ never are. What the
- * commands load comes from here too: the recipe of an operator (on a GPU; on the host CPU
- * the one recipe FDT_RECIPE_CPU, which GPUs never get) and the GPU catalogue, found along
- * fdtune's own search path. */
+ * commands load comes from here too: the recipe of an operator and the GPU catalogue, found
+ * along fdtune's own search path. */
 #include "recipe_internal.h"
 
 #include <dirent.h>
@@ -36,9 +35,11 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The first recipe in dir (by name) whose ops list op. 1 found, 0 not, -1 error. A recipe
- * that fails to load is remembered in `bad` (the first one), since it may be the one meant. */
-static int scan_dir(const char *dir, fdt_op op, char *path, size_t n, fdt_err *bad, int *nbad)
+/* The first recipe in dir (by name) of dialect want whose ops list op. 1 found, 0 not, -1
+ * error. A recipe that fails to load is remembered in `bad` (the first one), since it may be
+ * the one meant. */
+static int scan_dir(const char *dir, fdt_op op, fdt_dialect want, char *path, size_t n,
+                    fdt_err *bad, int *nbad)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -48,8 +49,7 @@ static int scan_dir(const char *dir, fdt_op op, char *path, size_t n, fdt_err *b
     struct dirent *de;
     while ((de = readdir(d)) && count < 256) {
         size_t len = strlen(de->d_name);
-        if (len > 4 && !strcmp(de->d_name + len - 4, ".lua") && strcmp(de->d_name, "gpus.lua") &&
-            strcmp(de->d_name, FDT_RECIPE_CPU))
+        if (len > 4 && !strcmp(de->d_name + len - 4, ".lua") && strcmp(de->d_name, "gpus.lua"))
             if ((names[count] = strdup(de->d_name)))
                 count++;
     }
@@ -66,7 +66,7 @@ static int scan_dir(const char *dir, fdt_op op, char *path, size_t n, fdt_err *b
                 *bad = e;
             continue;
         }
-        if (r->ops & (1u << op)) {
+        if ((r->ops & (1u << op)) && r->dialect == want) {
             snprintf(path, n, "%s", p);
             found = 1;
         }
@@ -80,6 +80,13 @@ static int scan_dir(const char *dir, fdt_op op, char *path, size_t n, fdt_err *b
 int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *dirs, int ndirs,
                            char *path, size_t n, fdt_err *e)
 {
+    return fdt_recipe_find_for_dialect(op, FDT_DIALECT_HIP, override, dirs, ndirs, path, n, e);
+}
+
+int fdt_recipe_find_for_dialect(fdt_op op, fdt_dialect d, const char *override,
+                                const char *const *dirs, int ndirs, char *path, size_t n,
+                                fdt_err *e)
+{
     if ((unsigned)op >= FDT_OP_COUNT)
         return fdt_err_set(e, "recipe: invalid operator");
     if (override && *override) {
@@ -91,14 +98,15 @@ int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *d
     const char *all[RECIPE_MAX_DIRS];
     char store[4096], list[1024], file[32];
     int nd = fdt_recipe_search_dirs(dirs, ndirs, all, store, sizeof store);
-    snprintf(file, sizeof file, "%s.lua", fdt_op_name(op));
+    /* the file tried first: the GPUs' recipe per operator, the CPU's one recipe */
+    snprintf(file, sizeof file, "%s.lua", d == FDT_DIALECT_C ? "cpu" : fdt_op_name(op));
     fdt_err bad;
     int nbad = 0;
     for (int i = 0; i < nd; i++) {
         snprintf(path, n, "%s/%s", all[i], file);
         if (access(path, R_OK) == 0)
             return 0;
-        if (scan_dir(all[i], op, path, n, &bad, &nbad))
+        if (scan_dir(all[i], op, d, path, n, &bad, &nbad))
             return 0;
     }
     path[0] = 0;
@@ -111,11 +119,20 @@ int fdt_recipe_find_for_op(fdt_op op, const char *override, const char *const *d
                        fdt_op_name(op), file, fdt_op_name(op), list);
 }
 
-/* Loads the recipe of op from path (found for it, or named by --recipe) and checks that it
- * serves op. */
-static int load_serving(fdt_op op, const char *path, fdt_recipe **r, fdt_err *e)
+int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_err *e)
 {
-    if (fdt_recipe_load(path, NULL, r, e))
+    return fdt_recipe_load_for_dialect(op, FDT_DIALECT_HIP, override, r, e);
+}
+
+int fdt_recipe_load_for_dialect(fdt_op op, fdt_dialect d, const char *override,
+                                fdt_recipe **r, fdt_err *e)
+{
+    const char *dirs[4];
+    char store[4400], path[4200];
+    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
+    *r = NULL;
+    if (fdt_recipe_find_for_dialect(op, d, override, dirs, nd, path, sizeof path, e) ||
+        fdt_recipe_load(path, NULL, r, e))
         return -1;
     if (!fdt_recipe_serves(*r, op)) {
         fdt_recipe_free(*r);
@@ -125,39 +142,6 @@ static int load_serving(fdt_op op, const char *path, fdt_recipe **r, fdt_err *e)
     }
     return 0;
 }
-
-int fdt_recipe_load_for_op(fdt_op op, const char *override, fdt_recipe **r, fdt_err *e)
-{
-    const char *dirs[4];
-    char store[4400], path[4200];
-    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
-    *r = NULL;
-    if (fdt_recipe_find_for_op(op, override, dirs, nd, path, sizeof path, e))
-        return -1;
-    return load_serving(op, path, r, e);
-}
-
-int fdt_recipe_load_for(fdt_op op, int cpu, const char *override, fdt_recipe **r, fdt_err *e)
-{
-    if (!cpu)
-        return fdt_recipe_load_for_op(op, override, r, e);
-    const char *dirs[4];
-    char store[4400], path[4200];
-    int nd = fdt_recipe_install_dirs(dirs, 4, store, sizeof store);
-    *r = NULL;
-    if (override && *override) {
-        if (fdt_recipe_load_for_op(op, override, r, e))
-            return -1;
-    } else if (fdt_recipe_find_file(FDT_RECIPE_CPU, dirs, nd, path, sizeof path, e)) {
-        return fdt_err_wrap(e, "the CPU's recipe");
-    } else if (load_serving(op, path, r, e)) {
-        return -1;
-    }
-    (*r)->target.dialect = FDT_DIALECT_C;
-    return 0;
-}
-
-const fdt_gen_target *fdt_recipe_target(const fdt_recipe *r) { return &r->target; }
 
 int fdt_catalogue_load_default(fdt_catalogue **out, fdt_err *e)
 {

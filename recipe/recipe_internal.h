@@ -69,10 +69,11 @@ struct fdt_recipe {
     int nsteps;
     recipe_step steps[RECIPE_MAX_STEPS];
     fdt_config defcfg;         /* fdtune defaults overridden by `default {}` */
-    fdt_gen_target target;     /* the dialect its configs are checked in: HIP, or C for the
-                                  host CPU's recipe (fdt_recipe_load_for) */
     uint64_t defset;           /* bit per parameter (catalogue index) set by `default {}` */
     int seen_name, seen_ops, seen_strategy, seen_budget, seen_default;
+    fdt_dialect dialect;       /* of the parameters listed, derived or defaulted: the
+                                  generator checks configs in it (HIP until one says) */
+    char dialect_by[16];       /* the first of them that is one dialect's own; "" none yet */
     uint64_t space;
     recipe_modules mods;
     /* Lua side of enumeration (registry references) */

@@ -297,7 +297,8 @@ static int pipeline(fdt_recipe *r, fdt_config *c, uint64_t derive, int flags, in
         return rc;
     if (flags & RUN_GENERATOR) {
         fdt_err ge;
-        if (fdt_config_check_for(&r->target, r->cur, c, &ge)) {
+        const fdt_gen_target t = {r->dialect};
+        if (fdt_config_check_for(&t, r->cur, c, &ge)) {
             *step = -1;
             snprintf(why, whyn, "%s", ge.msg);
             return 0;

@@ -179,6 +179,19 @@ static int collect_visit(void *ctx, const fdt_config *c, uint64_t index)
     return 0;
 }
 
+/* A survivor of cpu.lua must be one the C dialect generates. */
+static int cpu_visit(void *ctx, const fdt_config *c, uint64_t index)
+{
+    collect *k = ctx;
+    const fdt_gen_target cpu = {FDT_DIALECT_C};
+    fdt_err e;
+    (void)index;
+    k->n++;
+    if (fdt_config_check_for(&cpu, k->p, c, &e))
+        k->bad++;
+    return 0;
+}
+
 static void test_shipped_recipes(void **state)
 {
     (void)state;
@@ -254,6 +267,54 @@ static void test_shipped_recipes(void **state)
         fdt_recipe_free(r);
     }
     fdt_catalogue_free(cat);
+}
+
+/* recipes/cpu.lua: the C dialect's space, small enough to tune one operator at 256^3 in
+ * 3 minutes on 2 cores (5 to 33 candidates, the loop nest among them), every survivor one
+ * the C dialect generates, the plain loop nest its default; a recipe mixing dialects is
+ * refused at its line. */
+static void test_cpu_recipe(void **state)
+{
+    (void)state;
+    static const struct {
+        fdt_op op;
+        uint64_t survivors;
+    } want[] = {{FDT_OP_D2X, 13}, {FDT_OP_D2Y, 5}, {FDT_OP_D2Z, 33}, {FDT_OP_LAP, 33},
+                {FDT_OP_WAVE, 33}};
+    const fdt_gen_target cpu = {FDT_DIALECT_C};
+    fdt_recipe *r = shipped("cpu.lua");
+    assert_int_equal(fdt_recipe_dialect(r), FDT_DIALECT_C);
+    assert_string_equal(fdt_recipe_strategy(r), "exhaustive");
+    assert_int_equal(fdt_recipe_space_size(r), 240);
+    fdt_device d = test_device();
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        for (int prec = 0; prec < 2; prec++) {
+            fdt_problem p = problem(want[i].op, 4, prec, 256);
+            assert_true(fdt_recipe_serves(r, want[i].op));
+            fdt_recipe_stats st;
+            fdt_err e;
+            fdt_config c;
+            collect k = {0, 0, 1, &p, &d, 0};
+            if (fdt_recipe_enumerate(r, &p, &d, cpu_visit, &k, &st, &e))
+                fail_msg("cpu.lua: %s", e.msg);
+            if (st.survivors != want[i].survivors || k.bad)
+                fail_msg("cpu.lua, %s: %llu survivors (want %llu), %d the C dialect refuses",
+                         fdt_op_name(want[i].op), (unsigned long long)st.survivors,
+                         (unsigned long long)want[i].survivors, k.bad);
+            assert_true((uint64_t)fdt_recipe_budget(r) >= st.survivors);
+            char key[256];
+            assert_int_equal(fdt_recipe_default_config(r, &p, &d, &c, &e), 0);
+            fdt_config_format(&c, key, sizeof key);
+            assert_string_equal(key, "default");
+            assert_int_equal(fdt_config_check_for(&cpu, &p, &c, &e), 0);
+        }
+    fdt_recipe_free(r);
+    load_fails("param(\"blk\", { 0, 1 })\nparam(\"bx\", { 64 })\n",
+               "bad.lua:2: param 'bx': a parameter of the HIP dialect, but blk is of the C "
+               "dialect", NULL);
+    load_fails("param(\"nt\", { 0, 1 })\nparam(\"vec\", { 1 })\ndefault { ty = 16 }\n",
+               "bad.lua:3: default 'ty': a parameter of the C dialect, but vec is of the HIP "
+               "dialect", NULL);
 }
 
 /* Every shipped recipe keeps some configs on GPUs of every kind (small L2, Infinity Cache,
@@ -1561,6 +1622,15 @@ static void test_find(void **state)
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_WAVE, NULL, dirs, 2, path, sizeof path, &e),
                      0);
     assert_string_equal(strrchr(path, '/'), "/lap.lua");
+    /* the CPU's recipe serves wave too, in its own dialect: each lookup finds its own */
+    for (int op = 0; op < FDT_OP_COUNT; op++) {
+        assert_int_equal(fdt_recipe_find_for_dialect(op, FDT_DIALECT_C, NULL, dirs, 2, path,
+                                                     sizeof path, &e), 0);
+        assert_string_equal(strrchr(path, '/'), "/cpu.lua");
+    }
+    assert_int_equal(fdt_recipe_find_for_dialect(FDT_OP_WAVE, FDT_DIALECT_HIP, NULL, dirs, 2,
+                                                 path, sizeof path, &e), 0);
+    assert_string_equal(strrchr(path, '/'), "/lap.lua");
     assert_int_equal(fdt_recipe_find_file("gpus.lua", dirs, 2, path, sizeof path, &e), 0);
     assert_string_equal(strrchr(path, '/'), "/gpus.lua");
 
@@ -1575,7 +1645,7 @@ static void test_find(void **state)
     snprintf(file, sizeof file, "%s/broken.lua", sub);
     assert_int_equal(fdt_write_file_atomic(file, "ops { \"d2x\" \n", 13, &e), 0);
     snprintf(file, sizeof file, "%s/cpu.lua", sub); /* the host CPU's: GPUs never get it */
-    const char *cpu_rec = "ops { \"d2y\", \"wave\" }\n";
+    const char *cpu_rec = "ops { \"d2y\", \"wave\" }\nparam(\"blk\", { 0, 1 })\n";
     assert_int_equal(fdt_write_file_atomic(file, cpu_rec, strlen(cpu_rec), &e), 0);
     setenv("FDTUNE_RECIPES", sub, 1);
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2Z, NULL, dirs, 2, path, sizeof path, &e), 0);
@@ -1587,19 +1657,17 @@ static void test_find(void **state)
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_WAVE, NULL, dirs, 2, path, sizeof path, &e),
                      0);
     assert_string_equal(strrchr(path, '/'), "/lap.lua");
-    /* the CPU's recipe is FDT_RECIPE_CPU, its configs checked in the C dialect */
+    /* the host CPU's recipe is cpu.lua, of the C dialect; the GPUs' is another */
     fdt_recipe *r = NULL;
-    if (fdt_recipe_load_for(FDT_OP_D2Y, 1, NULL, &r, &e))
+    if (fdt_recipe_load_for_dialect(FDT_OP_D2Y, FDT_DIALECT_C, NULL, &r, &e))
         fail_msg("%s", e.msg);
     assert_string_equal(fdt_recipe_name(r), "cpu");
-    assert_int_equal(fdt_recipe_target(r)->dialect, FDT_DIALECT_C);
+    assert_int_equal(fdt_recipe_dialect(r), FDT_DIALECT_C);
     fdt_recipe_free(r);
-    assert_int_equal(fdt_recipe_load_for(FDT_OP_D2Y, 0, NULL, &r, &e), 0);
+    assert_int_equal(fdt_recipe_load_for_dialect(FDT_OP_D2Y, FDT_DIALECT_HIP, NULL, &r, &e), 0);
     assert_string_equal(fdt_recipe_name(r), "zz");
-    assert_int_equal(fdt_recipe_target(r)->dialect, FDT_DIALECT_HIP);
+    assert_int_equal(fdt_recipe_dialect(r), FDT_DIALECT_HIP);
     fdt_recipe_free(r);
-    assert_int_equal(fdt_recipe_load_for(FDT_OP_D2X, 1, NULL, &r, &e), -1);
-    assert_contains(e.msg, "does not serve d2x");
     /* A broken recipe in the directory does not hide the shipped one. */
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_D2X, NULL, dirs, 2, path, sizeof path, &e), 0);
     assert_string_equal(strrchr(path, '/'), "/d2x.lua");
@@ -1996,6 +2064,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_recipes),
+        cmocka_unit_test(test_cpu_recipe),
         cmocka_unit_test(test_shipped_recipes_everywhere),
         cmocka_unit_test(test_shipped_split_rule),
         cmocka_unit_test(test_prefix_skip),

@@ -185,7 +185,8 @@ static fdt_status plan_and_run(job *j, fdt_err *e)
     /* Recipes first: a missing one should cost no GPU time. */
     for (size_t i = 0; i < rep->plan.n; i++) {
         fdt_op op = rep->plan.items[i].problem.op;
-        if (!j->rec[op] && fdt_recipe_load_for(op, rq->cpu != NULL, NULL, &j->rec[op], e)) {
+        if (!j->rec[op] && fdt_recipe_load_for_dialect(op, rq->cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP, NULL,
+                                                    &j->rec[op], e)) {
             st = FDT_STATUS_USAGE;
             goto out;
         }

@@ -1,0 +1,40 @@
+-- cpu: the CPU's recipe (the C dialect, templates/cpu_*.c), every operator. The baseline is
+-- the plain loop nest (blk=0: `parallel for` over the planes and rows, `omp simd` over x),
+-- the one a user writes; the search is over the blocked family (blk=1): tiles of ty rows and
+-- whole x rows (tx=0) that march along the whole z column (tz=0), so that the 2R + 1 planes
+-- a z stencil reads come from cache, with software prefetch of the march's leading plane
+-- (pfd), streaming stores (nt), planes computed together (uk: d2x and d2z) and two passes per
+-- row (twopass: lap and wave). The space stays small (5 to 33 candidates per operator), so
+-- that one operator at 256^3 tunes in under 3 minutes on 2 cores with `exhaustive`.
+ops { "d2x", "d2y", "d2z", "lap", "wave" }
+
+param("blk", { 0, 1 })
+param("ty", { 0, 16, 32, 64, 128 })  -- 0: the loop nest's whole extent
+param("tx", { 0 })
+param("tz", { 0 })
+param("uk", { 1, 2, 4 })
+param("twopass", { 0, 1 })           -- the generator refuses it for d2x, d2y, d2z
+param("pfd", { 0, 1 })
+param("nt", { 0, 1 })
+
+-- The loop nest takes no tiles (nor uk, twopass, pfd, nt: the generator prunes those).
+constrain("tiles exactly for the blocked family", function(c, dev, prob)
+  return (c.blk == 1) == (c.ty > 0)
+end)
+-- Planes computed together share their z neighbours' loads: d2x and d2z gain (Zen 3), the
+-- others read too many streams at once.
+constrain("uk only for d2x and d2z", function(c, dev, prob)
+  return c.uk == 1 or prob.op == "d2x" or prob.op == "d2z"
+end)
+-- Without z neighbours nothing is re-read across planes: the tile height hardly matters.
+constrain("d2x and d2y: one tile height", function(c, dev, prob)
+  return c.blk == 0 or prob.op == "d2z" or prob.op == "lap" or prob.op == "wave" or c.ty == 64
+end)
+-- d2z: planes computed together in the short tiles only (uk planes in flight per row).
+constrain("d2z: uk > 1 with ty <= 32", function(c, dev, prob)
+  return prob.op ~= "d2z" or c.uk == 1 or c.ty <= 32
+end)
+
+strategy "exhaustive"
+budget(40)
+default {}
