@@ -792,6 +792,11 @@ void fdt_worker_main(int fd, const char *backend, int index)
     W.fd = fd;
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive fdtune */
     signal(SIGINT, SIG_IGN);          /* Ctrl-C is the parent's to handle */
+    /* a kernel that faults (the CPU's run in this process) ends the worker, whatever handler
+     * the process it was forked from installed: the parent sees the crash by its signal */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        signal(fatal[i], SIG_DFL);
     fdt_err e;
     W.b = fdt_rt_backend_find(backend);
     if (!W.b) {

@@ -4,11 +4,13 @@
  * Compiling: the system C compiler ($CC, else cc) builds each kernel source into a shared
  * object with -O3 -march=native (AArch64: -mcpu=native) -fopenmp -fPIC -shared, inside the
  * compile pool's child, in a private scratch directory that is always removed (for another
- * ISA level of this CPU's family, named as a target, -march=LEVEL instead of native). The compiler's
- * identity in the cache key is its real path, its `--version` line, the options and what
- * `native` means on this CPU (the model name and the ISA macros the compiler enables there),
- * so that a cached object is never served to another CPU. Whether the compiler has OpenMP is
- * checked once per process by compiling a two-line OpenMP program.
+ * ISA level of this CPU's family, named as a target, -march=LEVEL instead of native). The
+ * compiler's identity in the cache key is its real path, its `--version` line, the options
+ * and what `native` means on this CPU (the model name and the ISA macros the compiler enables
+ * there), so that a cached object is never served to another CPU. Whether the compiler has
+ * OpenMP is checked once per process (per compiler) by compiling a small OpenMP program.
+ * Copies use ordinary or streaming stores, whichever is faster at the size (cpu_copy_d2d);
+ * the OpenMP threads sleep between parallel regions (cpu_open says why).
  *
  * Running: memory is 2 MiB-aligned and advised for huge pages, and first touched by the
  * kernels' threads (the fill kernel); copies to and from the host are memcpy; a module is the
@@ -369,9 +371,17 @@ static uint64_t read_sum(const char *p, size_t n)
     return a + b + c + d;
 }
 
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static pid_t gate_open; /* the process whose team's barriers are ready */
+
 static void *member(void *arg)
 {
     int i = (int)(intptr_t)arg;
+    pthread_mutex_lock(&gate_lock);
+    while (gate_open != getpid())
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
     for (;;) {
         pthread_barrier_wait(&T.go);
         size_t lo, hi;
@@ -387,7 +397,8 @@ static void *member(void *arg)
     return NULL;
 }
 
-/* Starts the team once: thread i pinned to the first hardware thread of core i. */
+/* Starts the team once per process: thread i pinned to the first hardware thread of core i;
+ * as many as could be started (at least one) make the team. */
 static int team_start(fdt_err *e)
 {
     if (T.n && T.pid == getpid())
@@ -395,15 +406,9 @@ static int team_start(fdt_err *e)
     T.n = 0;
     T.copy_bytes = 0;
     T.pid = getpid();
-    int first[MAX_TEAM];
+    int first[MAX_TEAM], started = 0;
     int n = fdt_rt_cpu_cores(first, MAX_TEAM);
-    if (n > MAX_TEAM)
-        n = MAX_TEAM;
-    if (pthread_barrier_init(&T.go, NULL, (unsigned)n + 1) ||
-        pthread_barrier_init(&T.done, NULL, (unsigned)n + 1))
-        return fdt_err_set(e, "cpu: copy team: barrier: out of resources");
-    T.n = n;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && i < MAX_TEAM; i++) {
         pthread_attr_t a;
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -413,8 +418,18 @@ static int team_start(fdt_err *e)
         int rc = pthread_create(&T.th[i], &a, member, (void *)(intptr_t)i);
         pthread_attr_destroy(&a);
         if (rc)
-            FDT_ASSERT(0, "cpu: the copy team's threads start (pthread_create failed)");
+            break;
+        started++;
     }
+    if (started == 0 || pthread_barrier_init(&T.go, NULL, (unsigned)started + 1) ||
+        pthread_barrier_init(&T.done, NULL, (unsigned)started + 1))
+        return fdt_err_set(e, "cpu: the copy team's threads: %s",
+                           started ? "no barrier" : "none could be started");
+    T.n = started;
+    pthread_mutex_lock(&gate_lock);
+    gate_open = getpid();
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
     return 0;
 }
 
@@ -476,14 +491,18 @@ static int cpu_open(int idx, fdt_err *e)
         return fdt_err_set(e, "cpu: device %d: the host CPU is device 0", idx);
     /* read by the OpenMP runtime when the first kernel loads it: one thread per physical
      * core of the mask, bound close in core order, no dynamic adjustment, and threads that
-     * spin between parallel regions (the worker times back-to-back launches) */
+     * sleep between parallel regions (passive): between timed launches the cache flush runs
+     * on the copy team, pinned to the same cores, which spinning threads would slow down, and
+     * on a shared machine a spinning member the scheduler preempts costs the next region a
+     * whole time slice at its closing barrier (measured on the 2-core machine under load: the
+     * default lap kernel at 48^3 took 11.5 ms active, 0.3 ms passive) */
     char threads[16];
     snprintf(threads, sizeof threads, "%d", fdt_rt_cpu_cores(NULL, 0));
     setenv("OMP_PLACES", "cores", 1);
     setenv("OMP_PROC_BIND", "close", 1);
     setenv("OMP_NUM_THREADS", threads, 1);
     setenv("OMP_DYNAMIC", "false", 1);
-    setenv("OMP_WAIT_POLICY", "active", 1);
+    setenv("OMP_WAIT_POLICY", "passive", 1);
     return 0;
 }
 
@@ -529,9 +548,10 @@ static void pin_openmp(void)
         dlopen(names[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
-/* A loaded kernel object: its handle and the memfd it was loaded from, kept open while it
- * is loaded, so that the next object never gets the same /proc/self/fd path (the dynamic
- * loader takes a path it has loaded for that object and returns its handle). */
+/* A loaded kernel object: its handle and the memfd it was loaded from, kept open while it is
+ * loaded. dlopen knows a loaded object by the path it was given ("/proc/self/fd/N") and
+ * answers a second dlopen of that path with the first object: an fd number stays unique
+ * among the loaded objects only while their fds stay open. */
 typedef struct cpu_module {
     void *handle;
     int fd;
@@ -539,41 +559,42 @@ typedef struct cpu_module {
 
 static int cpu_module_load(const void *image, size_t n, void **module, fdt_err *e)
 {
-    cpu_module *m = malloc(sizeof *m);
+    cpu_module *m = calloc(1, sizeof *m);
     if (!m)
-        return fdt_err_set(e, "cpu: out of memory");
-    int fd = memfd_create("fdtune-kernel", MFD_CLOEXEC);
-    if (fd < 0) {
+        return fdt_err_set(e, "cpu: loading a kernel: out of memory");
+    m->fd = memfd_create("fdtune-kernel", MFD_CLOEXEC);
+    if (m->fd < 0) {
         free(m);
         return fdt_err_set(e, "cpu: memfd_create: %s", strerror(errno));
     }
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, (const char *)image + done, n - done);
+    snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(m->fd, (const char *)image + done, n - done);
         if (w <= 0) {
-            close(fd);
+            fdt_err_set(e, "cpu: writing the kernel's object: %s", strerror(errno));
+            close(m->fd);
             free(m);
-            return fdt_err_set(e, "cpu: writing the kernel's object: %s", strerror(errno));
+            return -1;
         }
         done += (size_t)w;
     }
     m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!m->handle) {
-        close(fd);
+        fdt_err_set(e, "cpu: loading the kernel's object: %s", dlerror());
+        close(m->fd);
         free(m);
-        return fdt_err_set(e, "cpu: loading the kernel's object: %s", dlerror());
+        return -1;
     }
-    m->fd = fd;
-    *module = m;
     pin_openmp();
+    *module = m;
     return 0;
 }
 
 static int cpu_module_function(void *module, const char *kernel, void **fn, fdt_err *e)
 {
-    *fn = dlsym(((cpu_module *)module)->handle, kernel);
+    cpu_module *m = module;
+    *fn = dlsym(m->handle, kernel);
     if (!*fn)
         return fdt_err_set(e, "cpu: kernel %s not in its object", kernel);
     return 0;

@@ -168,28 +168,34 @@ static int64_t size_of(const char *s)
     return v > 0 ? v * mul : 0;
 }
 
-/* How many CPUs a list "0-3,8" names. */
-static int list_count(const char *s)
+/* The last-level cache of CPU c: its level, its size and the CPUs sharing it (a list); -1
+ * when sysfs describes no data or unified cache of it. */
+static int last_level(int c, int *level, int64_t *bytes, char *shared, size_t n)
 {
-    int n = 0;
-    while (*s) {
-        char *end;
-        long a = strtol(s, &end, 10), b = a;
-        if (end == s)
+    *level = 0;
+    for (int i = 0; i < 16; i++) {
+        char base[128], path[192], type[32], size[32];
+        snprintf(base, sizeof base, SYS_CPU "/cpu%d/cache/index%d", c, i);
+        snprintf(path, sizeof path, "%s/level", base);
+        long long lv = number_of(path);
+        snprintf(path, sizeof path, "%s/type", base);
+        if (lv < 0 || line_of(path, type, sizeof type))
             break;
-        if (*end == '-')
-            b = strtol(end + 1, &end, 10);
-        n += (int)(b - a + 1);
-        s = *end == ',' ? end + 1 : end;
+        snprintf(path, sizeof path, "%s/size", base);
+        if (!strcmp(type, "Instruction") || lv < *level || line_of(path, size, sizeof size))
+            continue;
+        *level = (int)lv;
+        *bytes = size_of(size);
+        snprintf(path, sizeof path, "%s/shared_cpu_list", base);
+        if (line_of(path, shared, n))
+            snprintf(shared, n, "%d", c);
     }
-    return n;
+    return *level > 0 ? 0 : -1;
 }
 
-/* L1d and L2 per core from cpu c's caches, and the last level's total: its size times the
- * instances that serve the CPUs in set (one per distinct shared_cpu_list). */
-static void caches(int c, const cpu_set_t *set, fdt_device *d)
+/* L1d and L2 per core from cpu c's caches. */
+static void core_caches(int c, fdt_device *d)
 {
-    int top = 0;
     for (int i = 0; i < 16; i++) {
         char base[128], path[192], type[32], size[32];
         snprintf(base, sizeof base, SYS_CPU "/cpu%d/cache/index%d", c, i);
@@ -205,16 +211,36 @@ static void caches(int c, const cpu_set_t *set, fdt_device *d)
             d->l1d_bytes = size_of(size);
         else if (level == 2)
             d->l2_bytes = size_of(size);
-        if (level >= top) {
-            char shared[256];
-            snprintf(path, sizeof path, "%s/shared_cpu_list", base);
-            int sharing = line_of(path, shared, sizeof shared) ? 1 : list_count(shared);
-            int users = CPU_COUNT(set);
-            int instances = sharing > 0 ? (users + sharing - 1) / sharing : 1;
-            top = (int)level;
-            d->llc_bytes = size_of(size) * (instances > 0 ? instances : 1);
-        }
     }
+}
+
+/* The last-level caches the CPUs in set use, in total: each instance (a distinct set of
+ * sharing CPUs) once. */
+static int64_t llc_total(const cpu_set_t *set)
+{
+    enum { MAXI = 256 };
+    char(*seen)[256] = calloc(MAXI, sizeof *seen);
+    int n = 0;
+    int64_t total = 0;
+    if (!seen)
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        char shared[256];
+        int level;
+        int64_t bytes = 0;
+        if (!CPU_ISSET(c, set) || last_level(c, &level, &bytes, shared, sizeof shared))
+            continue;
+        int dup = 0;
+        for (int i = 0; i < n && !dup; i++)
+            dup = !strcmp(seen[i], shared);
+        if (dup)
+            continue;
+        if (n < MAXI)
+            snprintf(seen[n++], sizeof seen[0], "%s", shared);
+        total += bytes;
+    }
+    free(seen);
+    return total;
 }
 
 static int64_t meminfo(const char *key)
@@ -384,7 +410,8 @@ int fdt_rt_cpu_describe(fdt_device *d, fdt_err *e)
     d->sockets = sockets_of(&set);
     d->numa_nodes = numa_nodes();
     cpu_list(&set, d->core_ids, sizeof d->core_ids);
-    caches(first, &set, d);
+    core_caches(first, d);
+    d->llc_bytes = llc_total(&set);
     size_t avail = 0, total = 0;
     if (fdt_rt_cpu_meminfo(&avail, &total, e))
         return -1;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fdt_eval.h"
 #include "fdt_session.h"
@@ -240,9 +241,33 @@ static void test_compile_error(void **state)
     fdt_err e;
     fdt_rt_code c;
     describe(&d);
+    /* the compiler's scratch directories are removed, after a failure and after a success */
+    char tmp[1024];
+    assert_int_equal(tu_mkdtemp(tmp, sizeof tmp, "fdtune-cpu-tmp"), 0);
+    const char *old_tmp = getenv("TMPDIR");
+    char *saved = old_tmp ? strdup(old_tmp) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    setenv("FDTUNE_CACHE", "", 1); /* no cache: the compiler runs */
+    assert_int_equal(fdt_rt_compile(cpu(), "void k(void **a) { this is not code; }", "k",
+                                    d.arch, 60000, &c, &e), -1);
+    assert_int_equal(fdt_rt_compile(cpu(), "void k(void **a) { (void)a; }", "k", d.arch, 60000,
+                                    &c, &e), 0);
+    fdt_rt_code_free(&c);
+    unsetenv("FDTUNE_CACHE");
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    assert_int_equal(rmdir(tmp), 0); /* fails unless empty */
     assert_int_equal(fdt_rt_compile(cpu(), "void k(void **a) { this is not code; }", "k",
                                     d.arch, 60000, &c, &e), -1);
     assert_has(e.msg, "cpu compile of k for ");
+    assert_has(e.msg, "failed");
+    assert_has(e.msg, "this is not code");
+    /* test_runtime's check of every backend: its example arch, a GPU source */
+    assert_int_equal(fdt_rt_compile(cpu(), "extern \"C\" __global__ void k() { this is not code; }",
+                                    "k", cpu()->example_arch, 60000, &c, &e), -1);
     assert_has(e.msg, "failed");
     assert_has(e.msg, "this is not code");
 }
@@ -272,7 +297,7 @@ static void test_compile_run(void **state)
     assert_string_equal(getenv("OMP_PLACES"), "cores");
     assert_string_equal(getenv("OMP_PROC_BIND"), "close");
     assert_string_equal(getenv("OMP_DYNAMIC"), "false");
-    assert_string_equal(getenv("OMP_WAIT_POLICY"), "active");
+    assert_string_equal(getenv("OMP_WAIT_POLICY"), "passive");
     fdt_device d;
     describe(&d);
     assert_int_equal(atoi(getenv("OMP_NUM_THREADS")), d.compute_units);
@@ -323,6 +348,41 @@ static void test_compile_run(void **state)
     fdt_rt_code_free(&c2);
     tu_rmtree(cache);
     unsetenv("FDTUNE_CACHE");
+}
+
+/* Two objects with an entry point of one name: each module answers with its own, whether
+ * loaded side by side or one after the other (the worker keeps its verification kernels
+ * loaded while it loads each candidate). */
+static void test_modules(void **state)
+{
+    (void)state;
+    const fdt_rt_backend *b = cpu();
+    fdt_rt_code one, two;
+    fdt_err e;
+    compile("int v(void) { return 1; }\nvoid f(void **a) { *(int *)a[0] = v(); }\n", "f", &one);
+    compile("int v(void) { return 2; }\nvoid f(void **a) { *(int *)a[0] = v(); }\n", "f", &two);
+    void *m1, *m2, *fn;
+    int got = 0;
+    void *args[] = {&got};
+    uint32_t g[3] = {1, 1, 1};
+    assert_int_equal(b->module_load(one.image, one.size, &m1, &e), 0);
+    assert_int_equal(b->module_load(two.image, two.size, &m2, &e), 0);
+    assert_int_equal(b->module_function(m2, "f", &fn, &e) || b->launch(fn, g, g, 0, args, &e), 0);
+    assert_int_equal(got, 2);
+    assert_int_equal(b->module_function(m1, "f", &fn, &e) || b->launch(fn, g, g, 0, args, &e), 0);
+    assert_int_equal(got, 1);
+    b->module_unload(m2);
+    for (int k = 0; k < 3; k++) { /* loaded and unloaded in turn, m1 still loaded */
+        const fdt_rt_code *c = k % 2 ? &one : &two;
+        assert_int_equal(b->module_load(c->image, c->size, &m2, &e), 0);
+        assert_int_equal(b->module_function(m2, "f", &fn, &e) || b->launch(fn, g, g, 0, args, &e),
+                         0);
+        assert_int_equal(got, k % 2 ? 1 : 2);
+        b->module_unload(m2);
+    }
+    b->module_unload(m1);
+    fdt_rt_code_free(&one);
+    fdt_rt_code_free(&two);
 }
 
 /* A kernel of crash_src run in a child, as the isolated worker runs every candidate. */
@@ -385,6 +445,71 @@ static void test_worker(void **state)
     fdt_worker_stop(w);
 }
 
+/* One config built for the worker's target and evaluated: its status, and its message. */
+static fdt_eval_status eval_config(fdt_worker *w, const fdt_problem *p, const char *text,
+                                   fdt_eval_result *r)
+{
+    fdt_config c;
+    fdt_err e;
+    if (fdt_config_parse(text, &c, &e))
+        fail_msg("config %s: %s", text, e.msg);
+    fdt_cand v, *pv = &v;
+    fdt_cand_init(&v, FDT_CAND_STENCIL, &c, NULL);
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    if (fdt_target_build(fdt_worker_target(w), p, &pv, 1, &o, &e) || v.state != FDT_CAND_READY)
+        fail_msg("building %s for the CPU: %s", text, e.msg[0] ? e.msg : v.err.msg);
+    fdt_timing_opts t;
+    fdt_timing_opts_probe(&t);
+    if (fdt_worker_eval(w, &c, &v.code, v.kernel, &t, r, &e))
+        fail_msg("evaluating %s: %s", text, e.msg);
+    fdt_cand_free(&v);
+    print_message("%-12s %d %.4f ms %.1f GB/s %.2f of copy %s\n", text, r->status,
+                  r->timing.median_ms, r->gbs, r->frac_copy, r->message);
+    return r->status;
+}
+
+/* A problem on the CPU through the isolated worker, as on a GPU: set up (inputs, reference
+ * checked), candidates verified and timed; broken kernels (bench/faults.sh's: a wrong sign,
+ * a halo write, an illegal address, a kernel that never ends) cost their candidate, the
+ * worker restarts after the crash and the hang, and a correct kernel after them is ok. */
+static void test_worker_faults(void **state)
+{
+    (void)state;
+    fdt_worker *w = NULL;
+    fdt_worker_opts o;
+    fdt_err e;
+    fdt_worker_opts_default(&o);
+    o.eval_timeout_ms = 8000;
+    if (fdt_worker_start("cpu", 0, &o, &w, NULL, &e))
+        fail_msg("worker on the CPU: %s", e.msg);
+    fdt_problem p = {0};
+    p.op = FDT_OP_LAP;
+    p.R = 4;
+    p.prec = FDT_F32;
+    p.nx = p.ny = p.nz = 48;
+    fdt_setup_result sr;
+    if (fdt_worker_setup(w, &p, &sr, &e))
+        fail_msg("setup on the CPU: %s", e.msg);
+    assert_true(sr.copy_gbs > 0.1);
+    print_message("setup copy %.1f GB/s\n", sr.copy_gbs);
+    assert_true(sr.ref_points > 0);
+    fdt_eval_result r;
+    assert_int_equal(eval_config(w, &p, "default", &r), FDT_EVAL_OK);
+    assert_true(r.gbs > 0 && r.frac_copy > 0);
+    assert_true(r.timing.flushed); /* 48^3 fits the last-level cache: flushed by reading */
+    assert_int_equal(eval_config(w, &p, "fault=coef", &r), FDT_EVAL_WRONG);
+    assert_int_equal(eval_config(w, &p, "fault=halo", &r), FDT_EVAL_WRONG);
+    assert_int_equal(eval_config(w, &p, "fault=oob", &r), FDT_EVAL_CRASHED);
+    assert_has(r.message, "signal 11");
+    /* a dead worker is brought back (and the problem set up again) by the next evaluation */
+    assert_int_equal(eval_config(w, &p, "fault=hang", &r), FDT_EVAL_TIMEOUT);
+    assert_int_equal(fdt_worker_restarts(w), 1);
+    assert_int_equal(eval_config(w, &p, "default", &r), FDT_EVAL_OK);
+    assert_int_equal(fdt_worker_restarts(w), 2);
+    fdt_worker_stop(w);
+}
+
 /* `fdtune devices` with CC set: its status and what it wrote. */
 static void devices_with_cc(const char *cc, tu_result *r)
 {
@@ -394,6 +519,33 @@ static void devices_with_cc(const char *cc, tu_result *r)
     char *argv[] = {(char *)FDTUNE_BIN, "devices", "--no-bandwidth", NULL};
     tu_run(r, dir, argv);
     unsetenv("CC");
+    tu_rmtree(dir);
+}
+
+/* `fdtune devices` lists the CPU with the library's facts and a measured copy bandwidth. */
+static void test_devices(void **state)
+{
+    (void)state;
+    fdt_device d;
+    describe(&d);
+    char dir[1024], want[512];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "fdtune-cpu-devices"), 0);
+    char *argv[] = {(char *)FDTUNE_BIN, "devices", "--json", NULL};
+    tu_result r;
+    tu_run(&r, dir, argv);
+    expect_status(&r, 0);
+    assert_has(r.out, "\"hosts\": [{\"backend\": \"cpu\"");
+    snprintf(want, sizeof want, "\"name\": \"%s\", \"arch\": \"%s\", \"sockets\": %d, "
+             "\"cores\": %d, \"threads\": %d", d.name, d.arch, d.sockets, d.compute_units,
+             d.threads);
+    assert_has(r.out, want);
+    snprintf(want, sizeof want, "\"llc_bytes\": %lld", (long long)d.llc_bytes);
+    assert_has(r.out, want);
+    const char *bw = strstr(strstr(r.out, "\"hosts\""), "\"copy_bandwidth_gbs\": ");
+    assert_non_null(bw);
+    if (atof(bw + strlen("\"copy_bandwidth_gbs\": ")) <= 0.1)
+        fail_msg("no copy bandwidth measured: %.80s", bw);
+    tu_result_free(&r);
     tu_rmtree(dir);
 }
 
@@ -445,9 +597,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_facts),       cmocka_unit_test(test_target),
         cmocka_unit_test(test_not_a_gpu),   cmocka_unit_test(test_worker),
+        cmocka_unit_test(test_worker_faults),
         cmocka_unit_test(test_faults),      cmocka_unit_test(test_no_compiler),
         cmocka_unit_test(test_no_openmp),   cmocka_unit_test(test_compile_error),
-        cmocka_unit_test(test_clang),
+        cmocka_unit_test(test_clang),       cmocka_unit_test(test_modules),
+        cmocka_unit_test(test_devices),
         /* last: it starts OpenMP's threads in this process, which forked children lack */
         cmocka_unit_test(test_compile_run),
     };
