@@ -10,6 +10,7 @@
 #    checks it point by point against its fp64 reference; the same program fails on a header
 #    whose kernels were broken (one weight), so the check is real; one export of a database
 #    with GPU (tests/data/h100-replay.db) and CPU results writes both parts in one file;
+#  - retune --cpu auto re-measures the CPU's results;
 #  - bad inputs: --cpu with a NAME that is not the host CPU (exit 2, nothing written), --gpu
 #    auto with no GPU (exit 3, the message points at --cpu auto; skipped where a GPU is
 #    visible), export --cpu of a CPU the database lacks (exit 1, no file), and injected
@@ -163,6 +164,22 @@ expect_status "export --cpu no-such-cpu" 1
 expect_in "export --cpu no-such-cpu" "$err" "--cpu no-such-cpu"
 checks=$((checks + 1))
 [ ! -e "$tmp/none.h" ] || fail "export --cpu no-such-cpu wrote a file"
+
+# retune of the CPU's results: re-measured on the host CPU (0 done, 1 a regression not
+# recovered on a noisy machine); another CPU's name is refused
+run retune --cpu auto --op d2x --db "$db" --json
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "retune --cpu auto: exit $rc: $(tail -n 3 "$err")"
+py "retune --cpu auto: the CPU's d2x problems re-measured" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+items = [i for i in d["problems"] if i["op"] == "d2x" and not i["error"]]
+if len(items) != 2 or {g["backend"] for g in d["gpus"]} != {"cpu"}:
+    sys.exit(f"{len(items)} d2x problems re-measured, expected 2 (f32, f64) on the cpu: {d}")
+' "$out"
+run retune --cpu no-such-cpu --db "$db"
+expect_status "retune --cpu no-such-cpu" 2
+expect_in "retune --cpu no-such-cpu" "$err" "the host CPU is a"
 
 # ---------------------------------------------------------------- injected faults
 run bench --cpu auto --op lap --R 4 --grid 16^3 --timeout 10 --probe --json \
