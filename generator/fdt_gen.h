@@ -1,8 +1,8 @@
 /* Public interface of the generator: the problem (operator, radius, precision, grid), the
  * configuration (one point of a search space), the halo-padded array layout, the launch
- * geometry, the HIP source of one candidate, the FD coefficients and the double-precision
- * CPU reference with the verification tolerances. Everything here is pure computation:
- * no GPU, no I/O. */
+ * geometry, the source of one candidate (HIP for the GPUs, C with OpenMP for the CPU), the FD
+ * coefficients and the double-precision CPU reference with the verification tolerances.
+ * Everything here is pure computation: no GPU, no I/O. */
 #ifndef FDT_GEN_H
 #define FDT_GEN_H
 
@@ -277,15 +277,20 @@ typedef struct fdt_gen_opts {
 
 /* The source of one candidate for target t, in t's dialect, with one extern "C" kernel named
  * `name` (a C identifier; NULL: fdt_gen_kernel_name). HIP: the same text compiles with hiprtc
- * and, through fdtune's mapping header, NVRTC. opts NULL: the defaults (grid baked in). Fails
- * for a dialect the generator does not emit. */
+ * and, through fdtune's mapping header, NVRTC. C (C11 + OpenMP 4.5): the entry point is
+ * `void name(void **args)`, the arguments of fdt_gen_kernel_args each passed by address in
+ * that order (as a GPU launch passes them), everything else static, so that several
+ * candidates (distinct names) share one translation unit. opts NULL: the defaults (grid baked
+ * in). Fails for a dialect the generator does not emit. */
 int fdt_gen_source(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
                    const char *name, const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e);
 /* Default kernel name, e.g. "fdt_lap_r4_f32_1a2b3c4d" (hash of the canonical config and
  * the grid). */
 void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n);
-/* Utility kernels for verification (fill, poison, compare, gather) in one precision, for
- * target t (its dialect). */
+/* Utility kernels for verification (fill, poison, compare, check_fill, gather) in one
+ * precision, for target t (its dialect); the C dialect's also copy and flush (the CPU
+ * worker's copy bandwidth and cache flush), each `void fdt_NAME_PREC(void **args)` taking the
+ * GPU utility kernel's arguments (templates/cpu_util.c). */
 int fdt_gen_util_source(const fdt_gen_target *t, fdt_prec prec, fdt_sb *out, fdt_err *e);
 /* NVRTC's in-memory "hip/hip_runtime.h": maps the HIP dialect fdtune emits onto CUDA. */
 const char *fdt_gen_nvrtc_hip_header(void);

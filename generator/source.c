@@ -1,10 +1,13 @@
-/* Turns (problem, config) into HIP source: picks the kernel family from one table
- * (fdt_gen_families: direct, window, tile, ring, stream, each its own template that includes
- * templates/prelude.hip), decides the template variables (the shared ones: radii per axis,
- * vector types, the block-index order, the kernel parameters; then the family's own), emits
- * the stencil as one expression with literal coefficients and symmetric pairs folded, and
- * renders the family's template. Also renders the verification utilities of
- * templates/util.hip. */
+/* Turns (problem, config) into source in the target's dialect. HIP (the GPUs'): picks the
+ * kernel family from one table (fdt_gen_families: direct, window, tile, ring, stream, each its
+ * own template that includes templates/prelude.hip), decides the template variables (the
+ * shared ones: radii per axis, vector types, the block-index order, the kernel parameters;
+ * then the family's own), emits the stencil as one expression with literal coefficients and
+ * symmetric pairs folded, and renders the family's template. C (the CPU's): the family of
+ * blk (templates/cpu_loops.c, cpu_blocked.c, which include cpu_prelude.c and end with the
+ * entry point of cpu_entry.c), its variables from the config (tiles, clauses, strips) and the
+ * same folded stencil. Also renders the verification utilities of templates/util.hip and
+ * templates/cpu_util.c. */
 #include "fdt_gen.h"
 #include "gen_internal.h"
 
