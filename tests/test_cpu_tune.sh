@@ -195,6 +195,9 @@ if got != want:
 restarts = d.get("worker_restarts", 0)
 if restarts < 2:
     sys.exit(f"worker_restarts {restarts}, expected 2 or more")
+full = d["results"][3]["config_full"]  # the loop nest, key "default": the C parameters
+if "blk=0" not in full or "bx=" in full:
+    sys.exit(f"the CPU default config shown as {full}")
 ' "$out"
 
 run --cpu auto --op lap --R 4 --grid 16^3 --recipe "$src/tests/data/cpu_faults.lua" \
