@@ -31,7 +31,8 @@
 #include "fdt_gen.h"
 #include "testutil.h"
 
-enum { NX = 37, NY = 29, NZ = 23, TUS = 6, CASES_MAX = 256 };
+/* TUS units of cases, then the util functions' (UTIL_TU) and the faults' (FAULT_TU) */
+enum { NX = 37, NY = 29, NZ = 23, TUS = 6, UTIL_TU = TUS, FAULT_TU = TUS + 1, CASES_MAX = 256 };
 static const uint32_t POISON32 = 0x7fc0deadu, PAD32 = 0x7fc0fadeu;
 static const uint64_t POISON64 = 0x7ff8deaddeaddeadULL, PAD64 = 0x7ff8fadefadefadeULL;
 static const uint64_t SEED = 12345;
@@ -51,7 +52,7 @@ typedef struct gc_case {
 static char dir[256];
 static gc_case cases[CASES_MAX];
 static int ncases;
-static void *libs[TUS + 1];
+static void *libs[FAULT_TU + 1];
 static entry_fn fill[2], poison[2], compare[2], check_fill[2], gather[2], copy[2], flush[2];
 
 /* ---------------------------------------------------------------- building the cases */
@@ -102,6 +103,22 @@ static void make_cases(void)
             }
 }
 
+/* The test-only faults, in lap R=4 f32 kernels named gc_faultN: what must show when one
+ * runs (wrong values, a touched halo), or how its process ends (SIGSEGV, never). */
+static const struct {
+    const char *config;
+    int bad, touched, crash, hang;
+} faults[] = {
+    {"blk=1,ty=4,uk=2,fault=coef", 1, 0, 0, 0},
+    {"fault=coef", 1, 0, 0, 0},
+    {"fault=plane", 1, 0, 0, 0},
+    {"blk=1,ty=4,uk=4,nt=1,fault=plane", 1, 0, 0, 0},
+    {"blk=1,fault=halo", 0, 1, 0, 0},
+    {"fault=oob", 0, 0, 1, 0},
+    {"blk=1,fault=hang", 0, 0, 0, 1},
+};
+#define NFAULTS (sizeof faults / sizeof faults[0])
+
 /* ---------------------------------------------------------------- compiling */
 
 static const char *cc(void)
@@ -148,15 +165,15 @@ static void finish_compile(pid_t pid, int tu)
     }
 }
 
-/* The sources of every case (TUS units) and of the util functions (unit TUS), compiled two at
- * a time and loaded. */
+/* The sources of every case (TUS units), of the util functions (UTIL_TU) and of the faults
+ * (FAULT_TU), compiled two at a time and loaded. */
 static int setup(void **state)
 {
     (void)state;
     make_cases();
-    fdt_sb src[TUS + 1];
+    fdt_sb src[FAULT_TU + 1];
     fdt_err e;
-    for (int t = 0; t <= TUS; t++)
+    for (int t = 0; t <= FAULT_TU; t++)
         fdt_sb_init(&src[t]);
     for (int i = 0; i < ncases; i++) {
         fdt_config c;
@@ -166,10 +183,19 @@ static int setup(void **state)
             fail_msg("case %d (%s): %s", i, cases[i].config, e.msg);
     }
     for (int prec = 0; prec < 2; prec++)
-        if (fdt_gen_util_source(&CPU, prec, &src[TUS], &e))
+        if (fdt_gen_util_source(&CPU, prec, &src[UTIL_TU], &e))
             fail_msg("util source: %s", e.msg);
-    pid_t pids[TUS + 1];
-    for (int t = 0; t <= TUS; t++) {
+    for (size_t i = 0; i < NFAULTS; i++) {
+        fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, NX, NY, NZ};
+        fdt_config c;
+        char name[32];
+        snprintf(name, sizeof name, "gc_fault%zu", i);
+        if (fdt_config_parse(faults[i].config, &c, &e) ||
+            fdt_gen_source(&CPU, &p, &c, name, NULL, &src[FAULT_TU], &e))
+            fail_msg("%s: %s", faults[i].config, e.msg);
+    }
+    pid_t pids[FAULT_TU + 1];
+    for (int t = 0; t <= FAULT_TU; t++) {
         char path[300];
         snprintf(path, sizeof path, "%s/tu%d.c", dir, t);
         write_file(path, fdt_sb_str(&src[t]));
@@ -178,8 +204,8 @@ static int setup(void **state)
         if (t >= 1)
             finish_compile(pids[t - 1], t - 1);
     }
-    finish_compile(pids[TUS], TUS);
-    for (int t = 0; t <= TUS; t++) {
+    finish_compile(pids[FAULT_TU], FAULT_TU);
+    for (int t = 0; t <= FAULT_TU; t++) {
         char so[300];
         snprintf(so, sizeof so, "%s/tu%d.so", dir, t);
         libs[t] = dlopen(so, RTLD_NOW | RTLD_LOCAL);
@@ -202,7 +228,7 @@ static int setup(void **state)
         for (size_t k = 0; k < sizeof u / sizeof u[0]; k++) {
             char sym[40];
             snprintf(sym, sizeof sym, "fdt_%s_%s", u[k].what, pn[prec]);
-            *(void **)u[k].fn = dlsym(libs[TUS], sym);
+            *(void **)u[k].fn = dlsym(libs[UTIL_TU], sym);
             if (!*u[k].fn)
                 fail_msg("util entry point %s missing", sym);
         }
@@ -431,31 +457,12 @@ static void test_every_case(void **state)
 
 /* ---------------------------------------------------------------- the faults */
 
-/* A kernel of lap R=4 f32 with config text, compiled alone into dir/NAME.so. */
-static entry_fn compile_one(const char *config, const char *name, int load)
+static entry_fn fault_fn(size_t i)
 {
-    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, NX, NY, NZ};
-    fdt_config c;
-    fdt_err e;
-    fdt_sb src;
-    fdt_sb_init(&src);
-    assert_int_equal(fdt_config_parse(config, &c, &e), 0);
-    if (fdt_gen_source(&CPU, &p, &c, name, NULL, &src, &e))
-        fail_msg("%s: %s", config, e.msg);
-    char path[300], so[300];
-    snprintf(path, sizeof path, "%s/tu%s.c", dir, name);
-    snprintf(so, sizeof so, "%s/tu%s.so", dir, name);
-    write_file(path, fdt_sb_str(&src));
-    fdt_sb_free(&src);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s -O2 -fopenmp -fPIC -shared -o %s %s", cc(), so, path);
-    assert_int_equal(system(cmd), 0);
-    if (!load)
-        return NULL;
-    void *lib = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(lib);
+    char name[32];
+    snprintf(name, sizeof name, "gc_fault%zu", i);
     entry_fn fn;
-    *(void **)&fn = dlsym(lib, name);
+    *(void **)&fn = dlsym(libs[FAULT_TU], name);
     assert_non_null(fn);
     return fn;
 }
@@ -463,22 +470,11 @@ static entry_fn compile_one(const char *config, const char *name, int load)
 static void test_faults_caught(void **state)
 {
     (void)state;
-    static const struct {
-        const char *config;
-        int bad, touched; /* what must show */
-    } faults[] = {
-        {"blk=1,ty=4,uk=2,fault=coef", 1, 0},
-        {"fault=coef", 1, 0},
-        {"fault=plane", 1, 0},
-        {"blk=1,ty=4,uk=4,nt=1,fault=plane", 1, 0},
-        {"blk=1,fault=halo", 0, 1},
-    };
-    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "gc_fault%zu", i);
-        gc_case c = {.p = {FDT_OP_LAP, 4, FDT_F32, NX, NY, NZ}};
+    for (size_t i = 0; i < NFAULTS; i++) {
+        if (faults[i].crash || faults[i].hang)
+            continue; /* test_crash_and_hang */
+        gc_case c = {.p = {FDT_OP_LAP, 4, FDT_F32, NX, NY, NZ}, .fn = fault_fn(i)};
         snprintf(c.config, sizeof c.config, "%s", faults[i].config);
-        c.fn = compile_one(faults[i].config, name, 1);
         verdict v;
         run_case(&c, &v);
         if ((faults[i].bad && !v.bad) || (faults[i].touched && !v.touched))
@@ -487,22 +483,23 @@ static void test_faults_caught(void **state)
     }
 }
 
-/* The child of test_crash_and_hang: runs NAME of dir/tuNAME.so on lap R=4 f32's arrays. */
-static int child_run(const char *name)
+/* The child of test_crash_and_hang: runs fault kernel i on lap R=4 f32's arrays, with the
+ * units the parent compiled. */
+static int child_run(const char *which)
 {
     char so[300];
-    snprintf(so, sizeof so, "%s/tu%s.so", dir, name);
-    void *lib = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    char util[300];
-    snprintf(util, sizeof util, "%s/tu%d.so", dir, TUS);
-    void *ul = dlopen(util, RTLD_NOW | RTLD_LOCAL);
-    if (!lib || !ul)
+    for (int t = UTIL_TU; t <= FAULT_TU; t++) {
+        snprintf(so, sizeof so, "%s/tu%d.so", dir, t);
+        if (!(libs[t] = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
+            return 2;
+    }
+    *(void **)&fill[0] = dlsym(libs[UTIL_TU], "fdt_fill_f32");
+    *(void **)&poison[0] = dlsym(libs[UTIL_TU], "fdt_poison_f32");
+    size_t i = (size_t)atoi(which);
+    if (!fill[0] || !poison[0] || i >= NFAULTS)
         return 2;
-    entry_fn fn;
-    *(void **)&fn = dlsym(lib, name);
-    *(void **)&fill[0] = dlsym(ul, "fdt_fill_f32");
-    *(void **)&poison[0] = dlsym(ul, "fdt_poison_f32");
-    gc_case c = {.p = {FDT_OP_LAP, 4, FDT_F32, NX, NY, NZ}, .config = "default", .fn = fn};
+    gc_case c = {.p = {FDT_OP_LAP, 4, FDT_F32, NX, NY, NZ}, .fn = fault_fn(i)};
+    snprintf(c.config, sizeof c.config, "%s", faults[i].config);
     verdict v;
     run_case(&c, &v);
     return 0;
@@ -512,31 +509,33 @@ static int child_run(const char *name)
 static void test_crash_and_hang(void **state)
 {
     (void)state;
-    static const char *const faults[] = {"fault=oob", "blk=1,fault=hang"};
-    for (int i = 0; i < 2; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "gc_child%d", i);
-        compile_one(faults[i], name, 0);
+    for (size_t i = 0; i < NFAULTS; i++) {
+        if (!faults[i].crash && !faults[i].hang)
+            continue;
+        char which[16];
+        snprintf(which, sizeof which, "%zu", i);
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-            execl("/proc/self/exe", "test_gen_c", "--child", dir, name, (char *)NULL);
+            execl("/proc/self/exe", "test_gen_c", "--child", dir, which, (char *)NULL);
             _exit(127);
         }
         int status = 0;
         pid_t done = 0;
-        for (int t = 0; t < 100 && done == 0; t++) { /* up to 10 s */
+        /* the crash within 10 s; the hang still running after 2 s */
+        for (int t = 0; t < (faults[i].hang ? 20 : 100) && done == 0; t++) {
             struct timespec ts = {0, 100000000};
             nanosleep(&ts, NULL);
             done = waitpid(pid, &status, WNOHANG);
         }
-        if (i == 0) {
+        if (faults[i].crash) {
             assert_int_equal(done, pid);
             if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
-                fail_msg("fault=oob: the child ended with status %#x, not SIGSEGV", status);
+                fail_msg("%s: the child ended with status %#x, not SIGSEGV", faults[i].config,
+                         status);
         } else {
             if (done)
-                fail_msg("fault=hang: the child returned (status %#x)", status);
+                fail_msg("%s: the child returned (status %#x)", faults[i].config, status);
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
         }
@@ -708,7 +707,7 @@ static void test_refusals(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (int t = 0; t <= TUS; t++)
+    for (int t = 0; t <= FAULT_TU; t++)
         if (libs[t])
             dlclose(libs[t]);
     if (!getenv("FDT_KEEP"))
