@@ -76,6 +76,17 @@ expect_status "export --cpu auto" 0
 expect_in "export --cpu auto: a C header" "$tmp/fdtuned_cpu.h" "FDTUNED_CPU_OPERATORS"
 expect_not_in "export --cpu auto: no GPU part" "$tmp/fdtuned_cpu.h" "hip_runtime.h"
 
+run export --cpu auto --R 4 --db "$db" --no-system-db --format json
+expect_status "export --cpu auto --format json" 0
+py "export --cpu auto --format json: ten CPU operators, launchers fdtuned_cpu_*" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ops = d["operators"]
+bad = [o["launcher"] for o in ops if o["target"] != "cpu" or not o["launcher"].startswith("fdtuned_cpu_")]
+if len(ops) != 10 or bad:
+    sys.exit(f"{len(ops)} operators, not CPU ones: {bad}")
+' "$out"
+
 build() { # build OUT HEADER: the example against a header
     "$cc" -O2 -march=native -fopenmp -std=c11 -Wall -Wextra -Werror \
         -DFDTUNED_HEADER="\"$2\"" "$src/examples/cpu_stencil.c" -o "$1" -lm
