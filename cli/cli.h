@@ -201,15 +201,18 @@ void emit_problem(fdt_emit *m, const fdt_problem *p);
         {"ny", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                   \
         {"nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0}
 void emit_problem_cells(fdt_emit *m, const fdt_problem *p);
-/* A config in a table: people read every parameter (fdt_config_display_key), the machine
+/* A config in a table: people read every parameter (config_display), the machine
  * forms keep the canonical key as "config" (the database's key, stable for joins) and add
  * every parameter as "config_full". Three columns; emit_config_cells fills them from the
- * canonical key. */
+ * canonical key, every parameter of the dialect of dev's target (NULL: of the key's own). */
 #define CONFIG_COLS(flags)                                                                     \
     {"config", "config", FDT_COL_STR, NULL, FDT_SHOW_TEXT, (flags) | FDT_COL_KEY},             \
         {"config", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},                                   \
         {"config_full", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0}
-void emit_config_cells(fdt_emit *m, const char *key);
+void emit_config_cells(fdt_emit *m, const char *key, const struct fdt_device *dev);
+/* Every parameter of config key in the dialect of device dev's target (a CPU's "default" is
+ * its loop nest's parameters, not a GPU's); dev NULL or of no target: fdt_config_display_key. */
+void config_display(const char *key, const struct fdt_device *dev, char *buf, size_t n);
 /* A software environment as the JSON object key: {"driver", "runtime", "compiler",
  * "fdtune_version", "generator"}. */
 struct fdt_db_env;

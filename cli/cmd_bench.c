@@ -58,7 +58,7 @@ static void compiled_row(fdt_emit *m, const char *key, const char *arch,
                          const fdt_rt_resources *res, double secs)
 {
     fdt_emit_row(m, NULL);
-    emit_config_cells(m, key);
+    emit_config_cells(m, key, NULL);
     fdt_emit_cell_str(m, arch);
     fdt_emit_cell_str(m, res ? "compiled" : "compile_error");
     fdt_emit_cell_int(m, res ? res->registers : -1);
@@ -146,11 +146,12 @@ static const fdt_col result_cols[] = {
     {"compile_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
 };
 
-static void result_row(fdt_emit *m, const char *key, const fdt_eval_result *r)
+static void result_row(fdt_emit *m, const char *key, const fdt_device *d,
+                       const fdt_eval_result *r)
 {
     int timed = r->timing.reps > 0, ok = r->status == FDT_EVAL_OK;
     fdt_emit_row(m, NULL);
-    emit_config_cells(m, key);
+    emit_config_cells(m, key, d);
     fdt_emit_cell_str(m, fdt_eval_status_name(r->status));
     fdt_emit_cell_str(m, r->message);
     fdt_emit_cell_real(m, timed ? r->timing.median_ms : NAN);
@@ -244,7 +245,7 @@ static void bench_render(fdt_emit *m, const bench_report *br)
     for (int i = 0; i < br->n; i++) {
         char key[256];
         fdt_config_format(&br->cfgs[i], key, sizeof key);
-        result_row(m, key, &br->res[i]);
+        result_row(m, key, br->d, &br->res[i]);
     }
     fdt_emit_table_end(m);
     fdt_emit_end(m);

@@ -156,8 +156,8 @@ static void summary(const fdt_exp_plan *p, const char *where, int json)
         nt += p->fam[f].ntuned;
         for (size_t t = 0; t < p->fam[f].ntuned; t++)
             npred += p->fam[f].tuned[t].row.source == FDT_DB_MODEL;
-        fdt_sb_printf(&fams, "%s%s R=%d %s", f ? ", " : "", fdt_op_name(p->fam[f].op),
-                      p->fam[f].R, fdt_prec_name(p->fam[f].prec));
+        fdt_sb_printf(&fams, "%s%s%s R=%d %s", f ? ", " : "", p->fam[f].cpu ? "CPU " : "",
+                      fdt_op_name(p->fam[f].op), p->fam[f].R, fdt_prec_name(p->fam[f].prec));
     }
     fdt_sb runs;
     fdt_sb_init(&runs);

@@ -152,7 +152,7 @@ static void emit_best_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_str(m, r->device.backend);
     fdt_emit_cell_str(m, r->device.uuid);
     emit_problem_cells(m, p);
-    emit_config_cells(m, ev->config);
+    emit_config_cells(m, ev->config, &r->device);
     /* a model row is a prediction: no measured time, bandwidth or fraction of copy */
     int measured = r->source != FDT_DB_MODEL;
     fdt_emit_cell_real(m, measured ? ev->time_ms : NAN);
@@ -789,7 +789,7 @@ static void emit_eval_row(fdt_emit *m, const fdt_db_row *r)
     fdt_emit_cell_str(m, r->device.arch);
     fdt_emit_cell_str(m, r->device.uuid);
     emit_problem_cells(m, p);
-    emit_config_cells(m, ev->config);
+    emit_config_cells(m, ev->config, &r->device);
     fdt_emit_cell_str(m, fdt_db_stage_name(ev->stage));
     fdt_emit_cell_str(m, fdt_db_status_name(ev->status));
     fdt_emit_cell_real(m, ev->time_ms);

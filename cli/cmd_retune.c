@@ -264,7 +264,7 @@ static void check_row(fdt_emit *m, const report *r, const fdt_retune_item *it, i
     fdt_emit_row(m, NULL);
     fdt_emit_cell_str(m, k ? "" : r->pr->device[it->live].name);
     fdt_emit_cell_str(m, k ? "" : pk);
-    emit_config_cells(m, c->config);
+    emit_config_cells(m, c->config, &r->pr->device[it->live]);
     fdt_emit_cell_str(m, k ? "runner-up" : "best");
     fdt_emit_cell_str(m, fdt_db_status_name(c->status));
     fdt_emit_cell_real(m, pos(c->stored.median_ms));

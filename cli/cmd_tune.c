@@ -355,8 +355,7 @@ static int offline(const tune_args *a, const fdt_catalogue *cat)
         if (!(a->rq.ops & (1u << op)))
             continue;
         fdt_recipe *r = NULL;
-        fdt_dialect dia = a->cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP;
-        if (fdt_recipe_load_for_dialect((fdt_op)op, dia, a->recipe, &r, &e)) {
+        if (fdt_recipe_load_for_dialect((fdt_op)op, tune_dialect(a), a->recipe, &r, &e)) {
             print_error("%s", e.msg);
             rc = EXIT_USAGE;
             break;

@@ -228,7 +228,7 @@ static void problem_row(fdt_emit *m, const fdt_many_report *r, const fdt_many_pr
     const fdt_tune_summary *x = &p->sum;
     int best = p->state == FDT_MANY_DONE && x->have_best;
     char cfg[FDT_CONFIG_DISPLAY_MAX + 8], full[FDT_CONFIG_DISPLAY_MAX];
-    fdt_config_display_key(x->best_config, full, sizeof full);
+    config_display(x->best_config, p->gpu >= 0 ? &r->gpu[p->gpu].dev : NULL, full, sizeof full);
     snprintf(cfg, sizeof cfg, "%s%s%s", full, x->best_from_run ? "" : " *",
              x->cut_short ? " !" : "");
     fdt_emit_row(m, NULL);

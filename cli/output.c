@@ -3,6 +3,7 @@
  * fdtune's documents and written to stdout. */
 #include "cli.h"
 #include "fdt_db.h"
+#include "fdt_target.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -281,10 +282,21 @@ void emit_problem_cells(fdt_emit *m, const fdt_problem *p)
     fdt_emit_cell_int(m, p->nz);
 }
 
-void emit_config_cells(fdt_emit *m, const char *key)
+void config_display(const char *key, const fdt_device *dev, char *buf, size_t n)
+{
+    fdt_target t;
+    fdt_config c;
+    fdt_err e;
+    if (dev && fdt_target_resolve(dev, &t, &e) == 0 && fdt_config_parse(key, &c, &e) == 0)
+        fdt_config_display_for(&t.gen, &c, buf, n);
+    else
+        fdt_config_display_key(key, buf, n);
+}
+
+void emit_config_cells(fdt_emit *m, const char *key, const fdt_device *dev)
 {
     char full[FDT_CONFIG_DISPLAY_MAX];
-    fdt_config_display_key(key, full, sizeof full);
+    config_display(key, dev, full, sizeof full);
     fdt_emit_cell_str(m, full);
     fdt_emit_cell_str(m, key);
     fdt_emit_cell_str(m, *key ? full : "");

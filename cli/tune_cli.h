@@ -36,6 +36,9 @@ void tune_session_opts(const tune_args *a, const fdt_catalogue *cat, fdt_session
  * for the visible GPUs (the session probes). -1 (printed) when the recording is unusable. */
 int tune_sim_probe(const tune_args *a, fdt_probe *p, const fdt_probe **probed);
 
+/* The source dialect of the run's target: C for the host CPU (--cpu), else the GPUs'. */
+fdt_dialect tune_dialect(const tune_args *a);
+
 /* Loads the recipe of each requested operator into rec (NULL elsewhere); EXIT_OK or the exit
  * status (printed). */
 int tune_load_recipes(const tune_args *a, fdt_recipe **rec);

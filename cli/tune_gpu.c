@@ -9,6 +9,8 @@
 #define FDTUNE_VERSION "0.0.0"
 #endif
 
+fdt_dialect tune_dialect(const tune_args *a) { return a->cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP; }
+
 int tune_load_recipes(const tune_args *a, fdt_recipe **rec)
 {
     fdt_err e;
@@ -16,8 +18,7 @@ int tune_load_recipes(const tune_args *a, fdt_recipe **rec)
         rec[op] = NULL;
     for (int op = 0; op < FDT_OP_COUNT; op++)
         if ((a->rq.ops & (1u << op)) &&
-            fdt_recipe_load_for_dialect((fdt_op)op, a->cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP,
-                                        a->recipe, &rec[op], &e)) {
+            fdt_recipe_load_for_dialect((fdt_op)op, tune_dialect(a), a->recipe, &rec[op], &e)) {
             print_error("%s", e.msg);
             tune_free_recipes(rec);
             return EXIT_USAGE;

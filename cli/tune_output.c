@@ -157,10 +157,10 @@ static const fdt_col summary_cols[] = {
     {"run", "run", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
 };
 
-static void summary_row(fdt_emit *m, const fdt_tune_summary *x)
+static void summary_row(fdt_emit *m, const fdt_device *info, const fdt_tune_summary *x)
 {
     char best[FDT_CONFIG_DISPLAY_MAX + 8], full[FDT_CONFIG_DISPLAY_MAX];
-    fdt_config_display_key(x->best_config, full, sizeof full);
+    config_display(x->best_config, info, full, sizeof full);
     snprintf(best, sizeof best, "%s%s%s", full, x->best_from_run ? "" : " *",
              x->cut_short ? " !" : "");
     int base = x->base_ms > 0;
@@ -293,7 +293,7 @@ static void summary_render(fdt_emit *m, const fdt_device *info, const fdt_device
     fdt_emit_array(m, "problems");
     fdt_emit_table(m, summary_cols, NCOLS(summary_cols));
     for (int i = 0; i < n; i++)
-        summary_row(m, &s[i]);
+        summary_row(m, info, &s[i]);
     fdt_emit_table_end(m);
     fdt_emit_end(m);
     fdt_emit_end(m);
@@ -410,7 +410,7 @@ static void ranking_row(fdt_emit *m, const fdt_device *dev, size_t i, const fdt_
     fdt_model_describe(&x->terms, &terms);
     fdt_emit_row(m, NULL);
     fdt_emit_cell_int(m, (long long)i + 1);
-    emit_config_cells(m, x->config);
+    emit_config_cells(m, x->config, dev);
     fdt_emit_cell_real(m, x->pred_ms);
     fdt_emit_cell_real(m, x->pred_gbs);
     fdt_emit_cell_real(m, peak > 0 ? x->pred_gbs / peak : 0);

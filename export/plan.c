@@ -388,6 +388,8 @@ static int collect_notes(fdt_exp_plan *p)
         const fdt_exp_family *fam = &p->fam[f];
         for (size_t d = 0; d < p->ndevices; d++) {
             const fdt_device *dev = &p->devices[d];
+            if (fdt_target_device_is_cpu(dev) != fam->cpu)
+                continue; /* the other part's device */
             int dup = 0, have = 0, arch = 0;
             for (size_t k = 0; k < d; k++)
                 dup |= fdt_device_same_model(&p->devices[k], dev);

@@ -8,7 +8,9 @@
 #    program examples/cpu_stencil.c built with `cc -fopenmp` runs every operator through the
 #    header on the tuned grid (the constant kernels) and on an odd grid (runtime dims) and
 #    checks it point by point against its fp64 reference; the same program fails on a header
-#    whose kernels were broken (one weight), so the check is real;
+#    whose kernels were broken (one weight), so the check is real; one export of a database
+#    with GPU (tests/data/h100-replay.db) and CPU results writes both parts in one file;
+#  - retune --cpu auto re-measures the CPU's results;
 #  - bad inputs: --cpu with a NAME that is not the host CPU (exit 2, nothing written), --gpu
 #    auto with no GPU (exit 3, the message points at --cpu auto; skipped where a GPU is
 #    visible), export --cpu of a CPU the database lacks (exit 1, no file), and injected
@@ -74,6 +76,17 @@ expect_status "export --cpu auto" 0
 expect_in "export --cpu auto: a C header" "$tmp/fdtuned_cpu.h" "FDTUNED_CPU_OPERATORS"
 expect_not_in "export --cpu auto: no GPU part" "$tmp/fdtuned_cpu.h" "hip_runtime.h"
 
+run export --cpu auto --R 4 --db "$db" --no-system-db --format json
+expect_status "export --cpu auto --format json" 0
+py "export --cpu auto --format json: ten CPU operators, launchers fdtuned_cpu_*" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ops = d["operators"]
+bad = [o["launcher"] for o in ops if o["target"] != "cpu" or not o["launcher"].startswith("fdtuned_cpu_")]
+if len(ops) != 10 or bad:
+    sys.exit(f"{len(ops)} operators, not CPU ones: {bad}")
+' "$out"
+
 build() { # build OUT HEADER: the example against a header
     "$cc" -O2 -march=native -fopenmp -std=c11 -Wall -Wextra -Werror \
         -DFDTUNED_HEADER="\"$2\"" "$src/examples/cpu_stencil.c" -o "$1" -lm
@@ -111,6 +124,31 @@ else
     fail "the broken header does not build"
 fi
 
+# one export for a database with GPU and CPU results: both parts in one file; a C program
+# gets the CPU part (FDTUNED_CPU_ONLY), and the notes speak of each part's own devices
+run db merge -o "$tmp/both.db" "$db" "$src/tests/data/h100-replay.db"
+expect_status "db merge of CPU and GPU results" 0
+run export --gpu H100 --cpu auto --R 4 --db "$tmp/both.db" --no-system-db -o "$tmp/both.h"
+expect_status "export --gpu H100 --cpu auto" 0
+expect_in "export --gpu --cpu: the GPU part" "$tmp/both.h" "hip_runtime.h"
+expect_in "export --gpu --cpu: the CPU part" "$tmp/both.h" "FDTUNED_CPU_OPERATORS"
+expect_in "export --gpu --cpu: the summary names the CPU's" "$err" "CPU lap R=4 f32"
+checks=$((checks + 1))
+! grep "has no tuned" "$err" | grep -q "(x86-64-v\|(aarch64" ||
+    fail "export --gpu --cpu: a note counts the CPU among the GPUs: $(grep "has no tuned" "$err")"
+checks=$((checks + 1))
+if build "$tmp/both" "$tmp/both.h" 2>"$tmp/cc.log"; then
+    rc=0
+    "$tmp/both" 37 29 23 >"$out" 2>"$err" || rc=$?
+    expect_status "cpu_stencil with the two-part header" 0
+else
+    fail "cc -fopenmp examples/cpu_stencil.c with the two-part header"
+    head -n 20 "$tmp/cc.log" >&2
+fi
+checks=$((checks + 1))
+"$cc" -fopenmp -fsyntax-only -DFDTUNED_SELECT_ONLY -x c "$tmp/both.h" 2>"$tmp/cc.log" ||
+    fail "the two-part header with FDTUNED_SELECT_ONLY: $(head -n 5 "$tmp/cc.log")"
+
 # ---------------------------------------------------------------- bad inputs
 run --cpu no-such-cpu --R 4 --grid 16^3 --op lap --db "$tmp/bad.db"
 expect_status "tune --cpu no-such-cpu" 2
@@ -138,6 +176,22 @@ expect_in "export --cpu no-such-cpu" "$err" "--cpu no-such-cpu"
 checks=$((checks + 1))
 [ ! -e "$tmp/none.h" ] || fail "export --cpu no-such-cpu wrote a file"
 
+# retune of the CPU's results: re-measured on the host CPU (0 done, 1 a regression not
+# recovered on a noisy machine); another CPU's name is refused
+run retune --cpu auto --op d2x --db "$db" --json
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "retune --cpu auto: exit $rc: $(tail -n 3 "$err")"
+py "retune --cpu auto: the CPU's d2x problems re-measured" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+items = [i for i in d["problems"] if i["op"] == "d2x" and not i["error"]]
+if len(items) != 2 or {g["backend"] for g in d["gpus"]} != {"cpu"}:
+    sys.exit(f"{len(items)} d2x problems re-measured, expected 2 (f32, f64) on the cpu: {d}")
+' "$out"
+run retune --cpu no-such-cpu --db "$db"
+expect_status "retune --cpu no-such-cpu" 2
+expect_in "retune --cpu no-such-cpu" "$err" "the host CPU is a"
+
 # ---------------------------------------------------------------- injected faults
 run bench --cpu auto --op lap --R 4 --grid 16^3 --timeout 10 --probe --json \
     --config fault=oob --config fault=hang --config fault=coef --config blk=0
@@ -152,6 +206,9 @@ if got != want:
 restarts = d.get("worker_restarts", 0)
 if restarts < 2:
     sys.exit(f"worker_restarts {restarts}, expected 2 or more")
+full = d["results"][3]["config_full"]  # the loop nest, key "default": the C parameters
+if "blk=0" not in full or "bx=" in full:
+    sys.exit(f"the CPU default config shown as {full}")
 ' "$out"
 
 run --cpu auto --op lap --R 4 --grid 16^3 --recipe "$src/tests/data/cpu_faults.lua" \

@@ -1657,7 +1657,7 @@ static void test_find(void **state)
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_WAVE, NULL, dirs, 2, path, sizeof path, &e),
                      0);
     assert_string_equal(strrchr(path, '/'), "/lap.lua");
-    /* the CPU's recipe is cpu.lua, its configs of the C dialect; a GPU never gets it */
+    /* the host CPU's recipe is cpu.lua, of the C dialect; the GPUs' is another */
     fdt_recipe *r = NULL;
     if (fdt_recipe_load_for_dialect(FDT_OP_D2Y, FDT_DIALECT_C, NULL, &r, &e))
         fail_msg("%s", e.msg);

@@ -486,8 +486,8 @@ static int prepare_base(state *st, fdt_recipe *rec, const keyset *recorded, fdt_
     cand *base = &st->base;
     if (fdt_recipe_default_config(rec, st->p, ctx->dev, &base->b.cfg, e))
         return -1;
-    const fdt_gen_target rt = {fdt_recipe_dialect(rec)};
-    if (fdt_config_check_for(&rt, st->p, &base->b.cfg, e) == 0) {
+    const fdt_gen_target dialect = {fdt_recipe_dialect(rec)};
+    if (fdt_config_check_for(&dialect, st->p, &base->b.cfg, e) == 0) {
         out->have_base = 1;
         fdt_config_format(&base->b.cfg, base->key, sizeof base->key);
         snprintf(out->base_config, sizeof out->base_config, "%s", base->key);
