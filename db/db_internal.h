@@ -86,8 +86,12 @@ int fdt_dbi_bounds_triggers(fdt_db *db, fdt_err *e);
 
 /* Formats "what: reason" from an SQLite result code (and the connection's message when it
  * belongs to that code); returns -1. Corruption says the file was left as it is only while
- * this connection has written nothing (db->wrote); a read of a changed snapshot says so. */
+ * this connection has written nothing (db->wrote); a read of a changed snapshot says so.
+ * fail.c, which calls no other file of db/. */
 int fdt_dbi_fail(fdt_db *db, fdt_err *e, int rc, const char *fmt, ...) FDT_PRINTF(4, 5);
+/* Prepares sql on db (*st NULL on failure); fails without preparing once a snapshot's file
+ * has changed (fdt_dbi_snapshot_changed). sql.c, as are the transaction, binding and column
+ * helpers below. */
 int fdt_dbi_prepare(fdt_db *db, const char *sql, sqlite3_stmt **st, fdt_err *e);
 
 /* BEGIN IMMEDIATE, retrying past the busy timeout; fails on a read-only connection. Inside a
@@ -132,7 +136,8 @@ int fdt_dbi_config_id_locked(fdt_db *db, const char *key, int64_t *id, fdt_err *
 int fdt_dbi_check_config_key(const char *key, fdt_err *e);
 
 /* A joined evaluation row: select FDT_DBI_ROW_COLUMNS from an `e` with the columns of
- * evaluations, then FDT_DBI_ROW_JOINS; fdt_dbi_read_row reads them back from column 0. */
+ * evaluations, then FDT_DBI_ROW_JOINS; fdt_dbi_read_row reads them back from column 0
+ * (rows.c, as are fdt_dbi_read_device and fdt_dbi_each_row). */
 #define FDT_DBI_ROW_COLUMNS                                                                   \
     "e.id, e.run_id, e.problem_id, e.config_id, e.device_id, e.env_id, e.status, e.stage, "   \
     "e.time_ms, e.time_min_ms, e.time_max_ms, e.time_q1_ms, e.time_q3_ms, e.reps, "           \
@@ -192,7 +197,7 @@ int fdt_dbi_read_device(sqlite3_stmt *st, int c, fdt_device *d, fdt_err *e);
     " FROM chosen r"                                                                         \
     " JOIN evaluations e ON e.id = r.id"                                                     \
     FDT_DBI_ROW_JOINS " " ORDER
-/* Steps st to the end, handing each row to fn; finalizes st. */
+/* Steps st to the end, handing each row to fn; finalizes st (rows.c). */
 int fdt_dbi_each_row(fdt_db *db, sqlite3_stmt *st, fdt_db_row_fn fn, void *ctx, fdt_err *e,
                      const char *what);
 

@@ -31,11 +31,14 @@ void fdt_exp_kernels_free(fdt_exp_kernels *ks);
 void fdt_exp_runtime_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n);
 
 /* The stored devices of every database, dbs[0]'s first, into all; (*which)[i] is the index
- * in dbs of the database device i is from (malloc'ed; free it). */
+ * in dbs of the database device i is from (malloc'ed; free it). devices.c, with
+ * fdt_exp_match_gpu. */
 int fdt_exp_collect_devices(fdt_db *const *dbs, size_t ndbs, fdt_db_device_list *all,
                             size_t **which, fdt_err *e);
 
-/* Text safe inside a C block comment (no comment end, no control characters), appended. */
+/* The comment block's text, which header.c and cpu.c share (provenance.c, which calls
+ * neither). Text safe inside a C block comment (no comment end, no control characters),
+ * appended. */
 void fdt_exp_comment_text(fdt_sb *b, const char *s);
 /* s as a C string literal, appended. */
 void fdt_exp_c_str(fdt_sb *b, const char *s);

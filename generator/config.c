@@ -1,7 +1,9 @@
 /* Configurations: the parameter catalogue, parsing, the canonical text key, the fallback used
- * when nothing was tuned, and the checks that decide whether a configuration can be
- * generated for a problem. The defaults below are part of every stored key (keys omit
- * defaults), so they must never change. */
+ * when nothing was tuned, the checks that decide whether a configuration can be generated
+ * for a problem, and its launch geometry in a target's dialect once checked. The defaults
+ * below are part of every stored key (keys omit defaults), so they must never change. The
+ * grid-dependent facts the checks use (fit, shared memory, geometry) are layout.c's, which
+ * calls nothing here. */
 #include "fdt_gen.h"
 
 #include <errno.h>
@@ -10,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const fdt_orders[] = {"xyz", "xzy", "yxz", "yzx", "zxy", "zyx", NULL};
 static const char *const faults[] = {"none", "coef", "plane", "halo", "oob", "hang", NULL};
 static const char *const binds[] = {"close", "spread", NULL};
 static const char *const loops[] = {"kj", "jk", NULL};
@@ -400,4 +401,22 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     uint32_t shared;
     int dynamic;
     return fdt_gen_shared(p, c, &shared, &dynamic, e);
+}
+
+int fdt_gen_geometry_for(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                         fdt_geometry *g, fdt_err *e)
+{
+    FDT_ASSERT(t && (unsigned)t->dialect < FDT_DIALECT_COUNT, "a known dialect");
+    memset(g, 0, sizeof *g);
+    if (fdt_config_check_for(t, p, c, e))
+        return -1;
+    if (t->dialect != FDT_DIALECT_C)
+        return fdt_gen_geometry(p, c, g, e);
+    /* one call of the entry point writes every interior row; its threads share them */
+    g->nlaunch = 1;
+    for (int d = 0; d < 3; d++)
+        g->launch[0].grid[d] = g->launch[0].block[d] = 1;
+    g->launch[0].jbeg = p->R;
+    g->launch[0].jend = (int)(p->R + p->ny);
+    return 0;
 }

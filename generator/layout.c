@@ -3,7 +3,8 @@
  * launch geometry (blocks per axis, grid-index order, y split), whether a config fits a grid,
  * and the kernel argument order. The layout, geometry and fit arithmetic is portable/ (shared
  * verbatim with exported headers); this file wraps it with fdtune's messages. Every size is
- * computed with overflow checks: grids come from users. */
+ * computed with overflow checks: grids come from users. The config checks (config.c) stand
+ * on this file, which calls nothing of theirs. */
 #include "fdt_gen.h"
 
 #include <stdio.h>
@@ -76,6 +77,10 @@ double fdt_effective_bytes(const fdt_problem *p)
         reads += 2 * n; /* p_prev and c2, read at the point only */
     return (reads + n) * (double)fdt_prec_size(p->prec);
 }
+
+/* The config's order values (config.c's catalogue takes them as its choices): the axes that
+ * blockIdx.x, .y and .z walk, as fdtuned_shape names them. */
+const char *const fdt_orders[] = {"xyz", "xzy", "yxz", "yzx", "zxy", "zyx", NULL};
 
 void fdt_gen_shape(const fdt_problem *p, const fdt_config *c, fdtuned_shape *s)
 {
@@ -179,24 +184,6 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
                        (i + 1 < g->nlaunch || g->launch[i].jend == p->R + p->ny),
                    "the launches write every interior row once, in order");
     return fdt_gen_shared(p, c, &g->shared_bytes, &g->shared_dynamic, e);
-}
-
-int fdt_gen_geometry_for(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
-                         fdt_geometry *g, fdt_err *e)
-{
-    FDT_ASSERT(t && (unsigned)t->dialect < FDT_DIALECT_COUNT, "a known dialect");
-    memset(g, 0, sizeof *g);
-    if (fdt_config_check_for(t, p, c, e))
-        return -1;
-    if (t->dialect != FDT_DIALECT_C)
-        return fdt_gen_geometry(p, c, g, e);
-    /* one call of the entry point writes every interior row; its threads share them */
-    g->nlaunch = 1;
-    for (int d = 0; d < 3; d++)
-        g->launch[0].grid[d] = g->launch[0].block[d] = 1;
-    g->launch[0].jbeg = p->R;
-    g->launch[0].jend = (int)(p->R + p->ny);
-    return 0;
 }
 
 /* Bytes of a config's shared tiles (and wave's queues) without the stream's slot barriers. */

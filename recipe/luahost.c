@@ -1,8 +1,8 @@
 /* The sandboxed Lua host behind recipes and the GPU catalogue. Recipes are code that users
  * download and edit, so the state gets only base, string, table and math (no I/O, no
- * loading of other code, no binary chunks), a memory limit through its allocator, an
- * instruction limit through a count hook, and a limit of processor time that the hook, the
- * library functions (luahost_guard.c) and the calls check. Every mistake must surface
+ * loading of other code, no binary chunks: luahost_open.c opens it), a memory limit through
+ * its allocator, an instruction limit through a count hook, and a limit of processor time
+ * that the hook, the library functions (luahost_guard.c) and the calls check. Every mistake must surface
  * as "file.lua:LINE: message": the message handler adds a position where Lua did not, the
  * hook reports the line it interrupted, and a refused allocation records where it happened
  * because Lua does not run message handlers for memory errors. */
@@ -16,11 +16,6 @@
 #include <time.h>
 
 #include <lauxlib.h>
-#include <lualib.h>
-
-/* Instructions between two hook calls while nothing is wrong: cheap, yet a loop is caught
- * within a thousand instructions of the limit. */
-#define HOOK_STEP 1000
 
 static double seconds_of(clockid_t id)
 {
@@ -74,7 +69,7 @@ static int lua_frame_where(lua_State *L, int level, char *buf, size_t n)
     return 0;
 }
 
-static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+void *fdt_luahost_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     fdt_luahost *h = ud;
     size_t old = ptr ? osize : 0; /* without ptr, osize encodes the object type */
@@ -197,9 +192,9 @@ static void hook(lua_State *L, lua_Debug *ar)
         set_over(h, L, msg);
         raise_at(L, ar, msg);
     }
-    if (h->step != HOOK_STEP) {
-        h->step = HOOK_STEP;
-        lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_STEP);
+    if (h->step != FDT_LUAHOST_HOOK_STEP) {
+        h->step = FDT_LUAHOST_HOOK_STEP;
+        lua_sethook(L, hook, LUA_MASKCOUNT, FDT_LUAHOST_HOOK_STEP);
     }
 }
 
@@ -281,104 +276,6 @@ static int message_handler(lua_State *L)
     return 1;
 }
 
-static int global_index(lua_State *L)
-{
-    fdt_luahost *h = host_of(L);
-    const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?";
-    return luaL_error(L, "unknown name '%s'%s", key, h->hint);
-}
-
-static int global_newindex(lua_State *L)
-{
-    fdt_luahost *h = host_of(L);
-    if (h->frozen)
-        return luaL_error(L, "cannot assign the global '%s' here: functions of a recipe must "
-                             "not keep state (use a local)",
-                          lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?");
-    lua_rawset(L, 1);
-    return 0;
-}
-
-static int setup(lua_State *L)
-{
-    luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
-    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
-    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
-    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
-    lua_settop(L, 0);
-    static const char *const unsafe[] = {"dofile", "loadfile", "load", "loadstring", "require",
-                                         "collectgarbage", "print", NULL};
-    lua_pushglobaltable(L);
-    for (int i = 0; unsafe[i]; i++) {
-        lua_pushnil(L);
-        lua_setfield(L, 1, unsafe[i]);
-    }
-    /* string.dump only serves to load binary chunks; math.random would make the search
-     * space depend on the run. */
-    lua_getfield(L, 1, "string");
-    lua_pushnil(L);
-    lua_setfield(L, -2, "dump");
-    lua_pop(L, 1);
-    /* Size constants that recipes and the catalogue both use. */
-    static const struct { const char *name; lua_Integer v; } sizes[] = {
-        {"KiB", 1024}, {"MiB", 1024 * 1024}, {"GiB", 1024LL * 1024 * 1024}};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        lua_pushinteger(L, sizes[i].v);
-        lua_setfield(L, 1, sizes[i].name);
-    }
-    lua_getfield(L, 1, "math");
-    lua_pushnil(L);
-    lua_setfield(L, -2, "random");
-    lua_pushnil(L);
-    lua_setfield(L, -2, "randomseed");
-    lua_pop(L, 1);
-    /* Lock the string metatable so recipes cannot reach or change the string library's
-     * innards through getmetatable(""). */
-    lua_pushliteral(L, "");
-    if (lua_getmetatable(L, -1)) {
-        lua_pushliteral(L, "locked");
-        lua_setfield(L, -2, "__metatable");
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    fdt_luahost_guard(L);
-    lua_createtable(L, 0, 3);
-    lua_pushcfunction(L, global_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, global_newindex);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushliteral(L, "locked");
-    lua_setfield(L, -2, "__metatable");
-    lua_setmetatable(L, 1);
-    return 0;
-}
-
-int fdt_luahost_open(fdt_luahost *h, const char *chunk, size_t mem_limit, fdt_err *e)
-{
-    memset(h, 0, sizeof *h);
-    snprintf(h->chunk, sizeof h->chunk, "%s", chunk);
-    if (mem_limit < ((size_t)1 << 20))
-        mem_limit = (size_t)1 << 20;
-    h->soft = mem_limit;
-    /* Room above the soft limit for the allocation that crosses it (a table doubling, a
-     * string concatenation) so that the hook, not the allocator, reports it with its line. */
-    h->hard = mem_limit > SIZE_MAX / 4 ? SIZE_MAX : mem_limit * 4;
-    h->step = HOOK_STEP;
-    h->deadline = HUGE_VAL;
-    lua_State *L = lua_newstate(host_alloc, h);
-    if (!L)
-        return fdt_err_set(e, "%s: cannot create a Lua state", chunk);
-    h->L = L;
-    lua_pushcfunction(L, setup);
-    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
-        fdt_err_set(e, "%s: cannot set up the Lua state: %s", chunk,
-                    lua_tostring(L, -1) ? lua_tostring(L, -1) : "out of memory");
-        fdt_luahost_close(h);
-        return -1;
-    }
-    return 0;
-}
-
 void fdt_luahost_close(fdt_luahost *h)
 {
     if (h->L)
@@ -452,13 +349,13 @@ static int protected_call(fdt_luahost *h, int nargs, int nresults, long long ins
     lua_pushcfunction(L, message_handler);
     lua_insert(L, fn);
     h->left = h->budget = instructions;
-    h->step = HOOK_STEP;
+    h->step = FDT_LUAHOST_HOOK_STEP;
     h->collected = 0;
     h->over = 0;
     h->oom_where[0] = 0;
     h->mem_where[0] = 0;
     h->in_call = 1;
-    lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_STEP);
+    lua_sethook(L, hook, LUA_MASKCOUNT, FDT_LUAHOST_HOOK_STEP);
     int rc = lua_pcall(L, nargs, nresults, fn);
     lua_sethook(L, NULL, 0, 0);
     h->in_call = 0;
@@ -510,6 +407,8 @@ void fdt_luahost_check_time(lua_State *L, const char *in)
 
 int fdt_luahost_over(lua_State *L) { return host_of(L)->over; }
 
+fdt_luahost *fdt_luahost_of(lua_State *L) { return host_of(L); }
+
 static int cpcall_trampoline(lua_State *L)
 {
     lua_CFunction fn = (lua_CFunction)(uintptr_t)lua_touserdata(L, lua_upvalueindex(1));
@@ -523,7 +422,7 @@ int fdt_luahost_cpcall(fdt_luahost *h, lua_CFunction fn, void *ud, fdt_err *e)
     lua_pushlightuserdata(h->L, (void *)(uintptr_t)fn);
     lua_pushcclosure(h->L, cpcall_trampoline, 1);
     lua_pushlightuserdata(h->L, ud);
-    return protected_call(h, 1, 0, HOOK_STEP, 0, e);
+    return protected_call(h, 1, 0, FDT_LUAHOST_HOOK_STEP, 0, e);
 }
 
 void fdt_luahost_freeze(fdt_luahost *h) { h->frozen = 1; }

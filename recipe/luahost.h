@@ -18,6 +18,10 @@
 /* At most this many modules in one state. */
 #define FDT_LUAHOST_MAX_MODULES 16
 
+/* Instructions between two hook calls while nothing is wrong: cheap, yet a loop is caught
+ * within a thousand instructions of the limit. */
+#define FDT_LUAHOST_HOOK_STEP 1000
+
 /* A chunk loaded after the main one (a module): its name in messages ("common.lua") and
  * where it was first included ("lap.lua:3"). */
 typedef struct fdt_luahost_module {
@@ -55,9 +59,18 @@ typedef struct fdt_luahost {
  * the size constants KiB, MiB, GiB,
  * string (minus dump), table and math (minus random, randomseed: results must be
  * reproducible). Globals are strict: reading an undefined one is an error. `chunk` is the
- * name used in messages. The host must stay at the same address while open. */
+ * name used in messages. The host must stay at the same address while open.
+ * luahost_open.c, above luahost.c and luahost_guard.c. */
 int fdt_luahost_open(fdt_luahost *h, const char *chunk, size_t mem_limit, fdt_err *e);
 void fdt_luahost_close(fdt_luahost *h);
+
+/* The allocator of every state (lua_Alloc; ud is the host): counts the bytes Lua holds,
+ * refuses what would pass the hard limit and has the count hook report the soft limit at
+ * the line that crossed it. luahost.c; fdt_luahost_open (luahost_open.c) creates the state
+ * on it. */
+void *fdt_luahost_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+/* The host whose state L is (the allocator's ud). */
+fdt_luahost *fdt_luahost_of(lua_State *L);
 
 /* Loads text (binary chunks are refused) and pushes the chunk as a function. */
 int fdt_luahost_load(fdt_luahost *h, const char *text, size_t len, fdt_err *e);

@@ -1,10 +1,13 @@
 #!/bin/sh
 # The structure (README "Layout"): scripts/layers.sh passes on this source tree and prints its
 # module-level include graph; on made-up trees it fails on an include that runs back up the
-# layers and on a file cycle, naming them. And rules that live in one place stay there.
-# Usage: test_layers.sh SOURCE_DIR
+# layers and on a file cycle, naming them. scripts/calls.sh finds no file cycle through calls
+# in this build's objects, and names one in made-up objects. And rules that live in one place
+# stay there.
+# Usage: test_layers.sh SOURCE_DIR BUILD_DIR
 set -u
 src=$1
+bld=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$src/tests/testutil.sh"
@@ -77,4 +80,34 @@ expect_in "the cycle named" "$tmp/out" "cycle: lo/lo.h -> lo/lo_internal.h -> lo
 rc=0
 sh "$layers" "$tmp/none" >"$tmp/out" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] || fail "a missing directory: exit status $rc, expected 2"
+
+# no file cycle through calls in this build (a file that calls another is not called back)
+calls=$src/scripts/calls.sh
+rc=0
+sh "$calls" "$bld" >"$tmp/out" 2>&1 || rc=$?
+cat "$tmp/out"
+[ "$rc" -eq 0 ] || fail "calls.sh on the build: exit status $rc"
+expect_in "the calls' verdict" "$tmp/out" "no file cycle"
+
+# made-up objects: a.c and b.c call each other, c.c calls a.c only
+mkdir -p "$tmp/b/m/CMakeFiles/m.dir"
+printf 'int b(int);\nint a(int x) { return x ? b(x - 1) : 0; }\n' >"$tmp/a.c"
+printf 'int a(int);\nint b(int x) { return a(x); }\n' >"$tmp/b.c"
+printf 'int a(int);\nint c(void) { return a(1); }\n' >"$tmp/c.c"
+for f in a b c; do
+    ${CC:-cc} -c "$tmp/$f.c" -o "$tmp/b/m/CMakeFiles/m.dir/$f.c.o" ||
+        fail "cannot compile the made-up $f.c"
+done
+rc=0
+sh "$calls" "$tmp/b" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { fail "a call cycle: exit status $rc, expected 1"; cat "$tmp/out" >&2; }
+expect_in "the call cycle named" "$tmp/out" "m/a.c -> m/b.c -> m/a.c"
+rm "$tmp/b/m/CMakeFiles/m.dir/b.c.o"
+rc=0
+sh "$calls" "$tmp/b" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || { fail "one-way calls: exit status $rc"; cat "$tmp/out" >&2; }
+expect_in "one-way calls counted" "$tmp/out" "2 files, 1 calls between them"
+rc=0
+sh "$calls" "$tmp/none" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "calls.sh on a missing directory: exit status $rc, expected 2"
 finish
