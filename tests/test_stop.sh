@@ -62,7 +62,7 @@ p = json.load(open(sys.argv[1]))["problems"][0]
 s = {x["strategy"]: x for x in p["strategies"]}
 m = s["model"]
 assert p["configs"] == 900, p["configs"]
-assert m["stopped"].startswith("converged: 20 evaluations without gain"), m["stopped"]
+assert m["stopped"].startswith("converged: 40 evaluations without gain"), m["stopped"]
 assert m["stopped_after"] < 100 and m["stopped_gap"] <= 0.01, m
 assert 1 <= m["stopped_within_1pct"] <= m["stopped_after"], m
 ' "$tmp/out"
