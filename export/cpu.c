@@ -17,18 +17,6 @@
 
 static const char *real_of(fdt_prec p) { return p == FDT_F64 ? "double" : "float"; }
 
-/* The shape every CPU variant row carries: one launch over the whole grid (split 1, a block
- * count far below every limit for any extent the layout takes). */
-enum { CPU_BX = 16384, CPU_BY = 16384, CPU_BZ = 16384 };
-
-static void num(fdt_sb *b, double v)
-{
-    if (isfinite(v))
-        fdt_sb_printf(b, "%.17g", v);
-    else
-        fdt_sb_puts(b, "-1");
-}
-
 /* ------------------------------------------------------------------ comment */
 
 static void usage(const fdt_exp_plan *p, fdt_sb *b)
@@ -96,45 +84,6 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
 
 /* ------------------------------------------------------------------ variant tables */
 
-static void variant_row(fdt_sb *b, const fdt_exp_family *f, int index, int kind,
-                        const char *kernel, const fdt_config *c, const fdt_exp_tuned *t,
-                        int sibling)
-{
-    static const char *kinds[] = {"FDTUNED_FALLBACK", "FDTUNED_CONSTANT", "FDTUNED_RUNTIME"};
-    static const char *words[] = {"fallback", "constant", "runtime dims"};
-    char key[256];
-    fdt_config_format(c, key, sizeof key);
-    fdt_sb_printf(b, "    /* %d: %s", index, words[kind]);
-    if (t) {
-        char pk[160];
-        fdt_problem_format(&t->row.problem, pk, sizeof pk);
-        fdt_sb_puts(b, ", ");
-        fdt_exp_comment_text(b, t->row.device.name);
-        fdt_sb_printf(b, ", %s", pk);
-    }
-    fdt_sb_printf(b, " */\n    {%s, ", kinds[kind]);
-    fdt_exp_c_str(b, kernel);
-    fdt_sb_puts(b, ", ");
-    fdt_exp_c_str(b, key);
-    fdt_sb_puts(b, ", ");
-    fdt_exp_c_str(b, t ? t->row.device.name : "");
-    fdt_sb_puts(b, ", ");
-    fdt_exp_c_str(b, t ? t->row.device.arch : "");
-    fdt_sb_printf(b, ", %d, %lldLL, %lldLL, %lldLL, %d,\n     %d, %d, %d, %d, %d, 1, 1, 0, 1, %d, "
-                     "\"xyz\", ",
-                  t ? t->row.device.compute_units : 0, t ? (long long)t->row.problem.nx : 0LL,
-                  t ? (long long)t->row.problem.ny : 0LL, t ? (long long)t->row.problem.nz : 0LL,
-                  sibling, f->R, (int)fdt_prec_size(f->prec), CPU_BX, CPU_BY, CPU_BZ, c->align);
-    num(b, t ? t->row.ev.time_ms : NAN);
-    fdt_sb_puts(b, ", ");
-    num(b, t ? t->row.ev.gbs : NAN);
-    fdt_sb_puts(b, ", ");
-    num(b, t ? t->row.ev.frac_copy : NAN);
-    fdt_sb_printf(b, ", %lldLL, %lldLL, 0},\n",
-                  t && t->row.ev.run_id > 0 ? (long long)t->row.ev.run_id : 0LL,
-                  t ? (long long)t->row.ev.id : 0LL);
-}
-
 static void family_tables(const fdt_exp_family *f, fdt_sb *b)
 {
     fdt_sb_printf(b, "\n/* ---- %s R=%d %s on CPUs: variant 0 is the fallback, then per tuned "
@@ -142,12 +91,7 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
                   fdt_op_name(f->op), f->R, fdt_prec_name(f->prec));
     fdt_sb_printf(b, "static const fdtuned_variant fdtuned_%s_variants[%d] = {\n", f->name,
                   fdt_exp_family_nvariants(f));
-    variant_row(b, f, 0, 0, f->kfallback, &f->fallback, NULL, -1);
-    for (size_t t = 0; t < f->ntuned; t++) {
-        const fdt_exp_tuned *tu = &f->tuned[t];
-        variant_row(b, f, tu->vconst, 1, tu->kconst, &tu->cfg, tu, -1);
-        variant_row(b, f, tu->vruntime, 2, tu->kruntime, &tu->cfg, tu, tu->vconst);
-    }
+    fdt_exp_variant_rows(b, f, 1);
     fdt_sb_puts(b, "};\n\n");
     fdt_sb_printf(b,
                   "/* The variant for a CPU and grid (fdtuned_select_in), FDTUNED_NO_VARIANT when "

@@ -42,6 +42,11 @@ int fdt_exp_collect_devices(fdt_db *const *dbs, size_t ndbs, fdt_db_device_list 
 void fdt_exp_comment_text(fdt_sb *b, const char *s);
 /* s as a C string literal, appended. */
 void fdt_exp_c_str(fdt_sb *b, const char *s);
+
+/* The rows of family f's variant table (variants.c): variant 0 the fallback, then per tuned
+ * result its constant and its runtime-dims kernel; cpu: the CPU part's rows (one launch over
+ * the whole grid), else the GPU part's (each config's launch shape). */
+void fdt_exp_variant_rows(fdt_sb *b, const fdt_exp_family *f, int cpu);
 /* The header's provenance lines (" * Provenance\n ..."): export, databases, runs, devices and
  * every tuned result with where it was measured. */
 void fdt_exp_provenance(const fdt_exp_plan *p, fdt_sb *b);

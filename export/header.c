@@ -28,14 +28,6 @@ static void upper(const char *s, char *out, size_t n)
 
 static const char *real_name(fdt_prec p) { return p == FDT_F64 ? "double" : "float"; }
 
-static void num(fdt_sb *b, double v)
-{
-    if (isfinite(v))
-        fdt_sb_printf(b, "%.6g", v);
-    else
-        fdt_sb_puts(b, "-1");
-}
-
 /* ------------------------------------------------------------------ comment block */
 
 /* The launcher's parameters after the pointers and the grid, from the generator's argument
@@ -177,50 +169,6 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
 
 /* ------------------------------------------------------------------ portable part */
 
-static void variant_row(fdt_sb *b, const fdt_exp_family *f, int index, int kind,
-                        const char *kernel, const fdt_config *c, const fdt_exp_tuned *t,
-                        int sibling)
-{
-    static const char *kinds[] = {"FDTUNED_FALLBACK", "FDTUNED_CONSTANT", "FDTUNED_RUNTIME"};
-    static const char *words[] = {"fallback", "constant", "runtime dims"};
-    char key[256];
-    fdt_config_format(c, key, sizeof key);
-    fdt_sb_printf(b, "    /* %d: %s", index, words[kind]);
-    if (t) {
-        char pk[160];
-        fdt_problem_format(&t->row.problem, pk, sizeof pk);
-        fdt_sb_puts(b, ", ");
-        fdt_exp_comment_text(b, t->row.device.name);
-        fdt_sb_printf(b, ", %s", pk);
-    }
-    fdt_sb_printf(b, " */\n    {%s, ", kinds[kind]);
-    fdt_exp_c_str(b, kernel);
-    fdt_sb_puts(b, ", ");
-    fdt_exp_c_str(b, key);
-    fdt_sb_puts(b, ", ");
-    fdt_exp_c_str(b, t ? t->row.device.name : "");
-    fdt_sb_puts(b, ", ");
-    fdt_exp_c_str(b, t ? t->row.device.arch : "");
-    fdt_sb_printf(b, ", %d, %lldLL, %lldLL, %lldLL, %d,\n     %d, %d, %d, %d, %d, %d, %d, %d, %d, "
-                     "%d, \"%s\", ",
-                  t ? t->row.device.compute_units : 0, t ? (long long)t->row.problem.nx : 0LL,
-                  t ? (long long)t->row.problem.ny : 0LL, t ? (long long)t->row.problem.nz : 0LL,
-                  sibling, f->R, (int)fdt_prec_size(f->prec), c->bx, c->by, c->bz, c->vec,
-                  c->tile, c->nw, c->split, c->align, fdt_orders[c->order]);
-    /* the median exactly: the selection breaks ties by it as fdt_db_nearest does */
-    if (t && isfinite(t->row.ev.time_ms))
-        fdt_sb_printf(b, "%.17g", t->row.ev.time_ms);
-    else
-        num(b, NAN);
-    fdt_sb_puts(b, ", ");
-    num(b, t ? t->row.ev.gbs : NAN);
-    fdt_sb_puts(b, ", ");
-    num(b, t ? t->row.ev.frac_copy : NAN);
-    fdt_sb_printf(b, ", %lldLL, %lldLL, %d},\n",
-                  t && t->row.ev.run_id > 0 ? (long long)t->row.ev.run_id : 0LL,
-                  t ? (long long)t->row.ev.id : 0LL, t && t->row.source == FDT_DB_MODEL);
-}
-
 static void family_tables(const fdt_exp_family *f, fdt_sb *b)
 {
     char up[32];
@@ -231,12 +179,7 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
     fdt_sb_printf(b, "#define FDTUNED_%s_NVARIANTS %d\n", up, fdt_exp_family_nvariants(f));
     fdt_sb_printf(b, "static const fdtuned_variant fdtuned_%s_variants[FDTUNED_%s_NVARIANTS] = {\n",
                   f->name, up);
-    variant_row(b, f, 0, 0, f->kfallback, &f->fallback, NULL, -1);
-    for (size_t t = 0; t < f->ntuned; t++) {
-        const fdt_exp_tuned *tu = &f->tuned[t];
-        variant_row(b, f, tu->vconst, 1, tu->kconst, &tu->cfg, tu, -1);
-        variant_row(b, f, tu->vruntime, 2, tu->kruntime, &tu->cfg, tu, tu->vconst);
-    }
+    fdt_exp_variant_rows(b, f, 0);
     fdt_sb_puts(b, "};\n\n");
     fdt_sb_printf(b,
                   "/* The variant for a device and grid (see fdtuned_select_in), "
