@@ -141,30 +141,43 @@ static void {{NS}}_fill_share({{REAL}} *a, long long elems, long long offset, lo
     }
 }
 
+// The arguments fdt_fill and fdt_check_fill share, in their order: the array, its elements,
+// the offset of element (0, 0, 0), the strides, the interior extents, the seed, the field
+// and the halo's pad bits.
+typedef struct {
+    {{REAL}} *a;
+    long long elems, offset, line, slice;
+    int mx, my, mz;
+    unsigned long long seed;
+    int field;
+    {{UBITS}} pad;
+} {{NS}}_fill_args;
+
+static void {{NS}}_fill_unpack(void **args, {{NS}}_fill_args *f)
+{
+    {{NS}}_arg(args, 0, &f->a, sizeof f->a);
+    {{NS}}_arg(args, 1, &f->elems, sizeof f->elems);
+    {{NS}}_arg(args, 2, &f->offset, sizeof f->offset);
+    {{NS}}_arg(args, 3, &f->line, sizeof f->line);
+    {{NS}}_arg(args, 4, &f->slice, sizeof f->slice);
+    {{NS}}_arg(args, 5, &f->mx, sizeof f->mx);
+    {{NS}}_arg(args, 6, &f->my, sizeof f->my);
+    {{NS}}_arg(args, 7, &f->mz, sizeof f->mz);
+    {{NS}}_arg(args, 8, &f->seed, sizeof f->seed);
+    {{NS}}_arg(args, 9, &f->field, sizeof f->field);
+    {{NS}}_arg(args, 10, &f->pad, sizeof f->pad);
+}
+
 // fdt_fill_PREC(real *a, long long elems, long long offset, long long line, long long slice,
 // int mx, int my, int mz, unsigned long long seed, int field, ubits pad)
 void fdt_fill_{{PREC}}(void **args);
 void fdt_fill_{{PREC}}(void **args)
 {
-    {{REAL}} *a;
-    long long elems, offset, line, slice;
-    int mx, my, mz, field;
-    unsigned long long seed;
-    {{UBITS}} pad;
-    {{NS}}_arg(args, 0, &a, sizeof a);
-    {{NS}}_arg(args, 1, &elems, sizeof elems);
-    {{NS}}_arg(args, 2, &offset, sizeof offset);
-    {{NS}}_arg(args, 3, &line, sizeof line);
-    {{NS}}_arg(args, 4, &slice, sizeof slice);
-    {{NS}}_arg(args, 5, &mx, sizeof mx);
-    {{NS}}_arg(args, 6, &my, sizeof my);
-    {{NS}}_arg(args, 7, &mz, sizeof mz);
-    {{NS}}_arg(args, 8, &seed, sizeof seed);
-    {{NS}}_arg(args, 9, &field, sizeof field);
-    {{NS}}_arg(args, 10, &pad, sizeof pad);
+    {{NS}}_fill_args f;
+    {{NS}}_fill_unpack(args, &f);
 #pragma omp parallel
-    {{NS}}_fill_share(a, elems, offset, line, slice, mx, my, mz, seed, field, pad,
-                      omp_get_thread_num(), omp_get_num_threads());
+    {{NS}}_fill_share(f.a, f.elems, f.offset, f.line, f.slice, f.mx, f.my, f.mz, f.seed,
+                      f.field, f.pad, omp_get_thread_num(), omp_get_num_threads());
 }
 
 static void {{NS}}_poison_share({{UBITS}} *a, long long elems, {{UBITS}} pattern, int t,
@@ -332,26 +345,13 @@ static void {{NS}}_check_fill_share(const {{REAL}} *a, long long elems, long lon
 void fdt_check_fill_{{PREC}}(void **args);
 void fdt_check_fill_{{PREC}}(void **args)
 {
-    const {{REAL}} *a;
-    long long elems, offset, line, slice;
-    int mx, my, mz, field;
-    unsigned long long seed;
-    {{UBITS}} pad;
+    {{NS}}_fill_args f;
     fdt_cpu_check_{{PREC}} *out;
-    {{NS}}_arg(args, 0, &a, sizeof a);
-    {{NS}}_arg(args, 1, &elems, sizeof elems);
-    {{NS}}_arg(args, 2, &offset, sizeof offset);
-    {{NS}}_arg(args, 3, &line, sizeof line);
-    {{NS}}_arg(args, 4, &slice, sizeof slice);
-    {{NS}}_arg(args, 5, &mx, sizeof mx);
-    {{NS}}_arg(args, 6, &my, sizeof my);
-    {{NS}}_arg(args, 7, &mz, sizeof mz);
-    {{NS}}_arg(args, 8, &seed, sizeof seed);
-    {{NS}}_arg(args, 9, &field, sizeof field);
-    {{NS}}_arg(args, 10, &pad, sizeof pad);
+    {{NS}}_fill_unpack(args, &f);
     {{NS}}_arg(args, 11, &out, sizeof out);
 #pragma omp parallel
-    {{NS}}_check_fill_share(a, elems, offset, line, slice, mx, my, mz, seed, field, pad, out,
+    {{NS}}_check_fill_share(f.a, f.elems, f.offset, f.line, f.slice, f.mx, f.my, f.mz, f.seed,
+                            f.field, f.pad, out,
                             omp_get_thread_num(), omp_get_num_threads());
 }
 
