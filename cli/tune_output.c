@@ -236,7 +236,7 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
                       x->cut_short ? " (search cut short)" : "");
     }
     if (n > 0 && s[n - 1].worker_restarts)
-        fdt_emit_text(m, "the GPU worker was restarted %d time(s) after crashes or timeouts\n",
+        fdt_emit_text(m, "the worker process was restarted %d time(s) after crashes or timeouts\n",
                       s[n - 1].worker_restarts);
     int cpu = fdt_target_device_is_cpu(info);
     fdt_emit_text(m, "results stored in %s ('fdtune query best --%s %s' shows them)\n",
