@@ -258,8 +258,8 @@ static void bench_render(fdt_emit *m, const bench_report *br)
                           br->res[i].message);
         }
     if (br->restarts)
-        fdt_emit_text(m, "(the worker process was restarted %d time(s) after crashes or timeouts)\n",
-                      br->restarts);
+        fdt_emit_text(m, "(the worker process was restarted %d time(s) after crashes or "
+                         "timeouts)\n", br->restarts);
 }
 
 typedef struct bench_args {

@@ -2,8 +2,8 @@
  * columns, and a table wider than its width limit (a terminal's) fitted to it. Fitting keeps
  * what identifies a row and its answer (columns marked FDT_COL_KEY) longest: what every row
  * shares moves to a line below the table, the other columns are left out or narrowed before
- * a key column is cut, and a cut never makes cells of a column that differ look the same (a list keeps
- * the items that tell its rows apart; other text keeps the characters that do). */
+ * a key column is cut, and a cut never makes cells of a column that differ look the same (a
+ * list keeps the items that tell its rows apart; other text keeps the characters that do). */
 #include "emit_table.h"
 
 #include <stdlib.h>
