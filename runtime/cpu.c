@@ -319,6 +319,7 @@ static volatile uint64_t sink;
 /* Member i's share of [0, bytes), in whole cache lines. */
 static void share(int i, size_t *lo, size_t *hi)
 {
+    FDT_ASSERT(T.n > 0 && i >= 0 && i < T.n, "a member of a started team");
     size_t lines = (T.bytes + 63) / 64;
     *lo = lines * (size_t)i / (size_t)T.n * 64;
     *hi = lines * (size_t)(i + 1) / (size_t)T.n * 64;
@@ -326,6 +327,7 @@ static void share(int i, size_t *lo, size_t *hi)
         *hi = T.bytes;
     if (*lo > *hi)
         *lo = *hi;
+    FDT_ASSERT(*lo <= *hi && *hi <= T.bytes, "a member's share lies inside the buffer");
 }
 
 /* A copy with streaming (non-temporal) stores where the ISA has them in C (x86-64: SSE2's
@@ -438,6 +440,7 @@ static int team_run(team_op op, uint64_t dst, uint64_t src, size_t n, unsigned c
 {
     if (team_start(e))
         return -1;
+    FDT_ASSERT(T.n > 0 && T.pid == getpid(), "this process's team is started");
     T.op = op;
     T.dst = (char *)(uintptr_t)dst;
     T.src = (const char *)(uintptr_t)src;

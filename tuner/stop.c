@@ -66,6 +66,21 @@ void fdt_stop_init(fdt_stop *s, const fdt_stop_opts *o, fdt_search_kind k, int p
     s->planned = planned;
 }
 
+/* The invariants of a search's stopping state (SQLite's assert_pager_state() in spirit):
+ * counts within what was reported, a fastest never slower than the best, a stopped state
+ * that stays stopped for a reason the enum has. */
+static void assert_stop_state(const fdt_stop *s)
+{
+    FDT_ASSERT(s->evals >= 0 && s->since_gain >= 0 && s->since_gain <= s->evals,
+               "evaluations since the last gain are among those reported");
+    FDT_ASSERT(s->why >= FDT_STOP_NOT && s->why <= FDT_STOP_INTERRUPTED,
+               "a stopping reason the rules know");
+    FDT_ASSERT(!(s->fastest.median_ms > s->best.median_ms),
+               "the fastest result is never slower than the best");
+    FDT_ASSERT(s->o.all || s->o.after != 0 || s->o.within >= 0, "rules as parsed");
+    (void)s;
+}
+
 /* t beats the best beyond noise: it becomes the best (1). A lower median than any so far
  * becomes the fastest, with its limits, whether or not it is beyond noise: the headroom is
  * that of the fastest result, as the summary's best is. */
@@ -88,6 +103,7 @@ void fdt_stop_resumed(fdt_stop *s, const fdt_decide_timing *t, const fdt_stop_li
 
 int fdt_stop_report(fdt_stop *s, const fdt_decide_timing *t, const fdt_stop_limit *l)
 {
+    assert_stop_state(s);
     if (s->why != FDT_STOP_NOT)
         return 1;
     s->evals++;
@@ -107,6 +123,8 @@ int fdt_stop_report(fdt_stop *s, const fdt_decide_timing *t, const fdt_stop_limi
 
 void fdt_stop_end(fdt_stop *s, fdt_stop_why why)
 {
+    assert_stop_state(s);
+    FDT_ASSERT(why != FDT_STOP_NOT, "a search ends for a reason");
     if (s->why == FDT_STOP_NOT)
         s->why = why;
 }
