@@ -9,7 +9,6 @@
  * jbeg R to jend R + ny), so the shape fields of a CPU variant describe that one launch and
  * fit every grid the layout takes. */
 #include "exp_internal.h"
-#include "fdt_target.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -128,41 +127,7 @@ static int adapt_kernel(const char *src, const char *name, fdt_sb *out, fdt_err 
 
 static int kernels(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
 {
-    fdt_exp_kernels ks;
-    int kc = fdt_exp_kernels_collect(p, &ks);
-    if (kc)
-        return fdt_err_set(e, "export: %s", kc == -2 ? "two different kernels got the same "
-                                                       "name (a hash collision); export fewer "
-                                                       "results" : "out of memory");
-    /* written in the C dialect, for every CPU (the user's compiler picks the ISA) */
-    fdt_target cpus;
-    fdt_target_for_dialect(FDT_DIALECT_C, &cpus);
-    int rc = 0;
-    for (size_t i = 0; i < ks.n && !rc; i++) {
-        fdt_exp_kernel *k = &ks.v[i];
-        if (!k->cpu)
-            continue;
-        fdt_build_opts o;
-        fdt_build_opts_init(&o);
-        o.stop_after = FDT_BUILD_GENERATE;
-        o.gen.runtime_dims = k->runtime_dims;
-        fdt_cand v, *pv = &v;
-        fdt_cand_init(&v, FDT_CAND_STENCIL, &k->cfg, k->name);
-        rc = fdt_target_build(&cpus, &k->problem, &pv, 1, &o, e);
-        if (rc == 0 && fdt_cand_failed(&v)) {
-            *e = v.err;
-            rc = -1;
-        }
-        if (rc)
-            fdt_err_wrap(e, "export: CPU kernel %s", k->name);
-        else {
-            fdt_sb_puts(b, "\n");
-            rc = adapt_kernel(v.src, k->name, b, e);
-        }
-        fdt_cand_free(&v);
-    }
-    fdt_exp_kernels_free(&ks);
-    return rc;
+    return fdt_exp_write_kernels(p, 1, adapt_kernel, b, e);
 }
 
 /* ------------------------------------------------------------------ launchers */

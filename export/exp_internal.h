@@ -27,6 +27,16 @@ typedef struct fdt_exp_kernels {
 int fdt_exp_kernels_collect(const fdt_exp_plan *p, fdt_exp_kernels *ks);
 void fdt_exp_kernels_free(fdt_exp_kernels *ks);
 
+/* Turns a generated kernel's source into what the header holds, appended to out. */
+typedef int (*fdt_exp_adapt_fn)(const char *src, const char *name, fdt_sb *out, fdt_err *e);
+
+/* The kernels of one part of the header (cpu: the CPU part, in the C dialect, for every CPU;
+ * else the GPU part, in the GPUs' dialect, for none of them in particular), each generated
+ * once (fdt_target_build) and appended to b through adapt after a blank line. Fails saying
+ * which kernel the generator refused, or on a name that stands for two kernels. */
+int fdt_exp_write_kernels(const fdt_exp_plan *p, int cpu, fdt_exp_adapt_fn adapt, fdt_sb *b,
+                          fdt_err *e);
+
 /* "fdt_lap_r4_f32_rt_1a2b3c4d": a hash of the config only, since the grid is an argument. */
 void fdt_exp_runtime_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n);
 

@@ -4,6 +4,7 @@
  * names decide identity: the generator's name hashes config and grid, the runtime-dims name
  * the config alone. */
 #include "exp_internal.h"
+#include "fdt_target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,4 +69,52 @@ void fdt_exp_kernels_free(fdt_exp_kernels *ks)
     free(ks->v);
     ks->v = NULL;
     ks->n = 0;
+}
+
+/* Generates kernel k of a part whose source dialect is t's, into v (freed by the caller). */
+static int generate(const fdt_target *t, const fdt_exp_kernel *k, fdt_cand *v, fdt_err *e)
+{
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.stop_after = FDT_BUILD_GENERATE;
+    o.gen.runtime_dims = k->runtime_dims;
+    fdt_cand *pv = v;
+    fdt_cand_init(v, FDT_CAND_STENCIL, &k->cfg, k->name);
+    if (fdt_target_build(t, &k->problem, &pv, 1, &o, e))
+        return -1;
+    if (fdt_cand_failed(v)) {
+        *e = v->err;
+        return -1;
+    }
+    return 0;
+}
+
+int fdt_exp_write_kernels(const fdt_exp_plan *p, int cpu, fdt_exp_adapt_fn adapt, fdt_sb *b,
+                          fdt_err *e)
+{
+    fdt_exp_kernels ks;
+    int kc = fdt_exp_kernels_collect(p, &ks);
+    if (kc)
+        return fdt_err_set(e, "export: %s", kc == -2 ? "two different kernels got the same "
+                                                       "name (a hash collision); export fewer "
+                                                       "results" : "out of memory");
+    fdt_target t;
+    fdt_target_for_dialect(cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP, &t);
+    int rc = 0;
+    for (size_t i = 0; i < ks.n && !rc; i++) {
+        const fdt_exp_kernel *k = &ks.v[i];
+        if (!k->cpu != !cpu) /* the other part's */
+            continue;
+        fdt_cand v;
+        rc = generate(&t, k, &v, e);
+        if (rc)
+            fdt_err_wrap(e, "export: %skernel %s", cpu ? "CPU " : "", k->name);
+        else {
+            fdt_sb_puts(b, "\n");
+            rc = adapt(v.src, k->name, b, e);
+        }
+        fdt_cand_free(&v);
+    }
+    fdt_exp_kernels_free(&ks);
+    return rc;
 }
