@@ -96,6 +96,20 @@ static int print_disasm(const fdt_target *t, const fdt_rt_code *code)
     return rc;
 }
 
+/* 1 when the n targets take sources of one dialect (one source serves them all); else 0,
+ * having said which two do not. */
+static int one_dialect(const char *const *names, const fdt_target *t, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (t[i].gen.dialect != t[0].gen.dialect) {
+            print_error("--target %s and --target %s take sources of two dialects (%s, %s): "
+                        "give targets of one", names[0], names[i],
+                        fdt_dialect_name(t[0].gen.dialect), fdt_dialect_name(t[i].gen.dialect));
+            return 0;
+        }
+    return 1;
+}
+
 /* Shared memory (LDS) over a target's limit per workgroup: a warning, gen goes on. With no
  * target, every backend's default one. */
 static void warn_shared(const fdt_problem *p, const fdt_config *c, const fdt_target *targets,
@@ -166,14 +180,8 @@ int cmd_gen(int argc, char **argv)
             print_error("--%s", e.msg); /* a bad argument, not a failure */
             return EXIT_USAGE;
         }
-    for (int i = 1; i < ntargets; i++)
-        if (tgt[i].gen.dialect != tgt[0].gen.dialect) {
-            print_error("--target %s and --target %s take sources of two dialects (%s, %s): "
-                        "give targets of one", targets[0], targets[i],
-                        fdt_dialect_name(tgt[0].gen.dialect),
-                        fdt_dialect_name(tgt[i].gen.dialect));
-            return EXIT_USAGE;
-        }
+    if (!one_dialect(targets, tgt, ntargets))
+        return EXIT_USAGE;
     /* the source, in the dialect of the targets (without one: the GPUs') */
     fdt_target gpus;
     fdt_target_for_dialect(FDT_DIALECT_HIP, &gpus);
