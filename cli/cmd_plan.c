@@ -100,7 +100,7 @@ static int parse(int argc, char **argv, plan_args *a)
     if (!a->out)
         die_usage("plan", "-o FILE is required: where to write the plan");
     if (!a->rq.ops)
-        a->rq.ops = (1u << FDT_OP_COUNT) - 1;
+        a->rq.ops = FDT_OPS_DEFAULT;
     return EXIT_OK;
 }
 

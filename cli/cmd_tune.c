@@ -172,7 +172,7 @@ static int check(tune_args *a)
         return EXIT_USAGE;
     }
     if (!a->rq.ops)
-        a->rq.ops = (1u << FDT_OP_COUNT) - 1;
+        a->rq.ops = FDT_OPS_DEFAULT;
     return EXIT_OK;
 }
 

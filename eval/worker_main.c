@@ -458,7 +458,7 @@ static int64_t *sample_points(int64_t *count, int *all)
                 v[d] = cc % 3 == 0 ? 0 : cc % 3 == 1 ? ext[d] / 2 : ext[d] - 1;
             ADD(v[0], v[1], v[2]);
         }
-        if (p->op == FDT_OP_WAVE)
+        if (fdt_op_is_step(p->op))
             ADD(W.q.si - R, W.q.sj - R, W.q.sk - R);
         uint64_t s = W.seed ^ 0x5eedULL;
         while (n < cap)

@@ -137,7 +137,7 @@ static int kernels(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
 static void params(const fdt_exp_family *f, fdt_sb *decl, fdt_sb *names)
 {
     const char *T = real_of(f->prec);
-    if (f->op == FDT_OP_WAVE) {
+    if (fdt_op_is_step(f->op)) {
         fdt_sb_printf(decl, "%s *p_next, const %s *p, const %s *p_prev, const %s *c2", T, T, T,
                       T);
         fdt_sb_puts(names, "p_next, p, p_prev, c2");
@@ -240,7 +240,7 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
                   "&geo) != 0)\n"
                   "        return FDTUNED_NO_VARIANT;\n",
                   f->name, fdt_sb_str(&decl), f->name, nv, f->name);
-    if (f->op == FDT_OP_WAVE)
+    if (fdt_op_is_step(f->op))
         fdt_sb_printf(b, "    %s *o = p_next + lay.offset;\n    const %s *x = p + lay.offset, "
                          "*xp = p_prev + lay.offset, *xc = c2 + lay.offset;\n", T, T);
     else

@@ -55,7 +55,7 @@ static void scalar_params(const fdt_exp_family *f, fdt_sb *decl, fdt_sb *names)
     }
 }
 
-static int is_wave(const fdt_exp_family *f) { return f->op == FDT_OP_WAVE; }
+static int is_wave(const fdt_exp_family *f) { return fdt_op_is_step(f->op); }
 
 static void pointer_params(const fdt_exp_family *f, fdt_sb *decl, fdt_sb *names)
 {

@@ -318,7 +318,7 @@ static int check_c(const fdt_problem *p, const fdt_config *c, fdt_err *e)
         return fdt_err_set(e, "config %s=3: expected 1, 2 or 4", c->uj == 3 ? "uj" : "uk");
     if (c->xs % 16)
         return fdt_err_set(e, "config xs=%d: expected 0 (whole rows) or a multiple of 16", c->xs);
-    if (c->twopass && p->op != FDT_OP_LAP && p->op != FDT_OP_WAVE)
+    if (c->twopass && p->op != FDT_OP_LAP && !fdt_op_is_step(p->op))
         return fdt_err_set(e, "config twopass=1: only lap and wave have terms of two kinds to "
                               "split, not %s", fdt_op_name(p->op));
     if (!c->blk) {

@@ -15,7 +15,14 @@
 
 /* ------------------------------------------------------------------ problem */
 
-typedef enum { FDT_OP_D2X, FDT_OP_D2Y, FDT_OP_D2Z, FDT_OP_LAP, FDT_OP_WAVE, FDT_OP_COUNT } fdt_op;
+/* dwave: the damped wave step (an acoustic leapfrog step with an absorbing layer of width W on
+ * every face; see fdt_problem's absorb fields). */
+typedef enum {
+    FDT_OP_D2X, FDT_OP_D2Y, FDT_OP_D2Z, FDT_OP_LAP, FDT_OP_WAVE, FDT_OP_DWAVE, FDT_OP_COUNT
+} fdt_op;
+/* The operators a tune covers when none is named: the five undamped ones (dwave needs an
+ * absorbing layer, so it is tuned when asked for). */
+#define FDT_OPS_DEFAULT ((1u << FDT_OP_DWAVE) - 1)
 typedef enum { FDT_F32, FDT_F64 } fdt_prec;
 
 #define FDT_R_MIN 1
@@ -30,7 +37,16 @@ typedef struct fdt_problem {
     int R;         /* stencil radius, order of accuracy 2R */
     fdt_prec prec;
     int64_t nx, ny, nz; /* interior points */
+    /* dwave only (0 for every other operator): the absorbing layer's width W in points on
+     * each face (1 .. half the smallest extent) and its strength S = eta_max * dt, the damping
+     * at the outer face of the layer per time step (0 < S <= FDT_ABSORB_S_MAX). */
+    int absorb_w;
+    double absorb_s;
 } fdt_problem;
+
+#define FDT_ABSORB_S_MAX 10.0
+/* The strength used when only a width is given ("--absorb 16"). */
+#define FDT_ABSORB_S_DEFAULT 0.1
 
 const char *fdt_op_name(fdt_op op);
 int fdt_op_parse(const char *s, fdt_op *op, fdt_err *e);
@@ -41,14 +57,21 @@ size_t fdt_prec_size(fdt_prec p);
 int fdt_grid_parse(const char *s, int64_t dims[3], fdt_err *e);
 /* Checks R and the grid (also that an array of this problem can be allocated). */
 int fdt_problem_check(const fdt_problem *p, fdt_err *e);
-/* Radius along x, y, z: d2x -> (R,0,0), lap and wave -> (R,R,R). */
+/* Radius along x, y, z: d2x -> (R,0,0), lap, wave and dwave -> (R,R,R). */
 void fdt_op_radii(fdt_op op, int R, int r[3]);
-/* Number of input arrays the kernel reads (wave: p, p_prev, c2). */
+/* Number of input arrays the kernel reads (wave, dwave: p, p_prev, c2). */
 int fdt_op_ninputs(fdt_op op);
-/* Text key such as "lap R=4 f32 512x512x512". */
+/* Whether op is a time step (wave, dwave): reads p, p_prev and c2, writes p_next, and takes
+ * a point source. */
+int fdt_op_is_step(fdt_op op);
+/* Parses an absorbing layer "W" or "W:S" (width in points, strength S = eta_max * dt) into
+ * p->absorb_w and p->absorb_s; the grid is checked against W by fdt_problem_check. */
+int fdt_absorb_parse(const char *s, fdt_problem *p, fdt_err *e);
+/* Text key such as "lap R=4 f32 512x512x512" ("dwave R=4 f32 512x512x512 W=16 S=0.1"). */
 void fdt_problem_format(const fdt_problem *p, char *buf, size_t n);
 /* The problem as members of the JSON object m is in: "op", "R", "precision", "nx", "ny",
- * "nz" (the names of every schema-1 document and of plans of tasks). */
+ * "nz" (the names of every schema-1 document and of plans of tasks), and for dwave
+ * "absorb_width" and "absorb_strength". */
 struct fdt_emit;
 void fdt_problem_emit(struct fdt_emit *m, const fdt_problem *p);
 

@@ -10,6 +10,29 @@
 #include <stdio.h>
 #include <string.h>
 
+/* dwave takes an absorbing layer that leaves an interior on every axis; the others none. */
+static int fdt_absorb_check(const fdt_problem *p, fdt_err *e)
+{
+    if (p->op != FDT_OP_DWAVE) {
+        if (p->absorb_w || p->absorb_s)
+            return fdt_err_set(e, "problem: an absorbing layer is dwave's; %s takes none",
+                               fdt_op_name(p->op));
+        return 0;
+    }
+    if (p->absorb_w < 1)
+        return fdt_err_set(e, "problem: dwave needs an absorbing layer (--absorb W or W:S)");
+    if (!(p->absorb_s > 0) || p->absorb_s > FDT_ABSORB_S_MAX)
+        return fdt_err_set(e, "absorbing layer: strength S=%g is out of range (0, %g]",
+                           p->absorb_s, FDT_ABSORB_S_MAX);
+    int64_t d[3] = {p->nx, p->ny, p->nz};
+    for (int i = 0; i < 3; i++)
+        if (2 * (int64_t)p->absorb_w >= d[i])
+            return fdt_err_set(e, "absorbing layer: W=%d leaves no interior along %c (n%c=%lld "
+                                  "needs W < %lld)", p->absorb_w, "xyz"[i], "xyz"[i],
+                               (long long)d[i], (long long)((d[i] + 1) / 2));
+    return 0;
+}
+
 int fdt_problem_check(const fdt_problem *p, fdt_err *e)
 {
     if ((unsigned)p->op >= FDT_OP_COUNT)
@@ -24,6 +47,8 @@ int fdt_problem_check(const fdt_problem *p, fdt_err *e)
         if (d[i] < 1 || d[i] > FDT_DIM_MAX)
             return fdt_err_set(e, "grid: n%c=%lld is out of range (1..%lld)", "xyz"[i],
                                (long long)d[i], (long long)FDT_DIM_MAX);
+    if (fdt_absorb_check(p, e))
+        return -1;
     fdt_layout l;
     return fdt_layout_make(p, 1, &l, e);
 }
@@ -73,7 +98,7 @@ double fdt_effective_bytes(const fdt_problem *p)
     default: halo = 2 * R * (ny * nz + nx * nz + nx * ny); break;
     }
     double reads = n + halo;
-    if (p->op == FDT_OP_WAVE)
+    if (fdt_op_is_step(p->op))
         reads += 2 * n; /* p_prev and c2, read at the point only */
     return (reads + n) * (double)fdt_prec_size(p->prec);
 }
@@ -202,11 +227,11 @@ static int64_t tile_bytes(const fdt_problem *p, const fdt_config *c)
     int64_t elems = 2 * tx * ty;
     if (c->lds == 2) {
         elems = (r[2] + 1 + c->pf) * tx * ty;
-        if (p->op == FDT_OP_WAVE)
+        if (fdt_op_is_step(p->op))
             elems += 2 * (c->pf + 1) * w * rows;
     } else if (c->lds == 3) {
         elems = (1 + c->pf) * tx * ty;
-        if (p->op == FDT_OP_WAVE)
+        if (fdt_op_is_step(p->op))
             elems += 3 * (c->pf + 1) * w * rows;
     }
     return elems * (int64_t)fdt_prec_size(p->prec);
@@ -240,7 +265,7 @@ int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *a)
     int n = 0;
     a[n++] = FDT_ARG_OUT;
     a[n++] = FDT_ARG_IN;
-    if (op == FDT_OP_WAVE) {
+    if (fdt_op_is_step(op)) {
         a[n++] = FDT_ARG_PREV;
         a[n++] = FDT_ARG_C2;
     }
@@ -260,7 +285,7 @@ int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *a)
         a[n++] = FDT_ARG_SX;
         a[n++] = FDT_ARG_SY;
         a[n++] = FDT_ARG_SZ;
-        if (op == FDT_OP_WAVE) {
+        if (fdt_op_is_step(op)) {
             a[n++] = FDT_ARG_SI;
             a[n++] = FDT_ARG_SJ;
             a[n++] = FDT_ARG_SK;

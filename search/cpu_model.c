@@ -163,7 +163,7 @@ static void traffic(const fdt_problem *p, const cpu_cfg *k, const cpu_facts *f,
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     double es = (double)fdt_prec_size(p->prec);
-    int wave = p->op == FDT_OP_WAVE;
+    int wave = fdt_op_is_step(p->op);
     double nin = 1 + 2 * wave;
     double streams = (nin - 1) + (k->nt ? 0 : 1); /* besides the input */
     *dram = es * (nin + 1 + (k->nt ? 0 : 1));
@@ -212,7 +212,7 @@ static void instructions(const fdt_problem *p, const cpu_cfg *k, const cpu_facts
     double lanes = f->vector / es;
     if (k->simd > 0 && k->simd < lanes)
         lanes = k->simd;
-    int wave = p->op == FDT_OP_WAVE, axes = 0;
+    int wave = fdt_op_is_step(p->op), axes = 0;
     double flops = 0;
     for (int d = 0; d < 3; d++)
         if (r[d] > 0) {

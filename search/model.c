@@ -48,7 +48,7 @@ static int stream_regs(const fdt_problem *p, const fdt_config *c, const int r[3]
     int per = p->prec == FDT_F64 ? 2 : 1;
     int HX = r[0] ? roundup(r[0], c->vec) : 0;
     *need = 30 + per * (values * (2 * r[2] + 1 + 1 + (r[1] > 0)) + 2 * HX);
-    if (p->op == FDT_OP_WAVE) /* p_prev, c2 and the centre come from shared memory at the
+    if (fdt_op_is_step(p->op)) /* p_prev, c2 and the centre come from shared memory at the
                                * store, one row at a time (wave R=8 2x2: 126 under lb=512) */
         *need += per * values;
     return imin(255, *need + *need * 15 / 100);
@@ -74,7 +74,7 @@ static int estimate_regs(const fdt_problem *p, const fdt_config *c, int *need)
         int HX = r[0] ? roundup(r[0], c->vec) : 0;
         regs += per * (c->vec * 2 * r[1] + 2 * c->tile * HX);
     }
-    if (p->op == FDT_OP_WAVE)
+    if (fdt_op_is_step(p->op))
         regs += per * values * 2;
     *need = imin(255, regs);
     return *need;

@@ -55,7 +55,7 @@ static void shape_of(const fdt_problem *p, const fdt_config *c, shape *s)
     s->fam = family_of(c);
     s->T = c->tile;
     s->V = c->vec;
-    s->wave = p->op == FDT_OP_WAVE;
+    s->wave = fdt_op_is_step(p->op);
     s->es = (double)fdt_prec_size(p->prec);
     s->HX = s->r[0] ? (s->r[0] + c->vec - 1) / c->vec * c->vec : 0;
     s->vb = c->vec * s->es;
@@ -175,7 +175,8 @@ static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s,
 {
     o->code_bytes = 0;
     o->code_margin = 1;
-    if ((s->fam != RING && s->fam != STREAM) || (p->op != FDT_OP_LAP && p->op != FDT_OP_WAVE))
+    if ((s->fam != RING && s->fam != STREAM) ||
+        (p->op != FDT_OP_LAP && !fdt_op_is_step(p->op)))
         return;
     double Q = 2.0 * s->r[2] + 1, T = s->T, V = s->V;
     double fp = (6.0 * p->R + 4) * T * V, lds = T + 2.0 * s->r[1] + 2 * T * s->HX / V;

@@ -87,7 +87,7 @@ static void make_cases(void)
     };
     static const int radii[] = {1, 4, 8};
     int turn = 0;
-    for (int op = 0; op < FDT_OP_COUNT; op++)
+    for (int op = 0; op < FDT_OP_DWAVE; op++)
         for (int ri = 0; ri < 3; ri++)
             for (int prec = 0; prec < 2; prec++) {
                 add_case(op, radii[ri], prec, "default", 0); /* loops: the baseline */

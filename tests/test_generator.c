@@ -763,7 +763,7 @@ static void test_source_rendering(void **state)
         "bx=32,by=8,nw=32,lds=1,vec=4,align=64", "bx=24,by=5,bz=3,tile=3,vec=2,align=2,order=yzx,split=3",
         "bx=32,by=4,nw=16,lds=2,vec=4,align=64,pf=2,tile=2", "bx=24,by=5,nw=7,lds=2,pf=3,split=2",
         "bx=32,by=4,nw=16,lds=3,vec=4,align=64,pf=2,tile=2", "bx=24,by=5,nw=7,lds=3,pf=3,split=2"};
-    for (int op = 0; op < FDT_OP_COUNT; op++)
+    for (int op = 0; op < FDT_OP_DWAVE; op++)
         for (int R = 1; R <= FDT_R_MAX; R++)
             for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
                 fdt_problem p = {(fdt_op)op, R, FDT_F32, 128, 96, 80};
@@ -1112,7 +1112,7 @@ static void test_family_render_all(void **state)
     int rendered[NCFG] = {0};
     assert_int_equal(NCFG, fdt_gen_family_count);
     for (size_t ci = 0; ci < NCFG; ci++)
-        for (int op = 0; op < FDT_OP_COUNT; op++)
+        for (int op = 0; op < FDT_OP_DWAVE; op++)
             for (int R = 1; R <= FDT_R_MAX; R++)
                 for (int prec = 0; prec < 2; prec++) {
                     fdt_problem p = {(fdt_op)op, R, prec ? FDT_F64 : FDT_F32, 64, 40, 33};

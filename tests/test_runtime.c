@@ -398,7 +398,7 @@ static int compile_pool(const fdt_rt_backend *b, const char *arch, fdt_rt_job *j
                                         compile_progress, &p, e);
 }
 
-#define MATRIX (FDT_OP_COUNT * 4 * 2 * (sizeof spread / sizeof spread[0]))
+#define MATRIX (FDT_OP_DWAVE * 4 * 2 * (sizeof spread / sizeof spread[0]))
 
 /* Every operator x R in {1,2,4,8} x f32/f64 x spread, and the verification kernels, compiled
  * for arch through the pool of child processes. */
@@ -412,7 +412,7 @@ static void compile_matrix(const char *arch)
     assert_non_null(ks);
     assert_non_null(jobs);
     size_t n = 0;
-    for (int op = 0; op < FDT_OP_COUNT; op++)
+    for (int op = 0; op < FDT_OP_DWAVE; op++)
         for (int ri = 0; ri < 4; ri++)
             for (int prec = 0; prec < 2; prec++)
                 for (size_t ci = 0; ci < sizeof spread / sizeof spread[0]; ci++, n++) {
