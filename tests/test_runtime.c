@@ -516,7 +516,7 @@ static void stream_no_spills(const char *arch)
     }
 }
 
-static void test_compile_gfx90a(void **state)
+static void test_compile_matrix_gfx90a(void **state)
 {
     (void)state;
     if (!compiler_ok("gfx90a"))
@@ -526,7 +526,7 @@ static void test_compile_gfx90a(void **state)
     stream_no_spills("gfx90a");
 }
 
-static void test_compile_sm90(void **state)
+static void test_compile_matrix_sm90(void **state)
 {
     (void)state;
     if (!compiler_ok("sm_90")) {
@@ -559,7 +559,7 @@ static void need_offline(const char *arch)
  * gfx940 is the MI300 instruction set that clang 16 knows; gfx942 the one MI300X and MI300A
  * report, which needs clang 17 or later (Debian 12's clang-19): without such a clang its
  * matrix is skipped, saying why, never passed. */
-static void test_compile_gfx940(void **state)
+static void test_compile_matrix_gfx940(void **state)
 {
     (void)state;
     need_offline("gfx940");
@@ -567,7 +567,7 @@ static void test_compile_gfx940(void **state)
     compile_matrix("gfx940");
 }
 
-static void test_compile_gfx942(void **state)
+static void test_compile_matrix_gfx942(void **state)
 {
     (void)state;
     need_offline("gfx942");
@@ -575,7 +575,7 @@ static void test_compile_gfx942(void **state)
     compile_matrix("gfx942");
 }
 
-static void test_compile_gfx1100(void **state)
+static void test_compile_matrix_gfx1100(void **state)
 {
     (void)state;
     need_offline("gfx1100");
@@ -1035,13 +1035,20 @@ int main(void)
         cmocka_unit_test(test_child_isolation), cmocka_unit_test(test_child_pool),
         cmocka_unit_test(test_frames),
         cmocka_unit_test(test_backend_for_arch), cmocka_unit_test(test_compile_errors),
-        cmocka_unit_test(test_compile_cache),   cmocka_unit_test(test_compile_gfx90a),
-        cmocka_unit_test(test_compile_sm90),    cmocka_unit_test_teardown(test_hiprtc_self_contained, restore_rocm),
-        cmocka_unit_test(test_compile_gfx940),  cmocka_unit_test(test_compile_gfx942),
-        cmocka_unit_test(test_compile_gfx1100),
+        cmocka_unit_test(test_compile_cache),   cmocka_unit_test(test_compile_matrix_gfx90a),
+        cmocka_unit_test(test_compile_matrix_sm90),    cmocka_unit_test_teardown(test_hiprtc_self_contained, restore_rocm),
+        cmocka_unit_test(test_compile_matrix_gfx940),  cmocka_unit_test(test_compile_matrix_gfx942),
+        cmocka_unit_test(test_compile_matrix_gfx1100),
         cmocka_unit_test_teardown(test_amd_header_vs_hiprtc, restore_clang),
         cmocka_unit_test(test_disassemble),
         cmocka_unit_test(test_disassemble_cubin), cmocka_unit_test(test_amd_spills),
     };
+    /* CTest runs the compile matrices one per test (each takes minutes on two cores) and the
+     * rest as one: FDTUNE_TEST_FILTER runs the tests it matches, FDTUNE_TEST_SKIP skips them
+     * (cmocka patterns, '*' and '?'). */
+    if (getenv("FDTUNE_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("FDTUNE_TEST_FILTER"));
+    if (getenv("FDTUNE_TEST_SKIP"))
+        cmocka_set_skip_filter(getenv("FDTUNE_TEST_SKIP"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
