@@ -65,6 +65,8 @@ typedef struct fdt_exp_family {
     fdt_op op;
     int R;
     fdt_prec prec;
+    int absorb_w;           /* dwave: the absorbing layer its kernels have built in (every */
+    double absorb_s;        /* result of the family was tuned with it); 0 for other ops */
     char name[32];          /* "lap_r4_f32": launcher fdtuned_lap_r4_f32; on CPUs
                                "cpu_lap_r4_f32": fdtuned_cpu_lap_r4_f32 */
     fdt_config fallback;    /* fdt_config_fallback_for its dialect: fdtune's built-in default

@@ -1094,6 +1094,120 @@ static void test_command(void **state)
     tu_result_free(&r);
 }
 
+/* ------------------------------------------------------------------ dwave on the CPU */
+
+/* One tuned dwave result of this CPU, built by hand (the plan's rows are what the database
+ * would give): its grid, config, kernel names (any distinct C names do) and place in the
+ * variant table. */
+static void dwave_tuned(fdt_exp_tuned *t, const fdt_device *cpu, const fdt_problem *p,
+                        const char *cfg, int index)
+{
+    fdt_err e;
+    memset(t, 0, sizeof *t);
+    t->row.device = *cpu;
+    t->row.problem = *p;
+    t->row.ev.time_ms = 1.0 + index;
+    snprintf(t->row.ev.config, sizeof t->row.ev.config, "%s", cfg);
+    if (fdt_config_parse(cfg, &t->cfg, &e) || fdt_layout_make(p, t->cfg.align, &t->layout, &e))
+        fail_msg("%s: %s", cfg, e.msg);
+    fdt_gen_kernel_name(p, &t->cfg, t->kconst, sizeof t->kconst);
+    snprintf(t->kruntime, sizeof t->kruntime, "test_dwave_rt%d", index);
+    t->vconst = 1 + 2 * index;
+    t->vruntime = 2 + 2 * index;
+}
+
+/* Compiles tests/data/dwave_header.c against header h in dir and runs it on the first tuned
+ * grid: its exit status (0: every variant matched the double-precision step), its output in
+ * *out (freed by the caller). */
+static int run_dwave_header(const char *dir, const char *h, char **out)
+{
+    char path[700], cmd[2048];
+    snprintf(path, sizeof path, "%s/fd_tuned.h", dir);
+    spit(path, h);
+    snprintf(cmd, sizeof cmd, "cd '%s' && cc -std=c99 -O1 -fopenmp -Wall -Wextra -Werror -I. "
+                              "-o dwave '%s/tests/data/dwave_header.c' -lm > build.log 2>&1",
+             dir, FDT_SOURCE_DIR);
+    if (system(cmd) != 0) {
+        snprintf(path, sizeof path, "%s/build.log", dir);
+        fail_msg("%s\n%s", cmd, tu_slurp(path));
+    }
+    snprintf(cmd, sizeof cmd, "cd '%s' && OMP_NUM_THREADS=2 ./dwave 24 20 18 4 0.3 > out.txt "
+                              "2>&1", dir);
+    int st = system(cmd);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    *out = tu_slurp(path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The CPU header of dwave launches the chosen deployment: a plan of this CPU's results, sides
+ * with eta=array on 24x20x18 and inout with eta=dist on 30x26x22 (W=4, S=0.3), rendered and
+ * built with cc; on 24x20x18 the fallback (complete), both sides variants and the inout
+ * runtime-dims variant each match a double-precision step at every point and write nothing
+ * outside the interior, and the launcher picks the tuned sides kernel. The same program fails
+ * on a header whose launchers skip the first box of every deployment. */
+static void test_dwave_header(void **state)
+{
+    (void)state;
+    const fdt_rt_backend *b = fdt_rt_backend_find("cpu");
+    fdt_device cpu;
+    fdt_err e;
+    if (!b || b->device_info(0, &cpu, &e))
+        fail_msg("the CPU's facts: %s", b ? e.msg : "no cpu backend");
+    fdt_problem p1 = {FDT_OP_DWAVE, 2, FDT_F32, 24, 20, 18, 4, 0.3};
+    fdt_problem p2 = {FDT_OP_DWAVE, 2, FDT_F32, 30, 26, 22, 4, 0.3};
+    fdt_exp_tuned res[2];
+    dwave_tuned(&res[0], &cpu, &p1, "deploy=sides,eta=array", 0);
+    dwave_tuned(&res[1], &cpu, &p2, "deploy=inout", 1);
+    fdt_exp_family fam;
+    memset(&fam, 0, sizeof fam);
+    fam.cpu = 1;
+    fam.op = FDT_OP_DWAVE;
+    fam.R = 2;
+    fam.prec = FDT_F32;
+    fam.absorb_w = 4;
+    fam.absorb_s = 0.3;
+    snprintf(fam.name, sizeof fam.name, "cpu_dwave_r2_f32");
+    fdt_gen_target c = {FDT_DIALECT_C};
+    fdt_config_fallback_for(&c, &p1, &fam.fallback);
+    snprintf(fam.kfallback, sizeof fam.kfallback, "test_dwave_fallback");
+    fam.tuned = res;
+    fam.ntuned = 2;
+    fdt_exp_plan plan;
+    memset(&plan, 0, sizeof plan);
+    snprintf(plan.generator, sizeof plan.generator, "%s", fdt_gen_fingerprint());
+    plan.fam = &fam;
+    plan.nfam = 1;
+    fdt_sb h;
+    fdt_sb_init(&h);
+    if (fdt_exp_render_header(&plan, &h, &e))
+        fail_msg("%s", e.msg);
+    assert_has(fdt_sb_str(&h), "fdtuned_cpu_dwave_r2_f32_profile(int nx, int ny, int nz");
+    char dir[600], *out = NULL;
+    snprintf(dir, sizeof dir, "%s/dwave", g_dir);
+    mkdir(dir, 0700);
+    int st = run_dwave_header(dir, fdt_sb_str(&h), &out);
+    print_message("%s", out);
+    if (st != 0)
+        fail_msg("the dwave header's program failed (%d):\n%s", st, out);
+    assert_has(out, "variant 0 (default): rc 0");
+    assert_has(out, "variant 1 (deploy=sides,eta=array): rc 0");
+    assert_has(out, "variant 2 (deploy=sides,eta=array): rc 0");
+    assert_has(out, "variant 3 (deploy=inout): cannot run");
+    assert_has(out, "variant 4 (deploy=inout): rc 0");
+    assert_has(out, "picked 1\n");
+    free(out);
+    /* the same header with the first box of every deployment left out */
+    static const char loop[] = "for (i = 0; i < nbox; i++) {";
+    char *bad = strdup(fdt_sb_str(&h)), *at = strstr(bad, loop);
+    assert_non_null(at);
+    at[strlen("for (i = ")] = '1';
+    assert_int_equal(run_dwave_header(dir, bad, &out), 1);
+    assert_has(out, "points off");
+    free(out);
+    free(bad);
+    fdt_sb_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1105,6 +1219,7 @@ int main(void)
         cmocka_unit_test(test_command),
         cmocka_unit_test(test_header_compiles),
         cmocka_unit_test(test_user_compilers),
+        cmocka_unit_test(test_dwave_header),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
