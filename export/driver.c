@@ -78,12 +78,18 @@ static void driver(fdt_sb *b, const fdt_exp_family *f, int gpu)
         f->name, eta, gpu ? "GPU" : "CPU", gpu ? "device: hipMemcpy" : "host");
     fdt_sb_printf(b,
         "#ifndef FDTD_DRIVER_H\n#define FDTD_DRIVER_H\n"
+        "/* The stepped operator: its radius, and the absorbing layer its kernels have built "
+        "in\n * (width W in points, strength S; 0 and 0: wave, undamped). */\n"
+        "#define FDTD_OP \"%s\"\n#define FDTD_R %d\n#define FDTD_ABSORB_W %d\n"
+        "#define FDTD_ABSORB_S ((double)%.17g)\n"
+        "/* The config text of variant v (fdtd_s.variant is the one fdtd_step runs). */\n"
+        "#define FDTD_VARIANT_CONFIG(v) (fdtuned_%s_variants[(v)].config)\n"
         "typedef %s fdtd_real;\n"
         "static struct {\n"
         "    int nx, ny, nz, si, sj, sk, variant;\n"
         "    fdtd_real sx, sy, sz, *p, *p_prev, *p_next, *c2, *eta;\n"
         "    fdtuned_layout lay;\n"
-        "} fdtd_s;\n\n", T);
+        "} fdtd_s;\n\n", fdt_op_name(f->op), f->R, f->absorb_w, f->absorb_s, f->name, T);
     if (gpu)
         fdt_sb_puts(b,
             "static inline void fdtd_free_(fdtd_real **a)\n{\n"

@@ -1096,96 +1096,128 @@ static void test_command(void **state)
 
 /* ------------------------------------------------------------------ dwave on the CPU */
 
-/* One tuned dwave result of this CPU, built by hand (the plan's rows are what the database
- * would give): its grid, config, kernel names (any distinct C names do) and place in the
- * variant table. */
-static void dwave_tuned(fdt_exp_tuned *t, const fdt_device *cpu, const fdt_problem *p,
-                        const char *cfg, int index)
+/* This CPU's facts, as the CPU part's selection sees them. */
+static void this_cpu(fdt_device *cpu)
+{
+    const fdt_rt_backend *b = fdt_rt_backend_find("cpu");
+    fdt_err e;
+    if (!b || b->device_info(0, cpu, &e))
+        fail_msg("the CPU's facts: %s", b ? e.msg : "no cpu backend");
+}
+
+/* One tuned result of this CPU, built by hand (the plan's rows are what the database would
+ * give): its grid, config, kernel names (any distinct C names do) and place in the variant
+ * table. */
+static void cpu_tuned(fdt_exp_tuned *t, const fdt_problem *p, const char *cfg, int index)
 {
     fdt_err e;
     memset(t, 0, sizeof *t);
-    t->row.device = *cpu;
+    this_cpu(&t->row.device);
     t->row.problem = *p;
     t->row.ev.time_ms = 1.0 + index;
     snprintf(t->row.ev.config, sizeof t->row.ev.config, "%s", cfg);
     if (fdt_config_parse(cfg, &t->cfg, &e) || fdt_layout_make(p, t->cfg.align, &t->layout, &e))
         fail_msg("%s: %s", cfg, e.msg);
     fdt_gen_kernel_name(p, &t->cfg, t->kconst, sizeof t->kconst);
-    snprintf(t->kruntime, sizeof t->kruntime, "test_dwave_rt%d", index);
+    snprintf(t->kruntime, sizeof t->kruntime, "test_%s_rt%d", fdt_op_name(p->op), index);
     t->vconst = 1 + 2 * index;
     t->vruntime = 2 + 2 * index;
 }
 
-/* Compiles tests/data/dwave_header.c against header h in dir and runs it on the first tuned
- * grid: its exit status (0: every variant matched the double-precision step), its output in
- * *out (freed by the caller). */
-static int run_dwave_header(const char *dir, const char *h, char **out)
+/* A CPU family of problem p's operator, radius, precision and layer with n tuned results;
+ * a plan of it alone in *plan. */
+static void cpu_plan(fdt_exp_plan *plan, fdt_exp_family *fam, const fdt_problem *p,
+                     fdt_exp_tuned *res, size_t n)
+{
+    memset(fam, 0, sizeof *fam);
+    fam->cpu = 1;
+    fam->op = p->op;
+    fam->R = p->R;
+    fam->prec = p->prec;
+    fam->absorb_w = p->absorb_w;
+    fam->absorb_s = p->absorb_s;
+    snprintf(fam->name, sizeof fam->name, "cpu_%s_r%d_%s", fdt_op_name(p->op), p->R,
+             fdt_prec_name(p->prec));
+    fdt_gen_target c = {FDT_DIALECT_C};
+    fdt_config_fallback_for(&c, p, &fam->fallback);
+    snprintf(fam->kfallback, sizeof fam->kfallback, "test_%s_fallback", fdt_op_name(p->op));
+    fam->tuned = res;
+    fam->ntuned = n;
+    memset(plan, 0, sizeof *plan);
+    snprintf(plan->generator, sizeof plan->generator, "%s", fdt_gen_fingerprint());
+    plan->fam = fam;
+    plan->nfam = 1;
+}
+
+/* Builds program `src` (under the source tree) against header h written as `header` in dir,
+ * and runs it with `args`: its exit status, its output in *out (freed by the caller). */
+static int build_run(const char *dir, const char *header, const char *h, const char *src,
+                     const char *args, char **out)
 {
     char path[700], cmd[2048];
-    snprintf(path, sizeof path, "%s/fd_tuned.h", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, header);
     spit(path, h);
     snprintf(cmd, sizeof cmd, "cd '%s' && cc -std=c99 -O1 -fopenmp -Wall -Wextra -Werror -I. "
-                              "-o dwave '%s/tests/data/dwave_header.c' -lm > build.log 2>&1",
-             dir, FDT_SOURCE_DIR);
+                              "-o prog '%s/%s' -lm > build.log 2>&1", dir, FDT_SOURCE_DIR, src);
     if (system(cmd) != 0) {
         snprintf(path, sizeof path, "%s/build.log", dir);
         fail_msg("%s\n%s", cmd, tu_slurp(path));
     }
-    snprintf(cmd, sizeof cmd, "cd '%s' && OMP_NUM_THREADS=2 ./dwave 24 20 18 4 0.3 > out.txt "
-                              "2>&1", dir);
+    snprintf(cmd, sizeof cmd, "cd '%s' && OMP_NUM_THREADS=2 ./prog %s > out.txt 2>&1", dir, args);
     int st = system(cmd);
     snprintf(path, sizeof path, "%s/out.txt", dir);
     *out = tu_slurp(path);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The CPU header of dwave launches the chosen deployment: a plan of this CPU's results, sides
- * with eta=array on 24x20x18 and inout with eta=dist on 30x26x22 (W=4, S=0.3), rendered and
- * built with cc; on 24x20x18 the fallback (complete), both sides variants and the inout
- * runtime-dims variant each match a double-precision step at every point and write nothing
- * outside the interior, and the launcher picks the tuned sides kernel. The same program fails
- * on a header whose launchers skip the first box of every deployment. */
+/* A copy of text with the first `from` replaced by `to` (which must be there). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at)
+        fail_msg("'%s' is not in the text", from);
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1, pre = (size_t)(at - text);
+    char *r = malloc(n);
+    assert_non_null(r);
+    snprintf(r, n, "%.*s%s%s", (int)pre, text, to, at + strlen(from));
+    return r;
+}
+
+/* The dwave plan of the tests: sides with eta=array on 24x20x18 and inout with eta=dist on
+ * 30x26x22, W=4, S=0.3, R=2, f32, both this CPU's. */
+static void dwave_plan(fdt_exp_plan *plan, fdt_exp_family *fam, fdt_exp_tuned *res)
+{
+    fdt_problem p1 = {FDT_OP_DWAVE, 2, FDT_F32, 24, 20, 18, 4, 0.3};
+    fdt_problem p2 = {FDT_OP_DWAVE, 2, FDT_F32, 30, 26, 22, 4, 0.3};
+    cpu_tuned(&res[0], &p1, "deploy=sides,eta=array", 0);
+    cpu_tuned(&res[1], &p2, "deploy=inout", 1);
+    cpu_plan(plan, fam, &p1, res, 2);
+}
+
+/* The CPU header of dwave launches the chosen deployment: the dwave plan rendered and built
+ * with cc (tests/data/dwave_header.c); on 24x20x18 the fallback (complete), both sides
+ * variants and the inout runtime-dims variant each match a double-precision step at every
+ * point and write nothing outside the interior, and the launcher picks the tuned sides
+ * kernel. The same program fails on a header whose launchers skip the first box of every
+ * deployment. */
 static void test_dwave_header(void **state)
 {
     (void)state;
-    const fdt_rt_backend *b = fdt_rt_backend_find("cpu");
-    fdt_device cpu;
-    fdt_err e;
-    if (!b || b->device_info(0, &cpu, &e))
-        fail_msg("the CPU's facts: %s", b ? e.msg : "no cpu backend");
-    fdt_problem p1 = {FDT_OP_DWAVE, 2, FDT_F32, 24, 20, 18, 4, 0.3};
-    fdt_problem p2 = {FDT_OP_DWAVE, 2, FDT_F32, 30, 26, 22, 4, 0.3};
-    fdt_exp_tuned res[2];
-    dwave_tuned(&res[0], &cpu, &p1, "deploy=sides,eta=array", 0);
-    dwave_tuned(&res[1], &cpu, &p2, "deploy=inout", 1);
-    fdt_exp_family fam;
-    memset(&fam, 0, sizeof fam);
-    fam.cpu = 1;
-    fam.op = FDT_OP_DWAVE;
-    fam.R = 2;
-    fam.prec = FDT_F32;
-    fam.absorb_w = 4;
-    fam.absorb_s = 0.3;
-    snprintf(fam.name, sizeof fam.name, "cpu_dwave_r2_f32");
-    fdt_gen_target c = {FDT_DIALECT_C};
-    fdt_config_fallback_for(&c, &p1, &fam.fallback);
-    snprintf(fam.kfallback, sizeof fam.kfallback, "test_dwave_fallback");
-    fam.tuned = res;
-    fam.ntuned = 2;
     fdt_exp_plan plan;
-    memset(&plan, 0, sizeof plan);
-    snprintf(plan.generator, sizeof plan.generator, "%s", fdt_gen_fingerprint());
-    plan.fam = &fam;
-    plan.nfam = 1;
+    fdt_exp_family fam;
+    fdt_exp_tuned res[2];
+    dwave_plan(&plan, &fam, res);
     fdt_sb h;
     fdt_sb_init(&h);
+    fdt_err e;
     if (fdt_exp_render_header(&plan, &h, &e))
         fail_msg("%s", e.msg);
     assert_has(fdt_sb_str(&h), "fdtuned_cpu_dwave_r2_f32_profile(int nx, int ny, int nz");
     char dir[600], *out = NULL;
     snprintf(dir, sizeof dir, "%s/dwave", g_dir);
     mkdir(dir, 0700);
-    int st = run_dwave_header(dir, fdt_sb_str(&h), &out);
+    const char *prog = "tests/data/dwave_header.c", *args = "24 20 18 4 0.3";
+    int st = build_run(dir, "fd_tuned.h", fdt_sb_str(&h), prog, args, &out);
     print_message("%s", out);
     if (st != 0)
         fail_msg("the dwave header's program failed (%d):\n%s", st, out);
@@ -1197,14 +1229,95 @@ static void test_dwave_header(void **state)
     assert_has(out, "picked 1\n");
     free(out);
     /* the same header with the first box of every deployment left out */
-    static const char loop[] = "for (i = 0; i < nbox; i++) {";
-    char *bad = strdup(fdt_sb_str(&h)), *at = strstr(bad, loop);
-    assert_non_null(at);
-    at[strlen("for (i = ")] = '1';
-    assert_int_equal(run_dwave_header(dir, bad, &out), 1);
+    char *bad = replaced(fdt_sb_str(&h), "for (i = 0; i < nbox; i++) {",
+                         "for (i = 1; i < nbox; i++) {");
+    assert_int_equal(build_run(dir, "fd_tuned.h", bad, prog, args, &out), 1);
     assert_has(out, "points off");
     free(out);
     free(bad);
+    fdt_sb_free(&h);
+}
+
+/* export --driver's C API, run by the user program examples/dwave_driver.c on this CPU: N
+ * steps with a point source through fdtd_step match N double-precision steps, for wave (the
+ * fallback and a tuned loop nest) and for dwave (its tuned sides deployment with eta=array);
+ * a driver whose p_prev never moves on fails the same program. A plan with no time-step
+ * operator, or with a GPU's and a CPU's dwave (a hybrid step, not exported), is refused. */
+static void test_driver(void **state)
+{
+    (void)state;
+    fdt_exp_plan plan;
+    fdt_exp_family fam;
+    fdt_exp_tuned res[2];
+    fdt_err e;
+    char dir[600], *out = NULL;
+    snprintf(dir, sizeof dir, "%s/driver", g_dir);
+    mkdir(dir, 0700);
+    const char *prog = "examples/dwave_driver.c";
+    /* wave: 20x18x16 tuned; the program runs it and another grid (the fallback) */
+    fdt_problem w = {FDT_OP_WAVE, 3, FDT_F32, 20, 18, 16};
+    cpu_tuned(&res[0], &w, "loop=jk", 0);
+    cpu_plan(&plan, &fam, &w, res, 1);
+    fdt_sb h;
+    fdt_sb_init(&h);
+    if (fdt_exp_render_driver(&plan, &h, &e))
+        fail_msg("%s", e.msg);
+    assert_has(fdt_sb_str(&h), "static inline int fdtd_step(fdtd_real src)");
+    int st = build_run(dir, "fdtd.h", fdt_sb_str(&h), prog, "20 18 16 40", &out);
+    print_message("%s", out);
+    if (st != 0)
+        fail_msg("the driver's program failed (%d):\n%s", st, out);
+    assert_has(out, "variant 1 (loop=jk): 40 steps");
+    assert_has(out, ": ok\n");
+    free(out);
+    st = build_run(dir, "fdtd.h", fdt_sb_str(&h), prog, "17 21 19 30", &out);
+    if (st != 0)
+        fail_msg("the driver's program failed (%d):\n%s", st, out);
+    assert_has(out, "variant 2 (loop=jk)");
+    free(out);
+    /* p_prev that never moves on: the program sees it */
+    char *bad = replaced(fdt_sb_str(&h),
+                         "t = fdtd_s.p_prev;\n    fdtd_s.p_prev = fdtd_s.p;\n    "
+                         "fdtd_s.p = fdtd_s.p_next;\n    fdtd_s.p_next = t;",
+                         "t = fdtd_s.p;\n    fdtd_s.p = fdtd_s.p_next;\n    fdtd_s.p_next = t;");
+    assert_int_equal(build_run(dir, "fdtd.h", bad, prog, "20 18 16 40", &out), 1);
+    assert_has(out, "WRONG");
+    free(out);
+    free(bad);
+    fdt_sb_free(&h);
+    /* nothing to step: a lap plan */
+    fdt_problem l = {FDT_OP_LAP, 3, FDT_F32, 20, 18, 16};
+    cpu_plan(&plan, &fam, &l, res, 0);
+    fdt_sb_init(&h);
+    assert_int_equal(fdt_exp_render_driver(&plan, &h, &e), FDT_EXP_NOTHING);
+    assert_has(e.msg, "no time-step operator");
+    fdt_sb_free(&h);
+    /* dwave through the driver: the tuned sides deployment */
+    dwave_plan(&plan, &fam, res);
+    fdt_sb_init(&h);
+    if (fdt_exp_render_driver(&plan, &h, &e))
+        fail_msg("%s", e.msg);
+    st = build_run(dir, "fdtd.h", fdt_sb_str(&h), prog, "24 20 18 60", &out);
+    print_message("%s", out);
+    if (st != 0)
+        fail_msg("the dwave driver's program failed (%d):\n%s", st, out);
+    assert_has(out, "dwave R=2 W=4 S=0.3 on 24x20x18, variant 1 (deploy=sides,eta=array)");
+    assert_has(out, ": ok\n");
+    free(out);
+    fdt_sb_free(&h);
+    /* a GPU's dwave beside the CPU's: a hybrid plan */
+    fdt_exp_family two[2];
+    two[0] = fam;
+    two[1] = fam;
+    two[1].cpu = 0;
+    two[1].ntuned = 0;
+    snprintf(two[1].name, sizeof two[1].name, "dwave_r2_f32");
+    plan.fam = two;
+    plan.nfam = 2;
+    fdt_sb_init(&h);
+    assert_int_equal(fdt_exp_render_driver(&plan, &h, &e), FDT_EXP_REFUSED);
+    assert_has(e.msg, "hybrid plan");
+    assert_int_equal(h.len, 0);
     fdt_sb_free(&h);
 }
 
@@ -1220,6 +1333,7 @@ int main(void)
         cmocka_unit_test(test_header_compiles),
         cmocka_unit_test(test_user_compilers),
         cmocka_unit_test(test_dwave_header),
+        cmocka_unit_test(test_driver),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
