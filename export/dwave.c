@@ -62,7 +62,8 @@ void fdt_exp_dwave_boxes(fdt_sb *b, const fdt_exp_family *f)
     fdt_sb_printf(b,
                   "\n/* The boxes of variant `variant`'s deployment (0 complete, 1 inout, 2 "
                   "sides) on an\n * nx x ny x nz grid, each with the variant's geometry on its "
-                  "extents: how many, or -1\n * when the variant cannot run one of them. */\n"
+                  "extents: how many, or -1\n * when the variant cannot run the grid or one of "
+                  "its boxes. */\n"
                   "static inline int fdtuned_%s_boxes(int variant, int nx, int ny, int nz, "
                   "fdtuned_box *box,\n"
                   "                                   fdtuned_geometry *geo)\n{\n"
@@ -70,7 +71,9 @@ void fdt_exp_dwave_boxes(fdt_sb *b, const fdt_exp_family *f)
                   "    static const long long ext[%d][3] = {%s};\n"
                   "    const long long n[3] = {nx, ny, nz};\n"
                   "    int nbox, i;\n"
-                  "    if (variant < 0 || variant >= %d)\n        return -1;\n"
+                  "    if (variant < 0 || variant >= %d ||\n"
+                  "        !fdtuned_usable(&fdtuned_%s_variants[variant], nx, ny, nz))\n"
+                  "        return -1;\n"
                   "    nbox = fdtuned_deploy_boxes(deploy[variant], n, %d, ext[variant], box);\n"
                   "    for (i = 0; i < nbox; i++)\n"
                   "        if (fdtuned_variant_geometry(&fdtuned_%s_variants[variant], box[i].n[0], "
@@ -78,8 +81,8 @@ void fdt_exp_dwave_boxes(fdt_sb *b, const fdt_exp_family *f)
                   "                                     box[i].n[2], &geo[i]) != 0)\n"
                   "            return -1;\n"
                   "    return nbox;\n}\n",
-                  f->name, nv, fdt_sb_str(&dep), nv, fdt_sb_str(&ext), nv, f->absorb_w,
-                  f->name);
+                  f->name, nv, fdt_sb_str(&dep), nv, fdt_sb_str(&ext), nv, f->name,
+                  f->absorb_w, f->name);
     fdt_sb_free(&dep);
     fdt_sb_free(&ext);
 }

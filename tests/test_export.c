@@ -544,22 +544,16 @@ static int sh(const char *dir, const char *cmd)
  * in HIP mode (what hipcc drives on AMD; host and device passes, no device link, which would
  * need ROCm's device libraries). A compiler that cannot build a trivial program here is
  * skipped; one that can must build the user program without warnings. */
-static void test_user_compilers(void **state)
+/* Builds program prog (C++) against header h in g_dir/tag with each of those compilers. */
+static void user_compilers(const char *tag, const char *h, const char *prog)
 {
-    (void)state;
-    fdt_exp_plan *p = two_device_plan();
-    fdt_sb h;
-    fdt_sb_init(&h);
-    fdt_err e;
-    if (fdt_exp_render_header(p, &h, &e))
-        fail_msg("%s", e.msg);
     char dir[600], path[700], nvcc[600];
-    snprintf(dir, sizeof dir, "%s/user", g_dir);
+    snprintf(dir, sizeof dir, "%s/%s", g_dir, tag);
     mkdir(dir, 0700);
     snprintf(path, sizeof path, "%s/fd_tuned.h", dir);
-    spit(path, fdt_sb_str(&h));
+    spit(path, h);
     snprintf(path, sizeof path, "%s/user.cpp", dir);
-    spit(path, USER_PROG);
+    spit(path, prog);
     snprintf(path, sizeof path, "%s/probe_cuda.cpp", dir);
     spit(path, "#include <cstdio>\n__global__ void k(int *p) { *p = 1; }\n"
                "int main() { k<<<1, 1>>>(0); std::printf(\"x\"); return 0; }\n");
@@ -606,6 +600,18 @@ static void test_user_compilers(void **state)
     if (!built)
         fprintf(stderr, "note: neither nvcc nor clang's HIP mode is usable here: the header "
                         "was not compiled as users compile it\n");
+}
+
+static void test_user_compilers(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = two_device_plan();
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_header(p, &h, &e))
+        fail_msg("%s", e.msg);
+    user_compilers("user", fdt_sb_str(&h), USER_PROG);
     fdt_sb_free(&h);
     fdt_exp_plan_free(p);
 }
@@ -1105,14 +1111,15 @@ static void this_cpu(fdt_device *cpu)
         fail_msg("the CPU's facts: %s", b ? e.msg : "no cpu backend");
 }
 
-/* One tuned result of this CPU, built by hand (the plan's rows are what the database would
+/* One tuned result of device dev, built by hand (the plan's rows are what the database would
  * give): its grid, config, kernel names (any distinct C names do) and place in the variant
- * table. */
-static void cpu_tuned(fdt_exp_tuned *t, const fdt_problem *p, const char *cfg, int index)
+ * table; cpu_tuned: of this CPU. */
+static void tuned_on(fdt_exp_tuned *t, const fdt_device *dev, const fdt_problem *p,
+                     const char *cfg, int index)
 {
     fdt_err e;
     memset(t, 0, sizeof *t);
-    this_cpu(&t->row.device);
+    t->row.device = *dev;
     t->row.problem = *p;
     t->row.ev.time_ms = 1.0 + index;
     snprintf(t->row.ev.config, sizeof t->row.ev.config, "%s", cfg);
@@ -1122,6 +1129,13 @@ static void cpu_tuned(fdt_exp_tuned *t, const fdt_problem *p, const char *cfg, i
     snprintf(t->kruntime, sizeof t->kruntime, "test_%s_rt%d", fdt_op_name(p->op), index);
     t->vconst = 1 + 2 * index;
     t->vruntime = 2 + 2 * index;
+}
+
+static void cpu_tuned(fdt_exp_tuned *t, const fdt_problem *p, const char *cfg, int index)
+{
+    fdt_device cpu;
+    this_cpu(&cpu);
+    tuned_on(t, &cpu, p, cfg, index);
 }
 
 /* A CPU family of problem p's operator, radius, precision and layer with n tuned results;
@@ -1321,6 +1335,121 @@ static void test_driver(void **state)
     fdt_sb_free(&h);
 }
 
+/* A user's HIP/CUDA program of the GPU dwave header with its driver. */
+static const char DWAVE_GPU_PROG[] =
+    "#include \"fd_tuned.h\"\n"
+    "#include <cstdio>\n"
+    "int main()\n{\n"
+    "    float *f = 0;\n"
+    "    hipStream_t stream = 0;\n"
+    "    hipError_t e = fdtuned_dwave_r2_f32(f, f, f, f, f, 96, 80, 64, 1.0f, 1.0f, 1.0f, 9, 9, "
+    "9, 1.0f,\n"
+    "                                        stream);\n"
+    "    if (fdtd_init(96, 80, 64, 1.0f, 1.0f, 1.0f) == 0) {\n"
+    "        e = (hipError_t)fdtd_step(1.0f);\n"
+    "        fdtd_finalize();\n"
+    "    }\n"
+    "    std::printf(\"%d\\n\", (int)e);\n"
+    "    return 0;\n"
+    "}\n";
+
+/* The GPU part of a dwave export: a plan of H100 results (inout on 96x80x64, sides with
+ * eta=array on 128^3; W=6, S=0.2, R=2, f32) rendered with its driver. Its kernels are each
+ * source's two (damped and interior), its portable part (plain C, FDTUNED_SELECT_ONLY) gives
+ * each variant's deployment the boxes fdt_gen_deploy gives (1 complete, 2 inout, 7 sides, the
+ * hole aligned as fdtune aligns it), and a user program of the launcher and the driver builds
+ * with nvcc and clang's HIP mode where they work. Running it needs a GPU. */
+static void test_dwave_gpu_header(void **state)
+{
+    (void)state;
+    fdt_device h100;
+    memset(&h100, 0, sizeof h100);
+    snprintf(h100.name, sizeof h100.name, "%s", H100);
+    snprintf(h100.arch, sizeof h100.arch, "sm_90");
+    snprintf(h100.backend, sizeof h100.backend, "cuda");
+    h100.compute_units = 132;
+    fdt_problem p1 = {FDT_OP_DWAVE, 2, FDT_F32, 96, 80, 64, 6, 0.2};
+    fdt_problem p2 = {FDT_OP_DWAVE, 2, FDT_F32, 128, 128, 128, 6, 0.2};
+    fdt_exp_tuned res[2];
+    tuned_on(&res[0], &h100, &p1, "bx=32,by=4,deploy=inout", 0);
+    tuned_on(&res[1], &h100, &p2, "bx=64,by=4,deploy=sides,eta=array", 1);
+    fdt_exp_plan plan;
+    fdt_exp_family fam;
+    cpu_plan(&plan, &fam, &p1, res, 2);
+    fam.cpu = 0;
+    snprintf(fam.name, sizeof fam.name, "dwave_r2_f32");
+    fdt_config_fallback(&p1, &fam.fallback);
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_driver(&plan, &h, &e))
+        fail_msg("%s", e.msg);
+    const char *text = fdt_sb_str(&h);
+    /* three sources, two kernels each */
+    assert_int_equal(count(text, "FDTUNED_GLOBAL void "), 2 * (int)fdt_exp_kernel_count(&plan));
+    assert_has(text, "if (B->damped)");
+    /* the portable part's deployments against the generator's */
+    char dir[600], path[700], cmd[1400];
+    snprintf(dir, sizeof dir, "%s/dwave_gpu", g_dir);
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/fd_tuned.h", dir);
+    spit(path, text);
+    snprintf(path, sizeof path, "%s/boxes.c", dir);
+    spit(path, "#define FDTUNED_SELECT_ONLY 1\n#include \"fd_tuned.h\"\n#include <stdio.h>\n"
+               "int main(void)\n{\n    fdtuned_box b[FDTUNED_DEPLOY_MAX];\n"
+               "    fdtuned_geometry g[FDTUNED_DEPLOY_MAX];\n"
+               "    for (int v = 0; v < FDTUNED_DWAVE_R2_F32_NVARIANTS; v++) {\n"
+               "        int n = fdtuned_dwave_r2_f32_boxes(v, 96, 80, 64, b, g);\n"
+               "        printf(\"%d:%d\", v, n);\n"
+               "        for (int i = 0; i < n; i++)\n"
+               "            printf(\" %lld,%lld,%lld/%lld,%lld,%lld/%lld,%lld,%lld,%lld,%lld,"
+               "%lld/%d/%d\", b[i].g[0], b[i].g[1],\n"
+               "                   b[i].g[2], b[i].n[0], b[i].n[1], b[i].n[2], b[i].hole[0], "
+               "b[i].hole[1],\n"
+               "                   b[i].hole[2], b[i].hole[3], b[i].hole[4], b[i].hole[5], "
+               "b[i].damped, g[i].nlaunch);\n"
+               "        printf(\"\\n\");\n    }\n    return 0;\n}\n");
+    snprintf(cmd, sizeof cmd, "cd '%s' && cc -std=c99 -Wall -Wextra -Werror -o boxes boxes.c > "
+                              "build.log 2>&1 && ./boxes > out.txt", dir);
+    if (system(cmd) != 0) {
+        snprintf(path, sizeof path, "%s/build.log", dir);
+        fail_msg("%s\n%s", cmd, tu_slurp(path));
+    }
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    char *out = tu_slurp(path);
+    fdt_sb want;
+    fdt_sb_init(&want);
+    fdt_gen_target hip = {FDT_DIALECT_HIP};
+    for (int v = 0; v < 5; v++) {
+        const fdt_config *c = v == 0 ? &fam.fallback : &res[(v - 1) / 2].cfg;
+        fdt_deploy d;
+        if (v == 3) { /* the constant kernel of 128^3 cannot run 96x80x64 */
+            fdt_sb_printf(&want, "3:-1\n");
+            continue;
+        }
+        if (fdt_gen_deploy(&hip, &p1, c, &d, &e))
+            fail_msg("variant %d: %s", v, e.msg);
+        fdt_sb_printf(&want, "%d:%d", v, d.nbox);
+        for (int i = 0; i < d.nbox; i++) {
+            const fdtuned_box *b = &d.box[i];
+            fdt_sb_printf(&want, " %lld,%lld,%lld/%lld,%lld,%lld/%lld,%lld,%lld,%lld,%lld,%lld/"
+                                 "%d/%d", b->g[0], b->g[1], b->g[2], b->n[0], b->n[1], b->n[2],
+                          b->hole[0], b->hole[1], b->hole[2], b->hole[3], b->hole[4],
+                          b->hole[5], b->damped, d.geo[i].nlaunch);
+        }
+        fdt_sb_puts(&want, "\n");
+    }
+    print_message("%s", out);
+    assert_string_equal(out, fdt_sb_str(&want));
+    assert_has(out, "\n1:2 ");
+    assert_has(out, "\n2:2 ");
+    assert_has(out, "\n4:7 ");
+    free(out);
+    fdt_sb_free(&want);
+    user_compilers("dwave_user", text, DWAVE_GPU_PROG);
+    fdt_sb_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1334,6 +1463,7 @@ int main(void)
         cmocka_unit_test(test_user_compilers),
         cmocka_unit_test(test_dwave_header),
         cmocka_unit_test(test_driver),
+        cmocka_unit_test(test_dwave_gpu_header),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
