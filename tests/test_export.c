@@ -1335,6 +1335,44 @@ static void test_driver(void **state)
     fdt_sb_free(&h);
 }
 
+/* `fdtune export --driver` as users call it, on the recorded H100 database (wave R=4 in f32
+ * and f64, no dwave): one wave writes the header and the driver (exit 0); both precisions are
+ * two operators to step (exit 2, naming them), lap none (exit 1), --format json a usage
+ * error (exit 2); a refused request leaves the output file as it was. */
+static void test_driver_command(void **state)
+{
+    (void)state;
+    char db[1200], path[600];
+    snprintf(db, sizeof db, "%s/tests/data/h100-replay.db", g_src);
+    snprintf(path, sizeof path, "%s/fdtd.h", g_dir);
+    tu_result r;
+    run(&r, "export", "--db", db, "--no-system-db", "--op", "wave", "--precision", "f32",
+        "--grid", "256^3", "--driver", "-o", path, NULL);
+    expect_status(&r, 0);
+    char *h = tu_slurp(path);
+    assert_has(h, "hipError_t fdtuned_wave_r4_f32(");
+    assert_has(h, "static inline int fdtd_step(fdtd_real src)");
+    assert_has(h, "#define FDTD_OP \"wave\"");
+    free(h);
+    tu_result_free(&r);
+    run(&r, "export", "--db", db, "--no-system-db", "--op", "wave", "--driver", "-o", path,
+        NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "2 time-step operators (wave R=4 f32, wave R=4 f64)");
+    tu_result_free(&r);
+    h = tu_slurp(path);
+    assert_has(h, "#define FDTD_OP \"wave\""); /* untouched */
+    free(h);
+    run(&r, "export", "--db", db, "--no-system-db", "--op", "lap", "--driver", "-o", path, NULL);
+    expect_status(&r, 1);
+    assert_has(r.err, "no time-step operator");
+    tu_result_free(&r);
+    run(&r, "export", "--db", db, "--driver", "--format", "json", NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "--driver writes C code");
+    tu_result_free(&r);
+}
+
 /* A user's HIP/CUDA program of the GPU dwave header with its driver. */
 static const char DWAVE_GPU_PROG[] =
     "#include \"fd_tuned.h\"\n"
@@ -1464,6 +1502,7 @@ int main(void)
         cmocka_unit_test(test_dwave_header),
         cmocka_unit_test(test_driver),
         cmocka_unit_test(test_dwave_gpu_header),
+        cmocka_unit_test(test_driver_command),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
