@@ -1238,7 +1238,7 @@ static void test_dwave_header(void **state)
     assert_has(out, "variant 0 (default): rc 0");
     assert_has(out, "variant 1 (deploy=sides,eta=array): rc 0");
     assert_has(out, "variant 2 (deploy=sides,eta=array): rc 0");
-    assert_has(out, "variant 3 (deploy=inout): cannot run");
+    assert_has(out, "variant 3: cannot run 24x20x18");
     assert_has(out, "variant 4 (deploy=inout): rc 0");
     assert_has(out, "picked 1\n");
     free(out);
