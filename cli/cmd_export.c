@@ -22,7 +22,7 @@ static void export_usage(FILE *f)
     fprintf(f,
             "usage: fdtune export [--gpu X]... [--cpu X]... [--op OP[,OP...]] [--R N[,N...]]\n"
             "                     [--precision f32[,f64]] [--grid G[,G...]]... [--db PATH]\n"
-            "                     [-o FILE] [--format header|json]\n\n"
+            "                     [-o FILE] [--format header|json] [--driver]\n\n"
             "Writes one self-contained header (default) that HIP code compiled by hipcc, or CUDA\n"
             "code compiled by nvcc, includes to run fdtune's tuned kernels. Per operator, radius\n"
             "and precision it defines a launcher, e.g.\n"
@@ -69,23 +69,32 @@ static void export_usage(FILE *f)
             "  -o FILE        where to write (default: stdout); a file is replaced atomically,\n"
             "                 a device, FIFO or /dev/stdout written in place\n"
             "  --format F     header (default) or json: the same selection as data (schema %d:\n"
-            "                 variants, configs, layouts, provenance)\n\n"
+            "                 variants, configs, layouts, provenance)\n"
+            "  --driver       after the header, a time-step driver: a plain C API over the\n"
+            "                 launcher of the one time-step operator exported (wave or dwave,\n"
+            "                 with its tuned deployment): fdtd_init(nx, ny, nz, sx, sy, sz),\n"
+            "                 fdtd_p(), fdtd_p_prev(), fdtd_c2(), fdtd_index(i, j, k),\n"
+            "                 fdtd_source(i, j, k), fdtd_step(src), fdtd_finalize(). With\n"
+            "                 --cpu: host memory, the CPU launcher; with --gpu: device memory\n"
+            "                 (HIP or CUDA code), the GPU launcher. Results for both, or more\n"
+            "                 than one time-step operator, are refused (exit 2)\n\n"
             "Every --gpu must have a tuned result or a model answer for each --op and --grid\n"
             "asked for (or, without them, for anything matching --R and --precision); otherwise\n"
             "nothing is written.\n\n"
             "exit status: 0 written, 1 the database has nothing tuned for a requested device,\n"
-            "operator or grid, 2 bad arguments, 4 the database is missing or unreadable, the\n"
-            "generator failed or the file cannot be written.\n",
+            "operator or grid (--driver: no time-step operator), 2 bad arguments (--driver:\n"
+            "several time-step operators, or a GPU's and a CPU's), 4 the database is missing\n"
+            "or unreadable, the generator failed or the file cannot be written.\n",
             FDT_EXP_JSON_SCHEMA);
     print_exit_statuses(f);
 }
 
-enum { OPT_OP = 1000, OPT_FORMAT, OPT_DB, OPT_GPU, OPT_NO_SYSTEM, OPT_CPU }; /* -o: output */
+enum { OPT_OP = 1000, OPT_FORMAT, OPT_DB, OPT_GPU, OPT_NO_SYSTEM, OPT_CPU, OPT_DRIVER };
 
 typedef struct eopts {
     fdt_exp_opts x;
     const char *db, *out;
-    int json, no_system;
+    int json, no_system, driver;
 } eopts;
 
 _Static_assert(PROBLEM_MAX_GRIDS <= FDT_EXP_MAX_GRIDS, "an export takes every grid given");
@@ -100,7 +109,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
         {"grid", required_argument, 0, 'g'},      {"db", required_argument, 0, OPT_DB},
         {"absorb", required_argument, 0, OPT_ABSORB},
         {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, OPT_FORMAT},
-        {"no-system-db", no_argument, 0, OPT_NO_SYSTEM},
+        {"no-system-db", no_argument, 0, OPT_NO_SYSTEM}, {"driver", no_argument, 0, OPT_DRIVER},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     fdt_exp_opts_init(&o->x);
@@ -125,6 +134,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
             break;
         case OPT_DB: o->db = optarg; break;
         case OPT_NO_SYSTEM: o->no_system = 1; break;
+        case OPT_DRIVER: o->driver = 1; break;
         case 'o': o->out = optarg; break;
         case OPT_FORMAT:
             if (!strcmp(optarg, "json"))
@@ -144,6 +154,8 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
         return EXIT_USAGE;
     o->x.absorb_w = pa.absorb_w;
     o->x.absorb_s = pa.absorb_s;
+    if (o->driver && o->json)
+        die_usage("export", "--driver writes C code: not with --format json");
     o->x.ops = pa.ops;
     o->x.Rs = pa.Rs;
     o->x.precs = pa.precs;
@@ -247,9 +259,12 @@ int cmd_export(int argc, char **argv)
         rc = EXIT_ERROR;
         goto done;
     }
-    if ((o.json ? fdt_exp_render_json(plan, &text, &e) : fdt_exp_render_header(plan, &text, &e))) {
+    st = o.json     ? fdt_exp_render_json(plan, &text, &e)
+         : o.driver ? fdt_exp_render_driver(plan, &text, &e)
+                    : fdt_exp_render_header(plan, &text, &e);
+    if (st) {
         print_error("%s", e.msg);
-        rc = EXIT_ERROR;
+        rc = st == FDT_EXP_NOTHING ? EXIT_FAIL : st == FDT_EXP_REFUSED ? EXIT_USAGE : EXIT_ERROR;
         goto done;
     }
     if (o.out && strcmp(o.out, "-")) {

@@ -275,6 +275,7 @@ static int send_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, 
     memset(&m, 0, sizeof m);
     m.p = *p;
     m.seed = w->o.seed;
+    m.gen = w->target.gen;
     fdt_eval_reference_name(p, m.ref_kernel, sizeof m.ref_kernel);
     int status = -1;
     char fill_name[64];

@@ -3,8 +3,14 @@
  * candidate before timing it: output poisoned with a NaN pattern, every interior point
  * compared with the reference, every other element (halo, padding, base offset, spare row)
  * required to still hold the poison, inputs required to be unchanged, and the comparison
- * repeated after timing. Device errors that kill the context end this process after the
- * result is sent, so the parent restarts a clean worker. */
+ * repeated after timing. A candidate's step is every launch of its deployment: one for every
+ * operator but dwave, whose deployment (fdt_gen_deploy: complete, inout, sides) runs its
+ * boxes one after another, each with its own kernel (the damped NAME or the interior
+ * NAME_int), pointers at the box's origin and geometry, all inside one timed action, and is
+ * verified whole like any output. FDTUNE_TEST_DROP_BOX=i (tests only) leaves box i of every
+ * candidate's step out, so that tests see an unwritten box fail the check. Device errors that
+ * kill the context end this process after the result is sent, so the parent restarts a
+ * clean worker. */
 #include "worker_proto.h"
 
 #include <math.h>
@@ -47,6 +53,7 @@ static struct {
     int have_problem;
     fdt_problem p;
     fdt_params q;
+    fdt_gen_target gen; /* the dialect of the target the parent builds for */
     uint64_t seed;
     fdt_tolerance tol;
     void *util_mod, *k_fill, *k_poison, *k_compare, *k_check, *k_gather;
@@ -54,6 +61,7 @@ static struct {
     fdt_layout ref_lay;
     uint64_t ref_out;
     uint64_t check; /* one dev_check on the device */
+    uint64_t eta;   /* dwave: the damping profile (fdt_absorb_profile); 0 otherwise */
     uint64_t flush;
     size_t flush_bytes;
     void *ev[2 * BATCH];
@@ -95,7 +103,8 @@ static void free_problem(void)
     W.b->free(W.ref_out);
     W.b->free(W.flush);
     W.b->free(W.check);
-    W.ref_out = W.flush = W.check = 0;
+    W.b->free(W.eta);
+    W.ref_out = W.flush = W.check = W.eta = 0;
     W.flush_bytes = 0;
     if (W.util_mod)
         W.b->module_unload(W.util_mod);
@@ -229,6 +238,14 @@ typedef struct kernel_run {
     int jbeg, jend; /* indices of those arguments */
 } kernel_run;
 
+/* One step of a candidate: the launches of its deployment's boxes, in order (one box, the
+ * grid, for every operator but dwave). Each kernel_run points into itself: never copied. */
+typedef struct step_run {
+    int nbox;
+    int drop; /* tests only: the box left out (FDTUNE_TEST_DROP_BOX), -1 none */
+    kernel_run box[FDTUNED_DEPLOY_MAX];
+} step_run;
+
 static void set_real(argval *v, double x)
 {
     if (W.p.prec == FDT_F32)
@@ -237,15 +254,21 @@ static void set_real(argval *v, double x)
         v->d = x;
 }
 
+/* The arguments of one launch over box b (NULL: the whole grid) of layout l: pointers at the
+ * box's padded origin, its extents, global origin and hole (fdt_gen_kernel_args). */
 static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fdt_layout *l,
-                        const uint64_t *in, uint64_t out)
+                        const uint64_t *in, uint64_t out, const fdtuned_box *b)
 {
+    static const fdtuned_box whole = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0, 0, 0, 0}, 1};
     memset(k, 0, sizeof *k);
     k->fn = fn;
     k->g = *g;
+    if (!b)
+        b = &whole;
     fdt_arg a[FDT_ARG_COUNT];
     int n = fdt_gen_kernel_args(W.p.op, 0, a);
-    uint64_t off = (uint64_t)l->offset * esize();
+    uint64_t off = (uint64_t)(l->offset + b->g[0] + b->g[1] * l->line + b->g[2] * l->slice) *
+                   esize();
     for (int i = 0; i < n; i++) {
         argval *v = &k->v[i];
         switch (a[i]) {
@@ -253,11 +276,24 @@ static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fd
         case FDT_ARG_IN: v->ptr = in[0] + off; break;
         case FDT_ARG_PREV: v->ptr = in[1] + off; break;
         case FDT_ARG_C2: v->ptr = in[2] + off; break;
+        case FDT_ARG_ETA: v->ptr = W.eta; break;
         case FDT_ARG_NX: v->i = (int)W.p.nx; break;
         case FDT_ARG_NY: v->i = (int)W.p.ny; break;
         case FDT_ARG_NZ: v->i = (int)W.p.nz; break;
         case FDT_ARG_LINE: v->i = (int)l->line; break;
         case FDT_ARG_SLICE: v->ll = l->slice; break;
+        case FDT_ARG_BNX: v->i = (int)b->n[0]; break;
+        case FDT_ARG_BNY: v->i = (int)b->n[1]; break;
+        case FDT_ARG_BNZ: v->i = (int)b->n[2]; break;
+        case FDT_ARG_GX: v->i = (int)b->g[0]; break;
+        case FDT_ARG_GY: v->i = (int)b->g[1]; break;
+        case FDT_ARG_GZ: v->i = (int)b->g[2]; break;
+        case FDT_ARG_HX0: v->i = (int)b->hole[0]; break;
+        case FDT_ARG_HX1: v->i = (int)b->hole[1]; break;
+        case FDT_ARG_HY0: v->i = (int)b->hole[2]; break;
+        case FDT_ARG_HY1: v->i = (int)b->hole[3]; break;
+        case FDT_ARG_HZ0: v->i = (int)b->hole[4]; break;
+        case FDT_ARG_HZ1: v->i = (int)b->hole[5]; break;
         case FDT_ARG_JBEG: k->jbeg = i; break;
         case FDT_ARG_JEND: k->jend = i; break;
         case FDT_ARG_SX: set_real(v, W.q.sx); break;
@@ -267,15 +303,38 @@ static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fd
         case FDT_ARG_SJ: v->i = (int)W.q.sj; break;
         case FDT_ARG_SK: v->i = (int)W.q.sk; break;
         case FDT_ARG_SRC: set_real(v, W.q.src); break;
-        default: break; /* dwave's box arguments: the deployment's launches set them */
+        case FDT_ARG_COUNT: break;
         }
         k->args[i] = v;
     }
 }
 
-static int run_kernel(void *ctx, fdt_err *e)
+/* The step of config c on layout l: for dwave the boxes of its deployment (fn the damped
+ * kernel, fn_int the interior one), else one launch of fn over the grid with geometry g.
+ * Fails when the config cannot run some box of the grid (the generator says why). */
+static int prepare_step(step_run *s, void *fn, void *fn_int, const fdt_config *c,
+                        const fdt_geometry *g, const fdt_layout *l, const uint64_t *in,
+                        uint64_t out, fdt_err *e)
 {
-    kernel_run *k = ctx;
+    s->drop = -1;
+    if (W.p.op != FDT_OP_DWAVE) {
+        s->nbox = 1;
+        prepare_run(&s->box[0], fn, g, l, in, out, NULL);
+        return 0;
+    }
+    fdt_deploy d;
+    if (fdt_gen_deploy(&W.gen, &W.p, c, &d, e))
+        return -1;
+    FDT_ASSERT(d.nbox >= 1 && d.nbox <= FDTUNED_DEPLOY_MAX, "a deployment has 1 to 7 boxes");
+    s->nbox = d.nbox;
+    for (int i = 0; i < d.nbox; i++)
+        prepare_run(&s->box[i], d.box[i].damped ? fn : fn_int, &d.geo[i], l, in, out,
+                    &d.box[i]);
+    return 0;
+}
+
+static int run_kernel(kernel_run *k, fdt_err *e)
+{
     for (int s = 0; s < k->g.nlaunch; s++) {
         k->v[k->jbeg].i = k->g.launch[s].jbeg;
         k->v[k->jend].i = k->g.launch[s].jend;
@@ -284,6 +343,50 @@ static int run_kernel(void *ctx, fdt_err *e)
             return -1;
     }
     return 0;
+}
+
+/* One step: every box of the deployment, in order (an action of time_action). */
+static int run_step(void *ctx, fdt_err *e)
+{
+    step_run *s = ctx;
+    for (int i = 0; i < s->nbox; i++)
+        if (i != s->drop && run_kernel(&s->box[i], e))
+            return -1;
+    return 0;
+}
+
+/* Opts each launch's kernel in to the dynamic shared memory its geometry needs. */
+static int allow_shared(const step_run *s, fdt_err *e)
+{
+    for (int i = 0; i < s->nbox; i++) {
+        const kernel_run *k = &s->box[i];
+        if (k->g.shared_dynamic && W.b->allow_shared &&
+            W.b->allow_shared(k->fn, k->g.shared_bytes, e))
+            return -1;
+    }
+    return 0;
+}
+
+/* Tests only: the box FDTUNE_TEST_DROP_BOX names, which candidates' steps leave out; -1 when
+ * it is not set. */
+static int test_drop_box(void)
+{
+    const char *s = getenv("FDTUNE_TEST_DROP_BOX");
+    return s && *s ? atoi(s) : -1;
+}
+
+/* The step's kernels in module mod: `name`, and for dwave also its interior kernel
+ * (fdt_gen_dwave_interior_name); *fn_int is NULL for other operators. */
+static int step_kernels(void *mod, const char *name, void **fn, void **fn_int, fdt_err *e)
+{
+    *fn_int = NULL;
+    if (W.b->module_function(mod, name, fn, e))
+        return -1;
+    if (W.p.op != FDT_OP_DWAVE)
+        return 0;
+    char in[128];
+    fdt_gen_dwave_interior_name(name, in, sizeof in);
+    return W.b->module_function(mod, in, fn_int, e);
 }
 
 /* ---------------------------------------------------------------- timing */
@@ -551,6 +654,21 @@ static int load_util(const char *image, size_t n, fdt_err *e)
     return 0;
 }
 
+/* dwave: the damping profile (fdt_absorb_profile) on the device, copied once per problem. */
+static int upload_profile(fdt_err *e)
+{
+    size_t bytes = fdt_absorb_profile_bytes(&W.p);
+    void *h = malloc(bytes);
+    if (!h)
+        return fdt_err_set(e, "the damping profile: out of memory");
+    int rc = fdt_absorb_profile(&W.p, h, e) || W.b->alloc(bytes, &W.eta, e) ||
+                     W.b->copy_h2d(W.eta, h, bytes, e)
+                 ? -1
+                 : 0;
+    free(h);
+    return rc;
+}
+
 static int do_setup(const char *payload, size_t n, fdt_setup_result *r, fdt_err *e)
 {
     double t0 = fdt_now();
@@ -564,6 +682,7 @@ static int do_setup(const char *payload, size_t n, fdt_setup_result *r, fdt_err 
     free_problem();
     memset(r, 0, sizeof *r);
     W.p = m.p;
+    W.gen = m.gen;
     W.seed = m.seed;
     fdt_params_default(&W.p, &W.q);
     fdt_tolerance_make(&W.p, &W.q, &W.tol);
@@ -586,18 +705,22 @@ static int do_setup(const char *payload, size_t n, fdt_setup_result *r, fdt_err 
     if (W.b->alloc((size_t)W.ref_lay.elems * esize(), &W.ref_out, e) ||
         poison(W.ref_out, W.ref_lay.elems, e))
         return -1;
-    void *rmod = NULL, *rfn = NULL;
+    if (W.p.op == FDT_OP_DWAVE && upload_profile(e))
+        return -1;
+    /* the reference: the default config, for dwave its complete deployment (one box) */
+    void *rmod = NULL, *rfn = NULL, *rfn_int = NULL;
     if (W.b->module_load(ref_img, m.ref_len, &rmod, e) ||
-        W.b->module_function(rmod, m.ref_kernel, &rfn, e))
+        step_kernels(rmod, m.ref_kernel, &rfn, &rfn_int, e))
         return fdt_err_wrap(e, "loading the reference kernel");
     fdt_config rc;
     fdt_config_default(&rc);
     fdt_geometry g;
-    kernel_run k;
-    if (fdt_gen_geometry(&W.p, &rc, &g, e))
+    step_run k;
+    if (fdt_gen_geometry(&W.p, &rc, &g, e) ||
+        prepare_step(&k, rfn, rfn_int, &rc, &g, &W.ref_lay, W.a.in, W.ref_out, e))
         return -1;
-    prepare_run(&k, rfn, &g, &W.ref_lay, W.a.in, W.ref_out);
-    if (run_kernel(&k, e) || W.b->sync(e))
+    FDT_ASSERT(k.nbox == 1, "the reference runs the grid in one launch");
+    if (run_step(&k, e) || W.b->sync(e))
         return fdt_err_wrap(e, "running the reference kernel");
     W.b->module_unload(rmod);
     /* The reference must be finite everywhere inside and leave the rest untouched. */
@@ -728,23 +851,32 @@ static int do_eval(const char *payload, size_t n, fdt_eval_result *r)
         return device_failure(r, "preparing the arrays", &e);
     r->line = W.a.lay.line;
     r->offset = W.a.lay.offset;
-    void *mod = NULL, *fn = NULL;
+    void *mod = NULL, *fn = NULL, *fn_int = NULL;
     if (W.b->module_load(image, m.image_len, &mod, &e))
         return device_failure(r, "loading the kernel", &e);
-    if (W.b->module_function(mod, m.kernel, &fn, &e) ||
-        (g.shared_dynamic && W.b->allow_shared && W.b->allow_shared(fn, g.shared_bytes, &e))) {
+    if (step_kernels(mod, m.kernel, &fn, &fn_int, &e)) {
         W.b->module_unload(mod);
         return device_failure(r, "loading the kernel", &e);
     }
-    kernel_run k;
-    prepare_run(&k, fn, &g, &W.a.lay, W.a.in, W.a.out);
+    step_run k;
+    if (prepare_step(&k, fn, fn_int, &m.c, &g, &W.a.lay, W.a.in, W.a.out, &e)) {
+        W.b->module_unload(mod);
+        r->status = FDT_EVAL_LAUNCH_ERROR; /* a box of the grid the config cannot run */
+        snprintf(r->message, sizeof r->message, "%s", e.msg);
+        return 0;
+    }
+    if (allow_shared(&k, &e)) {
+        W.b->module_unload(mod);
+        return device_failure(r, "loading the kernel", &e);
+    }
+    k.drop = test_drop_box();
     dev_check c;
     int lost = 0;
     if (poison(W.a.out, W.a.lay.elems, &e) || W.b->sync(&e)) {
         lost = device_failure(r, "poisoning the output", &e);
         goto out;
     }
-    if (run_kernel(&k, &e) || W.b->sync(&e)) {
+    if (run_step(&k, &e) || W.b->sync(&e)) {
         lost = device_failure(r, "running the kernel", &e);
         goto out;
     }
@@ -760,7 +892,7 @@ static int do_eval(const char *payload, size_t n, fdt_eval_result *r)
         verify_message(r, &c, "wrong");
         goto out;
     }
-    if (time_action(run_kernel, &k, &m.t, W.flush_bytes > 0, &r->timing, &e)) {
+    if (time_action(run_step, &k, &m.t, W.flush_bytes > 0, &r->timing, &e)) {
         lost = device_failure(r, "timing", &e);
         goto out;
     }

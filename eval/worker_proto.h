@@ -23,6 +23,7 @@ typedef struct setup_msg {
     char ref_kernel[96];
     uint64_t util_len, ref_len;
     uint64_t flush_bytes;  /* written before each timed launch (fdt_eval_flush_bytes); 0: none */
+    fdt_gen_target gen;    /* the dialect the worker's kernels are in (its deployments') */
 } setup_msg;
 
 typedef struct eval_msg {

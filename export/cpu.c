@@ -75,6 +75,8 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
                       " *     int fdtuned_%s_select(const char *name, const char *arch, int "
                       "cores,\n *                         long nx, long ny, long nz);\n",
                       fam->name, fam->name, fam->name, fam->name, fam->name);
+        if (fdt_exp_is_dwave(fam))
+            fdt_sb_printf(b, FDT_EXP_DWAVE_USAGE, fam->name, fam->absorb_w, fam->absorb_s);
     }
     fdt_sb_puts(b, " *   FDTUNED_CPU_OPERATORS(X) expands X(op, R, precision, type) once per "
                    "operator;\n *   fdtuned_cpu_current_device(&name, &arch, &cores) says what "
@@ -100,13 +102,17 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
                   "    return fdtuned_select_in(fdtuned_%s_variants, %d, name, arch, cores, nx, "
                   "ny, nz);\n}\n",
                   f->name, f->name, fdt_exp_family_nvariants(f));
+    if (fdt_exp_is_dwave(f)) {
+        fdt_exp_dwave_profile(b, f, real_of(f->prec));
+        fdt_exp_dwave_boxes(b, f);
+    }
 }
 
 /* ------------------------------------------------------------------ kernels */
 
 /* A generated CPU kernel made fit for a header: its entry point `void NAME(void **args)`
  * (declared, then defined) becomes static; the rest is the generator's output as is. */
-static int adapt_kernel(const char *src, const char *name, fdt_sb *out, fdt_err *e)
+static int make_static(const char *src, const char *name, fdt_sb *out, fdt_err *e)
 {
     char entry[160];
     snprintf(entry, sizeof entry, "void %s(void **args)", name);
@@ -125,6 +131,21 @@ static int adapt_kernel(const char *src, const char *name, fdt_sb *out, fdt_err 
     return 0;
 }
 
+/* A dwave source's second entry point, the interior kernel, is made static too. */
+static int adapt_kernel(const char *src, const char *name, fdt_sb *out, fdt_err *e)
+{
+    char in[128], entry[160];
+    fdt_gen_dwave_interior_name(name, in, sizeof in);
+    snprintf(entry, sizeof entry, "void %s(void **args)", in);
+    if (!strstr(src, entry))
+        return make_static(src, name, out, e);
+    fdt_sb tmp;
+    fdt_sb_init(&tmp);
+    int rc = make_static(src, name, &tmp, e) || make_static(fdt_sb_str(&tmp), in, out, e);
+    fdt_sb_free(&tmp);
+    return rc ? -1 : 0;
+}
+
 static int kernels(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
 {
     return fdt_exp_write_kernels(p, 1, adapt_kernel, b, e);
@@ -141,6 +162,10 @@ static void params(const fdt_exp_family *f, fdt_sb *decl, fdt_sb *names)
         fdt_sb_printf(decl, "%s *p_next, const %s *p, const %s *p_prev, const %s *c2", T, T, T,
                       T);
         fdt_sb_puts(names, "p_next, p, p_prev, c2");
+        if (fdt_exp_is_dwave(f)) {
+            fdt_sb_printf(decl, ", const %s *eta", T);
+            fdt_sb_puts(names, ", eta");
+        }
     } else {
         fdt_sb_printf(decl, "%s *out, const %s *in", T, T);
         fdt_sb_puts(names, "out, in");
@@ -190,6 +215,19 @@ static const char *arg_addr(fdt_arg a)
     case FDT_ARG_SJ: return "&sj";
     case FDT_ARG_SK: return "&sk";
     case FDT_ARG_SRC: return "&src";
+    case FDT_ARG_ETA: return "&eta";
+    case FDT_ARG_BNX: return "&bnx";
+    case FDT_ARG_BNY: return "&bny";
+    case FDT_ARG_BNZ: return "&bnz";
+    case FDT_ARG_GX: return "&gx";
+    case FDT_ARG_GY: return "&gy";
+    case FDT_ARG_GZ: return "&gz";
+    case FDT_ARG_HX0: return "&hx0";
+    case FDT_ARG_HX1: return "&hx1";
+    case FDT_ARG_HY0: return "&hy0";
+    case FDT_ARG_HY1: return "&hy1";
+    case FDT_ARG_HZ0: return "&hz0";
+    case FDT_ARG_HZ1: return "&hz1";
     default: return "0";
     }
 }
@@ -202,12 +240,79 @@ static void call_case(fdt_sb *b, const fdt_exp_family *f, int index, const char 
     fdt_sb_printf(b, "    case %d: {\n        void *args[] = {", index);
     for (int i = 0; i < n; i++)
         fdt_sb_printf(b, "%s(void *)%s", i ? ", " : "", arg_addr(a[i]));
+    if (fdt_exp_is_dwave(f)) { /* one box: the damped kernel or the interior one */
+        char in[128];
+        fdt_gen_dwave_interior_name(kernel, in, sizeof in);
+        fdt_sb_printf(b, "};\n        if (B->damped)\n            %s(args);\n        else\n"
+                         "            %s(args);\n        break;\n    }\n", kernel, in);
+        return;
+    }
     fdt_sb_printf(b, "};\n        %s(args);\n        return 0;\n    }\n", kernel);
+}
+
+/* dwave's run: the boxes of the variant's deployment, each a call of its kernel on the
+ * box's origin, extents and hole (the rest of fdtuned_<name>_run, after its declaration). */
+static void dwave_run(fdt_sb *b, const fdt_exp_family *f)
+{
+    const char *T = real_of(f->prec);
+    fdt_sb_printf(b,
+                  "    fdtuned_layout lay;\n"
+                  "    fdtuned_box box[FDTUNED_DEPLOY_MAX];\n"
+                  "    fdtuned_geometry geo[FDTUNED_DEPLOY_MAX];\n"
+                  "    int line, nbox, i;\n    long long slice;\n"
+                  "    if (fdtuned_variant_layout(fdtuned_%s_variants, %d, variant, nx, ny, nz, "
+                  "&lay) != 0 ||\n"
+                  "        (nbox = fdtuned_%s_boxes(variant, nx, ny, nz, box, geo)) < 0)\n"
+                  "        return FDTUNED_NO_VARIANT;\n"
+                  "    line = (int)lay.line;\n    slice = lay.slice;\n"
+                  "    (void)line;\n    (void)slice;\n"
+                  "    for (i = 0; i < nbox; i++) {\n",
+                  f->name, fdt_exp_family_nvariants(f), f->name);
+    fdt_exp_dwave_box_locals(b, T, "        ");
+    fdt_sb_puts(b, "        int jbeg = geo[i].launch[0].jbeg, jend = geo[i].launch[0].jend;\n"
+                   "        switch (variant) {\n");
+    call_case(b, f, 0, f->kfallback, 1);
+    for (size_t t = 0; t < f->ntuned; t++) {
+        call_case(b, f, f->tuned[t].vconst, f->tuned[t].kconst, 0);
+        call_case(b, f, f->tuned[t].vruntime, f->tuned[t].kruntime, 1);
+    }
+    fdt_sb_puts(b, "    default:\n        return FDTUNED_NO_VARIANT;\n    }\n    }\n"
+                   "    return 0;\n}\n\n");
+}
+
+/* The run of every operator but dwave: one call over the whole grid (the rest of
+ * fdtuned_<name>_run, after its declaration). */
+static void whole_grid_run(fdt_sb *b, const fdt_exp_family *f)
+{
+    const char *T = real_of(f->prec);
+    fdt_sb_printf(b,
+                  "    fdtuned_layout lay;\n    fdtuned_geometry geo;\n"
+                  "    if (fdtuned_variant_layout(fdtuned_%s_variants, %d, variant, nx, ny, nz, "
+                  "&lay) != 0 ||\n"
+                  "        fdtuned_variant_geometry(&fdtuned_%s_variants[variant], nx, ny, nz, "
+                  "&geo) != 0)\n"
+                  "        return FDTUNED_NO_VARIANT;\n",
+                  f->name, fdt_exp_family_nvariants(f), f->name);
+    if (fdt_op_is_step(f->op))
+        fdt_sb_printf(b, "    %s *o = p_next + lay.offset;\n    const %s *x = p + lay.offset, "
+                         "*xp = p_prev + lay.offset, *xc = c2 + lay.offset;\n", T, T);
+    else
+        fdt_sb_printf(b, "    %s *o = out + lay.offset;\n    const %s *x = in + lay.offset;\n",
+                      T, T);
+    fdt_sb_puts(b, "    int line = (int)lay.line, jbeg = geo.launch[0].jbeg, "
+                   "jend = geo.launch[0].jend;\n    long long slice = lay.slice;\n"
+                   "    (void)line;\n    (void)slice;\n    (void)jbeg;\n    (void)jend;\n"
+                   "    switch (variant) {\n");
+    call_case(b, f, 0, f->kfallback, 1);
+    for (size_t t = 0; t < f->ntuned; t++) {
+        call_case(b, f, f->tuned[t].vconst, f->tuned[t].kconst, 0);
+        call_case(b, f, f->tuned[t].vruntime, f->tuned[t].kruntime, 1);
+    }
+    fdt_sb_puts(b, "    default:\n        return FDTUNED_NO_VARIANT;\n    }\n}\n\n");
 }
 
 static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
 {
-    const char *T = real_of(f->prec);
     int nv = fdt_exp_family_nvariants(f);
     fdt_sb decl, names;
     fdt_sb_init(&decl);
@@ -232,30 +337,12 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
     fdt_sb_printf(b,
                   "/* Runs one given variant (pointers: allocation bases, see the top): 0, or "
                   "FDTUNED_NO_VARIANT. */\n"
-                  "static inline int fdtuned_%s_run(int variant, %s)\n{\n"
-                  "    fdtuned_layout lay;\n    fdtuned_geometry geo;\n"
-                  "    if (fdtuned_variant_layout(fdtuned_%s_variants, %d, variant, nx, ny, nz, "
-                  "&lay) != 0 ||\n"
-                  "        fdtuned_variant_geometry(&fdtuned_%s_variants[variant], nx, ny, nz, "
-                  "&geo) != 0)\n"
-                  "        return FDTUNED_NO_VARIANT;\n",
-                  f->name, fdt_sb_str(&decl), f->name, nv, f->name);
-    if (fdt_op_is_step(f->op))
-        fdt_sb_printf(b, "    %s *o = p_next + lay.offset;\n    const %s *x = p + lay.offset, "
-                         "*xp = p_prev + lay.offset, *xc = c2 + lay.offset;\n", T, T);
+                  "static inline int fdtuned_%s_run(int variant, %s)\n{\n",
+                  f->name, fdt_sb_str(&decl));
+    if (fdt_exp_is_dwave(f))
+        dwave_run(b, f);
     else
-        fdt_sb_printf(b, "    %s *o = out + lay.offset;\n    const %s *x = in + lay.offset;\n",
-                      T, T);
-    fdt_sb_puts(b, "    int line = (int)lay.line, jbeg = geo.launch[0].jbeg, "
-                   "jend = geo.launch[0].jend;\n    long long slice = lay.slice;\n"
-                   "    (void)line;\n    (void)slice;\n    (void)jbeg;\n    (void)jend;\n"
-                   "    switch (variant) {\n");
-    call_case(b, f, 0, f->kfallback, 1);
-    for (size_t t = 0; t < f->ntuned; t++) {
-        call_case(b, f, f->tuned[t].vconst, f->tuned[t].kconst, 0);
-        call_case(b, f, f->tuned[t].vruntime, f->tuned[t].kruntime, 1);
-    }
-    fdt_sb_puts(b, "    default:\n        return FDTUNED_NO_VARIANT;\n    }\n}\n\n");
+        whole_grid_run(b, f);
     fdt_sb_printf(b,
                   "/* The launcher: picks the variant for this grid on the current CPU and runs "
                   "it. */\n"

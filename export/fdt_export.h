@@ -23,6 +23,7 @@ struct fdt_catalogue;
 enum {
     FDT_EXP_ERROR = -1,   /* operational: the database failed, out of memory, generator */
     FDT_EXP_NOTHING = -2, /* the database has nothing for a requested device or problem */
+    FDT_EXP_REFUSED = -3, /* the request cannot be rendered as asked (e says what to change) */
 };
 
 #define FDT_EXP_MAX_GPUS 16
@@ -67,6 +68,8 @@ typedef struct fdt_exp_family {
     fdt_op op;
     int R;
     fdt_prec prec;
+    int absorb_w;           /* dwave: the absorbing layer its kernels have built in (every */
+    double absorb_s;        /* result of the family was tuned with it); 0 for other ops */
     char name[32];          /* "lap_r4_f32": launcher fdtuned_lap_r4_f32; on CPUs
                                "cpu_lap_r4_f32": fdtuned_cpu_lap_r4_f32 */
     fdt_config fallback;    /* fdt_config_fallback_for its dialect: fdtune's built-in default
@@ -121,6 +124,14 @@ int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
  * (portable/fdtuned_nearest.h), layout helpers and launchers fdtuned_cpu_<op>_r<R>_<prec>.
  * Guarded on its own, so it may follow the GPU part in one file. */
 int fdt_exp_render_cpu(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
+/* The header (fdt_exp_render_header) followed by the time-step driver, a plain C API over the
+ * launcher of the plan's one time-step operator (wave or dwave): fdtd_init(nx, ny, nz, sx, sy,
+ * sz), fdtd_p/_p_prev/_c2 and fdtd_index (where to fill the fields), fdtd_source(i, j, k),
+ * fdtd_step(src), fdtd_finalize(); host memory and the CPU part's launcher for a plan of CPU
+ * results, device memory and the GPU part's launcher for GPU results. Returns 0,
+ * FDT_EXP_NOTHING (no time-step operator), FDT_EXP_REFUSED (several, or results for both a
+ * GPU and a CPU: e says what to narrow) or FDT_EXP_ERROR. */
+int fdt_exp_render_driver(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);
 /* The same selection as JSON (appended to out); "schema" is FDT_EXP_JSON_SCHEMA. */
 #define FDT_EXP_JSON_SCHEMA 1
 int fdt_exp_render_json(const fdt_exp_plan *p, fdt_sb *out, fdt_err *e);

@@ -64,6 +64,10 @@ static void pointer_params(const fdt_exp_family *f, fdt_sb *decl, fdt_sb *names)
         fdt_sb_printf(decl, "%s *p_next, const %s *p, const %s *p_prev, const %s *c2", T, T, T,
                       T);
         fdt_sb_puts(names, "p_next, p, p_prev, c2");
+        if (fdt_exp_is_dwave(f)) {
+            fdt_sb_printf(decl, ", const %s *eta", T);
+            fdt_sb_puts(names, ", eta");
+        }
     } else {
         fdt_sb_printf(decl, "%s *out, const %s *in", T, T);
         fdt_sb_puts(names, "out, in");
@@ -159,6 +163,8 @@ static void usage(const fdt_exp_plan *p, fdt_sb *b)
                       " *     fdtuned_%s_variants[], FDTUNED_%s_NVARIANTS\n",
                       fam->name, fdt_sb_str(&decl), fam->name, fam->name, fam->name, fam->name,
                       fam->name, fam->name, up);
+        if (fdt_exp_is_dwave(fam))
+            fdt_sb_printf(b, FDT_EXP_DWAVE_USAGE, fam->name, fam->absorb_w, fam->absorb_s);
         fdt_sb_free(&decl);
         fdt_sb_free(&names);
     }
@@ -202,6 +208,10 @@ static void family_tables(const fdt_exp_family *f, fdt_sb *b)
                   "nz), nx, ny, nz,\n"
                   "                                  l);\n}\n",
                   f->name, f->name, up, f->name);
+    if (fdt_exp_is_dwave(f)) {
+        fdt_exp_dwave_profile(b, f, real_name(f->prec));
+        fdt_exp_dwave_boxes(b, f);
+    }
 }
 
 /* ------------------------------------------------------------------ kernels */
@@ -215,14 +225,20 @@ static int adapt_kernel(const char *src, const char *name, fdt_sb *out, fdt_err 
     static const char inc[] = "#include <hip/hip_runtime.h>\n";
     static const char glob[] = "extern \"C\" __global__ void ";
     const char *a = strstr(src, inc), *g = strstr(src, glob);
-    if (!a || strstr(a + 1, inc) || !g || strstr(g + 1, glob) || g < a)
+    /* one kernel; a dwave source two, the damped and the interior one */
+    const char *g2 = g ? strstr(g + 1, glob) : NULL;
+    int want = strstr(src, "_int(") && g2 ? 2 : 1;
+    if (!a || strstr(a + 1, inc) || !g || g < a || (want == 1 && g2) ||
+        (want == 2 && strstr(g2 + 1, glob)))
         return fdt_err_set(e, "export: kernel %s: the generator's source does not have the "
                               "expected include and kernel declaration", name);
     fdt_sb_putn(out, src, (size_t)(a - src));
     const char *rest = a + strlen(inc);
-    fdt_sb_putn(out, rest, (size_t)(g - rest));
-    fdt_sb_puts(out, "FDTUNED_GLOBAL void ");
-    fdt_sb_puts(out, g + strlen(glob));
+    for (const char *k = g; k; rest = k + strlen(glob), k = strstr(rest, glob)) {
+        fdt_sb_putn(out, rest, (size_t)(k - rest));
+        fdt_sb_puts(out, "FDTUNED_GLOBAL void ");
+    }
+    fdt_sb_puts(out, rest);
     return 0;
 }
 
@@ -254,6 +270,19 @@ static const char *call_arg(fdt_arg a)
     case FDT_ARG_SJ: return "sj";
     case FDT_ARG_SK: return "sk";
     case FDT_ARG_SRC: return "src";
+    case FDT_ARG_ETA: return "eta";
+    case FDT_ARG_BNX: return "bnx";
+    case FDT_ARG_BNY: return "bny";
+    case FDT_ARG_BNZ: return "bnz";
+    case FDT_ARG_GX: return "gx";
+    case FDT_ARG_GY: return "gy";
+    case FDT_ARG_GZ: return "gz";
+    case FDT_ARG_HX0: return "hx0";
+    case FDT_ARG_HX1: return "hx1";
+    case FDT_ARG_HY0: return "hy0";
+    case FDT_ARG_HY1: return "hy1";
+    case FDT_ARG_HZ0: return "hz0";
+    case FDT_ARG_HZ1: return "hz1";
     default: return "?";
     }
 }
@@ -274,14 +303,41 @@ static void launch_case(fdt_sb *b, const fdt_exp_family *f, int index, const cha
     fdt_arg a[FDT_ARG_COUNT];
     int n = fdt_gen_kernel_args(f->op, runtime_dims, a);
     unsigned shared = dynamic_shared(f, c);
+    char in[128];
+    int dwave = fdt_exp_is_dwave(f);
+    fdt_gen_dwave_interior_name(kernel, in, sizeof in);
     fdt_sb_printf(b, "        case %d:\n", index);
-    if (shared)
+    for (int k = 0; k < 1 + dwave && shared; k++)
         fdt_sb_printf(b, "            if ((err = fdtuned_allow_shared((const void *)%s, %u)) != "
-                         "hipSuccess)\n                return err;\n", kernel, shared);
-    fdt_sb_printf(b, "            %s<<<grid, block, %u, stream>>>(", kernel, shared);
-    for (int i = 0; i < n; i++)
-        fdt_sb_printf(b, "%s%s", i ? ", " : "", call_arg(a[i]));
-    fdt_sb_puts(b, ");\n            break;\n");
+                         "hipSuccess)\n                return err;\n", k ? in : kernel, shared);
+    for (int k = 0; k < 1 + dwave; k++) { /* dwave: the box's kernel, damped or interior */
+        if (dwave)
+            fdt_sb_puts(b, k ? "            else\n    " : "            if (B->damped)\n    ");
+        fdt_sb_printf(b, "            %s<<<grid, block, %u, stream>>>(", k ? in : kernel,
+                      shared);
+        for (int i = 0; i < n; i++)
+            fdt_sb_printf(b, "%s%s", i ? ", " : "", call_arg(a[i]));
+        fdt_sb_puts(b, ");\n");
+    }
+    fdt_sb_puts(b, "            break;\n");
+}
+
+/* The launches of geo (the grid's, or the current box's), each of the variant's kernel, every
+ * line after `ind`. */
+static void launches(fdt_sb *b, const fdt_exp_family *f, const char *ind)
+{
+    fdt_sb_printf(b, "%s    for (int s = 0; s < geo.nlaunch; ++s) {\n"
+                     "%s        const fdtuned_launch *L = &geo.launch[s];\n"
+                     "%s        const dim3 grid(L->grid[0], L->grid[1], L->grid[2]);\n"
+                     "%s        const dim3 block(L->block[0], L->block[1], L->block[2]);\n"
+                     "%s        switch (variant) {\n", ind, ind, ind, ind, ind);
+    launch_case(b, f, 0, f->kfallback, &f->fallback, 1);
+    for (size_t t = 0; t < f->ntuned; t++) {
+        launch_case(b, f, f->tuned[t].vconst, f->tuned[t].kconst, &f->tuned[t].cfg, 0);
+        launch_case(b, f, f->tuned[t].vruntime, f->tuned[t].kruntime, &f->tuned[t].cfg, 1);
+    }
+    fdt_sb_printf(b, "%s        default:\n%s            return hipErrorInvalidValue;\n"
+                     "%s        }\n%s    }\n", ind, ind, ind, ind);
 }
 
 static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
@@ -330,29 +386,32 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
                   "!= 0)\n"
                   "        return hipErrorInvalidValue;\n",
                   f->name, fdt_sb_str(&decl), f->name, up, f->name);
-    if (is_wave(f))
+    const char *ind = "";
+    if (fdt_exp_is_dwave(f)) { /* the deployment's boxes, each launched like a grid */
+        fdt_sb_printf(b, "    fdtuned_box box[FDTUNED_DEPLOY_MAX];\n"
+                         "    fdtuned_geometry bgeo[FDTUNED_DEPLOY_MAX];\n"
+                         "    const int nbox = fdtuned_%s_boxes(variant, nx, ny, nz, box, bgeo);\n"
+                         "    if (nbox < 0)\n        return hipErrorInvalidValue;\n"
+                         "    for (int i = 0; i < nbox; ++i) {\n", f->name);
+        fdt_exp_dwave_box_locals(b, T, "        ");
+        fdt_sb_puts(b, "        geo = bgeo[i];\n");
+        ind = "    ";
+    } else if (is_wave(f)) {
         fdt_sb_printf(b, "    %s *o = p_next + lay.offset;\n    const %s *x = p + lay.offset, "
                          "*xp = p_prev + lay.offset, *xc = c2 + lay.offset;\n", T, T);
-    else
+    } else {
         fdt_sb_printf(b, "    %s *o = out + lay.offset;\n    const %s *x = in + lay.offset;\n",
                       T, T);
+    }
     int ring = dynamic_shared(f, &f->fallback) != 0;
     for (size_t t = 0; t < f->ntuned; t++)
         ring |= dynamic_shared(f, &f->tuned[t].cfg) != 0;
     if (ring) /* the opt-in for dynamic shared memory can fail */
-        fdt_sb_puts(b, "    hipError_t err;\n");
-    fdt_sb_puts(b, "    for (int s = 0; s < geo.nlaunch; ++s) {\n"
-                   "        const fdtuned_launch *L = &geo.launch[s];\n"
-                   "        const dim3 grid(L->grid[0], L->grid[1], L->grid[2]);\n"
-                   "        const dim3 block(L->block[0], L->block[1], L->block[2]);\n"
-                   "        switch (variant) {\n");
-    launch_case(b, f, 0, f->kfallback, &f->fallback, 1);
-    for (size_t t = 0; t < f->ntuned; t++) {
-        launch_case(b, f, f->tuned[t].vconst, f->tuned[t].kconst, &f->tuned[t].cfg, 0);
-        launch_case(b, f, f->tuned[t].vruntime, f->tuned[t].kruntime, &f->tuned[t].cfg, 1);
-    }
-    fdt_sb_puts(b, "        default:\n            return hipErrorInvalidValue;\n        }\n"
-                   "    }\n    return FDTUNED_LAST_ERROR();\n}\n\n");
+        fdt_sb_printf(b, "%s    hipError_t err;\n", ind);
+    launches(b, f, ind);
+    if (*ind)
+        fdt_sb_puts(b, "    }\n");
+    fdt_sb_puts(b, "    return FDTUNED_LAST_ERROR();\n}\n\n");
     fdt_sb_printf(b,
                   "/* The launcher: picks the variant for this grid on the current device and "
                   "runs it. */\n"

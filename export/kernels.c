@@ -21,7 +21,8 @@ static int add(fdt_exp_kernels *ks, size_t *cap, int cpu, const char *name,
          * would silently run another's code. */
         int same = !memcmp(&k->cfg, c, sizeof *c) && k->runtime_dims == runtime_dims &&
                    k->problem.op == p->op && k->problem.R == p->R &&
-                   k->problem.prec == p->prec &&
+                   k->problem.prec == p->prec && k->problem.absorb_w == p->absorb_w &&
+                   k->problem.absorb_s == p->absorb_s &&
                    (runtime_dims || (k->problem.nx == p->nx && k->problem.ny == p->ny &&
                                      k->problem.nz == p->nz));
         return same ? 0 : -2;
@@ -48,7 +49,10 @@ int fdt_exp_kernels_collect(const fdt_exp_plan *p, fdt_exp_kernels *ks)
     for (size_t f = 0; f < p->nfam; f++) {
         const fdt_exp_family *fam = &p->fam[f];
         /* The fallback's grid is only a placeholder (it is an argument): any valid one. */
-        fdt_problem any = {fam->op, fam->R, fam->prec, 64, 64, 64};
+        fdt_problem any = {fam->op, fam->R, fam->prec, 64, 64, 64, fam->absorb_w,
+                           fam->absorb_s};
+        if (2 * (int64_t)fam->absorb_w >= any.nx) /* a dwave layer wider than the placeholder */
+            any.nx = any.ny = any.nz = 2 * (int64_t)fam->absorb_w + 1;
         int rc = add(ks, &cap, fam->cpu, fam->kfallback, &any, &fam->fallback, 1);
         for (size_t t = 0; t < fam->ntuned && !rc; t++) {
             const fdt_exp_tuned *tu = &fam->tuned[t];

@@ -115,9 +115,12 @@ static void nothing_named(const char *opt, const char *gpu, const fdt_device *en
 
 /* ------------------------------------------------------------------ grouping */
 
+/* A family is one operator, radius and precision, and for dwave one absorbing layer (its
+ * kernels have the layer built in). */
 static int same_family(const fdt_problem *a, const fdt_problem *b)
 {
-    return a->op == b->op && a->R == b->R && a->prec == b->prec;
+    return a->op == b->op && a->R == b->R && a->prec == b->prec &&
+           a->absorb_w == b->absorb_w && a->absorb_s == b->absorb_s;
 }
 
 /* The dialect of a row's kernels: its device's target's (the GPUs' where none claims it). */
@@ -135,6 +138,10 @@ static int cmp_family(const fdt_problem *a, const fdt_problem *b)
         return a->R < b->R ? -1 : 1;
     if (a->prec != b->prec)
         return a->prec < b->prec ? -1 : 1;
+    if (a->absorb_w != b->absorb_w)
+        return a->absorb_w < b->absorb_w ? -1 : 1;
+    if (a->absorb_s != b->absorb_s)
+        return a->absorb_s < b->absorb_s ? -1 : 1;
     return 0;
 }
 
@@ -355,8 +362,16 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
         f->op = pr->op;
         f->R = pr->R;
         f->prec = pr->prec;
+        f->absorb_w = pr->absorb_w;
+        f->absorb_s = pr->absorb_s;
         snprintf(f->name, sizeof f->name, "%s%s_r%d_%s", f->cpu ? "cpu_" : "",
                  fdt_op_name(pr->op), pr->R, fdt_prec_name(pr->prec));
+        if (p->nfam > 1 && !strcmp(f[-1].name, f->name))
+            return fdt_err_set(e, "export: %s R=%d %s was tuned with two absorbing layers (W=%d "
+                                  "S=%g and W=%d S=%g): one header holds one layer per "
+                                  "operator, radius and precision", fdt_op_name(pr->op), pr->R,
+                               fdt_prec_name(pr->prec), f[-1].absorb_w, f[-1].absorb_s,
+                               f->absorb_w, f->absorb_s);
         fdt_config_fallback_for(&g, pr, &f->fallback);
         fdt_exp_runtime_name(pr, &f->fallback, f->kfallback, sizeof f->kfallback);
         f->tuned = calloc(j - i, sizeof *f->tuned);

@@ -8,7 +8,8 @@
  * copy bandwidth; the cache flush reads a buffer of twice the last-level cache; gcc and clang
  * both compile, each its own compiler in the cache's key; a compile error shows the
  * compiler's message; no compiler ($CC=/nonexistent) and a compiler without OpenMP are errors
- * that name $CC, and `fdtune devices` exits 4 on them. */
+ * that name $CC, and `fdtune devices` exits 4 on them. The damped step (dwave) runs every
+ * deployment through the worker, verified; a box left out fails. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -528,6 +529,67 @@ static void test_worker_faults(void **state)
     fdt_worker_stop(w);
 }
 
+/* A dwave problem (R=2, a layer of 6 points, strong damping) set up on a fresh CPU worker. */
+static fdt_worker *dwave_worker(fdt_problem *p, fdt_prec prec)
+{
+    fdt_worker *w = NULL;
+    fdt_err e;
+    memset(p, 0, sizeof *p);
+    p->op = FDT_OP_DWAVE;
+    p->R = 2;
+    p->prec = prec;
+    p->nx = 40;
+    p->ny = 36;
+    p->nz = 32;
+    p->absorb_w = 6;
+    p->absorb_s = 0.5;
+    if (fdt_worker_start("cpu", 0, NULL, &w, NULL, &e))
+        fail_msg("worker on the CPU: %s", e.msg);
+    fdt_setup_result sr;
+    if (fdt_worker_setup(w, p, &sr, &e))
+        fail_msg("dwave setup on the CPU: %s", e.msg);
+    assert_true(sr.ref_points > 0);
+    return w;
+}
+
+/* The damped step through the real worker: every deployment (complete, inout, sides) with
+ * each damping source (eta=dist, eta=array) verifies against the reference (the default
+ * config's complete deployment), in f32 and f64; a wrong kernel fails, and so does a step
+ * that leaves one box of its deployment unwritten (FDTUNE_TEST_DROP_BOX): the poison the
+ * worker fills the output with shows there. */
+static void test_worker_dwave(void **state)
+{
+    (void)state;
+    static const char *const deploys[] = {"complete", "inout", "sides"};
+    static const char *const etas[] = {"dist", "array"};
+    char cfg[96];
+    fdt_problem p;
+    fdt_eval_result r;
+    for (int prec = FDT_F32; prec <= FDT_F64; prec++) {
+        fdt_worker *w = dwave_worker(&p, (fdt_prec)prec);
+        for (int d = 0; d < 3; d++)
+            for (int x = 0; x < 2; x++) {
+                snprintf(cfg, sizeof cfg, "deploy=%s,eta=%s", deploys[d], etas[x]);
+                if (eval_config(w, &p, cfg, &r) != FDT_EVAL_OK)
+                    fail_msg("dwave %s %s: %s", fdt_prec_name(p.prec), cfg, r.message);
+                assert_true(r.gbs > 0);
+            }
+        if (prec == FDT_F32)
+            assert_int_equal(eval_config(w, &p, "deploy=sides,fault=coef", &r), FDT_EVAL_WRONG);
+        fdt_worker_stop(w);
+    }
+    /* box 1: inout's interior, sides' first z slab; complete has no box 1 and still verifies */
+    setenv("FDTUNE_TEST_DROP_BOX", "1", 1);
+    fdt_worker *w = dwave_worker(&p, FDT_F32);
+    unsetenv("FDTUNE_TEST_DROP_BOX");
+    assert_int_equal(eval_config(w, &p, "deploy=inout", &r), FDT_EVAL_WRONG);
+    assert_has(r.message, "not finite");
+    assert_int_equal(eval_config(w, &p, "deploy=sides,eta=array", &r), FDT_EVAL_WRONG);
+    assert_has(r.message, "not finite");
+    assert_int_equal(eval_config(w, &p, "deploy=complete", &r), FDT_EVAL_OK);
+    fdt_worker_stop(w);
+}
+
 /* `fdtune devices` with CC set: its status and what it wrote. */
 static void devices_with_cc(const char *cc, tu_result *r)
 {
@@ -615,7 +677,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_facts),       cmocka_unit_test(test_target),
         cmocka_unit_test(test_not_a_gpu),   cmocka_unit_test(test_worker),
-        cmocka_unit_test(test_worker_faults),
+        cmocka_unit_test(test_worker_faults), cmocka_unit_test(test_worker_dwave),
         cmocka_unit_test(test_faults),      cmocka_unit_test(test_no_compiler),
         cmocka_unit_test(test_no_openmp),   cmocka_unit_test(test_compile_error),
         cmocka_unit_test(test_clang),       cmocka_unit_test(test_modules),

@@ -544,22 +544,16 @@ static int sh(const char *dir, const char *cmd)
  * in HIP mode (what hipcc drives on AMD; host and device passes, no device link, which would
  * need ROCm's device libraries). A compiler that cannot build a trivial program here is
  * skipped; one that can must build the user program without warnings. */
-static void test_user_compilers(void **state)
+/* Builds program prog (C++) against header h in g_dir/tag with each of those compilers. */
+static void user_compilers(const char *tag, const char *h, const char *prog)
 {
-    (void)state;
-    fdt_exp_plan *p = two_device_plan();
-    fdt_sb h;
-    fdt_sb_init(&h);
-    fdt_err e;
-    if (fdt_exp_render_header(p, &h, &e))
-        fail_msg("%s", e.msg);
     char dir[600], path[700], nvcc[600];
-    snprintf(dir, sizeof dir, "%s/user", g_dir);
+    snprintf(dir, sizeof dir, "%s/%s", g_dir, tag);
     mkdir(dir, 0700);
     snprintf(path, sizeof path, "%s/fd_tuned.h", dir);
-    spit(path, fdt_sb_str(&h));
+    spit(path, h);
     snprintf(path, sizeof path, "%s/user.cpp", dir);
-    spit(path, USER_PROG);
+    spit(path, prog);
     snprintf(path, sizeof path, "%s/probe_cuda.cpp", dir);
     spit(path, "#include <cstdio>\n__global__ void k(int *p) { *p = 1; }\n"
                "int main() { k<<<1, 1>>>(0); std::printf(\"x\"); return 0; }\n");
@@ -606,6 +600,18 @@ static void test_user_compilers(void **state)
     if (!built)
         fprintf(stderr, "note: neither nvcc nor clang's HIP mode is usable here: the header "
                         "was not compiled as users compile it\n");
+}
+
+static void test_user_compilers(void **state)
+{
+    (void)state;
+    fdt_exp_plan *p = two_device_plan();
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_header(p, &h, &e))
+        fail_msg("%s", e.msg);
+    user_compilers("user", fdt_sb_str(&h), USER_PROG);
     fdt_sb_free(&h);
     fdt_exp_plan_free(p);
 }
@@ -1094,6 +1100,394 @@ static void test_command(void **state)
     tu_result_free(&r);
 }
 
+/* ------------------------------------------------------------------ dwave on the CPU */
+
+/* This CPU's facts, as the CPU part's selection sees them. */
+static void this_cpu(fdt_device *cpu)
+{
+    const fdt_rt_backend *b = fdt_rt_backend_find("cpu");
+    fdt_err e;
+    if (!b || b->device_info(0, cpu, &e))
+        fail_msg("the CPU's facts: %s", b ? e.msg : "no cpu backend");
+}
+
+/* One tuned result of device dev, built by hand (the plan's rows are what the database would
+ * give): its grid, config, kernel names (any distinct C names do) and place in the variant
+ * table; cpu_tuned: of this CPU. */
+static void tuned_on(fdt_exp_tuned *t, const fdt_device *dev, const fdt_problem *p,
+                     const char *cfg, int index)
+{
+    fdt_err e;
+    memset(t, 0, sizeof *t);
+    t->row.device = *dev;
+    t->row.problem = *p;
+    t->row.ev.time_ms = 1.0 + index;
+    snprintf(t->row.ev.config, sizeof t->row.ev.config, "%s", cfg);
+    if (fdt_config_parse(cfg, &t->cfg, &e) || fdt_layout_make(p, t->cfg.align, &t->layout, &e))
+        fail_msg("%s: %s", cfg, e.msg);
+    fdt_gen_kernel_name(p, &t->cfg, t->kconst, sizeof t->kconst);
+    snprintf(t->kruntime, sizeof t->kruntime, "test_%s_rt%d", fdt_op_name(p->op), index);
+    t->vconst = 1 + 2 * index;
+    t->vruntime = 2 + 2 * index;
+}
+
+static void cpu_tuned(fdt_exp_tuned *t, const fdt_problem *p, const char *cfg, int index)
+{
+    fdt_device cpu;
+    this_cpu(&cpu);
+    tuned_on(t, &cpu, p, cfg, index);
+}
+
+/* A CPU family of problem p's operator, radius, precision and layer with n tuned results;
+ * a plan of it alone in *plan. */
+static void cpu_plan(fdt_exp_plan *plan, fdt_exp_family *fam, const fdt_problem *p,
+                     fdt_exp_tuned *res, size_t n)
+{
+    memset(fam, 0, sizeof *fam);
+    fam->cpu = 1;
+    fam->op = p->op;
+    fam->R = p->R;
+    fam->prec = p->prec;
+    fam->absorb_w = p->absorb_w;
+    fam->absorb_s = p->absorb_s;
+    snprintf(fam->name, sizeof fam->name, "cpu_%s_r%d_%s", fdt_op_name(p->op), p->R,
+             fdt_prec_name(p->prec));
+    fdt_gen_target c = {FDT_DIALECT_C};
+    fdt_config_fallback_for(&c, p, &fam->fallback);
+    snprintf(fam->kfallback, sizeof fam->kfallback, "test_%s_fallback", fdt_op_name(p->op));
+    fam->tuned = res;
+    fam->ntuned = n;
+    memset(plan, 0, sizeof *plan);
+    snprintf(plan->generator, sizeof plan->generator, "%s", fdt_gen_fingerprint());
+    plan->fam = fam;
+    plan->nfam = 1;
+}
+
+/* Builds program `src` (under the source tree) against header h written as `header` in dir,
+ * and runs it with `args`: its exit status, its output in *out (freed by the caller). */
+static int build_run(const char *dir, const char *header, const char *h, const char *src,
+                     const char *args, char **out)
+{
+    char path[700], cmd[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, header);
+    spit(path, h);
+    snprintf(cmd, sizeof cmd, "cd '%s' && cc -std=c99 -O1 -fopenmp -Wall -Wextra -Werror -I. "
+                              "-o prog '%s/%s' -lm > build.log 2>&1", dir, FDT_SOURCE_DIR, src);
+    if (system(cmd) != 0) {
+        snprintf(path, sizeof path, "%s/build.log", dir);
+        fail_msg("%s\n%s", cmd, tu_slurp(path));
+    }
+    snprintf(cmd, sizeof cmd, "cd '%s' && OMP_NUM_THREADS=2 ./prog %s > out.txt 2>&1", dir, args);
+    int st = system(cmd);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    *out = tu_slurp(path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A copy of text with the first `from` replaced by `to` (which must be there). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at)
+        fail_msg("'%s' is not in the text", from);
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1, pre = (size_t)(at - text);
+    char *r = malloc(n);
+    assert_non_null(r);
+    snprintf(r, n, "%.*s%s%s", (int)pre, text, to, at + strlen(from));
+    return r;
+}
+
+/* The dwave plan of the tests: sides with eta=array on 24x20x18 and inout with eta=dist on
+ * 30x26x22, W=4, S=0.3, R=2, f32, both this CPU's. */
+static void dwave_plan(fdt_exp_plan *plan, fdt_exp_family *fam, fdt_exp_tuned *res)
+{
+    fdt_problem p1 = {FDT_OP_DWAVE, 2, FDT_F32, 24, 20, 18, 4, 0.3};
+    fdt_problem p2 = {FDT_OP_DWAVE, 2, FDT_F32, 30, 26, 22, 4, 0.3};
+    cpu_tuned(&res[0], &p1, "deploy=sides,eta=array", 0);
+    cpu_tuned(&res[1], &p2, "deploy=inout", 1);
+    cpu_plan(plan, fam, &p1, res, 2);
+}
+
+/* The CPU header of dwave launches the chosen deployment: the dwave plan rendered and built
+ * with cc (tests/data/dwave_header.c); on 24x20x18 the fallback (complete), both sides
+ * variants and the inout runtime-dims variant each match a double-precision step at every
+ * point and write nothing outside the interior, and the launcher picks the tuned sides
+ * kernel. The same program fails on a header whose launchers skip the first box of every
+ * deployment. */
+static void test_dwave_header(void **state)
+{
+    (void)state;
+    fdt_exp_plan plan;
+    fdt_exp_family fam;
+    fdt_exp_tuned res[2];
+    dwave_plan(&plan, &fam, res);
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_header(&plan, &h, &e))
+        fail_msg("%s", e.msg);
+    assert_has(fdt_sb_str(&h), "fdtuned_cpu_dwave_r2_f32_profile(int nx, int ny, int nz");
+    char dir[600], *out = NULL;
+    snprintf(dir, sizeof dir, "%s/dwave", g_dir);
+    mkdir(dir, 0700);
+    const char *prog = "tests/data/dwave_header.c", *args = "24 20 18 4 0.3";
+    int st = build_run(dir, "fd_tuned.h", fdt_sb_str(&h), prog, args, &out);
+    print_message("%s", out);
+    if (st != 0)
+        fail_msg("the dwave header's program failed (%d):\n%s", st, out);
+    assert_has(out, "variant 0 (default): rc 0");
+    assert_has(out, "variant 1 (deploy=sides,eta=array): rc 0");
+    assert_has(out, "variant 2 (deploy=sides,eta=array): rc 0");
+    assert_has(out, "variant 3: cannot run 24x20x18");
+    assert_has(out, "variant 4 (deploy=inout): rc 0");
+    assert_has(out, "picked 1\n");
+    free(out);
+    /* the same header with the first box of every deployment left out */
+    char *bad = replaced(fdt_sb_str(&h), "for (i = 0; i < nbox; i++) {",
+                         "for (i = 1; i < nbox; i++) {");
+    assert_int_equal(build_run(dir, "fd_tuned.h", bad, prog, args, &out), 1);
+    assert_has(out, "points off");
+    free(out);
+    free(bad);
+    fdt_sb_free(&h);
+}
+
+/* export --driver's C API, run by the user program examples/dwave_driver.c on this CPU: N
+ * steps with a point source through fdtd_step match N double-precision steps, for wave (the
+ * fallback and a tuned loop nest) and for dwave (its tuned sides deployment with eta=array);
+ * a driver whose p_prev never moves on fails the same program. A plan with no time-step
+ * operator, or with a GPU's and a CPU's dwave (a hybrid step, not exported), is refused. */
+static void test_driver(void **state)
+{
+    (void)state;
+    fdt_exp_plan plan;
+    fdt_exp_family fam;
+    fdt_exp_tuned res[2];
+    fdt_err e;
+    char dir[600], *out = NULL;
+    snprintf(dir, sizeof dir, "%s/driver", g_dir);
+    mkdir(dir, 0700);
+    const char *prog = "examples/dwave_driver.c";
+    /* wave: 20x18x16 tuned; the program runs it and another grid (the fallback) */
+    fdt_problem w = {FDT_OP_WAVE, 3, FDT_F32, 20, 18, 16};
+    cpu_tuned(&res[0], &w, "loop=jk", 0);
+    cpu_plan(&plan, &fam, &w, res, 1);
+    fdt_sb h;
+    fdt_sb_init(&h);
+    if (fdt_exp_render_driver(&plan, &h, &e))
+        fail_msg("%s", e.msg);
+    assert_has(fdt_sb_str(&h), "static inline int fdtd_step(fdtd_real src)");
+    int st = build_run(dir, "fdtd.h", fdt_sb_str(&h), prog, "20 18 16 40", &out);
+    print_message("%s", out);
+    if (st != 0)
+        fail_msg("the driver's program failed (%d):\n%s", st, out);
+    assert_has(out, "variant 1 (loop=jk): 40 steps");
+    assert_has(out, ": ok\n");
+    free(out);
+    st = build_run(dir, "fdtd.h", fdt_sb_str(&h), prog, "17 21 19 30", &out);
+    if (st != 0)
+        fail_msg("the driver's program failed (%d):\n%s", st, out);
+    assert_has(out, "variant 2 (loop=jk)");
+    free(out);
+    /* p_prev that never moves on: the program sees it */
+    char *bad = replaced(fdt_sb_str(&h),
+                         "t = fdtd_s.p_prev;\n    fdtd_s.p_prev = fdtd_s.p;\n    "
+                         "fdtd_s.p = fdtd_s.p_next;\n    fdtd_s.p_next = t;",
+                         "t = fdtd_s.p;\n    fdtd_s.p = fdtd_s.p_next;\n    fdtd_s.p_next = t;");
+    assert_int_equal(build_run(dir, "fdtd.h", bad, prog, "20 18 16 40", &out), 1);
+    assert_has(out, "WRONG");
+    free(out);
+    free(bad);
+    fdt_sb_free(&h);
+    /* nothing to step: a lap plan */
+    fdt_problem l = {FDT_OP_LAP, 3, FDT_F32, 20, 18, 16};
+    cpu_plan(&plan, &fam, &l, res, 0);
+    fdt_sb_init(&h);
+    assert_int_equal(fdt_exp_render_driver(&plan, &h, &e), FDT_EXP_NOTHING);
+    assert_has(e.msg, "no time-step operator");
+    fdt_sb_free(&h);
+    /* dwave through the driver: the tuned sides deployment */
+    dwave_plan(&plan, &fam, res);
+    fdt_sb_init(&h);
+    if (fdt_exp_render_driver(&plan, &h, &e))
+        fail_msg("%s", e.msg);
+    st = build_run(dir, "fdtd.h", fdt_sb_str(&h), prog, "24 20 18 60", &out);
+    print_message("%s", out);
+    if (st != 0)
+        fail_msg("the dwave driver's program failed (%d):\n%s", st, out);
+    assert_has(out, "dwave R=2 W=4 S=0.3 on 24x20x18, variant 1 (deploy=sides,eta=array)");
+    assert_has(out, ": ok\n");
+    free(out);
+    fdt_sb_free(&h);
+    /* a GPU's dwave beside the CPU's: a hybrid plan */
+    fdt_exp_family two[2];
+    two[0] = fam;
+    two[1] = fam;
+    two[1].cpu = 0;
+    two[1].ntuned = 0;
+    snprintf(two[1].name, sizeof two[1].name, "dwave_r2_f32");
+    plan.fam = two;
+    plan.nfam = 2;
+    fdt_sb_init(&h);
+    assert_int_equal(fdt_exp_render_driver(&plan, &h, &e), FDT_EXP_REFUSED);
+    assert_has(e.msg, "hybrid plan");
+    assert_int_equal(h.len, 0);
+    fdt_sb_free(&h);
+}
+
+/* `fdtune export --driver` as users call it, on the recorded H100 database (wave R=4 in f32
+ * and f64, no dwave): one wave writes the header and the driver (exit 0); both precisions are
+ * two operators to step (exit 2, naming them), lap none (exit 1), --format json a usage
+ * error (exit 2); a refused request leaves the output file as it was. */
+static void test_driver_command(void **state)
+{
+    (void)state;
+    char db[1200], path[600];
+    snprintf(db, sizeof db, "%s/tests/data/h100-replay.db", g_src);
+    snprintf(path, sizeof path, "%s/fdtd.h", g_dir);
+    tu_result r;
+    run(&r, "export", "--db", db, "--no-system-db", "--op", "wave", "--precision", "f32",
+        "--grid", "256^3", "--driver", "-o", path, NULL);
+    expect_status(&r, 0);
+    char *h = tu_slurp(path);
+    assert_has(h, "hipError_t fdtuned_wave_r4_f32(");
+    assert_has(h, "static inline int fdtd_step(fdtd_real src)");
+    assert_has(h, "#define FDTD_OP \"wave\"");
+    free(h);
+    tu_result_free(&r);
+    run(&r, "export", "--db", db, "--no-system-db", "--op", "wave", "--driver", "-o", path,
+        NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "2 time-step operators (wave R=4 f32, wave R=4 f64)");
+    tu_result_free(&r);
+    h = tu_slurp(path);
+    assert_has(h, "#define FDTD_OP \"wave\""); /* untouched */
+    free(h);
+    run(&r, "export", "--db", db, "--no-system-db", "--op", "lap", "--driver", "-o", path, NULL);
+    expect_status(&r, 1);
+    assert_has(r.err, "no time-step operator");
+    tu_result_free(&r);
+    run(&r, "export", "--db", db, "--driver", "--format", "json", NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "--driver writes C code");
+    tu_result_free(&r);
+}
+
+/* A user's HIP/CUDA program of the GPU dwave header with its driver. */
+static const char DWAVE_GPU_PROG[] =
+    "#include \"fd_tuned.h\"\n"
+    "#include <cstdio>\n"
+    "int main()\n{\n"
+    "    float *f = 0;\n"
+    "    hipStream_t stream = 0;\n"
+    "    hipError_t e = fdtuned_dwave_r2_f32(f, f, f, f, f, 96, 80, 64, 1.0f, 1.0f, 1.0f, 9, 9, "
+    "9, 1.0f,\n"
+    "                                        stream);\n"
+    "    if (fdtd_init(96, 80, 64, 1.0f, 1.0f, 1.0f) == 0) {\n"
+    "        e = (hipError_t)fdtd_step(1.0f);\n"
+    "        fdtd_finalize();\n"
+    "    }\n"
+    "    std::printf(\"%d\\n\", (int)e);\n"
+    "    return 0;\n"
+    "}\n";
+
+/* The GPU part of a dwave export: a plan of H100 results (inout on 96x80x64, sides with
+ * eta=array on 128^3; W=6, S=0.2, R=2, f32) rendered with its driver. Its kernels are each
+ * source's two (damped and interior), its portable part (plain C, FDTUNED_SELECT_ONLY) gives
+ * each variant's deployment the boxes fdt_gen_deploy gives (1 complete, 2 inout, 7 sides, the
+ * hole aligned as fdtune aligns it), and a user program of the launcher and the driver builds
+ * with nvcc and clang's HIP mode where they work. Running it needs a GPU. */
+static void test_dwave_gpu_header(void **state)
+{
+    (void)state;
+    fdt_device h100;
+    memset(&h100, 0, sizeof h100);
+    snprintf(h100.name, sizeof h100.name, "%s", H100);
+    snprintf(h100.arch, sizeof h100.arch, "sm_90");
+    snprintf(h100.backend, sizeof h100.backend, "cuda");
+    h100.compute_units = 132;
+    fdt_problem p1 = {FDT_OP_DWAVE, 2, FDT_F32, 96, 80, 64, 6, 0.2};
+    fdt_problem p2 = {FDT_OP_DWAVE, 2, FDT_F32, 128, 128, 128, 6, 0.2};
+    fdt_exp_tuned res[2];
+    tuned_on(&res[0], &h100, &p1, "bx=32,by=4,deploy=inout", 0);
+    tuned_on(&res[1], &h100, &p2, "bx=64,by=4,deploy=sides,eta=array", 1);
+    fdt_exp_plan plan;
+    fdt_exp_family fam;
+    cpu_plan(&plan, &fam, &p1, res, 2);
+    fam.cpu = 0;
+    snprintf(fam.name, sizeof fam.name, "dwave_r2_f32");
+    fdt_config_fallback(&p1, &fam.fallback);
+    fdt_sb h;
+    fdt_sb_init(&h);
+    fdt_err e;
+    if (fdt_exp_render_driver(&plan, &h, &e))
+        fail_msg("%s", e.msg);
+    const char *text = fdt_sb_str(&h);
+    /* three sources, two kernels each */
+    assert_int_equal(count(text, "FDTUNED_GLOBAL void "), 2 * (int)fdt_exp_kernel_count(&plan));
+    assert_has(text, "if (B->damped)");
+    /* the portable part's deployments against the generator's */
+    char dir[600], path[700], cmd[1400];
+    snprintf(dir, sizeof dir, "%s/dwave_gpu", g_dir);
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/fd_tuned.h", dir);
+    spit(path, text);
+    snprintf(path, sizeof path, "%s/boxes.c", dir);
+    spit(path, "#define FDTUNED_SELECT_ONLY 1\n#include \"fd_tuned.h\"\n#include <stdio.h>\n"
+               "int main(void)\n{\n    fdtuned_box b[FDTUNED_DEPLOY_MAX];\n"
+               "    fdtuned_geometry g[FDTUNED_DEPLOY_MAX];\n"
+               "    for (int v = 0; v < FDTUNED_DWAVE_R2_F32_NVARIANTS; v++) {\n"
+               "        int n = fdtuned_dwave_r2_f32_boxes(v, 96, 80, 64, b, g);\n"
+               "        printf(\"%d:%d\", v, n);\n"
+               "        for (int i = 0; i < n; i++)\n"
+               "            printf(\" %lld,%lld,%lld/%lld,%lld,%lld/%lld,%lld,%lld,%lld,%lld,"
+               "%lld/%d/%d\", b[i].g[0], b[i].g[1],\n"
+               "                   b[i].g[2], b[i].n[0], b[i].n[1], b[i].n[2], b[i].hole[0], "
+               "b[i].hole[1],\n"
+               "                   b[i].hole[2], b[i].hole[3], b[i].hole[4], b[i].hole[5], "
+               "b[i].damped, g[i].nlaunch);\n"
+               "        printf(\"\\n\");\n    }\n    return 0;\n}\n");
+    snprintf(cmd, sizeof cmd, "cd '%s' && cc -std=c99 -Wall -Wextra -Werror -o boxes boxes.c > "
+                              "build.log 2>&1 && ./boxes > out.txt", dir);
+    if (system(cmd) != 0) {
+        snprintf(path, sizeof path, "%s/build.log", dir);
+        fail_msg("%s\n%s", cmd, tu_slurp(path));
+    }
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    char *out = tu_slurp(path);
+    fdt_sb want;
+    fdt_sb_init(&want);
+    fdt_gen_target hip = {FDT_DIALECT_HIP};
+    for (int v = 0; v < 5; v++) {
+        const fdt_config *c = v == 0 ? &fam.fallback : &res[(v - 1) / 2].cfg;
+        fdt_deploy d;
+        if (v == 3) { /* the constant kernel of 128^3 cannot run 96x80x64 */
+            fdt_sb_printf(&want, "3:-1\n");
+            continue;
+        }
+        if (fdt_gen_deploy(&hip, &p1, c, &d, &e))
+            fail_msg("variant %d: %s", v, e.msg);
+        fdt_sb_printf(&want, "%d:%d", v, d.nbox);
+        for (int i = 0; i < d.nbox; i++) {
+            const fdtuned_box *b = &d.box[i];
+            fdt_sb_printf(&want, " %lld,%lld,%lld/%lld,%lld,%lld/%lld,%lld,%lld,%lld,%lld,%lld/"
+                                 "%d/%d", b->g[0], b->g[1], b->g[2], b->n[0], b->n[1], b->n[2],
+                          b->hole[0], b->hole[1], b->hole[2], b->hole[3], b->hole[4],
+                          b->hole[5], b->damped, d.geo[i].nlaunch);
+        }
+        fdt_sb_puts(&want, "\n");
+    }
+    print_message("%s", out);
+    assert_string_equal(out, fdt_sb_str(&want));
+    assert_has(out, "\n1:2 ");
+    assert_has(out, "\n2:2 ");
+    assert_has(out, "\n4:7 ");
+    free(out);
+    fdt_sb_free(&want);
+    user_compilers("dwave_user", text, DWAVE_GPU_PROG);
+    fdt_sb_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1105,6 +1499,10 @@ int main(void)
         cmocka_unit_test(test_command),
         cmocka_unit_test(test_header_compiles),
         cmocka_unit_test(test_user_compilers),
+        cmocka_unit_test(test_dwave_header),
+        cmocka_unit_test(test_driver),
+        cmocka_unit_test(test_dwave_gpu_header),
+        cmocka_unit_test(test_driver_command),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -35,7 +35,7 @@ _fdtune_options() { # COMMAND [SUBCOMMAND]
         show) echo "--db --no-system-db --json --csv --export-json --export-csv --help" ;;
         *) echo "--db --gpu --no-system-db --json --csv --export-json --export-csv --help" ;;
         esac ;;
-    export) echo "--gpu --cpu --op --absorb --R --precision --grid --db --no-system-db -o --format --help" ;;
+    export) echo "--gpu --cpu --op --absorb --R --precision --grid --db --no-system-db -o --format --driver --help" ;;
     plan) echo "--op --absorb --R --precision --grid --strategy --budget --time --seed --recipe -o --help" ;;
     retune) echo "--gpu --cpu --op --absorb --since --regression --budget --strategy --jobs --timeout --db --json
         --force-env-change --help" ;;

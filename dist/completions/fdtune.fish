@@ -51,6 +51,7 @@ complete -c fdtune -n '__fdtune_in tune query export retune' -l gpu -x -a '(__fd
 complete -c fdtune -n '__fdtune_in tune query export retune bench' -l cpu -x -a auto -d 'the host CPU'
 complete -c fdtune -n '__fdtune_in tune plan retune' -l strategy -x -a 'exhaustive random model' -d strategy
 complete -c fdtune -n '__fdtune_in export' -l format -x -a 'header json' -d format
+complete -c fdtune -n '__fdtune_in export' -l driver -d 'a time-step driver after the header'
 complete -c fdtune -n '__fdtune_in gen' -l target -x -a 'sm_80 sm_86 sm_89 sm_90 gfx906 gfx908 gfx90a gfx940 gfx942 gfx1030 gfx1100' -d architecture
 complete -c fdtune -n '__fdtune_in tune query export plan gen bench' -l R -x -d 'radius 1..8'
 complete -c fdtune -n '__fdtune_in tune query export plan gen bench' -l grid -x -d 'N^3 or NXxNYxNZ'
