@@ -58,7 +58,8 @@ static fdt_status best_row(fdt_db *db, const char *name, int cpu, const fdt_prob
     fdt_status st = FDT_STATUS_OK;
     for (size_t i = 0; i < rows.n && st == FDT_STATUS_OK; i++) {
         const fdt_db_row *r = &rows.v[i];
-        if (!same_problem(&r->problem, p) || !strcmp(r->device.backend, "cpu") != !cpu)
+        int is_cpu = strcmp(r->device.backend, "cpu") == 0;
+        if (!same_problem(&r->problem, p) || is_cpu != cpu)
             continue;
         if (*found && r->device.id != out->device.id) {
             fdt_err_set(e, "--%s %s: several stored devices have results for this problem "
