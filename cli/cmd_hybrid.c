@@ -231,6 +231,15 @@ static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_str
     fdt_emit_end(m);
 }
 
+/* A flag that may be unknown: true, false, or null when negative. */
+static void emit_flag(fdt_emit *m, const char *key, int v)
+{
+    if (v < 0)
+        fdt_emit_null(m, key);
+    else
+        fdt_emit_bool(m, key, v);
+}
+
 static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
 {
     const fdt_hybrid_decision *d = &pl->d;
@@ -239,9 +248,9 @@ static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
     fdt_emit_real(m, "bytes_per_point", d->bytes_pt);
     fdt_emit_real(m, "intensity", d->intensity);
     fdt_emit_real_opt(m, "gpu_balance", d->gpu_balance > 0 ? d->gpu_balance : NAN);
-    fdt_emit_int_opt(m, "compute_bound", d->compute_bound);
+    emit_flag(m, "compute_bound", d->compute_bound);
     fdt_emit_real_opt(m, "layer_cost", d->layer_cost > 0 ? d->layer_cost : NAN);
-    fdt_emit_int_opt(m, "divergent", d->divergent);
+    emit_flag(m, "divergent", d->divergent);
     fdt_emit_str(m, "strategy", fdt_hybrid_strategy_name(d->paper));
     fdt_emit_end(m);
     fdt_emit_text(m, "\nThe paper's decision: %.0f flop / %.1f B = %.2f flop/B", d->flops_pt,
@@ -345,6 +354,12 @@ int cmd_hybrid(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
         return print_help("hybrid", hybrid_usage);
+    if (argv[1][0] == '-') { /* an option before the subcommand */
+        static const struct option help_only[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        optind = 2;
+        optopt = 0;
+        return bad_option("hybrid", argv, "h", help_only);
+    }
     if (strcmp(argv[1], "plan"))
         die_usage("hybrid", "unknown subcommand '%s' (the one subcommand: plan)", argv[1]);
     hybrid_args a;
