@@ -40,8 +40,13 @@ typedef enum {
 /* "gpu", "cpu", "data", "task". */
 const char *fdt_hybrid_strategy_name(fdt_hybrid_strategy s);
 
-/* Deployments, as the config parameter deploy numbers them (DWAVE.md). */
-enum { FDT_HYB_COMPLETE, FDT_HYB_INOUT, FDT_HYB_SIDES, FDT_HYB_NDEPLOY };
+/* Deployments, as the config parameter deploy numbers them (FDT_DEPLOY_*). */
+enum {
+    FDT_HYB_COMPLETE = FDT_DEPLOY_COMPLETE,
+    FDT_HYB_INOUT = FDT_DEPLOY_INOUT,
+    FDT_HYB_SIDES = FDT_DEPLOY_SIDES,
+    FDT_HYB_NDEPLOY
+};
 
 /* What one device measured for the problem. Every rate is an effective bandwidth in GB/s
  * (1e9 bytes/s): fdt_effective_bytes of the problem over the measured time of one step. */
