@@ -27,22 +27,24 @@ static void hybrid_usage(FILE *f)
             "each prediction's arithmetic, chooses the fastest (a split must gain 3%%), and\n"
             "states the seed paper's decision in measured terms: memory- or compute-bound,\n"
             "and how much more a layer point costs the GPU than an interior point.\n\n"
-            "  --gpu X        the stored GPU whose name or arch contains X (auto: the visible\n"
-            "                 GPU; default auto)\n"
-            "  --cpu X        the stored CPU whose name or arch contains X (auto: this host's\n"
-            "                 CPU; default auto)\n"
-            "  --op, --R, --precision, --grid   the problem (default dwave R=4 f32 512^3)\n"
-            "  --absorb W[:S] dwave's absorbing layer: width W points, strength S (0.1)\n"
-            "                 (default 16)\n"
-            "  --db PATH      the tuning database (default: the user's)\n"
-            "  --predict M    a prediction for a machine we cannot reach, from published\n"
-            "                 figures: MI300A (AMD Instinct MI300A APU data sheet: 5.3 TB/s\n"
-            "                 HBM3 shared by CPU and GPU) or GH200 (NVIDIA GH200 Grace\n"
-            "                 Hopper Superchip data sheet: LPDDR5X ~500 GB/s, HBM3 4.0 TB/s,\n"
-            "                 NVLink-C2C 450 GB/s each way); the fractions of those a tuned\n"
-            "                 step reaches come from the database's results for --gpu/--cpu\n"
-            "                 NAME where given, else are assumed; the text says which\n"
-            "  --json         one JSON document\n\n"
+            "  --gpu X          the stored GPU whose name or arch contains X (auto: the\n"
+            "                   visible GPU; default auto)\n"
+            "  --cpu X          the stored CPU whose name or arch contains X (auto: this\n"
+            "                   host's CPU; default auto)\n"
+            "  --op, --R, --precision, --grid\n"
+            "                   the problem (default: dwave R=4 f32 512^3, and --absorb 16\n"
+            "                   when neither --op nor --absorb is given)\n"
+            ABSORB_HELP
+            "  --db PATH        the tuning database (default: the user's)\n"
+            "  --predict M      a prediction for a machine we cannot reach, from published\n"
+            "                   figures: MI300A (AMD Instinct MI300A APU data sheet: 5.3\n"
+            "                   TB/s HBM3 shared by CPU and GPU) or GH200 (NVIDIA GH200\n"
+            "                   Grace Hopper Superchip data sheet: LPDDR5X ~500 GB/s, HBM3\n"
+            "                   4.0 TB/s, NVLink-C2C 450 GB/s each way); the fractions of\n"
+            "                   those a tuned step reaches come from the database's results\n"
+            "                   for --gpu/--cpu NAME where given, else are assumed; the\n"
+            "                   text says which\n"
+            "  --json           one JSON document\n\n"
             "Exit status: 0 planned, 2 usage or a rate is missing (the message names the\n"
             "tune or 'fdtune devices' to run), 3 --gpu auto and no GPU, 4 database error.\n");
     print_exit_statuses(f);
@@ -50,28 +52,24 @@ static void hybrid_usage(FILE *f)
 
 typedef struct hybrid_args {
     problem_args pa;
-    int have_absorb;
     const char *gpu, *cpu, *db, *predict;
     int json;
 } hybrid_args;
 
-enum { OPT_OP = 1000, OPT_ABSORB, OPT_PREDICT, OPT_GPU, OPT_CPU };
+enum { OPT_OP = 1000, OPT_PREDICT, OPT_GPU, OPT_CPU };
 
-/* The problem: dwave R=4 f32 512^3 W=16 unless given. */
-static int finish_problem(hybrid_args *a, const char *absorb)
+/* The problem: the problem options' own rules (problem_args_done), the operator dwave when
+ * none is given, and then a layer of 16 points (--absorb 16) when none is given either. */
+static int finish_problem(hybrid_args *a)
 {
-    fdt_err e;
-    if (problem_args_one(&a->pa, "hybrid plan") < 0)
+    if (!a->pa.have_op &&
+        (problem_args_take(&a->pa, 'o', "dwave") < 0 ||
+         (!a->pa.have_absorb && problem_args_take(&a->pa, OPT_ABSORB, "16") < 0)))
         return EXIT_USAGE;
-    fdt_problem *p = &a->pa.p;
-    if (!a->pa.have_op)
-        p->op = FDT_OP_DWAVE;
-    if (p->op == FDT_OP_DWAVE && fdt_absorb_parse(absorb ? absorb : "16", p, &e))
-        die_usage("hybrid plan", "--absorb %s", e.msg);
-    if (p->op != FDT_OP_DWAVE && absorb)
-        die_usage("hybrid plan", "--absorb: only dwave has an absorbing layer (--op %s)",
-                  fdt_op_name(p->op));
-    if (fdt_problem_check(p, &e))
+    if (problem_args_one(&a->pa, "hybrid plan") || problem_args_done(&a->pa))
+        return EXIT_USAGE;
+    fdt_err e;
+    if (fdt_problem_check(&a->pa.p, &e))
         die_usage("hybrid plan", "%s", e.msg);
     return EXIT_OK;
 }
@@ -88,16 +86,14 @@ static int parse(int argc, char **argv, hybrid_args *a)
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     a->gpu = a->cpu = "auto";
-    const char *absorb = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_OP: case 'R': case 'p': case 'g':
+        case OPT_OP: case 'R': case 'p': case 'g': case OPT_ABSORB:
             if (problem_args_take(&a->pa, c == OPT_OP ? 'o' : c, optarg) < 0)
                 return EXIT_USAGE;
             break;
-        case OPT_ABSORB: absorb = optarg; break;
         case OPT_GPU: a->gpu = optarg; break;
         case OPT_CPU: a->cpu = optarg; break;
         case 'D': a->db = optarg; break;
@@ -109,7 +105,7 @@ static int parse(int argc, char **argv, hybrid_args *a)
     }
     if (optind < argc)
         die_usage("hybrid plan", "unexpected argument '%s'", argv[optind]);
-    return finish_problem(a, absorb);
+    return finish_problem(a);
 }
 
 /* ------------------------------------------------------------------ rendering */

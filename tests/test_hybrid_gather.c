@@ -261,7 +261,7 @@ static void command_refusals(void **state)
     tu_result_free(&r);
     run_cli(&r, g_db, "--op", "lap", "--absorb", "4", NULL, NULL);
     expect_status(&r, 2);
-    assert_has(r.err, "--absorb: only dwave has an absorbing layer (--op lap)");
+    assert_has(r.err, "--absorb: only dwave has an absorbing layer; give --op dwave");
     tu_result_free(&r);
     run_cli(&r, NULL, "--predict", "MI250X", NULL, NULL, NULL, NULL);
     expect_status(&r, 2);
