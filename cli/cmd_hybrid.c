@@ -170,21 +170,26 @@ static void emit_inputs(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_s
                      "us\n\n", in->gpu.launch_us, in->cpu.launch_us, in->sync_us);
 }
 
-static void emit_part(fdt_emit *m, const char *key, const fdt_hybrid_part *q)
+static void emit_part(fdt_emit *m, const char *key, const fdt_hybrid_part *q, int split)
 {
     fdt_emit_object(m, key);
     fdt_emit_real(m, "points", q->points);
     fdt_emit_real(m, "bytes", q->bytes);
     fdt_emit_real(m, "gbs", q->gbs);
+    fdt_emit_real(m, "net_gbs", q->net_gbs);
     fdt_emit_int(m, "launches", q->launches);
     fdt_emit_real(m, "ms", q->t_ms);
     fdt_emit_real(m, "first_ms", q->first_ms);
     fdt_emit_end(m);
-    fdt_emit_text(m, "      %s %.4f ms = %.4g GB / %.0f GB/s, %d launch%s", key, q->t_ms,
-                  q->bytes * 1e-9, q->gbs, q->launches, q->launches == 1 ? "" : "es");
-    if (q->first_ms > 0)
-        fdt_emit_text(m, " (the other's halo first: %.4f ms)", q->first_ms);
-    fdt_emit_text(m, "\n");
+    if (!split) {
+        fdt_emit_text(m, "      %s %.4f ms = %.4g GB / %.0f GB/s (the measured step)\n", key,
+                      q->t_ms, q->bytes * 1e-9, q->gbs);
+        return;
+    }
+    fdt_emit_text(m, "      %s %.4f ms = %.4g GB / %.0f GB/s (%.0f measured, its launches out) + "
+                     "%d launches x %.0f us; first what the other needs, %.4f ms\n",
+                  key, q->t_ms, q->bytes * 1e-9, q->net_gbs, q->gbs, q->launches, q->launch_us,
+                  q->first_ms);
 }
 
 static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_strategy k,
@@ -210,10 +215,11 @@ static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_str
     if (s->why[0])
         fdt_emit_text(m, "      note: %s\n", s->why);
     if (k == FDT_HYB_GPU || k == FDT_HYB_CPU) {
-        emit_part(m, k == FDT_HYB_GPU ? "gpu" : "cpu", k == FDT_HYB_GPU ? &s->gpu : &s->cpu);
+        int gpu = k == FDT_HYB_GPU;
+        emit_part(m, gpu ? "gpu" : "cpu", gpu ? &s->gpu : &s->cpu, 0);
     } else {
-        emit_part(m, "gpu", &s->gpu);
-        emit_part(m, "cpu", &s->cpu);
+        emit_part(m, "gpu", &s->gpu, 1);
+        emit_part(m, "cpu", &s->cpu, 1);
         fdt_emit_real(m, "copy_bytes", s->copy_bytes);
         fdt_emit_real(m, "copy_ms", s->copy_ms);
         fdt_emit_real(m, "exchange_ms", s->exch_ms);
@@ -263,7 +269,8 @@ static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
         fdt_emit_text(m, "; a layer point costs the GPU %.2fx an interior point: %s (from "
                          "%.1fx)", d->layer_cost, d->divergent ? "divergent" : "not divergent",
                       FDT_HYB_DIVERGENT);
-    fdt_emit_text(m, "; the paper would take %s-parallel.\n", fdt_hybrid_strategy_name(d->paper));
+    fdt_emit_text(m, "; the paper would take %s-parallel (its strategy always splits; the "
+                     "predicted times above decide).\n", fdt_hybrid_strategy_name(d->paper));
 }
 
 static void render(fdt_emit *m, const hybrid_args *a, const fdt_hybrid_in *in,

@@ -90,10 +90,12 @@ typedef struct fdt_hybrid_in {
 typedef struct fdt_hybrid_part {
     double points;     /* output points */
     double bytes;      /* their effective bytes (the boxes' own halos counted) */
-    double gbs;        /* the rate taken (GB/s) */
+    double gbs;        /* the measured rate taken (GB/s) */
+    double net_gbs;    /* that rate with its step's launches taken out (fdt_hybrid_net_gbs) */
     int launches;      /* kernel launches per step */
-    double t_ms;       /* launches * launch_us + bytes / rate (launches out) */
-    double first_ms;   /* the points the other device needs, computed first */
+    double launch_us;  /* each */
+    double t_ms;       /* bytes / net_gbs + launches * launch_us */
+    double first_ms;   /* the part of it the other device needs, computed first */
 } fdt_hybrid_part;
 
 /* One strategy's prediction. */
@@ -156,10 +158,15 @@ typedef struct fdt_hybrid_plan {
  * other strategies not ok, saying why). Task-parallel needs dwave. */
 int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err *e);
 
+/* The rate of a device's work alone: gbs measured over p's whole grid in a step of
+ * measured_launches launches of launch_us each, those launches taken out (never counted as
+ * more than half the step). */
+double fdt_hybrid_net_gbs(const fdt_problem *p, double gbs, int measured_launches,
+                          double launch_us);
+
 /* The time (ms) of one device on an n[0] x n[1] x n[2] box of problem p, by the model above:
- * the device measured the whole grid at gbs (GB/s) with measured_launches launches of
- * launch_us each; the box runs launches launches. Of the whole grid with the same launches
- * it gives the measured time. */
+ * the box's effective bytes at fdt_hybrid_net_gbs, plus launches launches of launch_us. Of
+ * the whole grid with the measured launches it gives the measured time. */
 double fdt_hybrid_box_ms(const fdt_problem *p, const int64_t n[3], double gbs,
                          int measured_launches, int launches, double launch_us);
 

@@ -33,18 +33,23 @@ static double ms_of(double bytes, double gbs)
     return bytes / gbs * 1e-6;
 }
 
-double fdt_hybrid_box_ms(const fdt_problem *p, const int64_t n[3], double gbs,
-                         int measured_launches, int launches, double launch_us)
+double fdt_hybrid_net_gbs(const fdt_problem *p, double gbs, int measured_launches,
+                          double launch_us)
 {
     FDT_ASSERT(gbs > 0, "a rate to scale");
     double full = ms_of(fdt_effective_bytes(p), gbs);
-    /* the measured step without its launches; never below half of it, so that a launch
-     * figure larger than the step cannot make the rate absurd */
     double net = fmax(full - measured_launches * launch_us * 1e-3, 0.5 * full);
+    return fdt_effective_bytes(p) / net * 1e-6;
+}
+
+double fdt_hybrid_box_ms(const fdt_problem *p, const int64_t n[3], double gbs,
+                         int measured_launches, int launches, double launch_us)
+{
     double bytes = box_bytes(p, n);
     if (bytes <= 0)
         return 0;
-    return bytes / fdt_effective_bytes(p) * net + launches * launch_us * 1e-3;
+    return ms_of(bytes, fdt_hybrid_net_gbs(p, gbs, measured_launches, launch_us)) +
+           launches * launch_us * 1e-3;
 }
 
 /* One rate the planner takes, with the launches its measurement ran. */
@@ -109,7 +114,7 @@ static void single(const fdt_hybrid_in *in, const fdt_hybrid_dev *d, fdt_hybrid_
     const fdt_problem *p = &in->p;
     part->points = (double)p->nx * (double)p->ny * (double)p->nz;
     part->bytes = fdt_effective_bytes(p);
-    part->gbs = d->gbs;
+    part->gbs = part->net_gbs = d->gbs; /* the measured step, its launch included */
     part->launches = 1;
     part->t_ms = ms_of(part->bytes, d->gbs);
     s->t_ms = part->t_ms;
@@ -127,7 +132,9 @@ static void slab_part(const fdt_hybrid_in *in, const fdt_hybrid_dev *d, rate r, 
     part->points = (double)p->nx * (double)p->ny * (double)planes;
     part->bytes = box_bytes(p, n);
     part->gbs = r.gbs;
+    part->net_gbs = fdt_hybrid_net_gbs(p, r.gbs, r.launches, d->launch_us);
     part->launches = r.launches + 1;
+    part->launch_us = d->launch_us;
     part->t_ms = fdt_hybrid_box_ms(p, n, r.gbs, r.launches, part->launches, d->launch_us);
     part->first_ms = fdt_hybrid_box_ms(p, nf, r.gbs, r.launches, 1, d->launch_us);
 }
@@ -240,7 +247,9 @@ static void task_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
     s->gpu.points = ipts;
     s->gpu.bytes = box_bytes(p, ni);
     s->gpu.gbs = g.gbs;
+    s->gpu.net_gbs = fdt_hybrid_net_gbs(p, g.gbs, g.launches, in->gpu.launch_us);
     s->gpu.launches = 2; /* its R-thick faces first, then the rest */
+    s->gpu.launch_us = in->gpu.launch_us;
     s->gpu.t_ms = fdt_hybrid_box_ms(p, ni, g.gbs, g.launches, 2, in->gpu.launch_us);
     /* the faces the CPU needs: the interior's R-thick shell, at the interior's cost a point */
     int64_t core[3] = {ni[0] - 2 * R, ni[1] - 2 * R, ni[2] - 2 * R};
@@ -250,11 +259,10 @@ static void task_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
                                                      * face_pts / ipts;
     slabs(p, &s->cpu.points, &s->cpu.bytes);
     s->cpu.gbs = c.gbs;
+    s->cpu.net_gbs = fdt_hybrid_net_gbs(p, c.gbs, c.launches, in->cpu.launch_us);
     s->cpu.launches = 6;
-    double full = fdt_effective_bytes(p);
-    double net = fmax(ms_of(full, c.gbs) - c.launches * in->cpu.launch_us * 1e-3,
-                      0.5 * ms_of(full, c.gbs));
-    double work = s->cpu.bytes / full * net;
+    s->cpu.launch_us = in->cpu.launch_us;
+    double work = ms_of(s->cpu.bytes, s->cpu.net_gbs);
     s->cpu.t_ms = work + 6 * in->cpu.launch_us * 1e-3;
     /* the layers' R-thick faces next to the interior, which the CPU computes first */
     s->cpu.first_ms = 6 * in->cpu.launch_us * 1e-3 + work * shell_points(ni, R) / s->cpu.points;

@@ -223,11 +223,14 @@ static void command_plans_gpu_only_on_h200(void **state)
     tu_result r;
     run_cli(&r, g_db, "--gpu", "H200", "--cpu", "Xeon", NULL, NULL);
     expect_status(&r, 0);
+    printf("%s", r.out);
     assert_has(r.out, "hybrid plan: dwave R=4 f32 512x512x512 W=16 S=0.1 (from measured rates)");
     assert_has(r.out, "gpu  NVIDIA H200: best 3825 GB/s (bx=256), copy 4250 GB/s (90% of it)");
     assert_has(r.out, "link h2d 55, d2h 55");
     assert_has(r.out, "  gpu   0.5680 ms per step, bound by gpu");
-    assert_has(r.out, "gpu 0.5680 ms = 2.173 GB / 3825 GB/s, 1 launch");
+    assert_has(r.out, "gpu 0.5680 ms = 2.173 GB / 3825 GB/s (the measured step)");
+    assert_has(r.out, "gpu 0.5687 ms = 2.16 GB / 3852 GB/s (3825 measured, its launches out) + 2 "
+                      "launches x 4 us");
     assert_has(r.out, "  data  ");
     assert_has(r.out, "exchange ");
     assert_has(r.out, "Choice: gpu only: 0.5680 ms; the best split, data-parallel");
