@@ -158,6 +158,14 @@ typedef struct fdt_hybrid_plan {
  * other strategies not ok, saying why). Task-parallel needs dwave. */
 int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err *e);
 
+/* The data-parallel prediction with the z planes [0, cpu_planes) on the CPU and the rest on
+ * the GPU, for a runner to set beside its measurement at a fraction of its own (the plan's
+ * s[FDT_HYB_DATA] is this at the best cpu_planes). Fails (-1, e says why) as
+ * fdt_hybrid_plan_make does, when the CPU has no rate, or when cpu_planes is not in
+ * [1, nz - 1]. */
+int fdt_hybrid_predict_data(const fdt_hybrid_in *in, int64_t cpu_planes, fdt_hybrid_pred *out,
+                            fdt_err *e);
+
 /* The rate of a device's work alone: gbs measured over p's whole grid in a step of
  * measured_launches launches of launch_us each, those launches taken out (never counted as
  * more than half the step). */

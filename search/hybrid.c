@@ -370,6 +370,32 @@ static int check_in(const fdt_hybrid_in *in, fdt_err *e)
     return 0;
 }
 
+/* Why nothing with the CPU can be predicted. */
+static void no_cpu_rate(const fdt_hybrid_in *in, char *buf, size_t n)
+{
+    snprintf(buf, n, "no tuned rate for the CPU (%s) on this problem",
+             in->cpu.name[0] ? in->cpu.name : "none named");
+}
+
+int fdt_hybrid_predict_data(const fdt_hybrid_in *in, int64_t cpu_planes, fdt_hybrid_pred *out,
+                            fdt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (check_in(in, e) < 0)
+        return -1;
+    if (!(in->cpu.gbs > 0)) {
+        char why[200];
+        no_cpu_rate(in, why, sizeof why);
+        return fdt_err_set(e, "hybrid plan: %s", why);
+    }
+    if (cpu_planes < 1 || cpu_planes > in->p.nz - 1)
+        return fdt_err_set(e, "hybrid plan: %lld CPU planes: a split of %lld z planes gives "
+                           "each device 1 to %lld", (long long)cpu_planes, (long long)in->p.nz,
+                           (long long)in->p.nz - 1);
+    data_at(in, whole_rate(&in->gpu), whole_rate(&in->cpu), cpu_planes, out);
+    return 0;
+}
+
 int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
@@ -382,9 +408,7 @@ int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err 
         task_parallel(in, out);
     } else {
         for (int k = FDT_HYB_CPU; k < FDT_HYB_COUNT; k++)
-            snprintf(out->s[k].why, sizeof out->s[k].why,
-                     "no tuned rate for the CPU (%s) on this problem",
-                     in->cpu.name[0] ? in->cpu.name : "none named");
+            no_cpu_rate(in, out->s[k].why, sizeof out->s[k].why);
     }
     if (in->p.op == FDT_OP_DWAVE && out->interior[0] == 0) {
         int64_t W2 = 2 * (int64_t)in->p.absorb_w;

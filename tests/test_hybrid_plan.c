@@ -234,6 +234,34 @@ static void no_layer_no_task(void **state)
     assert_int_equal(pl.choice, FDT_HYB_GPU);
 }
 
+/* The prediction at a given split: the plan's best is it at the best planes; the neighbours
+ * are no faster; a split outside [1, nz - 1] or without a CPU rate is refused. */
+static void prediction_at_a_split(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.gpu.gbs = in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 3000;
+    in.cpu.gbs = 1000;
+    in.cpu.copy_gbs = 1200;
+    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 4000};
+    fdt_hybrid_plan pl;
+    fdt_hybrid_pred at, lo, hi;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_int_equal(fdt_hybrid_predict_data(&in, pl.cpu_planes, &at, &e), 0);
+    assert_true(at.t_ms == pl.s[FDT_HYB_DATA].t_ms);
+    assert_int_equal(fdt_hybrid_predict_data(&in, pl.cpu_planes - 8, &lo, &e), 0);
+    assert_int_equal(fdt_hybrid_predict_data(&in, pl.cpu_planes + 8, &hi, &e), 0);
+    assert_true(lo.t_ms >= at.t_ms && hi.t_ms >= at.t_ms);
+    assert_int_equal(fdt_hybrid_predict_data(&in, 0, &at, &e), -1);
+    assert_string_equal(e.msg, "hybrid plan: 0 CPU planes: a split of 512 z planes gives each "
+                               "device 1 to 511");
+    assert_int_equal(fdt_hybrid_predict_data(&in, 512, &at, &e), -1);
+    in.cpu.gbs = 0;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 100, &at, &e), -1);
+    assert_non_null(strstr(e.msg, "no tuned rate for the CPU"));
+}
+
 static void box_model_identity(void **state)
 {
     (void)state;
@@ -262,6 +290,7 @@ int main(void)
         cmocka_unit_test(refusals),
         cmocka_unit_test(share_rounding_to_no_plane),
         cmocka_unit_test(no_layer_no_task),
+        cmocka_unit_test(prediction_at_a_split),
         cmocka_unit_test(box_model_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
