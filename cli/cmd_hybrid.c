@@ -110,9 +110,11 @@ static int parse(int argc, char **argv, hybrid_args *a)
 
 /* ------------------------------------------------------------------ rendering */
 
+/* The deployments' names, as the config parameter deploy has them. */
+static const char *const dn[FDT_HYB_NDEPLOY] = {"complete", "inout", "sides"};
+
 static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, const char *config)
 {
-    static const char *const dn[FDT_HYB_NDEPLOY] = {"complete", "inout", "sides"};
     fdt_emit_object(m, key);
     fdt_emit_str(m, "name", d->name);
     fdt_emit_str_opt(m, "config", config ? config : "");
@@ -242,6 +244,23 @@ static void emit_flag(fdt_emit *m, const char *key, int v)
         fdt_emit_bool(m, key, v);
 }
 
+/* The divergence's sentence: the layer point's cost, the verdict, each deployment's. */
+static void emit_divergence(fdt_emit *m, const fdt_hybrid_decision *d)
+{
+    if (d->divergent < 0) {
+        fdt_emit_text(m, "; divergence unknown (needs the GPU's dwave deployments and its wave "
+                         "at this grid)");
+        return;
+    }
+    fdt_emit_text(m, "; a layer point costs the GPU %.2fx an interior point: %s (from %.1fx; "
+                     "by deployment:", d->layer_cost,
+                  d->divergent ? "divergent" : "not divergent", FDT_HYB_DIVERGENT);
+    for (int k = 0; k < FDT_HYB_NDEPLOY; k++)
+        if (d->layer_cost_by[k] > 0)
+            fdt_emit_text(m, " %s %.2fx", dn[k], d->layer_cost_by[k]);
+    fdt_emit_text(m, ")");
+}
+
 static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
 {
     const fdt_hybrid_decision *d = &pl->d;
@@ -252,6 +271,11 @@ static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
     fdt_emit_real_opt(m, "gpu_balance", d->gpu_balance > 0 ? d->gpu_balance : NAN);
     emit_flag(m, "compute_bound", d->compute_bound);
     fdt_emit_real_opt(m, "layer_cost", d->layer_cost > 0 ? d->layer_cost : NAN);
+    for (int k = 0; k < FDT_HYB_NDEPLOY; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "layer_cost_%s", dn[k]);
+        fdt_emit_real_opt(m, key, d->layer_cost_by[k] > 0 ? d->layer_cost_by[k] : NAN);
+    }
     emit_flag(m, "divergent", d->divergent);
     fdt_emit_str(m, "strategy", fdt_hybrid_strategy_name(d->paper));
     fdt_emit_end(m);
@@ -262,13 +286,7 @@ static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
     else
         fdt_emit_text(m, " against the GPU's %.1f flop/B: %s-bound", d->gpu_balance,
                       d->compute_bound ? "compute" : "memory");
-    if (d->divergent < 0)
-        fdt_emit_text(m, "; divergence unknown (needs the GPU's dwave deployments and its wave "
-                         "at this grid)");
-    else
-        fdt_emit_text(m, "; a layer point costs the GPU %.2fx an interior point: %s (from "
-                         "%.1fx)", d->layer_cost, d->divergent ? "divergent" : "not divergent",
-                      FDT_HYB_DIVERGENT);
+    emit_divergence(m, d);
     fdt_emit_text(m, "; the paper would take %s-parallel (its strategy always splits; the "
                      "predicted times above decide).\n", fdt_hybrid_strategy_name(d->paper));
 }

@@ -124,8 +124,12 @@ typedef struct fdt_hybrid_decision {
     double gpu_balance;     /* the GPU's flops_gfs / copy_gbs (flop per byte); 0: unknown */
     int compute_bound;      /* 1 above the balance, 0 below, -1 unknown */
     double layer_cost;      /* GPU: time per layer point over time per interior point, from
-                               the best deployment's step and the interior kernel's; 0:
+                               the best deployment's step and the interior kernel's (the GPU's
+                               best way with the layers is what a CPU would relieve); 0:
                                unknown (needs dwave deployments and the interior rate) */
+    double layer_cost_by[FDT_HYB_NDEPLOY]; /* the same from each deployment's step (complete:
+                               the paper's divergence, layers and interior in one kernel);
+                               0: that deployment not measured */
     int divergent;          /* 1: layer_cost >= FDT_HYB_DIVERGENT, 0 below, -1 unknown */
     fdt_hybrid_strategy paper; /* what the paper's strategy picks: task when divergent,
                                else data (GPU only is not among its choices) */

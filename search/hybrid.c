@@ -288,19 +288,16 @@ static double flops_per_point(const fdt_problem *p)
     return f;
 }
 
-/* The GPU's cost of a layer point over an interior point, from the best deployment measured
- * and the interior kernel's rate; 0 when either is missing. */
-static double layer_cost(const fdt_hybrid_in *in, const fdt_hybrid_plan *out)
+/* The GPU's cost of a layer point over an interior point, from a step measured at gbs and
+ * the interior kernel's rate; 0 when either is missing. */
+static double layer_cost(const fdt_hybrid_in *in, const fdt_hybrid_plan *out, double gbs)
 {
     const fdt_problem *p = &in->p;
-    double best = 0;
-    for (int d = 0; d < FDT_HYB_NDEPLOY; d++)
-        best = fmax(best, in->gpu.deploy_gbs[d]);
-    if (p->op != FDT_OP_DWAVE || best <= 0 || in->gpu.interior_gbs <= 0)
+    if (p->op != FDT_OP_DWAVE || gbs <= 0 || in->gpu.interior_gbs <= 0)
         return 0;
     double n = (double)p->nx * (double)p->ny * (double)p->nz;
     double ipts = (double)out->interior[0] * out->interior[1] * out->interior[2];
-    double t_step = ms_of(fdt_effective_bytes(p), best);
+    double t_step = ms_of(fdt_effective_bytes(p), gbs);
     double t_int = ms_of(box_bytes(p, out->interior), in->gpu.interior_gbs);
     double layer = fmax(t_step - t_int, 0) / (n - ipts);
     return layer / (t_int / ipts);
@@ -316,7 +313,12 @@ static void decide(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
     double bw = in->gpu.copy_gbs > 0 ? in->gpu.copy_gbs : in->gpu.gbs;
     d->gpu_balance = in->gpu.flops_gfs > 0 ? in->gpu.flops_gfs / bw : 0;
     d->compute_bound = d->gpu_balance > 0 ? d->intensity > d->gpu_balance : -1;
-    d->layer_cost = layer_cost(in, out);
+    double best = 0;
+    for (int k = 0; k < FDT_HYB_NDEPLOY; k++) {
+        d->layer_cost_by[k] = layer_cost(in, out, in->gpu.deploy_gbs[k]);
+        best = fmax(best, in->gpu.deploy_gbs[k]);
+    }
+    d->layer_cost = layer_cost(in, out, best);
     d->divergent = d->layer_cost > 0 ? d->layer_cost >= FDT_HYB_DIVERGENT : -1;
     d->paper = d->divergent == 1 ? FDT_HYB_TASK : FDT_HYB_DATA;
 }

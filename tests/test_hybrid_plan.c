@@ -160,6 +160,15 @@ static void task_parallel_when_layers_diverge(void **state)
     assert_true(pl.s[FDT_HYB_TASK].why[0] == 0); /* every rate measured */
     assert_int_equal(pl.d.divergent, 1);
     assert_true(pl.d.layer_cost > 3);
+    /* complete's own: (t_complete - t_interior) per layer point, over the interior's */
+    fdt_problem p = dwave512();
+    double n = 512.0 * 512 * 512, ni = 480.0 * 480 * 480;
+    fdt_problem q = p;
+    q.nx = q.ny = q.nz = 480;
+    double t_c = fdt_effective_bytes(&p) / 2000, t_i = fdt_effective_bytes(&q) / 3600;
+    double want = (t_c - t_i) / (n - ni) / (t_i / ni);
+    assert_true(fabs(pl.d.layer_cost_by[FDT_HYB_COMPLETE] - want) < 1e-9 * want);
+    assert_true(pl.d.layer_cost_by[FDT_HYB_COMPLETE] > pl.d.layer_cost); /* sides is best */
     assert_int_equal(pl.d.paper, FDT_HYB_TASK);
 }
 
