@@ -948,6 +948,29 @@ static void test_model_dwave(void **state)
     /* a window of 32 planes does not fit a 16-plane slab: sides cannot run it */
     fdt_config cw = cfg(&p, "bx=64,by=4,nw=32,align=32,deploy=sides");
     assert_true(fdt_model_time(&p, &cw, &d, NULL, NULL) >= 1e9);
+
+    /* a dry run's ranking of a dwave space on the H100: every deployment and eta ranked,
+     * sides with the 32-plane window last */
+    static const char dspace[] = "ops { \"dwave\" }\n"
+                                 "param(\"bx\", { 64 })\nparam(\"by\", { 4 })\n"
+                                 "param(\"align\", { 32 })\nparam(\"nw\", { 16, 32 })\n"
+                                 "param(\"deploy\", { \"complete\", \"inout\", \"sides\" })\n"
+                                 "param(\"eta\", { \"dist\", \"array\" })\n";
+    fdt_recipe *r = NULL;
+    fdt_err e;
+    if (fdt_recipe_load_text("dwave.lua", dspace, strlen(dspace), NULL, &r, &e))
+        fail_msg("recipe: %s", e.msg);
+    fdt_model_ranking k;
+    if (fdt_model_rank(r, &p, &d, 12, &k, &e))
+        fail_msg("ranking: %s", e.msg);
+    assert_int_equal(k.n, 12);
+    for (size_t i = 1; i < k.ntop; i++)
+        assert_true(k.top[i].pred_ms >= k.top[i - 1].pred_ms);
+    const fdt_ranked *last = &k.top[k.ntop - 1];
+    assert_true(last->cfg.deploy == FDT_DEPLOY_SIDES && last->cfg.nw == 32);
+    assert_true(k.top[0].pred_ms < 1e9 && k.top[0].terms.boxes <= 2);
+    fdt_model_ranking_free(&k);
+    fdt_recipe_free(r);
 }
 
 /* Predictions pinned to the values of the model before its geometry came from the
