@@ -7,7 +7,8 @@
  * architecture takes the CPU form, a GPU's the GPUs'); and a dry run on this machine's CPU
  * (the cpu backend's device) that ranks the configs of recipes/cpu.lua (or, where the
  * repository has none, a small space of both families whose constraints read the recipe's
- * CPU facts, dev.cores and dev.l2) and names their bounds. */
+ * CPU facts, dev.cores and dev.l2) and names their bounds; and dwave's terms on the CPU (the
+ * damping's instructions, a dry run of its deployments and etas). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

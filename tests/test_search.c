@@ -7,7 +7,8 @@
  * and never best; batches, configs resumed from elsewhere and the best reported; and physical
  * sanity checks of the analytic model for an H100 described by hand (above the DRAM floor,
  * windows and alignment help, f64 costs more, unresidentable configs are ruled out, launch
- * bounds and the launch grid are honoured). */
+ * bounds and the launch grid are honoured), and dwave's terms (the damping's work, each
+ * deployment's launches summed, a dry run's ranking of its deployments). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
