@@ -161,6 +161,27 @@ static rate whole_rate(const fdt_hybrid_dev *d)
     return (rate){d->gbs, 1};
 }
 
+/* The best split among k = lo, lo + step, ... <= hi into *s (kept when none beats it); the
+ * best k, or 0 when none beat *s. */
+static int64_t scan(const fdt_hybrid_in *in, rate g, rate c, int64_t lo, int64_t hi,
+                    int64_t step, fdt_hybrid_pred *s)
+{
+    int64_t best = 0;
+    fdt_hybrid_pred t;
+    for (int64_t k = lo; k <= hi; k += step) {
+        data_at(in, g, c, k, &t);
+        if (!s->ok || t.t_ms < s->t_ms) {
+            *s = t;
+            best = k;
+        }
+    }
+    return best;
+}
+
+/* Most splits tried in one pass: beyond it every step-th plane, then the planes around the
+ * best of those (the time is the larger of a part that grows with k and one that shrinks). */
+#define SPLITS_MAX 4096
+
 static void data_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
 {
     fdt_hybrid_pred *s = &out->s[FDT_HYB_DATA];
@@ -172,23 +193,20 @@ static void data_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
                  (long long)p->nz);
         return;
     }
-    int64_t best = 1;
-    fdt_hybrid_pred t;
-    data_at(in, g, c, 1, s);
-    for (int64_t k = 2; k < p->nz; k++) {
-        data_at(in, g, c, k, &t);
-        if (t.t_ms < s->t_ms) {
-            *s = t;
-            best = k;
-        }
+    int64_t last = p->nz - 1, step = (last + SPLITS_MAX - 1) / SPLITS_MAX;
+    int64_t best = scan(in, g, c, 1, last, step, s);
+    if (step > 1) {
+        int64_t lo = best - step > 1 ? best - step : 1;
+        int64_t k = scan(in, g, c, lo, best + step < last ? best + step : last, 1, s);
+        best = k ? k : best;
     }
     out->cpu_planes = best;
     out->f = (double)best / (double)p->nz;
     if (llround(out->f_balance * (double)p->nz) == 0)
         snprintf(s->why, sizeof s->why,
                  "the rates' balance f = %.4f rounds to 0 of %lld z planes: the CPU's share "
-                 "is less than one plane (the best split, 1 plane, is shown)",
-                 out->f_balance, (long long)p->nz);
+                 "is less than one plane (the best split found, %lld plane%s, is shown)",
+                 out->f_balance, (long long)p->nz, (long long)best, best == 1 ? "" : "s");
 }
 
 /* The number of points of the shell between an n box and the box r larger on every side. */

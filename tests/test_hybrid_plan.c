@@ -222,6 +222,7 @@ static void share_rounding_to_no_plane(void **state)
     assert_int_equal(pl.choice, FDT_HYB_GPU);
     assert_int_equal(pl.cpu_planes, 1);
     assert_non_null(strstr(pl.s[FDT_HYB_DATA].why, "rounds to 0 of 64 z planes"));
+    assert_non_null(strstr(pl.s[FDT_HYB_DATA].why, "the best split found, 1 plane, is shown"));
     assert_true(pl.split_gain < 0);
 }
 
@@ -271,6 +272,35 @@ static void prediction_at_a_split(void **state)
     assert_non_null(strstr(e.msg, "no tuned rate for the CPU"));
 }
 
+/* A grid of many planes (16 x 16 x 300000) is searched every 74th plane, then around the
+ * best: the split found is the best of every plane's (fdt_hybrid_predict_data). */
+static void many_planes(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.p = (fdt_problem){FDT_OP_LAP, 4, FDT_F32, 16, 16, 300000};
+    in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 0;
+    in.cpu.gbs = 900;
+    in.cpu.copy_gbs = 1000;
+    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 0};
+    fdt_hybrid_plan pl;
+    fdt_hybrid_pred t;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    double best = INFINITY;
+    int64_t at = 0;
+    for (int64_t k = 1; k < in.p.nz; k++) {
+        assert_int_equal(fdt_hybrid_predict_data(&in, k, &t, &e), 0);
+        if (t.t_ms < best) {
+            best = t.t_ms;
+            at = k;
+        }
+    }
+    print_message("best of every plane: %lld (%.6f ms); found %lld (%.6f ms)\n", (long long)at,
+                  best, (long long)pl.cpu_planes, pl.s[FDT_HYB_DATA].t_ms);
+    assert_true(pl.s[FDT_HYB_DATA].t_ms <= best * (1 + 1e-12));
+}
+
 static void box_model_identity(void **state)
 {
     (void)state;
@@ -300,6 +330,7 @@ int main(void)
         cmocka_unit_test(share_rounding_to_no_plane),
         cmocka_unit_test(no_layer_no_task),
         cmocka_unit_test(prediction_at_a_split),
+        cmocka_unit_test(many_planes),
         cmocka_unit_test(box_model_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
