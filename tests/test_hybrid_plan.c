@@ -80,6 +80,22 @@ static void gpu_only_on_h200(void **state)
     assert_true(fabs(pl.d.gpu_balance - 67000.0 / 4250) < 1e-9);
     assert_int_equal(pl.d.divergent, -1); /* no deployments nor interior rate recorded */
     assert_non_null(strstr(pl.why, "gpu only"));
+    /* the 32-core host (105 GB/s of copy, the step at 95), lap and dwave, both directions at
+     * once or not: still GPU only, no split gaining 3% */
+    for (int k = 0; k < 4; k++) {
+        in = h200();
+        in.cpu.gbs = 95;
+        in.cpu.copy_gbs = 105;
+        in.link.both_gbs = k & 1 ? 50 : 0;
+        if (k & 2) {
+            in.p.op = FDT_OP_LAP;
+            in.p.absorb_w = 0;
+            in.p.absorb_s = 0;
+        }
+        assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+        assert_int_equal(pl.choice, FDT_HYB_GPU);
+        assert_true(pl.split_gain < 0.03);
+    }
 }
 
 /* An APU: GPU 3000, CPU 1000 GB/s from one 4000 GB/s memory, nothing copied. */
