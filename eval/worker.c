@@ -269,6 +269,34 @@ int fdt_device_copy_bandwidth(const fdt_device *d, size_t bytes, double *gbs, fd
     return rc ? -1 : 0;
 }
 
+int fdt_worker_link(fdt_worker *w, fdt_link *l, fdt_err *e)
+{
+    void *reply;
+    size_t n;
+    int rc = request(w, MSG_LINK, "", 0, NULL, 0, MSG_LINK_OK, &reply, &n,
+                     w->o.setup_timeout_ms, e);
+    if (rc == 1)
+        return fdt_err_set(e, "host link: worker timed out");
+    if (rc)
+        return -1;
+    if (n != sizeof *l) {
+        free(reply);
+        return fdt_err_set(e, "host link: malformed answer");
+    }
+    memcpy(l, reply, sizeof *l);
+    free(reply);
+    return 0;
+}
+
+int fdt_device_link(const fdt_device *d, fdt_link *l, fdt_err *e)
+{
+    fdt_worker *w = NULL;
+    int rc = fdt_worker_start(d->backend, d->index, NULL, &w, NULL, e) ||
+             fdt_worker_link(w, l, e);
+    fdt_worker_stop(w);
+    return rc ? -1 : 0;
+}
+
 static int send_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e)
 {
     setup_msg m;
