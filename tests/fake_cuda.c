@@ -123,7 +123,9 @@ CUresult cuGetErrorName(CUresult r, const char **s)
 
 CUresult cuGetErrorString(CUresult r, const char **s)
 {
-    *s = r == CUDA_SUCCESS ? "no error" : "the fake driver of fdtune's tests runs nothing";
+    *s = r == CUDA_SUCCESS                 ? "no error"
+         : r == CUDA_ERROR_OUT_OF_MEMORY ? "above what the fake driver of fdtune's tests allocates"
+                                           : "the fake driver of fdtune's tests runs nothing";
     return CUDA_SUCCESS;
 }
 
