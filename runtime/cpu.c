@@ -735,6 +735,19 @@ static int cpu_stream_wait_event(void *s, void *ev, fdt_err *e)
     return 0; /* what ev marks has run */
 }
 
+/* A row at a time (both sides are host memory). */
+static int cpu_copy_box_on(const fdt_rt_box_copy *c, void *s, fdt_err *e)
+{
+    (void)s;
+    (void)e;
+    for (size_t k = 0; k < c->planes; k++)
+        for (size_t j = 0; j < c->rows; j++)
+            memcpy((char *)(uintptr_t)c->dst + k * c->dst_slice + j * c->dst_line,
+                   (const char *)(uintptr_t)c->src + k * c->src_slice + j * c->src_line,
+                   c->width);
+    return 0;
+}
+
 static int cpu_stream_sync(void *s, fdt_err *e)
 {
     (void)s;
@@ -790,4 +803,5 @@ const fdt_rt_backend fdt_rt_cpu = {
     .event_record_on = cpu_event_record_on,
     .stream_wait_event = cpu_stream_wait_event,
     .stream_sync = cpu_stream_sync,
+    .copy_box_on = cpu_copy_box_on,
 };

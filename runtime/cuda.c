@@ -263,6 +263,7 @@ DECL(cuMemcpyHtoDAsync);
 DECL(cuMemcpyDtoHAsync);
 DECL(cuStreamWaitEvent);
 DECL(cuStreamSynchronize);
+DECL(cuMemcpy3DAsync);
 
 /* libcuda, its symbols resolved; no device touched (cuInit is load_driver's). */
 static int open_driver(fdt_err *e)
@@ -320,6 +321,7 @@ static int open_driver(fdt_err *e)
     SYM(lib, cuMemcpyDtoHAsync);
     SYM(lib, cuStreamWaitEvent);
     SYM(lib, cuStreamSynchronize);
+    SYM(lib, cuMemcpy3DAsync);
     cu_lib = lib;
     return 0;
 }
@@ -706,6 +708,30 @@ static int cuda_stream_sync(void *s, fdt_err *e)
     return 0;
 }
 
+/* One 3D copy: the slice stride must be a whole number of lines on each side. */
+static int cuda_copy_box_on(const fdt_rt_box_copy *c, void *s, fdt_err *e)
+{
+    if (c->src_slice % c->src_line || c->dst_slice % c->dst_line)
+        return fdt_err_set(e, "cuda: box copy: a slice stride that is no whole number of lines");
+    CUDA_MEMCPY3D m;
+    memset(&m, 0, sizeof m);
+    m.srcMemoryType = c->src_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    m.srcHost = (const void *)(uintptr_t)c->src;
+    m.srcDevice = (CUdeviceptr)c->src;
+    m.srcPitch = c->src_line;
+    m.srcHeight = c->src_slice / c->src_line;
+    m.dstMemoryType = c->dst_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    m.dstHost = (void *)(uintptr_t)c->dst;
+    m.dstDevice = (CUdeviceptr)c->dst;
+    m.dstPitch = c->dst_line;
+    m.dstHeight = c->dst_slice / c->dst_line;
+    m.WidthInBytes = c->width;
+    m.Height = c->rows;
+    m.Depth = c->planes;
+    CU(p_cuMemcpy3DAsync(&m, (CUstream)s), "cuMemcpy3DAsync");
+    return 0;
+}
+
 static int cuda_context_lost(void)
 {
     switch (cu_last) {
@@ -772,4 +798,5 @@ const fdt_rt_backend fdt_rt_cuda = {
     .event_record_on = cuda_event_record_on,
     .stream_wait_event = cuda_stream_wait_event,
     .stream_sync = cuda_stream_sync,
+    .copy_box_on = cuda_copy_box_on,
 };

@@ -56,6 +56,16 @@ typedef struct fdt_rt_lib {
 
 #define FDT_RT_MAX_LIBS 8 /* of all backends together */
 
+/* A strided copy of a box of rows: `planes` planes of `rows` rows of `width` bytes, from src
+ * to dst, each side with its own strides in bytes (line: from a row to the next; slice: from
+ * a plane to the next). A side in host memory gives its host address as the integer. */
+typedef struct fdt_rt_box_copy {
+    uint64_t dst, src;       /* the box's first byte on each side */
+    int dst_host, src_host;  /* 1: that side is host memory, 0: the device's */
+    size_t width, rows, planes;
+    size_t dst_line, dst_slice, src_line, src_slice;
+} fdt_rt_box_copy;
+
 typedef struct fdt_rt_backend {
     const char *name;        /* "cuda", "hip", "cpu" */
     const char *vendor;      /* "NVIDIA", "AMD"; "" for cpu (the CPU says its own) */
@@ -160,6 +170,10 @@ typedef struct fdt_rt_backend {
     /* Work queued on s after this waits for ev's record (no host wait). */
     int (*stream_wait_event)(void *s, void *ev, fdt_err *e);
     int (*stream_sync)(void *s, fdt_err *e); /* the host waits for s's work */
+    /* A box copy (fdt_rt_box_copy) queued on s: host to device, device to host or device to
+     * device as its sides say (the CPU: host to host). One call however many rows (cuda: one
+     * 3D copy; hip: a copy per contiguous run of rows). */
+    int (*copy_box_on)(const fdt_rt_box_copy *c, void *s, fdt_err *e);
 } fdt_rt_backend;
 
 int fdt_rt_backend_count(void);

@@ -714,6 +714,33 @@ static int hip_stream_sync(void *s, fdt_err *e)
     return 0;
 }
 
+/* A copy per contiguous run: the whole box when its rows and planes are back to back on both
+ * sides, else a plane at a time when its rows are, else a row at a time (HIP_MEMCPY3D's
+ * layout differs between ROCm releases, so no 3D copy). */
+static int hip_copy_box_on(const fdt_rt_box_copy *c, void *s, fdt_err *e)
+{
+    size_t run = c->width, nrun = c->rows * c->planes, per_plane = c->rows;
+    int rows_packed = c->src_line == c->width && c->dst_line == c->width;
+    if (rows_packed) {
+        run = c->width * c->rows, nrun = c->planes, per_plane = 1;
+        if (c->src_slice == run && c->dst_slice == run)
+            run *= c->planes, nrun = 1;
+    }
+    for (size_t i = 0; i < nrun; i++) {
+        size_t k = i / per_plane, j = i % per_plane;
+        uint64_t src = c->src + k * c->src_slice + j * c->src_line;
+        uint64_t dst = c->dst + k * c->dst_slice + j * c->dst_line;
+        int rc = c->src_host && c->dst_host
+                     ? (memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, run), 0)
+                 : c->src_host ? hip_copy_h2d_on(dst, (const void *)(uintptr_t)src, run, s, e)
+                 : c->dst_host ? hip_copy_d2h_on((void *)(uintptr_t)dst, src, run, s, e)
+                               : hip_copy_d2d_on(dst, src, run, s, e);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
 static int hip_event_create(void **ev, fdt_err *e)
 {
     hipEvent_t x;
@@ -867,4 +894,5 @@ const fdt_rt_backend fdt_rt_hip = {
     .event_record_on = hip_event_record_on,
     .stream_wait_event = hip_stream_wait_event,
     .stream_sync = hip_stream_sync,
+    .copy_box_on = hip_copy_box_on,
 };

@@ -220,6 +220,21 @@ CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st)
     memset((void *)(uintptr_t)d, v, n);
     return CUDA_SUCCESS;
 }
+CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *m, CUstream st)
+{
+    (void)st;
+    if (!runs())
+        return NO;
+    const char *src = m->srcMemoryType == CU_MEMORYTYPE_HOST ? (const char *)m->srcHost
+                                                              : (const char *)m->srcDevice;
+    char *dst = m->dstMemoryType == CU_MEMORYTYPE_HOST ? (char *)m->dstHost
+                                                        : (char *)m->dstDevice;
+    for (size_t k = 0; k < m->Depth; k++)
+        for (size_t j = 0; j < m->Height; j++)
+            memmove(dst + (k * m->dstHeight + j) * m->dstPitch,
+                    src + (k * m->srcHeight + j) * m->srcPitch, m->WidthInBytes);
+    return CUDA_SUCCESS;
+}
 /* Streams: every call is done when it returns, so a stream is a token. */
 CUresult cuStreamCreate(CUstream *st, unsigned int flags)
 {
