@@ -267,7 +267,7 @@ static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fd
         case FDT_ARG_SJ: v->i = (int)W.q.sj; break;
         case FDT_ARG_SK: v->i = (int)W.q.sk; break;
         case FDT_ARG_SRC: set_real(v, W.q.src); break;
-        case FDT_ARG_COUNT: break;
+        default: break; /* dwave's box arguments: the deployment's launches set them */
         }
         k->args[i] = v;
     }

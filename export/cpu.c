@@ -272,7 +272,7 @@ static void family_launchers(const fdt_exp_family *f, fdt_sb *b)
 int fdt_exp_render_cpu(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
 {
     static const char *const portable[] = {"fdtuned_layout.h", "fdtuned_geometry.h",
-                                           "fdtuned_model.h", "fdtuned_nearest.h",
+                                           "fdtuned_deploy.h", "fdtuned_model.h", "fdtuned_nearest.h",
                                            "fdtuned_select.h"};
     const char *host = fdt_exp_snippet("fdtuned_cpu_host.h");
     for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++)

@@ -387,7 +387,7 @@ int fdt_exp_render_header(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
 {
     /* The rules shared with fdtune (portable/, in dependency order), then the selection. */
     static const char *const portable[] = {"fdtuned_layout.h", "fdtuned_geometry.h",
-                                           "fdtuned_model.h", "fdtuned_nearest.h",
+                                           "fdtuned_deploy.h", "fdtuned_model.h", "fdtuned_nearest.h",
                                            "fdtuned_select.h"};
     size_t ncpu = 0;
     for (size_t f = 0; f < p->nfam; f++)

@@ -16,6 +16,8 @@ static const char *const faults[] = {"none", "coef", "plane", "halo", "oob", "ha
 static const char *const binds[] = {"close", "spread", NULL};
 static const char *const loops[] = {"kj", "jk", NULL};
 static const char *const scheds[] = {"static", "dynamic", NULL};
+static const char *const deploys[] = {"complete", "inout", "sides", NULL};
+static const char *const etas[] = {"dist", "array", NULL};
 
 #define HIP FDT_DIALECT_BIT(FDT_DIALECT_HIP)
 #define C FDT_DIALECT_BIT(FDT_DIALECT_C)
@@ -31,6 +33,12 @@ static const fdt_param_info params[] = {
     P(by, 4, 1, 1024, NULL, HIP, "threads per block along y"),
     P(bz, 1, 1, 64, NULL, HIP, "threads per block along z"),
     P(chunk, 0, 0, 1 << 20, NULL, C, "the schedule's chunk in iterations (0: its default)"),
+    P(deploy, FDT_DEPLOY_COMPLETE, 0, 2, deploys, HIP | C,
+      "dwave: launches covering the grid: complete (one damped kernel), inout (the damped "
+      "kernel on the border shell, the interior kernel on the hole), sides (the interior "
+      "kernel, a damped kernel per face)"),
+    P(eta, FDT_ETA_DIST, 0, 1, etas, HIP | C, "dwave: the damping computed from the distance "
+                                              "to the faces (dist) or read from an array"),
     P(fault, 0, 0, FDT_FAULT_COUNT - 1, faults, HIP | C, "test only: deliberately broken kernel"),
     P(l2pf, 0, 0, 256, NULL, HIP, "L2 prefetch size hint of the ring's (lds=2, 3) asynchronous "
                                   "copies in bytes: 0 (none), 64, 128, 256 (NVIDIA; no effect on "
@@ -253,13 +261,20 @@ static fdt_dialect dialect_of(const fdt_config *c)
     return FDT_DIALECT_HIP;
 }
 
+/* Parameters shown only when set: the test-only fault, and dwave's deploy and eta (which
+ * every other operator leaves at their defaults). */
+static int shown_when_set(size_t i)
+{
+    return !strcmp(params[i].name, "fault") || !strcmp(params[i].name, "deploy") ||
+           !strcmp(params[i].name, "eta");
+}
+
 static void display(fdt_dialect d, const fdt_config *c, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = 0;
     for (size_t i = 0; i < NPARAMS; i++)
-        if ((params[i].dialects & FDT_DIALECT_BIT(d)) &&
-            (strcmp(params[i].name, "fault") || *field((fdt_config *)c, &params[i])))
+        if ((params[i].dialects & FDT_DIALECT_BIT(d)) && (!shown_when_set(i) || is_set(c, i)))
             put_param(c, i, buf, n, &used);
 }
 
@@ -306,9 +321,25 @@ static int check_params(fdt_dialect d, const fdt_config *c, fdt_err *e)
     return 0;
 }
 
+/* deploy and eta belong to dwave's absorbing layer: any other operator takes the defaults. */
+static int check_absorb(const fdt_problem *p, const fdt_config *c, fdt_err *e)
+{
+    if (p->op == FDT_OP_DWAVE)
+        return 0;
+    if (c->deploy != FDT_DEPLOY_COMPLETE)
+        return fdt_err_set(e, "config deploy=%s: only dwave has an absorbing layer",
+                           deploys[c->deploy]);
+    if (c->eta != FDT_ETA_DIST)
+        return fdt_err_set(e, "config eta=%s: only dwave has an absorbing layer",
+                           etas[c->eta]);
+    return 0;
+}
+
 /* The C dialect's rules (templates/cpu_*.c). */
 static int check_c(const fdt_problem *p, const fdt_config *c, fdt_err *e)
 {
+    if (check_absorb(p, c, e))
+        return -1;
     if (!is_pow2(c->align))
         return fdt_err_set(e, "config align=%d: must be a power of two", c->align);
     if (c->simd && !is_pow2(c->simd))
@@ -346,8 +377,11 @@ int fdt_config_check_for(const fdt_gen_target *t, const fdt_problem *p, const fd
 
 int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
 {
-    if (check_params(FDT_DIALECT_HIP, c, e))
+    if (check_params(FDT_DIALECT_HIP, c, e) || check_absorb(p, c, e))
         return -1;
+    if (c->deploy == FDT_DEPLOY_INOUT && c->split > 1)
+        return fdt_err_set(e, "config deploy=inout: needs split=1 (the hole is aligned to the "
+                              "blocks of one launch), got split=%d", c->split);
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     long threads = (long)c->bx * c->by * c->bz;
@@ -418,5 +452,60 @@ int fdt_gen_geometry_for(const fdt_gen_target *t, const fdt_problem *p, const fd
         g->launch[0].grid[d] = g->launch[0].block[d] = 1;
     g->launch[0].jbeg = p->R;
     g->launch[0].jend = (int)(p->R + p->ny);
+    return 0;
+}
+
+void fdt_gen_deploy_ext(const fdt_gen_target *t, const fdt_config *c, long long ext[3])
+{
+    FDT_ASSERT(t && (unsigned)t->dialect < FDT_DIALECT_COUNT, "a known dialect");
+    if (t->dialect == FDT_DIALECT_C) {
+        ext[0] = ext[1] = ext[2] = 1; /* the C kernels skip single points */
+        return;
+    }
+    ext[0] = (long long)c->bx * c->vec;
+    ext[1] = (long long)c->by * c->tile;
+    ext[2] = (long long)c->bz * (c->nw ? c->nw : 1);
+}
+
+/* The geometry of c on box b of deployment d: the box's own extents, checked as a grid. */
+static int deploy_box_geometry(const fdt_gen_target *t, const fdt_problem *p,
+                               const fdt_config *c, const fdtuned_box *b, int i,
+                               fdt_geometry *g, fdt_err *e)
+{
+    fdt_problem bp = *p;
+    bp.nx = b->n[0];
+    bp.ny = b->n[1];
+    bp.nz = b->n[2];
+    fdt_err why;
+    if (t->dialect == FDT_DIALECT_HIP && b->g[0] % c->vec)
+        fdt_err_set(&why, "its x origin %lld is not on a whole vector (vec=%d; W=%d)",
+                    b->g[0], c->vec, p->absorb_w);
+    else if (fdt_gen_geometry_for(t, &bp, c, g, &why) == 0)
+        return 0;
+    return fdt_err_set(e, "config deploy=%s: box %d (%lldx%lldx%lld at %lld,%lld,%lld): %s",
+                       deploys[c->deploy], i, b->n[0], b->n[1], b->n[2], b->g[0], b->g[1],
+                       b->g[2], why.msg);
+}
+
+int fdt_gen_deploy(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                   fdt_deploy *d, fdt_err *e)
+{
+    memset(d, 0, sizeof *d);
+    if (fdt_problem_check(p, e) || fdt_config_check_for(t, p, c, e))
+        return -1;
+    const long long n[3] = {p->nx, p->ny, p->nz};
+    if (p->op != FDT_OP_DWAVE) { /* one box, the grid */
+        d->nbox = 1;
+        for (int i = 0; i < 3; i++)
+            d->box[0].n[i] = n[i];
+        return fdt_gen_geometry_for(t, p, c, &d->geo[0], e);
+    }
+    long long ext[3];
+    fdt_gen_deploy_ext(t, c, ext);
+    d->nbox = fdtuned_deploy_boxes(c->deploy, n, p->absorb_w, ext, d->box);
+    FDT_ASSERT(d->nbox >= 1 && d->nbox <= FDTUNED_DEPLOY_MAX, "a checked problem has boxes");
+    for (int i = 0; i < d->nbox; i++)
+        if (deploy_box_geometry(t, p, c, &d->box[i], i, &d->geo[i], e))
+            return -1;
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "fdt_common.h"
 #include "fdtuned_layout.h"
 #include "fdtuned_geometry.h"
+#include "fdtuned_deploy.h"
 
 /* ------------------------------------------------------------------ problem */
 
@@ -67,6 +68,16 @@ int fdt_op_is_step(fdt_op op);
 /* Parses an absorbing layer "W" or "W:S" (width in points, strength S = eta_max * dt) into
  * p->absorb_w and p->absorb_s; the grid is checked against W by fdt_problem_check. */
 int fdt_absorb_parse(const char *s, fdt_problem *p, fdt_err *e);
+/* dwave's damping e(x) = S (d/W)^2 along axis (0 x, 1 y, 2 z) at interior coordinate x, d the
+ * distance into the layer (W - x for x < W, x - (n - 1 - W) for x > n - 1 - W, else 0; so d
+ * runs W..1 over the layer). At a point the damping g is the sum over the three axes (0 in the
+ * interior); the step is p_next = (2 p - (1 - g) p_prev + c2 L(p)) / (1 + g) + src. */
+double fdt_absorb_damping(const fdt_problem *p, int axis, int64_t x);
+/* The eta array that kernels with eta=array read: nx + ny + nz values of the problem's
+ * precision, e_x[0..nx) | e_y[0..ny) | e_z[0..nz), each fdt_absorb_damping rounded. buf holds
+ * fdt_absorb_profile_bytes(p). Fails for a problem that is not a valid dwave. */
+size_t fdt_absorb_profile_bytes(const fdt_problem *p);
+int fdt_absorb_profile(const fdt_problem *p, void *buf, fdt_err *e);
 /* Text key such as "lap R=4 f32 512x512x512" ("dwave R=4 f32 512x512x512 W=16 S=0.1"). */
 void fdt_problem_format(const fdt_problem *p, char *buf, size_t n);
 /* The problem as members of the JSON object m is in: "op", "R", "precision", "nx", "ny",
@@ -123,7 +134,17 @@ typedef struct fdt_config {
     int sched;      /* OpenMP schedule: 0 static, 1 dynamic */
     int chunk;      /* the schedule's chunk (0: the schedule's default) */
     int twopass;    /* lap and wave: each row's x and y terms, then its z terms */
+    /* dwave's (both dialects; every other operator takes the defaults only). */
+    int deploy;     /* FDT_DEPLOY_*: the launches that cover the grid (fdt_gen_deploy) */
+    int eta;        /* the damping: 0 "dist" computed from the distance to the faces, 1 "array"
+                     * read from the eta array (fdt_absorb_profile) */
 } fdt_config;
+
+/* The deployments of dwave (portable/fdtuned_deploy.h): one damped kernel over the grid; a
+ * damped kernel over the border shell and the interior kernel over the block-aligned hole;
+ * the interior kernel over [W, n-W)^3 and a damped kernel per face. */
+enum { FDT_DEPLOY_COMPLETE = 0, FDT_DEPLOY_INOUT = 1, FDT_DEPLOY_SIDES = 2 };
+enum { FDT_ETA_DIST = 0, FDT_ETA_ARRAY = 1 };
 
 /* The strip of xs=0: whole rows up to this many values (the buffers live on the stack). */
 #define FDT_XS_WHOLE_MAX 1024
@@ -184,9 +205,9 @@ int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e);
  * This text is the key of a config everywhere (CLI, database, exports). */
 void fdt_config_format(const fdt_config *c, char *buf, size_t n);
 /* What a person reads: every parameter of the config's dialect, in the catalogue's order,
- * defaults included ("bx=64,by=4,bz=1,lb=0,...", the test-only fault only when set). The
- * dialect is C when a parameter only the C dialect takes is set, else HIP's. Not a key:
- * compare and store configs by fdt_config_format's canonical text. Fits
+ * defaults included ("bx=64,by=4,bz=1,lb=0,..."; the test-only fault and dwave's deploy and
+ * eta only when set). The dialect is C when a parameter only the C dialect takes is set, else
+ * HIP's. Not a key: compare and store configs by fdt_config_format's canonical text. Fits
  * FDT_CONFIG_DISPLAY_MAX bytes. */
 void fdt_config_display(const fdt_config *c, char *buf, size_t n);
 /* fdt_config_display with the parameters of target t's dialect. */
@@ -272,7 +293,10 @@ int64_t fdt_gen_barriers_at(const fdt_problem *p, const fdt_config *c);
 
 /* ------------------------------------------------------------------ kernel arguments */
 
-/* Every generated kernel takes its arguments in this order; which ones depends on the op. */
+/* Every generated kernel takes its arguments in this order; which ones depends on the op.
+ * dwave's: OUT, IN, PREV, C2, ETA, [NX, NY, NZ, LINE, SLICE: the global grid], BNX, BNY, BNZ,
+ * GX, GY, GZ, HX0, HX1, HY0, HY1, HZ0, HZ1, JBEG, JEND, SX, SY, SZ, SI, SJ, SK, SRC; its
+ * pointers point at the box's padded origin, SI, SJ, SK are global padded coordinates. */
 typedef enum {
     FDT_ARG_OUT, FDT_ARG_IN, FDT_ARG_PREV, FDT_ARG_C2, /* pointers (already offset) */
     FDT_ARG_NX, FDT_ARG_NY, FDT_ARG_NZ, FDT_ARG_LINE,  /* int */
@@ -281,12 +305,39 @@ typedef enum {
     FDT_ARG_SX, FDT_ARG_SY, FDT_ARG_SZ,                /* real: 1/h^2 per axis */
     FDT_ARG_SI, FDT_ARG_SJ, FDT_ARG_SK,                /* int: wave source point (padded) */
     FDT_ARG_SRC,                                       /* real: wave source amplitude */
+    FDT_ARG_ETA,                         /* dwave: pointer to the eta array's first value */
+    FDT_ARG_BNX, FDT_ARG_BNY, FDT_ARG_BNZ, /* dwave, int: this launch's box extents */
+    FDT_ARG_GX, FDT_ARG_GY, FDT_ARG_GZ,  /* dwave, int: global interior coordinate of the box's
+                                          * first point */
+    FDT_ARG_HX0, FDT_ARG_HX1,            /* dwave, int: box-local interior [x0,x1) x [y0,y1) x */
+    FDT_ARG_HY0, FDT_ARG_HY1,            /* [z0,z1) the launch leaves to another (zeros: */
+    FDT_ARG_HZ0, FDT_ARG_HZ1,            /* none) */
     FDT_ARG_COUNT
 } fdt_arg;
 
 /* Fills args (at most FDT_ARG_COUNT) and returns how many. With the grid baked into the
  * kernel (the default), the dimensions are not arguments. */
 int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *args);
+
+/* ------------------------------------------------------------------ deployments */
+
+/* The launches of one dwave deployment: its boxes (portable/fdtuned_deploy.h) and the
+ * geometry of the config on each box's extents (fdt_gen_geometry_for). */
+typedef struct fdt_deploy {
+    int nbox;
+    fdtuned_box box[FDTUNED_DEPLOY_MAX];
+    fdt_geometry geo[FDTUNED_DEPLOY_MAX];
+} fdt_deploy;
+
+/* The blocks' output extents the hole of deploy=inout is aligned to: bx*vec, by*tile and
+ * bz*max(nw, 1) in HIP; 1, 1, 1 in C (which skips single points). */
+void fdt_gen_deploy_ext(const fdt_gen_target *t, const fdt_config *c, long long ext[3]);
+/* The boxes of c's deployment on dwave problem p in target t's dialect, each with the
+ * config's geometry on its extents. Fails (the error names the box) when the config cannot
+ * run some box: a window longer than a W-thick slab, a box whose x origin is not on a whole
+ * vector, any grid misfit. Any other operator has one box, the grid, undamped. */
+int fdt_gen_deploy(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                   fdt_deploy *d, fdt_err *e);
 
 /* ------------------------------------------------------------------ source */
 
@@ -307,6 +358,9 @@ typedef struct fdt_gen_opts {
  * in). Fails for a dialect the generator does not emit. */
 int fdt_gen_source(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
                    const char *name, const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e);
+/* dwave: the second kernel of every dwave source, `name` + "_int" (the interior kernel: the
+ * undamped wave expression, the same arguments; ETA and the hole unused). */
+void fdt_gen_dwave_interior_name(const char *name, char *buf, size_t n);
 /* Default kernel name, e.g. "fdt_lap_r4_f32_1a2b3c4d" (hash of the canonical config and
  * the grid). */
 void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n);

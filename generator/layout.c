@@ -269,11 +269,17 @@ int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *a)
         a[n++] = FDT_ARG_PREV;
         a[n++] = FDT_ARG_C2;
     }
+    if (op == FDT_OP_DWAVE)
+        a[n++] = FDT_ARG_ETA;
     if (runtime_dims) {
         static const fdt_arg dims[] = {FDT_ARG_NX, FDT_ARG_NY, FDT_ARG_NZ, FDT_ARG_LINE,
                                        FDT_ARG_SLICE};
         for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
             a[n++] = dims[i];
+    }
+    if (op == FDT_OP_DWAVE) { /* the box: extents, global origin, hole */
+        for (int b = FDT_ARG_BNX; b <= FDT_ARG_HZ1; b++)
+            a[n++] = (fdt_arg)b;
     }
     a[n++] = FDT_ARG_JBEG;
     a[n++] = FDT_ARG_JEND;

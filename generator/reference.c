@@ -4,6 +4,7 @@
 #include "fdt_gen.h"
 
 #include <math.h>
+#include <string.h>
 
 static uint64_t mix64(uint64_t z)
 {
@@ -52,6 +53,55 @@ static double d2(const long double *coef, int R, fdt_input_fn fn, void *ctx, int
     return (double)s;
 }
 
+double fdt_absorb_damping(const fdt_problem *p, int axis, int64_t x)
+{
+    FDT_ASSERT(axis >= 0 && axis < 3, "an axis");
+    const int64_t n = axis == 0 ? p->nx : axis == 1 ? p->ny : p->nz, W = p->absorb_w;
+    int64_t d = 0;
+    if (x < W)
+        d = W - x;
+    else if (x > n - 1 - W)
+        d = x - (n - 1 - W);
+    if (!d || W < 1)
+        return 0.0;
+    double r = (double)d / (double)W;
+    return p->absorb_s * r * r;
+}
+
+size_t fdt_absorb_profile_bytes(const fdt_problem *p)
+{
+    return (size_t)(p->nx + p->ny + p->nz) * fdt_prec_size(p->prec);
+}
+
+int fdt_absorb_profile(const fdt_problem *p, void *buf, fdt_err *e)
+{
+    if (fdt_problem_check(p, e))
+        return -1;
+    if (p->op != FDT_OP_DWAVE)
+        return fdt_err_set(e, "absorbing profile: only dwave has an absorbing layer, not %s",
+                           fdt_op_name(p->op));
+    const int64_t n[3] = {p->nx, p->ny, p->nz};
+    size_t at = 0;
+    for (int axis = 0; axis < 3; axis++)
+        for (int64_t x = 0; x < n[axis]; x++, at++) {
+            double v = fdt_absorb_damping(p, axis, x);
+            if (p->prec == FDT_F32) {
+                float f = (float)v;
+                memcpy((float *)buf + at, &f, sizeof f);
+            } else {
+                memcpy((double *)buf + at, &v, sizeof v);
+            }
+        }
+    return 0;
+}
+
+/* dwave: the damping g at padded point (i, j, k), the sum of the three axes'. */
+static double damping_at(const fdt_problem *p, int64_t i, int64_t j, int64_t k)
+{
+    return fdt_absorb_damping(p, 0, i - p->R) + fdt_absorb_damping(p, 1, j - p->R) +
+           fdt_absorb_damping(p, 2, k - p->R);
+}
+
 double fdt_reference_point(const fdt_problem *p, const fdt_params *q, const long double *coef,
                            fdt_input_fn fn, void *ctx, int64_t i, int64_t j, int64_t k)
 {
@@ -67,8 +117,11 @@ double fdt_reference_point(const fdt_problem *p, const fdt_params *q, const long
                  q->sz * d2(coef, R, fn, ctx, F, i, j, k, 2);
     if (p->op == FDT_OP_LAP)
         return lap;
-    double v = 2.0 * fn(ctx, F, i, j, k) - fn(ctx, FDT_FIELD_PREV, i, j, k) +
+    double g = p->op == FDT_OP_DWAVE ? damping_at(p, i, j, k) : 0.0;
+    double v = 2.0 * fn(ctx, F, i, j, k) - (1.0 - g) * fn(ctx, FDT_FIELD_PREV, i, j, k) +
                fn(ctx, FDT_FIELD_C2, i, j, k) * lap;
+    if (g != 0.0)
+        v /= 1.0 + g;
     if (i == q->si && j == q->sj && k == q->sk)
         v += q->src;
     return v;
@@ -92,6 +145,16 @@ void fdt_tolerance_make(const fdt_problem *p, const fdt_params *q, fdt_tolerance
         /* 2 p - p_prev + c2 lap + src, with |p|, |p_prev| < 1 and c2 < 0.5 */
         t->abs_terms = 3.0 + 0.5 * (q->sx + q->sy + q->sz) * sum + fabs(q->src);
         t->nterms = 3 * n1 + 4;
+    }
+    if (p->op == FDT_OP_DWAVE) {
+        /* (2 p - (1 - g) p_prev + c2 L(p)) / (1 + g) with 0 <= g <= 3 S: the numerator's
+         * terms grow by g |p_prev| <= g; g's own rounding (distance, square, scale, the sum
+         * of three; or three rounded array values and their sum) moves the result by at most
+         * |dg| (|p_prev| + |result|), so a relative error of g counts as g times the terms;
+         * the division and the extra product and sum are three more roundings */
+        double gmax = 3.0 * p->absorb_s;
+        t->abs_terms = t->abs_terms * (1.0 + gmax) + gmax;
+        t->nterms += 10;
     }
     double u = p->prec == FDT_F32 ? 0x1p-24 : 0x1p-53;
     /* |fl(sum) - sum| <= n u sum|terms| for any summation order (FMA included); two more

@@ -23,6 +23,11 @@ const char *fdt_gen_fingerprint(void) { return fdt_gen_fingerprint_text; }
 const char *fdt_gen_nvrtc_hip_header(void) { return fdt_tpl_text("nvrtc_hip_runtime.h"); }
 const char *fdt_gen_amd_hip_header(void) { return fdt_tpl_text("amd_device.h"); }
 
+void fdt_gen_dwave_interior_name(const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s_int", name);
+}
+
 void fdt_gen_kernel_name(const fdt_problem *p, const fdt_config *c, char *buf, size_t n)
 {
     char key[256], text[320];
@@ -100,23 +105,39 @@ static int emit_weights(const fdt_problem *p, const fdt_config *c, fdt_sb *b, fd
 
 static const char *real_name(fdt_prec p) { return p == FDT_F64 ? "double" : "float"; }
 
+/* dwave's box arguments (ints): their names in both dialects. */
+static const char *box_arg_name(fdt_arg a)
+{
+    static const char *const names[] = {"bnx", "bny", "bnz", "gx", "gy", "gz",
+                                        "hx0", "hx1", "hy0", "hy1", "hz0", "hz1"};
+    FDT_ASSERT(a >= FDT_ARG_BNX && a <= FDT_ARG_HZ1, "a box argument");
+    return names[a - FDT_ARG_BNX];
+}
+
 static void emit_params(const fdt_problem *p, int runtime_dims, fdt_sb *b)
 {
     fdt_arg args[FDT_ARG_COUNT];
     int n = fdt_gen_kernel_args(p->op, runtime_dims, args);
     const char *real = real_name(p->prec);
+    /* dwave: the grid's extents are the global ones (nx, ny, nz are the box's in the kernel) */
+    const char *g = p->op == FDT_OP_DWAVE ? "g" : "";
     for (int i = 0; i < n; i++) {
         /* pointers on the first line, the dimensions on the next, then the rest */
         if (i)
-            fdt_sb_puts(b, args[i] == FDT_ARG_NX || args[i] == FDT_ARG_JBEG ? ",\n    " : ", ");
+            fdt_sb_puts(b, args[i] == FDT_ARG_NX || args[i] == FDT_ARG_JBEG ||
+                                   args[i] == FDT_ARG_BNX ? ",\n    " : ", ");
+        if (args[i] >= FDT_ARG_BNX && args[i] <= FDT_ARG_HZ1) {
+            fdt_sb_printf(b, "int %s", box_arg_name(args[i]));
+            continue;
+        }
         switch (args[i]) {
         case FDT_ARG_OUT: fdt_sb_printf(b, "%s* __restrict__ out", real); break;
         case FDT_ARG_IN: fdt_sb_printf(b, "const %s* __restrict__ in", real); break;
         case FDT_ARG_PREV: fdt_sb_printf(b, "const %s* __restrict__ prev", real); break;
         case FDT_ARG_C2: fdt_sb_printf(b, "const %s* __restrict__ c2", real); break;
-        case FDT_ARG_NX: fdt_sb_puts(b, "int nx"); break;
-        case FDT_ARG_NY: fdt_sb_puts(b, "int ny"); break;
-        case FDT_ARG_NZ: fdt_sb_puts(b, "int nz"); break;
+        case FDT_ARG_NX: fdt_sb_printf(b, "int %snx", g); break;
+        case FDT_ARG_NY: fdt_sb_printf(b, "int %sny", g); break;
+        case FDT_ARG_NZ: fdt_sb_printf(b, "int %snz", g); break;
         case FDT_ARG_LINE: fdt_sb_puts(b, "int line"); break;
         case FDT_ARG_SLICE: fdt_sb_puts(b, "long long slice"); break;
         case FDT_ARG_JBEG: fdt_sb_puts(b, "int jbeg"); break;
@@ -128,7 +149,8 @@ static void emit_params(const fdt_problem *p, int runtime_dims, fdt_sb *b)
         case FDT_ARG_SJ: fdt_sb_puts(b, "int sj"); break;
         case FDT_ARG_SK: fdt_sb_puts(b, "int sk"); break;
         case FDT_ARG_SRC: fdt_sb_printf(b, "%s src", real); break;
-        case FDT_ARG_COUNT: break;
+        case FDT_ARG_ETA: fdt_sb_printf(b, "const %s* __restrict__ eta", real); break;
+        default: break; /* the box's, above */
         }
     }
 }
@@ -481,15 +503,22 @@ static int c_emit_d2(const fdt_problem *p, const fdt_config *c, fdt_sb *b, fdt_e
 
 /* An argument's name and its type in the typed kernel (the grid's strides are dim_line and
  * dim_slice there: the kernels' own line and slice are ptrdiff_t copies of them). */
-static void c_arg(fdt_arg a, const char *real, const char **name, char *type, size_t n)
+static void c_arg(fdt_arg a, int dwave, const char *real, const char **name, char *type,
+                  size_t n)
 {
-    static const char *const names[FDT_ARG_COUNT] = {
+    static const char *const names[FDT_ARG_ETA + 1] = {
         "out", "in", "prev", "c2", "nx", "ny", "nz", "dim_line", "dim_slice", "jbeg", "jend",
-        "sx", "sy", "sz", "si", "sj", "sk", "src"};
-    *name = names[a];
+        "sx", "sy", "sz", "si", "sj", "sk", "src", "eta"};
+    static const char *const global[3] = {"gnx", "gny", "gnz"}; /* dwave: nx is the box's */
+    if (a >= FDT_ARG_BNX)
+        *name = box_arg_name(a);
+    else if (dwave && a >= FDT_ARG_NX && a <= FDT_ARG_NZ)
+        *name = global[a - FDT_ARG_NX];
+    else
+        *name = names[a];
     if (a == FDT_ARG_OUT)
         snprintf(type, n, "%s *", real);
-    else if (a <= FDT_ARG_C2)
+    else if (a <= FDT_ARG_C2 || a == FDT_ARG_ETA)
         snprintf(type, n, "const %s *", real);
     else if (a == FDT_ARG_SLICE)
         snprintf(type, n, "long long ");
@@ -513,11 +542,11 @@ static void c_args_vars(const fdt_problem *p, int runtime_dims, vars *vs)
     for (int i = 0; i < n; i++) {
         const char *name;
         char type[32];
-        c_arg(args[i], real, &name, type, sizeof type);
-        int ptr = args[i] <= FDT_ARG_C2;
+        c_arg(args[i], p->op == FDT_OP_DWAVE, real, &name, type, sizeof type);
+        int ptr = args[i] <= FDT_ARG_C2 || args[i] == FDT_ARG_ETA;
         if (i)
-            fdt_sb_puts(&params, args[i] == FDT_ARG_NX || args[i] == FDT_ARG_JBEG ? ",\n    "
-                                                                                : ", ");
+            fdt_sb_puts(&params, args[i] == FDT_ARG_NX || args[i] == FDT_ARG_JBEG ||
+                                         args[i] == FDT_ARG_BNX ? ",\n    " : ", ");
         fdt_sb_printf(&params, "%s%s%s", type, ptr ? "restrict " : "", name);
         fdt_sb_printf(&unpack, "%s    %s%s;\n    __builtin_memcpy(&%s, args[%d], sizeof %s);",
                       i ? "\n" : "", type, name, name, i, name);

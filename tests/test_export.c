@@ -469,7 +469,8 @@ static void test_header_compiles(void **state)
     assert_int_equal(count(text, "extern __shared__"), 2);
     /* The rules fdtune runs are in the header verbatim, once: no copies of its own. */
     static const char *const portable[] = {"fdtuned_layout.h", "fdtuned_geometry.h",
-                                           "fdtuned_model.h", "fdtuned_nearest.h"};
+                                           "fdtuned_deploy.h", "fdtuned_model.h",
+                                           "fdtuned_nearest.h"};
     for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++) {
         char path[1200];
         snprintf(path, sizeof path, "%s/portable/%s", g_src, portable[i]);

@@ -337,7 +337,7 @@ static void run_kernel(entry_fn fn, const fdt_problem *p, const fdt_params *q, a
         case FDT_ARG_SJ: v[i].i = (int)q->sj; break;
         case FDT_ARG_SK: v[i].i = (int)q->sk; break;
         case FDT_ARG_SRC: set_real(p, &v[i], q->src); break;
-        case FDT_ARG_COUNT: break;
+        default: break;
         }
         args[i] = &v[i];
     }
@@ -682,7 +682,7 @@ static void test_refusals(void **state)
     assert_int_equal(fdt_config_parse("bx=32", &c, &e), 0);
     assert_int_equal(fdt_gen_source(&CPU, &p, &c, NULL, NULL, &src, &e), -1);
     assert_string_equal(e.msg, "config: bx is a GPU parameter; the C dialect takes align, bind, "
-                               "blk, chunk, fault, loop, nt, pfd, sched, simd, thr, twopass, "
+                               "blk, chunk, deploy, eta, fault, loop, nt, pfd, sched, simd, thr, twopass, "
                                "tx, ty, tz, uj, uk, xs");
     assert_int_equal(fdt_config_parse("blk=1,twopass=1", &c, &e), 0);
     assert_int_equal(fdt_gen_source(&CPU, &p, &c, NULL, NULL, &src, &e), -1);

@@ -308,7 +308,7 @@ static void test_config_c_dialect(void **state)
     assert_int_equal(fdt_config_parse("bx=32", &d, &e), 0);
     assert_int_equal(fdt_config_check_for(&cpu, &p, &d, &e), -1);
     assert_string_equal(e.msg, "config: bx is a GPU parameter; the C dialect takes align, bind, "
-                               "blk, chunk, fault, loop, nt, pfd, sched, simd, thr, twopass, "
+                               "blk, chunk, deploy, eta, fault, loop, nt, pfd, sched, simd, thr, twopass, "
                                "tx, ty, tz, uj, uk, xs");
     assert_int_equal(fdt_config_check_for(&gpu, &p, &d, &e), 0);
     /* the C dialect's own rules */
@@ -704,6 +704,21 @@ static void test_kernel_args(void **state)
     n = fdt_gen_kernel_args(FDT_OP_LAP, 0, a);
     assert_int_equal(n, 7);
     assert_int_equal(a[2], FDT_ARG_JBEG);
+    /* dwave: the eta array, the global grid, then the box (extents, origin, hole) */
+    static const fdt_arg dw[] = {FDT_ARG_OUT, FDT_ARG_IN, FDT_ARG_PREV, FDT_ARG_C2, FDT_ARG_ETA,
+                                 FDT_ARG_NX, FDT_ARG_NY, FDT_ARG_NZ, FDT_ARG_LINE, FDT_ARG_SLICE,
+                                 FDT_ARG_BNX, FDT_ARG_BNY, FDT_ARG_BNZ, FDT_ARG_GX, FDT_ARG_GY,
+                                 FDT_ARG_GZ, FDT_ARG_HX0, FDT_ARG_HX1, FDT_ARG_HY0, FDT_ARG_HY1,
+                                 FDT_ARG_HZ0, FDT_ARG_HZ1, FDT_ARG_JBEG, FDT_ARG_JEND, FDT_ARG_SX,
+                                 FDT_ARG_SY, FDT_ARG_SZ, FDT_ARG_SI, FDT_ARG_SJ, FDT_ARG_SK,
+                                 FDT_ARG_SRC};
+    n = fdt_gen_kernel_args(FDT_OP_DWAVE, 1, a);
+    assert_int_equal(n, (int)(sizeof dw / sizeof dw[0]));
+    for (int i = 0; i < n; i++)
+        assert_int_equal(a[i], dw[i]);
+    n = fdt_gen_kernel_args(FDT_OP_DWAVE, 0, a);
+    assert_int_equal(n, (int)(sizeof dw / sizeof dw[0]) - 5);
+    assert_int_equal(a[5], FDT_ARG_BNX);
 }
 
 /* ------------------------------------------------------------------ templates and source */
@@ -1200,6 +1215,231 @@ static void test_reference_exact_on_polynomials(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ dwave: layer, deployments */
+
+/* fdtuned_deploy_boxes partitions the grid exactly: every point written by exactly one launch
+ * (a damped box's hole is left to another), the undamped boxes inside [W, n-W) on every axis
+ * (where the damping is 0), inout's hole aligned to ext from the box's origin, for many grids,
+ * widths and block extents, all three deployments. */
+static void test_deploy_partition(void **state)
+{
+    (void)state;
+    static const long long grids[][3] = {{3, 3, 3}, {5, 7, 9}, {16, 16, 16}, {17, 23, 31},
+                                         {40, 9, 13}, {64, 33, 20}};
+    static const long long exts[][3] = {{1, 1, 1}, {4, 2, 1}, {8, 4, 2}, {64, 4, 16},
+                                        {3, 5, 7}, {32, 1, 8}};
+    int cases = 0, holes = 0;
+    for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++) {
+        const long long *n = grids[gi];
+        long long nmin = n[0] < n[1] ? n[0] : n[1];
+        nmin = nmin < n[2] ? nmin : n[2];
+        unsigned char *seen = malloc((size_t)(n[0] * n[1] * n[2]));
+        assert_non_null(seen);
+        for (int W = 1; 2 * W < nmin; W++)
+            for (size_t xi = 0; xi < sizeof exts / sizeof exts[0]; xi++)
+                for (int dep = 0; dep < 3; dep++) {
+                    fdtuned_box b[FDTUNED_DEPLOY_MAX];
+                    int nb = fdtuned_deploy_boxes(dep, n, W, exts[xi], b);
+                    assert_true(nb >= 1 && nb <= FDTUNED_DEPLOY_MAX);
+                    assert_int_equal(nb, dep == 0 ? 1 : dep == 2 ? 7 : nb);
+                    memset(seen, 0, (size_t)(n[0] * n[1] * n[2]));
+                    for (int q = 0; q < nb; q++) {
+                        const fdtuned_box *x = &b[q];
+                        for (int d = 0; d < 3; d++) {
+                            assert_true(x->n[d] >= 1 && x->g[d] >= 0 && x->g[d] + x->n[d] <= n[d]);
+                            if (!x->damped) /* the interior kernel computes g = 0 only */
+                                assert_true(x->g[d] >= W && x->g[d] + x->n[d] <= n[d] - W);
+                            if (x->hole[2 * d + 1] > x->hole[2 * d]) {
+                                assert_int_equal(x->hole[2 * d] % exts[xi][d], 0);
+                                assert_int_equal(x->hole[2 * d + 1] % exts[xi][d], 0);
+                            }
+                        }
+                        holes += x->hole[1] > 0;
+                        for (long long z = 0; z < x->n[2]; z++)
+                            for (long long y = 0; y < x->n[1]; y++)
+                                for (long long xx = 0; xx < x->n[0]; xx++) {
+                                    const long long *h = x->hole;
+                                    if (xx >= h[0] && xx < h[1] && y >= h[2] && y < h[3] &&
+                                        z >= h[4] && z < h[5])
+                                        continue;
+                                    long long at = (x->g[0] + xx) +
+                                                   n[0] * ((x->g[1] + y) + n[1] * (x->g[2] + z));
+                                    seen[at]++;
+                                }
+                    }
+                    for (long long a = 0; a < n[0] * n[1] * n[2]; a++)
+                        if (seen[a] != 1)
+                            fail_msg("deploy %d on %lldx%lldx%lld W=%d ext %lld,%lld,%lld: point "
+                                     "%lld written %d times", dep, n[0], n[1], n[2], W,
+                                     exts[xi][0], exts[xi][1], exts[xi][2], a, seen[a]);
+                    cases++;
+                }
+        free(seen);
+    }
+    assert_true(cases > 300);
+    assert_true(holes > 20); /* inout did leave holes to its interior kernel */
+    /* bad arguments */
+    fdtuned_box b[FDTUNED_DEPLOY_MAX];
+    const long long n[3] = {8, 8, 8}, one[3] = {1, 1, 1}, zero[3] = {1, 0, 1};
+    assert_int_equal(fdtuned_deploy_boxes(0, n, 4, one, b), -1); /* 2W = n */
+    assert_int_equal(fdtuned_deploy_boxes(0, n, 0, one, b), -1);
+    assert_int_equal(fdtuned_deploy_boxes(3, n, 2, one, b), -1);
+    assert_int_equal(fdtuned_deploy_boxes(1, n, 2, zero, b), -1);
+}
+
+/* fdt_gen_deploy: the boxes with each one's geometry; a config that cannot run some box is
+ * refused with the box named; the catalogue's deploy and eta belong to dwave only. */
+static void test_deploy_configs(void **state)
+{
+    (void)state;
+    static const fdt_gen_target cpu = {FDT_DIALECT_C};
+    fdt_problem p = {FDT_OP_DWAVE, 4, FDT_F32, 128, 96, 64, 16, 0.1};
+    fdt_config c;
+    fdt_err e;
+    fdt_deploy d;
+    assert_int_equal(fdt_config_parse("deploy=inout,eta=array,bx=32,by=4,tile=2", &c, &e), 0);
+    assert_int_equal(fdt_gen_deploy(&hip, &p, &c, &d, &e), 0);
+    assert_int_equal(d.nbox, 2);
+    /* the hole: [16, 112) x [16, 80) x [16, 48), multiples of 32, 8 and 1 */
+    assert_int_equal(d.box[0].hole[0], 32);
+    assert_int_equal(d.box[0].hole[1], 96);
+    assert_int_equal(d.box[0].hole[2], 16);
+    assert_int_equal(d.box[0].hole[3], 80);
+    assert_int_equal(d.box[1].n[2], 32);
+    assert_int_equal(d.box[1].damped, 0);
+    assert_int_equal(d.geo[1].launch[0].jend - d.geo[1].launch[0].jbeg, 64);
+    char key[256];
+    fdt_config_format(&c, key, sizeof key);
+    assert_string_equal(key, "bx=32,deploy=inout,eta=array,tile=2");
+    /* sides: seven boxes; a window longer than the W-thick z faces is refused */
+    assert_int_equal(fdt_config_parse("deploy=sides,nw=32", &c, &e), 0);
+    assert_int_equal(fdt_gen_deploy(&hip, &p, &c, &d, &e), -1);
+    assert_contains(e.msg, "config deploy=sides: box 1 (128x96x16 at 0,0,0): config nw=32: "
+                           "window longer than nz=16");
+    assert_int_equal(fdt_config_parse("deploy=sides,nw=16", &c, &e), 0);
+    assert_int_equal(fdt_gen_deploy(&hip, &p, &c, &d, &e), 0);
+    assert_int_equal(d.nbox, 7);
+    /* a box's x origin off a whole vector: W = 6 with vec = 4 */
+    p.absorb_w = 6;
+    assert_int_equal(fdt_config_parse("deploy=sides,vec=4,align=4", &c, &e), 0);
+    assert_int_equal(fdt_gen_deploy(&hip, &p, &c, &d, &e), -1);
+    assert_contains(e.msg, "box 0 (116x84x52 at 6,6,6): its x origin 6 is not on a whole vector");
+    assert_int_equal(fdt_gen_deploy(&cpu, &p, &(fdt_config){0}, &d, &e), -1); /* ranges */
+    assert_int_equal(fdt_config_parse("deploy=sides,eta=array", &c, &e), 0);
+    assert_int_equal(fdt_gen_deploy(&cpu, &p, &c, &d, &e), 0);
+    assert_int_equal(d.nbox, 7);
+    assert_int_equal(d.geo[3].launch[0].jend, 4 + 6); /* a y face: 6 rows */
+    /* inout refuses a split; other operators refuse deploy and eta */
+    assert_int_equal(fdt_config_parse("deploy=inout,split=2", &c, &e), 0);
+    assert_int_equal(fdt_config_check(&p, &c, &e), -1);
+    assert_contains(e.msg, "config deploy=inout: needs split=1");
+    fdt_problem w = {FDT_OP_WAVE, 4, FDT_F32, 64, 64, 64};
+    assert_int_equal(fdt_config_parse("deploy=inout", &c, &e), 0);
+    assert_int_equal(fdt_config_check(&w, &c, &e), -1);
+    assert_string_equal(e.msg, "config deploy=inout: only dwave has an absorbing layer");
+    assert_int_equal(fdt_config_check_for(&cpu, &w, &c, &e), -1);
+    assert_int_equal(fdt_config_parse("eta=array", &c, &e), 0);
+    assert_int_equal(fdt_config_check(&w, &c, &e), -1);
+    assert_string_equal(e.msg, "config eta=array: only dwave has an absorbing layer");
+    assert_int_equal(fdt_config_parse("deploy=all", &c, &e), -1);
+    assert_contains(e.msg, "expected one of complete, inout, sides");
+    /* any other operator: one box, the grid */
+    fdt_config_default(&c);
+    assert_int_equal(fdt_gen_deploy(&hip, &w, &c, &d, &e), 0);
+    assert_int_equal(d.nbox, 1);
+    assert_int_equal(d.box[0].n[1], 64);
+}
+
+/* The damping profile: d runs W..1 over the layer, 0 inside; the eta array is its rounding. */
+static void test_absorb_profile(void **state)
+{
+    (void)state;
+    fdt_problem p = {FDT_OP_DWAVE, 2, FDT_F32, 10, 12, 14, 3, 0.5};
+    assert_true(fdt_absorb_damping(&p, 0, 0) == 0.5);
+    assert_true(fdt_absorb_damping(&p, 0, 1) == 0.5 * 4.0 / 9.0);
+    assert_true(fdt_absorb_damping(&p, 0, 2) == 0.5 / 9.0);
+    assert_true(fdt_absorb_damping(&p, 0, 3) == 0.0);
+    assert_true(fdt_absorb_damping(&p, 0, 6) == 0.0);
+    assert_true(fdt_absorb_damping(&p, 0, 7) == 0.5 / 9.0);
+    assert_true(fdt_absorb_damping(&p, 0, 9) == 0.5);
+    assert_true(fdt_absorb_damping(&p, 2, 13) == 0.5);
+    assert_true(fdt_absorb_damping(&p, 2, 10) == 0.0);
+    assert_true(fdt_absorb_damping(&p, 2, 11) == 0.5 / 9.0);
+    assert_int_equal(fdt_absorb_profile_bytes(&p), 36 * sizeof(float));
+    float f[36];
+    fdt_err e;
+    assert_int_equal(fdt_absorb_profile(&p, f, &e), 0);
+    for (int i = 0; i < 36; i++) {
+        int axis = i < 10 ? 0 : i < 22 ? 1 : 2, x = i - (axis == 0 ? 0 : axis == 1 ? 10 : 22);
+        assert_true(f[i] == (float)fdt_absorb_damping(&p, axis, x));
+    }
+    p.prec = FDT_F64;
+    double dd[36];
+    assert_int_equal(fdt_absorb_profile(&p, dd, &e), 0);
+    assert_true(dd[10 + 11] == 0.5 && dd[22] == 0.5 && dd[10 + 5] == 0.0);
+    fdt_problem w = {FDT_OP_WAVE, 2, FDT_F32, 10, 12, 14};
+    assert_int_equal(fdt_absorb_profile(&w, f, &e), -1);
+    assert_contains(e.msg, "only dwave has an absorbing layer");
+}
+
+/* The dwave reference: where g = 0 (the interior) exactly wave's; at a layer point the damped
+ * form, against a hand computation. */
+static void test_reference_dwave(void **state)
+{
+    (void)state;
+    for (int R = 1; R <= FDT_R_MAX; R += 3) {
+        long double coef[FDT_R_MAX + 1];
+        fdt_err e;
+        fdt_fd_coeffs(R, coef, &e);
+        fdt_problem d = {FDT_OP_DWAVE, R, FDT_F64, 20, 20, 20, 4, 0.5};
+        fdt_problem w = {FDT_OP_WAVE, R, FDT_F64, 20, 20, 20};
+        fdt_params q;
+        fdt_params_default(&d, &q);
+        int same = 0, damped = 0;
+        for (int64_t k = R; k < R + 20; k += 3)
+            for (int64_t j = R; j < R + 20; j += 2)
+                for (int64_t i = R; i < R + 20; i++) {
+                    double a = fdt_reference_point(&d, &q, coef, poly, NULL, i, j, k);
+                    double b = fdt_reference_point(&w, &q, coef, poly, NULL, i, j, k);
+                    int inside = i - R >= 4 && i - R < 16 && j - R >= 4 && j - R < 16 &&
+                                 k - R >= 4 && k - R < 16;
+                    if (inside) {
+                        assert_true(a == b);
+                        same++;
+                    } else {
+                        assert_true(a != b);
+                        damped++;
+                    }
+                }
+        assert_true(same > 50 && damped > 50);
+    }
+    /* R = 1 (weights -2, 1, 1), 8^3, W = 2, S = 0.5; padded point (1, 2, 4): x = 0 (d = 2,
+     * e = 0.5), y = 1 (d = 1, e = 0.125), z = 3 (inside, 0): g = 0.625. poly there: p = 1 +
+     * 8 + 192 = 201, d2x = 2, d2y = 4, d2z = 18 k = 72; lap = 1*2 + 0.5*4 + 0.25*72 = 22;
+     * p_prev = 0.5 i = 0.5, c2 = 0.25: (402 - 0.375*0.5 + 5.5) / 1.625 */
+    long double coef[2];
+    fdt_err e;
+    fdt_fd_coeffs(1, coef, &e);
+    fdt_problem d = {FDT_OP_DWAVE, 1, FDT_F64, 8, 8, 8, 2, 0.5};
+    fdt_params q;
+    fdt_params_default(&d, &q);
+    double want = (402.0 - 0.375 * 0.5 + 5.5) / 1.625;
+    assert_float_equal(fdt_reference_point(&d, &q, coef, poly, NULL, 1, 2, 4), want,
+                       1e-12 * want);
+    /* the source adds after the division */
+    q.si = 1, q.sj = 2, q.sk = 4;
+    assert_float_equal(fdt_reference_point(&d, &q, coef, poly, NULL, 1, 2, 4), want + q.src,
+                       1e-12 * want);
+    /* the tolerance counts the damped form's terms */
+    fdt_tolerance tw, td;
+    fdt_problem w = {FDT_OP_WAVE, 1, FDT_F32, 8, 8, 8};
+    d.prec = FDT_F32;
+    fdt_tolerance_make(&w, &q, &tw);
+    fdt_tolerance_make(&d, &q, &td);
+    assert_true(td.abs_terms >= tw.abs_terms * (1 + 1.5) && td.nterms > tw.nterms);
+    assert_true(td.ref_vs_exact > 2.5 * tw.ref_vs_exact);
+}
+
 static void test_input_values(void **state)
 {
     (void)state;
@@ -1344,6 +1584,10 @@ int main(void)
         cmocka_unit_test(test_family_faults),
         cmocka_unit_test(test_family_render_all),
         cmocka_unit_test(test_reference_exact_on_polynomials),
+        cmocka_unit_test(test_deploy_partition),
+        cmocka_unit_test(test_deploy_configs),
+        cmocka_unit_test(test_absorb_profile),
+        cmocka_unit_test(test_reference_dwave),
         cmocka_unit_test(test_input_values),
         cmocka_unit_test(test_tolerance),
     };
