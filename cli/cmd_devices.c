@@ -5,6 +5,7 @@
  * versions they report, so that a user can tell what fdtune runs against. A table, or JSON
  * with --json, through the emitter. */
 #include "cli.h"
+#include "fdt_db.h"
 #include "fdt_eval.h"
 
 #include <getopt.h>
@@ -13,7 +14,7 @@
 
 static void devices_usage(FILE *f)
 {
-    fprintf(f, "usage: fdtune devices [--json] [--no-bandwidth]\n\n"
+    fprintf(f, "usage: fdtune devices [--json] [--no-bandwidth] [--db PATH]\n\n"
                "Lists the GPUs visible through every backend (cuda, hip) with name, architecture,\n"
                "compute units, memory, L2, driver/runtime/compiler versions, SM and memory clocks\n"
                "now (current/max MHz and throttle reasons; NVIDIA, through NVML) and UUID, and\n"
@@ -21,6 +22,8 @@ static void devices_usage(FILE *f)
                "written) and its link to the host: pinned copies of 64 MiB host to device (h2d),\n"
                "device to host (d2h), both at once (each direction's GB/s), a 4 KiB copy's time,\n"
                "and whether the GPU reads host memory in place (unified: an APU, NVLink-C2C).\n"
+               "The link is stored in the tuning database (--db PATH, created when missing; else\n"
+               "the default database when there is one), where the hybrid planner reads it.\n"
                "Then the host CPU (backend cpu): model, ISA level (arch), sockets, cores and\n"
                "hardware threads this process may use, NUMA nodes, SIMD ISA, caches, memory,\n"
                "the C compiler ($CC, else cc) and the copy bandwidth over one pinned thread per\n"
@@ -299,18 +302,49 @@ static void measure_device(const fdt_device *d, int json, double *gbs, fdt_link 
         print_error("%s %d: host link: %s", d->backend, d->index, e.msg);
 }
 
+/* The measured links into the database (open_db_store: none there, nothing stored). */
+static int store_links(const char *path, const fdt_probe *p, const fdt_link *links,
+                       const int *have, int json)
+{
+    int any = 0;
+    for (int i = 0; i < p->ndevices; i++)
+        any |= have[i];
+    fdt_db *db = NULL;
+    if (!any)
+        return 0;
+    if (open_db_store(path, &db))
+        return -1;
+    fdt_err e;
+    int rc = 0;
+    for (int i = 0; db && !rc && i < p->ndevices; i++)
+        if (have[i] && fdt_device_link_put(db, &p->device[i], &links[i], &e)) {
+            print_error("%s %d: storing the host link: %s", p->device[i].backend,
+                        p->device[i].index, e.msg);
+            rc = -1;
+        }
+    if (db && !rc && !json)
+        print_note("host links stored in %s", fdt_db_path(db));
+    if (!db && !json)
+        print_note("host links not stored: no tuning database (name one with --db PATH)");
+    fdt_db_close(db);
+    return rc;
+}
+
 int cmd_devices(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
                                          {"no-bandwidth", no_argument, 0, 'n'},
+                                         {"db", required_argument, 0, 'D'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int json = 0, bandwidth = 1, c, rc = EXIT_OK;
+    const char *db_path = NULL;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'n': bandwidth = 0; break;
+        case 'D': db_path = optarg; break;
         case 'h': return print_help("devices", devices_usage);
         default: return bad_option("devices", argv, "h", opts);
         }
@@ -332,6 +366,8 @@ int cmd_devices(int argc, char **argv)
     int have_link[FDT_MAX_DEVICES] = {0};
     for (int i = 0; bandwidth && i < p.ndevices; i++) {
         measure_device(&p.device[i], json, &gbs[i], &links[i], &have_link[i]);
+    if (store_links(db_path, &p, links, have_link, json))
+        rc = EXIT_ERROR;
     }
     fdt_device host;
     fdt_err host_why;

@@ -157,6 +157,9 @@ typedef struct fdt_link {
 int fdt_worker_link(fdt_worker *w, fdt_link *l, fdt_err *e);
 /* The same on a worker of its own, started on visible device d and stopped after. */
 int fdt_device_link(const fdt_device *d, fdt_link *l, fdt_err *e);
+/* Records l as device d's newest link measurement (fdt_db_link_put; d gets its id). */
+struct fdt_db;
+int fdt_device_link_put(struct fdt_db *db, const fdt_device *d, const fdt_link *l, fdt_err *e);
 /* Prepares a problem: arrays, inputs, the verified reference, the copy bandwidth. */
 int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e);
 /* Verifies and (when correct) times one compiled candidate. Crashes and timeouts come back
