@@ -27,6 +27,8 @@ int cmd_devices(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_retune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* fdtune bench --hybrid / --reflection (bench_hybrid.c), which cmd_bench hands over to. */
+int cmd_bench_hybrid(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 

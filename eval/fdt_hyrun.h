@@ -81,6 +81,10 @@ typedef struct fdt_hyrun_result {
  * request lacks), a config that cannot run a box, a device or compile error. */
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e);
 
+/* 1 when r's field agrees with the single-device run to rounding after `steps` steps: equal
+ * bit for bit, or |difference| <= 8 * steps * eps * max|single| (eps of p's precision). */
+int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps);
+
 /* The energy check of the absorbing layer: a point source (a Ricker wavelet at the grid's
  * centre, c2 and the axis scales constant) on device side->dev with its config, the damped
  * step for W > 0 and the undamped step (the interior kernel over the whole grid) for W = 0.
@@ -97,5 +101,7 @@ typedef struct fdt_hyrun_energy {
  * precision (p's W and S: S is used, W replaced by each W[i]); in a child process. */
 int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const int *W, int n,
                          fdt_hyrun_energy *out, int timeout_s, fdt_err *e);
+/* 1 when the ratio falls strictly as W grows over the n results (in any order of W). */
+int fdt_hyrun_energy_falls(const fdt_hyrun_energy *en, int n);
 
 #endif

@@ -870,6 +870,12 @@ int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
     return ok ? 0 : fdt_err_set(e, "%s: malformed answer", what);
 }
 
+int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps)
+{
+    double eps = p->prec == FDT_F32 ? 0x1p-24 : 0x1p-53;
+    return r->bitwise || r->max_abs_diff <= 8.0 * steps * eps * r->max_abs;
+}
+
 /* ------------------------------------------------------------------ the energy check */
 
 #define RICKER_PI 3.14159265358979323846
@@ -997,4 +1003,13 @@ int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const
         memcpy(out, data, len);
     free(data);
     return ok ? 0 : fdt_err_set(e, "energy check: malformed answer");
+}
+
+int fdt_hyrun_energy_falls(const fdt_hyrun_energy *en, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (en[i].W < en[j].W && !(en[j].ratio < en[i].ratio))
+                return 0;
+    return 1;
 }
