@@ -31,6 +31,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_bench_hybrid(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_hybrid(int argc, char **argv);
 
 /* ---- arguments ---- */
 /* The items of a list option's value, split at commas, each handed to take (0 taken, -1 bad,

@@ -26,6 +26,7 @@ static const struct {
     {"bench", cmd_bench, "run, verify and time candidates on a GPU"},
     {"devices", cmd_devices, "list the visible GPUs with identity and copy bandwidth"},
     {"db", cmd_db, "merge tuning databases (cluster shards), check one"},
+    {"hybrid", cmd_hybrid, "plan one time step on a GPU and its host CPU (measured rates)"},
 };
 
 static void usage(FILE *f)

@@ -107,7 +107,7 @@ assert any(isinstance(p.get("best_from_this_run"), bool) for p in d["problems"])
 ' "$tmp/tune.json"
 
 # ---------------------------------------------------------------- 2. consistency
-for cmd in tune query export plan retune gen bench devices db; do
+for cmd in tune query export plan retune gen bench devices db hybrid; do
     run $cmd -h
     expect_status "$cmd -h" 0
     expect_in "$cmd -h" "$out" "usage: fdtune"
@@ -381,7 +381,7 @@ run retune --sinse 7d
 expect_in "retune --sinse" "$err" "did you mean '--since'?"
 run tune --s 1
 expect_in "tune --s: ambiguous" "$err" "option '--s' is ambiguous: --strategy, --seed"
-for cmd in tune query export plan retune gen bench devices; do
+for cmd in tune query export plan retune gen bench devices hybrid; do
     run $cmd --Help
     expect_status "$cmd --Help" 2
     expect_in "$cmd --Help" "$err" "did you mean '--help'?"
@@ -447,6 +447,7 @@ cp "$tmp/tune.json" "$tmp/s.tune.json"
 "$fdtune" export --db "$tmp/t.db" --format json >"$tmp/s.export.json" 2>/dev/null || fail "export --format json"
 "$fdtune" plan --R 4 --grid 512^3 -o "$tmp/tasks.jsonl" >/dev/null 2>&1 || fail "plan"
 head -1 "$tmp/tasks.jsonl" >"$tmp/s.plan.json"
+"$fdtune" hybrid plan --predict MI300A --json >"$tmp/s.hybrid-plan.json" || fail "hybrid plan --predict"
 py "docs/json-schema.md documents every field of every document, both ways" '
 import glob, json, os, re, sys
 src, tmp = sys.argv[1], sys.argv[2]
@@ -477,7 +478,7 @@ def keys(v, out):
     return out
 bad = []
 samples = sorted(glob.glob(os.path.join(tmp, "s.*.json")))
-assert len(samples) == 17, samples
+assert len(samples) == 18, samples
 for f in samples:
     sec = os.path.basename(f)[2:-5]
     d = json.load(open(f))

@@ -43,6 +43,7 @@ _fdtune_options() { # COMMAND [SUBCOMMAND]
         --runtime-dims --help" ;;
     bench) echo "--op --R --grid --precision --config --device --cpu --seed --probe --timeout --json --export-json --export-csv --help" ;;
     devices) echo "--json --no-bandwidth --help" ;;
+    hybrid) echo "--gpu --cpu --op --R --precision --grid --absorb --db --predict --json --help" ;;
     db)
         case $2 in
         merge) echo "-o --best-only --drop-stale --meta --json --help" ;;
@@ -57,7 +58,7 @@ _fdtune() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=""
     [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="tune query export plan retune gen bench devices db help"
+    local commands="tune query export plan retune gen bench devices db hybrid help"
     if [ "$COMP_CWORD" -le 1 ]; then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--help --version $(_fdtune_options tune)" -- "$cur"))
@@ -71,11 +72,12 @@ _fdtune() {
     help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
     *) cmd=${COMP_WORDS[1]} ;;
     esac
-    if [ "$cmd" = query ] || [ "$cmd" = db ]; then
+    if [ "$cmd" = query ] || [ "$cmd" = db ] || [ "$cmd" = hybrid ]; then
         if [ "$COMP_CWORD" -eq 2 ]; then
             case $cmd in
             query) COMPREPLY=($(compgen -W "best runs history show" -- "$cur")) ;;
             db) COMPREPLY=($(compgen -W "merge check" -- "$cur")) ;;
+            hybrid) COMPREPLY=($(compgen -W "plan" -- "$cur")) ;;
             esac
             return
         fi
@@ -87,6 +89,7 @@ _fdtune() {
     --precision) list="f32 f64" ;;
     --strategy) list="exhaustive random model" ;;
     --format) list="header json" ;;
+    --predict) COMPREPLY=($(compgen -W "MI300A GH200" -- "$cur")); return ;;
     --target) list="sm_80 sm_86 sm_89 sm_90 gfx906 gfx908 gfx90a gfx940 gfx942 gfx1030 gfx1100" ;;
     --gpu) COMPREPLY=($(compgen -W "auto all $(_fdtune_gpus)" -- "$cur")); return ;;
     --cpu) COMPREPLY=($(compgen -W "auto" -- "$cur")); return ;;
@@ -95,7 +98,7 @@ _fdtune() {
     --results) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --R | --grid | --budget | --time | --seed | --jobs | --timeout | --top | --task | \
     --simulate-gpus | --devices | --since | --regression | --config | --name | --device | \
-    --limit | --meta)
+    --limit | --meta | --absorb)
         return ;;
     esac
     if [ -n "$list" ]; then

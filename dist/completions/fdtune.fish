@@ -16,7 +16,7 @@ function __fdtune_gpus
     sed -n 's/^ *name *= *//p' $cat | grep -o '"[^"]*"' | tr -d '"' | tr ' ' '-' | sort -u
 end
 
-set -l cmds tune query export plan retune gen bench devices db help
+set -l cmds tune query export plan retune gen bench devices db hybrid help
 complete -c fdtune -f
 complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -a tune -d 'search the best configs of problems on a GPU'
 complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -a query -d 'best configs, runs, history of the database'
@@ -27,13 +27,14 @@ complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -a gen -d 'HIP sou
 complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -a bench -d 'run, verify and time candidates'
 complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -a devices -d 'list the visible GPUs'
 complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -a db -d 'merge databases, check one'
+complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -a hybrid -d 'plan a step on GPU and CPU'
 complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -a help -d usage
 complete -c fdtune -n "not __fish_seen_subcommand_from $cmds" -l version -d 'version and backends'
 complete -c fdtune -l help -d usage
 
 # __fdtune_in COMMANDS...: the command line is one of these commands (tune also without one)
 function __fdtune_in
-    set -l cmds tune query export plan retune gen bench devices db help
+    set -l cmds tune query export plan retune gen bench devices db hybrid help
     for c in $argv
         if test $c = tune; and not __fish_seen_subcommand_from $cmds
             return 0
@@ -104,3 +105,16 @@ complete -c fdtune -n '__fdtune_in db' -l best-only -d 'one result per model and
 complete -c fdtune -n '__fdtune_in db' -l drop-stale -d 'leave out results whose kernel changed'
 complete -c fdtune -n '__fdtune_in db' -l meta -x -d 'KEY=VALUE'
 complete -c fdtune -n '__fdtune_in db' -F
+
+# hybrid plan
+complete -c fdtune -n '__fdtune_in hybrid; and not __fish_seen_subcommand_from plan' -a plan -d 'predict and choose a hybrid step'
+complete -c fdtune -n '__fdtune_in hybrid' -l gpu -x -a '(__fdtune_gpus)' -d GPU
+complete -c fdtune -n '__fdtune_in hybrid' -l cpu -x -a auto -d 'the host CPU'
+complete -c fdtune -n '__fdtune_in hybrid' -l op -x -a 'd2x d2y d2z lap wave dwave' -d operator
+complete -c fdtune -n '__fdtune_in hybrid' -l R -x -d 'radius 1..8'
+complete -c fdtune -n '__fdtune_in hybrid' -l precision -x -a 'f32 f64' -d precision
+complete -c fdtune -n '__fdtune_in hybrid' -l grid -x -d 'N^3 or NXxNYxNZ'
+complete -c fdtune -n '__fdtune_in hybrid' -l absorb -x -d 'W or W:S'
+complete -c fdtune -n '__fdtune_in hybrid' -l db -r -F -d 'tuning database'
+complete -c fdtune -n '__fdtune_in hybrid' -l predict -x -a 'MI300A GH200' -d 'a machine we cannot reach'
+complete -c fdtune -n '__fdtune_in hybrid' -l json -d JSON

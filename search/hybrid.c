@@ -1,0 +1,390 @@
+/* The hybrid planner (fdt_hybrid.h): the four strategies' predicted times per step from
+ * measured rates, the best data-parallel split found by trying every whole number of z planes,
+ * and the seed paper's decision (memory- or compute-bound, divergence) in measured terms. The
+ * model and the overlap rule are stated in the header; each function here computes one term. */
+#include "fdt_hybrid.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *fdt_hybrid_strategy_name(fdt_hybrid_strategy s)
+{
+    static const char *const names[FDT_HYB_COUNT] = {"gpu", "cpu", "data", "task"};
+    FDT_ASSERT(s >= 0 && s < FDT_HYB_COUNT, "strategy in range");
+    return names[s];
+}
+
+/* Effective bytes of an n box of p (the box as a problem of its own). */
+static double box_bytes(const fdt_problem *p, const int64_t n[3])
+{
+    if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
+        return 0;
+    fdt_problem q = *p;
+    q.nx = n[0];
+    q.ny = n[1];
+    q.nz = n[2];
+    return fdt_effective_bytes(&q);
+}
+
+/* Bytes at a rate in GB/s, in ms. */
+static double ms_of(double bytes, double gbs)
+{
+    return bytes / gbs * 1e-6;
+}
+
+double fdt_hybrid_box_ms(const fdt_problem *p, const int64_t n[3], double gbs,
+                         int measured_launches, int launches, double launch_us)
+{
+    FDT_ASSERT(gbs > 0, "a rate to scale");
+    double full = ms_of(fdt_effective_bytes(p), gbs);
+    /* the measured step without its launches; never below half of it, so that a launch
+     * figure larger than the step cannot make the rate absurd */
+    double net = fmax(full - measured_launches * launch_us * 1e-3, 0.5 * full);
+    double bytes = box_bytes(p, n);
+    if (bytes <= 0)
+        return 0;
+    return bytes / fdt_effective_bytes(p) * net + launches * launch_us * 1e-3;
+}
+
+/* One rate the planner takes, with the launches its measurement ran. */
+typedef struct rate {
+    double gbs;
+    int launches;
+} rate;
+
+static const int deploy_launches[FDT_HYB_NDEPLOY] = {1, 2, 7};
+
+/* The copies of `bytes` each way, latencies included. */
+static double copy_ms(const fdt_hybrid_link *l, double bytes, int pieces)
+{
+    if (l->unified || bytes <= 0)
+        return 0;
+    double lat = pieces * l->latency_us * 1e-3;
+    if (l->both_gbs > 0)
+        return lat + ms_of(bytes, l->both_gbs);
+    return 2 * lat + ms_of(bytes, l->h2d_gbs) + ms_of(bytes, l->d2h_gbs);
+}
+
+/* The floor of the memory both parts draw on (fdt_hybrid_pred.floor_ms). */
+static double floor_ms(const fdt_hybrid_in *in, const fdt_hybrid_pred *s)
+{
+    if (in->link.unified)
+        return in->link.shared_gbs > 0
+                   ? ms_of(s->gpu.bytes + s->cpu.bytes, in->link.shared_gbs)
+                   : 0;
+    return in->cpu.copy_gbs > 0 ? ms_of(s->cpu.bytes + 2 * s->copy_bytes, in->cpu.copy_gbs)
+                                : 0;
+}
+
+/* t = max(t_gpu, t_cpu, exchange, floor) + sync, naming the largest. */
+static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, int pieces)
+{
+    s->copy_ms = copy_ms(&in->link, s->copy_bytes, pieces);
+    s->exch_ms = fmax(s->gpu.first_ms, s->cpu.first_ms) + s->copy_ms;
+    s->floor_ms = floor_ms(in, s);
+    s->sync_ms = in->sync_us * 1e-3;
+    double t = s->gpu.t_ms;
+    s->bound = "gpu";
+    if (s->cpu.t_ms > t) {
+        t = s->cpu.t_ms;
+        s->bound = "cpu";
+    }
+    if (s->exch_ms > t) {
+        t = s->exch_ms;
+        s->bound = "exchange";
+    }
+    if (s->floor_ms > t) {
+        t = s->floor_ms;
+        s->bound = "memory";
+    }
+    s->t_ms = t + s->sync_ms;
+    s->ok = 1;
+}
+
+/* One device alone on the whole grid: the measured step. */
+static void single(const fdt_hybrid_in *in, const fdt_hybrid_dev *d, fdt_hybrid_pred *s,
+                   fdt_hybrid_part *part, const char *bound)
+{
+    const fdt_problem *p = &in->p;
+    part->points = (double)p->nx * (double)p->ny * (double)p->nz;
+    part->bytes = fdt_effective_bytes(p);
+    part->gbs = d->gbs;
+    part->launches = 1;
+    part->t_ms = ms_of(part->bytes, d->gbs);
+    s->t_ms = part->t_ms;
+    s->bound = bound;
+    s->ok = 1;
+}
+
+/* A part of `planes` z planes of the grid at rate r, its first `first` planes computed
+ * first in a launch of their own. */
+static void slab_part(const fdt_hybrid_in *in, const fdt_hybrid_dev *d, rate r, int64_t planes,
+                      int64_t first, fdt_hybrid_part *part)
+{
+    const fdt_problem *p = &in->p;
+    int64_t n[3] = {p->nx, p->ny, planes}, nf[3] = {p->nx, p->ny, first};
+    part->points = (double)p->nx * (double)p->ny * (double)planes;
+    part->bytes = box_bytes(p, n);
+    part->gbs = r.gbs;
+    part->launches = r.launches + 1;
+    part->t_ms = fdt_hybrid_box_ms(p, n, r.gbs, r.launches, part->launches, d->launch_us);
+    part->first_ms = fdt_hybrid_box_ms(p, nf, r.gbs, r.launches, 1, d->launch_us);
+}
+
+/* Data-parallel with k planes on the CPU (the z planes [0, k); the GPU [k, nz)). */
+static void data_at(const fdt_hybrid_in *in, rate g, rate c, int64_t k, fdt_hybrid_pred *s)
+{
+    const fdt_problem *p = &in->p;
+    memset(s, 0, sizeof *s);
+    int64_t gp = p->nz - k;
+    slab_part(in, &in->gpu, g, gp, gp < p->R ? gp : p->R, &s->gpu);
+    slab_part(in, &in->cpu, c, k, k < p->R ? k : p->R, &s->cpu);
+    s->copy_bytes = (double)p->nx * (double)p->ny * p->R * (double)fdt_prec_size(p->prec);
+    finish_split(in, s, 1);
+}
+
+/* The rate of a device's share of a split domain: its tuned best, with the launches of the
+ * deployment that measured it (one where no deployment's rate equals it). */
+static rate whole_rate(const fdt_hybrid_dev *d)
+{
+    for (int k = 0; k < FDT_HYB_NDEPLOY; k++)
+        if (d->deploy_gbs[k] > 0 && d->deploy_gbs[k] == d->gbs)
+            return (rate){d->gbs, deploy_launches[k]};
+    return (rate){d->gbs, 1};
+}
+
+static void data_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
+{
+    fdt_hybrid_pred *s = &out->s[FDT_HYB_DATA];
+    const fdt_problem *p = &in->p;
+    rate g = whole_rate(&in->gpu), c = whole_rate(&in->cpu);
+    out->f_balance = c.gbs / (c.gbs + g.gbs);
+    if (p->nz < 2) {
+        snprintf(s->why, sizeof s->why, "data-parallel: %lld z plane cannot be split",
+                 (long long)p->nz);
+        return;
+    }
+    int64_t best = 1;
+    fdt_hybrid_pred t;
+    data_at(in, g, c, 1, s);
+    for (int64_t k = 2; k < p->nz; k++) {
+        data_at(in, g, c, k, &t);
+        if (t.t_ms < s->t_ms) {
+            *s = t;
+            best = k;
+        }
+    }
+    out->cpu_planes = best;
+    out->f = (double)best / (double)p->nz;
+    if (llround(out->f_balance * (double)p->nz) == 0)
+        snprintf(s->why, sizeof s->why,
+                 "the rates' balance f = %.4f rounds to 0 of %lld z planes: the CPU's share "
+                 "is less than one plane (the best split, 1 plane, is shown)",
+                 out->f_balance, (long long)p->nz);
+}
+
+/* The number of points of the shell between an n box and the box r larger on every side. */
+static double shell_points(const int64_t n[3], int64_t r)
+{
+    double in = (double)n[0] * (double)n[1] * (double)n[2];
+    double outer = (double)(n[0] + 2 * r) * (double)(n[1] + 2 * r) * (double)(n[2] + 2 * r);
+    return outer - in;
+}
+
+/* The sides deployment's six slabs around the interior box: points and effective bytes. */
+static void slabs(const fdt_problem *p, double *points, double *bytes)
+{
+    int64_t W = p->absorb_w, n[3] = {p->nx, p->ny, p->nz};
+    int64_t iy = n[1] - 2 * W, iz = n[2] - 2 * W;
+    int64_t zf[3] = {n[0], n[1], W}, yf[3] = {n[0], W, iz}, xf[3] = {W, iy, iz};
+    *bytes = 2 * (box_bytes(p, zf) + box_bytes(p, yf) + box_bytes(p, xf));
+    *points = 2 * ((double)n[0] * n[1] * W + (double)n[0] * W * iz + (double)W * iy * iz);
+}
+
+/* The rate of the GPU's interior kernel and of the CPU's slabs, saying in why what stands in
+ * for a rate not measured. */
+static void task_rates(const fdt_hybrid_in *in, rate *g, rate *c, char *why, size_t n)
+{
+    *g = (rate){in->gpu.interior_gbs, 1};
+    *c = (rate){in->cpu.deploy_gbs[FDT_HYB_SIDES], deploy_launches[FDT_HYB_SIDES]};
+    why[0] = 0;
+    if (g->gbs <= 0) {
+        *g = whole_rate(&in->gpu);
+        snprintf(why, n, "the GPU's interior kernel not measured (tune wave at this grid): "
+                         "its whole-grid rate taken");
+    }
+    if (c->gbs <= 0) {
+        *c = whole_rate(&in->cpu);
+        size_t used = strlen(why);
+        snprintf(why + used, n - used, "%sthe CPU's sides deployment not measured: its "
+                                       "whole-grid rate taken", used ? "; " : "");
+    }
+}
+
+static void task_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
+{
+    fdt_hybrid_pred *s = &out->s[FDT_HYB_TASK];
+    const fdt_problem *p = &in->p;
+    if (p->op != FDT_OP_DWAVE) {
+        snprintf(s->why, sizeof s->why, "task-parallel: %s has no absorbing layer for the CPU "
+                 "(dwave only)", fdt_op_name(p->op));
+        return;
+    }
+    int64_t W = p->absorb_w, R = p->R;
+    int64_t ni[3] = {p->nx - 2 * W, p->ny - 2 * W, p->nz - 2 * W};
+    memcpy(out->interior, ni, sizeof ni);
+    rate g, c;
+    task_rates(in, &g, &c, s->why, sizeof s->why);
+    double ipts = (double)ni[0] * (double)ni[1] * (double)ni[2];
+    s->gpu.points = ipts;
+    s->gpu.bytes = box_bytes(p, ni);
+    s->gpu.gbs = g.gbs;
+    s->gpu.launches = 2; /* its R-thick faces first, then the rest */
+    s->gpu.t_ms = fdt_hybrid_box_ms(p, ni, g.gbs, g.launches, 2, in->gpu.launch_us);
+    /* the faces the CPU needs: the interior's R-thick shell, at the interior's cost a point */
+    int64_t core[3] = {ni[0] - 2 * R, ni[1] - 2 * R, ni[2] - 2 * R};
+    double face_pts = ipts - (core[0] > 0 && core[1] > 0 && core[2] > 0
+                                  ? (double)core[0] * (double)core[1] * (double)core[2] : 0);
+    s->gpu.first_ms = in->gpu.launch_us * 1e-3 + (s->gpu.t_ms - 2 * in->gpu.launch_us * 1e-3)
+                                                     * face_pts / ipts;
+    slabs(p, &s->cpu.points, &s->cpu.bytes);
+    s->cpu.gbs = c.gbs;
+    s->cpu.launches = 6;
+    double full = fdt_effective_bytes(p);
+    double net = fmax(ms_of(full, c.gbs) - c.launches * in->cpu.launch_us * 1e-3,
+                      0.5 * ms_of(full, c.gbs));
+    double work = s->cpu.bytes / full * net;
+    s->cpu.t_ms = work + 6 * in->cpu.launch_us * 1e-3;
+    /* the layers' R-thick faces next to the interior, which the CPU computes first */
+    s->cpu.first_ms = 6 * in->cpu.launch_us * 1e-3 + work * shell_points(ni, R) / s->cpu.points;
+    /* each way: the six faces of the interior, R deep (a star stencil needs no edges) */
+    s->copy_bytes = 2.0 * R * ((double)ni[0] * ni[1] + (double)ni[1] * ni[2] +
+                               (double)ni[0] * ni[2]) * (double)fdt_prec_size(p->prec);
+    finish_split(in, s, 6);
+}
+
+/* Floating-point operations per output point: per axis R symmetric pairs, an add and an FMA
+ * (3 flops) each, the centre and the axes' sum (4); the step adds 2p - p_prev + c2 L (4) and
+ * dwave the damping of its layers, (1 - g) and the division by 1 + g (4, the interior's g = 0
+ * counted, eta read or computed left out). One axis for d2x, d2y, d2z. */
+static double flops_per_point(const fdt_problem *p)
+{
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    double f = 3.0 * (r[0] + r[1] + r[2]) + 4;
+    if (fdt_op_is_step(p->op))
+        f += 4;
+    if (p->op == FDT_OP_DWAVE)
+        f += 4;
+    return f;
+}
+
+/* The GPU's cost of a layer point over an interior point, from the best deployment measured
+ * and the interior kernel's rate; 0 when either is missing. */
+static double layer_cost(const fdt_hybrid_in *in, const fdt_hybrid_plan *out)
+{
+    const fdt_problem *p = &in->p;
+    double best = 0;
+    for (int d = 0; d < FDT_HYB_NDEPLOY; d++)
+        best = fmax(best, in->gpu.deploy_gbs[d]);
+    if (p->op != FDT_OP_DWAVE || best <= 0 || in->gpu.interior_gbs <= 0)
+        return 0;
+    double n = (double)p->nx * (double)p->ny * (double)p->nz;
+    double ipts = (double)out->interior[0] * out->interior[1] * out->interior[2];
+    double t_step = ms_of(fdt_effective_bytes(p), best);
+    double t_int = ms_of(box_bytes(p, out->interior), in->gpu.interior_gbs);
+    double layer = fmax(t_step - t_int, 0) / (n - ipts);
+    return layer / (t_int / ipts);
+}
+
+static void decide(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
+{
+    fdt_hybrid_decision *d = &out->d;
+    const fdt_problem *p = &in->p;
+    d->flops_pt = flops_per_point(p);
+    d->bytes_pt = fdt_effective_bytes(p) / ((double)p->nx * (double)p->ny * (double)p->nz);
+    d->intensity = d->flops_pt / d->bytes_pt;
+    double bw = in->gpu.copy_gbs > 0 ? in->gpu.copy_gbs : in->gpu.gbs;
+    d->gpu_balance = in->gpu.flops_gfs > 0 ? in->gpu.flops_gfs / bw : 0;
+    d->compute_bound = d->gpu_balance > 0 ? d->intensity > d->gpu_balance : -1;
+    d->layer_cost = layer_cost(in, out);
+    d->divergent = d->layer_cost > 0 ? d->layer_cost >= FDT_HYB_DIVERGENT : -1;
+    d->paper = d->divergent == 1 ? FDT_HYB_TASK : FDT_HYB_DATA;
+}
+
+/* The fastest single device, then a split only where it gains FDT_HYB_MARGIN over that. */
+static void choose(fdt_hybrid_plan *out)
+{
+    const fdt_hybrid_pred *s = out->s;
+    fdt_hybrid_strategy one = FDT_HYB_GPU, split = FDT_HYB_COUNT;
+    if (s[FDT_HYB_CPU].ok && s[FDT_HYB_CPU].t_ms < s[FDT_HYB_GPU].t_ms)
+        one = FDT_HYB_CPU;
+    for (int k = FDT_HYB_DATA; k <= FDT_HYB_TASK; k++)
+        if (s[k].ok && (split == FDT_HYB_COUNT || s[k].t_ms < s[split].t_ms))
+            split = (fdt_hybrid_strategy)k;
+    double t1 = s[one].t_ms, tg = s[FDT_HYB_GPU].t_ms;
+    out->choice = one;
+    out->split_gain = split == FDT_HYB_COUNT ? 0 : 1 - s[split].t_ms / tg;
+    if (split == FDT_HYB_COUNT) {
+        snprintf(out->why, sizeof out->why, "%s only: no split can be predicted",
+                 fdt_hybrid_strategy_name(one));
+    } else if (1 - s[split].t_ms / t1 >= FDT_HYB_MARGIN) {
+        out->choice = split;
+        snprintf(out->why, sizeof out->why,
+                 "%s-parallel: %.4f ms against %.4f ms %s only, %.1f%% faster (at least "
+                 "%.0f%% needed)", fdt_hybrid_strategy_name(split), s[split].t_ms, t1,
+                 fdt_hybrid_strategy_name(one), 100 * (1 - s[split].t_ms / t1),
+                 100 * FDT_HYB_MARGIN);
+    } else {
+        snprintf(out->why, sizeof out->why,
+                 "%s only: %.4f ms; the best split, %s-parallel, %.4f ms, gains %.1f%% "
+                 "(a split needs at least %.0f%%; it is bound by %s)",
+                 fdt_hybrid_strategy_name(one), t1, fdt_hybrid_strategy_name(split),
+                 s[split].t_ms, 100 * (1 - s[split].t_ms / t1), 100 * FDT_HYB_MARGIN,
+                 s[split].bound);
+    }
+    out->gain = 1 - s[out->choice].t_ms / tg;
+}
+
+/* The input's own checks: the problem, the GPU's rate, the link where copies are made. */
+static int check_in(const fdt_hybrid_in *in, fdt_err *e)
+{
+    if (fdt_problem_check(&in->p, e) < 0)
+        return fdt_err_wrap(e, "hybrid plan");
+    if (!(in->gpu.gbs > 0))
+        return fdt_err_set(e, "hybrid plan: no tuned rate for the GPU (%s) on this problem",
+                           in->gpu.name[0] ? in->gpu.name : "unnamed");
+    if (in->cpu.gbs > 0 && !in->link.unified && !(in->link.h2d_gbs > 0 && in->link.d2h_gbs > 0))
+        return fdt_err_set(e, "hybrid plan: the host<->device link of %s is not measured "
+                           "(h2d %.3g, d2h %.3g GB/s)", in->gpu.name, in->link.h2d_gbs,
+                           in->link.d2h_gbs);
+    return 0;
+}
+
+int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (check_in(in, e) < 0)
+        return -1;
+    single(in, &in->gpu, &out->s[FDT_HYB_GPU], &out->s[FDT_HYB_GPU].gpu, "gpu");
+    if (in->cpu.gbs > 0) {
+        single(in, &in->cpu, &out->s[FDT_HYB_CPU], &out->s[FDT_HYB_CPU].cpu, "cpu");
+        data_parallel(in, out);
+        task_parallel(in, out);
+    } else {
+        for (int k = FDT_HYB_CPU; k < FDT_HYB_COUNT; k++)
+            snprintf(out->s[k].why, sizeof out->s[k].why,
+                     "no tuned rate for the CPU (%s) on this problem",
+                     in->cpu.name[0] ? in->cpu.name : "none named");
+    }
+    if (in->p.op == FDT_OP_DWAVE && out->interior[0] == 0) {
+        int64_t W2 = 2 * (int64_t)in->p.absorb_w;
+        out->interior[0] = in->p.nx - W2;
+        out->interior[1] = in->p.ny - W2;
+        out->interior[2] = in->p.nz - W2;
+    }
+    decide(in, out);
+    choose(out);
+    return 0;
+}

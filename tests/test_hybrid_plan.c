@@ -1,0 +1,268 @@
+/* Tests of the hybrid planner (search/hybrid.c) on recorded rates: the H200 machines of issue
+ * 29 (GPU copy 4250 GB/s, host 72-105 GB/s, pinned link 55 GB/s each way), where GPU only must
+ * win and no split may gain 3%; an APU-like machine (comparable rates, one shared memory),
+ * where data-parallel wins at the rates' balance; a GPU whose absorbing layers cost several
+ * times an interior point (divergence) on a fast link, where task-parallel wins; and the edge
+ * cases: no CPU rate (GPU only, saying why), no GPU rate (refused), an unmeasured link
+ * (refused), a CPU share that rounds to no plane, an operator without a layer (no
+ * task-parallel), and the device model's identity (the whole grid gives the measured time). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fdt_hybrid.h"
+
+static fdt_problem dwave512(void)
+{
+    fdt_problem p = {FDT_OP_DWAVE, 4, FDT_F32, 512, 512, 512};
+    p.absorb_w = 16;
+    p.absorb_s = 0.1;
+    return p;
+}
+
+/* The H200 machines: the GPU's dwave at 90% of its copy, the 16-core host at 72 GB/s of
+ * copy running the step at 64, pinned copies at 55 GB/s one direction at a time. */
+static fdt_hybrid_in h200(void)
+{
+    fdt_hybrid_in in;
+    memset(&in, 0, sizeof in);
+    in.p = dwave512();
+    snprintf(in.gpu.name, sizeof in.gpu.name, "NVIDIA H200");
+    in.gpu.gbs = 3825;
+    in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 3825;
+    in.gpu.copy_gbs = 4250;
+    in.gpu.launch_us = 5;
+    in.gpu.flops_gfs = 67000;
+    snprintf(in.cpu.name, sizeof in.cpu.name, "Intel Xeon");
+    in.cpu.gbs = 64;
+    in.cpu.copy_gbs = 72;
+    in.cpu.launch_us = 3;
+    in.link = (fdt_hybrid_link){55, 55, 0, 10, 0, 0};
+    in.sync_us = 10;
+    return in;
+}
+
+static void gpu_only_on_h200(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_int_equal(pl.choice, FDT_HYB_GPU);
+    assert_true(pl.s[FDT_HYB_DATA].ok && pl.s[FDT_HYB_TASK].ok);
+    /* the issue's "a naive split can win at most about 2.5%" */
+    assert_true(pl.split_gain < 0.03);
+    /* the balance: 64 / (64 + 3825) of 512 planes is 8.4; the best split gives the CPU
+     * fewer, since the CPU must compute its R planes before the copies can start */
+    assert_true(fabs(pl.f_balance - 64.0 / 3889) < 1e-9);
+    assert_in_range(pl.cpu_planes, 1, 8);
+    const fdt_hybrid_pred *d = &pl.s[FDT_HYB_DATA];
+    assert_true(d->exch_ms == fmax(d->gpu.first_ms, d->cpu.first_ms) + d->copy_ms);
+    assert_true(d->t_ms >= d->exch_ms && d->t_ms >= d->gpu.t_ms && d->t_ms >= d->cpu.t_ms);
+    /* one way, R planes of 512^2 f32: 4 MiB, at 55 GB/s 76 us, twice (one after the other) */
+    assert_true(fabs(pl.s[FDT_HYB_DATA].copy_bytes - 4194304.0) < 0.5);
+    double copy = 2 * (0.010 + 4194304.0 / 55e6);
+    assert_true(fabs(pl.s[FDT_HYB_DATA].copy_ms - copy) < 1e-9);
+    /* task-parallel: the CPU's 17.6% of the points at 64 GB/s is far slower than the GPU */
+    assert_string_equal(pl.s[FDT_HYB_TASK].bound, "cpu");
+    assert_true(pl.s[FDT_HYB_TASK].t_ms > 5 * pl.s[FDT_HYB_GPU].t_ms);
+    /* the paper's decision: memory-bound (intensity ~3 flop/B against ~16) */
+    assert_int_equal(pl.d.compute_bound, 0);
+    assert_true(pl.d.intensity > 1 && pl.d.intensity < 5);
+    assert_true(fabs(pl.d.gpu_balance - 67000.0 / 4250) < 1e-9);
+    assert_int_equal(pl.d.divergent, -1); /* no deployments nor interior rate recorded */
+    assert_non_null(strstr(pl.why, "gpu only"));
+}
+
+/* An APU: GPU 3000, CPU 1000 GB/s from one 4000 GB/s memory, nothing copied. */
+static void data_parallel_on_an_apu(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.gpu.gbs = in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 3000;
+    in.gpu.interior_gbs = 3000;
+    in.gpu.copy_gbs = 4000;
+    in.cpu.gbs = 1000;
+    in.cpu.copy_gbs = 1200;
+    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 4000};
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_int_equal(pl.choice, FDT_HYB_DATA);
+    assert_in_range(pl.cpu_planes, 120, 136); /* 1/4 of 512 */
+    assert_true(pl.gain > 0.15 && pl.gain < 0.26);
+    assert_true(pl.s[FDT_HYB_DATA].copy_ms == 0);
+    /* both parts' bytes from the one memory: a floor, which the best split reaches within 2%
+     * (the split where the faster part meets it) */
+    const fdt_hybrid_pred *d = &pl.s[FDT_HYB_DATA];
+    assert_true(fabs(d->floor_ms - (d->gpu.bytes + d->cpu.bytes) / 4000 * 1e-6) < 1e-12);
+    assert_true(d->t_ms >= d->floor_ms + 0.010 && d->t_ms < 1.02 * (d->floor_ms + 0.010));
+    assert_true(pl.s[FDT_HYB_DATA].t_ms < pl.s[FDT_HYB_TASK].t_ms);
+    /* not divergent: the layers cost the interior's rate */
+    assert_int_equal(pl.d.divergent, 0);
+    assert_int_equal(pl.d.paper, FDT_HYB_DATA);
+}
+
+/* The same APU with a CPU at 150 GB/s: the best split gains about 2%, below FDT_HYB_MARGIN,
+ * so GPU only stays the choice and the text says what the split would gain. */
+static void small_gain_keeps_gpu_only(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.gpu.gbs = in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 3000;
+    in.cpu.gbs = 150;
+    in.cpu.copy_gbs = 180;
+    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 4000};
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_true(pl.split_gain > 0.01 && pl.split_gain < FDT_HYB_MARGIN);
+    assert_int_equal(pl.choice, FDT_HYB_GPU);
+    assert_true(pl.gain == 0);
+    assert_non_null(strstr(pl.why, "the best split, data-parallel"));
+    assert_non_null(strstr(pl.why, "a split needs at least 3%"));
+}
+
+/* A GPU whose layers diverge (complete 2000 GB/s, its interior kernel 3600) beside a fast
+ * CPU on a fast link (200 GB/s both ways at once). */
+static void task_parallel_when_layers_diverge(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 2000;
+    in.gpu.deploy_gbs[FDT_HYB_INOUT] = 2200;
+    in.gpu.deploy_gbs[FDT_HYB_SIDES] = 2400;
+    in.gpu.gbs = 2400;
+    in.gpu.interior_gbs = 3600;
+    in.cpu.gbs = in.cpu.deploy_gbs[FDT_HYB_SIDES] = 700;
+    in.cpu.copy_gbs = 900;
+    in.link = (fdt_hybrid_link){200, 200, 200, 2, 0, 0};
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_int_equal(pl.choice, FDT_HYB_TASK);
+    assert_true(pl.s[FDT_HYB_TASK].t_ms < pl.s[FDT_HYB_DATA].t_ms);
+    assert_true(pl.gain > 0.2);
+    assert_int_equal(pl.interior[0], 480);
+    /* the interior's six faces, R deep, each way */
+    const fdt_hybrid_pred *t = &pl.s[FDT_HYB_TASK];
+    assert_true(fabs(t->copy_bytes - 2.0 * 4 * 3 * 480 * 480 * 4) < 0.5);
+    /* six faces each way, both directions at once at 200 GB/s */
+    assert_true(fabs(t->copy_ms - (6 * 0.002 + t->copy_bytes / 200e6)) < 1e-12);
+    assert_true(pl.s[FDT_HYB_TASK].why[0] == 0); /* every rate measured */
+    assert_int_equal(pl.d.divergent, 1);
+    assert_true(pl.d.layer_cost > 3);
+    assert_int_equal(pl.d.paper, FDT_HYB_TASK);
+}
+
+static void no_cpu_rate_plans_gpu_only(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.cpu.gbs = 0;
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_int_equal(pl.choice, FDT_HYB_GPU);
+    for (int k = FDT_HYB_CPU; k < FDT_HYB_COUNT; k++) {
+        assert_int_equal(pl.s[k].ok, 0);
+        assert_non_null(strstr(pl.s[k].why, "no tuned rate for the CPU (Intel Xeon)"));
+    }
+    assert_true(pl.gain == 0);
+}
+
+static void refusals(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    in.gpu.gbs = 0;
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), -1);
+    assert_string_equal(e.msg, "hybrid plan: no tuned rate for the GPU (NVIDIA H200) on this "
+                               "problem");
+    in = h200();
+    in.link.d2h_gbs = 0;
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), -1);
+    assert_non_null(strstr(e.msg, "link of NVIDIA H200 is not measured"));
+    in = h200();
+    in.p.absorb_w = 300; /* 2W above the extent */
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), -1);
+    assert_non_null(strstr(e.msg, "hybrid plan: "));
+}
+
+/* A CPU at 1 GB/s beside a GPU at 4000 on 64 planes: its share is 0.016 of a plane. */
+static void share_rounding_to_no_plane(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.p.nx = in.p.ny = in.p.nz = 64;
+    in.gpu.gbs = in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 4000;
+    in.cpu.gbs = 1;
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_int_equal(pl.choice, FDT_HYB_GPU);
+    assert_int_equal(pl.cpu_planes, 1);
+    assert_non_null(strstr(pl.s[FDT_HYB_DATA].why, "rounds to 0 of 64 z planes"));
+    assert_true(pl.split_gain < 0);
+}
+
+static void no_layer_no_task(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.p.op = FDT_OP_LAP;
+    in.p.absorb_w = 0;
+    in.p.absorb_s = 0;
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_int_equal(pl.s[FDT_HYB_TASK].ok, 0);
+    assert_string_equal(pl.s[FDT_HYB_TASK].why,
+                        "task-parallel: lap has no absorbing layer for the CPU (dwave only)");
+    /* the issue's halo: 4 planes of a 512^2 lap, 4.3 MB each way */
+    assert_true(fabs(pl.s[FDT_HYB_DATA].copy_bytes - 4194304.0) < 0.5);
+    assert_int_equal(pl.choice, FDT_HYB_GPU);
+}
+
+static void box_model_identity(void **state)
+{
+    (void)state;
+    fdt_problem p = dwave512();
+    int64_t n[3] = {512, 512, 512}, half[3] = {512, 512, 256};
+    double t = fdt_effective_bytes(&p) / 3000 * 1e-6;
+    assert_true(fabs(fdt_hybrid_box_ms(&p, n, 3000, 1, 1, 5) - t) < 1e-12);
+    /* half the planes: the work without the launch in the ratio of the bytes, plus its
+     * launch (and two launches cost two) */
+    fdt_problem q = p;
+    q.nz = 256;
+    double share = fdt_effective_bytes(&q) / fdt_effective_bytes(&p);
+    double h = fdt_hybrid_box_ms(&p, half, 3000, 1, 1, 5);
+    assert_true(fabs(h - ((t - 0.005) * share + 0.005)) < 1e-12);
+    assert_true(fabs(fdt_hybrid_box_ms(&p, half, 3000, 1, 2, 5) - h - 0.005) < 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gpu_only_on_h200),
+        cmocka_unit_test(data_parallel_on_an_apu),
+        cmocka_unit_test(small_gain_keeps_gpu_only),
+        cmocka_unit_test(task_parallel_when_layers_diverge),
+        cmocka_unit_test(no_cpu_rate_plans_gpu_only),
+        cmocka_unit_test(refusals),
+        cmocka_unit_test(share_rounding_to_no_plane),
+        cmocka_unit_test(no_layer_no_task),
+        cmocka_unit_test(box_model_identity),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
