@@ -4,6 +4,8 @@
  * fdt_hyrun_run); --reflection runs the energy check of the absorbing layer instead
  * (fdt_hyrun_reflection). This file parses the options, resolves the devices, and renders. */
 #include "cli.h"
+#include "fdt_db.h"
+#include "fdt_hybrid_db.h"
 #include "fdt_hyrun.h"
 #include "fdt_session.h"
 
@@ -11,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_RUNS 16
 #define MAX_WIDTHS 8
@@ -21,7 +24,8 @@ static void hybrid_usage(FILE *f)
             "usage: fdtune bench --hybrid MODE[,MODE...] --op dwave --R N --grid G --absorb W[:S]\n"
             "                    [--gpu auto|N|cpu] [--cpu auto] [--steps N] [--warmup N]\n"
             "                    [--fraction F[,F...]] [--config-gpu KEY] [--config-cpu KEY]\n"
-            "                    [--share never|unified|always] [--seed S] [--timeout S] [--json]\n"
+            "                    [--share never|unified|always] [--seed S] [--timeout S]\n"
+            "                    [--db PATH] [--json]\n"
             "       fdtune bench --reflection --op dwave --R N --grid G --absorb W[:S]\n"
             "                    [--widths W,W,...] [--gpu auto|N|cpu] [--config-gpu KEY] [--json]\n\n"
             "Runs N time steps of the damped wave step (dwave) split between device A (the GPU;\n"
@@ -44,7 +48,12 @@ static void hybrid_usage(FILE *f)
             "(default 0,4,8,16; 0 is the undamped wave): the sum of p^2 in the central sphere\n"
             "after a wave reflected at the boundary would be back, over the same before the pulse\n"
             "reaches a layer. It must fall as W grows (exit status 1 otherwise).\n\n"
-            "  --config-gpu/--config-cpu KEY  the configs (default: each dialect's default)\n"
+            "  --config-gpu/--config-cpu KEY  the configs (default: each device's tuned best for\n"
+            "                   the problem in the database, else its dialect's default)\n"
+            "  --db PATH        the tuning database (default: the default location): the\n"
+            "                   tuned bests, and the hybrid planner's prediction of each\n"
+            "                   mode's time per step shown beside the measured one ('fdtune\n"
+            "                   hybrid plan' says what it needs when there is none)\n"
             "  --steps N        timed steps (default 10); --warmup N (default 2)\n"
             "  --timeout S      per run (default 600)\n"
             "A run that does not agree with the single-device run to rounding: exit status 1.\n");
@@ -58,7 +67,10 @@ typedef struct hybrid_args {
     fdt_hyrun_mode modes[FDT_HYRUN_MODES];
     double frac[MAX_RUNS];
     int widths[MAX_WIDTHS];
-    const char *gpu, *cpu;
+    const char *gpu, *cpu, *db;
+    int planned;            /* plan holds the planner's prediction */
+    fdt_hybrid_plan plan;
+    char no_plan[512];      /* why there is none */
 } hybrid_args;
 
 static int take_mode(void *ctx, const char *item)
@@ -100,7 +112,7 @@ static int take_width(void *ctx, const char *item)
 }
 
 enum { O_HYBRID = 1000, O_GPU, O_CPU, O_STEPS, O_WARMUP, O_FRACTION, O_CFG_GPU, O_CFG_CPU,
-       O_SHARE, O_SEED, O_TIMEOUT, O_REFLECTION, O_WIDTHS, O_ABSORB };
+       O_SHARE, O_SEED, O_TIMEOUT, O_REFLECTION, O_WIDTHS, O_ABSORB, O_DB };
 
 /* One option of the hybrid form (not a problem option); -1: refused (printed). */
 static int take_option(hybrid_args *a, int c, const char *arg)
@@ -114,6 +126,7 @@ static int take_option(hybrid_args *a, int c, const char *arg)
     case O_WIDTHS: return list_each("--widths", arg, take_width, a);
     case O_GPU: a->gpu = arg; return 0;
     case O_CPU: a->cpu = arg; return 0;
+    case O_DB: a->db = arg; return 0;
     case O_REFLECTION: a->reflection = 1; return 0;
     case O_STEPS:
         return parse_int_arg("--steps", arg, 1, 1000000, &v) ? -1 : (a->rq.steps = (int)v, 0);
@@ -158,6 +171,7 @@ static int parse(int argc, char **argv, hybrid_args *a)
         {"share", required_argument, 0, O_SHARE}, {"seed", required_argument, 0, O_SEED},
         {"timeout", required_argument, 0, O_TIMEOUT},
         {"reflection", no_argument, 0, O_REFLECTION}, {"widths", required_argument, 0, O_WIDTHS},
+        {"db", required_argument, 0, O_DB},
         {"json", no_argument, 0, 'j'},            {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -234,6 +248,13 @@ static int resolve_devices(hybrid_args *a)
                    EXIT_USAGE;
         a->rq.side[0].dev = p.device[idx];
     }
+    return -1;
+}
+
+/* The configs neither given nor found tuned: each dialect's default. */
+static int default_configs(hybrid_args *a)
+{
+    fdt_err e;
     for (int s = 0; s < 2; s++)
         if (!a->have_cfg[s]) {
             fdt_target t;
@@ -244,12 +265,54 @@ static int resolve_devices(hybrid_args *a)
     return -1;
 }
 
+/* The planner's prediction from the database (fdt_hybrid_gather, fdt_hybrid_plan_make) and
+ * the tuned bests as the configs not given; without them, why not in a->no_plan. */
+static void predict(hybrid_args *a)
+{
+    char def[4096];
+    fdt_err e;
+    const char *path = a->db;
+    if (!path && (fdt_db_default_path(def, sizeof def, &e) || access(def, F_OK))) {
+        snprintf(a->no_plan, sizeof a->no_plan, "no tuning database");
+        return;
+    }
+    path = path ? path : def;
+    fdt_db *db = NULL;
+    fdt_hybrid_in in;
+    fdt_hybrid_sources src;
+    if (fdt_db_open(path, FDT_DB_READONLY, &db, &e) ||
+        fdt_hybrid_gather(db, a->rq.side[0].dev.name, a->rq.side[1].dev.name, &a->rq.p, &in,
+                          &src, &e) != FDT_STATUS_OK ||
+        fdt_hybrid_plan_make(&in, &a->plan, &e)) {
+        snprintf(a->no_plan, sizeof a->no_plan, "%s", e.msg);
+        fdt_db_close(db);
+        return;
+    }
+    fdt_db_close(db);
+    a->planned = 1;
+    const char *best[2] = {src.gpu_config, src.cpu_config};
+    for (int s = 0; s < 2; s++)
+        if (!a->have_cfg[s] && best[s][0] && fdt_config_parse(best[s], &a->rq.side[s].cfg, &e) == 0)
+            a->have_cfg[s] = 1;
+}
+
+/* The prediction of mode m's run (data-parallel: at the planner's own fraction only); NaN
+ * when there is none. */
+static double predicted_ms(const hybrid_args *a, const fdt_hyrun_result *r)
+{
+    const fdt_hybrid_pred *s = &a->plan.s[r->mode];
+    if (!a->planned || !s->ok || (r->mode == FDT_HYRUN_DATA && r->nz_b != a->plan.cpu_planes))
+        return NAN;
+    return s->t_ms;
+}
+
 #define NCOLS(x) ((int)(sizeof x / sizeof x[0]))
 
 static const fdt_col run_cols[] = {
     {"mode", "mode", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"cpu_planes", "CPU planes", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
     {"step_ms", "ms/step", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
+    {"predicted_ms", "predicted", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, FDT_COL_DASH},
     {"exchange_ms", "exchange ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
     {"exchange_bytes", "exchange MB", FDT_COL_REAL, "%.2f", FDT_SHOW_TEXT, 0},
     {"exchange_bytes", "", FDT_COL_REAL, NULL, FDT_SHOW_DATA, 0},
@@ -260,12 +323,14 @@ static const fdt_col run_cols[] = {
     {"agrees", "agrees", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
 };
 
-static void run_row(fdt_emit *m, const fdt_problem *p, const fdt_hyrun_result *r, int steps)
+static void run_row(fdt_emit *m, const hybrid_args *a, const fdt_hyrun_result *r, int steps)
 {
+    const fdt_problem *p = &a->rq.p;
     fdt_emit_row(m, NULL);
     fdt_emit_cell_str(m, fdt_hyrun_mode_name(r->mode));
     fdt_emit_cell_int(m, r->mode == FDT_HYRUN_DATA ? r->nz_b : -1);
     fdt_emit_cell_real(m, r->step_ms);
+    fdt_emit_cell_real(m, predicted_ms(a, r));
     fdt_emit_cell_real(m, r->exchange_ms);
     fdt_emit_cell_real(m, r->exchange_bytes / 1e6);
     fdt_emit_cell_real(m, r->exchange_bytes);
@@ -299,12 +364,21 @@ static int run_modes(hybrid_args *a, fdt_emit *m)
                 rc = EXIT_ERROR;
                 break;
             }
-            run_row(m, &a->rq.p, &r, a->rq.steps + a->rq.warmup);
+            run_row(m, a, &r, a->rq.steps + a->rq.warmup);
             if (!fdt_hyrun_agrees(&a->rq.p, &r, a->rq.steps + a->rq.warmup))
                 rc = EXIT_FAIL;
         }
     fdt_emit_table_end(m);
     fdt_emit_end(m);
+    if (a->planned) {
+        fdt_emit_int(m, "planned_cpu_planes", a->plan.cpu_planes);
+        fdt_emit_str(m, "planned_choice", fdt_hybrid_strategy_name(a->plan.choice));
+        fdt_emit_text(m, "planner: %s; data-parallel predicted at %lld CPU planes\n",
+                      a->plan.why, (long long)a->plan.cpu_planes);
+    } else {
+        fdt_emit_str(m, "no_prediction", a->no_plan);
+        fdt_emit_text(m, "(no prediction: %s)\n", a->no_plan);
+    }
     return rc;
 }
 
@@ -352,6 +426,9 @@ int cmd_bench_hybrid(int argc, char **argv)
     if (rc >= 0 || (rc = resolve_devices(&a)) >= 0)
         return rc;
     a.rq.p = a.pa.p;
+    predict(&a);
+    if ((rc = default_configs(&a)) >= 0)
+        return rc;
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, a.json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
