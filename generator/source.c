@@ -155,8 +155,40 @@ static void emit_params(const fdt_problem *p, int runtime_dims, fdt_sb *b)
     }
 }
 
-static void emit_combine(const fdt_problem *p, fdt_sb *b)
+/* dwave's update of output res[v] (both dialects' kernels): the wave expression 2 c - pv + cv *
+ * lap; in the damped kernel (interior 0) then, where the damping g is not 0, (res + g pv) /
+ * (1 + g), which is (2 p - (1 - g) p_prev + c2 L) / (1 + g), so that where g = 0 both kernels
+ * compute the same bits; then the point source at global padded (si, sj, sk). x, y, z: the
+ * point's global interior coordinates; ind: the indentation of the lines after the first. */
+static void emit_dwave_step(const fdt_config *c, int interior, const char *centre,
+                            const char *lap, const char *x, const char *y, const char *z,
+                            const char *gpad, int ind, fdt_sb *b)
 {
+    fdt_sb_printf(b, "res[v] = (real)2 * %s - pv[v] + cv[v] * %s;\n", centre, lap);
+    if (!interior) {
+        fdt_sb_printf(b, "%*s{\n%*s    const real g = ", ind, "", ind, "");
+        if (c->eta == FDT_ETA_ARRAY)
+            fdt_sb_printf(b, "eta[%s] + eta[gnx + %s] + eta[gnx + gny + %s];  // eta=array\n", x,
+                          y, z);
+        else
+            fdt_sb_printf(b, "damping1(%s, gnx) + damping1(%s, gny) + damping1(%s, gnz);\n", x,
+                          y, z);
+        fdt_sb_printf(b, "%*s    if (g != (real)0)  // the absorbing layer\n"
+                         "%*s        res[v] = (res[v] + g * pv[v]) / ((real)1 + g);\n%*s}\n",
+                      ind, "", ind, "", ind, "");
+    }
+    fdt_sb_printf(b, "%*sif (%s)\n%*s    res[v] += src;  // point source", ind, "", gpad, ind,
+                  "");
+}
+
+static void emit_combine(const fdt_problem *p, const fdt_config *c, int interior, fdt_sb *b)
+{
+    if (p->op == FDT_OP_DWAVE) {
+        emit_dwave_step(c, interior, "c", "(sx * dx + sy * dy + sz * dz)", "i0 + v + gx - R",
+                        "j0 + t + gy - R", "k + gz - R",
+                        "k + gz == sk && j0 + t + gy == sj && i0 + v + gx == si", 16, b);
+        return;
+    }
     switch (p->op) {
     case FDT_OP_D2X: fdt_sb_puts(b, "res[v] = sx * dx;"); break;
     case FDT_OP_D2Y: fdt_sb_puts(b, "res[v] = sy * dy;"); break;
@@ -273,9 +305,65 @@ static int valid_name(const char *s)
  * radii and block constants, the helpers' code (d2, load/put/store packing) and which of the
  * optional helpers family f uses, the faults, the operator's axes, the kernel's parameters and
  * its output. */
+/* dwave's variables (DWAVE set): the grid's global extents and the box's in DIMS (nx, ny, nz
+ * are the box's), the absorbing layer's constants, and in the damped kernel (interior 0) the
+ * block skip of the hole after BLOCK_INDEX; the interior kernel (NAME_int) is rendered after
+ * the damped one in the same source, without the banner and the runtime include. */
+static void dwave_vars(const fdt_problem *p, const fdt_config *c, const fdt_layout *lay,
+                       int runtime_dims, int interior, vars *vs)
+{
+    int dwave = p->op == FDT_OP_DWAVE;
+    setb(vs, "DWAVE", dwave);
+    setb(vs, "DAMPED", dwave && !interior);
+    setb(vs, "INT_KERNEL", interior);
+    if (!dwave)
+        return;
+    const char *box = "    const int nx = bnx, ny = bny, nz = bnz;  // this launch's box\n";
+    if (runtime_dims)
+        setv(vs, "DIMS", "%s", box);
+    else
+        setv(vs, "DIMS",
+             "    // the grid this kernel was generated for (gnx, gny, gnz) and its strides\n"
+             "    constexpr int gnx = %lld, gny = %lld, gnz = %lld, line = %lld;\n"
+             "    constexpr long long slice = %lldLL;\n%s",
+             (long long)p->nx, (long long)p->ny, (long long)p->nz, (long long)lay->line,
+             (long long)lay->slice, box);
+    setv(vs, "ABS_W", "%d", p->absorb_w);
+    fdt_sb b;
+    fdt_sb_init(&b);
+    literal(&b, p->absorb_s, p->prec);
+    setsb(vs, "ABS_S", &b);
+    fdt_sb_init(&b);
+    literal(&b, 1.0L / p->absorb_w, p->prec);
+    setsb(vs, "ABS_INV_W", &b);
+    setv(vs, "ETA_FORM", "%s", c->eta == FDT_ETA_ARRAY ? "read from the eta array"
+                                                       : "computed from the distance");
+    fdt_sb_init(&b);
+    emit_dwave_step(c, interior, "cc[v]", "acc[(u + Q - RZ) % Q][t][v]", "i0 + v + gx - R",
+                    "j0 + t + gy - R", "k + gz - R",
+                    "k + gz == sk && j0 + t + gy == sj && i0 + v + gx == si", 20, &b);
+    setsb(vs, "STEP_Q", &b);
+}
+
+/* The hole's block skip of the damped dwave kernel: a block whose whole output tile (bx*vec x
+ * by*tile x bz*max(nw, 1), box-local interior coordinates) lies in the hole returns. */
+static void hole_skip(const fdt_config *c, fdt_sb *b)
+{
+    long long ext[3];
+    static const fdt_gen_target hip = {FDT_DIALECT_HIP};
+    fdt_gen_deploy_ext(&hip, c, ext);
+    fdt_sb_printf(b, "\n    // the hole (box-local [hx0,hx1) x [hy0,hy1) x [hz0,hz1)) is another "
+                     "launch's: a block whose\n    // outputs all lie in it returns (the host "
+                     "aligns the hole to the blocks)\n"
+                     "    if (bi * %lld >= hx0 && (bi + 1) * %lld <= hx1 && jbeg - R + bj * %lld "
+                     ">= hy0 &&\n        jbeg - R + (bj + 1) * %lld <= hy1 && bk * %lld >= hz0 "
+                     "&& (bk + 1) * %lld <= hz1)\n        return;",
+                  ext[0], ext[0], ext[1], ext[1], ext[2], ext[2]);
+}
+
 static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_config *c,
                        const fdt_layout *lay, const char *name, const fdt_gen_opts *opts,
-                       vars *vs, fdt_err *e)
+                       int interior, vars *vs, fdt_err *e)
 {
     int r[3];
     fdt_op_radii(p->op, p->R, r);
@@ -284,9 +372,10 @@ static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_
     fdt_sb_init(&b);
     emit_banner(p, c, lay, opts->runtime_dims, &b);
     setsb(vs, "BANNER", &b);
-    if (opts->runtime_dims)
+    dwave_vars(p, c, lay, opts->runtime_dims, interior, vs); /* dwave's DIMS too */
+    if (p->op != FDT_OP_DWAVE && opts->runtime_dims)
         setv(vs, "DIMS", "%s", "");
-    else
+    else if (p->op != FDT_OP_DWAVE)
         setv(vs, "DIMS",
              "    // the grid this kernel was generated for\n"
              "    constexpr int nx = %lld, ny = %lld, nz = %lld, line = %lld;\n"
@@ -338,15 +427,20 @@ static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_
         setv(vs, "LAUNCH_BOUNDS", "%s", "");
     const char *o = fdt_orders[c->order];
     static const char *axis_var[3] = {"bi", "bj", "bk"};
-    setv(vs, "BLOCK_INDEX",
-         "// grid index order %s: blockIdx.x walks %c, .y walks %c, .z walks %c\n"
-         "    const int %s = (int)blockIdx.x, %s = (int)blockIdx.y, %s = (int)blockIdx.z;",
-         o, o[0], o[1], o[2], axis_var[o[0] - 'x'], axis_var[o[1] - 'x'], axis_var[o[2] - 'x']);
+    fdt_sb_init(&b);
+    fdt_sb_printf(&b,
+                  "// grid index order %s: blockIdx.x walks %c, .y walks %c, .z walks %c\n"
+                  "    const int %s = (int)blockIdx.x, %s = (int)blockIdx.y, %s = "
+                  "(int)blockIdx.z;", o, o[0], o[1], o[2], axis_var[o[0] - 'x'],
+                  axis_var[o[1] - 'x'], axis_var[o[2] - 'x']);
+    if (p->op == FDT_OP_DWAVE && !interior)
+        hole_skip(c, &b);
+    setsb(vs, "BLOCK_INDEX", &b);
     fdt_sb_init(&b);
     emit_params(p, opts->runtime_dims, &b);
     setsb(vs, "PARAMS", &b);
     fdt_sb_init(&b);
-    emit_combine(p, &b);
+    emit_combine(p, c, interior, &b);
     setsb(vs, "COMBINE", &b);
     fdt_sb_init(&b);
     int rc = emit_stencil(p, c, &b, e);
@@ -438,6 +532,25 @@ const fdt_gen_family *fdt_gen_family_of(const fdt_config *c, fdt_err *e)
     return NULL;
 }
 
+/* Renders family f's template tpl for kernel `name` (interior: dwave's NAME_int) into out. */
+static int render_family(const fdt_gen_family *f, const char *tpl, const fdt_problem *p,
+                         const fdt_config *c, const fdt_layout *lay, const char *name,
+                         const fdt_gen_opts *opts, int interior, fdt_sb *out, fdt_err *e)
+{
+    vars vs = {.n = 0};
+    int rc = shared_vars(f, p, c, lay, name, opts, interior, &vs, e);
+    f->vars(p, c, &vs);
+    if (rc == 0 && vs.full)
+        rc = fdt_err_set(e, "generator: more template variables than the table holds (%zu)",
+                         sizeof vs.v / sizeof vs.v[0]);
+    if (rc == 0 && vs.oom)
+        rc = fdt_err_set(e, "generator: out of memory");
+    if (rc == 0)
+        rc = fdt_tpl_render(tpl, f->tpl, vs.v, vs.n, out, e);
+    free_vars(&vs);
+    return rc;
+}
+
 int fdt_gen_family_source(const fdt_gen_family *f, const fdt_problem *p, const fdt_config *c,
                           const char *name, const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e)
 {
@@ -464,17 +577,14 @@ int fdt_gen_family_source(const fdt_gen_family *f, const fdt_problem *p, const f
     if (!tpl)
         return fdt_err_set(e, "generator: template %s of kernel family %s is not embedded",
                            f->tpl, f->name);
-    vars vs = {.n = 0};
-    int rc = shared_vars(f, p, c, &lay, name, opts, &vs, e);
-    f->vars(p, c, &vs);
-    if (rc == 0 && vs.full)
-        rc = fdt_err_set(e, "generator: more template variables than the table holds (%zu)",
-                         sizeof vs.v / sizeof vs.v[0]);
-    if (rc == 0 && vs.oom)
-        rc = fdt_err_set(e, "generator: out of memory");
-    if (rc == 0)
-        rc = fdt_tpl_render(tpl, f->tpl, vs.v, vs.n, out, e);
-    free_vars(&vs);
+    /* dwave: the damped kernel, then the interior kernel NAME_int in the same source */
+    int rc = render_family(f, tpl, p, c, &lay, name, opts, 0, out, e);
+    if (rc == 0 && p->op == FDT_OP_DWAVE) {
+        char iname[96];
+        fdt_gen_dwave_interior_name(name, iname, sizeof iname);
+        fdt_sb_puts(out, "\n");
+        rc = render_family(f, tpl, p, c, &lay, iname, opts, 1, out, e);
+    }
     return rc;
 }
 
@@ -765,8 +875,8 @@ int fdt_gen_source(const fdt_gen_target *t, const fdt_problem *p, const fdt_conf
     /* the problem's and config's own errors come first (e.g. lds without nw) */
     if (dialect_check(t, e) || fdt_problem_check(p, e) || fdt_config_check_for(t, p, c, e))
         return -1;
-    if (p->op == FDT_OP_DWAVE)
-        return fdt_err_set(e, "generator: the damped wave step (dwave) has no kernels in this "
+    if (p->op == FDT_OP_DWAVE && t->dialect == FDT_DIALECT_C)
+        return fdt_err_set(e, "generator: the damped wave step (dwave) has no C kernels in this "
                               "build yet");
     if (t->dialect == FDT_DIALECT_C)
         return c_source(p, c, name, opts, out, e);

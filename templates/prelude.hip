@@ -1,5 +1,10 @@
+#{if INT_KERNEL}
+// dwave's interior kernel {{NAME}}: the undamped wave expression where the damping is 0 (the
+// deployments inout and sides launch it there); the same arguments (eta and the hole unused).
+#{else}
 {{BANNER}}
 #{include header.hip}
+#{endif}
 
 namespace {{NS}} {
 
@@ -14,6 +19,20 @@ constexpr int VEC = {{VEC}};       // outputs per thread along x, one vector acc
 constexpr int TILE = {{TILE}};     // outputs per thread along y
 constexpr int BX = {{BX}}, BY = {{BY}}, BZ = {{BZ}};
 constexpr int HX = {{HX}};         // x halo per side, in whole vectors
+#{if DAMPED}
+// dwave's absorbing layer: ABS_W points on every face; at distance d into it the damping along
+// one axis is ABS_S (d / ABS_W)^2, and g at a point the sum over the axes
+// ({{ETA_FORM}}).
+constexpr int ABS_W = {{ABS_W}};
+constexpr real ABS_S = {{ABS_S}}, ABS_INV_W = {{ABS_INV_W}};
+// The damping along an axis of n points at interior coordinate x.
+__device__ __forceinline__ real damping1(int x, int n)
+{
+    const int d = x < ABS_W ? ABS_W - x : x > n - 1 - ABS_W ? x - (n - 1 - ABS_W) : 0;
+    const real r = (real)d * ABS_INV_W;
+    return ABS_S * r * r;
+}
+#{endif}
 
 {{STENCIL}}
 // VEC consecutive values at p, as one aligned vector load when VEC > 1.

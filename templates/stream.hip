@@ -251,9 +251,13 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #pragma unroll
                 for (int v = 0; v < VEC; ++v) {
 #{if WAVE}
+#{if DWAVE}
+                    {{STEP_Q}}
+#{else}
                     res[v] = (real)2 * cc[v] - pv[v] + cv[v] * acc[(u + Q - RZ) % Q][t][v];
                     if (k == sk && j0 + t == sj && i0 + v == si)
                         res[v] += src;  // point source
+#{endif}
 #{else}
                     res[v] = acc[(u + Q - RZ) % Q][t][v];
 #{endif}

@@ -744,10 +744,10 @@ static void test_template_engine(void **state)
     assert_string_equal(fdt_sb_str(&b), "a\n// The HIP runtime API: hiprtc's own header on AMD, fdtune's "
                                         "shim for NVRTC on NVIDIA.\n#include <hip/hip_runtime.h>\nb\n");
     fdt_sb_free(&b);
-    /* an included template's errors name it and its line (prelude.hip needs variables) */
+    /* an included template's errors name it and its line (prelude.hip needs its conditions) */
     fdt_sb_init(&b);
     assert_int_equal(fdt_tpl_render("#{include prelude.hip}\n", "t", v, 4, &b, &e), -1);
-    assert_contains(e.msg, "template prelude.hip:1: unknown variable 'BANNER'");
+    assert_contains(e.msg, "template prelude.hip:1: unknown condition 'INT_KERNEL'");
     fdt_sb_free(&b);
     static const struct {
         const char *tpl, *msg;
@@ -1127,10 +1127,12 @@ static void test_family_render_all(void **state)
     int rendered[NCFG] = {0};
     assert_int_equal(NCFG, fdt_gen_family_count);
     for (size_t ci = 0; ci < NCFG; ci++)
-        for (int op = 0; op < FDT_OP_DWAVE; op++)
+        for (int op = 0; op < FDT_OP_COUNT; op++)
             for (int R = 1; R <= FDT_R_MAX; R++)
                 for (int prec = 0; prec < 2; prec++) {
                     fdt_problem p = {(fdt_op)op, R, prec ? FDT_F64 : FDT_F32, 64, 40, 33};
+                    if (op == FDT_OP_DWAVE)
+                        p.absorb_w = 4, p.absorb_s = 0.1;
                     fdt_config c;
                     fdt_err e;
                     assert_int_equal(fdt_config_parse(cfgs[ci], &c, &e), 0);
@@ -1150,7 +1152,7 @@ static void test_family_render_all(void **state)
                     rendered[ci]++;
                 }
     for (size_t ci = 0; ci < NCFG; ci++)
-        assert_true(rendered[ci] >= 4 * FDT_R_MAX * 2);
+        assert_true(rendered[ci] >= 5 * FDT_R_MAX * 2);
     fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 64, 64, 64};
     fdt_config c;
     fdt_err e;
@@ -1164,6 +1166,116 @@ static void test_family_render_all(void **state)
     bogus.tpl = "nope.hip";
     assert_int_equal(fdt_gen_family_source(&bogus, &p, &c, NULL, NULL, &b, &e), -1);
     assert_contains(e.msg, "template nope.hip of kernel family bogus is not embedded");
+    fdt_sb_free(&b);
+}
+
+/* How often needle occurs in hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *s = strstr(hay, needle); s; s = strstr(s + 1, needle))
+        n++;
+    return n;
+}
+
+/* dwave in every HIP family x deploy x eta, grid baked in and as arguments: one source with
+ * the damped kernel NAME and the interior kernel NAME_int (one runtime include, one banner),
+ * the box's parameters, nx, ny, nz the box's and the global extents apart, the hole's block
+ * skip in the damped kernel only (aligned to the block's outputs), the damping from the
+ * distance or the eta array, the source at global coordinates; NVRTC and hiprtc compile these
+ * sources in test_runtime's matrix. */
+static void test_dwave_sources(void **state)
+{
+    (void)state;
+    static const char *const cfgs[] = {
+        "bx=32,by=4,tile=2", "bx=16,by=4,bz=2,nw=8,pf=3,vec=2,align=2",
+        "bx=32,by=4,nw=8,lds=1,tile=2,vec=2,align=2", "bx=32,by=4,nw=8,lds=2,pf=2,vec=2,align=2",
+        "bx=32,by=4,nw=8,lds=3,pf=2,tile=2,vec=2,align=2"};
+    static const char *const deploys[] = {"complete", "inout", "sides"};
+    static const char *const etas[] = {"dist", "array"};
+    static const char *const skips[] = {"bi * 32 >= hx0", "bi * 32 >= hx0", "bi * 64 >= hx0",
+                                        "bi * 64 >= hx0", "bi * 64 >= hx0"};
+    static const char *const zskips[] = {"bk * 1 >= hz0", "bk * 16 >= hz0", "bk * 8 >= hz0",
+                                         "bk * 8 >= hz0", "bk * 8 >= hz0"};
+    int n = 0;
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++)
+        for (int dep = 0; dep < 3; dep++)
+            for (int eta = 0; eta < 2; eta++)
+                for (int rt = 0; rt < 2; rt++) {
+                    fdt_problem p = {FDT_OP_DWAVE, 4, FDT_F32, 128, 96, 64, 16, 0.1};
+                    char text[160];
+                    snprintf(text, sizeof text, "%s,deploy=%s,eta=%s", cfgs[ci], deploys[dep],
+                             etas[eta]);
+                    fdt_config c;
+                    fdt_err e;
+                    assert_int_equal(fdt_config_parse(text, &c, &e), 0);
+                    fdt_gen_opts o = {rt};
+                    fdt_sb b;
+                    fdt_sb_init(&b);
+                    if (fdt_gen_source(&hip, &p, &c, "kd", &o, &b, &e))
+                        fail_msg("%s: %s", text, e.msg);
+                    const char *s = fdt_sb_str(&b);
+                    assert_int_equal(occurrences(s, "extern \"C\" __global__ void "), 2);
+                    assert_int_equal(occurrences(s, " kd("), 1);
+                    assert_int_equal(occurrences(s, " kd_int("), 1);
+                    assert_int_equal(occurrences(s, "#include <hip/hip_runtime.h>"), 1);
+                    assert_int_equal(occurrences(s, "// Generated by fdtune"), 1);
+                    assert_int_equal(occurrences(s, "const float* __restrict__ eta,\n    "
+                                                    "int bnx, int bny, int bnz, int gx, int gy, "
+                                                    "int gz, int hx0, int hx1, int hy0, int hy1, "
+                                                    "int hz0, int hz1,\n    int jbeg, int jend"),
+                                     rt ? 0 : 2);
+                    assert_int_equal(occurrences(s, "const float* __restrict__ eta,\n    int gnx, "
+                                                    "int gny, int gnz, int line, long long slice,"
+                                                    "\n    int bnx, int bny"), rt ? 2 : 0);
+                    assert_int_equal(occurrences(s, "constexpr int gnx = 128, gny = 96, gnz = 64"),
+                                     rt ? 0 : 2);
+                    assert_int_equal(occurrences(s, "const int nx = bnx, ny = bny, nz = bnz;"), 2);
+                    /* the hole's skip, in the damped kernel, on the family's block outputs */
+                    const char *inner = strstr(s, " kd_int(");
+                    assert_int_equal(occurrences(s, skips[ci]), 1);
+                    assert_int_equal(occurrences(s, zskips[ci]), 1);
+                    assert_true(strstr(s, skips[ci]) < inner);
+                    assert_contains(s, ci == 1 || ci == 3 ? "jbeg - R + bj * 4 >= hy0"
+                                                          : "jbeg - R + bj * 8 >= hy0");
+                    /* the damping, once, in the damped kernel */
+                    const char *g = eta ? "eta[i0 + v + gx - R] + eta[gnx + j0 + t + gy - R] + "
+                                          "eta[gnx + gny + k + gz - R]"
+                                        : "damping1(i0 + v + gx - R, gnx) + damping1(j0 + t + gy "
+                                          "- R, gny) + damping1(k + gz - R, gnz)";
+                    assert_int_equal(occurrences(s, g), 1);
+                    assert_true(strstr(s, g) < inner);
+                    assert_int_equal(occurrences(s, "res[v] = (res[v] + g * pv[v]) / "
+                                                    "((real)1 + g);"), 1);
+                    assert_int_equal(occurrences(s, "__device__ __forceinline__ real damping1("),
+                                     1);
+                    assert_int_equal(occurrences(s, "constexpr real ABS_S = 0.100000001f, "
+                                                    "ABS_INV_W = 0.0625f;"), 1);
+                    /* both kernels: the wave expression and the source at global coordinates */
+                    assert_int_equal(occurrences(s, "k + gz == sk && j0 + t + gy == sj && "
+                                                    "i0 + v + gx == si"), 2);
+                    assert_int_equal(occurrences(s, "res[v] = (real)2 * "), 2);
+                    assert_null(strstr(s, "{{"));
+                    assert_null(strstr(s, "#{"));
+                    fdt_sb_free(&b);
+                    n++;
+                }
+    assert_int_equal(n, 5 * 3 * 2 * 2);
+    /* the interior kernel's name */
+    char buf[96];
+    fdt_gen_dwave_interior_name("fdt_dwave_r4_f32_1234abcd", buf, sizeof buf);
+    assert_string_equal(buf, "fdt_dwave_r4_f32_1234abcd_int");
+    /* the undamped operators have neither the box nor the second kernel */
+    fdt_problem w = {FDT_OP_WAVE, 4, FDT_F32, 128, 96, 64};
+    fdt_config c;
+    fdt_err e;
+    fdt_config_default(&c);
+    fdt_sb b;
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_source(&hip, &w, &c, "kw", NULL, &b, &e), 0);
+    assert_int_equal(occurrences(fdt_sb_str(&b), "extern \"C\" __global__ void "), 1);
+    assert_null(strstr(fdt_sb_str(&b), "bnx"));
+    assert_null(strstr(fdt_sb_str(&b), "gnx"));
     fdt_sb_free(&b);
 }
 
@@ -1583,6 +1695,7 @@ int main(void)
         cmocka_unit_test(test_stream_weights),
         cmocka_unit_test(test_family_faults),
         cmocka_unit_test(test_family_render_all),
+        cmocka_unit_test(test_dwave_sources),
         cmocka_unit_test(test_reference_exact_on_polynomials),
         cmocka_unit_test(test_deploy_partition),
         cmocka_unit_test(test_deploy_configs),

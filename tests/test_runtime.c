@@ -317,6 +317,12 @@ static void spread_config(const fdt_problem *p, size_t ci, candidate *k)
     assert_int_equal(fdt_config_parse(k->text, &k->c, &e), 0);
     if (p->op == FDT_OP_D2Z && k->c.lds == 1)
         fdt_config_parse("bx=32,by=8,nw=64,vec=2,align=64,tile=2", &k->c, &e);
+    if (p->op == FDT_OP_DWAVE) { /* every deployment and damping form across the spread */
+        k->c.deploy = (int)(ci % 3);
+        if (k->c.deploy == FDT_DEPLOY_INOUT && k->c.split > 1)
+            k->c.deploy = FDT_DEPLOY_SIDES;
+        k->c.eta = (int)(ci % 2);
+    }
     k->p = *p;
     if (fdt_config_check(&k->p, &k->c, &e))
         fail_msg("%s R=%d: %s: %s", fdt_op_name(p->op), p->R, k->text, e.msg);
@@ -398,7 +404,7 @@ static int compile_pool(const fdt_rt_backend *b, const char *arch, fdt_rt_job *j
                                         compile_progress, &p, e);
 }
 
-#define MATRIX (FDT_OP_DWAVE * 4 * 2 * (sizeof spread / sizeof spread[0]))
+#define MATRIX (FDT_OP_COUNT * 4 * 2 * (sizeof spread / sizeof spread[0]))
 
 /* Every operator x R in {1,2,4,8} x f32/f64 x spread, and the verification kernels, compiled
  * for arch through the pool of child processes. */
@@ -412,11 +418,13 @@ static void compile_matrix(const char *arch)
     assert_non_null(ks);
     assert_non_null(jobs);
     size_t n = 0;
-    for (int op = 0; op < FDT_OP_DWAVE; op++)
+    for (int op = 0; op < FDT_OP_COUNT; op++)
         for (int ri = 0; ri < 4; ri++)
             for (int prec = 0; prec < 2; prec++)
                 for (size_t ci = 0; ci < sizeof spread / sizeof spread[0]; ci++, n++) {
                     fdt_problem p = {(fdt_op)op, radii[ri], (fdt_prec)prec, 301, 203, 157};
+                    if (op == FDT_OP_DWAVE) /* its two kernels compile in one source */
+                        p.absorb_w = 16, p.absorb_s = 0.1;
                     spread_config(&p, ci, &ks[n]);
                     jobs[n] = (fdt_rt_job){.src = fdt_sb_str(&ks[n].src), .kernel = ks[n].name};
                 }
