@@ -96,6 +96,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
         {"cpu", required_argument, 0, OPT_CPU},
         {"R", required_argument, 0, 'R'},         {"precision", required_argument, 0, 'p'},
         {"grid", required_argument, 0, 'g'},      {"db", required_argument, 0, OPT_DB},
+        {"absorb", required_argument, 0, OPT_ABSORB},
         {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, OPT_FORMAT},
         {"no-system-db", no_argument, 0, OPT_NO_SYSTEM},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
@@ -116,7 +117,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
             o->x.cpu[o->x.ngpus] = c == OPT_CPU;
             o->x.gpus[o->x.ngpus++] = optarg;
             break;
-        case OPT_OP: case 'R': case 'p': case 'g':
+        case OPT_OP: case 'R': case 'p': case 'g': case OPT_ABSORB:
             if (problem_args_take(&pa, c == OPT_OP ? 'o' : c, optarg) < 0)
                 return EXIT_USAGE;
             break;
@@ -137,6 +138,10 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
         die_usage("export", "unexpected argument '%s'", argv[optind]);
     if (o->out && !*o->out)
         die_usage("export", "-o needs a file name");
+    if (problem_args_done(&pa))
+        return EXIT_USAGE;
+    o->x.absorb_w = pa.absorb_w;
+    o->x.absorb_s = pa.absorb_s;
     o->x.ops = pa.ops;
     o->x.Rs = pa.Rs;
     o->x.precs = pa.precs;

@@ -135,6 +135,7 @@ int cmd_gen(int argc, char **argv)
     static const struct option opts[] = {
         {"op", required_argument, 0, 'o'},     {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
+        {"absorb", required_argument, 0, OPT_ABSORB},
         {"config", required_argument, 0, 'c'}, {"name", required_argument, 0, 'n'},
         {"compile", no_argument, 0, 'C'},      {"target", required_argument, 0, 't'},
         {"runtime-dims", no_argument, 0, 'D'}, {"disasm", no_argument, 0, 'S'},
@@ -168,7 +169,7 @@ int cmd_gen(int argc, char **argv)
     }
     if (optind < argc)
         die_usage("gen", "unexpected argument '%s'", argv[optind]);
-    if (problem_args_one(&pa, "gen"))
+    if (problem_args_one(&pa, "gen") || problem_args_done(&pa))
         return EXIT_USAGE;
     if ((ntargets || disasm) && !compile)
         compile = 1; /* a target or a disassembly only makes sense when compiling */

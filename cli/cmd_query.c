@@ -299,9 +299,9 @@ static void usage_sub(const char *sub, FILE *f)
 static const struct {
     const char *name, *codes;
 } subs[] = {
-    {"best", "GUoRpgnDjChS"},
+    {"best", "GUoRpgAnDjChS"},
     {"runs", "GUlDjChS"},
-    {"history", "GUoRpgcDjChS"},
+    {"history", "GUoRpgAcDjChS"},
     {"show", "DjChS"},
 };
 
@@ -310,6 +310,7 @@ static const struct option query_opts[] = {
     {"cpu", required_argument, 0, 'U'},
     {"R", required_argument, 0, 'R'},       {"precision", required_argument, 0, 'p'},
     {"grid", required_argument, 0, 'g'},    {"nearest", no_argument, 0, 'n'},
+    {"absorb", required_argument, 0, 'A'},
     {"limit", required_argument, 0, 'l'},   {"config", required_argument, 0, 'c'},
     {"db", required_argument, 0, 'D'},      {"json", no_argument, 0, 'j'},
     {"csv", no_argument, 0, 'C'},           {"help", no_argument, 0, 'h'},
@@ -340,7 +341,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
     while ((c = getopt_long(argc, argv, "h", query_opts, NULL)) != -1) {
         if (c > 0 && c < 128)
             seen[c] = 1;
-        int t = problem_args_take(&o->pa, c, optarg);
+        int t = problem_args_take(&o->pa, c == 'A' ? OPT_ABSORB : c, optarg);
         if (t < 0)
             return EXIT_USAGE;
         if (t)
@@ -415,6 +416,8 @@ static int parse_opts(int argc, char **argv, qopts *o)
     if (!strcmp(o->sub, "history") &&
         (!o->pa.have_op || !o->pa.have_R || !o->pa.have_grid || !seen['c']))
         die_usage(cmd, "history needs --op, --R, --grid and --config");
+    if (problem_args_done(&o->pa))
+        return EXIT_USAGE;
     if (o->nearest || !strcmp(o->sub, "history")) { /* one problem */
         if (problem_args_one(&o->pa, o->nearest ? "query best --nearest" : cmd))
             return EXIT_USAGE;
@@ -451,6 +454,8 @@ static int model_rows(const dbset *d, const qopts *o, fdt_db_rows *rs)
     x.ops = o->pa.ops;
     x.Rs = o->pa.Rs;
     x.precs = o->pa.precs;
+    x.absorb_w = o->pa.absorb_w;
+    x.absorb_s = o->pa.absorb_s;
     for (int g = 0; g < o->pa.ngrids && g < FDT_EXP_MAX_GRIDS; g++) {
         x.grids[g][0] = o->pa.grid[g][0];
         x.grids[g][1] = o->pa.grid[g][1];
@@ -491,6 +496,8 @@ static int query_best(const dbset *d, const qopts *o)
     f.precs = o->pa.precs;
     f.grids = (const int64_t(*)[3])o->pa.grid;
     f.ngrids = o->pa.ngrids;
+    f.absorb_w = o->pa.absorb_w;
+    f.absorb_s = o->pa.absorb_s;
     fdt_db_rows rs = {0};
     fdt_err e;
     for (size_t k = 0; k < d->n; k++)

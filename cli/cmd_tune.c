@@ -215,6 +215,7 @@ static int parse(int argc, char **argv, tune_args *a)
     static const struct option opts[] = {
         {"op", required_argument, 0, 'o'},        {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
+        {"absorb", required_argument, 0, OPT_ABSORB},
         {"gpu", required_argument, 0, 'G'},       {"recipe", required_argument, 0, 'r'},
         {"cpu", required_argument, 0, 'c'},
         {"strategy", required_argument, 0, 'S'},  {"budget", required_argument, 0, 'b'},
@@ -308,6 +309,8 @@ static int parse(int argc, char **argv, tune_args *a)
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);
         return EXIT_USAGE;
     }
+    if (problem_args_done(&a->pa))
+        return EXIT_USAGE;
     problem_args_request(&a->pa, &a->rq);
     if (a->gpu && !strcmp(a->gpu, "all")) {
         a->gpu_all = 1;

@@ -314,8 +314,9 @@ typedef struct fdt_db_filter {
     unsigned precs;         /* bits 1u << fdt_prec; 0: any */
     const int64_t (*grids)[3]; /* ngrids grids (nx, ny, nz); ngrids 0: any grid */
     int ngrids;
-    int absorb_w;           /* > 0: only problems with this absorbing layer (width absorb_w,
-                               strength absorb_s: dwave's); 0: any */
+    int absorb_w;           /* > 0: of the dwave problems, only those with this absorbing
+                               layer (width absorb_w, strength absorb_s; other operators'
+                               problems are not affected); 0: any */
     double absorb_s;
     int64_t device_id, env_id; /* 0: any */
     const char *generator;  /* generator fingerprint; NULL: any */

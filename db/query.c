@@ -19,7 +19,7 @@ void fdt_db_filter_init(fdt_db_filter *f) { memset(f, 0, sizeof *f); }
     " AND (:Rs IS NULL OR instr(:Rs, ',' || p.radius || ',') > 0)"                            \
     " AND (:precs IS NULL OR instr(:precs, ',' || p.precision || ',') > 0)"                   \
     " AND (:grids IS NULL OR instr(:grids, ',' || p.nx || 'x' || p.ny || 'x' || p.nz || ',') > 0)" \
-    " AND (:W IS NULL OR (p.absorb_width = :W AND p.absorb_strength = :S))"                   \
+    " AND (:W IS NULL OR p.op <> 'dwave' OR (p.absorb_width = :W AND p.absorb_strength = :S))" \
     " AND (:device IS NULL OR e.device_id = :device) AND (:env IS NULL OR e.env_id = :env)"   \
     " AND (:generator IS NULL OR v.generator = :generator)"
 

@@ -522,6 +522,8 @@ static int select_devices(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts *o
             f.device_id = s->all.v[i].id;
             f.Rs = o->Rs;
             f.precs = o->precs;
+            f.absorb_w = o->absorb_w;
+            f.absorb_s = o->absorb_s;
             if (fdt_db_best(dbs[s->which[i]], &f, collect_wanted, &want, e))
                 return FDT_EXP_ERROR;
             if (s->rows.oom)
