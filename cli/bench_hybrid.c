@@ -112,7 +112,7 @@ static int take_width(void *ctx, const char *item)
 }
 
 enum { O_HYBRID = 1000, O_GPU, O_CPU, O_STEPS, O_WARMUP, O_FRACTION, O_CFG_GPU, O_CFG_CPU,
-       O_SHARE, O_SEED, O_TIMEOUT, O_REFLECTION, O_WIDTHS, O_ABSORB, O_DB };
+       O_SHARE, O_SEED, O_TIMEOUT, O_REFLECTION, O_WIDTHS, O_DB };
 
 /* One option of the hybrid form (not a problem option); -1: refused (printed). */
 static int take_option(hybrid_args *a, int c, const char *arg)
@@ -136,10 +136,6 @@ static int take_option(hybrid_args *a, int c, const char *arg)
         return parse_int_arg("--seed", arg, 0, 0x7fffffffL, &v) ? -1 : (a->rq.seed = (uint64_t)v, 0);
     case O_TIMEOUT:
         return parse_int_arg("--timeout", arg, 1, 86400, &v) ? -1 : (a->rq.timeout_s = (int)v, 0);
-    case O_ABSORB:
-        if (fdt_absorb_parse(arg, &a->pa.p, &e))
-            return print_error("--absorb: %s", e.msg), -1;
-        return 0;
     case O_CFG_GPU:
     case O_CFG_CPU:
         if (fdt_config_parse(arg, &a->rq.side[c == O_CFG_CPU].cfg, &e))
@@ -162,7 +158,7 @@ static int parse(int argc, char **argv, hybrid_args *a)
     static const struct option opts[] = {
         {"op", required_argument, 0, 'o'},        {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
-        {"absorb", required_argument, 0, O_ABSORB}, {"hybrid", required_argument, 0, O_HYBRID},
+        {"absorb", required_argument, 0, OPT_ABSORB}, {"hybrid", required_argument, 0, O_HYBRID},
         {"gpu", required_argument, 0, O_GPU},     {"cpu", required_argument, 0, O_CPU},
         {"steps", required_argument, 0, O_STEPS}, {"warmup", required_argument, 0, O_WARMUP},
         {"fraction", required_argument, 0, O_FRACTION},
@@ -196,7 +192,7 @@ static int parse(int argc, char **argv, hybrid_args *a)
     }
     if (optind < argc)
         die_usage("bench", "unexpected argument '%s'", argv[optind]);
-    if (problem_args_one(&a->pa, "bench"))
+    if (problem_args_one(&a->pa, "bench") || problem_args_done(&a->pa))
         return EXIT_USAGE;
     if (!a->pa.have_grid)
         die_usage("bench", "--grid is required (N^3 or NXxNYxNZ)");

@@ -55,7 +55,7 @@ typedef struct hybrid_args {
     int json;
 } hybrid_args;
 
-enum { OPT_OP = 1000, OPT_ABSORB, OPT_PREDICT, OPT_GPU, OPT_CPU };
+enum { OPT_OP = 1000, OPT_HYB_ABSORB, OPT_PREDICT, OPT_GPU, OPT_CPU };
 
 /* The problem: dwave R=4 f32 512^3 W=16 unless given. */
 static int finish_problem(hybrid_args *a, const char *absorb)
@@ -81,7 +81,7 @@ static int parse(int argc, char **argv, hybrid_args *a)
     static const struct option opts[] = {
         {"op", required_argument, 0, OPT_OP},       {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'},   {"grid", required_argument, 0, 'g'},
-        {"absorb", required_argument, 0, OPT_ABSORB}, {"gpu", required_argument, 0, OPT_GPU},
+        {"absorb", required_argument, 0, OPT_HYB_ABSORB}, {"gpu", required_argument, 0, OPT_GPU},
         {"cpu", required_argument, 0, OPT_CPU},     {"db", required_argument, 0, 'D'},
         {"predict", required_argument, 0, OPT_PREDICT}, {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
@@ -97,7 +97,7 @@ static int parse(int argc, char **argv, hybrid_args *a)
             if (problem_args_take(&a->pa, c == OPT_OP ? 'o' : c, optarg) < 0)
                 return EXIT_USAGE;
             break;
-        case OPT_ABSORB: absorb = optarg; break;
+        case OPT_HYB_ABSORB: absorb = optarg; break;
         case OPT_GPU: a->gpu = optarg; break;
         case OPT_CPU: a->cpu = optarg; break;
         case 'D': a->db = optarg; break;
