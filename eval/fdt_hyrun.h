@@ -82,7 +82,7 @@ typedef struct fdt_hyrun_result {
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e);
 
 /* 1 when r's field agrees with the single-device run to rounding after `steps` steps: equal
- * bit for bit, or |difference| <= 8 * steps * eps * max|single| (eps of p's precision). */
+ * bit for bit, or |difference| <= 16 * steps * eps * max|single| (eps of p's precision). */
 int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps);
 
 /* The energy check of the absorbing layer: a point source (a Ricker wavelet at the grid's

@@ -873,7 +873,7 @@ int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
 int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps)
 {
     double eps = p->prec == FDT_F32 ? 0x1p-24 : 0x1p-53;
-    return r->bitwise || r->max_abs_diff <= 8.0 * steps * eps * r->max_abs;
+    return r->bitwise || r->max_abs_diff <= 16.0 * steps * eps * r->max_abs;
 }
 
 /* ------------------------------------------------------------------ the energy check */
