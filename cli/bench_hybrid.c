@@ -338,6 +338,29 @@ static void run_row(fdt_emit *m, const hybrid_args *a, const fdt_hyrun_result *r
     fdt_emit_row_end(m);
 }
 
+/* Every run asked is a valid request, before any runs (EXIT_USAGE, printed, if not). */
+static int check_runs(hybrid_args *a)
+{
+    fdt_err e;
+    for (int i = 0; i < a->nmode; i++)
+        for (int f = 0; f < (a->modes[i] == FDT_HYRUN_DATA ? a->nfrac : 1); f++) {
+            a->rq.mode = a->modes[i];
+            a->rq.fraction = a->frac[f];
+            if (fdt_hyrun_check(&a->rq, &e))
+                return print_error("%s", e.msg), EXIT_USAGE;
+        }
+    return -1;
+}
+
+/* The widths of --reflection (EXIT_USAGE, printed, when the check cannot run them). */
+static int check_widths(const hybrid_args *a)
+{
+    fdt_err e;
+    if (fdt_hyrun_reflection_check(&a->rq.p, a->widths, a->nwidth, &e))
+        return print_error("%s", e.msg), EXIT_USAGE;
+    return -1;
+}
+
 /* Every mode (data-parallel once per fraction); stops at the first that cannot run. */
 static int run_modes(hybrid_args *a, fdt_emit *m)
 {
@@ -419,9 +442,12 @@ int cmd_bench_hybrid(int argc, char **argv)
 {
     static hybrid_args a;
     int rc = parse(argc, argv, &a);
-    if (rc >= 0 || (rc = resolve_devices(&a)) >= 0)
+    if (rc >= 0)
         return rc;
     a.rq.p = a.pa.p;
+    if ((rc = a.reflection ? check_widths(&a) : check_runs(&a)) >= 0 ||
+        (rc = resolve_devices(&a)) >= 0)
+        return rc;
     predict(&a);
     if ((rc = default_configs(&a)) >= 0)
         return rc;

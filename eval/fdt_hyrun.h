@@ -76,7 +76,11 @@ typedef struct fdt_hyrun_result {
     int bitwise;           /* 1: the two fields are identical bit for bit */
 } fdt_hyrun_result;
 
-/* Runs rq (in a child process). Fails saying why: a bad request (a fraction that leaves a
+/* Checks rq before anything runs: dwave, a valid problem, steps >= 1, a data-parallel
+ * fraction that leaves each device at least R planes. Fails saying which. */
+int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e);
+
+/* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request (a fraction that leaves a
  * device fewer than R planes, task-parallel with W < R, a mode that needs a device the
  * request lacks), a config that cannot run a box, a device or compile error. */
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e);
@@ -97,8 +101,11 @@ typedef struct fdt_hyrun_energy {
     int steps;             /* steps run */
     double before, after, ratio;
 } fdt_hyrun_energy;
-/* For the n widths W[i] (0, or >= 1 with 2W below every extent) on p's grid, R and
- * precision (p's W and S: S is used, W replaced by each W[i]); in a child process. */
+/* Whether the check can run: p dwave, each W[i] 0 or at most an eighth of the grid's
+ * smallest extent (the pulse must leave the source before it reaches a layer). */
+int fdt_hyrun_reflection_check(const fdt_problem *p, const int *W, int n, fdt_err *e);
+/* For the n widths W[i] on p's grid, R and precision (p's W and S: S is used, W replaced by
+ * each W[i]); in a child process (fdt_hyrun_reflection_check first). */
 int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const int *W, int n,
                          fdt_hyrun_energy *out, int timeout_s, fdt_err *e);
 /* 1 when the ratio falls strictly as W grows over the n results (in any order of W). */

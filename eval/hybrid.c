@@ -733,7 +733,7 @@ static int64_t planes_b(const fdt_hyrun_request *rq)
     return (int64_t)llround(rq->fraction * (double)rq->p.nz);
 }
 
-static int check_request(const fdt_hyrun_request *rq, fdt_err *e)
+int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e)
 {
     if (rq->p.op != FDT_OP_DWAVE)
         return fdt_err_set(e, "hybrid run: the operator must be dwave (it is %s)",
@@ -854,7 +854,7 @@ static int hyrun_child(void *arg, fdt_sb *out)
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
 {
     memset(r, 0, sizeof *r);
-    if (check_request(rq, e))
+    if (fdt_hyrun_check(rq, e))
         return -1;
     hyrun_job job = {rq};
     char *data = NULL;
@@ -981,8 +981,7 @@ static int energy_child(void *arg, fdt_sb *out)
     return rc ? -1 : 0;
 }
 
-int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const int *W, int n,
-                         fdt_hyrun_energy *out, int timeout_s, fdt_err *e)
+int fdt_hyrun_reflection_check(const fdt_problem *p, const int *W, int n, fdt_err *e)
 {
     int64_t m = p->nx < p->ny ? p->nx : p->ny;
     m = m < p->nz ? m : p->nz;
@@ -993,6 +992,14 @@ int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const
                                   "source before it reaches one", W[i], (long long)m);
     if (p->op != FDT_OP_DWAVE)
         return fdt_err_set(e, "energy check: the operator must be dwave");
+    return 0;
+}
+
+int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const int *W, int n,
+                         fdt_hyrun_energy *out, int timeout_s, fdt_err *e)
+{
+    if (fdt_hyrun_reflection_check(p, W, n, e))
+        return -1;
     energy_job j = {side, p, W, n};
     char *data = NULL;
     size_t len = 0;
