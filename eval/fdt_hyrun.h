@@ -5,8 +5,9 @@
  *   gpu-only, cpu-only: one device runs its config's deployment (fdt_gen_deploy) on the grid;
  *   data-parallel: z planes [0, nz_a) on device A, [nz_a, nz) on device B; each holds its
  *     planes plus R halo planes on each side (its own arrays, of the global x/y layout). A step
- *     computes the R planes next to the cut first, copies them to the other device on a second
- *     stream while the rest of the part computes, waits, and swaps p and p_prev;
+ *     computes first the planes at the cut the other reads (R, or all of a part thinner than
+ *     R), copies them to the other device on a second stream while the rest of the part
+ *     computes, waits, and swaps p and p_prev;
  *   task-parallel: device A the interior box [W, n-W)^3 with the interior kernel NAME_int,
  *     device B the six W-thick slabs with the damped kernel NAME; each holds the whole grid, and
  *     the R-thick faces each side reads of the other are exchanged after every step.
@@ -77,12 +78,12 @@ typedef struct fdt_hyrun_result {
 } fdt_hyrun_result;
 
 /* Checks rq before anything runs: dwave, a valid problem, steps >= 1, a data-parallel
- * fraction that leaves each device at least R planes. Fails saying which. */
+ * fraction that leaves each device at least one plane. Fails saying which. */
 int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e);
 
-/* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request (a fraction that leaves a
- * device fewer than R planes, task-parallel with W < R, a mode that needs a device the
- * request lacks), a config that cannot run a box, a device or compile error. */
+/* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request,
+ * task-parallel with W < R, shared memory with configs of two layouts, a config that cannot
+ * run a box, a device or compile error. */
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e);
 
 /* 1 when r's field agrees with the single-device run to rounding after `steps` steps: equal

@@ -645,27 +645,30 @@ static void add_xfer(run *r, int from, const int64_t g[3], const int64_t n[3])
     memcpy(x->n, n, sizeof x->n);
 }
 
-/* Data-parallel: A the planes [0, nza), B [nza, nz), each its R planes at the cut first. */
+/* Data-parallel: A the planes [0, nza), B [nza, nz), each first the planes at the cut the
+ * other reads (R, or all its planes when it has fewer: the rest of the other's halo is the
+ * grid's own boundary halo, which each holds as the single device does). */
 static int setup_data(run *r, hdev *da, hdev *db, int share, int64_t nza, const init *in,
                       fdt_err *e)
 {
     const fdt_problem *p = r->p;
-    int64_t R = p->R, nz = p->nz;
+    int64_t nz = p->nz, ta = nza < p->R ? nza : p->R, tb = nz - nza < p->R ? nz - nza : p->R;
     if (setup_pair(r, da, db, share, nza, nza, nz - nza, in, e))
         return -1;
     part *A = &r->part[0], *B = &r->part[1];
-    const int64_t ca[3] = {0, 0, nza - R}, cb[3] = {0, 0, nza}, ra[3] = {0, 0, 0},
-                  rb[3] = {0, 0, nza + R};
-    const int64_t ncut[3] = {p->nx, p->ny, R}, nra[3] = {p->nx, p->ny, nza - R},
-                  nrb[3] = {p->nx, p->ny, nz - nza - R};
-    if (add_box(A, p, ca, ncut, 1, e) || add_box(B, p, cb, ncut, 1, e))
+    const int64_t ca[3] = {0, 0, nza - ta}, cb[3] = {0, 0, nza}, ra[3] = {0, 0, 0},
+                  rb[3] = {0, 0, nza + tb};
+    const int64_t na[3] = {p->nx, p->ny, ta}, nb[3] = {p->nx, p->ny, tb},
+                  nra[3] = {p->nx, p->ny, nza - ta}, nrb[3] = {p->nx, p->ny, nz - nza - tb};
+    if (add_box(A, p, ca, na, 1, e) || add_box(B, p, cb, nb, 1, e))
         return -1;
     A->ncut = B->ncut = 1;
-    if ((nra[2] > 0 && add_box(A, p, ra, nra, 1, e)) || (nrb[2] > 0 && add_box(B, p, rb, nrb, 1, e)))
+    if ((nra[2] > 0 && add_box(A, p, ra, nra, 1, e)) ||
+        (nrb[2] > 0 && add_box(B, p, rb, nrb, 1, e)))
         return -1;
     if (!share) {
-        add_xfer(r, 0, ca, ncut);
-        add_xfer(r, 1, cb, ncut);
+        add_xfer(r, 0, ca, na);
+        add_xfer(r, 1, cb, nb);
     }
     return 0;
 }
@@ -743,10 +746,10 @@ int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e)
     if (rq->steps < 1 || rq->warmup < 0)
         return fdt_err_set(e, "hybrid run: steps=%d must be at least 1", rq->steps);
     int64_t nb = planes_b(rq);
-    if (rq->mode == FDT_HYRUN_DATA && (nb < rq->p.R || rq->p.nz - nb < rq->p.R))
+    if (rq->mode == FDT_HYRUN_DATA && (nb < 1 || rq->p.nz - nb < 1))
         return fdt_err_set(e, "data-parallel: fraction %g gives %lld of %lld planes to device B; "
-                              "each device needs at least R=%d", rq->fraction, (long long)nb,
-                           (long long)rq->p.nz, rq->p.R);
+                              "each device needs at least one", rq->fraction, (long long)nb,
+                           (long long)rq->p.nz);
     return 0;
 }
 

@@ -67,7 +67,8 @@ static void expect_agrees(const fdt_hyrun_request *rq, int shared, double bytes)
     assert_true(r.exchange_bytes == bytes);
 }
 
-/* Data-parallel at 0.25 (8 planes on B) and 0.5: R planes of 24x20 each way per step. */
+/* Data-parallel at 0.25 (8 planes on B) and 0.5: R planes of 24x20 each way per step; at
+ * 1/32, B's one plane one way. */
 static void test_data_parallel(void **state)
 {
     (void)state;
@@ -77,6 +78,9 @@ static void test_data_parallel(void **state)
     expect_agrees(&rq, 0, 2 * 2 * plane);
     request(&rq, FDT_HYRUN_DATA, 0.5);
     expect_agrees(&rq, 0, 2 * 2 * plane);
+    request(&rq, FDT_HYRUN_DATA, 1.0 / 32); /* one plane on B, fewer than R: the rest of A's
+                                             * halo is the grid's boundary halo */
+    expect_agrees(&rq, 0, (2 + 1) * plane);
 }
 
 /* Task-parallel: the interior 16x12x24 on A, the slabs on B; R-thick faces each way. */
@@ -114,8 +118,8 @@ static void test_refused(void **state)
 {
     (void)state;
     fdt_hyrun_request rq;
-    request(&rq, FDT_HYRUN_DATA, 0.03); /* 1 plane of 32 on B, R = 2 */
-    expect_refused(&rq, "gives 1 of 32 planes to device B; each device needs at least R=2");
+    request(&rq, FDT_HYRUN_DATA, 0.01); /* no plane of 32 on B */
+    expect_refused(&rq, "gives 0 of 32 planes to device B; each device needs at least one");
     request(&rq, FDT_HYRUN_TASK, 0);
     rq.p.R = 6; /* the layer is thinner than R */
     expect_refused(&rq, "the layer (W=4) must be at least R=6 points thick");

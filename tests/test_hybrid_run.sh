@@ -60,8 +60,8 @@ expect_in "bench --hybrid frob: said" "$tmp/err" "hybrid mode 'frob': expected g
 run "bench --fraction 1.5" 2 bench --hybrid data --fraction 1.5 $small
 expect_in "bench --fraction 1.5: said" "$tmp/err" "--fraction '1.5': a number between 0 and 1"
 # shellcheck disable=SC2086
-run "bench --fraction 0.02" 2 bench --hybrid data --fraction 0.02 $small
-expect_in "bench --fraction 0.02: said" "$tmp/err" "gives 1 of 32 planes to device B"
+run "bench --fraction 0.01" 2 bench --hybrid data --fraction 0.01 $small
+expect_in "bench --fraction 0.01: said" "$tmp/err" "gives 0 of 32 planes to device B"
 run "bench --hybrid lap" 2 bench --hybrid data --op lap --R 2 --grid 32^3 --gpu cpu
 expect_in "bench --hybrid lap: said" "$tmp/err" "--op dwave"
 # shellcheck disable=SC2086
