@@ -98,8 +98,8 @@ sys.exit(0 if d["gbs"] >= 0.9 * w["gbs"] else 1)' "$OUTDIR/best_$g.json"
 import json, sys
 p = json.load(open(sys.argv[1]))["hybrid_plan"]
 nz, k = p["nz"], p["cpu_planes"] or 4
-d = max(4, k // 2)
-ks = sorted({max(4, k - d), k, min(nz - 4, k + d)})
+d = max(2, k // 2)
+ks = sorted({max(1, k - d), k, min(nz - 1, k + d)})
 print(",".join("%.6f" % (x / nz) for x in ks))' "$OUTDIR/plan_$g.json")
     echo "data-parallel fractions: $fr"
 
