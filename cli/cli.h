@@ -46,6 +46,12 @@ int list_each(const char *opt, const char *arg, int (*take)(void *ctx, const cha
  * 512^3 until given; the layer once problem_args_done has seen that p is dwave), the sets
  * every value given. */
 #define PROBLEM_MAX_GRIDS 16
+/* --absorb in the help of every command that takes a problem (options in column 20). */
+#define ABSORB_HELP                                                                            \
+    "  --absorb W[:S]   dwave's absorbing layer (required with --op dwave, refused with\n"        \
+    "                   any other): W grid points on each face (2W less than every\n"             \
+    "                   extent) damped with strength S = eta_max*dt in (0, 10] at the\n"          \
+    "                   outer face (default 0.1); another W or S is another problem\n"
 /* The getopt code of --absorb in every command's option table (clear of any letter). */
 #define OPT_ABSORB 900
 typedef struct problem_args {

@@ -29,6 +29,7 @@ static void bench_usage(FILE *f)
             "padding and inputs untouched, and times it (warm-up, device events, repetitions\n"
             "until the median is stable; median, min, max).\n\n"
             "  --grid G         N^3 or NXxNYxNZ (interior points)\n"
+            ABSORB_HELP
             "  --config TEXT    a candidate (repeatable); 'default' is the reference config\n"
             "  --device N       index in 'fdtune devices' (default 0)\n"
             "  --cpu auto|NAME  the host CPU instead of a GPU (configs in the C dialect's\n"

@@ -19,7 +19,8 @@ static void plan_usage(FILE *f)
             "$SLURM_ARRAY_TASK_ID) on one GPU, into a database shard of its own that is\n"
             "copied to results/ beside the plan; 'fdtune db merge' gathers the shards.\n"
             "contrib/slurm/submit.sh writes a plan, submits the array and the merge job.\n\n"
-            "  --op OPS         operators (default: d2x, d2y, d2z, lap, wave)\n"
+            "  --op OPS         operators (default: d2x, d2y, d2z, lap, wave; dwave when named)\n"
+            ABSORB_HELP
             "  --R N            radii 1..8, a list or repeated\n"
             "  --precision P    f32 (default), f64, or both\n"
             "  --grid G         N^3 or NXxNYxNZ; repeat for several grids\n"

@@ -42,6 +42,8 @@ static void retune_usage(FILE *f)
             "  --cpu auto|NAME  the host CPU instead of the GPUs (NAME: a part of its model\n"
             "                   name or arch)\n"
             "  --op OPS         only these operators, comma-separated or repeated\n"
+            "  --absorb W[:S]   with --op dwave (required): only its problems of this\n"
+            "                   absorbing layer\n"
             "  --since T        only problems with a run in the last T (7d, 12h, 30m; at\n"
             "                   most 365d)\n"
             "  --regression P   threshold in percent of the stored median (default 5%%)\n"
