@@ -27,22 +27,24 @@ static void hybrid_usage(FILE *f)
             "each prediction's arithmetic, chooses the fastest (a split must gain 3%%), and\n"
             "states the seed paper's decision in measured terms: memory- or compute-bound,\n"
             "and how much more a layer point costs the GPU than an interior point.\n\n"
-            "  --gpu X        the stored GPU whose name or arch contains X (auto: the visible\n"
-            "                 GPU; default auto)\n"
-            "  --cpu X        the stored CPU whose name or arch contains X (auto: this host's\n"
-            "                 CPU; default auto)\n"
-            "  --op, --R, --precision, --grid   the problem (default dwave R=4 f32 512^3)\n"
-            "  --absorb W[:S] dwave's absorbing layer: width W points, strength S (0.1)\n"
-            "                 (default 16)\n"
-            "  --db PATH      the tuning database (default: the user's)\n"
-            "  --predict M    a prediction for a machine we cannot reach, from published\n"
-            "                 figures: MI300A (AMD Instinct MI300A APU data sheet: 5.3 TB/s\n"
-            "                 HBM3 shared by CPU and GPU) or GH200 (NVIDIA GH200 Grace\n"
-            "                 Hopper Superchip data sheet: LPDDR5X ~500 GB/s, HBM3 4.0 TB/s,\n"
-            "                 NVLink-C2C 450 GB/s each way); the fractions of those a tuned\n"
-            "                 step reaches come from the database's results for --gpu/--cpu\n"
-            "                 NAME where given, else are assumed; the text says which\n"
-            "  --json         one JSON document\n\n"
+            "  --gpu X          the stored GPU whose name or arch contains X (auto: the\n"
+            "                   visible GPU; default auto)\n"
+            "  --cpu X          the stored CPU whose name or arch contains X (auto: this\n"
+            "                   host's CPU; default auto)\n"
+            "  --op, --R, --precision, --grid\n"
+            "                   the problem (default: dwave R=4 f32 512^3, and --absorb 16\n"
+            "                   when neither --op nor --absorb is given)\n"
+            ABSORB_HELP
+            "  --db PATH        the tuning database (default: the user's)\n"
+            "  --predict M      a prediction for a machine we cannot reach, from published\n"
+            "                   figures: MI300A (AMD Instinct MI300A APU data sheet: 5.3\n"
+            "                   TB/s HBM3 shared by CPU and GPU) or GH200 (NVIDIA GH200\n"
+            "                   Grace Hopper Superchip data sheet: LPDDR5X ~500 GB/s, HBM3\n"
+            "                   4.0 TB/s, NVLink-C2C 450 GB/s each way); the fractions of\n"
+            "                   those a tuned step reaches come from the database's results\n"
+            "                   for --gpu/--cpu NAME where given, else are assumed; the\n"
+            "                   text says which\n"
+            "  --json           one JSON document\n\n"
             "Exit status: 0 planned, 2 usage or a rate is missing (the message names the\n"
             "tune or 'fdtune devices' to run), 3 --gpu auto and no GPU, 4 database error.\n");
     print_exit_statuses(f);
@@ -50,28 +52,24 @@ static void hybrid_usage(FILE *f)
 
 typedef struct hybrid_args {
     problem_args pa;
-    int have_absorb;
     const char *gpu, *cpu, *db, *predict;
     int json;
 } hybrid_args;
 
-enum { OPT_OP = 1000, OPT_HYB_ABSORB, OPT_PREDICT, OPT_GPU, OPT_CPU };
+enum { OPT_OP = 1000, OPT_PREDICT, OPT_GPU, OPT_CPU };
 
-/* The problem: dwave R=4 f32 512^3 W=16 unless given. */
-static int finish_problem(hybrid_args *a, const char *absorb)
+/* The problem: the problem options' own rules (problem_args_done), the operator dwave when
+ * none is given, and then a layer of 16 points (--absorb 16) when none is given either. */
+static int finish_problem(hybrid_args *a)
 {
-    fdt_err e;
-    if (problem_args_one(&a->pa, "hybrid plan") < 0)
+    if (!a->pa.have_op &&
+        (problem_args_take(&a->pa, 'o', "dwave") < 0 ||
+         (!a->pa.have_absorb && problem_args_take(&a->pa, OPT_ABSORB, "16") < 0)))
         return EXIT_USAGE;
-    fdt_problem *p = &a->pa.p;
-    if (!a->pa.have_op)
-        p->op = FDT_OP_DWAVE;
-    if (p->op == FDT_OP_DWAVE && fdt_absorb_parse(absorb ? absorb : "16", p, &e))
-        die_usage("hybrid plan", "--absorb %s", e.msg);
-    if (p->op != FDT_OP_DWAVE && absorb)
-        die_usage("hybrid plan", "--absorb: only dwave has an absorbing layer (--op %s)",
-                  fdt_op_name(p->op));
-    if (fdt_problem_check(p, &e))
+    if (problem_args_one(&a->pa, "hybrid plan") || problem_args_done(&a->pa))
+        return EXIT_USAGE;
+    fdt_err e;
+    if (fdt_problem_check(&a->pa.p, &e))
         die_usage("hybrid plan", "%s", e.msg);
     return EXIT_OK;
 }
@@ -81,23 +79,21 @@ static int parse(int argc, char **argv, hybrid_args *a)
     static const struct option opts[] = {
         {"op", required_argument, 0, OPT_OP},       {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'},   {"grid", required_argument, 0, 'g'},
-        {"absorb", required_argument, 0, OPT_HYB_ABSORB}, {"gpu", required_argument, 0, OPT_GPU},
+        {"absorb", required_argument, 0, OPT_ABSORB}, {"gpu", required_argument, 0, OPT_GPU},
         {"cpu", required_argument, 0, OPT_CPU},     {"db", required_argument, 0, 'D'},
         {"predict", required_argument, 0, OPT_PREDICT}, {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     a->gpu = a->cpu = "auto";
-    const char *absorb = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_OP: case 'R': case 'p': case 'g':
+        case OPT_OP: case 'R': case 'p': case 'g': case OPT_ABSORB:
             if (problem_args_take(&a->pa, c == OPT_OP ? 'o' : c, optarg) < 0)
                 return EXIT_USAGE;
             break;
-        case OPT_HYB_ABSORB: absorb = optarg; break;
         case OPT_GPU: a->gpu = optarg; break;
         case OPT_CPU: a->cpu = optarg; break;
         case 'D': a->db = optarg; break;
@@ -109,14 +105,16 @@ static int parse(int argc, char **argv, hybrid_args *a)
     }
     if (optind < argc)
         die_usage("hybrid plan", "unexpected argument '%s'", argv[optind]);
-    return finish_problem(a, absorb);
+    return finish_problem(a);
 }
 
 /* ------------------------------------------------------------------ rendering */
 
+/* The deployments' names, as the config parameter deploy has them. */
+static const char *const dn[FDT_HYB_NDEPLOY] = {"complete", "inout", "sides"};
+
 static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, const char *config)
 {
-    static const char *const dn[FDT_HYB_NDEPLOY] = {"complete", "inout", "sides"};
     fdt_emit_object(m, key);
     fdt_emit_str(m, "name", d->name);
     fdt_emit_str_opt(m, "config", config ? config : "");
@@ -174,21 +172,26 @@ static void emit_inputs(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_s
                      "us\n\n", in->gpu.launch_us, in->cpu.launch_us, in->sync_us);
 }
 
-static void emit_part(fdt_emit *m, const char *key, const fdt_hybrid_part *q)
+static void emit_part(fdt_emit *m, const char *key, const fdt_hybrid_part *q, int split)
 {
     fdt_emit_object(m, key);
     fdt_emit_real(m, "points", q->points);
     fdt_emit_real(m, "bytes", q->bytes);
     fdt_emit_real(m, "gbs", q->gbs);
+    fdt_emit_real(m, "net_gbs", q->net_gbs);
     fdt_emit_int(m, "launches", q->launches);
     fdt_emit_real(m, "ms", q->t_ms);
     fdt_emit_real(m, "first_ms", q->first_ms);
     fdt_emit_end(m);
-    fdt_emit_text(m, "      %s %.4f ms = %.4g GB / %.0f GB/s, %d launch%s", key, q->t_ms,
-                  q->bytes * 1e-9, q->gbs, q->launches, q->launches == 1 ? "" : "es");
-    if (q->first_ms > 0)
-        fdt_emit_text(m, " (the other's halo first: %.4f ms)", q->first_ms);
-    fdt_emit_text(m, "\n");
+    if (!split) {
+        fdt_emit_text(m, "      %s %.4f ms = %.4g GB / %.0f GB/s (the measured step)\n", key,
+                      q->t_ms, q->bytes * 1e-9, q->gbs);
+        return;
+    }
+    fdt_emit_text(m, "      %s %.4f ms = %.4g GB / %.0f GB/s (%.0f measured, its launches out) + "
+                     "%d launches x %.0f us; first what the other needs, %.4f ms\n",
+                  key, q->t_ms, q->bytes * 1e-9, q->net_gbs, q->gbs, q->launches, q->launch_us,
+                  q->first_ms);
 }
 
 static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_strategy k,
@@ -214,10 +217,11 @@ static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_str
     if (s->why[0])
         fdt_emit_text(m, "      note: %s\n", s->why);
     if (k == FDT_HYB_GPU || k == FDT_HYB_CPU) {
-        emit_part(m, k == FDT_HYB_GPU ? "gpu" : "cpu", k == FDT_HYB_GPU ? &s->gpu : &s->cpu);
+        int gpu = k == FDT_HYB_GPU;
+        emit_part(m, gpu ? "gpu" : "cpu", gpu ? &s->gpu : &s->cpu, 0);
     } else {
-        emit_part(m, "gpu", &s->gpu);
-        emit_part(m, "cpu", &s->cpu);
+        emit_part(m, "gpu", &s->gpu, 1);
+        emit_part(m, "cpu", &s->cpu, 1);
         fdt_emit_real(m, "copy_bytes", s->copy_bytes);
         fdt_emit_real(m, "copy_ms", s->copy_ms);
         fdt_emit_real(m, "exchange_ms", s->exch_ms);
@@ -240,6 +244,23 @@ static void emit_flag(fdt_emit *m, const char *key, int v)
         fdt_emit_bool(m, key, v);
 }
 
+/* The divergence's sentence: the layer point's cost, the verdict, each deployment's. */
+static void emit_divergence(fdt_emit *m, const fdt_hybrid_decision *d)
+{
+    if (d->divergent < 0) {
+        fdt_emit_text(m, "; divergence unknown (needs the GPU's dwave deployments and its wave "
+                         "at this grid)");
+        return;
+    }
+    fdt_emit_text(m, "; a layer point costs the GPU %.2fx an interior point: %s (from %.1fx; "
+                     "by deployment:", d->layer_cost,
+                  d->divergent ? "divergent" : "not divergent", FDT_HYB_DIVERGENT);
+    for (int k = 0; k < FDT_HYB_NDEPLOY; k++)
+        if (d->layer_cost_by[k] > 0)
+            fdt_emit_text(m, " %s %.2fx", dn[k], d->layer_cost_by[k]);
+    fdt_emit_text(m, ")");
+}
+
 static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
 {
     const fdt_hybrid_decision *d = &pl->d;
@@ -250,6 +271,11 @@ static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
     fdt_emit_real_opt(m, "gpu_balance", d->gpu_balance > 0 ? d->gpu_balance : NAN);
     emit_flag(m, "compute_bound", d->compute_bound);
     fdt_emit_real_opt(m, "layer_cost", d->layer_cost > 0 ? d->layer_cost : NAN);
+    for (int k = 0; k < FDT_HYB_NDEPLOY; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "layer_cost_%s", dn[k]);
+        fdt_emit_real_opt(m, key, d->layer_cost_by[k] > 0 ? d->layer_cost_by[k] : NAN);
+    }
     emit_flag(m, "divergent", d->divergent);
     fdt_emit_str(m, "strategy", fdt_hybrid_strategy_name(d->paper));
     fdt_emit_end(m);
@@ -260,14 +286,9 @@ static void emit_decision(fdt_emit *m, const fdt_hybrid_plan *pl)
     else
         fdt_emit_text(m, " against the GPU's %.1f flop/B: %s-bound", d->gpu_balance,
                       d->compute_bound ? "compute" : "memory");
-    if (d->divergent < 0)
-        fdt_emit_text(m, "; divergence unknown (needs the GPU's dwave deployments and its wave "
-                         "at this grid)");
-    else
-        fdt_emit_text(m, "; a layer point costs the GPU %.2fx an interior point: %s (from "
-                         "%.1fx)", d->layer_cost, d->divergent ? "divergent" : "not divergent",
-                      FDT_HYB_DIVERGENT);
-    fdt_emit_text(m, "; the paper would take %s-parallel.\n", fdt_hybrid_strategy_name(d->paper));
+    emit_divergence(m, d);
+    fdt_emit_text(m, "; the paper would take %s-parallel (its strategy always splits; the "
+                     "predicted times above decide).\n", fdt_hybrid_strategy_name(d->paper));
 }
 
 static void render(fdt_emit *m, const hybrid_args *a, const fdt_hybrid_in *in,

@@ -79,7 +79,7 @@ typedef struct cpu_facts {
 
 /* A C-dialect config as the templates see it. */
 typedef struct cpu_cfg {
-    int blocked, tx, ty, tz, threads, spread, z_outer, simd, uj, uk, nt, pfd, twopass;
+    int blocked, tx, ty, tz, threads, spread, z_outer, simd, uj, uk, nt, pfd, twopass, eta;
 } cpu_cfg;
 
 /* d's facts, each the default above where d does not give it. */
@@ -114,6 +114,7 @@ static void cfg_of(const fdt_config *c, const cpu_facts *f, cpu_cfg *k)
     k->nt = c->nt;
     k->pfd = c->pfd;
     k->twopass = c->twopass;
+    k->eta = c->eta;
 }
 
 /* The copy bandwidth (bytes/s) the config's threads reach: per socket the square root of the
@@ -202,6 +203,24 @@ static double shared(int u)
     return (1 + 1.0 / u) / 2;
 }
 
+/* dwave's damped kernel's further work per point, as instructions() counts it: (1 - g) p_prev
+ * and the division by 1 + g (a vector division costs DIV_CYCLES); g computed from the
+ * distance to the faces (eta=dist: per axis a subtract, a min and S (d/W)^2: the y and z
+ * ones once a row) or read (eta=array: the x value an x-neighbour-like load, the y and z ones
+ * once a row) and summed. The interior kernel (wave's expression) has none. */
+#define DIV_CYCLES 5.0
+static void damping(const cpu_cfg *k, double *flops, double *near, double *div)
+{
+    *flops += 4;
+    *div = DIV_CYCLES;
+    if (k->eta == FDT_ETA_ARRAY) {
+        *flops += 2;
+        *near += 1;
+    } else {
+        *flops += 2 + 4;
+    }
+}
+
 /* Vector instructions per point on one core: cycles (*core) and FP instructions (*fp). */
 static void instructions(const fdt_problem *p, const cpu_cfg *k, const cpu_facts *f,
                          double *core, double *fp)
@@ -223,7 +242,10 @@ static void instructions(const fdt_problem *p, const cpu_cfg *k, const cpu_facts
     double near = (r[0] ? 2 * r[0] + 1 : 1) + 1; /* x neighbours (or the centre), the store */
     near += 2.0 * k->nt + 2.0 * k->twopass;     /* the strip buffer's store and load */
     double far = 2.0 * r[1] * shared(k->uj) + 2.0 * r[2] * shared(k->uk) + 2 * wave;
-    *core = (C_NEAR * (near + flops) + C_FAR * far + C_WAVE * wave) / lanes;
+    double div = 0;
+    if (p->op == FDT_OP_DWAVE)
+        damping(k, &flops, &near, &div);
+    *core = (C_NEAR * (near + flops) + C_FAR * far + C_WAVE * wave + div) / lanes;
     *fp = flops / lanes;
 }
 

@@ -40,8 +40,13 @@ typedef enum {
 /* "gpu", "cpu", "data", "task". */
 const char *fdt_hybrid_strategy_name(fdt_hybrid_strategy s);
 
-/* Deployments, as the config parameter deploy numbers them (DWAVE.md). */
-enum { FDT_HYB_COMPLETE, FDT_HYB_INOUT, FDT_HYB_SIDES, FDT_HYB_NDEPLOY };
+/* Deployments, as the config parameter deploy numbers them (FDT_DEPLOY_*). */
+enum {
+    FDT_HYB_COMPLETE = FDT_DEPLOY_COMPLETE,
+    FDT_HYB_INOUT = FDT_DEPLOY_INOUT,
+    FDT_HYB_SIDES = FDT_DEPLOY_SIDES,
+    FDT_HYB_NDEPLOY
+};
 
 /* What one device measured for the problem. Every rate is an effective bandwidth in GB/s
  * (1e9 bytes/s): fdt_effective_bytes of the problem over the measured time of one step. */
@@ -85,10 +90,12 @@ typedef struct fdt_hybrid_in {
 typedef struct fdt_hybrid_part {
     double points;     /* output points */
     double bytes;      /* their effective bytes (the boxes' own halos counted) */
-    double gbs;        /* the rate taken (GB/s) */
+    double gbs;        /* the measured rate taken (GB/s) */
+    double net_gbs;    /* that rate with its step's launches taken out (fdt_hybrid_net_gbs) */
     int launches;      /* kernel launches per step */
-    double t_ms;       /* launches * launch_us + bytes / rate (launches out) */
-    double first_ms;   /* the points the other device needs, computed first */
+    double launch_us;  /* each */
+    double t_ms;       /* bytes / net_gbs + launches * launch_us */
+    double first_ms;   /* the part of it the other device needs, computed first */
 } fdt_hybrid_part;
 
 /* One strategy's prediction. */
@@ -117,8 +124,12 @@ typedef struct fdt_hybrid_decision {
     double gpu_balance;     /* the GPU's flops_gfs / copy_gbs (flop per byte); 0: unknown */
     int compute_bound;      /* 1 above the balance, 0 below, -1 unknown */
     double layer_cost;      /* GPU: time per layer point over time per interior point, from
-                               the best deployment's step and the interior kernel's; 0:
+                               the best deployment's step and the interior kernel's (the GPU's
+                               best way with the layers is what a CPU would relieve); 0:
                                unknown (needs dwave deployments and the interior rate) */
+    double layer_cost_by[FDT_HYB_NDEPLOY]; /* the same from each deployment's step (complete:
+                               the paper's divergence, layers and interior in one kernel);
+                               0: that deployment not measured */
     int divergent;          /* 1: layer_cost >= FDT_HYB_DIVERGENT, 0 below, -1 unknown */
     fdt_hybrid_strategy paper; /* what the paper's strategy picks: task when divergent,
                                else data (GPU only is not among its choices) */
@@ -151,10 +162,23 @@ typedef struct fdt_hybrid_plan {
  * other strategies not ok, saying why). Task-parallel needs dwave. */
 int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err *e);
 
+/* The data-parallel prediction with the z planes [0, cpu_planes) on the CPU and the rest on
+ * the GPU, for a runner to set beside its measurement at a fraction of its own (the plan's
+ * s[FDT_HYB_DATA] is this at the best cpu_planes). Fails (-1, e says why) as
+ * fdt_hybrid_plan_make does, when the CPU has no rate, or when cpu_planes is not in
+ * [1, nz - 1]. */
+int fdt_hybrid_predict_data(const fdt_hybrid_in *in, int64_t cpu_planes, fdt_hybrid_pred *out,
+                            fdt_err *e);
+
+/* The rate of a device's work alone: gbs measured over p's whole grid in a step of
+ * measured_launches launches of launch_us each, those launches taken out (never counted as
+ * more than half the step). */
+double fdt_hybrid_net_gbs(const fdt_problem *p, double gbs, int measured_launches,
+                          double launch_us);
+
 /* The time (ms) of one device on an n[0] x n[1] x n[2] box of problem p, by the model above:
- * the device measured the whole grid at gbs (GB/s) with measured_launches launches of
- * launch_us each; the box runs launches launches. Of the whole grid with the same launches
- * it gives the measured time. */
+ * the box's effective bytes at fdt_hybrid_net_gbs, plus launches launches of launch_us. Of
+ * the whole grid with the measured launches it gives the measured time. */
 double fdt_hybrid_box_ms(const fdt_problem *p, const int64_t n[3], double gbs,
                          int measured_launches, int launches, double launch_us);
 

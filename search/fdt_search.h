@@ -124,12 +124,19 @@ typedef struct fdt_model_terms {
     int copy_measured;           /* 1: the device's own (achievable_bw_gbs); 0: estimated per
                                     core */
     double clock_ghz;            /* the clock the core terms assume (the device reports none) */
+    /* dwave's deployments (fdt_config.deploy): each launch is predicted over its box (the
+     * damped kernel's as dwave, the interior kernel's as wave) and the times add up, every
+     * launch with its cost; the terms above are then the largest launch's, with the bytes
+     * and the times (t_*_ms, time_ms) summed over the launches. */
+    int boxes;                   /* launches of one step: 1, or the deployment's boxes */
 } fdt_model_terms;
 
 /* Predicted time of (p, c) on dev. res: the compiled resources, or NULL to estimate them.
  * terms may be NULL. Returns a positive time (ms). The form follows dev's target (the
  * dialect of the backend that claims its architecture): a C-dialect target (the host CPU)
- * takes the CPU form (fdt_cpu_model_time), every other the GPUs'. */
+ * takes the CPU form (fdt_cpu_model_time), every other the GPUs'. dwave is its deployment's
+ * launches summed (fdt_model_terms.boxes), each in that form; a config that cannot run one
+ * of its boxes (fdt_gen_deploy) ranks last (1e9 ms). */
 double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       const fdt_rt_resources *res, fdt_model_terms *terms);
 /* 1 when dev's target takes the CPU form of the model (its dialect is C); 0 otherwise,

@@ -33,18 +33,23 @@ static double ms_of(double bytes, double gbs)
     return bytes / gbs * 1e-6;
 }
 
-double fdt_hybrid_box_ms(const fdt_problem *p, const int64_t n[3], double gbs,
-                         int measured_launches, int launches, double launch_us)
+double fdt_hybrid_net_gbs(const fdt_problem *p, double gbs, int measured_launches,
+                          double launch_us)
 {
     FDT_ASSERT(gbs > 0, "a rate to scale");
     double full = ms_of(fdt_effective_bytes(p), gbs);
-    /* the measured step without its launches; never below half of it, so that a launch
-     * figure larger than the step cannot make the rate absurd */
     double net = fmax(full - measured_launches * launch_us * 1e-3, 0.5 * full);
+    return fdt_effective_bytes(p) / net * 1e-6;
+}
+
+double fdt_hybrid_box_ms(const fdt_problem *p, const int64_t n[3], double gbs,
+                         int measured_launches, int launches, double launch_us)
+{
     double bytes = box_bytes(p, n);
     if (bytes <= 0)
         return 0;
-    return bytes / fdt_effective_bytes(p) * net + launches * launch_us * 1e-3;
+    return ms_of(bytes, fdt_hybrid_net_gbs(p, gbs, measured_launches, launch_us)) +
+           launches * launch_us * 1e-3;
 }
 
 /* One rate the planner takes, with the launches its measurement ran. */
@@ -109,7 +114,7 @@ static void single(const fdt_hybrid_in *in, const fdt_hybrid_dev *d, fdt_hybrid_
     const fdt_problem *p = &in->p;
     part->points = (double)p->nx * (double)p->ny * (double)p->nz;
     part->bytes = fdt_effective_bytes(p);
-    part->gbs = d->gbs;
+    part->gbs = part->net_gbs = d->gbs; /* the measured step, its launch included */
     part->launches = 1;
     part->t_ms = ms_of(part->bytes, d->gbs);
     s->t_ms = part->t_ms;
@@ -127,7 +132,9 @@ static void slab_part(const fdt_hybrid_in *in, const fdt_hybrid_dev *d, rate r, 
     part->points = (double)p->nx * (double)p->ny * (double)planes;
     part->bytes = box_bytes(p, n);
     part->gbs = r.gbs;
+    part->net_gbs = fdt_hybrid_net_gbs(p, r.gbs, r.launches, d->launch_us);
     part->launches = r.launches + 1;
+    part->launch_us = d->launch_us;
     part->t_ms = fdt_hybrid_box_ms(p, n, r.gbs, r.launches, part->launches, d->launch_us);
     part->first_ms = fdt_hybrid_box_ms(p, nf, r.gbs, r.launches, 1, d->launch_us);
 }
@@ -154,6 +161,27 @@ static rate whole_rate(const fdt_hybrid_dev *d)
     return (rate){d->gbs, 1};
 }
 
+/* The best split among k = lo, lo + step, ... <= hi into *s (kept when none beats it); the
+ * best k, or 0 when none beat *s. */
+static int64_t scan(const fdt_hybrid_in *in, rate g, rate c, int64_t lo, int64_t hi,
+                    int64_t step, fdt_hybrid_pred *s)
+{
+    int64_t best = 0;
+    fdt_hybrid_pred t;
+    for (int64_t k = lo; k <= hi; k += step) {
+        data_at(in, g, c, k, &t);
+        if (!s->ok || t.t_ms < s->t_ms) {
+            *s = t;
+            best = k;
+        }
+    }
+    return best;
+}
+
+/* Most splits tried in one pass: beyond it every step-th plane, then the planes around the
+ * best of those (the time is the larger of a part that grows with k and one that shrinks). */
+#define SPLITS_MAX 4096
+
 static void data_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
 {
     fdt_hybrid_pred *s = &out->s[FDT_HYB_DATA];
@@ -165,23 +193,20 @@ static void data_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
                  (long long)p->nz);
         return;
     }
-    int64_t best = 1;
-    fdt_hybrid_pred t;
-    data_at(in, g, c, 1, s);
-    for (int64_t k = 2; k < p->nz; k++) {
-        data_at(in, g, c, k, &t);
-        if (t.t_ms < s->t_ms) {
-            *s = t;
-            best = k;
-        }
+    int64_t last = p->nz - 1, step = (last + SPLITS_MAX - 1) / SPLITS_MAX;
+    int64_t best = scan(in, g, c, 1, last, step, s);
+    if (step > 1) {
+        int64_t lo = best - step > 1 ? best - step : 1;
+        int64_t k = scan(in, g, c, lo, best + step < last ? best + step : last, 1, s);
+        best = k ? k : best;
     }
     out->cpu_planes = best;
     out->f = (double)best / (double)p->nz;
     if (llround(out->f_balance * (double)p->nz) == 0)
         snprintf(s->why, sizeof s->why,
                  "the rates' balance f = %.4f rounds to 0 of %lld z planes: the CPU's share "
-                 "is less than one plane (the best split, 1 plane, is shown)",
-                 out->f_balance, (long long)p->nz);
+                 "is less than one plane (the best split found, %lld plane%s, is shown)",
+                 out->f_balance, (long long)p->nz, (long long)best, best == 1 ? "" : "s");
 }
 
 /* The number of points of the shell between an n box and the box r larger on every side. */
@@ -240,7 +265,9 @@ static void task_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
     s->gpu.points = ipts;
     s->gpu.bytes = box_bytes(p, ni);
     s->gpu.gbs = g.gbs;
+    s->gpu.net_gbs = fdt_hybrid_net_gbs(p, g.gbs, g.launches, in->gpu.launch_us);
     s->gpu.launches = 2; /* its R-thick faces first, then the rest */
+    s->gpu.launch_us = in->gpu.launch_us;
     s->gpu.t_ms = fdt_hybrid_box_ms(p, ni, g.gbs, g.launches, 2, in->gpu.launch_us);
     /* the faces the CPU needs: the interior's R-thick shell, at the interior's cost a point */
     int64_t core[3] = {ni[0] - 2 * R, ni[1] - 2 * R, ni[2] - 2 * R};
@@ -250,11 +277,10 @@ static void task_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
                                                      * face_pts / ipts;
     slabs(p, &s->cpu.points, &s->cpu.bytes);
     s->cpu.gbs = c.gbs;
+    s->cpu.net_gbs = fdt_hybrid_net_gbs(p, c.gbs, c.launches, in->cpu.launch_us);
     s->cpu.launches = 6;
-    double full = fdt_effective_bytes(p);
-    double net = fmax(ms_of(full, c.gbs) - c.launches * in->cpu.launch_us * 1e-3,
-                      0.5 * ms_of(full, c.gbs));
-    double work = s->cpu.bytes / full * net;
+    s->cpu.launch_us = in->cpu.launch_us;
+    double work = ms_of(s->cpu.bytes, s->cpu.net_gbs);
     s->cpu.t_ms = work + 6 * in->cpu.launch_us * 1e-3;
     /* the layers' R-thick faces next to the interior, which the CPU computes first */
     s->cpu.first_ms = 6 * in->cpu.launch_us * 1e-3 + work * shell_points(ni, R) / s->cpu.points;
@@ -280,19 +306,16 @@ static double flops_per_point(const fdt_problem *p)
     return f;
 }
 
-/* The GPU's cost of a layer point over an interior point, from the best deployment measured
- * and the interior kernel's rate; 0 when either is missing. */
-static double layer_cost(const fdt_hybrid_in *in, const fdt_hybrid_plan *out)
+/* The GPU's cost of a layer point over an interior point, from a step measured at gbs and
+ * the interior kernel's rate; 0 when either is missing. */
+static double layer_cost(const fdt_hybrid_in *in, const fdt_hybrid_plan *out, double gbs)
 {
     const fdt_problem *p = &in->p;
-    double best = 0;
-    for (int d = 0; d < FDT_HYB_NDEPLOY; d++)
-        best = fmax(best, in->gpu.deploy_gbs[d]);
-    if (p->op != FDT_OP_DWAVE || best <= 0 || in->gpu.interior_gbs <= 0)
+    if (p->op != FDT_OP_DWAVE || gbs <= 0 || in->gpu.interior_gbs <= 0)
         return 0;
     double n = (double)p->nx * (double)p->ny * (double)p->nz;
     double ipts = (double)out->interior[0] * out->interior[1] * out->interior[2];
-    double t_step = ms_of(fdt_effective_bytes(p), best);
+    double t_step = ms_of(fdt_effective_bytes(p), gbs);
     double t_int = ms_of(box_bytes(p, out->interior), in->gpu.interior_gbs);
     double layer = fmax(t_step - t_int, 0) / (n - ipts);
     return layer / (t_int / ipts);
@@ -308,7 +331,12 @@ static void decide(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
     double bw = in->gpu.copy_gbs > 0 ? in->gpu.copy_gbs : in->gpu.gbs;
     d->gpu_balance = in->gpu.flops_gfs > 0 ? in->gpu.flops_gfs / bw : 0;
     d->compute_bound = d->gpu_balance > 0 ? d->intensity > d->gpu_balance : -1;
-    d->layer_cost = layer_cost(in, out);
+    double best = 0;
+    for (int k = 0; k < FDT_HYB_NDEPLOY; k++) {
+        d->layer_cost_by[k] = layer_cost(in, out, in->gpu.deploy_gbs[k]);
+        best = fmax(best, in->gpu.deploy_gbs[k]);
+    }
+    d->layer_cost = layer_cost(in, out, best);
     d->divergent = d->layer_cost > 0 ? d->layer_cost >= FDT_HYB_DIVERGENT : -1;
     d->paper = d->divergent == 1 ? FDT_HYB_TASK : FDT_HYB_DATA;
 }
@@ -362,6 +390,32 @@ static int check_in(const fdt_hybrid_in *in, fdt_err *e)
     return 0;
 }
 
+/* Why nothing with the CPU can be predicted. */
+static void no_cpu_rate(const fdt_hybrid_in *in, char *buf, size_t n)
+{
+    snprintf(buf, n, "no tuned rate for the CPU (%s) on this problem",
+             in->cpu.name[0] ? in->cpu.name : "none named");
+}
+
+int fdt_hybrid_predict_data(const fdt_hybrid_in *in, int64_t cpu_planes, fdt_hybrid_pred *out,
+                            fdt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (check_in(in, e) < 0)
+        return -1;
+    if (!(in->cpu.gbs > 0)) {
+        char why[200];
+        no_cpu_rate(in, why, sizeof why);
+        return fdt_err_set(e, "hybrid plan: %s", why);
+    }
+    if (cpu_planes < 1 || cpu_planes > in->p.nz - 1)
+        return fdt_err_set(e, "hybrid plan: %lld CPU planes: a split of %lld z planes gives "
+                           "each device 1 to %lld", (long long)cpu_planes, (long long)in->p.nz,
+                           (long long)in->p.nz - 1);
+    data_at(in, whole_rate(&in->gpu), whole_rate(&in->cpu), cpu_planes, out);
+    return 0;
+}
+
 int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
@@ -374,9 +428,7 @@ int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err 
         task_parallel(in, out);
     } else {
         for (int k = FDT_HYB_CPU; k < FDT_HYB_COUNT; k++)
-            snprintf(out->s[k].why, sizeof out->s[k].why,
-                     "no tuned rate for the CPU (%s) on this problem",
-                     in->cpu.name[0] ? in->cpu.name : "none named");
+            no_cpu_rate(in, out->s[k].why, sizeof out->s[k].why);
     }
     if (in->p.op == FDT_OP_DWAVE && out->interior[0] == 0) {
         int64_t W2 = 2 * (int64_t)in->p.absorb_w;

@@ -357,11 +357,10 @@ int fdt_model_cpu_form(const fdt_device *dev)
     return fdt_target_resolve(dev, &t, &e) == 0 && t.gen.dialect == FDT_DIALECT_C;
 }
 
-double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
-                      const fdt_rt_resources *res, fdt_model_terms *terms)
+/* One kernel over the whole of p's grid (the GPUs' form). */
+static double kernel_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                          const fdt_rt_resources *res, fdt_model_terms *terms)
 {
-    if (fdt_model_cpu_form(dev))
-        return fdt_cpu_model_time(p, c, dev, terms);
     const fdt_arch *a = fdt_arch_of(dev);
     fdt_model_terms t = {0};
     footprint f;
@@ -388,9 +387,128 @@ double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_devic
     }
     if (spills || t.code_over)
         t.time_ms *= 10; /* last in the ranking, but still ordered among themselves */
+    t.boxes = 1;
     if (terms)
         *terms = t;
     return t.time_ms;
+}
+
+/* One launch of the form dev takes over all of p's grid. */
+static double form_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                        int cpu, const fdt_rt_resources *res, fdt_model_terms *t)
+{
+    if (cpu) {
+        double ms = fdt_cpu_model_time(p, c, dev, t);
+        t->boxes = 1;
+        return ms;
+    }
+    return kernel_time(p, c, dev, res, t);
+}
+
+/* The terms that add up over a deployment's launches: sum += w t (w: the share of a box's
+ * points its launch computes; the hole's blocks are launched and return at once, so the cost
+ * per wave launched, t_wave_ms, counts whole). */
+static void add_terms(fdt_model_terms *sum, const fdt_model_terms *t, double w)
+{
+    sum->dram_bytes += w * t->dram_bytes;
+    sum->l2_bytes += w * t->l2_bytes;
+    sum->llc_bytes += w * t->llc_bytes;
+    sum->t_dram_ms += w * t->t_dram_ms;
+    sum->t_l2_ms += w * t->t_l2_ms;
+    sum->t_l1_ms += w * t->t_l1_ms;
+    sum->t_shared_ms += w * t->t_shared_ms;
+    sum->t_issue_ms += w * t->t_issue_ms;
+    sum->t_fp_ms += w * t->t_fp_ms;
+    sum->t_llc_ms += w * t->t_llc_ms;
+    sum->t_core_ms += w * t->t_core_ms;
+    sum->t_halo_ms += w * t->t_halo_ms;
+    sum->t_wave_ms += t->t_wave_ms;
+    sum->time_ms += w * (t->time_ms - t->t_wave_ms) + t->t_wave_ms;
+}
+
+/* dst's additive terms (those add_terms sums) replaced by src's. */
+static void take_sums(fdt_model_terms *dst, const fdt_model_terms *src)
+{
+    dst->dram_bytes = src->dram_bytes;
+    dst->l2_bytes = src->l2_bytes;
+    dst->llc_bytes = src->llc_bytes;
+    dst->t_dram_ms = src->t_dram_ms;
+    dst->t_l2_ms = src->t_l2_ms;
+    dst->t_l1_ms = src->t_l1_ms;
+    dst->t_shared_ms = src->t_shared_ms;
+    dst->t_issue_ms = src->t_issue_ms;
+    dst->t_fp_ms = src->t_fp_ms;
+    dst->t_llc_ms = src->t_llc_ms;
+    dst->t_core_ms = src->t_core_ms;
+    dst->t_halo_ms = src->t_halo_ms;
+    dst->t_wave_ms = src->t_wave_ms;
+    dst->time_ms = src->time_ms;
+}
+
+/* dwave's deployment (fdt_config.deploy): each of its launches (fdt_gen_deploy's boxes) is
+ * predicted as a kernel of its own over the box's extents, the damped ones as dwave, the
+ * interior kernel's as wave, a box's hole taking away its share of the work (not of the
+ * blocks launched); their times add up, every launch with its cost (the GPUs' LAUNCH_MS, or
+ * the CPU's parallel region that its form counts). The terms are the largest launch's, with
+ * the additive ones summed and boxes the launches. A config that cannot run some box ranks
+ * last. */
+static double deployment_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                              int cpu, const fdt_rt_resources *res, fdt_model_terms *terms)
+{
+    fdt_gen_target gt = {cpu ? FDT_DIALECT_C : FDT_DIALECT_HIP};
+    fdt_deploy d;
+    fdt_err e;
+    fdt_model_terms sum = {0}, t, top = {0};
+    if (fdt_gen_deploy(&gt, p, c, &d, &e)) {
+        form_time(p, c, dev, cpu, res, &top);
+        top.time_ms = 1e9;
+        if (terms)
+            *terms = top;
+        return top.time_ms;
+    }
+    double most = -1;
+    for (int b = 0; b < d.nbox; b++) {
+        const fdtuned_box *x = &d.box[b];
+        fdt_problem q = *p;
+        q.nx = x->n[0];
+        q.ny = x->n[1];
+        q.nz = x->n[2];
+        if (!x->damped) {
+            q.op = FDT_OP_WAVE;
+            q.absorb_w = 0;
+            q.absorb_s = 0;
+        }
+        double pts = (double)q.nx * (double)q.ny * (double)q.nz;
+        double hole = (double)(x->hole[1] - x->hole[0]) * (double)(x->hole[3] - x->hole[2]) *
+                      (double)(x->hole[5] - x->hole[4]);
+        form_time(&q, c, dev, cpu, res, &t);
+        add_terms(&sum, &t, 1 - hole / pts);
+        if (!cpu && b > 0)
+            sum.time_ms += LAUNCH_MS;
+        if (pts - hole > most) {
+            most = pts - hole;
+            top = t;
+        }
+    }
+    fdt_model_terms out = top; /* the largest launch's ratios, the deployment's sums */
+    take_sums(&out, &sum);
+    out.boxes = d.nbox;
+    if (terms)
+        *terms = out;
+    return out.time_ms;
+}
+
+double fdt_model_time(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
+                      const fdt_rt_resources *res, fdt_model_terms *terms)
+{
+    int cpu = fdt_model_cpu_form(dev);
+    if (p->op == FDT_OP_DWAVE && p->absorb_w > 0)
+        return deployment_time(p, c, dev, cpu, res, terms);
+    fdt_model_terms t;
+    double ms = form_time(p, c, dev, cpu, res, &t);
+    if (terms)
+        *terms = t;
+    return ms;
 }
 
 const char *fdt_bound_name(fdt_bound b)
@@ -408,6 +526,8 @@ static void describe_cpu(const fdt_model_terms *t, fdt_sb *out)
                   t->t_dram_ms, t->t_llc_ms, t->t_l2_ms, t->t_core_ms, t->t_fp_ms, t->llc_hit,
                   t->threads, t->copy_gbs, t->copy_measured ? "the device's" : "estimated per core",
                   t->clock_ghz, t->time_ms, fdt_bound_name(t->bound));
+    if (t->boxes > 1)
+        fdt_sb_printf(out, ", %d launches summed", t->boxes);
 }
 
 void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out)
@@ -428,4 +548,6 @@ void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out)
     if (t->code_over)
         fdt_sb_printf(out, ", code ~%.0f KB over the instruction cache", t->code_bytes / 1000);
     fdt_sb_printf(out, " -> %.4f ms, bound %s", t->time_ms, fdt_bound_name(t->bound));
+    if (t->boxes > 1)
+        fdt_sb_printf(out, ", %d launches summed", t->boxes);
 }

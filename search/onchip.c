@@ -207,6 +207,31 @@ static double global_accesses(const shape *s)
     return g + T; /* stores */
 }
 
+/* The damped step's further work per output of a damped kernel (dwave; the interior kernel is
+ * the wave's expression and counts none): (1 - g) p_prev and the division by 1 + g (an add,
+ * a multiply-subtract and the division, which the compilers expand to a reciprocal and its
+ * Newton step: DIV_INST instructions of which two FP); then g itself: eta=dist computes each
+ * axis's distance into the layer (two compares and selects, a subtract) and S (d/W)^2 (two
+ * multiplies), eta=array loads the three per-axis values (the x one coalesced like an
+ * input, the y and z ones the same for a whole row: a wavefront per wave instruction each,
+ * from L1: the array is nx + ny + nz values) and adds them. */
+#define DIV_INST 8.0
+static void damping(const fdt_arch *a, const fdt_config *c, const shape *s, fdt_onchip *o)
+{
+    double fp = 2 + 2, inst = DIV_INST - 2;
+    if (c->eta == FDT_ETA_ARRAY) {
+        fp += 2;
+        o->l1_bytes += 3 * s->es;
+        o->l1_wavefronts += 3.0 / a->wave;
+        inst += a->mem_issue ? 3 : 0;
+    } else {
+        fp += 3 * 3;
+        inst += 3 * 2;
+    }
+    o->fp += fp;
+    o->inst += fp + inst;
+}
+
 void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
                       fdt_onchip *o)
 {
@@ -237,5 +262,7 @@ void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_devic
         ovh += 3 * outs;
     double mem = a->mem_issue ? gmem + vec * s.vi + val : 0;
     o->inst = o->fp + (moves + ovh + mem) / outs;
+    if (p->op == FDT_OP_DWAVE)
+        damping(a, c, &s, o);
     code_size(p, c, &s, o);
 }

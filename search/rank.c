@@ -54,7 +54,7 @@ static int same_terms(const fdt_model_terms *a, const fdt_model_terms *b)
            a->tail_eff == b->tail_eff && a->t_wave_ms == b->t_wave_ms &&
            a->t_halo_ms == b->t_halo_ms && a->t_llc_ms == b->t_llc_ms &&
            a->t_core_ms == b->t_core_ms &&
-           a->threads == b->threads && a->time_ms == b->time_ms;
+           a->threads == b->threads && a->boxes == b->boxes && a->time_ms == b->time_ms;
 }
 
 /* Whether config x (the model's terms tx) collapses into one of the kept rows of out (their

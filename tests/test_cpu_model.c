@@ -7,7 +7,8 @@
  * architecture takes the CPU form, a GPU's the GPUs'); and a dry run on this machine's CPU
  * (the cpu backend's device) that ranks the configs of recipes/cpu.lua (or, where the
  * repository has none, a small space of both families whose constraints read the recipe's
- * CPU facts, dev.cores and dev.l2) and names their bounds. */
+ * CPU facts, dev.cores and dev.l2) and names their bounds; and dwave's terms on the CPU (the
+ * damping's instructions, a dry run of its deployments and etas). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -387,6 +388,71 @@ static void test_dry_run_here(void **state)
     fdt_recipe_free(r);
 }
 
+/* dwave on the CPU (issue 29): the damped kernel's further work (the division, g from the
+ * distances or the eta array) in the core and FP terms above the undamped wave's; a dry run
+ * of a space with the three deployments and both etas ranks every one in the CPU form, each
+ * deployment's launches summed (complete 1, inout 2, sides 7: fdt_model_terms.boxes). */
+static const char dwave_space[] =
+    "ops { \"dwave\" }\n"
+    "param(\"blk\", { 0, 1 })\n"
+    "param(\"ty\", { 0, 32 })\n"
+    "param(\"deploy\", { \"complete\", \"inout\", \"sides\" })\n"
+    "param(\"eta\", { \"dist\", \"array\" })\n"
+    "constrain(\"loops take no tile\", function(c, dev, prob)\n"
+    "  return (c.blk == 1) == (c.ty > 0)\n"
+    "end)\n"
+    "strategy \"model\"\n"
+    "budget(12)\n";
+
+static void test_dwave(void **state)
+{
+    (void)state;
+    fdt_device d = xeon_32core();
+    fdt_problem p = problem(FDT_OP_DWAVE, 4, 256);
+    p.absorb_w = 16;
+    p.absorb_s = 0.1;
+    fdt_problem w = problem(FDT_OP_WAVE, 4, 256);
+    fdt_problem box = p; /* one kernel of its own: no layer to deploy */
+    box.absorb_w = 0;
+    fdt_config c = loops();
+    fdt_model_terms tw, td, ta;
+    fdt_cpu_model_time(&w, &c, &d, &tw);
+    fdt_cpu_model_time(&box, &c, &d, &td);
+    c.eta = FDT_ETA_ARRAY;
+    fdt_cpu_model_time(&box, &c, &d, &ta);
+    assert_true(td.onchip.fp > tw.onchip.fp && td.onchip.inst > tw.onchip.inst);
+    assert_true(ta.onchip.fp > tw.onchip.fp && ta.onchip.fp < td.onchip.fp);
+    assert_true(td.dram_bytes == tw.dram_bytes);
+
+    fdt_recipe *r = NULL;
+    fdt_err e;
+    if (fdt_recipe_load_text("dwave.lua", dwave_space, strlen(dwave_space), NULL, &r, &e))
+        fail_msg("recipe: %s", e.msg);
+    fdt_model_ranking k;
+    if (fdt_model_rank(r, &p, &d, 12, &k, &e))
+        fail_msg("ranking: %s", e.msg);
+    assert_int_equal(k.n, 12);
+    int seen[3] = {0, 0, 0};
+    for (size_t i = 0; i < k.ntop; i++) {
+        const fdt_ranked *x = &k.top[i];
+        fdt_sb s;
+        fdt_sb_init(&s);
+        fdt_model_describe(&x->terms, &s);
+        printf("%2zu %-36s %6.1f GB/s  %s\n", i + 1, x->config, x->pred_gbs, fdt_sb_str(&s));
+        fdt_sb_free(&s);
+        assert_int_equal(x->terms.cpu, 1);
+        assert_int_equal(x->terms.boxes, x->cfg.deploy == FDT_DEPLOY_SIDES   ? 7
+                                         : x->cfg.deploy == FDT_DEPLOY_INOUT ? 2
+                                                                             : 1);
+        assert_true(x->pred_ms > 0 && x->pred_ms < 1e9);
+        assert_true(i == 0 || x->pred_ms >= k.top[i - 1].pred_ms);
+        seen[x->cfg.deploy] = 1;
+    }
+    assert_true(seen[0] && seen[1] && seen[2]);
+    fdt_model_ranking_free(&k);
+    fdt_recipe_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_form_by_target),
         cmocka_unit_test(test_dry_run_here),
+        cmocka_unit_test(test_dwave),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

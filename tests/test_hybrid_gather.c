@@ -104,6 +104,9 @@ static void make_db(const char *path, int with_link)
     int64_t run = begin(db, &g, 4250, &gid);
     add(db, run, dwave(), "bx=128", 3500);
     add(db, run, dwave(), "bx=256", 3825);
+    add(db, run, dwave(), "deploy=inout", 3700);
+    add(db, run, dwave(), "deploy=sides", 3300);
+    add(db, run, dwave(), "bx=128,deploy=sides", 3350);
     fdt_problem w = dwave();
     w.op = FDT_OP_WAVE;
     w.absorb_w = 0;
@@ -160,6 +163,9 @@ static void gathers_the_stored_rates(void **state)
     assert_string_equal(src.gpu_config, "bx=256");
     assert_true(fabs(in.gpu.copy_gbs - 4250) < 1e-6);
     assert_true(fabs(in.gpu.deploy_gbs[FDT_HYB_COMPLETE] - 3825) < 1e-9);
+    assert_true(fabs(in.gpu.deploy_gbs[FDT_HYB_INOUT] - 3700) < 1e-9);
+    assert_true(fabs(in.gpu.deploy_gbs[FDT_HYB_SIDES] - 3350) < 1e-9);
+    assert_string_equal(src.deploy_config[FDT_HYB_SIDES], "bx=128,deploy=sides");
     assert_true(fabs(in.gpu.interior_gbs - 3900) < 1e-9);
     assert_true(in.gpu.flops_gfs > 10000); /* sm_90's facts x 132 SMs */
     assert_true(fabs(in.cpu.gbs - 64) < 1e-9 && fabs(in.cpu.copy_gbs - 72) < 1e-6);
@@ -217,15 +223,21 @@ static void command_plans_gpu_only_on_h200(void **state)
     tu_result r;
     run_cli(&r, g_db, "--gpu", "H200", "--cpu", "Xeon", NULL, NULL);
     expect_status(&r, 0);
+    printf("%s", r.out);
     assert_has(r.out, "hybrid plan: dwave R=4 f32 512x512x512 W=16 S=0.1 (from measured rates)");
     assert_has(r.out, "gpu  NVIDIA H200: best 3825 GB/s (bx=256), copy 4250 GB/s (90% of it)");
     assert_has(r.out, "link h2d 55, d2h 55");
     assert_has(r.out, "  gpu   0.5680 ms per step, bound by gpu");
-    assert_has(r.out, "gpu 0.5680 ms = 2.173 GB / 3825 GB/s, 1 launch");
+    assert_has(r.out, "gpu 0.5680 ms = 2.173 GB / 3825 GB/s (the measured step)");
+    assert_has(r.out, "gpu 0.5687 ms = 2.16 GB / 3852 GB/s (3825 measured, its launches out) + 2 "
+                      "launches x 4 us");
     assert_has(r.out, "  data  ");
     assert_has(r.out, "exchange ");
     assert_has(r.out, "Choice: gpu only: 0.5680 ms; the best split, data-parallel");
     assert_has(r.out, "memory-bound");
+    /* the best deployment's 0.568 ms against the interior (480^3) at wave's 3900 GB/s */
+    assert_has(r.out, "a layer point costs the GPU 1.11x an interior point: not divergent "
+                      "(from 1.5x; by deployment: complete 1.11x inout 1.30x sides 1.93x)");
     assert_lacks(r.out, "PREDICTION");
     tu_result_free(&r);
     run_cli(&r, g_db, "--gpu", "H200", "--cpu", "Xeon", "--json", NULL);
@@ -234,6 +246,7 @@ static void command_plans_gpu_only_on_h200(void **state)
     assert_has(r.out, "\"choice\": \"gpu\"");
     assert_has(r.out, "\"prediction\": false");
     assert_has(r.out, "\"interior_gbs\": 3900");
+    assert_has(r.out, "\"sides_gbs\": 3350");
     tu_result_free(&r);
 }
 
@@ -252,7 +265,7 @@ static void command_refusals(void **state)
     tu_result_free(&r);
     run_cli(&r, g_db, "--op", "lap", "--absorb", "4", NULL, NULL);
     expect_status(&r, 2);
-    assert_has(r.err, "--absorb: only dwave has an absorbing layer (--op lap)");
+    assert_has(r.err, "--absorb: only dwave has an absorbing layer; give --op dwave");
     tu_result_free(&r);
     run_cli(&r, NULL, "--predict", "MI250X", NULL, NULL, NULL, NULL);
     expect_status(&r, 2);

@@ -80,6 +80,22 @@ static void gpu_only_on_h200(void **state)
     assert_true(fabs(pl.d.gpu_balance - 67000.0 / 4250) < 1e-9);
     assert_int_equal(pl.d.divergent, -1); /* no deployments nor interior rate recorded */
     assert_non_null(strstr(pl.why, "gpu only"));
+    /* the 32-core host (105 GB/s of copy, the step at 95), lap and dwave, both directions at
+     * once or not: still GPU only, no split gaining 3% */
+    for (int k = 0; k < 4; k++) {
+        in = h200();
+        in.cpu.gbs = 95;
+        in.cpu.copy_gbs = 105;
+        in.link.both_gbs = k & 1 ? 50 : 0;
+        if (k & 2) {
+            in.p.op = FDT_OP_LAP;
+            in.p.absorb_w = 0;
+            in.p.absorb_s = 0;
+        }
+        assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+        assert_int_equal(pl.choice, FDT_HYB_GPU);
+        assert_true(pl.split_gain < 0.03);
+    }
 }
 
 /* An APU: GPU 3000, CPU 1000 GB/s from one 4000 GB/s memory, nothing copied. */
@@ -160,6 +176,15 @@ static void task_parallel_when_layers_diverge(void **state)
     assert_true(pl.s[FDT_HYB_TASK].why[0] == 0); /* every rate measured */
     assert_int_equal(pl.d.divergent, 1);
     assert_true(pl.d.layer_cost > 3);
+    /* complete's own: (t_complete - t_interior) per layer point, over the interior's */
+    fdt_problem p = dwave512();
+    double n = 512.0 * 512 * 512, ni = 480.0 * 480 * 480;
+    fdt_problem q = p;
+    q.nx = q.ny = q.nz = 480;
+    double t_c = fdt_effective_bytes(&p) / 2000, t_i = fdt_effective_bytes(&q) / 3600;
+    double want = (t_c - t_i) / (n - ni) / (t_i / ni);
+    assert_true(fabs(pl.d.layer_cost_by[FDT_HYB_COMPLETE] - want) < 1e-9 * want);
+    assert_true(pl.d.layer_cost_by[FDT_HYB_COMPLETE] > pl.d.layer_cost); /* sides is best */
     assert_int_equal(pl.d.paper, FDT_HYB_TASK);
 }
 
@@ -213,6 +238,7 @@ static void share_rounding_to_no_plane(void **state)
     assert_int_equal(pl.choice, FDT_HYB_GPU);
     assert_int_equal(pl.cpu_planes, 1);
     assert_non_null(strstr(pl.s[FDT_HYB_DATA].why, "rounds to 0 of 64 z planes"));
+    assert_non_null(strstr(pl.s[FDT_HYB_DATA].why, "the best split found, 1 plane, is shown"));
     assert_true(pl.split_gain < 0);
 }
 
@@ -232,6 +258,63 @@ static void no_layer_no_task(void **state)
     /* the halo: 4 planes of a 512^2 lap, 4.3 MB each way */
     assert_true(fabs(pl.s[FDT_HYB_DATA].copy_bytes - 4194304.0) < 0.5);
     assert_int_equal(pl.choice, FDT_HYB_GPU);
+}
+
+/* The prediction at a given split: the plan's best is it at the best planes; the neighbours
+ * are no faster; a split outside [1, nz - 1] or without a CPU rate is refused. */
+static void prediction_at_a_split(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.gpu.gbs = in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 3000;
+    in.cpu.gbs = 1000;
+    in.cpu.copy_gbs = 1200;
+    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 4000};
+    fdt_hybrid_plan pl;
+    fdt_hybrid_pred at, lo, hi;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_int_equal(fdt_hybrid_predict_data(&in, pl.cpu_planes, &at, &e), 0);
+    assert_true(at.t_ms == pl.s[FDT_HYB_DATA].t_ms);
+    assert_int_equal(fdt_hybrid_predict_data(&in, pl.cpu_planes - 8, &lo, &e), 0);
+    assert_int_equal(fdt_hybrid_predict_data(&in, pl.cpu_planes + 8, &hi, &e), 0);
+    assert_true(lo.t_ms >= at.t_ms && hi.t_ms >= at.t_ms);
+    assert_int_equal(fdt_hybrid_predict_data(&in, 0, &at, &e), -1);
+    assert_string_equal(e.msg, "hybrid plan: 0 CPU planes: a split of 512 z planes gives each "
+                               "device 1 to 511");
+    assert_int_equal(fdt_hybrid_predict_data(&in, 512, &at, &e), -1);
+    in.cpu.gbs = 0;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 100, &at, &e), -1);
+    assert_non_null(strstr(e.msg, "no tuned rate for the CPU"));
+}
+
+/* A grid of many planes (16 x 16 x 300000) is searched every 74th plane, then around the
+ * best: the split found is the best of every plane's (fdt_hybrid_predict_data). */
+static void many_planes(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.p = (fdt_problem){FDT_OP_LAP, 4, FDT_F32, 16, 16, 300000};
+    in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 0;
+    in.cpu.gbs = 900;
+    in.cpu.copy_gbs = 1000;
+    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 0};
+    fdt_hybrid_plan pl;
+    fdt_hybrid_pred t;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    double best = INFINITY;
+    int64_t at = 0;
+    for (int64_t k = 1; k < in.p.nz; k++) {
+        assert_int_equal(fdt_hybrid_predict_data(&in, k, &t, &e), 0);
+        if (t.t_ms < best) {
+            best = t.t_ms;
+            at = k;
+        }
+    }
+    print_message("best of every plane: %lld (%.6f ms); found %lld (%.6f ms)\n", (long long)at,
+                  best, (long long)pl.cpu_planes, pl.s[FDT_HYB_DATA].t_ms);
+    assert_true(pl.s[FDT_HYB_DATA].t_ms <= best * (1 + 1e-12));
 }
 
 static void box_model_identity(void **state)
@@ -262,6 +345,8 @@ int main(void)
         cmocka_unit_test(refusals),
         cmocka_unit_test(share_rounding_to_no_plane),
         cmocka_unit_test(no_layer_no_task),
+        cmocka_unit_test(prediction_at_a_split),
+        cmocka_unit_test(many_planes),
         cmocka_unit_test(box_model_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -159,7 +159,7 @@ options_of() {
         awk 'NR == 1 || u { u = ($0 != ""); print; next } /^ +(-o|--[A-Za-z])/ { print }' |
         grep -oE '(^|[][ |])(--[A-Za-z][A-Za-z-]*|-o)' | tr -d '[] |' | sort -u
 }
-commands="tune query export plan retune gen bench devices db"
+commands="tune query export plan retune gen bench devices db hybrid"
 for c in $commands; do
     options_of "$c" >"$tmp/opts-$c"
     [ -s "$tmp/opts-$c" ] || fail "fdtune $c --help names no option"
@@ -218,6 +218,7 @@ if command -v bash >/dev/null 2>&1; then
         case $c in
         query) subs="best runs history show" ;;
         db) subs="merge check" ;;
+        hybrid) subs="plan" ;;
         *) subs="-" ;;
         esac
         : >"$tmp/bash-$c"

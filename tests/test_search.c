@@ -7,7 +7,8 @@
  * and never best; batches, configs resumed from elsewhere and the best reported; and physical
  * sanity checks of the analytic model for an H100 described by hand (above the DRAM floor,
  * windows and alignment help, f64 costs more, unresidentable configs are ruled out, launch
- * bounds and the launch grid are honoured). */
+ * bounds and the launch grid are honoured), and dwave's terms (the damping's work, each
+ * deployment's launches summed, a dry run's ranking of its deployments). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -883,6 +884,96 @@ static void test_model_tail_grid(void **state)
     }
 }
 
+/* dwave's terms (issue 29): the damped kernel costs more than the undamped wave's, eta=dist
+ * in FP work and eta=array in L1 loads; a deployment is its launches summed (inout 2, sides
+ * 7, each box predicted over its own extents: the interior kernel as wave, a slab as dwave,
+ * plus a launch each), so that --dry-run ranks the three apart; a config no box can take
+ * ranks last. */
+static void test_model_dwave(void **state)
+{
+    (void)state;
+    fdt_device d = h100();
+    fdt_problem p = {FDT_OP_DWAVE, 4, FDT_F32, 512, 512, 512};
+    p.absorb_w = 16;
+    p.absorb_s = 0.1;
+    fdt_problem w = p;
+    w.op = FDT_OP_WAVE;
+    w.absorb_w = 0;
+    w.absorb_s = 0;
+    const char *base = "bx=64,by=4,nw=16,align=32";
+    fdt_config c = cfg(&w, base);
+    fdt_model_terms tw, td, ta, ts, ti;
+    double t_wave = fdt_model_time(&w, &c, &d, NULL, &tw);
+    double t_dist = fdt_model_time(&p, &c, &d, NULL, &td);
+    fdt_config ca = cfg(&p, "bx=64,by=4,nw=16,align=32,eta=array");
+    double t_array = fdt_model_time(&p, &ca, &d, NULL, &ta);
+    print_message("wave %.4f ms, dwave dist %.4f, array %.4f\n", t_wave, t_dist, t_array);
+    assert_int_equal(td.boxes, 1);
+    assert_true(td.onchip.fp > tw.onchip.fp + 10); /* (1-g), 1/(1+g), g from the distances */
+    assert_true(ta.onchip.fp > tw.onchip.fp && ta.onchip.fp < td.onchip.fp);
+    assert_true(ta.onchip.l1_bytes > td.onchip.l1_bytes); /* the eta array's three loads */
+    assert_true(t_dist >= t_wave && t_array >= t_wave);
+    assert_true(td.dram_bytes == tw.dram_bytes); /* the same arrays from DRAM */
+
+    fdt_config cs = cfg(&p, "bx=64,by=4,nw=16,align=32,deploy=sides");
+    double t_sides = fdt_model_time(&p, &cs, &d, NULL, &ts);
+    assert_int_equal(ts.boxes, 7);
+    /* the sum of its launches: the interior box as wave, the six slabs as dwave kernels of
+     * their own (no layer of their own to deploy: absorb_w 0) */
+    fdtuned_box b[FDTUNED_DEPLOY_MAX];
+    long long n[3] = {512, 512, 512}, one[3] = {1, 1, 1};
+    int nb = fdtuned_deploy_boxes(FDT_DEPLOY_SIDES, n, 16, one, b);
+    assert_int_equal(nb, 7);
+    double sum = 0;
+    for (int k = 0; k < nb; k++) {
+        fdt_problem q = b[k].damped ? p : w;
+        q.nx = b[k].n[0];
+        q.ny = b[k].n[1];
+        q.nz = b[k].n[2];
+        q.absorb_w = 0;
+        sum += fdt_model_time(&q, &c, &d, NULL, &ti) + (k > 0 ? 0.004 : 0);
+    }
+    print_message("sides %.4f ms (launches summed %.4f)\n", t_sides, sum);
+    assert_true(fabs(t_sides - sum) < 1e-9 * sum);
+    fdt_model_terms tin;
+    fdt_config ci = cfg(&p, "bx=64,by=4,nw=16,align=32,deploy=inout");
+    double t_inout = fdt_model_time(&p, &ci, &d, NULL, &tin);
+    print_message("inout %.4f ms\n", t_inout);
+    assert_int_equal(tin.boxes, 2);
+    assert_true(t_inout != t_dist && t_inout != t_sides);
+    fdt_sb s;
+    fdt_sb_init(&s);
+    fdt_model_describe(&ts, &s);
+    assert_contains(fdt_sb_str(&s), ", 7 launches summed");
+    fdt_sb_free(&s);
+    /* a window of 32 planes does not fit a 16-plane slab: sides cannot run it */
+    fdt_config cw = cfg(&p, "bx=64,by=4,nw=32,align=32,deploy=sides");
+    assert_true(fdt_model_time(&p, &cw, &d, NULL, NULL) >= 1e9);
+
+    /* a dry run's ranking of a dwave space on the H100: every deployment and eta ranked,
+     * sides with the 32-plane window last */
+    static const char dspace[] = "ops { \"dwave\" }\n"
+                                 "param(\"bx\", { 64 })\nparam(\"by\", { 4 })\n"
+                                 "param(\"align\", { 32 })\nparam(\"nw\", { 16, 32 })\n"
+                                 "param(\"deploy\", { \"complete\", \"inout\", \"sides\" })\n"
+                                 "param(\"eta\", { \"dist\", \"array\" })\n";
+    fdt_recipe *r = NULL;
+    fdt_err e;
+    if (fdt_recipe_load_text("dwave.lua", dspace, strlen(dspace), NULL, &r, &e))
+        fail_msg("recipe: %s", e.msg);
+    fdt_model_ranking k;
+    if (fdt_model_rank(r, &p, &d, 12, &k, &e))
+        fail_msg("ranking: %s", e.msg);
+    assert_int_equal(k.n, 12);
+    for (size_t i = 1; i < k.ntop; i++)
+        assert_true(k.top[i].pred_ms >= k.top[i - 1].pred_ms);
+    const fdt_ranked *last = &k.top[k.ntop - 1];
+    assert_true(last->cfg.deploy == FDT_DEPLOY_SIDES && last->cfg.nw == 32);
+    assert_true(k.top[0].pred_ms < 1e9 && k.top[0].terms.boxes <= 2);
+    fdt_model_ranking_free(&k);
+    fdt_recipe_free(r);
+}
+
 /* Predictions pinned to the values of the model before its geometry came from the
  * generator and fdt_model_time was split into parts: neither may move a prediction. The H100
  * cases keep those values through the architecture table (runtime/arch.c carries the H100
@@ -1083,6 +1174,7 @@ int main(void)
         cmocka_unit_test(test_model_residency),
         cmocka_unit_test(test_model_tail_grid),
         cmocka_unit_test(test_model_pinned),
+        cmocka_unit_test(test_model_dwave),
         cmocka_unit_test(test_model_code_size),
         cmocka_unit_test(test_model_describe_and_rank),
     };

@@ -86,19 +86,15 @@ static double copy_of(fdt_db *db, const fdt_db_row *row, fdt_err *e)
     return run.copy_gbs;
 }
 
-/* The deployment a canonical config text names: complete (the default, omitted), inout,
- * sides (by name or number, as the catalogue's choices). */
+/* The deployment of a stored config (its deploy parameter); complete where the text does not
+ * parse (a config of a later fdtune). */
 static int deploy_of(const char *config)
 {
-    const char *d = strstr(config, "deploy=");
-    if (!d)
+    fdt_config c;
+    fdt_err e;
+    if (fdt_config_parse(config, &c, &e))
         return FDT_HYB_COMPLETE;
-    d += strlen("deploy=");
-    if (!strncmp(d, "inout", 5) || !strncmp(d, "1", 1))
-        return FDT_HYB_INOUT;
-    if (!strncmp(d, "sides", 5) || !strncmp(d, "2", 1))
-        return FDT_HYB_SIDES;
-    return FDT_HYB_COMPLETE;
+    return c.deploy;
 }
 
 /* The best ok full evaluation per deployment of (device, problem) of row. */

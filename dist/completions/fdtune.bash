@@ -98,7 +98,7 @@ _fdtune() {
     --results) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --R | --grid | --absorb | --budget | --time | --seed | --jobs | --timeout | --top | --task | \
     --simulate-gpus | --devices | --since | --regression | --config | --name | --device | \
-    --limit | --meta | --absorb)
+    --limit | --meta)
         return ;;
     esac
     if [ -n "$list" ]; then
