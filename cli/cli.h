@@ -27,6 +27,8 @@ int cmd_devices(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_retune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* fdtune bench --hybrid / --reflection (bench_hybrid.c), which cmd_bench hands over to. */
+int cmd_bench_hybrid(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_hybrid(int argc, char **argv);
@@ -117,6 +119,10 @@ int host_cpu(const char *cpu, struct fdt_device *dev);
 /* The tuning database for reading: path, else the default location; a missing file says
  * how to make one. -1 on failure (printed). */
 int open_db_readonly(const char *path, struct fdt_db **db);
+/* The database a measuring command stores into (devices: the host links): path, created
+ * when missing, else the default location when a database is there; *db NULL (and 0) when
+ * there is none. -1 on failure (printed). */
+int open_db_store(const char *path, struct fdt_db **db);
 /* What query and export consult, in this order: the user's database (path, else the default
  * location) and the system database (fdt_db_open_system) unless no_system. A missing default
  * database is fine when the system database is there (a fresh install: dbs holds that one

@@ -36,7 +36,9 @@ static void bench_usage(FILE *f)
             "                   parameters: blk, ty, ...; 'default' is its plain loop nest)\n"
             "  --probe          a few launches per candidate instead of a full sample\n"
             "  --timeout S      per candidate, verification and timing included (default 60)\n"
-            "  --json           results as JSON (schema %d) on stdout\n" EXPORT_HELP,
+            "  --json           results as JSON (schema %d) on stdout\n" EXPORT_HELP
+            "With --hybrid MODE,... or --reflection: the hybrid step of two devices (see\n"
+            "'fdtune bench --hybrid gpu --help').\n",
             FDT_JSON_SCHEMA_VERSION);
     print_exit_statuses(f);
 }
@@ -387,6 +389,9 @@ static void show_progress(void *ctx, const fdt_bench_event *ev)
 
 int cmd_bench(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--hybrid", 8) || !strcmp(argv[i], "--reflection"))
+            return cmd_bench_hybrid(argc, argv);
     static bench_args a; /* MAX_CONFIGS configs: off the stack */
     int rc = parse(argc, argv, &a);
     if (rc >= 0)

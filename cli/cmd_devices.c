@@ -5,6 +5,7 @@
  * versions they report, so that a user can tell what fdtune runs against. A table, or JSON
  * with --json, through the emitter. */
 #include "cli.h"
+#include "fdt_db.h"
 #include "fdt_eval.h"
 
 #include <getopt.h>
@@ -13,12 +14,16 @@
 
 static void devices_usage(FILE *f)
 {
-    fprintf(f, "usage: fdtune devices [--json] [--no-bandwidth]\n\n"
+    fprintf(f, "usage: fdtune devices [--json] [--no-bandwidth] [--db PATH]\n\n"
                "Lists the GPUs visible through every backend (cuda, hip) with name, architecture,\n"
                "compute units, memory, L2, driver/runtime/compiler versions, SM and memory clocks\n"
                "now (current/max MHz and throttle reasons; NVIDIA, through NVML) and UUID, and\n"
                "measures each one's device-to-device copy bandwidth (1 GiB buffers; bytes read +\n"
-               "written).\n"
+               "written) and its link to the host: pinned copies of 64 MiB host to device (h2d),\n"
+               "device to host (d2h), both at once (each direction's GB/s), a 4 KiB copy's time,\n"
+               "and whether the GPU reads host memory in place (unified: an APU, NVLink-C2C).\n"
+               "The link is stored in the tuning database (--db PATH, created when missing; else\n"
+               "the default database when there is one), where the hybrid planner reads it.\n"
                "Then the host CPU (backend cpu): model, ISA level (arch), sockets, cores and\n"
                "hardware threads this process may use, NUMA nodes, SIMD ISA, caches, memory,\n"
                "the C compiler ($CC, else cc) and the copy bandwidth over one pinned thread per\n"
@@ -48,6 +53,12 @@ static const fdt_col device_cols[] = {
     {"shared_per_block", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"peak_bandwidth_gbs", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"copy_bandwidth_gbs", "copy GB/s", FDT_COL_REAL_OPT, "%.0f", FDT_SHOW_ALL, 0},
+    {"link_h2d_gbs", "h2d", FDT_COL_REAL_OPT, "%.1f", FDT_SHOW_ALL, FDT_COL_DASH},
+    {"link_d2h_gbs", "d2h", FDT_COL_REAL_OPT, "%.1f", FDT_SHOW_ALL, FDT_COL_DASH},
+    {"link_both_gbs", "both", FDT_COL_REAL_OPT, "%.1f", FDT_SHOW_ALL, FDT_COL_DASH},
+    {"link_latency_us", "4K us", FDT_COL_REAL_OPT, "%.1f", FDT_SHOW_ALL, FDT_COL_DASH},
+    {"unified", "unified", FDT_COL_STR_OPT, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
+    {"unified", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
     {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"pci", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"driver", "driver", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
@@ -147,7 +158,18 @@ static void clock_cells(fdt_emit *m, const fdt_clocks *c)
     fdt_emit_cell_str(m, why);
 }
 
-static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs)
+/* The host link's cells; l NULL: not measured (empty). */
+static void link_cells(fdt_emit *m, const fdt_link *l)
+{
+    fdt_emit_cell_real(m, l ? l->h2d_gbs : NAN);
+    fdt_emit_cell_real(m, l ? l->d2h_gbs : NAN);
+    fdt_emit_cell_real(m, l ? l->both_gbs : NAN);
+    fdt_emit_cell_real(m, l ? l->latency_us : NAN);
+    fdt_emit_cell_str(m, !l ? "" : l->unified ? "yes" : "no");
+    fdt_emit_cell_int(m, l ? l->unified : -1);
+}
+
+static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs, const fdt_link *l)
 {
     char where[32];
     snprintf(where, sizeof where, "%s:%d", d->backend, d->index);
@@ -168,6 +190,7 @@ static void device_row(fdt_emit *m, int i, const fdt_device *d, double gbs)
     fdt_emit_cell_int(m, d->shared_per_block);
     fdt_emit_cell_real(m, d->peak_bw_gbs);
     fdt_emit_cell_real(m, gbs > 0 ? gbs : NAN);
+    link_cells(m, l);
     fdt_emit_cell_str(m, d->uuid);
     fdt_emit_cell_str(m, d->pci);
     fdt_emit_cell_str(m, d->driver_version);
@@ -222,8 +245,9 @@ static void render_host(fdt_emit *m, const fdt_device *d, double gbs, const char
 
 /* The table form says which backends were tried when no GPU is visible, and what a backend
  * had to say under the table otherwise; the JSON document lists backends and devices. */
-static void render(fdt_emit *m, const fdt_probe *p, const double *gbs, const fdt_device *host,
-                   double host_gbs, const char *host_why, const fdt_rt_lib *libs, int nlibs)
+static void render(fdt_emit *m, const fdt_probe *p, const double *gbs, const fdt_link *links,
+                   const int *have_link, const fdt_device *host, double host_gbs,
+                   const char *host_why, const fdt_rt_lib *libs, int nlibs)
 {
     emit_doc_begin(m);
     fdt_emit_array(m, "backends");
@@ -252,7 +276,7 @@ static void render(fdt_emit *m, const fdt_probe *p, const double *gbs, const fdt
     fdt_emit_array(m, "devices");
     fdt_emit_table(m, device_cols, NCOLS(device_cols));
     for (int i = 0; i < p->ndevices; i++)
-        device_row(m, i, &p->device[i], gbs[i]);
+        device_row(m, i, &p->device[i], gbs[i], have_link[i] ? &links[i] : NULL);
     fdt_emit_table_end(m);
     fdt_emit_end(m);
     for (int i = 0; p->ndevices && i < p->nbackends; i++)
@@ -263,18 +287,64 @@ static void render(fdt_emit *m, const fdt_probe *p, const double *gbs, const fdt
     fdt_emit_end(m);
 }
 
+/* One GPU's copy bandwidth and host link (have_link 1 when measured); failures printed. */
+static void measure_device(const fdt_device *d, int json, double *gbs, fdt_link *l,
+                           int *have_link)
+{
+    fdt_err e;
+    if (!json)
+        fprintf(stderr, "measuring the copy bandwidth and host link of %s %d (%s)...\n",
+                d->backend, d->index, d->name);
+    if (fdt_device_copy_bandwidth(d, (size_t)1 << 30, gbs, &e))
+        print_error("%s %d: copy bandwidth: %s", d->backend, d->index, e.msg);
+    *have_link = fdt_device_link(d, l, &e) == 0;
+    if (!*have_link)
+        print_error("%s %d: host link: %s", d->backend, d->index, e.msg);
+}
+
+/* The measured links into the database (open_db_store: none there, nothing stored). */
+static int store_links(const char *path, const fdt_probe *p, const fdt_link *links,
+                       const int *have, int json)
+{
+    int any = 0;
+    for (int i = 0; i < p->ndevices; i++)
+        any |= have[i];
+    fdt_db *db = NULL;
+    if (!any)
+        return 0;
+    if (open_db_store(path, &db))
+        return -1;
+    fdt_err e;
+    int rc = 0;
+    for (int i = 0; db && !rc && i < p->ndevices; i++)
+        if (have[i] && fdt_device_link_put(db, &p->device[i], &links[i], &e)) {
+            print_error("%s %d: storing the host link: %s", p->device[i].backend,
+                        p->device[i].index, e.msg);
+            rc = -1;
+        }
+    if (db && !rc && !json)
+        print_note("host links stored in %s", fdt_db_path(db));
+    if (!db && !json)
+        print_note("host links not stored: no tuning database (name one with --db PATH)");
+    fdt_db_close(db);
+    return rc;
+}
+
 int cmd_devices(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
                                          {"no-bandwidth", no_argument, 0, 'n'},
+                                         {"db", required_argument, 0, 'D'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int json = 0, bandwidth = 1, c;
+    int json = 0, bandwidth = 1, c, rc = EXIT_OK;
+    const char *db_path = NULL;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'n': bandwidth = 0; break;
+        case 'D': db_path = optarg; break;
         case 'h': return print_help("devices", devices_usage);
         default: return bad_option("devices", argv, "h", opts);
         }
@@ -292,13 +362,12 @@ int cmd_devices(int argc, char **argv)
     if (fdt_rt_libraries(libs, FDT_RT_MAX_LIBS, &nlibs, &e))
         print_error("libraries: %s", e.msg);
     double gbs[FDT_MAX_DEVICES] = {0};
+    fdt_link links[FDT_MAX_DEVICES];
+    int have_link[FDT_MAX_DEVICES] = {0};
     for (int i = 0; bandwidth && i < p.ndevices; i++) {
-        if (!json)
-            fprintf(stderr, "measuring the copy bandwidth of %s %d (%s)...\n",
-                    p.device[i].backend, p.device[i].index, p.device[i].name);
-        if (fdt_device_copy_bandwidth(&p.device[i], (size_t)1 << 30, &gbs[i], &e))
-            print_error("%s %d: copy bandwidth: %s", p.device[i].backend, p.device[i].index,
-                        e.msg);
+        measure_device(&p.device[i], json, &gbs[i], &links[i], &have_link[i]);
+    if (store_links(db_path, &p, links, have_link, json))
+        rc = EXIT_ERROR;
     }
     fdt_device host;
     fdt_err host_why;
@@ -313,8 +382,10 @@ int cmd_devices(int argc, char **argv)
     fdt_sb b;
     fdt_emit m;
     emit_init(&m, json ? FDT_EMIT_JSON : FDT_EMIT_TEXT, &b);
-    render(&m, &p, gbs, host_ok ? &host : NULL, host_gbs, host_why.msg, libs, nlibs);
-    int rc = emit_done(&m) ? EXIT_ERROR : EXIT_OK;
+    render(&m, &p, gbs, links, have_link, host_ok ? &host : NULL, host_gbs, host_why.msg, libs,
+           nlibs);
+    if (emit_done(&m))
+        rc = EXIT_ERROR;
     if (!host_ok) {
         print_error("%s", host_why.msg);
         rc = EXIT_ERROR;

@@ -118,6 +118,23 @@ int open_db_readonly(const char *path, fdt_db **db)
     return 0;
 }
 
+int open_db_store(const char *path, fdt_db **db)
+{
+    char def[4096];
+    fdt_err e;
+    const char *p = user_path(path, def, sizeof def);
+    *db = NULL;
+    if (!p)
+        return -1;
+    if (!path && missing(p))
+        return 0;
+    if (fdt_db_open(p, path ? FDT_DB_CREATE : FDT_DB_READWRITE, db, &e)) {
+        print_error("%s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int open_dbs(const char *path, int no_system, fdt_db **dbs, size_t *n)
 {
     char def[4096];

@@ -142,6 +142,24 @@ int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, f
 int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err *e);
 /* The same on a worker of its own, started on visible device d and stopped after. */
 int fdt_device_copy_bandwidth(const fdt_device *d, size_t bytes, double *gbs, fdt_err *e);
+/* The host<->device link of a device as its worker measures it: pinned copies of
+ * FDT_LINK_BYTES, one direction at a time and both at once (two streams), and a copy of
+ * FDT_LINK_SMALL. */
+#define FDT_LINK_BYTES ((size_t)64 << 20)
+#define FDT_LINK_SMALL ((size_t)4 << 10)
+typedef struct fdt_link {
+    double h2d_gbs, d2h_gbs; /* GB/s (1e9), one direction at a time */
+    double both_gbs;         /* each direction while both run at once */
+    double latency_us;       /* the FDT_LINK_SMALL copy's time */
+    int unified;             /* the device reads the host's memory in place (backend unified) */
+} fdt_link;
+/* Measures the host link of the worker's device. */
+int fdt_worker_link(fdt_worker *w, fdt_link *l, fdt_err *e);
+/* The same on a worker of its own, started on visible device d and stopped after. */
+int fdt_device_link(const fdt_device *d, fdt_link *l, fdt_err *e);
+/* Records l as device d's newest link measurement (fdt_db_link_put; d gets its id). */
+struct fdt_db;
+int fdt_device_link_put(struct fdt_db *db, const fdt_device *d, const fdt_link *l, fdt_err *e);
 /* Prepares a problem: arrays, inputs, the verified reference, the copy bandwidth. */
 int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e);
 /* Verifies and (when correct) times one compiled candidate. Crashes and timeouts come back

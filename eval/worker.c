@@ -4,6 +4,7 @@
  * `crashed` or `timeout` result. A worker that died is started again
  * and the problem set up again before the next candidate, so one bad kernel costs one
  * result, not the run. */
+#include "fdt_db.h"
 #include "fdt_eval.h"
 #include "fdt_recipe.h"
 #include "worker_proto.h"
@@ -267,6 +268,47 @@ int fdt_device_copy_bandwidth(const fdt_device *d, size_t bytes, double *gbs, fd
              fdt_worker_copy_bandwidth(w, bytes, gbs, e);
     fdt_worker_stop(w);
     return rc ? -1 : 0;
+}
+
+int fdt_worker_link(fdt_worker *w, fdt_link *l, fdt_err *e)
+{
+    void *reply;
+    size_t n;
+    int rc = request(w, MSG_LINK, "", 0, NULL, 0, MSG_LINK_OK, &reply, &n,
+                     w->o.setup_timeout_ms, e);
+    if (rc == 1)
+        return fdt_err_set(e, "host link: worker timed out");
+    if (rc)
+        return -1;
+    if (n != sizeof *l) {
+        free(reply);
+        return fdt_err_set(e, "host link: malformed answer");
+    }
+    memcpy(l, reply, sizeof *l);
+    free(reply);
+    return 0;
+}
+
+int fdt_device_link(const fdt_device *d, fdt_link *l, fdt_err *e)
+{
+    fdt_worker *w = NULL;
+    int rc = fdt_worker_start(d->backend, d->index, NULL, &w, NULL, e) ||
+             fdt_worker_link(w, l, e);
+    fdt_worker_stop(w);
+    return rc ? -1 : 0;
+}
+
+int fdt_device_link_put(fdt_db *db, const fdt_device *d, const fdt_link *l, fdt_err *e)
+{
+    int64_t id;
+    fdt_db_link v;
+    memset(&v, 0, sizeof v);
+    v.h2d_gbs = l->h2d_gbs;
+    v.d2h_gbs = l->d2h_gbs;
+    v.both_gbs = l->both_gbs;
+    v.latency_us = l->latency_us;
+    v.unified = l->unified;
+    return fdt_db_device_id(db, d, &id, e) || fdt_db_link_put(db, id, &v, e) ? -1 : 0;
 }
 
 static int send_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e)

@@ -510,6 +510,98 @@ static size_t copy_bytes(fdt_err *e)
     return bytes;
 }
 
+/* ---------------------------------------------------------------- the host link */
+
+/* Pinned host buffers and device buffers of `bytes` each, two of each (one per direction),
+ * and the two streams and events that run both directions at once. */
+typedef struct link_ctx {
+    void *host[2];
+    uint64_t dev[2];
+    size_t bytes;
+    int dir;        /* 0 host to device, 1 device to host, 2 both at once */
+    void *s[2], *ev[3];
+} link_ctx;
+
+static int link_once(void *ctx, fdt_err *e)
+{
+    link_ctx *c = ctx;
+    if (c->dir == 0)
+        return W.b->copy_h2d_on(c->dev[0], c->host[0], c->bytes, NULL, e);
+    if (c->dir == 1)
+        return W.b->copy_d2h_on(c->host[1], c->dev[1], c->bytes, NULL, e);
+    /* both: the two streams start after what the default stream holds, and it waits for both */
+    return W.b->event_record_on(c->ev[0], NULL, e) ||
+                   W.b->stream_wait_event(c->s[0], c->ev[0], e) ||
+                   W.b->stream_wait_event(c->s[1], c->ev[0], e) ||
+                   W.b->copy_h2d_on(c->dev[0], c->host[0], c->bytes, c->s[0], e) ||
+                   W.b->copy_d2h_on(c->host[1], c->dev[1], c->bytes, c->s[1], e) ||
+                   W.b->event_record_on(c->ev[1], c->s[0], e) ||
+                   W.b->event_record_on(c->ev[2], c->s[1], e) ||
+                   W.b->stream_wait_event(NULL, c->ev[1], e) ||
+                   W.b->stream_wait_event(NULL, c->ev[2], e)
+               ? -1
+               : 0;
+}
+
+/* The median time of `bytes` copies in direction dir, in ms. */
+static int link_time(link_ctx *c, int dir, size_t bytes, double *ms, fdt_err *e)
+{
+    fdt_timing_opts o = {.warmup = 2, .min_reps = 5, .max_reps = 30, .max_seconds = 1.0,
+                         .stable = 0.01};
+    fdt_timing t;
+    c->dir = dir;
+    c->bytes = bytes;
+    if (time_action(link_once, c, &o, 0, &t, e))
+        return -1;
+    *ms = t.median_ms > 0 ? t.median_ms : 1e-6;
+    return 0;
+}
+
+static void link_free(link_ctx *c)
+{
+    for (int i = 0; i < 2; i++) {
+        W.b->host_free(c->host[i]);
+        W.b->free(c->dev[i]);
+        W.b->stream_destroy(c->s[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        if (c->ev[i])
+            W.b->event_destroy(c->ev[i]);
+}
+
+/* The host<->device link: pinned copies of FDT_LINK_BYTES each way, one direction at a time
+ * and both at once, a FDT_LINK_SMALL copy's time, and whether the device is unified. */
+static int measure_link(fdt_link *l, fdt_err *e)
+{
+    link_ctx c;
+    memset(&c, 0, sizeof c);
+    memset(l, 0, sizeof *l);
+    double ms[4];
+    int rc = -1;
+    for (int i = 0; i < 2; i++)
+        if (W.b->host_alloc(FDT_LINK_BYTES, &c.host[i], e) ||
+            W.b->alloc(FDT_LINK_BYTES, &c.dev[i], e) || W.b->stream_create(&c.s[i], e))
+            goto done;
+    for (int i = 0; i < 3; i++)
+        if (W.b->event_create(&c.ev[i], e))
+            goto done;
+    memset(c.host[0], 0x3c, FDT_LINK_BYTES);
+    if (W.b->memset_async(c.dev[1], 0x5a, FDT_LINK_BYTES, e) ||
+        link_time(&c, 0, FDT_LINK_BYTES, &ms[0], e) ||
+        link_time(&c, 1, FDT_LINK_BYTES, &ms[1], e) ||
+        link_time(&c, 2, FDT_LINK_BYTES, &ms[2], e) ||
+        link_time(&c, 0, FDT_LINK_SMALL, &ms[3], e) || W.b->unified(&l->unified, e))
+        goto done;
+    l->h2d_gbs = (double)FDT_LINK_BYTES / (ms[0] * 1e-3) / 1e9;
+    l->d2h_gbs = (double)FDT_LINK_BYTES / (ms[1] * 1e-3) / 1e9;
+    l->both_gbs = (double)FDT_LINK_BYTES / (ms[2] * 1e-3) / 1e9;
+    l->latency_us = ms[3] * 1e3;
+    rc = 0;
+done:
+    link_free(&c);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- reference check */
 
 typedef struct hash_ctx {
@@ -963,6 +1055,12 @@ void fdt_worker_main(int fd, const char *backend, int index)
                 send_error(e.msg);
             else
                 fdt_frame_write(fd, MSG_COPYBW_OK, &gbs, sizeof gbs, &e);
+        } else if (type == MSG_LINK && n == 0) {
+            fdt_link l;
+            if (measure_link(&l, &e))
+                send_error(e.msg);
+            else
+                fdt_frame_write(fd, MSG_LINK_OK, &l, sizeof l, &e);
         } else if (type == MSG_SETUP) {
             fdt_setup_result r;
             if (do_setup(data, n, &r, &e)) {

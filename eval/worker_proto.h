@@ -15,6 +15,8 @@ enum {
     MSG_EVAL,        /* parent -> worker: eval_msg + image */
     MSG_EVAL_OK,     /* worker -> parent: fdt_eval_result */
     MSG_QUIT,
+    MSG_LINK,        /* parent -> worker: nothing */
+    MSG_LINK_OK,     /* worker -> parent: fdt_link */
 };
 
 typedef struct setup_msg {

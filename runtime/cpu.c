@@ -658,6 +658,102 @@ static int cpu_sync(fdt_err *e)
 
 static int cpu_context_lost(void) { return 0; }
 
+/* ---- pinned memory and streams: the host's memory is the device's; a stream runs each call
+ * synchronously, in order, before the call returns (so waits and syncs have nothing to do) */
+
+static int cpu_host_alloc(size_t bytes, void **p, fdt_err *e)
+{
+    uint64_t a = 0;
+    *p = NULL;
+    if (cpu_alloc(bytes, &a, e))
+        return -1;
+    *p = (void *)(uintptr_t)a;
+    return 0;
+}
+
+static void cpu_host_free(void *p) { free(p); }
+
+static int cpu_host_device_ptr(void *p, uint64_t *dptr, fdt_err *e)
+{
+    (void)e;
+    *dptr = (uint64_t)(uintptr_t)p;
+    return 0;
+}
+
+static int cpu_unified(int *u, fdt_err *e)
+{
+    (void)e;
+    *u = 1;
+    return 0;
+}
+
+/* A stream is a token: nothing is queued. */
+static int cpu_stream_create(void **s, fdt_err *e)
+{
+    *s = malloc(1);
+    return *s ? 0 : fdt_err_set(e, "cpu: stream: out of memory");
+}
+
+static void cpu_stream_destroy(void *s) { free(s); }
+
+static int cpu_launch_on(void *fn, const uint32_t grid[3], const uint32_t block[3],
+                         unsigned shared, void **args, void *s, fdt_err *e)
+{
+    (void)s;
+    return cpu_launch(fn, grid, block, shared, args, e);
+}
+
+static int cpu_copy_h2d_on(uint64_t dst, const void *src, size_t n, void *s, fdt_err *e)
+{
+    (void)s;
+    return cpu_copy_h2d(dst, src, n, e);
+}
+
+static int cpu_copy_d2h_on(void *dst, uint64_t src, size_t n, void *s, fdt_err *e)
+{
+    (void)s;
+    return cpu_copy_d2h(dst, src, n, e);
+}
+
+static int cpu_copy_d2d_on(uint64_t dst, uint64_t src, size_t n, void *s, fdt_err *e)
+{
+    (void)s;
+    return cpu_copy_d2d(dst, src, n, e);
+}
+
+static int cpu_event_record_on(void *ev, void *s, fdt_err *e)
+{
+    (void)s;
+    return cpu_event_record(ev, e);
+}
+
+static int cpu_stream_wait_event(void *s, void *ev, fdt_err *e)
+{
+    (void)s;
+    (void)ev;
+    (void)e;
+    return 0; /* what ev marks has run */
+}
+
+/* A row at a time (both sides are host memory). */
+static int cpu_copy_box_on(const fdt_rt_box_copy *c, void *s, fdt_err *e)
+{
+    (void)s;
+    (void)e;
+    for (size_t k = 0; k < c->planes; k++)
+        for (size_t j = 0; j < c->rows; j++)
+            memcpy((char *)(uintptr_t)c->dst + k * c->dst_slice + j * c->dst_line,
+                   (const char *)(uintptr_t)c->src + k * c->src_slice + j * c->src_line,
+                   c->width);
+    return 0;
+}
+
+static int cpu_stream_sync(void *s, fdt_err *e)
+{
+    (void)s;
+    return cpu_sync(e);
+}
+
 const fdt_rt_backend fdt_rt_cpu = {
     .name = "cpu",
     .vendor = "",
@@ -694,4 +790,18 @@ const fdt_rt_backend fdt_rt_cpu = {
     .event_elapsed = cpu_event_elapsed,
     .sync = cpu_sync,
     .context_lost = cpu_context_lost,
+    .host_alloc = cpu_host_alloc,
+    .host_free = cpu_host_free,
+    .host_device_ptr = cpu_host_device_ptr,
+    .unified = cpu_unified,
+    .stream_create = cpu_stream_create,
+    .stream_destroy = cpu_stream_destroy,
+    .launch_on = cpu_launch_on,
+    .copy_h2d_on = cpu_copy_h2d_on,
+    .copy_d2h_on = cpu_copy_d2h_on,
+    .copy_d2d_on = cpu_copy_d2d_on,
+    .event_record_on = cpu_event_record_on,
+    .stream_wait_event = cpu_stream_wait_event,
+    .stream_sync = cpu_stream_sync,
+    .copy_box_on = cpu_copy_box_on,
 };

@@ -254,6 +254,16 @@ DECL(cuEventRecord);
 DECL(cuEventElapsedTime);
 DECL(cuGetErrorName);
 DECL(cuGetErrorString);
+DECL(cuMemHostAlloc);
+DECL(cuMemFreeHost);
+DECL(cuMemHostGetDevicePointer);
+DECL(cuStreamCreate);
+DECL(cuStreamDestroy);
+DECL(cuMemcpyHtoDAsync);
+DECL(cuMemcpyDtoHAsync);
+DECL(cuStreamWaitEvent);
+DECL(cuStreamSynchronize);
+DECL(cuMemcpy3DAsync);
 
 /* libcuda, its symbols resolved; no device touched (cuInit is load_driver's). */
 static int open_driver(fdt_err *e)
@@ -302,6 +312,16 @@ static int open_driver(fdt_err *e)
     SYM(lib, cuEventElapsedTime);
     SYM(lib, cuGetErrorName);
     SYM(lib, cuGetErrorString);
+    SYM(lib, cuMemHostAlloc);
+    SYM(lib, cuMemFreeHost);
+    SYM(lib, cuMemHostGetDevicePointer);
+    SYM(lib, cuStreamCreate);
+    SYM(lib, cuStreamDestroy);
+    SYM(lib, cuMemcpyHtoDAsync);
+    SYM(lib, cuMemcpyDtoHAsync);
+    SYM(lib, cuStreamWaitEvent);
+    SYM(lib, cuStreamSynchronize);
+    SYM(lib, cuMemcpy3DAsync);
     cu_lib = lib;
     return 0;
 }
@@ -552,13 +572,14 @@ static int cuda_allow_shared(void *fn, unsigned bytes, fdt_err *e)
     return 0;
 }
 
+
+static int cuda_launch_on(void *fn, const uint32_t grid[3], const uint32_t block[3],
+                          unsigned shared, void **args, void *s, fdt_err *e);
+
 static int cuda_launch(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
                        void **args, fdt_err *e)
 {
-    CU(p_cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                        shared, 0, args, NULL),
-       "cuLaunchKernel");
-    return 0;
+    return cuda_launch_on(fn, grid, block, shared, args, NULL, e);
 }
 
 static int cuda_event_create(void **ev, fdt_err *e)
@@ -590,6 +611,124 @@ static int cuda_event_elapsed(void *a, void *b, float *ms, fdt_err *e)
 static int cuda_sync(fdt_err *e)
 {
     CU(p_cuCtxSynchronize(), "cuCtxSynchronize");
+    return 0;
+}
+
+/* Pinned and mapped (DEVICEMAP), so that host_device_ptr can give the device's address. */
+static int cuda_host_alloc(size_t bytes, void **p, fdt_err *e)
+{
+    *p = NULL;
+    CU(p_cuMemHostAlloc(p, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+       "cuMemHostAlloc");
+    return 0;
+}
+
+static void cuda_host_free(void *p)
+{
+    if (p)
+        p_cuMemFreeHost(p);
+}
+
+static int cuda_host_device_ptr(void *p, uint64_t *dptr, fdt_err *e)
+{
+    CUdeviceptr d = 0;
+    if (attr(cu_dev, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) != 1)
+        return fdt_err_set(e, "cuda: this device cannot map host memory");
+    CU(p_cuMemHostGetDevicePointer(&d, p, 0), "cuMemHostGetDevicePointer");
+    *dptr = (uint64_t)d;
+    return 0;
+}
+
+/* Pageable memory through the host's page tables (GH200's C2C, HMM), or an integrated GPU. */
+static int cuda_unified(int *u, fdt_err *e)
+{
+    (void)e;
+    *u = attr(cu_dev, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES) == 1 ||
+         attr(cu_dev, CU_DEVICE_ATTRIBUTE_INTEGRATED) == 1;
+    return 0;
+}
+
+static int cuda_stream_create(void **s, fdt_err *e)
+{
+    CUstream x;
+    CU(p_cuStreamCreate(&x, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    *s = x;
+    return 0;
+}
+
+static void cuda_stream_destroy(void *s)
+{
+    if (s)
+        p_cuStreamDestroy((CUstream)s);
+}
+
+static int cuda_launch_on(void *fn, const uint32_t grid[3], const uint32_t block[3],
+                          unsigned shared, void **args, void *s, fdt_err *e)
+{
+    CU(p_cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                        shared, (CUstream)s, args, NULL),
+       "cuLaunchKernel");
+    return 0;
+}
+
+static int cuda_copy_h2d_on(uint64_t dst, const void *src, size_t n, void *s, fdt_err *e)
+{
+    CU(p_cuMemcpyHtoDAsync((CUdeviceptr)dst, src, n, (CUstream)s), "cuMemcpyHtoDAsync");
+    return 0;
+}
+
+static int cuda_copy_d2h_on(void *dst, uint64_t src, size_t n, void *s, fdt_err *e)
+{
+    CU(p_cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, n, (CUstream)s), "cuMemcpyDtoHAsync");
+    return 0;
+}
+
+static int cuda_copy_d2d_on(uint64_t dst, uint64_t src, size_t n, void *s, fdt_err *e)
+{
+    CU(p_cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, n, (CUstream)s),
+       "cuMemcpyDtoDAsync");
+    return 0;
+}
+
+static int cuda_event_record_on(void *ev, void *s, fdt_err *e)
+{
+    CU(p_cuEventRecord((CUevent)ev, (CUstream)s), "cuEventRecord");
+    return 0;
+}
+
+static int cuda_stream_wait_event(void *s, void *ev, fdt_err *e)
+{
+    CU(p_cuStreamWaitEvent((CUstream)s, (CUevent)ev, 0), "cuStreamWaitEvent");
+    return 0;
+}
+
+static int cuda_stream_sync(void *s, fdt_err *e)
+{
+    CU(p_cuStreamSynchronize((CUstream)s), "cuStreamSynchronize");
+    return 0;
+}
+
+/* One 3D copy: the slice stride must be a whole number of lines on each side. */
+static int cuda_copy_box_on(const fdt_rt_box_copy *c, void *s, fdt_err *e)
+{
+    if (c->src_slice % c->src_line || c->dst_slice % c->dst_line)
+        return fdt_err_set(e, "cuda: box copy: a slice stride that is no whole number of lines");
+    CUDA_MEMCPY3D m;
+    memset(&m, 0, sizeof m);
+    m.srcMemoryType = c->src_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    m.srcHost = (const void *)(uintptr_t)c->src;
+    m.srcDevice = (CUdeviceptr)c->src;
+    m.srcPitch = c->src_line;
+    m.srcHeight = c->src_slice / c->src_line;
+    m.dstMemoryType = c->dst_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    m.dstHost = (void *)(uintptr_t)c->dst;
+    m.dstDevice = (CUdeviceptr)c->dst;
+    m.dstPitch = c->dst_line;
+    m.dstHeight = c->dst_slice / c->dst_line;
+    m.WidthInBytes = c->width;
+    m.Height = c->rows;
+    m.Depth = c->planes;
+    CU(p_cuMemcpy3DAsync(&m, (CUstream)s), "cuMemcpy3DAsync");
     return 0;
 }
 
@@ -646,4 +785,18 @@ const fdt_rt_backend fdt_rt_cuda = {
     .event_elapsed = cuda_event_elapsed,
     .sync = cuda_sync,
     .context_lost = cuda_context_lost,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .host_device_ptr = cuda_host_device_ptr,
+    .unified = cuda_unified,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .launch_on = cuda_launch_on,
+    .copy_h2d_on = cuda_copy_h2d_on,
+    .copy_d2h_on = cuda_copy_d2h_on,
+    .copy_d2d_on = cuda_copy_d2d_on,
+    .event_record_on = cuda_event_record_on,
+    .stream_wait_event = cuda_stream_wait_event,
+    .stream_sync = cuda_stream_sync,
+    .copy_box_on = cuda_copy_box_on,
 };

@@ -56,6 +56,16 @@ typedef struct fdt_rt_lib {
 
 #define FDT_RT_MAX_LIBS 8 /* of all backends together */
 
+/* A strided copy of a box of rows: `planes` planes of `rows` rows of `width` bytes, from src
+ * to dst, each side with its own strides in bytes (line: from a row to the next; slice: from
+ * a plane to the next). A side in host memory gives its host address as the integer. */
+typedef struct fdt_rt_box_copy {
+    uint64_t dst, src;       /* the box's first byte on each side */
+    int dst_host, src_host;  /* 1: that side is host memory, 0: the device's */
+    size_t width, rows, planes;
+    size_t dst_line, dst_slice, src_line, src_slice;
+} fdt_rt_box_copy;
+
 typedef struct fdt_rt_backend {
     const char *name;        /* "cuda", "hip", "cpu" */
     const char *vendor;      /* "NVIDIA", "AMD"; "" for cpu (the CPU says its own) */
@@ -129,6 +139,41 @@ typedef struct fdt_rt_backend {
     /* After an error: 1 when the context is unusable (illegal address, kernel fault), so the
      * process must be replaced; 0 when the error was local (bad launch configuration). */
     int (*context_lost)(void);
+
+    /* --- pinned host memory and streams (the hybrid step; every backend has them) ---
+     * A stream is an ordered queue of launches, copies and event records; NULL stands for
+     * the default stream, which every call above uses. The CPU backend's streams run
+     * synchronously in the order of the calls: each call has finished when it returns. */
+    /* Page-locked host memory of `bytes` (the CPU: ordinary memory, 64-byte aligned), which
+     * the async copies can move without staging; *p NULL on failure. */
+    int (*host_alloc)(size_t bytes, void **p, fdt_err *e);
+    void (*host_free)(void *p); /* of host_alloc's memory; NULL is a no-op */
+    /* The opened device's address of host_alloc'ed memory p (the device reads and writes the
+     * host's memory through it); the CPU: p itself. Fails saying why where the device cannot
+     * map host memory. */
+    int (*host_device_ptr)(void *p, uint64_t *dptr, fdt_err *e);
+    /* *unified = 1 when the opened device reads the host's ordinary memory in place, through
+     * the host's page tables or one shared memory (GH200's C2C, MI300A, an integrated GPU;
+     * the CPU itself): a device of another memory and a host half need no copy. */
+    int (*unified)(int *unified, fdt_err *e);
+    int (*stream_create)(void **s, fdt_err *e);
+    void (*stream_destroy)(void *s); /* NULL is a no-op */
+    /* launch on stream s */
+    int (*launch_on)(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
+                     void **args, void *s, fdt_err *e);
+    /* Copies queued on stream s; the host side must be host_alloc'ed memory for the copy to
+     * overlap with other work (ordinary memory works but may wait). */
+    int (*copy_h2d_on)(uint64_t dst, const void *src, size_t n, void *s, fdt_err *e);
+    int (*copy_d2h_on)(void *dst, uint64_t src, size_t n, void *s, fdt_err *e);
+    int (*copy_d2d_on)(uint64_t dst, uint64_t src, size_t n, void *s, fdt_err *e);
+    int (*event_record_on)(void *ev, void *s, fdt_err *e);
+    /* Work queued on s after this waits for ev's record (no host wait). */
+    int (*stream_wait_event)(void *s, void *ev, fdt_err *e);
+    int (*stream_sync)(void *s, fdt_err *e); /* the host waits for s's work */
+    /* A box copy (fdt_rt_box_copy) queued on s: host to device, device to host or device to
+     * device as its sides say (the CPU: host to host). One call however many rows (cuda: one
+     * 3D copy; hip: a copy per contiguous run of rows). */
+    int (*copy_box_on)(const fdt_rt_box_copy *c, void *s, fdt_err *e);
 } fdt_rt_backend;
 
 int fdt_rt_backend_count(void);

@@ -277,6 +277,7 @@ static int hip_ready;             /* hipInit succeeded */
 static char hip_path[PATH_MAX];   /* the file it is */
 static hipError_t hip_last;       /* the last error, for context_lost */
 static int hip_last_at_launch;    /* 1: it came from the launch itself, nothing was queued */
+static int hip_idx;               /* the device hip_open made current */
 DECL(hipInit);
 DECL(hipGetDeviceCount);
 DECL(hipDeviceGet);
@@ -304,6 +305,15 @@ DECL(hipEventRecord);
 DECL(hipEventElapsedTime);
 DECL(hipDeviceSynchronize);
 DECL(hipGetErrorName);
+DECL(hipHostMalloc);
+DECL(hipHostFree);
+DECL(hipHostGetDevicePointer);
+DECL(hipStreamCreate);
+DECL(hipStreamDestroy);
+DECL(hipMemcpyHtoDAsync);
+DECL(hipMemcpyDtoHAsync);
+DECL(hipStreamWaitEvent);
+DECL(hipStreamSynchronize);
 static hipError_t (*p_hipMalloc)(void **, size_t);
 
 /* The runtime library of the ROCm fdtune runs against, its symbols resolved; no device is
@@ -343,6 +353,15 @@ static int open_hip(fdt_err *e)
     SYM(lib, hipEventElapsedTime);
     SYM(lib, hipDeviceSynchronize);
     SYM(lib, hipGetErrorName);
+    SYM(lib, hipHostMalloc);
+    SYM(lib, hipHostFree);
+    SYM(lib, hipHostGetDevicePointer);
+    SYM(lib, hipStreamCreate);
+    SYM(lib, hipStreamDestroy);
+    SYM(lib, hipMemcpyHtoDAsync);
+    SYM(lib, hipMemcpyDtoHAsync);
+    SYM(lib, hipStreamWaitEvent);
+    SYM(lib, hipStreamSynchronize);
     *(void **)&p_hipMalloc = dlsym(lib, "hipMalloc");
     if (!p_hipMalloc)
         return fdt_err_set(e, "hip: symbol hipMalloc missing in %s", libname);
@@ -470,6 +489,7 @@ static int hip_open(int idx, fdt_err *e)
     if (load_hip(e))
         return -1;
     HIPCALL(p_hipSetDevice(idx), "hipSetDevice");
+    hip_idx = idx;
     return 0;
 }
 
@@ -580,15 +600,15 @@ static void hip_module_unload(void *module)
         p_hipModuleUnload((hipModule_t)module);
 }
 
-static int hip_launch(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
-                      void **args, fdt_err *e)
+static int hip_launch_on(void *fn, const uint32_t grid[3], const uint32_t block[3],
+                         unsigned shared, void **args, void *s, fdt_err *e)
 {
     unsigned long threads = (unsigned long)block[0] * block[1] * block[2];
     int max = launch_bound(fn);
     hipError_t r = hipErrorInvalidConfiguration;
     if (max <= 0 || threads <= (unsigned long)max)
         r = p_hipModuleLaunchKernel((hipFunction_t)fn, grid[0], grid[1], grid[2], block[0],
-                                    block[1], block[2], shared, 0, args, NULL);
+                                    block[1], block[2], shared, (hipStream_t)s, args, NULL);
     if (r == hipSuccess)
         return 0;
     hip_fail(e, "hipModuleLaunchKernel", r);
@@ -598,6 +618,127 @@ static int hip_launch(void *fn, const uint32_t grid[3], const uint32_t block[3],
                        "kernel's launch bounds (%d threads): not launched",
                     threads, block[0], block[1], block[2], max);
     return -1;
+}
+
+static int hip_launch(void *fn, const uint32_t grid[3], const uint32_t block[3], unsigned shared,
+                      void **args, fdt_err *e)
+{
+    return hip_launch_on(fn, grid, block, shared, args, NULL, e);
+}
+
+/* Pinned and mapped, so that host_device_ptr can give the device's address. */
+static int hip_host_alloc(size_t bytes, void **p, fdt_err *e)
+{
+    *p = NULL;
+    HIPCALL(p_hipHostMalloc(p, bytes, hipHostMallocMapped | hipHostMallocPortable),
+            "hipHostMalloc");
+    return 0;
+}
+
+static void hip_host_free(void *p)
+{
+    if (p)
+        p_hipHostFree(p);
+}
+
+static int hip_host_device_ptr(void *p, uint64_t *dptr, fdt_err *e)
+{
+    void *d = NULL;
+    if (hattr(hip_idx, hipDeviceAttributeCanMapHostMemory) != 1)
+        return fdt_err_set(e, "hip: this device cannot map host memory");
+    HIPCALL(p_hipHostGetDevicePointer(&d, p, 0), "hipHostGetDevicePointer");
+    *dptr = (uint64_t)(uintptr_t)d;
+    return 0;
+}
+
+/* An APU (MI300A: integrated, one HBM) or pageable memory through the host's page tables. */
+static int hip_unified(int *u, fdt_err *e)
+{
+    (void)e;
+    *u = hattr(hip_idx, hipDeviceAttributeIntegrated) == 1 ||
+         hattr(hip_idx, hipDeviceAttributePageableMemoryAccessUsesHostPageTables) == 1;
+    return 0;
+}
+
+static int hip_stream_create(void **s, fdt_err *e)
+{
+    hipStream_t x;
+    HIPCALL(p_hipStreamCreate(&x), "hipStreamCreate");
+    *s = x;
+    return 0;
+}
+
+static void hip_stream_destroy(void *s)
+{
+    if (s)
+        p_hipStreamDestroy((hipStream_t)s);
+}
+
+static int hip_copy_h2d_on(uint64_t dst, const void *src, size_t n, void *s, fdt_err *e)
+{
+    HIPCALL(p_hipMemcpyHtoDAsync((hipDeviceptr_t)(uintptr_t)dst, (void *)src, n, (hipStream_t)s),
+            "hipMemcpyHtoDAsync");
+    return 0;
+}
+
+static int hip_copy_d2h_on(void *dst, uint64_t src, size_t n, void *s, fdt_err *e)
+{
+    HIPCALL(p_hipMemcpyDtoHAsync(dst, (hipDeviceptr_t)(uintptr_t)src, n, (hipStream_t)s),
+            "hipMemcpyDtoHAsync");
+    return 0;
+}
+
+static int hip_copy_d2d_on(uint64_t dst, uint64_t src, size_t n, void *s, fdt_err *e)
+{
+    HIPCALL(p_hipMemcpyDtoDAsync((hipDeviceptr_t)(uintptr_t)dst, (hipDeviceptr_t)(uintptr_t)src,
+                                 n, (hipStream_t)s),
+            "hipMemcpyDtoDAsync");
+    return 0;
+}
+
+static int hip_event_record_on(void *ev, void *s, fdt_err *e)
+{
+    HIPCALL(p_hipEventRecord((hipEvent_t)ev, (hipStream_t)s), "hipEventRecord");
+    return 0;
+}
+
+static int hip_stream_wait_event(void *s, void *ev, fdt_err *e)
+{
+    HIPCALL(p_hipStreamWaitEvent((hipStream_t)s, (hipEvent_t)ev, 0), "hipStreamWaitEvent");
+    return 0;
+}
+
+static int hip_stream_sync(void *s, fdt_err *e)
+{
+    HIPCALL(p_hipStreamSynchronize((hipStream_t)s), "hipStreamSynchronize");
+    return 0;
+}
+
+/* A copy per contiguous run: the whole box when its rows and planes are back to back on both
+ * sides, else a plane at a time when its rows are, else a row at a time (HIP_MEMCPY3D's
+ * layout differs between ROCm releases, so no 3D copy). */
+static int hip_copy_box_on(const fdt_rt_box_copy *c, void *s, fdt_err *e)
+{
+    size_t run = c->width, nrun = c->rows * c->planes, per_plane = c->rows;
+    int rows_packed = c->src_line == c->width && c->dst_line == c->width;
+    if (rows_packed) {
+        run = c->width * c->rows, nrun = c->planes, per_plane = 1;
+        if (c->src_slice == run && c->dst_slice == run)
+            run *= c->planes, nrun = 1;
+    }
+    for (size_t i = 0; i < nrun; i++) {
+        size_t k = i / per_plane, j = i % per_plane;
+        uint64_t src = c->src + k * c->src_slice + j * c->src_line;
+        uint64_t dst = c->dst + k * c->dst_slice + j * c->dst_line;
+        int rc = c->src_host && c->dst_host
+                     ? (memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, run), 0)
+                 : c->src_host ? hip_copy_h2d_on(dst, (const void *)(uintptr_t)src, run, s, e)
+                 : c->dst_host ? hip_copy_d2h_on((void *)(uintptr_t)dst, src, run, s, e)
+                               : hip_copy_d2d_on(dst, src, run, s, e);
+        if (rc)
+            return -1;
+    }
+    return 0;
 }
 
 static int hip_event_create(void **ev, fdt_err *e)
@@ -740,4 +881,18 @@ const fdt_rt_backend fdt_rt_hip = {
     .event_elapsed = hip_event_elapsed,
     .sync = hip_sync,
     .context_lost = hip_context_lost,
+    .host_alloc = hip_host_alloc,
+    .host_free = hip_host_free,
+    .host_device_ptr = hip_host_device_ptr,
+    .unified = hip_unified,
+    .stream_create = hip_stream_create,
+    .stream_destroy = hip_stream_destroy,
+    .launch_on = hip_launch_on,
+    .copy_h2d_on = hip_copy_h2d_on,
+    .copy_d2h_on = hip_copy_d2h_on,
+    .copy_d2d_on = hip_copy_d2d_on,
+    .event_record_on = hip_event_record_on,
+    .stream_wait_event = hip_stream_wait_event,
+    .stream_sync = hip_stream_sync,
+    .copy_box_on = hip_copy_box_on,
 };

@@ -41,8 +41,8 @@ _fdtune_options() { # COMMAND [SUBCOMMAND]
         --force-env-change --help" ;;
     gen) echo "--op --absorb --R --precision --grid --config --name --compile --target --disasm
         --runtime-dims --help" ;;
-    bench) echo "--op --absorb --R --grid --precision --config --device --cpu --seed --probe --timeout --json --export-json --export-csv --help" ;;
-    devices) echo "--json --no-bandwidth --help" ;;
+    bench) echo "--op --absorb --R --grid --precision --config --device --cpu --seed --probe --timeout --json --export-json --export-csv --hybrid --reflection --gpu --steps --warmup --fraction --config-gpu --config-cpu --share --widths --db --help" ;;
+    devices) echo "--json --no-bandwidth --db --help" ;;
     hybrid) echo "--gpu --cpu --op --R --precision --grid --absorb --db --predict --json --help" ;;
     db)
         case $2 in

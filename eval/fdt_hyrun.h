@@ -1,0 +1,115 @@
+/* The hybrid step's runner (issue 29, item 3): N time steps of the damped wave step (dwave)
+ * split between two devices, each a backend with the kernels of one config, and the same N
+ * steps on one device from the same initial field, compared point by point. A library: it
+ * returns results and never prints. Modes:
+ *   gpu-only, cpu-only: one device runs its config's deployment (fdt_gen_deploy) on the grid;
+ *   data-parallel: z planes [0, nz_a) on device A, [nz_a, nz) on device B; each holds its
+ *     planes plus R halo planes on each side (its own arrays, of the global x/y layout). A step
+ *     computes first the planes at the cut the other reads (R, or all of a part thinner than
+ *     R), copies them to the other device on a second stream while the rest of the part
+ *     computes, waits, and swaps p and p_prev;
+ *   task-parallel: device A the interior box [W, n-W)^3 with the interior kernel NAME_int,
+ *     device B the six W-thick slabs with the damped kernel NAME; each holds the whole grid, and
+ *     the R-thick faces each side reads of the other are exchanged after every step.
+ * With shared memory (FDT_HYRUN_SHARE_*: a unified device, or host-mapped memory as its
+ * stand-in) both devices use one allocation of the whole grid and nothing is copied.
+ * Kernels are launched per box with the dwave ABI (fdt_gen_kernel_args): pointers into the
+ * device's own arrays at the box's padded origin, global coordinates GX, GY, GZ. The run takes
+ * place in a child process (a device fault or hang ends the child, not the caller). */
+#ifndef FDT_HYRUN_H
+#define FDT_HYRUN_H
+
+#include "fdt_eval.h"
+
+typedef enum {
+    FDT_HYRUN_GPU,  /* device A alone, its deployment */
+    FDT_HYRUN_CPU,  /* device B alone, its deployment */
+    FDT_HYRUN_DATA, /* data-parallel at a fraction of the planes on B */
+    FDT_HYRUN_TASK, /* task-parallel: A the interior, B the layers */
+    FDT_HYRUN_MODES
+} fdt_hyrun_mode;
+
+/* "gpu-only", "cpu-only", "data-parallel", "task-parallel". */
+const char *fdt_hyrun_mode_name(fdt_hyrun_mode m);
+/* One of those names (also "gpu", "cpu", "data", "task"); fails naming them. */
+int fdt_hyrun_mode_parse(const char *s, fdt_hyrun_mode *m, fdt_err *e);
+
+/* When the two devices share one allocation instead of exchanging halos. */
+typedef enum {
+    FDT_HYRUN_SHARE_NEVER,   /* always copy (what CI checks: the exchange's code path) */
+    FDT_HYRUN_SHARE_UNIFIED, /* when device A reads host memory in place (backend unified) */
+    FDT_HYRUN_SHARE_ALWAYS,  /* host-mapped memory (pinned, mapped into A) as the stand-in */
+} fdt_hyrun_share;
+
+/* One device of the pair: a visible device (backend, index) and its kernels' config. */
+typedef struct fdt_hyrun_side {
+    fdt_device dev;
+    fdt_config cfg;
+} fdt_hyrun_side;
+
+typedef struct fdt_hyrun_request {
+    fdt_problem p;            /* dwave */
+    fdt_hyrun_side side[2];   /* [0] device A (the GPU), [1] device B (the CPU) */
+    fdt_hyrun_mode mode;
+    double fraction;          /* data-parallel: the share of the z planes on B, in (0, 1) */
+    int steps, warmup;        /* timed steps (>= 1) after warm-up steps; the fields compared
+                               * after steps + warmup steps */
+    uint64_t seed;            /* the initial field: fdt_input_value(seed, ...) */
+    fdt_hyrun_share share;
+    int timeout_s;            /* of the whole run (the child is killed after it) */
+} fdt_hyrun_request;
+
+/* Defaults: data-parallel at 0.25, 10 steps after 2, seed 20241122, share when unified,
+ * 600 s; p and side are the caller's. */
+void fdt_hyrun_request_init(fdt_hyrun_request *rq);
+
+typedef struct fdt_hyrun_result {
+    fdt_hyrun_mode mode;
+    int64_t nz_b;          /* data-parallel: planes on B; else 0 */
+    int shared;            /* 1: one allocation, no copies */
+    double step_ms;        /* median wall time of a step over the timed steps */
+    double exchange_ms;    /* median time of a step's copies (their own time: hidden when they
+                            * overlap the computation); 0 when nothing is copied */
+    double exchange_bytes; /* bytes copied per step, both directions */
+    double single_ms;      /* the single-device step (device A, one damped box over the grid) */
+    double max_abs_diff;   /* max |run - single| over the interior after the steps */
+    double max_abs;        /* max |single| there (the scale of the difference) */
+    int bitwise;           /* 1: the two fields are identical bit for bit */
+} fdt_hyrun_result;
+
+/* Checks rq before anything runs: dwave, a valid problem, steps >= 1, a data-parallel
+ * fraction that leaves each device at least one plane. Fails saying which. */
+int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e);
+
+/* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request,
+ * task-parallel with W < R, shared memory with configs of two layouts, a config that cannot
+ * run a box, a device or compile error. */
+int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e);
+
+/* 1 when r's field agrees with the single-device run to rounding after `steps` steps: equal
+ * bit for bit, or |difference| <= 16 * steps * eps * max|single| (eps of p's precision). */
+int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps);
+
+/* The energy check of the absorbing layer: a point source (a Ricker wavelet at the grid's
+ * centre, c2 and the axis scales constant) on device side->dev with its config, the damped
+ * step for W > 0 and the undamped step (the interior kernel over the whole grid) for W = 0.
+ * before: sum of p^2 over the central region (every point farther than the widest layer from
+ * the faces) when the pulse has left the source but not reached a layer; after: the same when
+ * a wave reflected at the outer boundary would have crossed back into it; ratio = after /
+ * before, which must fall as W grows. */
+typedef struct fdt_hyrun_energy {
+    int W;
+    int steps;             /* steps run */
+    double before, after, ratio;
+} fdt_hyrun_energy;
+/* Whether the check can run: p dwave, each W[i] 0 or at most an eighth of the grid's
+ * smallest extent (the pulse must leave the source before it reaches a layer). */
+int fdt_hyrun_reflection_check(const fdt_problem *p, const int *W, int n, fdt_err *e);
+/* For the n widths W[i] on p's grid, R and precision (p's W and S: S is used, W replaced by
+ * each W[i]); in a child process (fdt_hyrun_reflection_check first). */
+int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const int *W, int n,
+                         fdt_hyrun_energy *out, int timeout_s, fdt_err *e);
+/* 1 when the ratio falls strictly as W grows over the n results (in any order of W). */
+int fdt_hyrun_energy_falls(const fdt_hyrun_energy *en, int n);
+
+#endif

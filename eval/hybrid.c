@@ -1,0 +1,1025 @@
+/* The hybrid step's runner (fdt_hyrun.h): two devices, each with the kernels of one config,
+ * run N damped wave steps of one grid between them; the same steps on one device from the
+ * same initial field give the field they are compared with. A run is a set of parts (a
+ * device, its arrays and the boxes it computes) and of transfers (a box of the new field
+ * copied from one part's arrays into the other's) done every step: a part's boxes next to a
+ * cut first, then its transfers on the copy stream of the GPU side, then its other boxes; the
+ * host waits for every stream, and p, p_prev and the output rotate. The CPU backend's calls
+ * return when done, so the GPU's queued work runs while the host computes its part. */
+#include "fdt_hyrun.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAXBOX (FDTUNED_DEPLOY_MAX + 1)
+#define MAXXFER 12
+
+/* One opened device and its kernels: fn[0] the interior kernel NAME_int, fn[1] NAME. */
+typedef struct hdev {
+    const fdt_rt_backend *b;
+    fdt_config cfg;
+    fdt_gen_target gen;
+    void *mod, *fn[2];
+    void *s_main, *s_copy;
+    void *ev[5]; /* 0: a part's cut computed; 1+2i, 2+2i: part i's transfers begin, end */
+    int host;    /* its memory is the host's (the CPU backend) */
+} hdev;
+
+/* One part: its device, its arrays (the global x/y layout of its device's config, nz planes
+ * of its own starting at global plane z0) and the boxes it computes (the first ncut before
+ * its transfers). f[0] the output, f[1] p, f[2] p_prev: device addresses (host addresses for
+ * host memory). */
+typedef struct part {
+    hdev *d;
+    fdt_layout lay;
+    int64_t z0;
+    uint64_t f[3], c2, eta;
+    int hostmem;                  /* its arrays are host memory */
+    const fdt_rt_backend *alloc;  /* who allocated them (NULL: another part's, shared) */
+    int pinned;                   /* allocated with alloc->host_alloc */
+    int nbox, ncut;
+    fdtuned_box box[MAXBOX];
+    fdt_geometry geo[MAXBOX];
+} part;
+
+/* A box of the new field (interior coordinates) copied from part `from` to part `to`. */
+typedef struct xfer {
+    int from, to;
+    int64_t g[3], n[3];
+} xfer;
+
+typedef struct run {
+    const fdt_problem *p;
+    fdt_params q;
+    int npart, nxfer, shared;
+    part part[2];
+    xfer x[MAXXFER];
+} run;
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static const char *const mode_names[FDT_HYRUN_MODES] = {"gpu-only", "cpu-only", "data-parallel",
+                                                         "task-parallel"};
+static const char *const mode_short[FDT_HYRUN_MODES] = {"gpu", "cpu", "data", "task"};
+
+const char *fdt_hyrun_mode_name(fdt_hyrun_mode m)
+{
+    FDT_ASSERT((unsigned)m < FDT_HYRUN_MODES, "a known mode");
+    return mode_names[m];
+}
+
+int fdt_hyrun_mode_parse(const char *s, fdt_hyrun_mode *m, fdt_err *e)
+{
+    for (int i = 0; i < FDT_HYRUN_MODES; i++)
+        if (!strcmp(s, mode_names[i]) || !strcmp(s, mode_short[i])) {
+            *m = (fdt_hyrun_mode)i;
+            return 0;
+        }
+    return fdt_err_set(e, "hybrid mode '%s': expected gpu-only, cpu-only, data-parallel or "
+                          "task-parallel", s);
+}
+
+void fdt_hyrun_request_init(fdt_hyrun_request *rq)
+{
+    memset(rq, 0, sizeof *rq);
+    rq->mode = FDT_HYRUN_DATA;
+    rq->fraction = 0.25;
+    rq->steps = 10;
+    rq->warmup = 2;
+    rq->seed = 20241122;
+    rq->share = FDT_HYRUN_SHARE_UNIFIED;
+    rq->timeout_s = 600;
+}
+
+/* ------------------------------------------------------------------ devices */
+
+static void dev_close(hdev *d)
+{
+    if (!d->b)
+        return;
+    for (int i = 0; i < 5; i++)
+        if (d->ev[i])
+            d->b->event_destroy(d->ev[i]);
+    d->b->stream_destroy(d->s_main);
+    d->b->stream_destroy(d->s_copy);
+    d->b->module_unload(d->mod);
+    memset(d, 0, sizeof *d);
+}
+
+/* Compiles cfg's kernels for problem p on side's device, opens it, loads them. */
+static int dev_open(hdev *d, const fdt_hyrun_side *side, const fdt_problem *p, fdt_err *e)
+{
+    memset(d, 0, sizeof *d);
+    fdt_target t;
+    if (fdt_target_resolve(&side->dev, &t, e))
+        return -1;
+    if (!t.backend)
+        return fdt_err_set(e, "%s: its backend is not in this build", side->dev.name);
+    d->b = t.backend;
+    d->cfg = side->cfg;
+    d->gen = t.gen;
+    d->host = d->b->host;
+    fdt_cand v, *pv = &v;
+    fdt_cand_init(&v, FDT_CAND_STENCIL, &d->cfg, NULL);
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.stop_after = FDT_BUILD_COMPILE;
+    char name_int[128];
+    int rc = -1;
+    if (fdt_target_build(&t, p, &pv, 1, &o, e))
+        goto done;
+    if (fdt_cand_failed(&v)) {
+        *e = v.err;
+        goto done;
+    }
+    fdt_gen_dwave_interior_name(v.kernel, name_int, sizeof name_int);
+    if (d->b->open(side->dev.index, e) ||
+        d->b->module_load(v.code.image, v.code.size, &d->mod, e) ||
+        d->b->module_function(d->mod, v.kernel, &d->fn[1], e) ||
+        d->b->module_function(d->mod, name_int, &d->fn[0], e) ||
+        d->b->stream_create(&d->s_main, e) || d->b->stream_create(&d->s_copy, e))
+        goto done;
+    for (int i = 0; i < 5; i++)
+        if (d->b->event_create(&d->ev[i], e))
+            goto done;
+    rc = 0;
+done:
+    fdt_cand_free(&v);
+    if (rc)
+        fdt_err_wrap(e, side->dev.name);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ arrays */
+
+static size_t esize(const fdt_problem *p) { return fdt_prec_size(p->prec); }
+
+static void part_free(part *P)
+{
+    uint64_t *a[5] = {&P->f[0], &P->f[1], &P->f[2], &P->c2, &P->eta};
+    for (int i = 0; P->alloc && i < 5; i++) {
+        if (P->pinned)
+            P->alloc->host_free((void *)(uintptr_t)*a[i]);
+        else
+            P->alloc->free(*a[i]);
+    }
+    memset(P, 0, sizeof *P);
+}
+
+/* Part P's arrays on its device for nz planes from global plane z0: device memory, or host
+ * memory pinned by pin (a GPU peer's backend) when P's device is the host. */
+static int part_alloc(part *P, hdev *d, const fdt_problem *p, int64_t z0, int64_t nz,
+                      const fdt_rt_backend *pin, fdt_err *e)
+{
+    memset(P, 0, sizeof *P);
+    P->d = d;
+    P->z0 = z0;
+    fdt_problem lp = *p;
+    lp.nz = nz;
+    if (fdt_layout_make(&lp, d->cfg.align, &P->lay, e))
+        return -1;
+    size_t bytes = (size_t)P->lay.elems * esize(p);
+    size_t eta = (size_t)(p->nx + p->ny + p->nz) * esize(p);
+    P->hostmem = d->host;
+    P->pinned = d->host && pin;
+    P->alloc = P->pinned ? pin : d->b;
+    uint64_t *a[5] = {&P->f[0], &P->f[1], &P->f[2], &P->c2, &P->eta};
+    for (int i = 0; i < 5; i++) {
+        size_t n = i < 4 ? bytes : eta;
+        void *h = NULL;
+        int rc = P->pinned ? P->alloc->host_alloc(n, &h, e) : P->alloc->alloc(n, a[i], e);
+        if (P->pinned)
+            *a[i] = (uint64_t)(uintptr_t)h;
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* The device address A's kernels use for host address h of shared memory. */
+static int mapped(hdev *d, uint64_t h, uint64_t *out, fdt_err *e)
+{
+    if (d->host) {
+        *out = h;
+        return 0;
+    }
+    return d->b->host_device_ptr((void *)(uintptr_t)h, out, e);
+}
+
+/* Host buffer -> one of P's arrays (at address a). */
+static int upload(part *P, uint64_t a, const void *buf, size_t n, fdt_err *e)
+{
+    if (P->hostmem) {
+        memcpy((void *)(uintptr_t)a, buf, n);
+        return 0;
+    }
+    return P->d->b->copy_h2d(a, buf, n, e) || P->d->b->sync(e) ? -1 : 0;
+}
+
+static int download(part *P, uint64_t a, void *buf, size_t n, fdt_err *e)
+{
+    if (P->hostmem) {
+        memcpy(buf, (const void *)(uintptr_t)a, n);
+        return 0;
+    }
+    return P->d->b->copy_d2h(buf, a, n, e);
+}
+
+static void put(void *buf, const fdt_problem *p, int64_t i, double v)
+{
+    if (p->prec == FDT_F32)
+        ((float *)buf)[i] = (float)v;
+    else
+        ((double *)buf)[i] = v;
+}
+
+static double get(const void *buf, const fdt_problem *p, int64_t i)
+{
+    return p->prec == FDT_F32 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
+}
+
+/* What the arrays start as: the seeded input field (p, p_prev, c2; the output 0), or for
+ * the energy check a field at rest (0) with c2 constant. */
+typedef struct init {
+    uint64_t seed;
+    int rest;
+    double c2;
+} init;
+
+/* The value of field f (0 output, 1 p, 2 p_prev, 3 c2) at padded global (i, j, k). */
+static double init_value(const init *in, const fdt_problem *p, int f, int64_t i, int64_t j,
+                         int64_t k)
+{
+    static const int field[4] = {-1, FDT_FIELD_IN, FDT_FIELD_PREV, FDT_FIELD_C2};
+    if (f == 0)
+        return 0;
+    if (in->rest)
+        return f == 3 ? in->c2 : 0;
+    return fdt_input_value(in->seed, field[f], i, j, k, p->prec);
+}
+
+/* Fills P's arrays (every padded point, from global plane z0 - R) and its eta profile. */
+static int part_fill(part *P, const fdt_problem *p, const init *in, fdt_err *e)
+{
+    size_t n = (size_t)P->lay.elems * esize(p);
+    void *buf = calloc(1, n > fdt_absorb_profile_bytes(p) ? n : fdt_absorb_profile_bytes(p));
+    if (!buf)
+        return fdt_err_set(e, "hybrid run: out of memory");
+    uint64_t a[4] = {P->f[0], P->f[1], P->f[2], P->c2};
+    int rc = 0;
+    for (int f = 0; f < 4 && !rc; f++) {
+        for (int64_t k = 0; k < P->lay.mz; k++)
+            for (int64_t j = 0; j < P->lay.my; j++)
+                for (int64_t i = 0; i < P->lay.mx; i++)
+                    put(buf, p, fdt_layout_index(&P->lay, i, j, k),
+                        init_value(in, p, f, i, j, k + P->z0));
+        rc = upload(P, a[f], buf, n, e);
+    }
+    if (!rc)
+        rc = fdt_absorb_profile(p, buf, e) ||
+             upload(P, P->eta, buf, fdt_absorb_profile_bytes(p), e);
+    free(buf);
+    return rc ? -1 : 0;
+}
+
+/* Shared memory: one allocation of the whole grid in host memory, B's (the host's) arrays,
+ * pinned and mapped by A's backend when A is a GPU; A uses them through its own addresses
+ * (mapped afterwards), B frees them. */
+static int part_share(part *A, part *B, hdev *da, hdev *db, const fdt_problem *p,
+                      const init *in, fdt_err *e)
+{
+    if (!db->host)
+        return fdt_err_set(e, "shared memory: device B must be the host CPU");
+    if (db->cfg.align != da->cfg.align)
+        return fdt_err_set(e, "shared memory: the two configs' layouts differ (align %d and "
+                              "%d)", da->cfg.align, db->cfg.align);
+    if (part_alloc(B, db, p, 0, p->nz, da->host ? NULL : da->b, e) || part_fill(B, p, in, e))
+        return -1;
+    *A = *B;
+    A->d = da;
+    A->alloc = NULL;
+    A->hostmem = da->host;
+    uint64_t *a[5] = {&A->f[0], &A->f[1], &A->f[2], &A->c2, &A->eta};
+    for (int i = 0; i < 5; i++)
+        if (mapped(da, *a[i], a[i], e))
+            return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ boxes and launches */
+
+/* Box (g, n) as P's box i with kernel `damped`, and its geometry for P's config. */
+static int add_box(part *P, const fdt_problem *p, const int64_t g[3], const int64_t n[3],
+                   int damped, fdt_err *e)
+{
+    FDT_ASSERT(P->nbox < MAXBOX, "room for the box");
+    fdtuned_box *b = &P->box[P->nbox];
+    memset(b, 0, sizeof *b);
+    fdt_problem bp = *p;
+    for (int a = 0; a < 3; a++) {
+        b->g[a] = g[a];
+        b->n[a] = n[a];
+    }
+    b->damped = damped;
+    bp.nx = n[0];
+    bp.ny = n[1];
+    bp.nz = n[2];
+    if (fdt_gen_geometry_for(&P->d->gen, &bp, &P->d->cfg, &P->geo[P->nbox], e))
+        return fdt_err_wrap(e, "hybrid: box %lldx%lldx%lld at %lld,%lld,%lld", (long long)n[0],
+                            (long long)n[1], (long long)n[2], (long long)g[0], (long long)g[1],
+                            (long long)g[2]);
+    P->nbox++;
+    return 0;
+}
+
+/* The deployment of P's config on the grid (fdt_gen_deploy), as P's boxes. */
+static int add_deploy(part *P, const fdt_problem *p, fdt_err *e)
+{
+    fdt_deploy d;
+    if (fdt_gen_deploy(&P->d->gen, p, &P->d->cfg, &d, e))
+        return -1;
+    for (int i = 0; i < d.nbox; i++) {
+        P->box[i] = d.box[i];
+        P->geo[i] = d.geo[i];
+    }
+    P->nbox = d.nbox;
+    return 0;
+}
+
+typedef union argval {
+    uint64_t ptr;
+    int i;
+    long long ll;
+    float f;
+    double d;
+} argval;
+
+static void set_real(argval *v, const fdt_problem *p, double x)
+{
+    if (p->prec == FDT_F32)
+        v->f = (float)x;
+    else
+        v->d = x;
+}
+
+/* The value of argument a for box b of part P (JBEG/JEND: set per launch). */
+static void box_arg(const run *r, const part *P, const fdtuned_box *b, fdt_arg a, argval *v)
+{
+    const fdt_problem *p = r->p;
+    uint64_t off = esize(p) * (uint64_t)fdt_layout_index(&P->lay, b->g[0], b->g[1],
+                                                          b->g[2] - P->z0);
+    switch (a) {
+    case FDT_ARG_OUT: v->ptr = P->f[0] + off; break;
+    case FDT_ARG_IN: v->ptr = P->f[1] + off; break;
+    case FDT_ARG_PREV: v->ptr = P->f[2] + off; break;
+    case FDT_ARG_C2: v->ptr = P->c2 + off; break;
+    case FDT_ARG_ETA: v->ptr = P->eta; break;
+    case FDT_ARG_NX: v->i = (int)p->nx; break;
+    case FDT_ARG_NY: v->i = (int)p->ny; break;
+    case FDT_ARG_NZ: v->i = (int)p->nz; break;
+    case FDT_ARG_LINE: v->i = (int)P->lay.line; break;
+    case FDT_ARG_SLICE: v->ll = P->lay.slice; break;
+    case FDT_ARG_SX: set_real(v, p, r->q.sx); break;
+    case FDT_ARG_SY: set_real(v, p, r->q.sy); break;
+    case FDT_ARG_SZ: set_real(v, p, r->q.sz); break;
+    case FDT_ARG_SI: v->i = (int)r->q.si; break;
+    case FDT_ARG_SJ: v->i = (int)r->q.sj; break;
+    case FDT_ARG_SK: v->i = (int)r->q.sk; break;
+    case FDT_ARG_SRC: set_real(v, p, r->q.src); break;
+    case FDT_ARG_BNX: case FDT_ARG_BNY: case FDT_ARG_BNZ: v->i = (int)b->n[a - FDT_ARG_BNX]; break;
+    case FDT_ARG_GX: case FDT_ARG_GY: case FDT_ARG_GZ: v->i = (int)b->g[a - FDT_ARG_GX]; break;
+    case FDT_ARG_HX0: case FDT_ARG_HX1: case FDT_ARG_HY0: case FDT_ARG_HY1: case FDT_ARG_HZ0:
+    case FDT_ARG_HZ1: v->i = (int)b->hole[a - FDT_ARG_HX0]; break;
+    default: v->ll = 0; break; /* JBEG, JEND */
+    }
+}
+
+/* Launches P's boxes [from, to) on its main stream. */
+static int launch_boxes(const run *r, const part *P, int from, int to, fdt_err *e)
+{
+    fdt_arg a[FDT_ARG_COUNT];
+    int n = fdt_gen_kernel_args(FDT_OP_DWAVE, 0, a);
+    for (int i = from; i < to; i++) {
+        argval v[FDT_ARG_COUNT];
+        void *args[FDT_ARG_COUNT];
+        int jb = -1, je = -1;
+        for (int k = 0; k < n; k++) {
+            box_arg(r, P, &P->box[i], a[k], &v[k]);
+            jb = a[k] == FDT_ARG_JBEG ? k : jb;
+            je = a[k] == FDT_ARG_JEND ? k : je;
+            args[k] = &v[k];
+        }
+        FDT_ASSERT(jb >= 0 && je >= 0, "dwave kernels take JBEG and JEND");
+        const fdt_geometry *g = &P->geo[i];
+        for (int s = 0; s < g->nlaunch; s++) {
+            v[jb].i = g->launch[s].jbeg;
+            v[je].i = g->launch[s].jend;
+            if (P->d->b->launch_on(P->d->fn[P->box[i].damped], g->launch[s].grid,
+                                   g->launch[s].block, g->shared_dynamic ? g->shared_bytes : 0,
+                                   args, P->d->s_main, e))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ transfers */
+
+/* The device that copies between F and T: the GPU side's (NULL: both are host memory). */
+static hdev *copier(const part *F, const part *T)
+{
+    return !F->hostmem ? F->d : !T->hostmem ? T->d : NULL;
+}
+
+static void xfer_side(const part *P, const xfer *x, const fdt_problem *p, uint64_t *addr,
+                      size_t *line, size_t *slice)
+{
+    int R = p->R;
+    *addr = P->f[0] + esize(p) * (uint64_t)fdt_layout_index(&P->lay, x->g[0] + R, x->g[1] + R,
+                                                            x->g[2] - P->z0 + R);
+    *line = (size_t)P->lay.line * esize(p);
+    *slice = (size_t)P->lay.slice * esize(p);
+}
+
+static int do_xfer(const run *r, const xfer *x, fdt_err *e)
+{
+    const part *F = &r->part[x->from], *T = &r->part[x->to];
+    fdt_rt_box_copy c;
+    memset(&c, 0, sizeof c);
+    xfer_side(F, x, r->p, &c.src, &c.src_line, &c.src_slice);
+    xfer_side(T, x, r->p, &c.dst, &c.dst_line, &c.dst_slice);
+    c.src_host = F->hostmem;
+    c.dst_host = T->hostmem;
+    c.width = (size_t)x->n[0] * esize(r->p);
+    c.rows = (size_t)x->n[1];
+    c.planes = (size_t)x->n[2];
+    hdev *d = copier(F, T);
+    if (!d)
+        return fdt_rt_backend_find("cpu")->copy_box_on(&c, NULL, e);
+    return d->b->copy_box_on(&c, d->s_copy, e);
+}
+
+/* Part `from`'s transfers, after its cut boxes (a GPU's copy stream waits for them); their
+ * time is the copier's events around them (the host clock when both sides are host memory). */
+static int part_xfers(const run *r, int from, double *host_ms, fdt_err *e)
+{
+    const part *F = &r->part[from];
+    hdev *d = NULL;
+    double t0 = now_ms();
+    int any = 0;
+    for (int i = 0; i < r->nxfer; i++) {
+        if (r->x[i].from != from)
+            continue;
+        if (!any) {
+            d = copier(F, &r->part[r->x[i].to]);
+            if (d && d == F->d &&
+                (d->b->event_record_on(d->ev[0], d->s_main, e) ||
+                 d->b->stream_wait_event(d->s_copy, d->ev[0], e)))
+                return -1;
+            if (d && d->b->event_record_on(d->ev[1 + 2 * from], d->s_copy, e))
+                return -1;
+            any = 1;
+        }
+        if (do_xfer(r, &r->x[i], e))
+            return -1;
+    }
+    if (any && d && d->b->event_record_on(d->ev[2 + 2 * from], d->s_copy, e))
+        return -1;
+    *host_ms = any && !d ? now_ms() - t0 : 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ steps */
+
+/* One step: each part (GPUs first: their work is queued) its cut boxes, its transfers, its
+ * other boxes; then the host waits for every stream and the fields rotate. *xms: the
+ * transfers' time. */
+static int step(run *r, double *xms, fdt_err *e)
+{
+    double host_ms[2] = {0, 0};
+    *xms = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < r->npart; i++) {
+            part *P = &r->part[i];
+            if (P->d->host != pass)
+                continue;
+            if (launch_boxes(r, P, 0, P->ncut, e) || part_xfers(r, i, &host_ms[i], e) ||
+                launch_boxes(r, P, P->ncut, P->nbox, e))
+                return -1;
+        }
+    for (int i = 0; i < r->npart; i++) {
+        hdev *d = r->part[i].d;
+        if (d->b->stream_sync(d->s_main, e) || d->b->stream_sync(d->s_copy, e))
+            return -1;
+    }
+    for (int i = 0; i < r->npart; i++) {
+        part *P = &r->part[i];
+        hdev *d = NULL;
+        for (int k = 0; k < r->nxfer && !d; k++)
+            if (r->x[k].from == i)
+                d = copier(P, &r->part[r->x[k].to]);
+        float ms = 0;
+        if (d && d->b->event_elapsed(d->ev[1 + 2 * i], d->ev[2 + 2 * i], &ms, e))
+            return -1;
+        *xms += ms + host_ms[i];
+        uint64_t t = P->f[2];
+        P->f[2] = P->f[1];
+        P->f[1] = P->f[0];
+        P->f[0] = t;
+    }
+    return 0;
+}
+
+static double median(double *v, int n)
+{
+    fdt_timing t;
+    memset(&t, 0, sizeof t);
+    fdt_timing_stats(v, n, &t);
+    return t.median_ms;
+}
+
+/* warmup + steps steps; the medians of the timed ones. */
+static int run_steps(run *r, int warmup, int steps, double *step_ms, double *x_ms, fdt_err *e)
+{
+    double *st = calloc((size_t)steps, sizeof *st), *xt = calloc((size_t)steps, sizeof *xt);
+    int rc = st && xt ? 0 : fdt_err_set(e, "hybrid run: out of memory");
+    for (int s = 0; !rc && s < warmup + steps; s++) {
+        double t0 = now_ms(), x = 0;
+        rc = step(r, &x, e);
+        if (s >= warmup) {
+            st[s - warmup] = now_ms() - t0;
+            xt[s - warmup] = x;
+        }
+    }
+    if (!rc) {
+        *step_ms = median(st, steps);
+        *x_ms = median(xt, steps);
+    }
+    free(st);
+    free(xt);
+    return rc;
+}
+
+static void run_free(run *r)
+{
+    for (int i = r->npart - 1; i >= 0; i--)
+        part_free(&r->part[i]);
+    r->npart = 0;
+}
+
+/* p (f[1]) over the boxes each part computes, into the global layout gl's host buffer. */
+static int gather(run *r, const fdt_layout *gl, void *out, fdt_err *e)
+{
+    const fdt_problem *p = r->p;
+    int R = p->R;
+    for (int i = 0; i < r->npart; i++) {
+        part *P = &r->part[i];
+        size_t n = (size_t)P->lay.elems * esize(p);
+        void *buf = malloc(n);
+        if (!buf)
+            return fdt_err_set(e, "hybrid run: out of memory");
+        if (download(P, P->f[1], buf, n, e)) {
+            free(buf);
+            return -1;
+        }
+        for (int b = 0; b < P->nbox; b++) {
+            const fdtuned_box *x = &P->box[b];
+            for (int64_t k = x->g[2]; k < x->g[2] + x->n[2]; k++)
+                for (int64_t j = x->g[1]; j < x->g[1] + x->n[1]; j++)
+                    for (int64_t i2 = x->g[0]; i2 < x->g[0] + x->n[0]; i2++)
+                        put(out, p, fdt_layout_index(gl, i2 + R, j + R, k + R),
+                            get(buf, p, fdt_layout_index(&P->lay, i2 + R, j + R,
+                                                         k - P->z0 + R)));
+        }
+        free(buf);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the modes */
+
+/* Part on device d over the whole grid (its own arrays) with its deployment, or one damped
+ * box when single. */
+static int setup_one(run *r, hdev *d, int single, const init *in, fdt_err *e)
+{
+    part *P = &r->part[r->npart++];
+    if (part_alloc(P, d, r->p, 0, r->p->nz, NULL, e) || part_fill(P, r->p, in, e))
+        return -1;
+    const int64_t g[3] = {0, 0, 0}, n[3] = {r->p->nx, r->p->ny, r->p->nz};
+    return single ? add_box(P, r->p, g, n, 1, e) : add_deploy(P, r->p, e);
+}
+
+/* Two parts, sharing one allocation of the grid or each with its own arrays: A's nza planes
+ * from plane 0, B's nzb from plane zb. A host part's arrays are pinned by a GPU peer. */
+static int setup_pair(run *r, hdev *da, hdev *db, int share, int64_t nza, int64_t zb,
+                      int64_t nzb, const init *in, fdt_err *e)
+{
+    const fdt_problem *p = r->p;
+    part *A = &r->part[0], *B = &r->part[1];
+    r->npart = 2;
+    r->shared = share;
+    if (share)
+        return part_share(A, B, da, db, p, in, e);
+    const fdt_rt_backend *pin_a = db->host ? NULL : db->b, *pin_b = da->host ? NULL : da->b;
+    return part_alloc(A, da, p, 0, nza, pin_a, e) || part_fill(A, p, in, e) ||
+                   part_alloc(B, db, p, zb, nzb, pin_b, e) || part_fill(B, p, in, e)
+               ? -1
+               : 0;
+}
+
+static void add_xfer(run *r, int from, const int64_t g[3], const int64_t n[3])
+{
+    FDT_ASSERT(r->nxfer < MAXXFER, "room for the transfer");
+    xfer *x = &r->x[r->nxfer++];
+    x->from = from;
+    x->to = 1 - from;
+    memcpy(x->g, g, sizeof x->g);
+    memcpy(x->n, n, sizeof x->n);
+}
+
+/* Data-parallel: A the planes [0, nza), B [nza, nz), each first the planes at the cut the
+ * other reads (R, or all its planes when it has fewer: the rest of the other's halo is the
+ * grid's own boundary halo, which each holds as the single device does). */
+static int setup_data(run *r, hdev *da, hdev *db, int share, int64_t nza, const init *in,
+                      fdt_err *e)
+{
+    const fdt_problem *p = r->p;
+    int64_t nz = p->nz, ta = nza < p->R ? nza : p->R, tb = nz - nza < p->R ? nz - nza : p->R;
+    if (setup_pair(r, da, db, share, nza, nza, nz - nza, in, e))
+        return -1;
+    part *A = &r->part[0], *B = &r->part[1];
+    const int64_t ca[3] = {0, 0, nza - ta}, cb[3] = {0, 0, nza}, ra[3] = {0, 0, 0},
+                  rb[3] = {0, 0, nza + tb};
+    const int64_t na[3] = {p->nx, p->ny, ta}, nb[3] = {p->nx, p->ny, tb},
+                  nra[3] = {p->nx, p->ny, nza - ta}, nrb[3] = {p->nx, p->ny, nz - nza - tb};
+    if (add_box(A, p, ca, na, 1, e) || add_box(B, p, cb, nb, 1, e))
+        return -1;
+    A->ncut = B->ncut = 1;
+    if ((nra[2] > 0 && add_box(A, p, ra, nra, 1, e)) ||
+        (nrb[2] > 0 && add_box(B, p, rb, nrb, 1, e)))
+        return -1;
+    if (!share) {
+        add_xfer(r, 0, ca, na);
+        add_xfer(r, 1, cb, nb);
+    }
+    return 0;
+}
+
+/* Task-parallel: A the interior box with the interior kernel, B the six slabs of the sides
+ * deployment; then the R-thick faces each reads of the other. */
+static int setup_task(run *r, hdev *da, hdev *db, int share, const init *in, fdt_err *e)
+{
+    const fdt_problem *p = r->p;
+    int64_t R = p->R, W = p->absorb_w, n[3] = {p->nx, p->ny, p->nz};
+    if (W < R)
+        return fdt_err_set(e, "task-parallel: the layer (W=%lld) must be at least R=%lld "
+                              "points thick", (long long)W, (long long)R);
+    if (setup_pair(r, da, db, share, p->nz, 0, p->nz, in, e))
+        return -1;
+    fdtuned_box sides[FDTUNED_DEPLOY_MAX];
+    const long long ln[3] = {n[0], n[1], n[2]}, ext[3] = {1, 1, 1};
+    int nb = fdtuned_deploy_boxes(2, ln, (int)W, ext, sides);
+    FDT_ASSERT(nb == 7, "the sides deployment has the interior and six slabs");
+    const int64_t gi[3] = {W, W, W}, ni[3] = {n[0] - 2 * W, n[1] - 2 * W, n[2] - 2 * W};
+    if (add_box(&r->part[0], p, gi, ni, 0, e))
+        return -1;
+    for (int b = 1; b < nb; b++) {
+        const int64_t g[3] = {sides[b].g[0], sides[b].g[1], sides[b].g[2]};
+        const int64_t m[3] = {sides[b].n[0], sides[b].n[1], sides[b].n[2]};
+        if (add_box(&r->part[1], p, g, m, 1, e))
+            return -1;
+    }
+    r->part[0].ncut = r->part[0].nbox;
+    r->part[1].ncut = r->part[1].nbox;
+    for (int a = 0; a < 3 && !share; a++)
+        for (int hi = 0; hi < 2; hi++) {
+            int64_t g[3] = {W, W, W}, m[3] = {ni[0], ni[1], ni[2]};
+            m[a] = R;
+            g[a] = hi ? n[a] - W - R : W; /* the interior's own faces: A to B */
+            add_xfer(r, 0, g, m);
+            g[a] = hi ? n[a] - W : W - R; /* the slabs' planes next to it: B to A */
+            add_xfer(r, 1, g, m);
+        }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the run */
+
+typedef struct hyrun_job {
+    const fdt_hyrun_request *rq;
+} hyrun_job;
+
+/* Whether the pair shares one allocation. */
+static int want_share(const fdt_hyrun_request *rq, hdev *da, fdt_err *e)
+{
+    int u = 0;
+    if (rq->share == FDT_HYRUN_SHARE_NEVER || rq->mode == FDT_HYRUN_GPU ||
+        rq->mode == FDT_HYRUN_CPU)
+        return 0;
+    if (rq->share == FDT_HYRUN_SHARE_ALWAYS)
+        return 1;
+    if (da->b->unified(&u, e))
+        return -1;
+    return u;
+}
+
+static int64_t planes_b(const fdt_hyrun_request *rq)
+{
+    return (int64_t)llround(rq->fraction * (double)rq->p.nz);
+}
+
+int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e)
+{
+    if (rq->p.op != FDT_OP_DWAVE)
+        return fdt_err_set(e, "hybrid run: the operator must be dwave (it is %s)",
+                           fdt_op_name(rq->p.op));
+    if (fdt_problem_check(&rq->p, e))
+        return -1;
+    if (rq->steps < 1 || rq->warmup < 0)
+        return fdt_err_set(e, "hybrid run: steps=%d must be at least 1", rq->steps);
+    int64_t nb = planes_b(rq);
+    if (rq->mode == FDT_HYRUN_DATA && (nb < 1 || rq->p.nz - nb < 1))
+        return fdt_err_set(e, "data-parallel: fraction %g gives %lld of %lld planes to device B; "
+                              "each device needs at least one", rq->fraction, (long long)nb,
+                           (long long)rq->p.nz);
+    return 0;
+}
+
+/* The hybrid (or one-device) run of rq on devices d into p's layout buffer out. */
+static int mode_run(const fdt_hyrun_request *rq, hdev *d, const init *in, fdt_hyrun_result *res,
+                    const fdt_layout *gl, void *out, fdt_err *e)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    r.p = &rq->p;
+    fdt_params_default(&rq->p, &r.q);
+    int share = want_share(rq, &d[0], e), rc = -1;
+    if (share < 0)
+        return -1;
+    if (rq->mode == FDT_HYRUN_GPU || rq->mode == FDT_HYRUN_CPU)
+        rc = setup_one(&r, &d[rq->mode == FDT_HYRUN_CPU], 0, in, e);
+    else if (rq->mode == FDT_HYRUN_DATA)
+        rc = setup_data(&r, &d[0], &d[1], share, rq->p.nz - planes_b(rq), in, e);
+    else
+        rc = setup_task(&r, &d[0], &d[1], share, in, e);
+    if (!rc)
+        rc = run_steps(&r, rq->warmup, rq->steps, &res->step_ms, &res->exchange_ms, e) ||
+             gather(&r, gl, out, e);
+    res->shared = r.shared;
+    res->nz_b = rq->mode == FDT_HYRUN_DATA ? planes_b(rq) : 0;
+    for (int i = 0; i < r.nxfer; i++)
+        res->exchange_bytes += (double)(r.x[i].n[0] * r.x[i].n[1] * r.x[i].n[2]) *
+                               (double)esize(&rq->p);
+    run_free(&r);
+    return rc;
+}
+
+/* The single-device reference on device A into out. */
+static int single_run(const fdt_hyrun_request *rq, hdev *d, const init *in, double *ms,
+                      const fdt_layout *gl, void *out, fdt_err *e)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    r.p = &rq->p;
+    fdt_params_default(&rq->p, &r.q);
+    double x;
+    int rc = setup_one(&r, d, 1, in, e) || run_steps(&r, rq->warmup, rq->steps, ms, &x, e) ||
+             gather(&r, gl, out, e);
+    run_free(&r);
+    return rc ? -1 : 0;
+}
+
+static void compare(const fdt_problem *p, const fdt_layout *gl, const void *a, const void *b,
+                    fdt_hyrun_result *res)
+{
+    int R = p->R;
+    res->bitwise = 1;
+    for (int64_t k = R; k < p->nz + R; k++)
+        for (int64_t j = R; j < p->ny + R; j++)
+            for (int64_t i = R; i < p->nx + R; i++) {
+                int64_t at = fdt_layout_index(gl, i, j, k);
+                double x = get(a, p, at), y = get(b, p, at), d = fabs(x - y);
+                if (!(d <= res->max_abs_diff)) /* NaN included */
+                    res->max_abs_diff = d;
+                if (fabs(y) > res->max_abs)
+                    res->max_abs = fabs(y);
+                size_t es = esize(p);
+                if (memcmp((const char *)a + at * (int64_t)es, (const char *)b + at * (int64_t)es,
+                           es))
+                    res->bitwise = 0;
+            }
+}
+
+static int hyrun_child(void *arg, fdt_sb *out)
+{
+    const fdt_hyrun_request *rq = ((hyrun_job *)arg)->rq;
+    hdev d[2];
+    memset(d, 0, sizeof d);
+    fdt_hyrun_result res;
+    memset(&res, 0, sizeof res);
+    res.mode = rq->mode;
+    fdt_err e;
+    fdt_layout gl;
+    void *a = NULL, *b = NULL;
+    init in = {rq->seed, 0, 0};
+    int rc = fdt_layout_make(&rq->p, 1, &gl, &e);
+    if (!rc) {
+        a = calloc((size_t)gl.elems, esize(&rq->p));
+        b = calloc((size_t)gl.elems, esize(&rq->p));
+        rc = a && b ? 0 : fdt_err_set(&e, "hybrid run: out of memory");
+    }
+    int need_b = rq->mode != FDT_HYRUN_GPU;
+    rc = rc || dev_open(&d[0], &rq->side[0], &rq->p, &e) ||
+         (need_b && dev_open(&d[1], &rq->side[1], &rq->p, &e)) ||
+         single_run(rq, &d[0], &in, &res.single_ms, &gl, b, &e) ||
+         mode_run(rq, d, &in, &res, &gl, a, &e);
+    if (!rc)
+        compare(&rq->p, &gl, a, b, &res);
+    free(a);
+    free(b);
+    dev_close(&d[1]);
+    dev_close(&d[0]);
+    if (rc)
+        fdt_sb_puts(out, e.msg);
+    else
+        fdt_sb_putn(out, (const char *)&res, sizeof res);
+    return rc ? -1 : 0;
+}
+
+int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (fdt_hyrun_check(rq, e))
+        return -1;
+    hyrun_job job = {rq};
+    char *data = NULL;
+    size_t n = 0;
+    char what[64];
+    snprintf(what, sizeof what, "hybrid run (%s)", fdt_hyrun_mode_name(rq->mode));
+    if (fdt_run_in_child(what, hyrun_child, &job, rq->timeout_s * 1000, &data, &n, e))
+        return -1;
+    int ok = n == sizeof *r;
+    if (ok)
+        memcpy(r, data, sizeof *r);
+    free(data);
+    return ok ? 0 : fdt_err_set(e, "%s: malformed answer", what);
+}
+
+int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps)
+{
+    double eps = p->prec == FDT_F32 ? 0x1p-24 : 0x1p-53;
+    return r->bitwise || r->max_abs_diff <= 16.0 * steps * eps * r->max_abs;
+}
+
+/* ------------------------------------------------------------------ the energy check */
+
+#define RICKER_PI 3.14159265358979323846
+
+/* The Ricker wavelet of peak frequency f (cycles per step) delayed by t0 steps, at step t. */
+static double ricker(double f, double t0, double t)
+{
+    double a = RICKER_PI * f * (t - t0);
+    return (1 - 2 * a * a) * exp(-a * a);
+}
+
+typedef struct energy_job {
+    const fdt_hyrun_side *side;
+    const fdt_problem *p;
+    const int *W;
+    int n;
+} energy_job;
+
+/* sum of p^2 over the points within radius rad of the grid's centre. */
+static double energy(const fdt_problem *p, const fdt_layout *gl, const void *f, double rad)
+{
+    double s = 0, c[3] = {(double)(p->nx / 2), (double)(p->ny / 2), (double)(p->nz / 2)};
+    for (int64_t k = 0; k < p->nz; k++)
+        for (int64_t j = 0; j < p->ny; j++)
+            for (int64_t i = 0; i < p->nx; i++) {
+                double dx = (double)i - c[0], dy = (double)j - c[1], dz = (double)k - c[2];
+                if (dx * dx + dy * dy + dz * dz > rad * rad)
+                    continue;
+                double v = get(f, p, fdt_layout_index(gl, i + p->R, j + p->R, k + p->R));
+                s += v * v;
+            }
+    return s;
+}
+
+/* One width: the pulse's run, energies at the two times. */
+static int energy_one(const fdt_hyrun_side *side, const fdt_problem *p0, int W, int Wmax,
+                      fdt_hyrun_energy *out, fdt_err *e)
+{
+    fdt_problem p = *p0;
+    p.absorb_w = W > 0 ? W : 1; /* W = 0: the interior kernel (undamped) over the grid */
+    if (p.absorb_s <= 0)
+        p.absorb_s = 0.1;
+    hdev d;
+    run r;
+    memset(&r, 0, sizeof r);
+    r.p = &p;
+    fdt_params_default(&p, &r.q);
+    r.q.sx = r.q.sy = r.q.sz = 1.0;
+    const double c2 = 0.25, c = 0.5; /* speed in points per step: sqrt(c2 * s) */
+    int64_t L = p.nx < p.ny ? p.nx : p.ny;
+    L = (L < p.nz ? L : p.nz) / 2;
+    double lambda = (double)L / 4, f = c / lambda, t0 = 1.2 / f, rad = (double)(L - Wmax);
+    int t_before = (int)ceil(2 * t0), t_after = (int)ceil(t0 + 2.0 * (double)L / c);
+    init in = {0, 1, c2};
+    fdt_layout gl;
+    void *buf = NULL;
+    int rc_ = fdt_layout_make(&p, 1, &gl, e) || dev_open(&d, side, &p, e);
+    if (rc_)
+        return -1;
+    buf = calloc((size_t)gl.elems, esize(&p));
+    const int64_t g[3] = {0, 0, 0}, n[3] = {p.nx, p.ny, p.nz};
+    part *P = &r.part[r.npart++];
+    rc_ = !buf ? fdt_err_set(e, "energy check: out of memory")
+               : part_alloc(P, &d, &p, 0, p.nz, NULL, e) || part_fill(P, &p, &in, e) ||
+                     add_box(P, &p, g, n, W > 0, e);
+    for (int t = 0; !rc_ && t < t_after; t++) {
+        double x;
+        r.q.src = ricker(f, t0, t);
+        rc_ = step(&r, &x, e);
+        if (!rc_ && (t + 1 == t_before || t + 1 == t_after)) {
+            rc_ = gather(&r, &gl, buf, e);
+            double en = energy(&p, &gl, buf, rad);
+            if (t + 1 == t_before)
+                out->before = en;
+            else
+                out->after = en;
+        }
+    }
+    out->W = W;
+    out->steps = t_after;
+    out->ratio = out->before > 0 ? out->after / out->before : NAN;
+    run_free(&r);
+    dev_close(&d);
+    free(buf);
+    return rc_ ? -1 : 0;
+}
+
+static int energy_child(void *arg, fdt_sb *out)
+{
+    const energy_job *j = arg;
+    fdt_hyrun_energy *res = calloc((size_t)j->n, sizeof *res);
+    fdt_err e;
+    int Wmax = 0, rc = res ? 0 : fdt_err_set(&e, "energy check: out of memory");
+    for (int i = 0; i < j->n; i++)
+        Wmax = j->W[i] > Wmax ? j->W[i] : Wmax;
+    for (int i = 0; !rc && i < j->n; i++)
+        rc = energy_one(j->side, j->p, j->W[i], Wmax, &res[i], &e);
+    if (rc)
+        fdt_sb_puts(out, e.msg);
+    else
+        fdt_sb_putn(out, (const char *)res, (size_t)j->n * sizeof *res);
+    free(res);
+    return rc ? -1 : 0;
+}
+
+int fdt_hyrun_reflection_check(const fdt_problem *p, const int *W, int n, fdt_err *e)
+{
+    int64_t m = p->nx < p->ny ? p->nx : p->ny;
+    m = m < p->nz ? m : p->nz;
+    for (int i = 0; i < n; i++)
+        if (W[i] < 0 || 8 * (int64_t)W[i] > m)
+            return fdt_err_set(e, "energy check: W=%d: a layer may take at most an eighth of the "
+                                  "grid's smallest extent (%lld), so that the pulse leaves the "
+                                  "source before it reaches one", W[i], (long long)m);
+    if (p->op != FDT_OP_DWAVE)
+        return fdt_err_set(e, "energy check: the operator must be dwave");
+    return 0;
+}
+
+int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const int *W, int n,
+                         fdt_hyrun_energy *out, int timeout_s, fdt_err *e)
+{
+    if (fdt_hyrun_reflection_check(p, W, n, e))
+        return -1;
+    energy_job j = {side, p, W, n};
+    char *data = NULL;
+    size_t len = 0;
+    if (fdt_run_in_child("energy check", energy_child, &j, timeout_s * 1000, &data, &len, e))
+        return -1;
+    int ok = len == (size_t)n * sizeof *out;
+    if (ok)
+        memcpy(out, data, len);
+    free(data);
+    return ok ? 0 : fdt_err_set(e, "energy check: malformed answer");
+}
+
+int fdt_hyrun_energy_falls(const fdt_hyrun_energy *en, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (en[i].W < en[j].W && !(en[j].ratio < en[i].ratio))
+                return 0;
+    return 1;
+}

@@ -1,0 +1,117 @@
+#!/bin/sh
+# `fdtune bench --hybrid` and `--reflection` (issue 29, item 3) as a user runs them, the host
+# CPU standing in for the GPU (--gpu cpu): every split agrees with the single-device run bit
+# for bit (one dialect, one config), the JSON document says so, the energy check falls with
+# W, and bad requests are usage errors (exit 2) before anything runs. Then the host<->device
+# link: `fdtune devices` measures it in each GPU's worker, shows it beside the copy bandwidth
+# and stores it in the tuning database (--db PATH, created; the default database only when
+# one is there). That GPU is the stand-in CUDA driver of the tests (fake-cuda/libcuda.so.1)
+# with FAKE_CUDA_MEMORY=1: its memory, copies, streams and events work on the host, so the
+# worker's measurement runs; a build without the cuda backend skips that part (77 when
+# nothing else failed).
+# usage: test_hybrid_run.sh FDTUNE FAKE_CUDA_DIR
+fdtune=$1
+fake=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/testutil.sh"
+export FDTUNE_DB="$tmp/default.db"
+
+small="--op dwave --R 2 --grid 24x20x32 --absorb 4 --gpu cpu"
+# shellcheck disable=SC2086
+run "bench --hybrid" 0 bench --hybrid data,task,cpu --fraction 0.25,0.5 --share never \
+    --steps 3 --warmup 1 $small --json
+py "bench --hybrid: four runs, each equal bit for bit, copies counted" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+assert [r["mode"] for r in runs] == ["data-parallel", "data-parallel", "task-parallel",
+                                     "cpu-only"], runs
+assert [r["cpu_planes"] for r in runs] == [8, 16, None, None], runs
+for r in runs:
+    assert r["agrees"] and r["bitwise"] and r["max_abs_diff"] == 0 and not r["shared"], r
+    assert r["step_ms"] > 0 and r["single_ms"] > 0, r
+assert runs[0]["exchange_bytes"] == 2 * 2 * 24 * 20 * 4, runs[0]
+assert runs[3]["exchange_bytes"] == 0, runs[3]
+assert d["no_prediction"] == "no tuning database" and d["problem"]["absorb_width"] == 4, d
+' "$tmp/out"
+# shellcheck disable=SC2086
+run "bench --hybrid --share always" 0 bench --hybrid data --share always --steps 2 $small --json
+py "bench --hybrid --share always: one allocation, nothing copied, equal" '
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+assert r["shared"] and r["exchange_bytes"] == 0 and r["bitwise"] and r["agrees"], r
+' "$tmp/out"
+run "bench --reflection" 0 bench --reflection --widths 0,3,6 --op dwave --R 2 --grid 48^3 \
+    --absorb 3 --gpu cpu --json
+py "bench --reflection: the ratio falls with W" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["reflection"]
+assert [x["W"] for x in r] == [0, 3, 6] and d["falls"] is True, d
+assert r[0]["ratio"] > r[1]["ratio"] > r[2]["ratio"] > 0, r
+' "$tmp/out"
+
+# usage errors: nothing runs
+# shellcheck disable=SC2086
+run "bench --hybrid frob" 2 bench --hybrid frob $small
+expect_in "bench --hybrid frob: said" "$tmp/err" "hybrid mode 'frob': expected gpu-only"
+# shellcheck disable=SC2086
+run "bench --fraction 1.5" 2 bench --hybrid data --fraction 1.5 $small
+expect_in "bench --fraction 1.5: said" "$tmp/err" "--fraction '1.5': a number between 0 and 1"
+# shellcheck disable=SC2086
+run "bench --fraction 0.01" 2 bench --hybrid data --fraction 0.01 $small
+expect_in "bench --fraction 0.01: said" "$tmp/err" "gives 0 of 32 planes to device B"
+run "bench --hybrid lap" 2 bench --hybrid data --op lap --R 2 --grid 32^3 --gpu cpu
+expect_in "bench --hybrid lap: said" "$tmp/err" "--op dwave"
+# shellcheck disable=SC2086
+run "bench --share sometimes" 2 bench --hybrid data --share sometimes $small
+expect_in "bench --share sometimes: said" "$tmp/err" "--share 'sometimes': never, unified or always"
+run "bench --reflection --widths 0,7" 2 bench --reflection --widths 0,7 --op dwave --R 2 \
+    --grid 48^3 --absorb 3 --gpu cpu
+expect_in "bench --reflection --widths 0,7: said" "$tmp/err" "W=7: a layer may take at most"
+[ "$(cat "$tmp/out")" = "" ] || fail "a usage error printed on stdout"
+
+if [ ! -f "$fake/libcuda.so.1" ]; then
+    echo "no stand-in CUDA driver in this build: the host link is not checked"
+    [ "$failed" -eq 0 ] && exit 77
+    finish
+fi
+export LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUDA_MEMORY=1
+
+# measured, shown and stored in the database named
+run "devices --db" 0 devices --db "$tmp/links.db"
+expect_in "devices --db: header" "$tmp/out" "h2d  d2h  both  4K us  unified"
+expect_in "devices --db: stored" "$tmp/err" "host links stored in $tmp/links.db"
+py "devices --db: the row shows the link" '
+import re, sys
+row = [l for l in open(sys.argv[1]) if "cuda:0" in l][0]
+m = re.search(r" - +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +no ", row)
+assert m and all(float(x) > 0 for x in m.groups()[:3]), row
+' "$tmp/out"
+py "devices --db: one link row of the fake H100" '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("select d.name, l.h2d_gbs, l.d2h_gbs, l.both_gbs, l.latency_us, l.unified "
+                  "from links l join devices d on d.id = l.device_id").fetchall()
+assert len(rows) == 1, rows
+name, h2d, d2h, both, lat, uni = rows[0]
+assert name == "NVIDIA H100 80GB HBM3" and h2d > 0 and d2h > 0 and both > 0 and lat >= 0, rows
+assert uni == 0, rows
+' "$tmp/links.db"
+
+# JSON carries the same fields; without --db and without a default database nothing is stored
+# and no file is created
+run "devices --json" 0 devices --json
+py "devices --json: link fields" '
+import json, sys
+d = json.load(open(sys.argv[1]))["devices"][0]
+assert d["link_h2d_gbs"] > 0 and d["link_d2h_gbs"] > 0 and d["link_both_gbs"] > 0, d
+assert d["link_latency_us"] >= 0 and d["unified"] == 0, d
+' "$tmp/out"
+[ ! -e "$tmp/default.db" ] || fail "devices without a database created $tmp/default.db"
+
+# --no-bandwidth measures nothing and stores nothing
+run "devices --no-bandwidth" 0 devices --no-bandwidth --db "$tmp/none.db"
+[ ! -e "$tmp/none.db" ] || fail "devices --no-bandwidth created a database"
+finish
