@@ -354,7 +354,10 @@ typedef struct fdt_gen_opts {
  * and, through fdtune's mapping header, NVRTC. C (C11 + OpenMP 4.5): the entry point is
  * `void name(void **args)`, the arguments of fdt_gen_kernel_args each passed by address in
  * that order (as a GPU launch passes them), everything else static, so that several
- * candidates (distinct names) share one translation unit. opts NULL: the defaults (grid baked
+ * candidates (distinct names) share one translation unit. dwave: two kernels with the same
+ * arguments, `name` (damped; where the damping is 0 it writes the interior kernel's bits) and
+ * fdt_gen_dwave_interior_name's (the undamped wave expression), which fdt_gen_deploy's boxes
+ * launch; their pointers point at the box's padded origin. opts NULL: the defaults (grid baked
  * in). Fails for a dialect the generator does not emit. */
 int fdt_gen_source(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
                    const char *name, const fdt_gen_opts *opts, fdt_sb *out, fdt_err *e);

@@ -155,6 +155,12 @@ static void emit_params(const fdt_problem *p, int runtime_dims, fdt_sb *b)
     }
 }
 
+/* The HIP families' names of an output's global interior coordinates and of the test whether
+ * it is the source point (global padded coordinates). */
+static const char *const hip_x = "i0 + v + gx - R", *const hip_y = "j0 + t + gy - R",
+                  *const hip_z = "k + gz - R",
+                  *const hip_at_source = "k + gz == sk && j0 + t + gy == sj && i0 + v + gx == si";
+
 /* dwave's update of output res[v] (both dialects' kernels): the wave expression 2 c - pv + cv *
  * lap; in the damped kernel (interior 0) then, where the damping g is not 0, (res + g pv) /
  * (1 + g), which is (2 p - (1 - g) p_prev + c2 L) / (1 + g), so that where g = 0 both kernels
@@ -184,9 +190,8 @@ static void emit_dwave_step(const fdt_config *c, int interior, const char *centr
 static void emit_combine(const fdt_problem *p, const fdt_config *c, int interior, fdt_sb *b)
 {
     if (p->op == FDT_OP_DWAVE) {
-        emit_dwave_step(c, interior, "c", "(sx * dx + sy * dy + sz * dz)", "i0 + v + gx - R",
-                        "j0 + t + gy - R", "k + gz - R",
-                        "k + gz == sk && j0 + t + gy == sj && i0 + v + gx == si", 16, b);
+        emit_dwave_step(c, interior, "c", "(sx * dx + sy * dy + sz * dz)", hip_x, hip_y, hip_z,
+                        hip_at_source, 16, b);
         return;
     }
     switch (p->op) {
@@ -301,10 +306,23 @@ static int valid_name(const char *s)
     return 1;
 }
 
-/* The variables of the prelude and of every family's template: the banner, names, types,
- * radii and block constants, the helpers' code (d2, load/put/store packing) and which of the
- * optional helpers family f uses, the faults, the operator's axes, the kernel's parameters and
- * its output. */
+/* dwave's absorbing layer in both dialects' templates: its width (ABS_W), strength (ABS_S)
+ * and 1 / W (ABS_INV_W) as literals of the precision, and how the damping is had (ETA_FORM,
+ * for a comment). */
+static void layer_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
+{
+    setv(vs, "ABS_W", "%d", p->absorb_w);
+    fdt_sb b;
+    fdt_sb_init(&b);
+    literal(&b, p->absorb_s, p->prec);
+    setsb(vs, "ABS_S", &b);
+    fdt_sb_init(&b);
+    literal(&b, 1.0L / p->absorb_w, p->prec);
+    setsb(vs, "ABS_INV_W", &b);
+    setv(vs, "ETA_FORM", "%s", c->eta == FDT_ETA_ARRAY ? "read from the eta array"
+                                                       : "computed from the distance");
+}
+
 /* dwave's variables (DWAVE set): the grid's global extents and the box's in DIMS (nx, ny, nz
  * are the box's), the absorbing layer's constants, and in the damped kernel (interior 0) the
  * block skip of the hole after BLOCK_INDEX; the interior kernel (NAME_int) is rendered after
@@ -328,20 +346,11 @@ static void dwave_vars(const fdt_problem *p, const fdt_config *c, const fdt_layo
              "    constexpr long long slice = %lldLL;\n%s",
              (long long)p->nx, (long long)p->ny, (long long)p->nz, (long long)lay->line,
              (long long)lay->slice, box);
-    setv(vs, "ABS_W", "%d", p->absorb_w);
+    layer_vars(p, c, vs);
     fdt_sb b;
     fdt_sb_init(&b);
-    literal(&b, p->absorb_s, p->prec);
-    setsb(vs, "ABS_S", &b);
-    fdt_sb_init(&b);
-    literal(&b, 1.0L / p->absorb_w, p->prec);
-    setsb(vs, "ABS_INV_W", &b);
-    setv(vs, "ETA_FORM", "%s", c->eta == FDT_ETA_ARRAY ? "read from the eta array"
-                                                       : "computed from the distance");
-    fdt_sb_init(&b);
-    emit_dwave_step(c, interior, "cc[v]", "acc[(u + Q - RZ) % Q][t][v]", "i0 + v + gx - R",
-                    "j0 + t + gy - R", "k + gz - R",
-                    "k + gz == sk && j0 + t + gy == sj && i0 + v + gx == si", 20, &b);
+    emit_dwave_step(c, interior, "cc[v]", "acc[(u + Q - RZ) % Q][t][v]", hip_x, hip_y, hip_z,
+                    hip_at_source, 20, &b);
     setsb(vs, "STEP_Q", &b);
 }
 
@@ -361,6 +370,10 @@ static void hole_skip(const fdt_config *c, fdt_sb *b)
                   ext[0], ext[0], ext[1], ext[1], ext[2], ext[2]);
 }
 
+/* The variables of the prelude and of every family's template: the banner, names, types,
+ * radii and block constants, the helpers' code (d2, load/put/store packing) and which of the
+ * optional helpers family f uses, the faults, the operator's axes, the kernel's parameters and
+ * its output. */
 static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_config *c,
                        const fdt_layout *lay, const char *name, const fdt_gen_opts *opts,
                        int interior, vars *vs, fdt_err *e)
@@ -789,16 +802,7 @@ static void c_dwave_vars(const fdt_problem *p, const fdt_config *c, const char *
     setv(vs, "BOX", "const %s_k_box b = {eta, gx, gy, gz, %s, %s, %s, hx0, hx1, hy0, hy1, hz0, "
                     "hz1};\n    si -= gx, sj -= gy, sk -= gz;  // the source, box-local",
          name, g[0], g[1], g[2]);
-    setv(vs, "ABS_W", "%d", p->absorb_w);
-    fdt_sb b;
-    fdt_sb_init(&b);
-    literal(&b, p->absorb_s, p->prec);
-    setsb(vs, "ABS_S", &b);
-    fdt_sb_init(&b);
-    literal(&b, 1.0L / p->absorb_w, p->prec);
-    setsb(vs, "ABS_INV_W", &b);
-    setv(vs, "ETA_FORM", "%s", c->eta == FDT_ETA_ARRAY ? "read from the eta array"
-                                                       : "computed from the distance");
+    layer_vars(p, c, vs);
     if (c->eta == FDT_ETA_ARRAY) {
         setv(vs, "EX", "b.eta[i - %d + b.gx]", p->R);
         setv(vs, "EYZ", "b.eta[b.gnx + j - %d + b.gy] + b.eta[b.gnx + b.gny + k - %d + b.gz]",

@@ -75,7 +75,8 @@ typedef struct {{NS}}_box {
 // one axis is S (d / W)^2, and g at a point the sum over the axes ({{ETA_FORM}}).
 static inline {{REAL}} {{NS}}_damping1(int x, int n)
 {
-    const int d = x < {{ABS_W}} ? {{ABS_W}} - x : x > n - 1 - {{ABS_W}} ? x - (n - 1 - {{ABS_W}}) : 0;
+    const int w = {{ABS_W}};
+    const int d = x < w ? w - x : x > n - 1 - w ? x - (n - 1 - w) : 0;
     const {{REAL}} r = ({{REAL}})d * {{ABS_INV_W}};
     return {{ABS_S}} * r * r;
 }

@@ -872,8 +872,8 @@ static void test_refusals(void **state)
     assert_int_equal(fdt_config_parse("bx=32", &c, &e), 0);
     assert_int_equal(fdt_gen_source(&CPU, &p, &c, NULL, NULL, &src, &e), -1);
     assert_string_equal(e.msg, "config: bx is a GPU parameter; the C dialect takes align, bind, "
-                               "blk, chunk, deploy, eta, fault, loop, nt, pfd, sched, simd, thr, twopass, "
-                               "tx, ty, tz, uj, uk, xs");
+                               "blk, chunk, deploy, eta, fault, loop, nt, pfd, sched, simd, thr, "
+                               "twopass, tx, ty, tz, uj, uk, xs");
     assert_int_equal(fdt_config_parse("blk=1,twopass=1", &c, &e), 0);
     assert_int_equal(fdt_gen_source(&CPU, &p, &c, NULL, NULL, &src, &e), -1);
     assert_int_equal(fdt_config_parse("default", &c, &e), 0);

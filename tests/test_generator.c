@@ -308,8 +308,8 @@ static void test_config_c_dialect(void **state)
     assert_int_equal(fdt_config_parse("bx=32", &d, &e), 0);
     assert_int_equal(fdt_config_check_for(&cpu, &p, &d, &e), -1);
     assert_string_equal(e.msg, "config: bx is a GPU parameter; the C dialect takes align, bind, "
-                               "blk, chunk, deploy, eta, fault, loop, nt, pfd, sched, simd, thr, twopass, "
-                               "tx, ty, tz, uj, uk, xs");
+                               "blk, chunk, deploy, eta, fault, loop, nt, pfd, sched, simd, thr, "
+                               "twopass, tx, ty, tz, uj, uk, xs");
     assert_int_equal(fdt_config_check_for(&gpu, &p, &d, &e), 0);
     /* the C dialect's own rules */
     static const struct {
