@@ -716,26 +716,38 @@ static void c_banner(const fdt_problem *p, const fdt_config *c, const fdt_layout
 static void c_grid_vars(const fdt_problem *p, const fdt_config *c, const fdt_layout *l,
                         int rt, vars *vs)
 {
+    /* dwave: the loops run over the launch's box, whose extents are arguments */
+    const int box = p->op == FDT_OP_DWAVE, var = rt || box;
+    if (box) {
+        setv(vs, "NX", "bnx");
+        setv(vs, "NZ", "bnz");
+    }
     if (rt) {
-        setv(vs, "NX", "nx");
-        setv(vs, "NZ", "nz");
+        if (!box) {
+            setv(vs, "NX", "nx");
+            setv(vs, "NZ", "nz");
+        }
         setv(vs, "LINE", "dim_line");
         setv(vs, "SLICE", "dim_slice");
     } else {
-        setv(vs, "NX", "%lld", (long long)p->nx);
-        setv(vs, "NZ", "%lld", (long long)p->nz);
+        if (!box) {
+            setv(vs, "NX", "%lld", (long long)p->nx);
+            setv(vs, "NZ", "%lld", (long long)p->nz);
+        }
         setv(vs, "LINE", "%lld", (long long)l->line);
         setv(vs, "SLICE", "%lld", (long long)l->slice);
     }
     /* blocked tiles: 0 is the whole extent */
-    const char *axis[3] = {"nx", "ny", "nz"};
+    static const char *const grid_axis[3] = {"nx", "ny", "nz"}, *const box_axis[3] = {
+        "bnx", "bny", "bnz"};
+    const char *const *axis = box ? box_axis : grid_axis;
     const int64_t ext[3] = {p->nx, p->ny, p->nz};
     const int tile[3] = {c->tx, c->ty, c->tz};
     static const char *const tname[3] = {"TX", "TY", "TZ"};
     for (int d = 0; d < 3; d++) {
-        if (tile[d] && (rt || tile[d] < ext[d]))
+        if (tile[d] && (var || tile[d] < ext[d]))
             setv(vs, tname[d], "%d", tile[d]);
-        else if (rt)
+        else if (var)
             setv(vs, tname[d], "%s", axis[d]);
         else
             setv(vs, tname[d], "%lld", (long long)ext[d]);
@@ -743,7 +755,7 @@ static void c_grid_vars(const fdt_problem *p, const fdt_config *c, const fdt_lay
     /* the strip buffers: xs values, or whole rows of at most FDT_XS_WHOLE_MAX */
     int64_t xs = c->xs;
     if (!xs)
-        xs = rt || p->nx > FDT_XS_WHOLE_MAX ? FDT_XS_WHOLE_MAX : (p->nx + 15) / 16 * 16;
+        xs = var || p->nx > FDT_XS_WHOLE_MAX ? FDT_XS_WHOLE_MAX : (p->nx + 15) / 16 * 16;
     setv(vs, "XS", "%lld", (long long)xs);
     if (rt)
         setv(vs, "HALO_AT", "%d * (ptrdiff_t)dim_slice + %d * (ptrdiff_t)dim_line + %d",
@@ -753,9 +765,54 @@ static void c_grid_vars(const fdt_problem *p, const fdt_config *c, const fdt_lay
              (long long)l->slice, p->R, (long long)l->line, p->R);
 }
 
+/* dwave's variables of the C dialect (DWAVE set): the box's extents as the loops' bounds, the
+ * box (BOX: its origin, the grid's extents, the eta array, the hole; the source point made
+ * box-local), and in the damped kernel (interior 0) the absorbing layer's damping along x
+ * (EX) and along y and z (EYZ), from the distance or the eta array. */
+static void c_dwave_vars(const fdt_problem *p, const fdt_config *c, const char *name, int rt,
+                         int interior, vars *vs)
+{
+    int dwave = p->op == FDT_OP_DWAVE;
+    setb(vs, "DWAVE", dwave);
+    setb(vs, "DAMPED", dwave && !interior);
+    setb(vs, "INT_KERNEL", interior);
+    if (!dwave)
+        return;
+    char g[3][24];
+    const int64_t n[3] = {p->nx, p->ny, p->nz};
+    for (int d = 0; d < 3; d++) {
+        if (rt)
+            snprintf(g[d], sizeof g[d], "gn%c", "xyz"[d]);
+        else
+            snprintf(g[d], sizeof g[d], "%lld", (long long)n[d]);
+    }
+    setv(vs, "BOX", "const %s_k_box b = {eta, gx, gy, gz, %s, %s, %s, hx0, hx1, hy0, hy1, hz0, "
+                    "hz1};\n    si -= gx, sj -= gy, sk -= gz;  // the source, box-local",
+         name, g[0], g[1], g[2]);
+    setv(vs, "ABS_W", "%d", p->absorb_w);
+    fdt_sb b;
+    fdt_sb_init(&b);
+    literal(&b, p->absorb_s, p->prec);
+    setsb(vs, "ABS_S", &b);
+    fdt_sb_init(&b);
+    literal(&b, 1.0L / p->absorb_w, p->prec);
+    setsb(vs, "ABS_INV_W", &b);
+    setv(vs, "ETA_FORM", "%s", c->eta == FDT_ETA_ARRAY ? "read from the eta array"
+                                                       : "computed from the distance");
+    if (c->eta == FDT_ETA_ARRAY) {
+        setv(vs, "EX", "b.eta[i - %d + b.gx]", p->R);
+        setv(vs, "EYZ", "b.eta[b.gnx + j - %d + b.gy] + b.eta[b.gnx + b.gny + k - %d + b.gz]",
+             p->R, p->R);
+    } else {
+        setv(vs, "EX", "%s_k_damping1(i - %d + b.gx, b.gnx)", name, p->R);
+        setv(vs, "EYZ", "%s_k_damping1(j - %d + b.gy, b.gny) + %s_k_damping1(k - %d + b.gz, "
+                        "b.gnz)", name, p->R, name, p->R);
+    }
+}
+
 /* Every variable of cpu_prelude.c, the family's template and cpu_entry.c. */
 static int c_vars(const fdt_problem *p, const fdt_config *c, const fdt_layout *l,
-                  const char *name, int rt, vars *vs, fdt_err *e)
+                  const char *name, int rt, int interior, vars *vs, fdt_err *e)
 {
     int r[3];
     fdt_op_radii(p->op, p->R, r);
@@ -789,6 +846,7 @@ static int c_vars(const fdt_problem *p, const fdt_config *c, const fdt_layout *l
     setb(vs, "FAULT_OOB", c->fault == FDT_FAULT_OOB);
     setb(vs, "FAULT_HANG", c->fault == FDT_FAULT_HANG);
     c_grid_vars(p, c, l, rt, vs);
+    c_dwave_vars(p, c, name, rt, interior, vs);
     c_args_vars(p, rt, vs);
     c_scalar_vars(p, vs);
     fdt_sb b;
@@ -832,14 +890,24 @@ static int c_source(const fdt_problem *p, const fdt_config *c, const char *name,
     if (!valid_name(name) || strlen(name) > 80)
         return fdt_err_set(e, "kernel name '%s': not a C identifier of at most 80 characters",
                            name);
-    vars vs = {.n = 0};
-    if (c_vars(p, c, &lay, name, opts && opts->runtime_dims, &vs, e)) {
-        free_vars(&vs);
-        return -1;
-    }
     char tpl[32];
     snprintf(tpl, sizeof tpl, "cpu_%s.c", c_families[c->blk]);
-    return render_vars(tpl, &vs, out, e);
+    /* dwave: the damped kernel, then the interior kernel NAME_int in the same source */
+    char iname[96];
+    fdt_gen_dwave_interior_name(name, iname, sizeof iname);
+    int rc = 0;
+    for (int interior = 0; rc == 0 && interior <= (p->op == FDT_OP_DWAVE); interior++) {
+        vars vs = {.n = 0};
+        if (interior)
+            fdt_sb_puts(out, "\n");
+        if (c_vars(p, c, &lay, interior ? iname : name, opts && opts->runtime_dims, interior,
+                   &vs, e)) {
+            free_vars(&vs);
+            return -1;
+        }
+        rc = render_vars(tpl, &vs, out, e);
+    }
+    return rc;
 }
 
 /* fdt_gen_util_source in the C dialect (templates/cpu_util.c). */
@@ -875,9 +943,6 @@ int fdt_gen_source(const fdt_gen_target *t, const fdt_problem *p, const fdt_conf
     /* the problem's and config's own errors come first (e.g. lds without nw) */
     if (dialect_check(t, e) || fdt_problem_check(p, e) || fdt_config_check_for(t, p, c, e))
         return -1;
-    if (p->op == FDT_OP_DWAVE && t->dialect == FDT_DIALECT_C)
-        return fdt_err_set(e, "generator: the damped wave step (dwave) has no C kernels in this "
-                              "build yet");
     if (t->dialect == FDT_DIALECT_C)
         return c_source(p, c, name, opts, out, e);
     const fdt_gen_family *f = fdt_gen_family_of(c, e);

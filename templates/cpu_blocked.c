@@ -80,6 +80,9 @@ static inline __attribute__((always_inline)) void {{NS}}_planes(
     const {{REAL}} *restrict prev, const {{REAL}} *restrict c2, int si, int sj, int sk,
     {{REAL}} src,
 #{endif}
+#{if DWAVE}
+    {{NS}}_box b,
+#{endif}
     ptrdiff_t line, ptrdiff_t slice, int j0, int j1, int k, int i0, int i1, int nw, int kmax,
     {{SCALAR_DECLS}})
 {
@@ -95,11 +98,16 @@ static inline __attribute__((always_inline)) void {{NS}}_planes(
 #{endif}
                           line, slice, j, UJ, k + RZ + {{PFD}}, nw, i0, i1, kmax);
 #{endif}
+#{if DWAVE}
+        {{NS}}_span(out, in, prev, c2, si, sj, sk, src, b, line, slice, j, k, i0, i1, UJ, nw,
+                    {{SCALARS}});
+#{else}
         {{NS}}_rows(out, in,
 #{if WAVE}
                     prev, c2, si, sj, sk, src,
 #{endif}
                     line, slice, j, k, i0, i1, UJ, nw, {{SCALARS}});
+#{endif}
     }
     for (; j < j1; ++j) {  // the tile's last rows, when UJ does not divide TY
 #{if PF}
@@ -109,11 +117,16 @@ static inline __attribute__((always_inline)) void {{NS}}_planes(
 #{endif}
                           line, slice, j, 1, k + RZ + {{PFD}}, nw, i0, i1, kmax);
 #{endif}
+#{if DWAVE}
+        {{NS}}_span(out, in, prev, c2, si, sj, sk, src, b, line, slice, j, k, i0, i1, 1, nw,
+                    {{SCALARS}});
+#{else}
         {{NS}}_rows(out, in,
 #{if WAVE}
                     prev, c2, si, sj, sk, src,
 #{endif}
                     line, slice, j, k, i0, i1, 1, nw, {{SCALARS}});
+#{endif}
     }
 }
 
@@ -122,6 +135,9 @@ static void {{NS}}_kernel({{PARAMS}})
     enum { R = {{R}}, RX = {{RX}}, RY = {{RY}}, RZ = {{RZ}}, UK = {{UK}} };
     const int NX = {{NX}}, NZ = {{NZ}}, TX = {{TX}}, TY = {{TY}}, TZ = {{TZ}};
     const ptrdiff_t line = {{LINE}}, slice = {{SLICE}};
+#{if DWAVE}
+    {{BOX}}
+#{endif}
     const int ntx = (NX + TX - 1) / TX, nty = (jend - jbeg + TY - 1) / TY;
     const int ntz = (NZ + TZ - 1) / TZ;
     (void)RX;
@@ -148,12 +164,18 @@ static void {{NS}}_kernel({{PARAMS}})
 #{if WAVE}
                                           prev, c2, si, sj, sk, src,
 #{endif}
+#{if DWAVE}
+                                          b,
+#{endif}
                                           line, slice, j0, j1, k, i0, i1, UK, NZ + 2 * R, {{SCALARS}});
                         else  // the tile's last planes, when UK does not divide TZ
                             for (int kk = k; kk < k1; ++kk)
                                 {{NS}}_planes(out, in,
 #{if WAVE}
                                               prev, c2, si, sj, sk, src,
+#{endif}
+#{if DWAVE}
+                                              b,
 #{endif}
                                               line, slice, j0, j1, kk, i0, i1, 1, NZ + 2 * R, {{SCALARS}});
                     }

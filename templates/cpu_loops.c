@@ -26,6 +26,9 @@ static void {{NS}}_kernel({{PARAMS}})
     enum { R = {{R}} };
     const int NX = {{NX}}, NZ = {{NZ}};
     const ptrdiff_t line = {{LINE}}, slice = {{SLICE}};
+#{if DWAVE}
+    {{BOX}}
+#{endif}
 #pragma omp parallel for collapse(2) schedule({{SCHED}}){{THREADS}} proc_bind({{BIND}})
 #{if ORDER_KJ}
     for (int k = R; k < R + NZ; ++k)
@@ -34,11 +37,16 @@ static void {{NS}}_kernel({{PARAMS}})
     for (int j = jbeg; j < jend; ++j)
         for (int k = R; k < R + NZ; ++k)
 #{endif}
+#{if DWAVE}
+            {{NS}}_span(out, in, prev, c2, si, sj, sk, src, b, line, slice, j, k, R, R + NX, 1,
+                        1, {{SCALARS}});
+#{else}
             {{NS}}_rows(out, in,
 #{if WAVE}
                         prev, c2, si, sj, sk, src,
 #{endif}
                         line, slice, j, k, R, R + NX, 1, 1, {{SCALARS}});
+#{endif}
 }
 
 #{include cpu_entry.c}

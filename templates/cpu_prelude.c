@@ -1,4 +1,9 @@
+#{if INT_KERNEL}
+// dwave's interior kernel {{NAME}}: the undamped wave expression where the damping is 0 (the
+// deployments inout and sides launch it there); the same arguments (eta and the hole unused).
+#{else}
 {{BANNER}}
+#{endif}
 // What every CPU kernel family shares (templates/cpu_prelude.c): the second derivative with
 // its weights as literal constants, the operator at one point, and a group of output rows
 // computed with a SIMD loop over x (the one place the operator is written; SPLIT = 1 writes
@@ -54,11 +59,47 @@ static inline {{REAL}} {{NS}}_d2(const {{REAL}} *restrict p, ptrdiff_t s)
     return {{D2}};
 }
 
+#{if DWAVE}
+// dwave: the launch's box in the grid (the global interior coordinate of its first point gx,
+// gy, gz; the grid's extents gnx, gny, gnz; the eta array) and the hole it leaves to another
+// launch (box-local interior [hx0, hx1) x [hy0, hy1) x [hz0, hz1); zeros: none).
+typedef struct {{NS}}_box {
+    const {{REAL}} *eta;
+    int gx, gy, gz, gnx, gny, gnz;
+    int hx0, hx1, hy0, hy1, hz0, hz1;
+} {{NS}}_box;
+
+#{endif}
+#{if DAMPED}
+// The absorbing layer: {{ABS_W}} points on every face; at distance d into it the damping along
+// one axis is S (d / W)^2, and g at a point the sum over the axes ({{ETA_FORM}}).
+static inline {{REAL}} {{NS}}_damping1(int x, int n)
+{
+    const int d = x < {{ABS_W}} ? {{ABS_W}} - x : x > n - 1 - {{ABS_W}} ? x - (n - 1 - {{ABS_W}}) : 0;
+    const {{REAL}} r = ({{REAL}})d * {{ABS_INV_W}};
+    return {{ABS_S}} * r * r;
+}
+
+// The damping along x at padded box coordinate i; along y and z of row j, plane k.
+static inline {{REAL}} {{NS}}_ex({{NS}}_box b, int i)
+{
+    return {{EX}};
+}
+
+static inline {{REAL}} {{NS}}_eyz({{NS}}_box b, int j, int k)
+{
+    return {{EYZ}};
+}
+
+#{endif}
 #{if !SPLIT}
 // The operator at element o.
 static inline {{REAL}} {{NS}}_point(const {{REAL}} *restrict in,
 #{if WAVE}
                                   const {{REAL}} *restrict prev, const {{REAL}} *restrict c2,
+#{endif}
+#{if DAMPED}
+                                  {{REAL}} g,
 #{endif}
                                   ptrdiff_t o, ptrdiff_t line, ptrdiff_t slice,
                                   {{SCALAR_DECLS}})
@@ -75,10 +116,17 @@ static inline {{REAL}} {{NS}}_point(const {{REAL}} *restrict in,
 #{if HAS_Z}
     const {{REAL}} dz = {{NS}}_d2(p, slice);
 #{endif}
+#{if DAMPED}
+    const {{REAL}} w = ({{REAL}})2 * p[0] - prev[o] + c2[o] * ({{COMBINE}});
+    // the absorbing layer: (2 p - (1 - g) p_prev + c2 L) / (1 + g) as (w + g p_prev) / (1 + g),
+    // so that where g = 0 the value is the interior kernel's, bit for bit
+    return g != ({{REAL}})0 ? (w + g * prev[o]) / (({{REAL}})1 + g) : w;
+#{else}
 #{if WAVE}
     return ({{REAL}})2 * p[0] - prev[o] + c2[o] * ({{COMBINE}});
 #{else}
     return {{COMBINE}};
+#{endif}
 #{endif}
 }
 #{endif}
@@ -94,11 +142,24 @@ static inline __attribute__((always_inline)) void {{NS}}_rows(
     const {{REAL}} *restrict prev, const {{REAL}} *restrict c2, int si, int sj, int sk,
     {{REAL}} src,
 #{endif}
+#{if DWAVE}
+    {{NS}}_box b,
+#{endif}
     ptrdiff_t line, ptrdiff_t slice, int j, int k, int i0, int i1, int nu, int nw,
     {{SCALAR_DECLS}})
 {
     enum { UJ = {{UJ}}, UK = {{UK}} };
     const ptrdiff_t at = (ptrdiff_t)k * slice + (ptrdiff_t)j * line;  // element (0, j, k)
+#{if DAMPED}
+    {{REAL}} gyz[UK][UJ];  // the damping along y and z of each row
+    for (int w = 0; w < nw; ++w)
+        for (int u = 0; u < nu; ++u)
+            gyz[w][u] = {{NS}}_eyz(b, j + u, k + w);
+#{else}
+#{if DWAVE}
+    (void)b;
+#{endif}
+#{endif}
 #{if FAULT_PLANE}
     if (k <= {{R}} && {{R}} < k + nw)
         return;  // fault=plane: plane R is never written (test only)
@@ -128,11 +189,18 @@ static inline __attribute__((always_inline)) void {{NS}}_rows(
 #{endif}
 #pragma omp simd{{SIMD}}
                 for (int i = 0; i < n; ++i) {
+#{if DAMPED}
+                    const {{REAL}} wv = ({{REAL}})2 * p0[i] - prev[o0 + i] +
+                                        c2[o0 + i] * (acc[i] + sz * {{NS}}_d2(p0 + i, slice));
+                    const {{REAL}} g = {{NS}}_ex(b, s + i) + gyz[w][u];
+                    dst[i] = g != ({{REAL}})0 ? (wv + g * prev[o0 + i]) / (({{REAL}})1 + g) : wv;
+#{else}
 #{if WAVE}
                     dst[i] = ({{REAL}})2 * p0[i] - prev[o0 + i] +
                              c2[o0 + i] * (acc[i] + sz * {{NS}}_d2(p0 + i, slice));
 #{else}
                     dst[i] = acc[i] + sz * {{NS}}_d2(p0 + i, slice);
+#{endif}
 #{endif}
                 }
 #{if WAVE}
@@ -161,6 +229,9 @@ static inline __attribute__((always_inline)) void {{NS}}_rows(
                     v[w][u] = {{NS}}_point(in,
 #{if WAVE}
                                            prev, c2,
+#{endif}
+#{if DAMPED}
+                                           {{NS}}_ex(b, s + i) + gyz[w][u],
 #{endif}
                                            at + w * slice + u * line + s + i, line, slice,
                                            {{SCALARS}});
@@ -191,6 +262,9 @@ static inline __attribute__((always_inline)) void {{NS}}_rows(
 #{if WAVE}
                                        prev, c2,
 #{endif}
+#{if DAMPED}
+                                       {{NS}}_ex(b, i) + gyz[w][u],
+#{endif}
                                        at + w * slice + u * line + i, line, slice, {{SCALARS}});
 #pragma GCC unroll {{UK}}
         for (int w = 0; w < nw; ++w)
@@ -205,3 +279,39 @@ static inline __attribute__((always_inline)) void {{NS}}_rows(
 #{endif}
 #{endif}
 }
+#{if DWAVE}
+
+// dwave: rows j .. j + nu - 1 of planes k .. k + nw - 1 as {{NS}}_rows computes them, but
+// where a row lies in the hole's y and z range (damped kernel), only its x outside the hole:
+// such groups go one row at a time.
+static inline __attribute__((always_inline)) void {{NS}}_span(
+    {{REAL}} *restrict out, const {{REAL}} *restrict in, const {{REAL}} *restrict prev,
+    const {{REAL}} *restrict c2, int si, int sj, int sk, {{REAL}} src, {{NS}}_box b,
+    ptrdiff_t line, ptrdiff_t slice, int j, int k, int i0, int i1, int nu, int nw,
+    {{SCALAR_DECLS}})
+{
+#{if DAMPED}
+    const int y0 = b.hy0 + {{R}}, y1 = b.hy1 + {{R}}, z0 = b.hz0 + {{R}}, z1 = b.hz1 + {{R}};
+    const int x0 = b.hx0 + {{R}}, x1 = b.hx1 + {{R}};  // padded
+    if (b.hx1 > b.hx0 && j + nu > y0 && j < y1 && k + nw > z0 && k < z1) {
+        for (int w = 0; w < nw; ++w)
+            for (int u = 0; u < nu; ++u) {
+                const int jj = j + u, kk = k + w;
+                const int in_hole = jj >= y0 && jj < y1 && kk >= z0 && kk < z1;
+                // [i0, a) and [c, i1): the row's x outside the hole (a = c = i1: all of it)
+                const int a = !in_hole ? i1 : x0 < i0 ? i0 : x0 > i1 ? i1 : x0;
+                const int c = !in_hole ? i1 : x1 < i0 ? i0 : x1 > i1 ? i1 : x1;
+                if (i0 < a)
+                    {{NS}}_rows(out, in, prev, c2, si, sj, sk, src, b, line, slice, jj, kk, i0,
+                                a, 1, 1, {{SCALARS}});
+                if (c < i1)
+                    {{NS}}_rows(out, in, prev, c2, si, sj, sk, src, b, line, slice, jj, kk, c,
+                                i1, 1, 1, {{SCALARS}});
+            }
+        return;
+    }
+#{endif}
+    {{NS}}_rows(out, in, prev, c2, si, sj, sk, src, b, line, slice, j, k, i0, i1, nu, nw,
+                {{SCALARS}});
+}
+#{endif}

@@ -47,6 +47,7 @@ typedef struct gc_case {
     char name[32];
     int tu;        /* translation unit it is compiled in */
     entry_fn fn;
+    entry_fn fn_int; /* dwave: the interior kernel NAME_int */
 } gc_case;
 
 static char dir[256];
@@ -62,6 +63,8 @@ static void add_case(fdt_op op, int R, fdt_prec prec, const char *config, int rt
     assert_true(ncases < CASES_MAX);
     gc_case *c = &cases[ncases];
     c->p = (fdt_problem){op, R, prec, NX, NY, NZ};
+    if (op == FDT_OP_DWAVE) /* a strong layer 5 points wide: the damping shows */
+        c->p.absorb_w = 5, c->p.absorb_s = 0.5;
     snprintf(c->config, sizeof c->config, "%s", config);
     c->runtime_dims = rt;
     snprintf(c->name, sizeof c->name, "gc_k%d", ncases);
@@ -87,12 +90,12 @@ static void make_cases(void)
     };
     static const int radii[] = {1, 4, 8};
     int turn = 0;
-    for (int op = 0; op < FDT_OP_DWAVE; op++)
+    for (int op = 0; op < FDT_OP_COUNT; op++)
         for (int ri = 0; ri < 3; ri++)
             for (int prec = 0; prec < 2; prec++) {
                 add_case(op, radii[ri], prec, "default", 0); /* loops: the baseline */
                 add_case(op, radii[ri], prec, blocked[turn++ % 4], 0);
-                if (op == FDT_OP_LAP || op == FDT_OP_WAVE)
+                if (op == FDT_OP_LAP || fdt_op_is_step(op))
                     add_case(op, radii[ri], prec, lapwave[(ri + prec) % 2], 0);
                 if (radii[ri] == 4) {
                     add_case(op, 4, prec, "loop=jk,sched=dynamic,chunk=3,thr=2,bind=spread,"
@@ -100,6 +103,21 @@ static void make_cases(void)
                     add_case(op, 4, prec, "default", 1);
                     add_case(op, 4, prec, "blk=1,tx=8,ty=3,tz=4,uk=4,nt=1,pfd=3", 1);
                 }
+            }
+    /* dwave: every deployment with both damping forms (eta=array right after its eta=dist
+     * twin), in both families and the two-pass and streaming-store rows */
+    static const char *const deploys[] = {"complete", "inout", "sides"};
+    static const char *const dw[] = {"default", "blk=1,ty=4,tz=5,uj=2,uk=2",
+                                     "blk=1,ty=6,twopass=1,nt=1,uj=4,xs=16",
+                                     "blk=1,tx=16,ty=3,nt=1,uk=4,pfd=1"};
+    for (int d = 0; d < 3; d++)
+        for (int prec = 0; prec < 2; prec++)
+            for (int eta = 0; eta < 2; eta++) {
+                char config[96];
+                int k = d * 2 + prec;
+                snprintf(config, sizeof config, "deploy=%s,eta=%s%s%s", deploys[d],
+                         eta ? "array" : "dist", k % 4 ? "," : "", k % 4 ? dw[k % 4] : "");
+                add_case(FDT_OP_DWAVE, radii[k % 3], prec, config, k == 5);
             }
 }
 
@@ -215,6 +233,12 @@ static int setup(void **state)
     for (int i = 0; i < ncases; i++) {
         *(void **)&cases[i].fn = dlsym(libs[cases[i].tu], cases[i].name);
         assert_non_null(cases[i].fn);
+        if (cases[i].p.op == FDT_OP_DWAVE) {
+            char name[40];
+            fdt_gen_dwave_interior_name(cases[i].name, name, sizeof name);
+            *(void **)&cases[i].fn_int = dlsym(libs[cases[i].tu], name);
+            assert_non_null(cases[i].fn_int);
+        }
     }
     static const char *const pn[2] = {"f32", "f64"};
     for (int prec = 0; prec < 2; prec++) {
@@ -308,21 +332,32 @@ static void set_real(const fdt_problem *p, argval *v, double x)
         v->d = x;
 }
 
-/* Calls fn on the arrays with the arguments of fdt_gen_kernel_args, for rows [jbeg, jend). */
+/* One launch: the box it computes (NULL: the grid, for every operator but dwave) and dwave's
+ * eta array. */
+typedef struct launch_box {
+    const fdtuned_box *box;
+    const void *eta;
+} launch_box;
+
+/* Calls fn on the arrays with the arguments of fdt_gen_kernel_args, for rows [jbeg, jend) (of
+ * the box, dwave: its pointers offset to the box's padded origin). */
 static void run_kernel(entry_fn fn, const fdt_problem *p, const fdt_params *q, arrays *a,
-                       int rt, int jbeg, int jend)
+                       int rt, int jbeg, int jend, const launch_box *lb)
 {
     fdt_arg at[FDT_ARG_COUNT];
     argval v[FDT_ARG_COUNT];
     void *args[FDT_ARG_COUNT];
     int n = fdt_gen_kernel_args(p->op, rt, at);
-    size_t off = (size_t)a->lay.offset * fdt_prec_size(p->prec);
+    const fdtuned_box *b = lb ? lb->box : NULL;
+    int64_t origin = b ? b->g[0] + b->g[1] * a->lay.line + b->g[2] * a->lay.slice : 0;
+    size_t off = (size_t)(a->lay.offset + origin) * fdt_prec_size(p->prec);
     for (int i = 0; i < n; i++) {
         switch (at[i]) {
         case FDT_ARG_OUT: v[i].ptr = (char *)a->out + off; break;
         case FDT_ARG_IN: v[i].ptr = (char *)a->in[0] + off; break;
         case FDT_ARG_PREV: v[i].ptr = (char *)a->in[1] + off; break;
         case FDT_ARG_C2: v[i].ptr = (char *)a->in[2] + off; break;
+        case FDT_ARG_ETA: v[i].ptr = (void *)lb->eta; break;
         case FDT_ARG_NX: v[i].i = (int)p->nx; break;
         case FDT_ARG_NY: v[i].i = (int)p->ny; break;
         case FDT_ARG_NZ: v[i].i = (int)p->nz; break;
@@ -337,11 +372,34 @@ static void run_kernel(entry_fn fn, const fdt_problem *p, const fdt_params *q, a
         case FDT_ARG_SJ: v[i].i = (int)q->sj; break;
         case FDT_ARG_SK: v[i].i = (int)q->sk; break;
         case FDT_ARG_SRC: set_real(p, &v[i], q->src); break;
-        default: break;
+        default: /* dwave's box: extents, origin, hole */
+            assert_non_null(b);
+            if (at[i] <= FDT_ARG_BNZ)
+                v[i].i = (int)b->n[at[i] - FDT_ARG_BNX];
+            else if (at[i] <= FDT_ARG_GZ)
+                v[i].i = (int)b->g[at[i] - FDT_ARG_GX];
+            else
+                v[i].i = (int)b->hole[at[i] - FDT_ARG_HX0];
         }
         args[i] = &v[i];
     }
     fn(args);
+}
+
+/* Runs dwave case c's two kernels over the boxes b[0..nb) on a: NAME on the damped boxes,
+ * NAME_int on the others, each on its own rows (box-local), the eta array made here. */
+static void run_boxes(const gc_case *c, const fdt_params *q, arrays *a, const fdtuned_box *b,
+                      int nb)
+{
+    fdt_err e;
+    void *eta = alloc_array(fdt_absorb_profile_bytes(&c->p));
+    assert_int_equal(fdt_absorb_profile(&c->p, eta, &e), 0);
+    for (int i = 0; i < nb; i++) {
+        launch_box lb = {&b[i], eta};
+        run_kernel(b[i].damped ? c->fn : c->fn_int, &c->p, q, a, c->runtime_dims, c->p.R,
+                   (int)(c->p.R + b[i].n[1]), &lb);
+    }
+    free(eta);
 }
 
 typedef struct input_ctx {
@@ -429,7 +487,16 @@ static void run_case(const gc_case *c, verdict *v)
     fdt_params_default(&c->p, &q);
     arrays a;
     make_arrays(&c->p, cfg.align, &a);
-    run_kernel(c->fn, &c->p, &q, &a, c->runtime_dims, g.launch[0].jbeg, g.launch[0].jend);
+    if (c->p.op == FDT_OP_DWAVE) { /* the config's deployment, each box on its own rows */
+        fdt_deploy d;
+        assert_int_equal(fdt_gen_deploy(&CPU, &c->p, &cfg, &d, &e), 0);
+        for (int i = 0; i < d.nbox; i++)
+            assert_int_equal(d.geo[i].launch[0].jend - d.geo[i].launch[0].jbeg, d.box[i].n[1]);
+        run_boxes(c, &q, &a, d.box, d.nbox);
+    } else {
+        run_kernel(c->fn, &c->p, &q, &a, c->runtime_dims, g.launch[0].jbeg, g.launch[0].jend,
+                   NULL);
+    }
     check_output(&c->p, &q, &a, v);
     free_arrays(&a);
 }
@@ -453,6 +520,129 @@ static void test_every_case(void **state)
     }
     print_message("%d kernels checked at every point of %dx%dx%d\n", ncases, NX, NY, NZ);
     assert_int_equal(failed, 0);
+}
+
+/* The elements one launch of box b wrote (not the poison): exactly the box's points outside
+ * its hole. */
+static void check_box_writes(const gc_case *c, const arrays *a, const fdtuned_box *b)
+{
+    const fdt_layout *l = &a->lay;
+    const int R = c->p.R;
+    long written = 0, expected = 0;
+    for (int64_t at = 0; at < l->elems; at++)
+        written += !poisoned(&c->p, a->out, at);
+    for (int64_t z = 0; z < b->n[2]; z++)
+        for (int64_t y = 0; y < b->n[1]; y++)
+            for (int64_t x = 0; x < b->n[0]; x++) {
+                const long long *h = b->hole;
+                int hole = x >= h[0] && x < h[1] && y >= h[2] && y < h[3] && z >= h[4] &&
+                           z < h[5];
+                int64_t at = fdt_layout_index(l, R + b->g[0] + x, R + b->g[1] + y,
+                                              R + b->g[2] + z);
+                if (hole != poisoned(&c->p, a->out, at))
+                    fail_msg("%s box at %lld,%lld,%lld: point (%lld, %lld, %lld) %s", c->config,
+                             b->g[0], b->g[1], b->g[2], (long long)x, (long long)y,
+                             (long long)z, hole ? "in the hole written" : "not written");
+                expected += !hole;
+            }
+    if (written != expected)
+        fail_msg("%s box at %lld,%lld,%lld: %ld elements written outside it", c->config,
+                 b->g[0], b->g[1], b->g[2], written - expected);
+}
+
+/* dwave: the three deployments of one compiled kernel pair write the same bits. Each case's
+ * NAME and NAME_int run over the boxes of complete, inout and sides (fdtuned_deploy_boxes,
+ * one point per block in C) from the same inputs; the outputs (halo included) must be equal
+ * byte for byte: the damped kernel writes where g = 0 exactly what the interior kernel does
+ * ((w + g p_prev) / (1 + g) is taken only where g != 0), and every point's value depends on
+ * its global coordinates, not on the box. The two damping forms are a different matter: eta=dist
+ * computes S (d/W)^2 in the kernel's precision, eta=array reads its rounding from fp64, so in
+ * f32 the layer's values may differ in the last bits (both within the tolerance, test_every_case);
+ * the interior, where g = 0, is the same bits. The counts are printed. */
+static void test_dwave_deployments_agree(void **state)
+{
+    (void)state;
+    int compared = 0;
+    for (int i = 0; i < ncases; i++) {
+        const gc_case *c = &cases[i];
+        if (c->p.op != FDT_OP_DWAVE)
+            continue;
+        fdt_config cfg;
+        fdt_err e;
+        assert_int_equal(fdt_config_parse(c->config, &cfg, &e), 0);
+        fdt_params q;
+        fdt_params_default(&c->p, &q);
+        const long long n[3] = {c->p.nx, c->p.ny, c->p.nz}, ext[3] = {1, 1, 1};
+        arrays a[3];
+        for (int d = 0; d < 3; d++) {
+            fdtuned_box b[FDTUNED_DEPLOY_MAX];
+            int nb = fdtuned_deploy_boxes(d, n, c->p.absorb_w, ext, b);
+            assert_true(nb >= 1);
+            make_arrays(&c->p, cfg.align, &a[d]);
+            for (int k = 0; k < nb; k++) { /* each launch alone writes its box but the hole */
+                run_boxes(c, &q, &a[d], &b[k], 1);
+                check_box_writes(c, &a[d], &b[k]);
+                poison_array(&c->p, a[d].out, a[d].lay.elems);
+            }
+            run_boxes(c, &q, &a[d], b, nb);
+        }
+        for (int d = 1; d < 3; d++)
+            if (memcmp(a[0].out, a[d].out, a[0].bytes)) {
+                char what[96];
+                fdt_problem_format(&c->p, what, sizeof what);
+                fail_msg("%s %s: deployment %d's output differs from complete's", what,
+                         c->config, d);
+            }
+        for (int d = 0; d < 3; d++)
+            free_arrays(&a[d]);
+        compared++;
+    }
+    assert_true(compared >= 12);
+    /* eta=array against its eta=dist twin (the case before it) */
+    int pairs = 0;
+    for (int i = 1; i < ncases; i++) {
+        const gc_case *c = &cases[i], *twin = &cases[i - 1];
+        if (c->p.op != FDT_OP_DWAVE || !strstr(c->config, "eta=array") ||
+            !strstr(twin->config, "eta=dist"))
+            continue;
+        fdt_params q;
+        fdt_params_default(&c->p, &q);
+        const long long n[3] = {c->p.nx, c->p.ny, c->p.nz}, ext[3] = {1, 1, 1};
+        fdtuned_box b[FDTUNED_DEPLOY_MAX];
+        int nb = fdtuned_deploy_boxes(0, n, c->p.absorb_w, ext, b);
+        fdt_config cfg;
+        fdt_err e;
+        assert_int_equal(fdt_config_parse(c->config, &cfg, &e), 0);
+        arrays x, y;
+        make_arrays(&c->p, cfg.align, &x);
+        make_arrays(&c->p, cfg.align, &y);
+        run_boxes(c, &q, &x, b, nb);
+        run_boxes(twin, &q, &y, b, nb);
+        long differ = 0, interior_differ = 0;
+        size_t es = fdt_prec_size(c->p.prec);
+        const int W = c->p.absorb_w, R = c->p.R;
+        for (int64_t k = R; k < R + c->p.nz; k++)
+            for (int64_t j = R; j < R + c->p.ny; j++)
+                for (int64_t i2 = R; i2 < R + c->p.nx; i2++) {
+                    int64_t at = fdt_layout_index(&x.lay, i2, j, k);
+                    if (!memcmp((char *)x.out + at * es, (char *)y.out + at * es, es))
+                        continue;
+                    differ++;
+                    int inside = i2 - R >= W && i2 - R < c->p.nx - W && j - R >= W &&
+                                 j - R < c->p.ny - W && k - R >= W && k - R < c->p.nz - W;
+                    interior_differ += inside;
+                }
+        char what[96];
+        fdt_problem_format(&c->p, what, sizeof what);
+        print_message("%s %s: eta=array and eta=dist differ at %ld of %lld points (%ld in the "
+                      "interior)\n", what, c->config, differ,
+                      (long long)(c->p.nx * c->p.ny * c->p.nz), interior_differ);
+        assert_int_equal(interior_differ, 0);
+        free_arrays(&x);
+        free_arrays(&y);
+        pairs++;
+    }
+    assert_true(pairs >= 4);
 }
 
 /* ---------------------------------------------------------------- the faults */
@@ -750,6 +940,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_every_case),
+        cmocka_unit_test(test_dwave_deployments_agree),
         cmocka_unit_test(test_util),
         cmocka_unit_test(test_faults_caught),
         cmocka_unit_test(test_crash_and_hang),
