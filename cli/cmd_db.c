@@ -69,6 +69,7 @@ static const fdt_col counts_cols[] = {
     {"evaluations", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"decisions", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"metadata", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"links", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
 };
 
 /* Rows per table as a JSON object named key (nothing in the table form). */
@@ -86,6 +87,7 @@ static void emit_counts(fdt_emit *m, const char *key, const fdt_db_counts *c)
     fdt_emit_cell_int(m, c->evaluations);
     fdt_emit_cell_int(m, c->decisions);
     fdt_emit_cell_int(m, c->metadata);
+    fdt_emit_cell_int(m, c->links);
     fdt_emit_row_end(m);
     fdt_emit_table_end(m);
 }

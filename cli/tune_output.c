@@ -124,6 +124,8 @@ static const fdt_col summary_cols[] = {
     {"nx", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"ny", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"nz", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
+    {"absorb_width", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"absorb_strength", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"recipe", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"strategy", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"run", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
@@ -171,6 +173,9 @@ static void summary_row(fdt_emit *m, const fdt_device *info, const fdt_tune_summ
     fdt_emit_cell_int(m, x->p.nx);
     fdt_emit_cell_int(m, x->p.ny);
     fdt_emit_cell_int(m, x->p.nz);
+    int layer = x->p.op == FDT_OP_DWAVE; /* null for the undamped operators */
+    fdt_emit_cell_int(m, layer ? x->p.absorb_w : -1);
+    fdt_emit_cell_real(m, layer ? x->p.absorb_s : NAN);
     fdt_emit_cell_str(m, x->recipe);
     fdt_emit_cell_str(m, x->strategy);
     fdt_emit_cell_int(m, x->run_id);

@@ -442,6 +442,7 @@ void fdt_db_bulk_rollback(fdt_db *db);
 /* Rows per table. */
 typedef struct fdt_db_counts {
     int64_t devices, environments, problems, configs, runs, evaluations, decisions, metadata;
+    int64_t links; /* host<->device link measurements (schema v8) */
 } fdt_db_counts;
 int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e);
 
@@ -450,21 +451,22 @@ int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e);
  * environment by its five fields, a problem by operator, radius, precision, grid and absorbing
  * layer (width and strength, dwave's), a config by its canonical text, a run by (host, pid,
  * started, device, environment, kind), an evaluation by (run, problem, config, stage), a
- * decision by (device, problem, evaluation, decided_at, reason). A run's key is unique: one
- * process (host, pid) begins its runs one after another and fdt_db_run_begin never gives two
- * runs of one device, environment and kind the same start time (to the millisecond) in one
- * process; runs of different processes differ in host or pid, or in start time when a pid was
- * reused. fdt_db_import_check refuses a file that breaks it (written by hand, or by an fdtune
- * older than that guarantee), one with best decisions that name no ok full evaluation of their
- * own device and problem (the schema's trigger would refuse them in the target), and one with
- * integers outside the bounds of schema v6 (likewise). */
+ * decision by (device, problem, evaluation, decided_at, reason), a link measurement by its
+ * device and all its values. A run's key is unique: one process (host, pid) begins its runs one
+ * after another and fdt_db_run_begin never gives two runs of one device, environment and kind
+ * the same start time (to the millisecond) in one process; runs of different processes differ
+ * in host or pid, or in start time when a pid was reused. fdt_db_import_check refuses a file
+ * that breaks it (written by hand, or by an fdtune older than that guarantee), one with best
+ * decisions that name no ok full evaluation of their own device and problem (the schema's
+ * trigger would refuse them in the target), and one with integers outside the bounds of schema
+ * v6 (likewise). */
 int fdt_db_import_check(fdt_db *in, fdt_err *e);
 /* Inside a bulk write of out: copies every device, environment, problem, config, run,
- * evaluation and best decision of in (any connection, read-only is fine) into out, remapped
- * by the natural keys; rows out already holds are kept as they are and not copied again, so
- * importing one database twice adds nothing. A run out holds as running takes the source's
- * end (status, finish time) once the source has it; the copy bandwidth, the clocks and the
- * driver's source of a run (fdt_db_run_set_clocks) fill those out lacks (NULL). A source
+ * evaluation, best decision and link measurement of in (any connection, read-only is fine) into
+ * out, remapped by the natural keys; rows out already holds are kept as they are and not copied
+ * again, so importing one database twice adds nothing. A run out holds as running takes the
+ * source's end (status, finish time) once the source has it; the copy bandwidth, the clocks and
+ * the driver's source of a run (fdt_db_run_set_clocks) fill those out lacks (NULL). A source
  * older than schema v5 has no clocks: its runs come with none. Order within a table is kept.
  * added (may be NULL): the rows new to out, per table. */
 int fdt_db_import(fdt_db *out, fdt_db *in, fdt_db_counts *added, fdt_err *e);
@@ -473,10 +475,10 @@ int fdt_db_import(fdt_db *out, fdt_db *in, fdt_db_counts *added, fdt_err *e);
  * imported. */
 int fdt_db_import_eval(fdt_db *out, int64_t in_eval_id, int64_t *eval_id, int64_t *device_id,
                        int64_t *problem_id, fdt_err *e);
-/* Inside a bulk write: keeps only the evaluations keep[0..n) (ids), the decisions that name
- * one of them, and the runs, devices, environments, problems and configs kept rows refer
- * to; everything else goes (the system database is made so). removed (may be NULL): rows
- * removed per table. */
+/* Inside a bulk write: keeps only the evaluations keep[0..n) (ids), the decisions that name one
+ * of them, the runs, devices, environments, problems and configs kept rows refer to and the
+ * link measurements of the kept runs' devices; everything else goes (the system database is
+ * made so). removed (may be NULL): rows removed per table. */
 int fdt_db_prune_keep(fdt_db *db, const int64_t *keep, size_t n, fdt_db_counts *removed,
                       fdt_err *e);
 /* Rewrites the file without free pages and in a rollback journal (no -wal or -shm beside it,

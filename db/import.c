@@ -50,6 +50,9 @@ static const struct table {
      0, NULL},
     {"best_decisions", "id, device_id, problem_id, eval_id, decided_at, reason, cut_short", 7,
      "stopped"},
+    /* a source older than v8 has none (fdt_dbi_compat_readonly's empty stand-in) */
+    {"links", "id, device_id, h2d_gbs, d2h_gbs, both_gbs, latency_us, unified, measured", 0,
+     NULL},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 
@@ -230,12 +233,21 @@ static const char *const remap[NTABLES][3] = {
      " AND b.reason = s.reason AND b.cut_short = s.cut_short AND b.stopped IS s.stopped)"
      " ORDER BY s.id",
      NULL, NULL},
+    /* a link measurement by its device and every value */
+    {"INSERT INTO main.links (device_id, h2d_gbs, d2h_gbs, both_gbs, latency_us, unified,"
+     " measured) SELECT md.dst, s.h2d_gbs, s.d2h_gbs, s.both_gbs, s.latency_us, s.unified,"
+     " s.measured FROM temp.src_links s JOIN temp.map_devices md ON md.src = s.device_id"
+     " WHERE NOT EXISTS (SELECT 1 FROM main.links l WHERE l.device_id = md.dst"
+     " AND l.measured = s.measured AND l.h2d_gbs = s.h2d_gbs AND l.d2h_gbs = s.d2h_gbs"
+     " AND l.both_gbs = s.both_gbs AND l.latency_us = s.latency_us AND l.unified = s.unified)"
+     " ORDER BY s.id",
+     NULL, NULL},
 };
 
 static int64_t *count_of(fdt_db_counts *c, size_t table)
 {
     int64_t *v[NTABLES] = {&c->devices, &c->environments, &c->problems, &c->configs, &c->runs,
-                           &c->evaluations, &c->decisions};
+                           &c->evaluations, &c->decisions, &c->links};
     return v[table];
 }
 
@@ -370,14 +382,15 @@ int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e)
                         " (SELECT count(*) FROM environments), (SELECT count(*) FROM problems),"
                         " (SELECT count(*) FROM configs),"
                         " (SELECT count(*) FROM runs), (SELECT count(*) FROM evaluations),"
-                        " (SELECT count(*) FROM best_decisions), (SELECT count(*) FROM metadata)",
+                        " (SELECT count(*) FROM best_decisions), (SELECT count(*) FROM links),"
+                        " (SELECT count(*) FROM metadata)",
                         &st, e))
         return fdt_err_wrap(e, "%s: count rows", db->path);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         for (size_t t = 0; t < NTABLES; t++)
             *count_of(c, t) = sqlite3_column_int64(st, (int)t);
-        c->metadata = sqlite3_column_int64(st, (int)NTABLES);
+        c->metadata = sqlite3_column_int64(st, (int)NTABLES); /* after the links */
         rc = SQLITE_DONE;
     }
     if (rc != SQLITE_DONE)
@@ -391,16 +404,17 @@ int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e)
 /* What stays: the evaluations asked for, then what they need; each delete in an order that
  * keeps every foreign key satisfied. Counted per table in the order of `tables`. */
 static const char *const prune[NTABLES] = {
-    "DELETE FROM devices WHERE id NOT IN (SELECT device_id FROM runs)"
-    " AND id NOT IN (SELECT device_id FROM links)",
+    "DELETE FROM devices WHERE id NOT IN (SELECT device_id FROM runs)",
     "DELETE FROM environments WHERE id NOT IN (SELECT env_id FROM runs)",
     "DELETE FROM problems WHERE id NOT IN (SELECT problem_id FROM evaluations)",
     "DELETE FROM configs WHERE id NOT IN (SELECT config_id FROM evaluations)",
     "DELETE FROM runs WHERE id NOT IN (SELECT run_id FROM evaluations)",
     "DELETE FROM evaluations WHERE id NOT IN (SELECT id FROM temp.prune_keep)",
     "DELETE FROM best_decisions WHERE eval_id NOT IN (SELECT id FROM temp.prune_keep)",
+    "DELETE FROM links WHERE device_id NOT IN (SELECT device_id FROM runs)",
 };
-static const size_t prune_order[NTABLES] = {6, 5, 4, 3, 2, 1, 0};
+/* links go with the runs of their device, before the devices */
+static const size_t prune_order[NTABLES] = {6, 5, 4, 3, 2, 1, 7, 0};
 
 static int fill_keep(fdt_db *db, const int64_t *keep, size_t n, fdt_err *e)
 {

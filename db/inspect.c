@@ -80,7 +80,8 @@ int fdt_db_health_check(fdt_db *db, fdt_db_health *h, fdt_err *e)
         scalar(db, "SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM evaluations x"
                    " WHERE x.run_id = r.id)", &h->idle_runs, e) ||
         scalar(db, "SELECT count(*) FROM devices d WHERE NOT EXISTS (SELECT 1 FROM runs x"
-                   " WHERE x.device_id = d.id)", &h->unused_devices, e) ||
+                   " WHERE x.device_id = d.id) AND NOT EXISTS (SELECT 1 FROM links l"
+                   " WHERE l.device_id = d.id)", &h->unused_devices, e) ||
         scalar(db, "SELECT count(*) FROM environments v WHERE NOT EXISTS (SELECT 1 FROM runs x"
                    " WHERE x.env_id = v.id)", &h->unused_environments, e) ||
         scalar(db, "SELECT count(*) FROM problems p WHERE NOT EXISTS (SELECT 1 FROM"

@@ -9,8 +9,9 @@
 # memory; a missing offline compiler, or one that does not know the target, is an
 # operational error naming the target and the packages, and a target NVRTC does not take is
 # a usage error naming those it takes; --op dwave and --absorb W[:S] go together in every
-# command that takes a problem, and a bad layer is a usage error. Every failed check is printed; the exit status is 1
-# when any check failed. CTest runs it with FDTUNE_CACHE pointing into the build tree.
+# command that takes a problem, and a bad layer is a usage error. Every failed check is
+# printed; the exit status is 1 when any check failed. CTest runs it with FDTUNE_CACHE
+# pointing into the build tree.
 set -eu
 
 fdtune=${1:?usage: test_cli.sh PATH/TO/fdtune}
@@ -262,8 +263,9 @@ expect_in "dry-run bound d2x" "$out" '"bound": "dram"'
 # --- dwave's absorbing layer: --absorb W[:S] goes with --op dwave, in every command ------
 # that takes a problem; each refusal is a usage error that says what to give, and nothing is
 # written (the plan file stays absent).
-for cmd in "gen" "bench --grid 64^3" "tune --R 4 --grid 64^3" "plan --R 4 --grid 64^3 -o $tmp/d.jsonl" \
-    "export" "retune" "query best" "query history --R 4 --grid 64^3 --config bx=32"; do
+for cmd in "gen" "bench --grid 64^3" "tune --R 4 --grid 64^3" \
+    "plan --R 4 --grid 64^3 -o $tmp/d.jsonl" "export" "retune" "query best" \
+    "query history --R 4 --grid 64^3 --config bx=32"; do
     # shellcheck disable=SC2086 # the command's words
     expect_usage_error "$cmd --op dwave without --absorb" "--op dwave needs --absorb W[:S]" \
         $cmd --op dwave

@@ -2730,7 +2730,8 @@ static void test_migrate_v7(void **state)
 }
 
 /* The links table (v8): nothing until measured; the newest measurement answers (by its time,
- * then the later write); a measurement that is not one is refused, nothing written. */
+ * then the later write); a measurement that is not one is refused, nothing written; a merge
+ * carries them once, pruning drops them with their device's runs. */
 static void test_links(void **state)
 {
     (void)state;
@@ -2782,9 +2783,47 @@ static void test_links(void **state)
     assert_int_equal(sql_int(f.path, "SELECT count(*) FROM links"), 3);
     assert_true(sql_refused(f.path, "INSERT INTO links (device_id, h2d_gbs, d2h_gbs, latency_us,"
                                     " unified, measured) VALUES (1, 1, 1, 1, 0, 'yesterday')"));
-    /* another device has none */
+    /* another device has none; one measured and never tuned is in use (db check) */
     assert_int_equal(fdt_db_link_get(f.db, f.dev + 1, &got, &found, &e), 0);
     assert_int_equal(found, 0);
+    fdt_device other = device("NVIDIA H200", "sm_90", 132, GB80, "GPU-bbbb");
+    int64_t oid;
+    assert_int_equal(fdt_db_device_id(f.db, &other, &oid, &e), 0);
+    fdt_db_health h;
+    assert_int_equal(fdt_db_health_check(f.db, &h, &e), 0);
+    assert_int_equal(h.unused_devices, 1);
+    assert_int_equal(fdt_db_link_put(f.db, oid, &l, &e), 0);
+    assert_int_equal(fdt_db_health_check(f.db, &h, &e), 0);
+    assert_int_equal(h.unused_devices, 0);
+    /* a merge carries them, once however often it runs; the newest still answers */
+    char path[512];
+    path_in(path, sizeof path, "links-merged.db");
+    fdt_db *out = open_ok(path, FDT_DB_CREATE);
+    fdt_db_counts added;
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(fdt_db_bulk_begin(out, &e), 0);
+        assert_int_equal(fdt_db_import(out, f.db, &added, &e), 0);
+        assert_int_equal(fdt_db_bulk_commit(out, &e), 0);
+        assert_int_equal(added.links, k ? 0 : 4);
+    }
+    fdt_db_counts c;
+    assert_int_equal(fdt_db_count(out, &c, &e), 0);
+    assert_int_equal(c.links, 4);
+    int64_t dev = 0;
+    fdt_device d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    assert_int_equal(fdt_db_device_find(out, &d, &dev, &e), 0);
+    assert_int_equal(fdt_db_link_get(out, dev, &got, &found, &e), 0);
+    assert_int_equal(found, 1);
+    assert_int_equal(got.unified, 1);
+    /* pruned with the runs of their device (the system database keeps what it keeps) */
+    assert_int_equal(fdt_db_bulk_begin(out, &e), 0);
+    fdt_db_counts removed;
+    assert_int_equal(fdt_db_prune_keep(out, NULL, 0, &removed, &e), 0);
+    assert_int_equal(fdt_db_bulk_commit(out, &e), 0);
+    assert_int_equal(removed.links, 4);
+    assert_int_equal(removed.devices, 2);
+    assert_int_equal(fdt_db_check(out, &e), 0);
+    fdt_db_close(out);
     fdt_db_close(f.db);
 }
 

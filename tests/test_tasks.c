@@ -163,6 +163,70 @@ static void bad_line(const char *line, const char *why)
     assert_has(e.msg, "bad.jsonl:1");
 }
 
+/* dwave's absorbing layer (issue 29): the request's layer goes to dwave's problems alone
+ * (fdt_tune_request_problem), a plan writes it into dwave's tasks only and reads it back, and
+ * a dwave task without its layer, or with a bad one, is refused. */
+static void test_dwave_layer(void **state)
+{
+    (void)state;
+    fdt_err e = {""};
+    fdt_tune_request rq = request((1u << FDT_OP_LAP) | (1u << FDT_OP_DWAVE), 4, 64);
+    rq.p.op = FDT_OP_LAP; /* the last --op given: the layer is dwave's whatever it is */
+    rq.p.absorb_w = 8;
+    rq.p.absorb_s = 0.05;
+    fdt_problem *v = NULL;
+    int n = 0;
+    assert_int_equal(fdt_tune_problems(&rq, &v, &n, &e), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[0].op, FDT_OP_LAP);
+    assert_int_equal(v[0].absorb_w, 0);
+    assert_true(v[0].absorb_s == 0);
+    assert_int_equal(v[1].op, FDT_OP_DWAVE);
+    assert_int_equal(v[1].absorb_w, 8);
+    assert_true(v[1].absorb_s == 0.05);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(fdt_problem_check(&v[i], &e), 0);
+    free(v);
+    fdt_problem one;
+    fdt_tune_request_problem(&rq, FDT_OP_WAVE, &one);
+    assert_int_equal(one.absorb_w, 0);
+
+    char path[512];
+    path_in(path, sizeof path, "dwave.jsonl");
+    assert_int_equal(fdt_tasks_write(path, &rq, NULL, &n, &e), 0);
+    assert_int_equal(n, 2);
+    fdt_task t;
+    assert_int_equal(fdt_task_read(path, 0, &t, &e), 0);
+    assert_int_equal(t.p.op, FDT_OP_LAP);
+    assert_int_equal(t.p.absorb_w, 0);
+    assert_int_equal(fdt_task_read(path, 1, &t, &e), 0);
+    assert_int_equal(t.p.op, FDT_OP_DWAVE);
+    assert_int_equal(t.p.absorb_w, 8);
+    assert_true(t.p.absorb_s == 0.05);
+    fdt_tune_request back;
+    fdt_task_request(&t, &back);
+    fdt_tune_request_problem(&back, FDT_OP_DWAVE, &one);
+    assert_int_equal(one.absorb_w, 8);
+
+    bad_line("{\"schema\": 1, \"task\": 0, \"tasks\": 1, \"op\": \"dwave\", \"R\": 4, "
+             "\"precision\": \"f32\", \"nx\": 64, \"ny\": 64, \"nz\": 64, \"budget\": 0, "
+             "\"time_s\": 0, \"seed\": 1}\n",
+             "dwave needs an absorbing layer");
+    bad_line("{\"schema\": 1, \"task\": 0, \"tasks\": 1, \"op\": \"dwave\", \"R\": 4, "
+             "\"precision\": \"f32\", \"nx\": 64, \"ny\": 64, \"nz\": 64, \"budget\": 0, "
+             "\"time_s\": 0, \"seed\": 1, \"absorb_width\": 40, \"absorb_strength\": 0.1}\n",
+             "leaves no interior");
+    bad_line("{\"schema\": 1, \"task\": 0, \"tasks\": 1, \"op\": \"dwave\", \"R\": 4, "
+             "\"precision\": \"f32\", \"nx\": 64, \"ny\": 64, \"nz\": 64, \"budget\": 0, "
+             "\"time_s\": 0, \"seed\": 1, \"absorb_width\": \"8\", \"absorb_strength\": 0.1}\n",
+             "\"absorb_width\" must be an integer");
+    bad_line("{\"schema\": 1, \"task\": 0, \"tasks\": 1, \"op\": \"lap\", \"R\": 4, "
+             "\"precision\": \"f32\", \"nx\": 64, \"ny\": 64, \"nz\": 64, \"budget\": 0, "
+             "\"time_s\": 0, \"seed\": 1, \"absorb_width\": 8, \"absorb_strength\": 0.1}\n",
+             "an absorbing layer is dwave's");
+}
+
+
 static void test_plan_errors(void **state)
 {
     (void)state;
@@ -603,6 +667,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_problems),    cmocka_unit_test(test_plan_round_trip),
+        cmocka_unit_test(test_dwave_layer),
         cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_shard_copy),
         cmocka_unit_test(test_sim_devices), cmocka_unit_test(test_sim_build_and_evaluate),
         cmocka_unit_test(test_kinds_apart),
