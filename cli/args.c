@@ -1,6 +1,7 @@
 /* Argument parsing shared by subcommands: list values (one splitter for every option that
  * takes a list), the problem options (--op, --R, --precision, --grid: lists in every
- * command, one problem where a command takes one), checked integers and durations. Nothing
+ * command, one problem where a command takes one; --absorb, dwave's layer), checked integers
+ * and durations. Nothing
  * here truncates a value: a list of any length is split whole, and what cannot be taken is
  * refused naming the option. */
 #include "cli.h"
@@ -144,8 +145,25 @@ static int take_problem_item(void *ctx, const char *s)
     return -1;
 }
 
+/* --absorb W[:S], checked alone (the grid against W later, by fdt_problem_check). */
+static int take_absorb(problem_args *a, const char *arg)
+{
+    fdt_problem layer = {FDT_OP_DWAVE, 0, FDT_F32, 0, 0, 0};
+    fdt_err e;
+    if (fdt_absorb_parse(arg, &layer, &e)) {
+        print_error("--absorb: %s", e.msg);
+        return -1;
+    }
+    a->absorb_w = layer.absorb_w;
+    a->absorb_s = layer.absorb_s;
+    a->have_absorb = 1;
+    return 1;
+}
+
 int problem_args_take(problem_args *a, int opt, const char *arg)
 {
+    if (opt == OPT_ABSORB)
+        return take_absorb(a, arg);
     static const struct {
         int opt;
         const char *name;
@@ -156,6 +174,30 @@ int problem_args_take(problem_args *a, int opt, const char *arg)
             return list_each(names[i].name, arg, take_problem_item, &it) ? -1 : 1;
         }
     return 0;
+}
+
+int problem_args_done(problem_args *a)
+{
+    int dwave = (a->ops & (1u << FDT_OP_DWAVE)) != 0;
+    if (dwave && !a->have_absorb) {
+        print_error("--op dwave needs --absorb W[:S]: the absorbing layer's width W in grid "
+                    "points on each face and its strength S = eta_max*dt (default %g)",
+                    FDT_ABSORB_S_DEFAULT);
+        return -1;
+    }
+    if (a->have_absorb && !dwave) {
+        print_error("--absorb: only dwave has an absorbing layer; give --op dwave");
+        return -1;
+    }
+    problem_args_layer(a, a->p.op, &a->p);
+    return 0;
+}
+
+void problem_args_layer(const problem_args *a, fdt_op op, fdt_problem *p)
+{
+    int dwave = op == FDT_OP_DWAVE;
+    p->absorb_w = dwave ? a->absorb_w : 0;
+    p->absorb_s = dwave ? a->absorb_s : 0;
 }
 
 int problem_args_one(const problem_args *a, const char *cmd)
@@ -174,6 +216,8 @@ int problem_args_one(const problem_args *a, const char *cmd)
 void problem_args_request(const problem_args *pa, fdt_tune_request *rq)
 {
     rq->p = pa->p;
+    rq->p.absorb_w = pa->absorb_w; /* dwave's, whichever operator p is */
+    rq->p.absorb_s = pa->absorb_s;
     rq->ops = pa->ops;
     rq->Rs = pa->Rs;
     rq->precs = pa->precs;

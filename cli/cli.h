@@ -38,21 +38,40 @@ int cmd_plan(int argc, char **argv);
 int list_each(const char *opt, const char *arg, int (*take)(void *ctx, const char *item),
               void *ctx);
 /* The problem options of every command: --op, --R, --precision and --grid, each a list
- * (comma-separated, or the option repeated) wherever it is taken. p holds the last value of
- * each (the defaults lap, 4, f32, 512^3 until given), the sets every value given. */
+ * (comma-separated, or the option repeated) wherever it is taken, and --absorb W[:S], dwave's
+ * absorbing layer (one value). p holds the last value of each (the defaults lap, 4, f32,
+ * 512^3 until given; the layer once problem_args_done has seen that p is dwave), the sets
+ * every value given. */
 #define PROBLEM_MAX_GRIDS 16
+/* --absorb in the help of every command that takes a problem (options in column 20). */
+#define ABSORB_HELP                                                                            \
+    "  --absorb W[:S]   dwave's absorbing layer (required with --op dwave, refused with\n"        \
+    "                   any other): W grid points on each face (2W less than every\n"             \
+    "                   extent) damped with strength S = eta_max*dt in (0, 10] at the\n"          \
+    "                   outer face (default 0.1); another W or S is another problem\n"
+/* The getopt code of --absorb in every command's option table (clear of any letter). */
+#define OPT_ABSORB 900
 typedef struct problem_args {
     fdt_problem p;
-    int have_op, have_R, have_prec, have_grid;
+    int have_op, have_R, have_prec, have_grid, have_absorb;
     unsigned ops, Rs, precs; /* bits 1u << fdt_op, 1u << R, 1u << fdt_prec; 0: none given */
     int ngrids;              /* the grids given, each once, in order */
     int64_t grid[PROBLEM_MAX_GRIDS][3];
+    int absorb_w;            /* --absorb: width and strength; 0 and 0 when not given */
+    double absorb_s;
 } problem_args;
 void problem_args_init(problem_args *a);
-/* Takes option opt ('o' --op, 'R' --R, 'p' --precision, 'g' --grid) with its value arg, a
- * list (list_each), each item checked. Returns 1 if the option was consumed, 0 if not a
- * problem option, -1 on error (printed). */
+/* Takes option opt ('o' --op, 'R' --R, 'p' --precision, 'g' --grid: lists, list_each;
+ * OPT_ABSORB --absorb: one W[:S], fdt_absorb_parse) with its value arg, each item checked.
+ * Returns 1 if the option was consumed, 0 if not a problem option, -1 on error (printed). */
 int problem_args_take(problem_args *a, int opt, const char *arg);
+/* After the options, in every command that takes a problem: dwave and --absorb go together
+ * (--op dwave without --absorb, or --absorb without dwave among the operators, is refused
+ * with what to give; 0, or -1 printed, for EXIT_USAGE), and p gets the layer when it is
+ * dwave. */
+int problem_args_done(problem_args *a);
+/* The layer of dwave among operator op's problems: (W, S) for dwave, (0, 0) otherwise. */
+void problem_args_layer(const problem_args *a, fdt_op op, fdt_problem *p);
 /* For what takes one problem (gen, bench, query history, query best --nearest): 0, or -1
  * (printed, naming cmd and the option) when an option was given several values. */
 int problem_args_one(const problem_args *a, const char *cmd);
@@ -187,11 +206,13 @@ int stdout_write(const char *s, size_t n);
 int stdout_flush(void);
 /* emit_flush, then checks that everything m opened was closed and frees it. */
 int emit_done(fdt_emit *m);
-/* A problem as JSON members: "op", "R", "precision", "nx", "ny", "nz". */
+/* A problem as JSON members: "op", "R", "precision", "nx", "ny", "nz" (dwave: and
+ * "absorb_width", "absorb_strength"). */
 void emit_problem(fdt_emit *m, const fdt_problem *p);
 /* A problem in a table: "lap R=4 f32 512x512x512" for people, its fields in the machine forms
- * (op, R, precision, nx, ny, nz; negative numbers are unknown: null). Seven columns;
- * emit_problem_cells fills them. */
+ * (op, R, precision, nx, ny, nz, absorb_width, absorb_strength; negative numbers are unknown:
+ * null; the absorbing layer is null but for dwave). Nine columns; emit_problem_cells fills
+ * them. */
 #define PROBLEM_COLS                                                                           \
     {"problem", "problem", FDT_COL_STR, NULL, FDT_SHOW_TEXT, FDT_COL_DASH | FDT_COL_KEY},      \
         {"op", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                            \
@@ -199,7 +220,9 @@ void emit_problem(fdt_emit *m, const fdt_problem *p);
         {"precision", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, FDT_COL_DASH},                     \
         {"nx", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                   \
         {"ny", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                   \
-        {"nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0}
+        {"nz", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                                   \
+        {"absorb_width", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},                         \
+        {"absorb_strength", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0}
 void emit_problem_cells(fdt_emit *m, const fdt_problem *p);
 /* A config in a table: people read every parameter (config_display), the machine
  * forms keep the canonical key as "config" (the database's key, stable for joins) and add

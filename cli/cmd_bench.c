@@ -29,6 +29,7 @@ static void bench_usage(FILE *f)
             "padding and inputs untouched, and times it (warm-up, device events, repetitions\n"
             "until the median is stable; median, min, max).\n\n"
             "  --grid G         N^3 or NXxNYxNZ (interior points)\n"
+            ABSORB_HELP
             "  --config TEXT    a candidate (repeatable); 'default' is the reference config\n"
             "  --device N       index in 'fdtune devices' (default 0)\n"
             "  --cpu auto|NAME  the host CPU instead of a GPU (configs in the C dialect's\n"
@@ -276,6 +277,7 @@ static int parse(int argc, char **argv, bench_args *a)
     static const struct option opts[] = {
         {"op", required_argument, 0, 'o'},      {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
+        {"absorb", required_argument, 0, OPT_ABSORB},
         {"config", required_argument, 0, 'c'},  {"device", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 's'},    {"probe", no_argument, 0, 'P'},
         {"timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'j'},
@@ -332,7 +334,7 @@ static int parse(int argc, char **argv, bench_args *a)
     }
     if (optind < argc)
         die_usage("bench", "unexpected argument '%s'", argv[optind]);
-    if (problem_args_one(&a->pa, "bench"))
+    if (problem_args_one(&a->pa, "bench") || problem_args_done(&a->pa))
         return EXIT_USAGE;
     if (!a->pa.have_grid)
         die_usage("bench", "--grid is required (N^3 or NXxNYxNZ)");

@@ -52,8 +52,10 @@ static void export_usage(FILE *f)
             "                 cores) and grid with the same rule. With --gpu too, one file\n"
             "                 holds both parts: the GPU part for HIP/CUDA (C++) code, then\n"
             "                 the CPU part for C code (-DFDTUNED_CPU_ONLY: that part alone)\n"
-            "  --op OP        d2x, d2y, d2z, lap, wave; comma-separated or repeated (default:\n"
-            "                 every tuned operator)\n"
+            "  --op OP        d2x, d2y, d2z, lap, wave, dwave; comma-separated or repeated\n"
+            "                 (default: every tuned operator)\n"
+            "  --absorb W[:S] with --op dwave (required): only its results of this absorbing\n"
+            "                 layer (width W, strength S, default 0.1)\n"
             "  --R N          radii 1..8, comma-separated or repeated (default: every tuned\n"
             "                 radius)\n"
             "  --precision P  f32, f64 or f32,f64 (default: both)\n"
@@ -105,6 +107,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
         {"cpu", required_argument, 0, OPT_CPU},
         {"R", required_argument, 0, 'R'},         {"precision", required_argument, 0, 'p'},
         {"grid", required_argument, 0, 'g'},      {"db", required_argument, 0, OPT_DB},
+        {"absorb", required_argument, 0, OPT_ABSORB},
         {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, OPT_FORMAT},
         {"no-system-db", no_argument, 0, OPT_NO_SYSTEM}, {"driver", no_argument, 0, OPT_DRIVER},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
@@ -125,7 +128,7 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
             o->x.cpu[o->x.ngpus] = c == OPT_CPU;
             o->x.gpus[o->x.ngpus++] = optarg;
             break;
-        case OPT_OP: case 'R': case 'p': case 'g':
+        case OPT_OP: case 'R': case 'p': case 'g': case OPT_ABSORB:
             if (problem_args_take(&pa, c == OPT_OP ? 'o' : c, optarg) < 0)
                 return EXIT_USAGE;
             break;
@@ -147,6 +150,10 @@ static int parse_opts(int argc, char **argv, eopts *o, fdt_sb *cmdline)
         die_usage("export", "unexpected argument '%s'", argv[optind]);
     if (o->out && !*o->out)
         die_usage("export", "-o needs a file name");
+    if (problem_args_done(&pa))
+        return EXIT_USAGE;
+    o->x.absorb_w = pa.absorb_w;
+    o->x.absorb_s = pa.absorb_s;
     if (o->driver && o->json)
         die_usage("export", "--driver writes C code: not with --format json");
     o->x.ops = pa.ops;

@@ -12,12 +12,14 @@ static void gen_usage(FILE *f)
 {
     fprintf(f,
             "usage: fdtune gen --op OP --R N [--precision f32|f64] [--grid N^3|NXxNYxNZ]\n"
+            "                  [--absorb W[:S]]\n"
             "                  [--config KEY=VAL,...] [--name KERNEL] [--compile]\n"
             "                  [--target ARCH]... [--disasm] [--runtime-dims]\n\n"
             "Prints the HIP source of one candidate kernel on stdout. The grid is baked into the\n"
             "kernel as constants (what fdtune tunes); with --runtime-dims the grid and strides\n"
             "are kernel arguments instead, so one kernel serves any grid.\n\n"
-            "  --op OP          d2x, d2y, d2z, lap, wave (default lap)\n"
+            "  --op OP          d2x, d2y, d2z, lap, wave, dwave (default lap)\n"
+            ABSORB_HELP
             "  --R N            stencil radius 1..8, order of accuracy 2N (default 4)\n"
             "  --precision P    f32 or f64 (default f32)\n"
             "  --grid G         N^3 or NXxNYxNZ (default 512^3)\n"
@@ -135,6 +137,7 @@ int cmd_gen(int argc, char **argv)
     static const struct option opts[] = {
         {"op", required_argument, 0, 'o'},     {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
+        {"absorb", required_argument, 0, OPT_ABSORB},
         {"config", required_argument, 0, 'c'}, {"name", required_argument, 0, 'n'},
         {"compile", no_argument, 0, 'C'},      {"target", required_argument, 0, 't'},
         {"runtime-dims", no_argument, 0, 'D'}, {"disasm", no_argument, 0, 'S'},
@@ -168,7 +171,7 @@ int cmd_gen(int argc, char **argv)
     }
     if (optind < argc)
         die_usage("gen", "unexpected argument '%s'", argv[optind]);
-    if (problem_args_one(&pa, "gen"))
+    if (problem_args_one(&pa, "gen") || problem_args_done(&pa))
         return EXIT_USAGE;
     if ((ntargets || disasm) && !compile)
         compile = 1; /* a target or a disassembly only makes sense when compiling */

@@ -19,7 +19,8 @@ static void plan_usage(FILE *f)
             "$SLURM_ARRAY_TASK_ID) on one GPU, into a database shard of its own that is\n"
             "copied to results/ beside the plan; 'fdtune db merge' gathers the shards.\n"
             "contrib/slurm/submit.sh writes a plan, submits the array and the merge job.\n\n"
-            "  --op OPS         operators (default: d2x, d2y, d2z, lap, wave)\n"
+            "  --op OPS         operators (default: d2x, d2y, d2z, lap, wave; dwave when named)\n"
+            ABSORB_HELP
             "  --R N            radii 1..8, a list or repeated\n"
             "  --precision P    f32 (default), f64, or both\n"
             "  --grid G         N^3 or NXxNYxNZ; repeat for several grids\n"
@@ -49,6 +50,7 @@ static int parse(int argc, char **argv, plan_args *a)
     static const struct option opts[] = {
         {"op", required_argument, 0, OPT_OP},     {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
+        {"absorb", required_argument, 0, OPT_ABSORB},
         {"recipe", required_argument, 0, 'r'},    {"strategy", required_argument, 0, 'S'},
         {"budget", required_argument, 0, 'b'},    {"time", required_argument, 0, 't'},
         {"seed", required_argument, 0, 's'},      {"output", required_argument, 0, 'o'},
@@ -62,7 +64,7 @@ static int parse(int argc, char **argv, plan_args *a)
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_OP: case 'R': case 'p': case 'g':
+        case OPT_OP: case 'R': case 'p': case 'g': case OPT_ABSORB:
             if (problem_args_take(&a->pa, c == OPT_OP ? 'o' : c, optarg) < 0)
                 return EXIT_USAGE;
             break;
@@ -93,6 +95,8 @@ static int parse(int argc, char **argv, plan_args *a)
     }
     if (optind < argc)
         die_usage("plan", "unexpected argument '%s'", argv[optind]);
+    if (problem_args_done(&a->pa))
+        return EXIT_USAGE;
     problem_args_request(&a->pa, &a->rq);
     if (!a->rq.Rs || !a->rq.ngrids)
         die_usage("plan", "--R and --grid are required, e.g. fdtune plan --R 4 --grid 512^3 "

@@ -224,6 +224,8 @@ static void usage_overview(FILE *f)
             "              or a part of a stored CPU's name or arch (x86-64-v3)\n"
             "  --op, --R, --precision, --grid  lists (comma-separated or repeated): any of\n"
             "              their values; history and --nearest take one problem\n"
+            "  --absorb W[:S]  with --op dwave (required; best, history): only dwave's\n"
+            "              problems of this absorbing layer (width W, strength S, default 0.1)\n"
             "  --no-system-db  best and --nearest consult your database, then the system\n"
             "              database (share/fdtune/system.db, results measured on the project's\n"
             "              GPUs; column \"source\": user or system); this leaves it out\n"
@@ -239,7 +241,8 @@ static void usage_sub(const char *sub, FILE *f)
     if (!strcmp(sub, "best"))
         fprintf(f,
                 "usage: fdtune query best [--gpu X] [--op OPS] [--R N,...] [--grid G,...]\n"
-                "                         [--precision f32,f64] [--db PATH] [--json | --csv]\n"
+                "                         [--precision f32,f64] [--absorb W[:S]] [--db PATH]\n"
+                "                         [--json | --csv]\n"
                 "       fdtune query best --nearest --gpu X --op OP --R N --grid G\n"
                 "                         [--precision f32|f64] [--db PATH] [--json | --csv]\n\n"
                 "The best config of every tuned (device, problem): verified (status ok), fully\n"
@@ -249,13 +252,14 @@ static void usage_sub(const char *sub, FILE *f)
                 "elements), the run and date, and the environment (driver, compiler). The\n"
                 "options filter: --gpu a substring of the device name or arch (auto: the\n"
                 "visible GPU's name), --grid N^3 or NXxNYxNZ; --op, --R, --precision and --grid\n"
-                "take lists (lap,d2z) and match any of their values. Your database is consulted\n"
-                "first, then the system database (the results measured on the project's GPUs,\n"
-                "share/fdtune/system.db): the column source says which answered (user or\n"
-                "system); where you tuned a device model and problem, your result answers for\n"
-                "it. --no-system-db: yours alone. \"cut short\": the latest search of the\n"
-                "problem was stopped by its share of --time before its budget or space was\n"
-                "spent, so the best is that of what was measured.\n\n"
+                "take lists (lap,d2z) and match any of their values; --op dwave takes --absorb\n"
+                "W[:S], its absorbing layer (another W or S is another problem). Your database\n"
+                "is consulted first, then the system database (the results measured on the\n"
+                "project's GPUs, share/fdtune/system.db): the column source says which\n"
+                "answered (user or system); where you tuned a device model and problem, your\n"
+                "result answers for it. --no-system-db: yours alone. \"cut short\": the latest\n"
+                "search of the problem was stopped by its share of --time before its budget or\n"
+                "space was spent, so the best is that of what was measured.\n\n"
                 "--nearest answers for one problem that may never have been tuned, as an exported\n"
                 "header would, among the tuned results of the same op, R and precision whose\n"
                 "config can run the grid: this grid on the first device model (name, arch,\n"
@@ -278,8 +282,8 @@ static void usage_sub(const char *sub, FILE *f)
     else if (!strcmp(sub, "history"))
         fprintf(f,
                 "usage: fdtune query history --op OP --R N --grid G --config KEY=VAL,...\n"
-                "                            [--precision f32|f64] [--gpu X] [--db PATH]\n"
-                "                            [--json | --csv]\n\n"
+                "                            [--precision f32|f64] [--absorb W[:S]] [--gpu X]\n"
+                "                            [--db PATH] [--json | --csv]\n\n"
                 "Every measurement of one config of one problem across runs, oldest first, with\n"
                 "the device and environment of each: how a config fared as drivers and compilers\n"
                 "changed. The config is compared in canonical form, so key order and default\n"
@@ -299,9 +303,9 @@ static void usage_sub(const char *sub, FILE *f)
 static const struct {
     const char *name, *codes;
 } subs[] = {
-    {"best", "GUoRpgnDjChS"},
+    {"best", "GUoRpgAnDjChS"},
     {"runs", "GUlDjChS"},
-    {"history", "GUoRpgcDjChS"},
+    {"history", "GUoRpgAcDjChS"},
     {"show", "DjChS"},
 };
 
@@ -310,6 +314,7 @@ static const struct option query_opts[] = {
     {"cpu", required_argument, 0, 'U'},
     {"R", required_argument, 0, 'R'},       {"precision", required_argument, 0, 'p'},
     {"grid", required_argument, 0, 'g'},    {"nearest", no_argument, 0, 'n'},
+    {"absorb", required_argument, 0, 'A'},
     {"limit", required_argument, 0, 'l'},   {"config", required_argument, 0, 'c'},
     {"db", required_argument, 0, 'D'},      {"json", no_argument, 0, 'j'},
     {"csv", no_argument, 0, 'C'},           {"help", no_argument, 0, 'h'},
@@ -340,7 +345,7 @@ static int parse_opts(int argc, char **argv, qopts *o)
     while ((c = getopt_long(argc, argv, "h", query_opts, NULL)) != -1) {
         if (c > 0 && c < 128)
             seen[c] = 1;
-        int t = problem_args_take(&o->pa, c, optarg);
+        int t = problem_args_take(&o->pa, c == 'A' ? OPT_ABSORB : c, optarg);
         if (t < 0)
             return EXIT_USAGE;
         if (t)
@@ -415,6 +420,8 @@ static int parse_opts(int argc, char **argv, qopts *o)
     if (!strcmp(o->sub, "history") &&
         (!o->pa.have_op || !o->pa.have_R || !o->pa.have_grid || !seen['c']))
         die_usage(cmd, "history needs --op, --R, --grid and --config");
+    if (problem_args_done(&o->pa))
+        return EXIT_USAGE;
     if (o->nearest || !strcmp(o->sub, "history")) { /* one problem */
         if (problem_args_one(&o->pa, o->nearest ? "query best --nearest" : cmd))
             return EXIT_USAGE;
@@ -451,6 +458,8 @@ static int model_rows(const dbset *d, const qopts *o, fdt_db_rows *rs)
     x.ops = o->pa.ops;
     x.Rs = o->pa.Rs;
     x.precs = o->pa.precs;
+    x.absorb_w = o->pa.absorb_w;
+    x.absorb_s = o->pa.absorb_s;
     for (int g = 0; g < o->pa.ngrids && g < FDT_EXP_MAX_GRIDS; g++) {
         x.grids[g][0] = o->pa.grid[g][0];
         x.grids[g][1] = o->pa.grid[g][1];
@@ -491,6 +500,8 @@ static int query_best(const dbset *d, const qopts *o)
     f.precs = o->pa.precs;
     f.grids = (const int64_t(*)[3])o->pa.grid;
     f.ngrids = o->pa.ngrids;
+    f.absorb_w = o->pa.absorb_w;
+    f.absorb_s = o->pa.absorb_s;
     fdt_db_rows rs = {0};
     fdt_err e;
     for (size_t k = 0; k < d->n; k++)

@@ -42,6 +42,8 @@ static void retune_usage(FILE *f)
             "  --cpu auto|NAME  the host CPU instead of the GPUs (NAME: a part of its model\n"
             "                   name or arch)\n"
             "  --op OPS         only these operators, comma-separated or repeated\n"
+            "  --absorb W[:S]   with --op dwave (required): only its problems of this\n"
+            "                   absorbing layer\n"
             "  --since T        only problems with a run in the last T (7d, 12h, 30m; at\n"
             "                   most 365d)\n"
             "  --regression P   threshold in percent of the stored median (default 5%%)\n"
@@ -68,6 +70,8 @@ static void retune_usage(FILE *f)
 typedef struct retune_args {
     const char *gpu, *cpu, *db;
     unsigned ops;
+    int absorb_w;        /* --absorb: dwave's layer; 0: any */
+    double absorb_s;
     double since_s;      /* 0: no cutoff */
     double threshold;
     long budget, jobs, timeout;
@@ -79,7 +83,7 @@ static int parse(int argc, char **argv, retune_args *a)
 {
     static const struct option opts[] = {
         {"gpu", required_argument, 0, 'G'},        {"op", required_argument, 0, 'o'},
-        {"cpu", required_argument, 0, 'c'},
+        {"cpu", required_argument, 0, 'c'},        {"absorb", required_argument, 0, OPT_ABSORB},
         {"since", required_argument, 0, 's'},      {"regression", required_argument, 0, 'r'},
         {"budget", required_argument, 0, 'b'},     {"strategy", required_argument, 0, 'S'},
         {"jobs", required_argument, 0, 'J'},       {"timeout", required_argument, 0, 'T'},
@@ -105,9 +109,9 @@ static int parse(int argc, char **argv, retune_args *a)
         case 'F': a->force_env = 1; break;
         case 'h': a->help = 1; return EXIT_OK;
         case 'o':
+        case OPT_ABSORB:
             if (problem_args_take(&pa, c, optarg) < 0)
                 return EXIT_USAGE;
-            a->ops = pa.ops;
             break;
         case 's':
             if (parse_duration("--since", optarg, &a->since_s))
@@ -143,6 +147,11 @@ static int parse(int argc, char **argv, retune_args *a)
                     argv[optind]);
         return EXIT_USAGE;
     }
+    if (problem_args_done(&pa))
+        return EXIT_USAGE;
+    a->ops = pa.ops;
+    a->absorb_w = pa.absorb_w;
+    a->absorb_s = pa.absorb_s;
     if (a->cpu && (a->gpu || !*a->cpu)) {
         print_error("retune: %s", *a->cpu ? "--cpu and --gpu together: retune the GPUs and the "
                                            "CPU one after the other"
@@ -650,6 +659,8 @@ int cmd_retune(int argc, char **argv)
     rq.gpu = a.gpu;
     rq.cpu = a.cpu;
     rq.ops = a.ops;
+    rq.absorb_w = a.absorb_w;
+    rq.absorb_s = a.absorb_s;
     rq.since_s = a.since_s;
     rq.o.threshold = a.threshold;
     rq.o.force_env = a.force_env;

@@ -24,7 +24,7 @@ static void tune_usage(FILE *f)
             "       fdtune [tune] --gpu all | --devices 0,2,3  --R N[,N...] --grid G [--grid G2...]\n"
             "       fdtune tune --tasks tasks.jsonl [--task N] [--results DIR]\n\n"
             "Searches the fastest verified kernel configuration of each operator (default: d2x,\n"
-            "d2y, d2z, lap, wave) for one GPU (or the host CPU) and grid, stores every evaluation in the tuning\n"
+            "d2y, d2z, lap, wave; dwave, the damped wave step, when asked for) for one GPU (or the host CPU) and grid, stores every evaluation in the tuning\n"
             "database and prints the best per operator against the recipe's default (the\n"
             "seeds' baseline) measured in the same run. A rerun resumes: configs the database\n"
             "already holds for this device and software environment are not measured again.\n\n"
@@ -41,6 +41,7 @@ static void tune_usage(FILE *f)
             "  --R N            stencil radius 1..8 (order 2N); a list tunes each\n"
             "  --grid G         N^3 or NXxNYxNZ interior points; repeat for several grids\n"
             "  --op OPS         operators, comma-separated or repeated\n"
+            ABSORB_HELP
             "  --precision P    f32 (default) or f64; f32,f64 tunes both\n"
             "  --recipe FILE    a recipe of your own instead of the shipped ones\n"
             "  --strategy S     exhaustive, random or model (default: the recipe's, else model)\n"
@@ -123,10 +124,12 @@ static int tune_is_many(const tune_args *a)
 static int check_modes(const tune_args *a)
 {
     const char *bad = NULL;
-    if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->pa.have_op || a->rq.have_strategy ||
+    if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->pa.have_op || a->pa.have_absorb ||
+                     a->rq.have_strategy ||
                      a->rq.budget || a->rq.time_s > 0 || a->recipe || a->db || a->ndevices ||
                      a->gpu_all || a->dry_run || a->replay || a->have_stop))
-        bad = "--tasks: the plan says what to tune (--op, --R, --grid, --precision, strategy, "
+        bad = "--tasks: the plan says what to tune (--op, --absorb, --R, --grid, --precision, "
+              "strategy, "
               "budget, time, stopping rules, recipe) and the task writes its own shard (no "
               "--db); give "
               "--gpu NAME, --simulate-from, --results, --timeout, --jobs or --json only";
@@ -215,6 +218,7 @@ static int parse(int argc, char **argv, tune_args *a)
     static const struct option opts[] = {
         {"op", required_argument, 0, 'o'},        {"R", required_argument, 0, 'R'},
         {"precision", required_argument, 0, 'p'}, {"grid", required_argument, 0, 'g'},
+        {"absorb", required_argument, 0, OPT_ABSORB},
         {"gpu", required_argument, 0, 'G'},       {"recipe", required_argument, 0, 'r'},
         {"cpu", required_argument, 0, 'c'},
         {"strategy", required_argument, 0, 'S'},  {"budget", required_argument, 0, 'b'},
@@ -308,6 +312,8 @@ static int parse(int argc, char **argv, tune_args *a)
         print_error("tune: unexpected argument '%s' (see 'fdtune tune --help')", argv[optind]);
         return EXIT_USAGE;
     }
+    if (problem_args_done(&a->pa))
+        return EXIT_USAGE;
     problem_args_request(&a->pa, &a->rq);
     if (a->gpu && !strcmp(a->gpu, "all")) {
         a->gpu_all = 1;

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>
@@ -280,6 +281,9 @@ void emit_problem_cells(fdt_emit *m, const fdt_problem *p)
     fdt_emit_cell_int(m, p->nx);
     fdt_emit_cell_int(m, p->ny);
     fdt_emit_cell_int(m, p->nz);
+    int layer = p->op == FDT_OP_DWAVE;
+    fdt_emit_cell_int(m, layer ? p->absorb_w : -1);
+    fdt_emit_cell_real(m, layer ? p->absorb_s : NAN);
 }
 
 void config_display(const char *key, const fdt_device *dev, char *buf, size_t n)

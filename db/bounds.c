@@ -29,6 +29,7 @@ static const bound bounds[FDT_DBI_NBOUNDS] = {
     [FDT_DBI_B_NX] = {"problems", "nx", 1, FDT_DIM_MAX, 1},
     [FDT_DBI_B_NY] = {"problems", "ny", 1, FDT_DIM_MAX, 1},
     [FDT_DBI_B_NZ] = {"problems", "nz", 1, FDT_DIM_MAX, 1},
+    [FDT_DBI_B_ABSORB_W] = {"problems", "absorb_width", 0, FDT_DIM_MAX / 2, 8},
     [FDT_DBI_B_UNITS] = {"devices", "compute_units", 0, 1 << 20, 1},
     [FDT_DBI_B_WARP] = {"devices", "warp_size", 0, 1024, 1},
     [FDT_DBI_B_L2] = {"devices", "l2_bytes", 0, BYTES_TOP, 1},
@@ -90,16 +91,18 @@ int fdt_dbi_bounded(sqlite3_stmt *st, int col, int which, int64_t id, int64_t *v
     return fdt_err_set(e, "%s", what);
 }
 
-int fdt_dbi_bounds_triggers(fdt_db *db, fdt_err *e)
+int fdt_dbi_bounds_triggers(fdt_db *db, const char *table, int version, fdt_err *e)
 {
     fdt_sb b;
     fdt_sb_init(&b);
     for (size_t t = 0; t < NTABLES; t++) {
         static const char *const events[] = {"insert", "update"};
+        if (table && strcmp(table, tables[t]) != 0)
+            continue;
         for (int k = 0; k < 2; k++) {
             fdt_sb_printf(&b, "CREATE TRIGGER %s_bounds_%s BEFORE %s ON %s WHEN ", tables[t],
                           events[k], k ? "UPDATE" : "INSERT", tables[t]);
-            outside(&b, tables[t], "NEW.", FDT_DBI_SCHEMA_VERSION);
+            outside(&b, tables[t], "NEW.", version);
             fdt_sb_printf(&b, " BEGIN SELECT RAISE(ABORT, '%s: a value outside its bounds "
                           "(fdtune db check lists them)'); END;", tables[t]);
         }

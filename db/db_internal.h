@@ -29,7 +29,7 @@ struct fdt_db {
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 7
+#define FDT_DBI_SCHEMA_VERSION 8
 /* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
 #define FDT_DBI_READABLE_VERSION 1
 
@@ -63,7 +63,7 @@ int fdt_dbi_open_elsewhere(const char *path);
 
 /* The bounded columns, by table. */
 enum {
-    FDT_DBI_B_RADIUS, FDT_DBI_B_NX, FDT_DBI_B_NY, FDT_DBI_B_NZ,                    /* problems */
+    FDT_DBI_B_RADIUS, FDT_DBI_B_NX, FDT_DBI_B_NY, FDT_DBI_B_NZ, FDT_DBI_B_ABSORB_W, /* problems */
     FDT_DBI_B_UNITS, FDT_DBI_B_WARP, FDT_DBI_B_L2, FDT_DBI_B_MEM,                  /* devices */
     FDT_DBI_B_BUDGET, FDT_DBI_B_PID, FDT_DBI_B_SM_MAX, FDT_DBI_B_MEM_MAX,          /* runs */
     FDT_DBI_B_SM_START, FDT_DBI_B_MEM_START, FDT_DBI_B_SM_END, FDT_DBI_B_MEM_END,
@@ -81,8 +81,10 @@ int fdt_dbi_out_of_bounds(fdt_db *db, int version, int64_t *n, char *what, size_
                           fdt_err *e);
 /* The same as a refusal: -1 with e naming the first row when there is any. */
 int fdt_dbi_bounds_refuse(fdt_db *db, int version, fdt_err *e);
-/* Creates the triggers that refuse a write outside the bounds (the step to v6). */
-int fdt_dbi_bounds_triggers(fdt_db *db, fdt_err *e);
+/* Creates the triggers that refuse a write outside the bounds of the columns a file of schema
+ * `version` has, on table (NULL: every bounded table): the step to v6 makes them all, the
+ * step to v8 those of the problems table it rebuilt. */
+int fdt_dbi_bounds_triggers(fdt_db *db, const char *table, int version, fdt_err *e);
 
 /* Formats "what: reason" from an SQLite result code (and the connection's message when it
  * belongs to that code); returns -1. Corruption says the file was left as it is only while
@@ -144,7 +146,8 @@ int fdt_dbi_check_config_key(const char *key, fdt_err *e);
     "e.outliers, e.gbs, e.frac_copy, e.max_err, e.rel_err, e.tolerance, e.layout_line, "      \
     "e.layout_offset, e.registers, e.sgprs, e.spill_bytes, e.scratch_bytes, e.shared_bytes, " \
     "e.compile_s, e.message, e.created, c.key, p.op, p.radius, p.precision, p.nx, p.ny, "     \
-    "p.nz, d.backend, d.vendor, d.name, d.arch, d.compute_units, d.warp_size, d.l2_bytes, "   \
+    "p.nz, p.absorb_width, p.absorb_strength, d.backend, d.vendor, d.name, d.arch, "          \
+    "d.compute_units, d.warp_size, d.l2_bytes, "                                              \
     "d.mem_bytes, d.uuid, d.pci, v.driver, v.runtime, v.compiler, v.fdtune_version, "         \
     "v.generator"
 #define FDT_DBI_KEY_JOINS                                                                     \
@@ -153,6 +156,11 @@ int fdt_dbi_check_config_key(const char *key, fdt_err *e);
 #define FDT_DBI_ROW_JOINS " JOIN configs c ON c.id = e.config_id" FDT_DBI_KEY_JOINS
 /* Fails (e) on a row outside the bounds (fdt_dbi_bounded) rather than read it. */
 int fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row, fdt_err *e);
+/* The columns of a problem (op, radius, precision, nx, ny, nz, absorb_width, absorb_strength:
+ * FDT_DBI_PROBLEM_NCOLS of them) from column c of st, of the problems row id, within the
+ * bounds (a strength outside 0..FDT_ABSORB_S_MAX is refused like them). rows.c. */
+#define FDT_DBI_PROBLEM_NCOLS 8
+int fdt_dbi_read_problem(sqlite3_stmt *st, int c, int64_t id, fdt_problem *p, fdt_err *e);
 /* A device's backend, vendor, name, arch, compute units, warp size, L2 and memory bytes, UUID
  * and PCI address from column c on (d->id set before, for the message), within the bounds. */
 int fdt_dbi_read_device(sqlite3_stmt *st, int c, fdt_device *d, fdt_err *e);

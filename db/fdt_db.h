@@ -155,6 +155,25 @@ typedef int (*fdt_db_device_fn)(void *ctx, const fdt_device *d);
 /* Devices whose name or arch contains gpu (case-insensitive; NULL: all), by id. */
 int fdt_db_devices(fdt_db *db, const char *gpu, fdt_db_device_fn fn, void *ctx, fdt_err *e);
 
+/* ------------------------------------------------------------------ links (schema v8) */
+
+/* One measurement of a device's link to host memory (`fdtune devices` measures it; the hybrid
+ * planner reads it). */
+typedef struct fdt_db_link {
+    double h2d_gbs, d2h_gbs; /* pinned copies, one direction at a time, GB/s (1e9); > 0 */
+    double both_gbs;         /* each direction while both run at once (0: not measured) */
+    double latency_us;       /* a small (4 KiB) copy's time; >= 0 */
+    int unified;             /* 1: the device reads host memory in place (APU / C2C / mapped) */
+    char measured[32];       /* ISO-8601 UTC; "" on put: now */
+} fdt_db_link;
+/* Records a measurement of device device_id (an id of the devices table: fdt_db_device_id).
+ * Rates that are not positive and finite, a negative latency or both_gbs, or unified other
+ * than 0 or 1 are refused and nothing is written. Measurements are a log: none is replaced. */
+int fdt_db_link_put(fdt_db *db, int64_t device_id, const fdt_db_link *l, fdt_err *e);
+/* The newest measurement of device_id (latest measured time, then the latest written);
+ * *found = 0 and l zeroed when there is none (a file older than v8 has none). */
+int fdt_db_link_get(fdt_db *db, int64_t device_id, fdt_db_link *l, int *found, fdt_err *e);
+
 /* ------------------------------------------------------------------ runs */
 
 typedef struct fdt_db_run {
@@ -295,6 +314,10 @@ typedef struct fdt_db_filter {
     unsigned precs;         /* bits 1u << fdt_prec; 0: any */
     const int64_t (*grids)[3]; /* ngrids grids (nx, ny, nz); ngrids 0: any grid */
     int ngrids;
+    int absorb_w;           /* > 0: of the dwave problems, only those with this absorbing
+                               layer (width absorb_w, strength absorb_s; other operators'
+                               problems are not affected); 0: any */
+    double absorb_s;
     int64_t device_id, env_id; /* 0: any */
     const char *generator;  /* generator fingerprint; NULL: any */
 } fdt_db_filter;
@@ -382,12 +405,12 @@ const char *fdt_db_fallback_name(fdt_db_fallback f);
 /* The best tuned result to use for (device, problem), by the rule exported headers apply
  * (portable/fdtuned_nearest.h): a device model is (name, base arch, compute units), only the
  * dev fields name, arch and compute_units are read. Candidates are the best results of the
- * problem's op, R and precision on devices of dev's base arch, one per device model and
- * grid (the faster), whose config can run the problem's grid (fdt_config_fit); they rank by
- * rung, |log volume ratio|, |log xy-plane ratio|, compute-unit difference, time, then grid
- * and evaluation id. generator: only results of this generator fingerprint (NULL: any; the
- * row names the environment either way). *out is filled unless *which is
- * FDT_DB_NEAREST_NONE. */
+ * problem's op, R, precision and absorbing layer (dwave: the same W and S) on devices of dev's
+ * base arch, one per device model and grid (the faster), whose config can run the problem's
+ * grid (fdt_config_fit); they rank by rung, |log volume ratio|, |log xy-plane ratio|, compute-
+ * unit difference, time, then grid and evaluation id. generator: only results of this generator
+ * fingerprint (NULL: any; the row names the environment either way). *out is filled unless
+ * *which is FDT_DB_NEAREST_NONE. */
 int fdt_db_nearest(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_row *out, fdt_db_fallback *which, fdt_err *e);
 /* The same over several databases, dbs[0] first (the user's, then the system's): the
@@ -398,12 +421,12 @@ int fdt_db_nearest_in(fdt_db *const *dbs, size_t ndbs, const fdt_device *dev,
 /* A best row as the nearest ranking sees it (device model, grid, median time, evaluation id,
  * predicted when its source is FDT_DB_MODEL); r points into row. */
 void fdt_db_row_result(const fdt_db_row *row, fdtuned_result *r);
-/* How the user's and the system database combine, in one place for query, export and
- * nearest: a slot is one device model (name, base arch, compute units) and one problem
- * (operator, radius, precision, grid); a row of a later source (the system database) whose
- * slot a row of an earlier source (the user's) fills is dropped, so the user's own
- * measurement of a model and grid always answers for it; the rest of each source stays and
- * competes by the usual rules. Keeps the order of the rest. */
+/* How the user's and the system database combine, in one place for query, export and nearest: a
+ * slot is one device model (name, base arch, compute units) and one problem (operator, radius,
+ * precision, grid, absorbing layer); a row of a later source (the system database) whose slot a
+ * row of an earlier source (the user's) fills is dropped, so the user's own measurement of a
+ * model and grid always answers for it; the rest of each source stays and competes by the usual
+ * rules. Keeps the order of the rest. */
 void fdt_db_rows_shadow(fdt_db_rows *rows);
 
 /* ------------------------------------------------------------------ bulk writes, merging */
@@ -422,17 +445,17 @@ typedef struct fdt_db_counts {
 } fdt_db_counts;
 int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e);
 
-/* The natural keys of a merge (row ids are local to a file, so rows are matched by what
- * they are): a device by its identity (backend, vendor, name, arch, compute units, memory,
- * UUID), an environment by its five fields, a problem by operator, radius, precision and
- * grid, a config by its canonical text, a run by (host, pid, started, device, environment,
- * kind), an evaluation by (run, problem, config, stage), a decision by (device, problem,
- * evaluation, decided_at, reason). A run's key is unique: one process (host, pid) begins its
- * runs one after another and fdt_db_run_begin never gives two runs of one device,
- * environment and kind the same start time (to the millisecond) in one process; runs of
- * different processes differ in host or pid, or in start time when a pid was reused.
- * fdt_db_import_check refuses a file that breaks it (written by hand, or by an fdtune older
- * than that guarantee), one with best decisions that name no ok full evaluation of their
+/* The natural keys of a merge (row ids are local to a file, so rows are matched by what they
+ * are): a device by its identity (backend, vendor, name, arch, compute units, memory, UUID), an
+ * environment by its five fields, a problem by operator, radius, precision, grid and absorbing
+ * layer (width and strength, dwave's), a config by its canonical text, a run by (host, pid,
+ * started, device, environment, kind), an evaluation by (run, problem, config, stage), a
+ * decision by (device, problem, evaluation, decided_at, reason). A run's key is unique: one
+ * process (host, pid) begins its runs one after another and fdt_db_run_begin never gives two
+ * runs of one device, environment and kind the same start time (to the millisecond) in one
+ * process; runs of different processes differ in host or pid, or in start time when a pid was
+ * reused. fdt_db_import_check refuses a file that breaks it (written by hand, or by an fdtune
+ * older than that guarantee), one with best decisions that name no ok full evaluation of their
  * own device and problem (the schema's trigger would refuse them in the target), and one with
  * integers outside the bounds of schema v6 (likewise). */
 int fdt_db_import_check(fdt_db *in, fdt_err *e);
@@ -478,7 +501,8 @@ int fdt_db_meta(fdt_db *db, fdt_db_meta_fn fn, void *ctx, fdt_err *e);
  * (unchanged), or not (differs: the code changed, or this generator refuses the config), or
  * nothing is recorded for it (unrecorded). The hash is recorded under "kernel_source
  * <generator> <backend> <op> R<n> <precision> <grid> config <FNV-1a of the config text>"
- * when a best is decided with this fdtune's generator (fdt_db_best_decide) and carried along
+ * (dwave: " W<width> S<strength>" after the grid) when a best is decided with this fdtune's
+ * generator (fdt_db_best_decide) and carried along
  * by `fdtune db merge`. */
 typedef enum {
     FDT_DB_KERNEL_CURRENT,

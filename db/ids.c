@@ -265,12 +265,14 @@ static int bind_problem(sqlite3_stmt *st, const void *arg)
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":nx", p->nx);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":ny", p->ny);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":nz", p->nz);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":W", p->absorb_w);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":S", p->absorb_s);
     return rc;
 }
 
 static const char problem_select[] =
     "SELECT id FROM problems WHERE op = :op AND radius = :R AND precision = :prec"
-    " AND nx = :nx AND ny = :ny AND nz = :nz";
+    " AND nx = :nx AND ny = :ny AND nz = :nz AND absorb_width = :W AND absorb_strength = :S";
 
 static int check_problem(const fdt_problem *p, fdt_err *e)
 {
@@ -288,8 +290,9 @@ int fdt_db_problem_id(fdt_db *db, const fdt_problem *p, int64_t *id, fdt_err *e)
         return fdt_err_wrap(e, "problem");
     fdt_problem_format(p, name, sizeof name);
     if (get_or_create(db, problem_select, bind_problem,
-                      "INSERT INTO problems (op, radius, precision, nx, ny, nz)"
-                      " VALUES (:op, :R, :prec, :nx, :ny, :nz) ON CONFLICT DO NOTHING",
+                      "INSERT INTO problems (op, radius, precision, nx, ny, nz, absorb_width,"
+                      " absorb_strength) VALUES (:op, :R, :prec, :nx, :ny, :nz, :W, :S)"
+                      " ON CONFLICT DO NOTHING",
                       bind_problem, p, id, e))
         return fdt_err_wrap(e, "problem %s", name);
     return 0;

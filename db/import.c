@@ -36,7 +36,9 @@ static const struct table {
     {"devices", "id, backend, vendor, name, arch, compute_units, warp_size, l2_bytes, mem_bytes,"
                 " uuid, pci, first_seen", 0, NULL},
     {"environments", "id, driver, runtime, compiler, fdtune_version, generator", 0, NULL},
-    {"problems", "id, op, radius, precision, nx, ny, nz", 0, NULL},
+    /* a source older than v8 reads its problems with W = S = 0 (fdt_dbi_compat_readonly) */
+    {"problems", "id, op, radius, precision, nx, ny, nz, absorb_width, absorb_strength", 0,
+     NULL},
     {"configs", "id, key", 0, NULL},
     {"runs", "id, started, finished, status, kind, command, device_id, env_id, recipe,"
              " recipe_hash, strategy, budget, seed, copy_gbs, host, pid, notes",
@@ -164,11 +166,13 @@ static const char *const remap[NTABLES][3] = {
      " s JOIN main.environments v ON v.driver = s.driver AND v.runtime = s.runtime"
      " AND v.compiler = s.compiler AND v.fdtune_version = s.fdtune_version"
      " AND v.generator = s.generator", NULL},
-    {"INSERT INTO main.problems (op, radius, precision, nx, ny, nz) SELECT op, radius, precision,"
-     " nx, ny, nz FROM temp.src_problems WHERE true ORDER BY id ON CONFLICT DO NOTHING",
+    {"INSERT INTO main.problems (op, radius, precision, nx, ny, nz, absorb_width,"
+     " absorb_strength) SELECT op, radius, precision, nx, ny, nz, absorb_width, absorb_strength"
+     " FROM temp.src_problems WHERE true ORDER BY id ON CONFLICT DO NOTHING",
      "INSERT INTO temp.map_problems (src, dst) SELECT s.id, p.id FROM temp.src_problems s"
      " JOIN main.problems p ON p.op = s.op AND p.radius = s.radius AND p.precision = s.precision"
-     " AND p.nx = s.nx AND p.ny = s.ny AND p.nz = s.nz", NULL},
+     " AND p.nx = s.nx AND p.ny = s.ny AND p.nz = s.nz AND p.absorb_width = s.absorb_width"
+     " AND p.absorb_strength = s.absorb_strength", NULL},
     {"INSERT INTO main.configs (key) SELECT key FROM temp.src_configs WHERE true ORDER BY id"
      " ON CONFLICT DO NOTHING",
      "INSERT INTO temp.map_configs (src, dst) SELECT s.id, c.id FROM temp.src_configs s"
@@ -387,7 +391,8 @@ int fdt_db_count(fdt_db *db, fdt_db_counts *c, fdt_err *e)
 /* What stays: the evaluations asked for, then what they need; each delete in an order that
  * keeps every foreign key satisfied. Counted per table in the order of `tables`. */
 static const char *const prune[NTABLES] = {
-    "DELETE FROM devices WHERE id NOT IN (SELECT device_id FROM runs)",
+    "DELETE FROM devices WHERE id NOT IN (SELECT device_id FROM runs)"
+    " AND id NOT IN (SELECT device_id FROM links)",
     "DELETE FROM environments WHERE id NOT IN (SELECT env_id FROM runs)",
     "DELETE FROM problems WHERE id NOT IN (SELECT problem_id FROM evaluations)",
     "DELETE FROM configs WHERE id NOT IN (SELECT config_id FROM evaluations)",

@@ -102,7 +102,7 @@ int fdt_db_health_bad(const fdt_db_health *h)
  * best query (FDT_DBI_BEST_SQL), one row per pair, so the join does not multiply rows. */
 static const char pairs_sql[] =
     "SELECT d.id, d.backend, d.vendor, d.name, d.arch, d.compute_units, d.uuid, p.op,"
-    " p.radius, p.precision, p.nx, p.ny, p.nz, count(*),"
+    " p.radius, p.precision, p.nx, p.ny, p.nz, p.absorb_width, p.absorb_strength, count(*),"
     " sum(e.status = 'ok' AND e.stage = 'full'), count(DISTINCT e.run_id),"
     " EXISTS (SELECT 1 FROM best_decisions b WHERE b.device_id = e.device_id"
     "  AND b.problem_id = e.problem_id), max(x.time_ms)"
@@ -111,13 +111,13 @@ static const char pairs_sql[] =
     " LEFT JOIN (SELECT device_id, problem_id, time_ms FROM (" FDT_DBI_BEST_SQL("1", "") ")) x"
     "  ON x.device_id = e.device_id AND x.problem_id = e.problem_id"
     " GROUP BY e.device_id, e.problem_id"
-    " ORDER BY d.name, d.id, p.op, p.radius, p.precision, p.nx, p.ny, p.nz";
+    " ORDER BY d.name, d.id, p.op, p.radius, p.precision, p.nx, p.ny, p.nz, p.absorb_width,"
+    " p.absorb_strength";
 
 /* A pair's row; -1 for one outside the bounds (bounds.c), which the health check reports
  * and the listing leaves out. */
 static int read_pair(sqlite3_stmt *st, fdt_db_pair *q)
 {
-    char text[16];
     fdt_err ignored;
     memset(q, 0, sizeof *q);
     fdt_device_init(&q->device);
@@ -126,29 +126,18 @@ static int read_pair(sqlite3_stmt *st, fdt_db_pair *q)
     fdt_dbi_copy(q->device.vendor, sizeof q->device.vendor, st, 2);
     fdt_dbi_copy(q->device.name, sizeof q->device.name, st, 3);
     fdt_dbi_copy(q->device.arch, sizeof q->device.arch, st, 4);
-    int64_t units, R;
+    int64_t units;
     if (fdt_dbi_bounded(st, 5, FDT_DBI_B_UNITS, q->device.id, &units, &ignored) ||
-        fdt_dbi_bounded(st, 8, FDT_DBI_B_RADIUS, 0, &R, &ignored) ||
-        fdt_dbi_bounded(st, 10, FDT_DBI_B_NX, 0, &q->problem.nx, &ignored) ||
-        fdt_dbi_bounded(st, 11, FDT_DBI_B_NY, 0, &q->problem.ny, &ignored) ||
-        fdt_dbi_bounded(st, 12, FDT_DBI_B_NZ, 0, &q->problem.nz, &ignored))
+        fdt_dbi_read_problem(st, 7, 0, &q->problem, &ignored))
         return -1;
     q->device.compute_units = (int)units;
     fdt_dbi_copy(q->device.uuid, sizeof q->device.uuid, st, 6);
-    fdt_op op = FDT_OP_COUNT;
-    fdt_prec prec = FDT_F32;
-    fdt_dbi_copy(text, sizeof text, st, 7);
-    fdt_op_parse(text, &op, &ignored); /* CHECKed: always known */
-    q->problem.op = op;
-    q->problem.R = (int)R;
-    fdt_dbi_copy(text, sizeof text, st, 9);
-    fdt_prec_parse(text, &prec, &ignored);
-    q->problem.prec = prec;
-    q->evaluations = sqlite3_column_int64(st, 13);
-    q->ok = sqlite3_column_int64(st, 14);
-    q->runs = sqlite3_column_int64(st, 15);
-    q->decided = sqlite3_column_int(st, 16);
-    q->best_ms = fdt_dbi_real(st, 17);
+    int c = 7 + FDT_DBI_PROBLEM_NCOLS;
+    q->evaluations = sqlite3_column_int64(st, c);
+    q->ok = sqlite3_column_int64(st, c + 1);
+    q->runs = sqlite3_column_int64(st, c + 2);
+    q->decided = sqlite3_column_int(st, c + 3);
+    q->best_ms = fdt_dbi_real(st, c + 4);
     return 0;
 }
 

@@ -34,9 +34,13 @@ void fdt_db_kernel_key(const fdt_db_row *row, char *key, size_t n)
     /* no '=' in a key (`db merge --meta KEY=VALUE` splits at the first), so the config text
      * goes in as its hash */
     const fdt_problem *p = &row->problem;
-    snprintf(key, n, "%s%s %s %s R%d %s %lldx%lldx%lld config %016llx", FDT_DB_KERNEL_KEY_PREFIX,
-             row->env.generator, row->device.backend, fdt_op_name(p->op), p->R,
-             fdt_prec_name(p->prec), (long long)p->nx, (long long)p->ny, (long long)p->nz,
+    char layer[64] = ""; /* dwave's absorbing layer: another W or S is another kernel */
+    if (p->op == FDT_OP_DWAVE)
+        snprintf(layer, sizeof layer, " W%d S%.17g", p->absorb_w, p->absorb_s);
+    snprintf(key, n, "%s%s %s %s R%d %s %lldx%lldx%lld%s config %016llx",
+             FDT_DB_KERNEL_KEY_PREFIX, row->env.generator, row->device.backend,
+             fdt_op_name(p->op), p->R, fdt_prec_name(p->prec), (long long)p->nx,
+             (long long)p->ny, (long long)p->nz, layer,
              (unsigned long long)fdt_hash64_str(row->ev.config, FDT_HASH_SEED));
 }
 

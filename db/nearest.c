@@ -55,9 +55,10 @@ static int candidate(const fdt_db_rows *rows, size_t i, const fdt_problem *p)
 static const char nearest_sql[] = FDT_DBI_BEST_SQL(
     "(d.arch = :arch OR substr(d.arch, 1, length(:arch) + 1) = :arch || ':')"
     " AND p.op = :op AND p.radius = :R AND p.precision = :prec"
+    " AND p.absorb_width = :W AND p.absorb_strength = :S"
     " AND (:generator IS NULL OR v.generator = :generator)", "");
 
-/* The best results of the request's op, R, precision and base arch. */
+/* The best results of the request's op, R, precision, absorbing layer and base arch. */
 static int collect(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
                    const char *generator, fdt_db_rows *rows, fdt_err *e)
 {
@@ -70,6 +71,8 @@ static int collect(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":op", fdt_op_name(p->op));
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":R", p->R);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":prec", fdt_prec_name(p->prec));
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":W", p->absorb_w);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":S", p->absorb_s);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":generator", generator);
     if (rc != SQLITE_OK) {
         fdt_dbi_fail(db, e, rc, "bind");
@@ -84,7 +87,8 @@ static int collect(fdt_db *db, const fdt_device *dev, const fdt_problem *p,
 static int same_problem(const fdt_problem *a, const fdt_problem *b)
 {
     return a->op == b->op && a->R == b->R && a->prec == b->prec && a->nx == b->nx &&
-           a->ny == b->ny && a->nz == b->nz;
+           a->ny == b->ny && a->nz == b->nz && a->absorb_w == b->absorb_w &&
+           a->absorb_s == b->absorb_s;
 }
 
 void fdt_db_rows_shadow(fdt_db_rows *rows)

@@ -6,6 +6,7 @@
  * best_evaluations view. */
 #include "db_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 void fdt_db_filter_init(fdt_db_filter *f) { memset(f, 0, sizeof *f); }
@@ -18,6 +19,7 @@ void fdt_db_filter_init(fdt_db_filter *f) { memset(f, 0, sizeof *f); }
     " AND (:Rs IS NULL OR instr(:Rs, ',' || p.radius || ',') > 0)"                            \
     " AND (:precs IS NULL OR instr(:precs, ',' || p.precision || ',') > 0)"                   \
     " AND (:grids IS NULL OR instr(:grids, ',' || p.nx || 'x' || p.ny || 'x' || p.nz || ',') > 0)" \
+    " AND (:W IS NULL OR p.op <> 'dwave' OR (p.absorb_width = :W AND p.absorb_strength = :S))" \
     " AND (:device IS NULL OR e.device_id = :device) AND (:env IS NULL OR e.env_id = :env)"   \
     " AND (:generator IS NULL OR v.generator = :generator)"
 
@@ -63,6 +65,8 @@ static int bind_filter(sqlite3_stmt *st, const fdt_db_filter *f)
         rc = b.oom ? SQLITE_NOMEM : fdt_dbi_bind_text(st, sets[k], b.len ? b.s : NULL);
         fdt_sb_free(&b);
     }
+    if (rc == SQLITE_OK) rc = bind_opt(st, ":W", f->absorb_w, f->absorb_w > 0);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":S", f->absorb_w > 0 ? f->absorb_s : NAN);
     if (rc == SQLITE_OK) rc = bind_opt(st, ":device", f->device_id, f->device_id > 0);
     if (rc == SQLITE_OK) rc = bind_opt(st, ":env", f->env_id, f->env_id > 0);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":generator", f->generator);
@@ -70,7 +74,8 @@ static int bind_filter(sqlite3_stmt *st, const fdt_db_filter *f)
 }
 
 static const char best_sql[] = FDT_DBI_BEST_SQL(
-    FILTER, "ORDER BY d.name, d.id, p.op, p.radius, p.precision, p.nx, p.ny, p.nz");
+    FILTER, "ORDER BY d.name, d.id, p.op, p.radius, p.precision, p.nx, p.ny, p.nz,"
+    " p.absorb_width, p.absorb_strength");
 
 int fdt_db_best(fdt_db *db, const fdt_db_filter *f, fdt_db_row_fn fn, void *ctx, fdt_err *e)
 {
@@ -193,6 +198,7 @@ int fdt_db_history(fdt_db *db, const fdt_problem *p, const char *config, int64_t
                         "SELECT " FDT_DBI_ROW_COLUMNS " FROM evaluations e" FDT_DBI_ROW_JOINS
                         " WHERE c.key = :config AND p.op = :op AND p.radius = :R"
                         " AND p.precision = :prec AND p.nx = :nx AND p.ny = :ny AND p.nz = :nz"
+                        " AND p.absorb_width = :W AND p.absorb_strength = :S"
                         " AND (:device IS NULL OR e.device_id = :device)"
                         " ORDER BY e.created, e.id",
                         &st, e))
@@ -204,6 +210,8 @@ int fdt_db_history(fdt_db *db, const fdt_problem *p, const char *config, int64_t
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":nx", p->nx);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":ny", p->ny);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":nz", p->nz);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":W", p->absorb_w);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":S", p->absorb_s);
     if (rc == SQLITE_OK) rc = bind_opt(st, ":device", device_id, device_id > 0);
     if (rc != SQLITE_OK) {
         fdt_dbi_fail(db, e, rc, "history");

@@ -59,19 +59,25 @@ static int read_eval(sqlite3_stmt *st, fdt_db_eval *ev, fdt_err *e)
     return c;
 }
 
-/* op, radius, precision, nx, ny, nz from column c, of the problems row id. */
-static int read_problem(sqlite3_stmt *st, int c, int64_t id, fdt_problem *p, fdt_err *e)
+int fdt_dbi_read_problem(sqlite3_stmt *st, int c, int64_t id, fdt_problem *p, fdt_err *e)
 {
     char text[16];
     fdt_err ignored;
     fdt_op op = FDT_OP_COUNT;
     fdt_prec prec = FDT_F32;
-    int64_t R;
+    int64_t R, W;
     if (fdt_dbi_bounded(st, c + 1, FDT_DBI_B_RADIUS, id, &R, e) ||
         fdt_dbi_bounded(st, c + 3, FDT_DBI_B_NX, id, &p->nx, e) ||
         fdt_dbi_bounded(st, c + 4, FDT_DBI_B_NY, id, &p->ny, e) ||
-        fdt_dbi_bounded(st, c + 5, FDT_DBI_B_NZ, id, &p->nz, e))
+        fdt_dbi_bounded(st, c + 5, FDT_DBI_B_NZ, id, &p->nz, e) ||
+        fdt_dbi_bounded(st, c + 6, FDT_DBI_B_ABSORB_W, id, &W, e))
         return -1;
+    double S = sqlite3_column_double(st, c + 7);
+    if (!(S >= 0 && S <= FDT_ABSORB_S_MAX))
+        return fdt_err_set(e, "problems row %lld: absorb_strength = %g, outside 0..%g",
+                           (long long)id, S, FDT_ABSORB_S_MAX);
+    p->absorb_w = (int)W;
+    p->absorb_s = S;
     fdt_dbi_copy(text, sizeof text, st, c);
     fdt_op_parse(text, &op, &ignored); /* CHECKed: always known */
     p->op = op;
@@ -106,9 +112,9 @@ int fdt_dbi_read_row(sqlite3_stmt *st, fdt_db_row *row, fdt_err *e)
     memset(row, 0, sizeof *row);
     fdt_db_eval *ev = &row->ev;
     int c = read_eval(st, ev, e);
-    if (c < 0 || read_problem(st, c, ev->problem_id, &row->problem, e))
+    if (c < 0 || fdt_dbi_read_problem(st, c, ev->problem_id, &row->problem, e))
         return -1;
-    c += 6;
+    c += FDT_DBI_PROBLEM_NCOLS;
     fdt_device *d = &row->device;
     fdt_device_init(d);
     d->id = ev->device_id;

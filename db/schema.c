@@ -219,7 +219,53 @@ static const char v7[] =
     "   OR stopped GLOB 'time limit: *' OR stopped GLOB 'interrupted: *')));"
     "PRAGMA user_version = 7;";
 
-static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7};
+/* v7 -> v8 (issue 29): the damped wave step and the host<->device links. A problem gains its
+ * absorbing layer (width W in points, strength S = eta_max * dt; fdt_problem.absorb_w/_s):
+ * 'dwave' joins the operators, and a dwave problem with another W or S is another problem, so
+ * both join the UNIQUE key. SQLite cannot change a CHECK or a UNIQUE in place: the table is
+ * rebuilt the documented way (lang_altertable.html, "Making Other Kinds Of Table Schema
+ * Changes": new table, copy, drop, rename; fdt_dbi_migrate turns the foreign keys off around
+ * it and runs foreign_key_check before committing), every row keeping its id, and its bounds
+ * triggers (bounds.c, dropped with the old table) are made again by fdt_dbi_migrate. Every
+ * earlier problem is undamped: W = S = 0. The links table logs measurements of a device's
+ * host<->device copies (fdt_db_link; the newest per device answers). */
+static const char v8[] =
+    "CREATE TABLE new_problems ("
+    " id INTEGER PRIMARY KEY,"
+    " op TEXT NOT NULL CHECK (op IN ('d2x', 'd2y', 'd2z', 'lap', 'wave', 'dwave')),"
+    " radius INTEGER NOT NULL CHECK (radius >= 1),"
+    " precision TEXT NOT NULL CHECK (precision IN ('f32', 'f64')),"
+    " nx INTEGER NOT NULL CHECK (nx >= 1), ny INTEGER NOT NULL CHECK (ny >= 1),"
+    " nz INTEGER NOT NULL CHECK (nz >= 1),"
+    " absorb_width INTEGER NOT NULL DEFAULT 0 CHECK (absorb_width >= 0),"
+    " absorb_strength REAL NOT NULL DEFAULT 0"
+    "  CHECK (absorb_strength >= 0 AND absorb_strength <= 10),"
+    /* a layer exactly for dwave: W > 0 and S > 0 there, both 0 elsewhere */
+    " CHECK (CASE WHEN op = 'dwave' THEN absorb_width > 0 AND absorb_strength > 0"
+    "  ELSE absorb_width = 0 AND absorb_strength = 0 END),"
+    " UNIQUE (op, radius, precision, nx, ny, nz, absorb_width, absorb_strength)"
+    ") STRICT;"
+    "INSERT INTO new_problems (id, op, radius, precision, nx, ny, nz)"
+    " SELECT id, op, radius, precision, nx, ny, nz FROM problems ORDER BY id;"
+    "DROP TABLE problems;"
+    "ALTER TABLE new_problems RENAME TO problems;"
+
+    "CREATE TABLE links ("
+    " id INTEGER PRIMARY KEY,"
+    " device_id INTEGER NOT NULL REFERENCES devices (id),"
+    " h2d_gbs REAL NOT NULL CHECK (h2d_gbs > 0),"
+    " d2h_gbs REAL NOT NULL CHECK (d2h_gbs > 0),"
+    " both_gbs REAL NOT NULL DEFAULT 0 CHECK (both_gbs >= 0),"
+    " latency_us REAL NOT NULL CHECK (latency_us >= 0),"
+    " unified INTEGER NOT NULL CHECK (unified IN (0, 1)),"
+    " measured TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+    "  CHECK (length(measured) BETWEEN 10 AND 31 AND measured GLOB '[0-9][0-9][0-9][0-9]-*'"
+    "  AND measured NOT GLOB '*[^ -~]*')"
+    ") STRICT;"
+    "CREATE INDEX links_latest ON links (device_id, measured, id);"
+    "PRAGMA user_version = 8;";
+
+static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7, v8};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -270,8 +316,17 @@ static const char compat_v6[] =
 /* v4: the read-only path never reads the clocks columns v5 added (fdt_db_run_clocks is for
  * writers, whose files are migrated), so nothing stands in for them. v5: the bounds of v6
  * are triggers, for writes; the reader checks each row itself (fdt_dbi_read_row). */
+/* v7: the file's problems with v8's absorbing layer, none (every older problem is undamped),
+ * and no links measured. */
+static const char compat_v7[] =
+    "CREATE TEMP VIEW IF NOT EXISTS problems AS"
+    " SELECT id, op, radius, precision, nx, ny, nz, 0 AS absorb_width,"
+    " 0.0 AS absorb_strength FROM main.problems;"
+    "CREATE TEMP TABLE links (id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
+    " h2d_gbs REAL NOT NULL, d2h_gbs REAL NOT NULL, both_gbs REAL NOT NULL,"
+    " latency_us REAL NOT NULL, unified INTEGER NOT NULL, measured TEXT NOT NULL) STRICT;";
 static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL, NULL,
-                                     compat_v6};
+                                     compat_v6, compat_v7};
 _Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)
@@ -291,7 +346,39 @@ int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)
     return 0;
 }
 
+/* After the steps, inside their transaction: no row may refer to a missing one (the steps
+ * ran with the foreign keys off, as a table rebuild must). */
+static int foreign_keys_hold(fdt_db *db, fdt_err *e)
+{
+    sqlite3_stmt *st;
+    if (fdt_dbi_prepare(db, "PRAGMA foreign_key_check", &st, e))
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        fdt_err_set(e, "%s row %lld refers to a missing %s row", sqlite3_column_text(st, 0),
+                    (long long)sqlite3_column_int64(st, 1), sqlite3_column_text(st, 2));
+    else if (rc != SQLITE_DONE)
+        fdt_dbi_fail(db, e, rc, "foreign key check");
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int migrate_steps(fdt_db *db, fdt_err *e);
+
 int fdt_dbi_migrate(fdt_db *db, fdt_err *e)
+{
+    /* PRAGMA foreign_keys is a no-op inside a transaction: off before it, on again after. */
+    int rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return fdt_dbi_fail(db, e, rc, "%s: migrate", db->path);
+    int ret = migrate_steps(db, e);
+    rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+    if (rc != SQLITE_OK && !ret)
+        return fdt_dbi_fail(db, e, rc, "%s: migrate", db->path);
+    return ret;
+}
+
+static int migrate_steps(fdt_db *db, fdt_err *e)
 {
     if (fdt_dbi_begin(db, e))
         return fdt_err_wrap(e, "%s: migrate", db->path);
@@ -312,13 +399,19 @@ int fdt_dbi_migrate(fdt_db *db, fdt_err *e)
     }
     for (; v < NSTEPS; v++) {
         /* the step to v6 refuses a file with rows outside the bounds, then adds them */
-        if (v == 5 && (fdt_dbi_bounds_refuse(db, v, e) || fdt_dbi_bounds_triggers(db, e))) {
+        if (v == 5 &&
+            (fdt_dbi_bounds_refuse(db, v, e) || fdt_dbi_bounds_triggers(db, NULL, 6, e))) {
             fdt_err_wrap(e, "schema v5 -> v6");
             goto fail;
         }
         int rc = sqlite3_exec(db->h, steps[v], NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
             fdt_dbi_fail(db, e, rc, "schema v%d -> v%d", v, v + 1);
+            goto fail;
+        }
+        /* the step to v8 rebuilt the problems table, whose triggers went with the old one */
+        if (v == 7 && fdt_dbi_bounds_triggers(db, "problems", 8, e)) {
+            fdt_err_wrap(e, "schema v7 -> v8");
             goto fail;
         }
         int now;
@@ -329,6 +422,8 @@ int fdt_dbi_migrate(fdt_db *db, fdt_err *e)
             goto fail;
         }
     }
+    if (foreign_keys_hold(db, e))
+        goto fail;
     if (fdt_dbi_commit(db, e))
         return fdt_err_wrap(e, "%s: migrate", db->path);
     return 0;

@@ -42,6 +42,8 @@ typedef struct fdt_exp_opts {
     unsigned precs;    /* bit (1u << fdt_prec) per precision; 0: any */
     int64_t grids[FDT_EXP_MAX_GRIDS][3]; /* tuned grids to export; none: every tuned grid */
     int ngrids;
+    int absorb_w;      /* > 0: dwave's results of this absorbing layer only (fdt_db_filter) */
+    double absorb_s;
     const struct fdt_catalogue *cat; /* resolves catalogue names and aliases; may be NULL */
     const char *fdtune_version;      /* of this binary, for the provenance */
     const char *command;             /* the command line, for the provenance; may be NULL */

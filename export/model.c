@@ -139,6 +139,8 @@ static int request_problems(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts 
         fdt_db_filter_init(&f);
         f.Rs = o->Rs;
         f.precs = o->precs;
+        f.absorb_w = o->absorb_w;
+        f.absorb_s = o->absorb_s;
         if (fdt_db_best(dbs[k], &f, collect_problem, ps, e))
             return -1;
     }
@@ -148,6 +150,10 @@ static int request_problems(fdt_db *const *dbs, size_t ndbs, const fdt_exp_opts 
                 for (int g = 0; g < o->ngrids; g++) {
                     fdt_problem p = {(fdt_op)op, R, (fdt_prec)prec, o->grids[g][0],
                                      o->grids[g][1], o->grids[g][2]};
+                    if (op == FDT_OP_DWAVE) { /* the layer asked for (--absorb) */
+                        p.absorb_w = o->absorb_w;
+                        p.absorb_s = o->absorb_s;
+                    }
                     fdt_err pe;
                     if (wanted(o, &p) && fdt_problem_check(&p, &pe) == 0)
                         add_problem(ps, &p);

@@ -73,7 +73,7 @@ static int build_context(lua_State *L)
     r->dev_proxy = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);
 
-    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 10);
     set_str(L, "op", fdt_op_name(p->op));
     set_int(L, "R", p->R);
     set_str(L, "prec", fdt_prec_name(p->prec));
@@ -81,6 +81,9 @@ static int build_context(lua_State *L)
     set_int(L, "nx", p->nx);
     set_int(L, "ny", p->ny);
     set_int(L, "nz", p->nz);
+    set_int(L, "absorb_w", p->absorb_w); /* dwave's layer (0 for the other operators) */
+    lua_pushnumber(L, p->absorb_s);
+    lua_setfield(L, -2, "absorb_s");
     fdt_luahost_push_proxy(L, -1, 0, "prob");
     r->prob_proxy = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);

@@ -5,8 +5,12 @@
 -- a z stencil reads come from cache, with software prefetch of the march's leading plane
 -- (pfd), streaming stores (nt), planes computed together (uk: d2x and d2z) and two passes per
 -- row (twopass: lap and wave). The space stays small (5 to 33 candidates per operator), so
--- that one operator at 256^3 tunes in under 3 minutes on 2 cores with `exhaustive`.
-ops { "d2x", "d2y", "d2z", "lap", "wave" }
+-- that one operator at 256^3 tunes in under 3 minutes on 2 cores with `exhaustive`. dwave,
+-- the damped wave step, adds its layer's deployment and damping (lib/common.lua's
+-- absorb_params) to wave's space at one tile height (up to 36 candidates).
+ops { "d2x", "d2y", "d2z", "lap", "wave", "dwave" }
+
+local common = include "common"
 
 param("blk", { 0, 1 })
 param("ty", { 0, 16, 32, 64, 128 })  -- 0: the loop nest's whole extent
@@ -16,6 +20,7 @@ param("uk", { 1, 2, 4 })
 param("twopass", { 0, 1 })           -- the generator refuses it for d2x, d2y, d2z
 param("pfd", { 0, 1 })
 param("nt", { 0, 1 })
+common.absorb_params()
 
 -- The loop nest takes no tiles (nor uk, twopass, pfd, nt: the generator prunes those).
 constrain("tiles exactly for the blocked family", function(c, dev, prob)
@@ -28,11 +33,20 @@ constrain("uk only for d2x and d2z", function(c, dev, prob)
 end)
 -- Without z neighbours nothing is re-read across planes: the tile height hardly matters.
 constrain("d2x and d2y: one tile height", function(c, dev, prob)
-  return c.blk == 0 or prob.op == "d2z" or prob.op == "lap" or prob.op == "wave" or c.ty == 64
+  return c.blk == 0 or prob.op == "d2z" or prob.op == "lap" or common.is_step(prob)
+         or c.ty == 64
 end)
 -- d2z: planes computed together in the short tiles only (uk planes in flight per row).
 constrain("d2z: uk > 1 with ty <= 32", function(c, dev, prob)
   return prob.op ~= "d2z" or c.uk == 1 or c.ty <= 32
+end)
+
+common.absorb_rules()
+-- dwave: the deployments multiply wave's space by 4; its tiles keep one height (64 rows:
+-- wave's z stencil re-reads its planes from cache at any of them) so that the operator stays
+-- within the budget of an exhaustive search.
+constrain("dwave: one tile height", function(c, dev, prob)
+  return prob.op ~= "dwave" or c.blk == 0 or c.ty == 64
 end)
 
 strategy "exhaustive"

@@ -8,7 +8,8 @@
 # --disasm the disassembly) and a warning on stderr when the kernel spills registers to
 # memory; a missing offline compiler, or one that does not know the target, is an
 # operational error naming the target and the packages, and a target NVRTC does not take is
-# a usage error naming those it takes. Every failed check is printed; the exit status is 1
+# a usage error naming those it takes; --op dwave and --absorb W[:S] go together in every
+# command that takes a problem, and a bad layer is a usage error. Every failed check is printed; the exit status is 1
 # when any check failed. CTest runs it with FDTUNE_CACHE pointing into the build tree.
 set -eu
 
@@ -257,6 +258,37 @@ EOF2
 run --gpu H100 --op d2x --R 4 --grid '512^3' --recipe "$tmp/d2x.lua" --dry-run --top 1 --json
 expect_status "dry-run bound d2x" 0
 expect_in "dry-run bound d2x" "$out" '"bound": "dram"'
+
+# --- dwave's absorbing layer: --absorb W[:S] goes with --op dwave, in every command ------
+# that takes a problem; each refusal is a usage error that says what to give, and nothing is
+# written (the plan file stays absent).
+for cmd in "gen" "bench --grid 64^3" "tune --R 4 --grid 64^3" "plan --R 4 --grid 64^3 -o $tmp/d.jsonl" \
+    "export" "retune" "query best" "query history --R 4 --grid 64^3 --config bx=32"; do
+    # shellcheck disable=SC2086 # the command's words
+    expect_usage_error "$cmd --op dwave without --absorb" "--op dwave needs --absorb W[:S]" \
+        $cmd --op dwave
+    # shellcheck disable=SC2086
+    expect_usage_error "$cmd --absorb without dwave" "only dwave has an absorbing layer" \
+        $cmd --op lap --absorb 16
+done
+[ ! -e "$tmp/d.jsonl" ] || fail "a refused plan wrote $tmp/d.jsonl"
+expect_usage_error "tune --absorb without --op" "only dwave has an absorbing layer" \
+    tune --R 4 --grid 64^3 --absorb 16
+expect_usage_error "--absorb 0" "the width W must be an integer" gen --op dwave --absorb 0
+expect_usage_error "--absorb 16:20" "the strength S must be a number in (0, 10]" \
+    gen --op dwave --absorb 16:20
+expect_usage_error "--absorb 16:" "the strength S" gen --op dwave --absorb 16:
+expect_usage_error "--absorb 16x" "unexpected text" gen --op dwave --absorb 16x
+expect_usage_error "--absorb wider than the grid" "W=16 leaves no interior along x" \
+    gen --op dwave --absorb 16 --grid 32x64x64
+expect_usage_error "query runs --absorb" "--absorb does not apply to 'query runs'" \
+    query runs --absorb 16
+# a plan of a dwave tune carries the layer into its tasks, which read back as that problem
+run plan --op lap,dwave --absorb 8:0.05 --R 4 --grid 64^3 -o "$tmp/dw.jsonl"
+expect_status "plan --op lap,dwave --absorb 8:0.05" 0
+expect_in "plan dwave: the layer in the task" "$tmp/dw.jsonl" '"op": "dwave", "R": 4, "precision": "f32", "nx": 64, "ny": 64, "nz": 64, "absorb_width": 8, "absorb_strength": 0.05'
+checks=$((checks + 1))
+[ "$(grep -c absorb_width "$tmp/dw.jsonl")" -eq 1 ] || fail "plan dwave: a layer on lap's task"
 
 # --- devices: works with and without a GPU ------------------------------------------
 run devices --no-bandwidth

@@ -7,7 +7,8 @@
  * answers and fdtune's built-in default where the model cannot rank either, the same configs
  * `fdtune export` gives, runs/show/history list what was stored, and mistakes exit 2 or 4 with
  * a message; list options (--op lap,d2x) filter as in tune, --gpu auto is the visible GPU (a
- * stand-in CUDA driver shows one) or exit 3 when there is none. The database file must be
+ * stand-in CUDA driver shows one) or exit 3 when there is none; dwave rows answer for their
+ * absorbing layer (--absorb) alone. The database file must be
  * byte-identical afterwards
  * (queries are read-only). CPU only; everything lives under a mkdtemp directory. */
 #include <setjmp.h>
@@ -937,6 +938,99 @@ static void test_read_only(void **state)
     free(now);
 }
 
+/* ------------------------------------------------------------------ dwave */
+
+/* dwave's absorbing layer is part of its problem (schema v8): a database of its own with one
+ * H100 holding an undamped lap and two dwave problems that differ only in W; query best
+ * --op dwave --absorb W finds the row of that layer alone, names it, and the machine forms
+ * carry absorb_width and absorb_strength (null but for dwave); history and --nearest take the
+ * layer; --op lap,dwave --absorb W keeps the lap row; without --absorb, exit 2. */
+static void test_dwave(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/dwave.db", g_dir);
+    fdt_db *db;
+    fdt_err e;
+    if (fdt_db_open(path, FDT_DB_CREATE, &db, &e))
+        fail_msg("%s", e.msg);
+    fdt_device h100 = device("cuda", "NVIDIA", "NVIDIA H100 80GB HBM3", "sm_90", 132,
+                             "GPU-h100");
+    fdt_problem lap = {FDT_OP_LAP, 4, FDT_F32, 64, 64, 64};
+    fdt_problem w16 = {FDT_OP_DWAVE, 4, FDT_F32, 64, 64, 64};
+    w16.absorb_w = 16;
+    w16.absorb_s = 0.1;
+    fdt_problem w8 = w16;
+    w8.absorb_w = 8;
+    int64_t run1 = begin(db, &h100, FDT_DB_TUNE, "fdtune --op dwave --absorb 16", 3000);
+    add(db, run1, lap, FAST, FDT_DB_OK, 1.0, "");
+    add(db, run1, w16, SLOW, FDT_DB_OK, 2.0, "");
+    add(db, run1, w8, MI, FDT_DB_OK, 1.5, "");
+    if (fdt_db_run_finish(db, run1, FDT_DB_DONE, &e))
+        fail_msg("%s", e.msg);
+    fdt_db_close(db);
+
+    tu_result r;
+    run(&r, "query", "best", "--db", path, "--no-system-db", "--op", "dwave", "--absorb", "16",
+        NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "dwave R=4 f32 64x64x64 W=16 S=0.1");
+    assert_has(r.out, SLOW);
+    assert_lacks(r.out, MI);
+    assert_lacks(r.out, "W=8");
+    assert_lacks(r.out, "lap R=4");
+    tu_result_free(&r);
+
+    run(&r, "query", "best", "--db", path, "--no-system-db", "--op", "dwave", "--absorb",
+        "16:0.1", "--json", NULL);
+    expect_status(&r, 0);
+    assert_json(r.out);
+    assert_has(r.out, "\"absorb_width\": 16");
+    assert_has(r.out, "\"absorb_strength\": 0.1");
+    tu_result_free(&r);
+    /* another strength is another problem: nothing */
+    run(&r, "query", "best", "--db", path, "--no-system-db", "--op", "dwave", "--absorb",
+        "16:0.2", NULL);
+    expect_status(&r, 0);
+    assert_lacks(r.out, SLOW);
+    tu_result_free(&r);
+
+    run(&r, "query", "best", "--db", path, "--no-system-db", "--op", "lap,dwave", "--absorb",
+        "8", "--csv", NULL);
+    expect_status(&r, 0);
+    csv c;
+    csv_load(r.out, &c, 2); /* lap, then dwave W=8 */
+    int kw = csv_col(&c, "absorb_width"), ks = csv_col(&c, "absorb_strength");
+    int ko = csv_col(&c, "op");
+    assert_string_equal(c.field[1][ko], "dwave");
+    assert_string_equal(c.field[1][kw], "8");
+    assert_true(fabs(atof(c.field[1][ks]) - 0.1) < 1e-12);
+    assert_string_equal(c.field[2][ko], "lap");
+    assert_string_equal(c.field[2][kw], "");
+    assert_string_equal(c.field[2][ks], "");
+    csv_free(&c);
+    tu_result_free(&r);
+
+    run(&r, "query", "history", "--db", path, "--no-system-db", "--op", "dwave", "--absorb",
+        "8", "--R", "4", "--grid", "64^3", "--config", MI, NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "1.5000");
+    tu_result_free(&r);
+    run(&r, "query", "best", "--db", path, "--no-system-db", "--nearest", "--gpu", "h100",
+        "--op", "dwave", "--absorb", "16", "--R", "4", "--grid", "64^3", NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "fallback  exact:");
+    assert_has(r.out, SLOW);
+    assert_lacks(r.out, MI);
+    tu_result_free(&r);
+
+    run(&r, "query", "best", "--db", path, "--op", "dwave", NULL);
+    expect_status(&r, 2);
+    assert_has(r.err, "--op dwave needs --absorb W[:S]");
+    assert_string_equal(r.out, "");
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -945,7 +1039,7 @@ int main(void)
         cmocka_unit_test(test_show),        cmocka_unit_test(test_history),
         cmocka_unit_test(test_best_lists),  cmocka_unit_test(test_gpu_auto),
         cmocka_unit_test(test_errors),      cmocka_unit_test(test_default_path),
-        cmocka_unit_test(test_read_only),
+        cmocka_unit_test(test_read_only),   cmocka_unit_test(test_dwave),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,8 +1,10 @@
 /* Tests of the tuning database (db/): creation, reopening and migration; refusal of newer,
  * foreign, corrupt and missing files without touching them; stable ids; inserts, batches and
  * their rules; the best, top, history and run queries; the nearest fallback ladder; best
- * decisions (schema v2) and the migration of a recorded v1 file; a full disk; several
- * processes writing one file at once; and resuming after a tuner was killed mid-run. Every file lives under a mkdtemp directory removed at the end. CPU only. */
+ * decisions (schema v2) and the migration of a recorded v1 file; a full disk; several processes
+ * writing one file at once; resuming after a tuner was killed mid-run; dwave's absorbing layer
+ * in the problems and the links table (schema v8). Every file lives under a mkdtemp directory
+ * removed at the end. CPU only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,7 +236,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 7);
+    assert_int_equal(fdt_db_schema_version(), 8);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
@@ -1591,7 +1593,7 @@ static void test_stopped_v7(void **state)
     assert_same_bytes(f.path, before, n);
     free(before);
     db = open_ok(f.path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), 7);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), fdt_db_schema_version());
     assert_int_equal(fdt_db_check(db, &e), 0);
     assert_int_equal(sql_int(f.path, "SELECT count(*) FROM best_decisions WHERE stopped IS NULL"),
                      3);
@@ -2406,7 +2408,7 @@ static void test_bounds(void **state)
         assert_contains(sqlite3_errmsg(h), "a value outside its bounds");
         sqlite3_close(h);
         /* an older file (v5: no triggers) holds it */
-        char sql[512];
+        char sql[4096];
         snprintf(sql, sizeof sql, DROP_V6 "%s;", bad[k][0]);
         sql_exec(f.path, sql);
         size_t n;
@@ -2532,6 +2534,260 @@ static void test_stale_runs(void **state)
     assert_contains(h.stale_first, want);
 }
 
+/* ------------------------------------------------------------------ dwave, links (v8) */
+
+/* A dwave problem of width W and strength S on a 64^3 grid. */
+static fdt_problem dwave(int W, double S)
+{
+    fdt_problem p = problem(FDT_OP_DWAVE, 4, 64, 64, 64);
+    p.absorb_w = W;
+    p.absorb_s = S;
+    return p;
+}
+
+/* Schema v8 (issue 29): a dwave problem is stored with its absorbing layer and read back with
+ * it; another W or S is another problem; queries filter by it (best, history, nearest, pairs);
+ * a merge carries it; the CHECKs refuse a layer on another operator and a dwave without one. */
+static void test_dwave_problems(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "dwave.db");
+    fdt_err e = {""};
+    fdt_problem a = dwave(16, 0.1), b = dwave(16, 0.05), c = dwave(8, 0.1);
+    fdt_problem w = problem(FDT_OP_WAVE, 4, 64, 64, 64);
+    int64_t ia, ib, ic, iw, again;
+    assert_int_equal(fdt_db_problem_id(f.db, &a, &ia, &e), 0);
+    assert_int_equal(fdt_db_problem_id(f.db, &b, &ib, &e), 0);
+    assert_int_equal(fdt_db_problem_id(f.db, &c, &ic, &e), 0);
+    assert_int_equal(fdt_db_problem_id(f.db, &w, &iw, &e), 0);
+    assert_true(ia != ib && ia != ic && ib != ic && iw != ia);
+    assert_int_equal(fdt_db_problem_find(f.db, &b, &again, &e), 0);
+    assert_int_equal(again, ib);
+    assert_int_equal(sql_int(f.path, "SELECT absorb_width FROM problems WHERE op = 'dwave'"
+                                     " AND absorb_strength = 0.05"), 16);
+    /* a layer on another operator, or a dwave without one, is no problem */
+    fdt_problem bad = w;
+    bad.absorb_w = 4;
+    bad.absorb_s = 0.1;
+    assert_int_equal(fdt_db_problem_id(f.db, &bad, &again, &e), -1);
+    bad = dwave(0, 0);
+    assert_int_equal(fdt_db_problem_id(f.db, &bad, &again, &e), -1);
+    static const char *const refused[] = {
+        "INSERT INTO problems (op, radius, precision, nx, ny, nz, absorb_width, absorb_strength)"
+        " VALUES ('lap', 4, 'f32', 8, 8, 8, 2, 0.1)",
+        "INSERT INTO problems (op, radius, precision, nx, ny, nz, absorb_width, absorb_strength)"
+        " VALUES ('lap', 4, 'f32', 8, 8, 8, 0, 0.1)",
+        "INSERT INTO problems (op, radius, precision, nx, ny, nz) VALUES ('dwave', 4, 'f32', 8,"
+        " 8, 8)",
+        "INSERT INTO problems (op, radius, precision, nx, ny, nz, absorb_width, absorb_strength)"
+        " VALUES ('dwave', 4, 'f32', 8, 8, 8, 2, 0)",
+        "INSERT INTO problems (op, radius, precision, nx, ny, nz, absorb_width, absorb_strength)"
+        " VALUES ('dwave', 4, 'f32', 8, 8, 8, 2, 10.5)",
+        "INSERT INTO problems (op, radius, precision, nx, ny, nz, absorb_width, absorb_strength)"
+        " VALUES ('dwave', 4, 'f32', 8, 8, 8, -2, 0.1)",
+        "INSERT INTO problems (op, radius, precision, nx, ny, nz, absorb_width, absorb_strength)"
+        " VALUES ('dwave', 4, 'f32', 8, 8, 8, 2000000000, 0.1)",
+        "UPDATE problems SET absorb_width = 0 WHERE op = 'dwave'",
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
+        if (!sql_refused(f.path, refused[k]))
+            fail_msg("not refused: %s", refused[k]);
+    /* what is measured of one answers for it alone */
+    int64_t ea = insert_one(f.db, eval(f.run, ia, "bx=32", FDT_DB_OK, FDT_DB_FULL, 2.0));
+    int64_t eb = insert_one(f.db, eval(f.run, ib, "bx=16", FDT_DB_OK, FDT_DB_FULL, 3.0));
+    fdt_db_filter flt;
+    fdt_db_filter_init(&flt);
+    flt.ops = 1u << FDT_OP_DWAVE;
+    flt.absorb_w = 16;
+    flt.absorb_s = 0.1;
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.r[0].ev.id, ea);
+    assert_int_equal(rs.r[0].problem.op, FDT_OP_DWAVE);
+    assert_int_equal(rs.r[0].problem.absorb_w, 16);
+    assert_true(rs.r[0].problem.absorb_s == 0.1);
+    flt.absorb_s = 0.05;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.r[0].ev.id, eb);
+    assert_true(rs.r[0].problem.absorb_s == 0.05);
+    flt.absorb_w = 8;
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(f.db, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 0);
+    rs.n = 0;
+    assert_int_equal(fdt_db_history(f.db, &b, "bx=16", 0, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.r[0].ev.id, eb);
+    fdt_db_row row;
+    fdt_db_fallback which;
+    fdt_device d = device("NVIDIA H100 80GB HBM3", "sm_90", 132, GB80, "GPU-aaaa");
+    assert_int_equal(fdt_db_nearest(f.db, &d, &b, NULL, &row, &which, &e), 0);
+    assert_int_equal(which, FDT_DB_NEAREST_EXACT);
+    assert_int_equal(row.ev.id, eb);
+    fdt_problem none = dwave(4, 0.1);
+    assert_int_equal(fdt_db_nearest(f.db, &d, &none, NULL, &row, &which, &e), 0);
+    assert_int_equal(which, FDT_DB_NEAREST_NONE);
+    assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_DONE, &e), 0);
+
+    /* a merge keeps the layer: both problems arrive as themselves */
+    char path[512];
+    path_in(path, sizeof path, "dwave-merged.db");
+    fdt_db *out = open_ok(path, FDT_DB_CREATE);
+    assert_int_equal(fdt_db_bulk_begin(out, &e), 0);
+    assert_int_equal(fdt_db_import(out, f.db, NULL, &e), 0);
+    assert_int_equal(fdt_db_bulk_commit(out, &e), 0);
+    int64_t ma = 0, mb = 0;
+    assert_int_equal(fdt_db_problem_find(out, &a, &ma, &e), 0);
+    assert_int_equal(fdt_db_problem_find(out, &b, &mb, &e), 0);
+    assert_true(ma > 0 && mb > 0 && ma != mb);
+    rs.n = 0;
+    assert_int_equal(fdt_db_best(out, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 0); /* W=8 S=0.05: none */
+    flt.absorb_w = 16;
+    assert_int_equal(fdt_db_best(out, &flt, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 1);
+    assert_true(rs.r[0].problem.absorb_s == 0.05);
+    fdt_db_close(out);
+    fdt_db_close(f.db);
+}
+
+/* A v7 file (problems without a layer, no links: DROP_V8) keeps every row through the
+ * rebuild of its problems table: read as it is read-only (the file untouched, W = S = 0,
+ * no link), then migrated with the same ids and answers, its foreign keys and bounds intact,
+ * and dwave problems stored after. */
+static void test_migrate_v7(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "v7.db");
+    fdt_err e = {""};
+    fdt_problem w = problem(FDT_OP_WAVE, 2, 128, 64, 32);
+    int64_t iw;
+    assert_int_equal(fdt_db_problem_id(f.db, &w, &iw, &e), 0);
+    int64_t e1 = insert_one(f.db, eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 2.0));
+    insert_one(f.db, eval(f.run, f.prob, "bx=16", FDT_DB_OK, FDT_DB_FULL, 1.0));
+    insert_one(f.db, eval(f.run, iw, "bx=32", FDT_DB_WRONG, FDT_DB_FULL, NAN));
+    insert_one(f.db, eval(f.run, iw, "bx=128", FDT_DB_OK, FDT_DB_FULL, 4.0));
+    assert_int_equal(fdt_db_best_decide(f.db, f.dev, f.prob, e1, 0, "test: pinned", &e), 0);
+    assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_DONE, &e), 0);
+    char *answers = best_answers(f.db);
+    fdt_db_close(f.db);
+    sql_exec(f.path, DROP_V8 "PRAGMA journal_mode = DELETE;");
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM pragma_table_info('problems')"
+                                     " WHERE name LIKE 'absorb%'"), 0);
+    static const char *const counts =
+        "SELECT (SELECT count(*) FROM problems) * 1000000 + (SELECT count(*) FROM evaluations)"
+        " * 10000 + (SELECT count(*) FROM best_decisions) * 100 + (SELECT count(*) FROM runs)";
+    int64_t before_counts = sql_int(f.path, counts);
+    int64_t sum_ids = sql_int(f.path, "SELECT sum(id * nx + radius) FROM problems");
+    size_t n;
+    char *before = slurp(f.path, &n);
+
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    char *ro = best_answers(db);
+    assert_string_equal(ro, answers);
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_best(db, NULL, collect, &rs, &e), 0);
+    for (int i = 0; i < rs.n; i++)
+        assert_true(rs.r[i].problem.absorb_w == 0 && rs.r[i].problem.absorb_s == 0);
+    fdt_db_link l;
+    int found = -1;
+    assert_int_equal(fdt_db_link_get(db, f.dev, &l, &found, &e), 0);
+    assert_int_equal(found, 0);
+    fdt_db_close(db);
+    assert_same_bytes(f.path, before, n); /* reading never migrates */
+    free(before);
+
+    db = open_ok(f.path, FDT_DB_READWRITE);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), fdt_db_schema_version());
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    assert_int_equal(sql_int(f.path, counts), before_counts);
+    assert_int_equal(sql_int(f.path, "SELECT sum(id * nx + radius) FROM problems"), sum_ids);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM problems WHERE absorb_width = 0"
+                                     " AND absorb_strength = 0"), 2);
+    char *rw = best_answers(db);
+    assert_string_equal(rw, answers);
+    /* the rebuilt table has its bounds triggers again, and the foreign keys are back on */
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'"
+                                     " AND tbl_name = 'problems'"), 2);
+    assert_true(sql_refused(f.path, "UPDATE problems SET nx = 1000000001"));
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM sqlite_schema WHERE sql LIKE"
+                                     " '%new_problems%'"), 0);
+    assert_int_not_equal(sqlite3_exec(fdt_dbi_handle(db), "DELETE FROM problems", NULL, NULL,
+                                      NULL), SQLITE_OK);
+    fdt_problem a = dwave(16, 0.1);
+    int64_t ia;
+    assert_int_equal(fdt_db_problem_id(db, &a, &ia, &e), 0);
+    assert_true(ia > iw);
+    fdt_db_close(db);
+    free(answers);
+    free(ro);
+    free(rw);
+}
+
+/* The links table (v8): nothing until measured; the newest measurement answers (by its time,
+ * then the later write); a measurement that is not one is refused, nothing written. */
+static void test_links(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "links.db");
+    fdt_err e = {""};
+    fdt_db_link l, got;
+    int found = -1;
+    assert_int_equal(fdt_db_link_get(f.db, f.dev, &got, &found, &e), 0);
+    assert_int_equal(found, 0);
+    memset(&l, 0, sizeof l);
+    l.h2d_gbs = 55.0;
+    l.d2h_gbs = 53.5;
+    l.both_gbs = 40.0;
+    l.latency_us = 9.5;
+    snprintf(l.measured, sizeof l.measured, "2026-11-28T10:00:00.000Z");
+    assert_int_equal(fdt_db_link_put(f.db, f.dev, &l, &e), 0);
+    fdt_db_link older = l;
+    snprintf(older.measured, sizeof older.measured, "2026-11-27T10:00:00.000Z");
+    older.h2d_gbs = 20;
+    assert_int_equal(fdt_db_link_put(f.db, f.dev, &older, &e), 0);
+    assert_int_equal(fdt_db_link_get(f.db, f.dev, &got, &found, &e), 0);
+    assert_int_equal(found, 1);
+    assert_true(got.h2d_gbs == 55.0 && got.d2h_gbs == 53.5 && got.both_gbs == 40.0);
+    assert_true(got.latency_us == 9.5);
+    assert_int_equal(got.unified, 0);
+    assert_string_equal(got.measured, "2026-11-28T10:00:00.000Z");
+    /* "" is now: newer than both */
+    fdt_db_link now = l;
+    now.measured[0] = 0;
+    now.unified = 1;
+    now.both_gbs = 0;
+    assert_int_equal(fdt_db_link_put(f.db, f.dev, &now, &e), 0);
+    assert_int_equal(fdt_db_link_get(f.db, f.dev, &got, &found, &e), 0);
+    assert_int_equal(got.unified, 1);
+    assert_true(got.both_gbs == 0);
+    assert_true(strlen(got.measured) >= 20 && strcmp(got.measured, l.measured) > 0);
+    /* refused: a rate that is not positive, a negative latency, unified 2, an unknown device */
+    fdt_db_link bad[4] = {l, l, l, l};
+    bad[0].h2d_gbs = 0;
+    bad[1].latency_us = -1;
+    bad[2].unified = 2;
+    bad[3].d2h_gbs = NAN;
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(fdt_db_link_put(f.db, f.dev, &bad[k], &e), -1);
+        assert_contains(e.msg, "link");
+    }
+    assert_int_equal(fdt_db_link_put(f.db, f.dev + 100, &l, &e), -1);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM links"), 3);
+    assert_true(sql_refused(f.path, "INSERT INTO links (device_id, h2d_gbs, d2h_gbs, latency_us,"
+                                    " unified, measured) VALUES (1, 1, 1, 1, 0, 'yesterday')"));
+    /* another device has none */
+    assert_int_equal(fdt_db_link_get(f.db, f.dev + 1, &got, &found, &e), 0);
+    assert_int_equal(found, 0);
+    fdt_db_close(f.db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2566,6 +2822,9 @@ int main(void)
         cmocka_unit_test(test_gate),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_stale_runs),
+        cmocka_unit_test(test_dwave_problems),
+        cmocka_unit_test(test_migrate_v7),
+        cmocka_unit_test(test_links),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

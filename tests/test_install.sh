@@ -234,7 +234,7 @@ if command -v bash >/dev/null 2>&1; then
     done
     complete_bash fdtune ex | grep -qx export || fail "bash completion: commands"
     [ "$(complete_bash fdtune export --op d2x,l)" = "d2x,lap" ] || fail "bash completion: --op lists"
-    [ "$(complete_bash fdtune --op "" | tr '\n' ' ')" = "d2x d2y d2z lap wave " ] ||
+    [ "$(complete_bash fdtune --op "" | tr '\n' ' ')" = "d2x d2y d2z lap wave dwave " ] ||
         fail "bash completion: --op values"
     [ "$(complete_bash fdtune gen --precision "" | tr '\n' ' ')" = "f32 f64 " ] ||
         fail "bash completion: --precision values"

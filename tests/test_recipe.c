@@ -87,6 +87,15 @@ static fdt_problem problem(fdt_op op, int R, fdt_prec prec, int64_t n)
     return p;
 }
 
+/* A dwave problem on n^3 with an absorbing layer of width W (strength 0.1). */
+static fdt_problem dwave_problem(int R, fdt_prec prec, int64_t n, int W)
+{
+    fdt_problem p = problem(FDT_OP_DWAVE, R, prec, n);
+    p.absorb_w = W;
+    p.absorb_s = 0.1;
+    return p;
+}
+
 /* A device described by hand: NVIDIA-like, 100 SMs. */
 static fdt_device test_device(void)
 {
@@ -285,7 +294,7 @@ static void test_cpu_recipe(void **state)
     fdt_recipe *r = shipped("cpu.lua");
     assert_int_equal(fdt_recipe_dialect(r), FDT_DIALECT_C);
     assert_string_equal(fdt_recipe_strategy(r), "exhaustive");
-    assert_int_equal(fdt_recipe_space_size(r), 240);
+    assert_int_equal(fdt_recipe_space_size(r), 1440); /* 240 x dwave's 3 deploy x 2 eta */
     fdt_device d = test_device();
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         for (int prec = 0; prec < 2; prec++) {
@@ -315,6 +324,128 @@ static void test_cpu_recipe(void **state)
     load_fails("param(\"nt\", { 0, 1 })\nparam(\"vec\", { 1 })\ndefault { ty = 16 }\n",
                "bad.lua:3: default 'ty': a parameter of the C dialect, but vec is of the HIP "
                "dialect", NULL);
+}
+
+/* Counts dwave's survivors per deployment and damping while collecting them (collect_visit:
+ * each must pass the generator's checks for the dwave problem). */
+typedef struct dwave_count {
+    collect k;
+    int per[3][2]; /* [deploy][eta] */
+    const fdt_gen_target *t;
+    int bad_for;   /* survivors fdt_config_check_for refuses on t */
+    int long_windows; /* sides with a window longer than the layer */
+} dwave_count;
+
+static int dwave_visit(void *ctx, const fdt_config *c, uint64_t index)
+{
+    dwave_count *d = ctx;
+    fdt_err e;
+    if (d->t->dialect == FDT_DIALECT_HIP)
+        collect_visit(&d->k, c, index);
+    else
+        cpu_visit(&d->k, c, index);
+    if (fdt_config_check_for(d->t, d->k.p, c, &e))
+        d->bad_for++;
+    if ((unsigned)c->deploy < 3 && (unsigned)c->eta < 2)
+        d->per[c->deploy][c->eta]++;
+    d->long_windows += c->deploy == FDT_DEPLOY_SIDES && c->nw > d->k.p->absorb_w;
+    return 0;
+}
+
+/* dwave's spaces (issue 29): recipes/dwave.lua (wave's space of lib/lapwave.lua, xyz order,
+ * splits up to 4, times deploy {complete, inout, sides} and eta {dist, array}) and cpu.lua
+ * load; every survivor is a valid config for a dwave problem (fdt_config_check_for in its
+ * dialect); every deployment survives, eta=array only with complete, sides' windows within
+ * the layer; the survivors stay bounded (GPU: at most 2.5 times wave's; CPU: within the
+ * exhaustive budget); lap.lua no longer lists dwave and dwave.lua serves nothing else; the
+ * undamped operators keep their survivors (test_shipped_recipes, test_cpu_recipe). */
+static void test_dwave_recipes(void **state)
+{
+    (void)state;
+    fdt_catalogue *cat = catalogue();
+    fdt_device h100;
+    fdt_err e;
+    assert_int_equal(fdt_catalogue_find(cat, "H100", NULL, 0, &h100, &e), 0);
+    const fdt_gen_target hip = {FDT_DIALECT_HIP}, cpu = {FDT_DIALECT_C};
+    fdt_recipe *r = shipped("dwave.lua");
+    assert_string_equal(fdt_recipe_name(r), "dwave");
+    assert_true(fdt_recipe_serves(r, FDT_OP_DWAVE));
+    for (int op = 0; op < FDT_OP_COUNT; op++)
+        assert_int_equal(fdt_recipe_serves(r, (fdt_op)op), op == FDT_OP_DWAVE);
+    assert_int_equal(fdt_recipe_space_size(r), 8164800); /* 4536000 / 2 / 5 * 3 * 6 */
+    fdt_problem p = dwave_problem(4, FDT_F32, 512, 16);
+    dwave_count d = {{0, 0, 1, &p, &h100, 0}, {{0}}, &hip, 0, 0};
+    fdt_recipe_stats st;
+    if (fdt_recipe_enumerate(r, &p, &h100, dwave_visit, &d, &st, &e))
+        fail_msg("dwave.lua: %s", e.msg);
+    assert_int_equal(st.survivors, (uint64_t)d.k.n);
+    assert_int_equal(st.survivors, 9556);
+    assert_true(d.k.ordered);
+    assert_int_equal(d.k.bad, 0);
+    assert_int_equal(d.bad_for, 0);
+    assert_int_equal(d.long_windows, 0);
+    for (int dep = 0; dep < 3; dep++)
+        if (d.per[dep][0] == 0)
+            fail_msg("dwave.lua: no survivor of deploy %d", dep);
+    assert_true(d.per[FDT_DEPLOY_COMPLETE][FDT_ETA_ARRAY] > 0);
+    assert_int_equal(d.per[FDT_DEPLOY_INOUT][FDT_ETA_ARRAY], 0);
+    assert_int_equal(d.per[FDT_DEPLOY_SIDES][FDT_ETA_ARRAY], 0);
+    assert_true(st.survivors <= 4704 * 5 / 2); /* wave's 4704, bounded */
+    fdt_config c;
+    char key[256], why[256];
+    assert_int_equal(fdt_recipe_default_config(r, &p, &h100, &c, &e), 0);
+    fdt_config_format(&c, key, sizeof key);
+    assert_string_equal(key, "lb=256,lds=1,nw=32");
+    assert_int_equal(fdt_recipe_check(r, &p, &h100, &c, why, sizeof why, &e), 1);
+    assert_int_equal(fdt_config_check_for(&hip, &p, &c, &e), 0);
+    /* a wider layer lets longer windows into sides */
+    fdt_problem wide = dwave_problem(4, FDT_F32, 512, 64);
+    dwave_count dw = {{0, 0, 1, &wide, &h100, 0}, {{0}}, &hip, 0, 0};
+    if (fdt_recipe_enumerate(r, &wide, &h100, dwave_visit, &dw, &st, &e))
+        fail_msg("dwave.lua W=64: %s", e.msg);
+    assert_true(dw.per[FDT_DEPLOY_SIDES][0] > d.per[FDT_DEPLOY_SIDES][0]);
+    assert_int_equal(dw.k.bad + dw.bad_for + dw.long_windows, 0);
+    /* f64 at R=8 on a small grid, every shipped GPU kind keeps some */
+    const char *gpus[] = {"MI250X", "MI300X", "A100", "H100 PCIe"};
+    for (int g = 0; g < 4; g++) {
+        fdt_device dd;
+        assert_int_equal(fdt_catalogue_find(cat, gpus[g], NULL, 0, &dd, &e), 0);
+        fdt_problem q = dwave_problem(8, FDT_F64, 64, 8);
+        if (fdt_recipe_enumerate(r, &q, &dd, NULL, NULL, &st, &e))
+            fail_msg("dwave.lua on %s: %s", gpus[g], e.msg);
+        if (st.survivors == 0)
+            fail_msg("dwave.lua keeps nothing on %s", gpus[g]);
+    }
+    /* it serves dwave alone; lap.lua no longer lists it */
+    fdt_problem lap = problem(FDT_OP_LAP, 4, FDT_F32, 64);
+    assert_int_equal(fdt_recipe_enumerate(r, &lap, &h100, NULL, NULL, NULL, &e), -1);
+    assert_contains(e.msg, "not for");
+    fdt_recipe_free(r);
+    r = shipped("lap.lua");
+    assert_false(fdt_recipe_serves(r, FDT_OP_DWAVE));
+    fdt_recipe_free(r);
+
+    /* the CPU: cpu.lua's wave space at one tile height, times the deployments */
+    r = shipped("cpu.lua");
+    fdt_device host = test_device();
+    for (int prec = 0; prec < 2; prec++) {
+        fdt_problem q = dwave_problem(4, (fdt_prec)prec, 256, 16);
+        dwave_count dc = {{0, 0, 1, &q, &host, 0}, {{0}}, &cpu, 0, 0};
+        if (fdt_recipe_enumerate(r, &q, &host, dwave_visit, &dc, &st, &e))
+            fail_msg("cpu.lua dwave: %s", e.msg);
+        assert_int_equal(st.survivors, 36);
+        assert_int_equal(dc.k.bad + dc.bad_for, 0);
+        for (int dep = 0; dep < 3; dep++)
+            assert_int_equal(dc.per[dep][0], 9); /* the loop nest and 8 of the blocked */
+        assert_int_equal(dc.per[FDT_DEPLOY_COMPLETE][FDT_ETA_ARRAY], 9);
+        assert_true((uint64_t)fdt_recipe_budget(r) >= st.survivors);
+        assert_int_equal(fdt_recipe_default_config(r, &q, &host, &c, &e), 0);
+        fdt_config_format(&c, key, sizeof key);
+        assert_string_equal(key, "default");
+        assert_int_equal(fdt_config_check_for(&cpu, &q, &c, &e), 0);
+    }
+    fdt_recipe_free(r);
+    fdt_catalogue_free(cat);
 }
 
 /* Every shipped recipe keeps some configs on GPUs of every kind (small L2, Infinity Cache,
@@ -760,7 +891,8 @@ static void test_runtime_error_lines(void **state)
                     "\n"
                     "  return prob.size > 1\n"
                     "end)\n",
-                    "bad.lua:3: prob has no field 'size' (fields: R, esize, nx, ny, nz, op, prec)",
+                    "bad.lua:3: prob has no field 'size' (fields: R, absorb_s, absorb_w, esize, nx, ny, "
+                    "nz, op, prec)",
                     NULL);
     enumerate_fails("constrain(\"write\", function(c)\n"
                     "  c.bx = 5\n"
@@ -1622,8 +1754,12 @@ static void test_find(void **state)
     assert_int_equal(fdt_recipe_find_for_op(FDT_OP_WAVE, NULL, dirs, 2, path, sizeof path, &e),
                      0);
     assert_string_equal(strrchr(path, '/'), "/lap.lua");
+    /* dwave has its own (wave's space with the deployments) */
+    assert_int_equal(fdt_recipe_find_for_op(FDT_OP_DWAVE, NULL, dirs, 2, path, sizeof path, &e),
+                     0);
+    assert_string_equal(strrchr(path, '/'), "/dwave.lua");
     /* the CPU's recipe serves wave too, in its own dialect: each lookup finds its own */
-    for (int op = 0; op < FDT_OP_DWAVE; op++) {
+    for (int op = 0; op < FDT_OP_COUNT; op++) {
         assert_int_equal(fdt_recipe_find_for_dialect(op, FDT_DIALECT_C, NULL, dirs, 2, path,
                                                      sizeof path, &e), 0);
         assert_string_equal(strrchr(path, '/'), "/cpu.lua");
@@ -2065,6 +2201,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_recipes),
         cmocka_unit_test(test_cpu_recipe),
+        cmocka_unit_test(test_dwave_recipes),
         cmocka_unit_test(test_shipped_recipes_everywhere),
         cmocka_unit_test(test_shipped_split_rule),
         cmocka_unit_test(test_prefix_skip),

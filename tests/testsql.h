@@ -17,9 +17,36 @@ void sql_exec(const char *path, const char *sql);
  * memory clocks and known throttle reasons (0 is "none"). */
 fdt_clocks sql_clocks(int sm, int sm_max, int mem, int mem_max, uint64_t reasons);
 
-/* What the v6 -> v7 step added (why a decision's search stopped): dropped, a file is v6
- * again (test_db's test_stopped_v7). */
+/* What the v7 -> v8 step did (the problems' absorbing layer and 'dwave'; the links table):
+ * undone with v7's own problems table and its bounds triggers, a file is v7 again (test_db's
+ * test_migrate_v7). Refused when the file holds a dwave problem. Turns the connection's
+ * foreign keys off: the documented way of rebuilding a table. */
+#define DROP_V8                                                                            \
+    "PRAGMA foreign_keys = OFF;"                                                           \
+    "CREATE TABLE v7_problems (id INTEGER PRIMARY KEY,"                                    \
+    " op TEXT NOT NULL CHECK (op IN ('d2x', 'd2y', 'd2z', 'lap', 'wave')),"                \
+    " radius INTEGER NOT NULL CHECK (radius >= 1),"                                        \
+    " precision TEXT NOT NULL CHECK (precision IN ('f32', 'f64')),"                        \
+    " nx INTEGER NOT NULL CHECK (nx >= 1), ny INTEGER NOT NULL CHECK (ny >= 1),"           \
+    " nz INTEGER NOT NULL CHECK (nz >= 1), UNIQUE (op, radius, precision, nx, ny, nz)"     \
+    ") STRICT;"                                                                            \
+    "INSERT INTO v7_problems SELECT id, op, radius, precision, nx, ny, nz FROM problems;"  \
+    "DROP TABLE problems; ALTER TABLE v7_problems RENAME TO problems;"                     \
+    "CREATE TRIGGER problems_bounds_insert BEFORE INSERT ON problems WHEN"                 \
+    " NEW.radius NOT BETWEEN 1 AND 8 OR NEW.nx NOT BETWEEN 1 AND 1000000000"               \
+    " OR NEW.ny NOT BETWEEN 1 AND 1000000000 OR NEW.nz NOT BETWEEN 1 AND 1000000000"       \
+    " BEGIN SELECT RAISE(ABORT, 'problems: a value outside its bounds'); END;"             \
+    "CREATE TRIGGER problems_bounds_update BEFORE UPDATE ON problems WHEN"                 \
+    " NEW.radius NOT BETWEEN 1 AND 8 OR NEW.nx NOT BETWEEN 1 AND 1000000000"               \
+    " OR NEW.ny NOT BETWEEN 1 AND 1000000000 OR NEW.nz NOT BETWEEN 1 AND 1000000000"       \
+    " BEGIN SELECT RAISE(ABORT, 'problems: a value outside its bounds'); END;"             \
+    "DROP TABLE links;"                                                                    \
+    "PRAGMA user_version = 7;"
+
+/* What the v6 -> v7 step added (why a decision's search stopped): dropped, with DROP_V8
+ * first, a file is v6 again (test_db's test_stopped_v7). */
 #define DROP_V7                                                                            \
+    DROP_V8                                                                                \
     "ALTER TABLE best_decisions DROP COLUMN stopped;"                                      \
     "PRAGMA user_version = 6;"
 

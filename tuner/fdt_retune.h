@@ -33,6 +33,8 @@ void fdt_retune_cutoff(time_t now, double seconds, char *buf, size_t n);
 typedef struct fdt_retune_filter {
     const char *gpu;   /* substring of the stored device's name or arch, any case; NULL: any */
     unsigned ops;      /* bits 1u << fdt_op; 0: every operator */
+    int absorb_w;      /* > 0: dwave's pairs of this absorbing layer only (fdt_db_filter) */
+    double absorb_s;
     const char *since; /* ISO-8601 UTC: only pairs with a run started at or after it; NULL: any */
     int top;           /* configs per problem, 1..FDT_RETUNE_TOP; 0: FDT_RETUNE_TOP */
 } fdt_retune_filter;
@@ -197,6 +199,8 @@ typedef struct fdt_retune_request {
     const char *cpu;           /* instead of the GPUs, the host CPU (--cpu: "auto", or a part
                                   of its name or arch, fdt_session_select_cpu); NULL: GPUs */
     unsigned ops;
+    int absorb_w;              /* fdt_retune_filter's absorbing layer (dwave); 0: any */
+    double absorb_s;
     double since_s;            /* 0: no cutoff */
     fdt_retune_opts o;         /* of each problem (its stop is the session's) */
     int timeout_s;             /* per candidate, verification and timing */

@@ -124,7 +124,9 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *r, const fdt_problem *
 
 /* What `fdtune tune` asks for: one problem per operator, and how to search them. */
 typedef struct fdt_tune_request {
-    fdt_problem p;            /* the problem of every operator (its op is set per operator) */
+    fdt_problem p;            /* the problem of every operator (its op is set per operator;
+                                 its absorbing layer goes to dwave alone:
+                                 fdt_tune_request_problem) */
     unsigned ops;             /* the operators, bits 1u << fdt_op, tuned in operator order */
     /* Several radii, precisions or grids: a problem per combination and operator
      * (fdt_tune_problems); 0 (none listed): p's alone. */
@@ -147,6 +149,9 @@ typedef struct fdt_tune_request {
 /* No operator, the default problem options (seed 1), everything else from the recipes. */
 void fdt_tune_request_init(fdt_tune_request *rq);
 
+/* The request's problem of operator op: rq->p with that op, and rq->p's absorbing layer
+ * when op is dwave (none for every other operator). */
+void fdt_tune_request_problem(const fdt_tune_request *rq, fdt_op op, fdt_problem *p);
 /* The problems of a request, each once: every grid, precision, radius and operator listed
  * (or p's own), in that nesting (operators innermost, in operator order), into *out
  * (malloc'ed, *n of them). -1 when memory runs out. */

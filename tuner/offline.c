@@ -14,8 +14,7 @@ fdt_status fdt_tune_dry_run(const fdt_tune_request *rq, fdt_op op, fdt_recipe *r
                             const fdt_device *dev, int top, fdt_dry_run *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
-    out->p = rq->p;
-    out->p.op = op;
+    fdt_tune_request_problem(rq, op, &out->p);
     fdt_tune_plan(rq, r, &out->strategy, &out->budget);
     fdt_model_ranking k;
     int rc = fdt_model_rank(r, &out->p, dev, top, &k, e);
@@ -188,8 +187,7 @@ fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
                            const fdt_device *dev, fdt_replay_report *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
-    out->p = rq->p;
-    out->p.op = op;
+    fdt_tune_request_problem(rq, op, &out->p);
     char pk[128];
     fdt_problem_format(&out->p, pk, sizeof pk);
     recorded rec = {0};

@@ -101,6 +101,8 @@ int fdt_retune_plan_build(fdt_db *db, const fdt_device *live, int nlive,
     fdt_db_filter q;
     fdt_db_filter_init(&q);
     q.gpu = f->gpu;
+    q.absorb_w = f->absorb_w;
+    q.absorb_s = f->absorb_s;
     fdt_db_rows bests = {0};
     /* The pairs first, the per-pair queries after: one statement at a time. */
     if (fdt_db_best(db, &q, fdt_db_collect_row, &bests, e)) {

@@ -164,6 +164,8 @@ static fdt_status plan_and_run(job *j, fdt_err *e)
         flt.gpu = fdt_session_gpu_text(&visible, NULL);
     }
     flt.ops = rq->ops;
+    flt.absorb_w = rq->absorb_w;
+    flt.absorb_s = rq->absorb_s;
     if (rq->since_s > 0) {
         fdt_retune_cutoff(time(NULL), rq->since_s, rep->since, sizeof rep->since);
         flt.since = rep->since;

@@ -74,11 +74,14 @@ int fdt_tasks_write(const char *path, const fdt_tune_request *rq, const char *re
 
 /* The members of a task line, in the order of the query's columns. */
 static const char *const keys[] = {"schema", "task", "tasks", "op", "R", "precision", "nx",
-                                   "ny", "nz", "strategy", "budget", "time_s", "seed", "recipe"};
+                                   "ny", "nz", "strategy", "budget", "time_s", "seed", "recipe",
+                                   "absorb_width", "absorb_strength"};
 enum { K_SCHEMA, K_TASK, K_TASKS, K_OP, K_R, K_PREC, K_NX, K_NY, K_NZ, K_STRATEGY, K_BUDGET,
-       K_TIME, K_SEED, K_RECIPE, K_COUNT };
-/* Optional members (null or absent is fine). */
-#define OPTIONAL ((1u << K_STRATEGY) | (1u << K_RECIPE))
+       K_TIME, K_SEED, K_RECIPE, K_ABSORB_W, K_ABSORB_S, K_COUNT };
+/* Optional members (null or absent is fine; the absorbing layer is dwave's, whose problem
+ * check asks for it). */
+#define OPTIONAL                                                                               \
+    ((1u << K_STRATEGY) | (1u << K_RECIPE) | (1u << K_ABSORB_W) | (1u << K_ABSORB_S))
 
 static const char is_object[] =
     "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' ELSE 0 END";
@@ -88,7 +91,8 @@ static const char query[] =
     " json_extract(?1, '$.op'), json_extract(?1, '$.R'), json_extract(?1, '$.precision'),"
     " json_extract(?1, '$.nx'), json_extract(?1, '$.ny'), json_extract(?1, '$.nz'),"
     " json_extract(?1, '$.strategy'), json_extract(?1, '$.budget'),"
-    " json_extract(?1, '$.time_s'), json_extract(?1, '$.seed'), json_extract(?1, '$.recipe')";
+    " json_extract(?1, '$.time_s'), json_extract(?1, '$.seed'), json_extract(?1, '$.recipe'),"
+    " json_extract(?1, '$.absorb_width'), json_extract(?1, '$.absorb_strength')";
 
 /* Column k of the query as an integer member (INTEGER type required). */
 static int member_int(sqlite3_stmt *st, int k, int64_t *v, fdt_err *e)
@@ -104,6 +108,26 @@ static int member_text(sqlite3_stmt *st, int k, const char **v, fdt_err *e)
     if (sqlite3_column_type(st, k + 1) != SQLITE_TEXT)
         return fdt_err_set(e, "\"%s\" must be a string", keys[k]);
     *v = (const char *)sqlite3_column_text(st, k + 1);
+    return 0;
+}
+
+/* The absorbing layer's members, when present, into p (checked with the problem). */
+static int take_layer(sqlite3_stmt *st, fdt_problem *p, fdt_err *e)
+{
+    int64_t w = 0;
+    if (sqlite3_column_type(st, K_ABSORB_W + 1) != SQLITE_NULL) {
+        if (member_int(st, K_ABSORB_W, &w, e))
+            return -1;
+        if (w < 0 || w > FDT_DIM_MAX)
+            return fdt_err_set(e, "\"absorb_width\" %lld: out of range", (long long)w);
+        p->absorb_w = (int)w;
+    }
+    int tt = sqlite3_column_type(st, K_ABSORB_S + 1);
+    if (tt == SQLITE_NULL)
+        return 0;
+    if (tt != SQLITE_INTEGER && tt != SQLITE_FLOAT)
+        return fdt_err_set(e, "\"absorb_strength\" must be a number");
+    p->absorb_s = sqlite3_column_double(st, K_ABSORB_S + 1);
     return 0;
 }
 
@@ -135,6 +159,8 @@ static int take_members(sqlite3_stmt *st, fdt_task *t, fdt_err *e)
     t->index = (int)index;
     t->count = (int)count;
     t->p.R = (int)R;
+    if (take_layer(st, &t->p, e))
+        return -1;
     if (fdt_op_parse(op, &t->p.op, e) || fdt_prec_parse(prec, &t->p.prec, e) ||
         fdt_problem_check(&t->p, e))
         return -1;

@@ -21,6 +21,16 @@ void fdt_tune_request_init(fdt_tune_request *rq)
     fdt_stop_opts_default(&rq->stop_rules);
 }
 
+void fdt_tune_request_problem(const fdt_tune_request *rq, fdt_op op, fdt_problem *p)
+{
+    *p = rq->p;
+    p->op = op;
+    if (op != FDT_OP_DWAVE) {
+        p->absorb_w = 0;
+        p->absorb_s = 0;
+    }
+}
+
 int fdt_tune_problems(const fdt_tune_request *rq, fdt_problem **out, int *n, fdt_err *e)
 {
     *out = NULL;
@@ -42,8 +52,8 @@ int fdt_tune_problems(const fdt_tune_request *rq, fdt_problem **out, int *n, fdt
                 for (int op = 0; op < FDT_OP_COUNT; op++) {
                     if (!(precs & (1u << pr)) || !(Rs & (1u << R)) || !(rq->ops & (1u << op)))
                         continue;
-                    fdt_problem p = rq->p;
-                    p.op = (fdt_op)op;
+                    fdt_problem p;
+                    fdt_tune_request_problem(rq, (fdt_op)op, &p);
                     p.R = R;
                     p.prec = (fdt_prec)pr;
                     p.nx = grids[g][0];
@@ -105,8 +115,8 @@ fdt_status fdt_tune_run(const fdt_session *s, const fdt_session_gpu *g, fdt_reci
     for (int op = 0; op < FDT_OP_COUNT && !*s->stop; op++) {
         if (!(rq->ops & (1u << op)))
             continue;
-        fdt_problem p = rq->p;
-        p.op = (fdt_op)op;
+        fdt_problem p;
+        fdt_tune_request_problem(rq, (fdt_op)op, &p);
         fdt_tune_opts o;
         fdt_tune_opts_for(rq, rec[op], end, s->stop, &o);
         o.share = left--;

@@ -24,24 +24,24 @@ _fdtune_gpus() {
 
 _fdtune_options() { # COMMAND [SUBCOMMAND]
     case $1 in
-    tune) echo "--gpu --cpu --devices --R --grid --op --precision --recipe --strategy --budget --time
+    tune) echo "--gpu --cpu --devices --R --grid --op --absorb --precision --recipe --strategy --budget --time
         --force --search-all --stop-within --stop-after --seed --jobs --timeout --db --dry-run --replay --top --json --export-json --export-csv --tasks --task
         --results --simulate-from --simulate-gpus --help" ;;
     query)
         case $2 in
-        best) echo "--gpu --cpu --op --R --grid --precision --nearest --db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        best) echo "--gpu --cpu --op --absorb --R --grid --precision --nearest --db --no-system-db --json --csv --export-json --export-csv --help" ;;
         runs) echo "--gpu --cpu --limit --db --no-system-db --json --csv --export-json --export-csv --help" ;;
-        history) echo "--op --R --grid --config --precision --gpu --cpu --db --no-system-db --json --csv --export-json --export-csv --help" ;;
+        history) echo "--op --absorb --R --grid --config --precision --gpu --cpu --db --no-system-db --json --csv --export-json --export-csv --help" ;;
         show) echo "--db --no-system-db --json --csv --export-json --export-csv --help" ;;
         *) echo "--db --gpu --no-system-db --json --csv --export-json --export-csv --help" ;;
         esac ;;
-    export) echo "--gpu --cpu --op --R --precision --grid --db --no-system-db -o --format --driver --help" ;;
-    plan) echo "--op --R --precision --grid --strategy --budget --time --seed --recipe -o --help" ;;
-    retune) echo "--gpu --cpu --op --since --regression --budget --strategy --jobs --timeout --db --json
+    export) echo "--gpu --cpu --op --absorb --R --precision --grid --db --no-system-db -o --format --driver --help" ;;
+    plan) echo "--op --absorb --R --precision --grid --strategy --budget --time --seed --recipe -o --help" ;;
+    retune) echo "--gpu --cpu --op --absorb --since --regression --budget --strategy --jobs --timeout --db --json
         --force-env-change --help" ;;
-    gen) echo "--op --R --precision --grid --config --name --compile --target --disasm
+    gen) echo "--op --absorb --R --precision --grid --config --name --compile --target --disasm
         --runtime-dims --help" ;;
-    bench) echo "--op --R --grid --precision --config --device --cpu --seed --probe --timeout --json --export-json --export-csv --help" ;;
+    bench) echo "--op --absorb --R --grid --precision --config --device --cpu --seed --probe --timeout --json --export-json --export-csv --help" ;;
     devices) echo "--json --no-bandwidth --help" ;;
     db)
         case $2 in
@@ -83,7 +83,7 @@ _fdtune() {
     fi
     # the value of the option before the cursor; lists complete after their last comma
     case $prev in
-    --op) list="d2x d2y d2z lap wave" ;;
+    --op) list="d2x d2y d2z lap wave dwave" ;;
     --precision) list="f32 f64" ;;
     --strategy) list="exhaustive random model" ;;
     --format) list="header json" ;;
@@ -93,7 +93,7 @@ _fdtune() {
     --db | --replay | --simulate-from | --recipe | --tasks | -o)
         COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --results) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --R | --grid | --budget | --time | --seed | --jobs | --timeout | --top | --task | \
+    --R | --grid | --absorb | --budget | --time | --seed | --jobs | --timeout | --top | --task | \
     --simulate-gpus | --devices | --since | --regression | --config | --name | --device | \
     --limit | --meta)
         return ;;

@@ -44,7 +44,8 @@ function __fdtune_in
 end
 
 # values
-complete -c fdtune -n '__fdtune_in tune query export plan retune gen bench' -l op -x -a 'd2x d2y d2z lap wave' -d operator
+complete -c fdtune -n '__fdtune_in tune query export plan retune gen bench' -l op -x -a 'd2x d2y d2z lap wave dwave' -d operator
+complete -c fdtune -n '__fdtune_in tune query export plan retune gen bench' -l absorb -x -d 'dwave: absorbing layer W or W:S'
 complete -c fdtune -n '__fdtune_in tune query export plan gen bench' -l precision -x -a 'f32 f64 f32,f64' -d precision
 complete -c fdtune -n '__fdtune_in tune query export retune' -l gpu -x -a '(__fdtune_gpus)' -d GPU
 complete -c fdtune -n '__fdtune_in tune query export retune bench' -l cpu -x -a auto -d 'the host CPU'

@@ -28,13 +28,43 @@ function common.block_rules(half_rows)
   end)
 end
 
+-- The time steps, wave and dwave (the damped wave step): they read p_prev and c2 at the point.
+function common.is_step(prob)
+  return prob.op == "wave" or prob.op == "dwave"
+end
+
 -- Bytes of the xy planes (with their halos) a z stencil keeps in flight: the 2R+1 planes of
--- the input, and for wave the p_prev and c2 planes it also reads at the point.
+-- the input, and for a time step the p_prev and c2 planes it also reads at the point.
 function common.planes_in_flight(prob)
   local plane = (prob.nx + 2 * prob.R) * (prob.ny + 2 * prob.R) * prob.esize
   local planes = (2 * prob.R + 1) * plane
-  if prob.op == "wave" then planes = planes + 2 * plane end
+  if common.is_step(prob) then planes = planes + 2 * plane end
   return planes
+end
+
+-- dwave's absorbing layer as tuned parameters (DWAVE.md): deploy (complete: one damped
+-- kernel over the grid; inout: the interior kernel plus a damped one over the border shell;
+-- sides: the interior kernel plus one damped kernel per face) and eta (dist: the damping
+-- computed from the distance to the faces; array: read from the profile array). The other
+-- operators have no layer and take the defaults, so their spaces keep their survivors.
+-- absorb_params declares them after a recipe's own parameters (the walk's innermost, so the
+-- order of the others, and of the search, stays); absorb_rules, after the recipe's own rules,
+-- gives them to dwave alone: a config another rule refuses is skipped with its deployments
+-- (the walk skips what the failing rule did not read).
+function common.absorb_params()
+  param("deploy", { "complete", "inout", "sides" })
+  param("eta", { "dist", "array" })
+end
+function common.absorb_rules()
+  constrain("deploy and eta only for dwave", function(c, dev, prob)
+    return prob.op == "dwave" or (c.deploy == "complete" and c.eta == "dist")
+  end)
+  -- Where the damping comes from matters where the damped kernel covers the grid (complete:
+  -- every point computes or loads it); inout and sides run it on the layer alone, a fraction
+  -- 1 - (1 - 2W/n)^3 of the points (19% at W=16 on 512^3), and compute it from the distance.
+  constrain("eta=array only with the complete deployment", function(c)
+    return c.eta == "dist" or c.deploy == "complete"
+  end)
 end
 
 -- y subdomains (split) for the operators that walk z.
