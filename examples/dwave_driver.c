@@ -8,7 +8,7 @@
  *   p_next = (2p - (1 - g) p_prev + c2 (d2x + d2y + d2z)(p)) / (1 + g) + src at the source.
  *
  *   fdtune --cpu auto --op dwave --absorb 8 --R 4 --precision f32 --grid 64^3   # tune
- *   fdtune export --cpu auto --op dwave --R 4 --precision f32 --driver -o fdtd.h
+ *   fdtune export --cpu auto --op dwave --absorb 8 --R 4 --precision f32 --driver -o fdtd.h
  *   cc -O3 -march=native -fopenmp -I. examples/dwave_driver.c -o dwave_driver -lm
  *   ./dwave_driver 64 64 64 200                          # NX NY NZ STEPS, any grid
  *

@@ -76,8 +76,8 @@ void fdt_exp_dwave_boxes(fdt_sb *b, const fdt_exp_family *f)
                   "        return -1;\n"
                   "    nbox = fdtuned_deploy_boxes(deploy[variant], n, %d, ext[variant], box);\n"
                   "    for (i = 0; i < nbox; i++)\n"
-                  "        if (fdtuned_variant_geometry(&fdtuned_%s_variants[variant], box[i].n[0], "
-                  "box[i].n[1],\n"
+                  "        if (fdtuned_variant_geometry(&fdtuned_%s_variants[variant], "
+                  "box[i].n[0], box[i].n[1],\n"
                   "                                     box[i].n[2], &geo[i]) != 0)\n"
                   "            return -1;\n"
                   "    return nbox;\n}\n",

@@ -125,6 +125,13 @@ static void operators(fdt_emit *m, const fdt_exp_plan *p)
         fdt_emit_str(m, "op", fdt_op_name(fam->op));
         fdt_emit_int(m, "R", fam->R);
         fdt_emit_str(m, "precision", fdt_prec_name(fam->prec));
+        if (fam->op == FDT_OP_DWAVE) { /* the layer its kernels have built in */
+            fdt_emit_int(m, "absorb_width", fam->absorb_w);
+            fdt_emit_real(m, "absorb_strength", fam->absorb_s);
+        } else {
+            fdt_emit_null(m, "absorb_width");
+            fdt_emit_null(m, "absorb_strength");
+        }
         fdt_emit_str(m, "launcher", launcher);
         fdt_emit_array_lined(m, "variants");
         variant(m, 0, "fallback", fam->kfallback, &fam->fallback, NULL, -1);

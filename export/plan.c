@@ -369,7 +369,8 @@ static int build_families(fdt_exp_plan *p, fdt_db_rows *rows, fdt_err *e)
         if (p->nfam > 1 && !strcmp(f[-1].name, f->name))
             return fdt_err_set(e, "export: %s R=%d %s was tuned with two absorbing layers (W=%d "
                                   "S=%g and W=%d S=%g): one header holds one layer per "
-                                  "operator, radius and precision", fdt_op_name(pr->op), pr->R,
+                                  "operator, radius and precision; pick one with --absorb",
+                               fdt_op_name(pr->op), pr->R,
                                fdt_prec_name(pr->prec), f[-1].absorb_w, f[-1].absorb_s,
                                f->absorb_w, f->absorb_s);
         fdt_config_fallback_for(&g, pr, &f->fallback);

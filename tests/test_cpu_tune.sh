@@ -16,7 +16,9 @@
 #    visible), export --cpu of a CPU the database lacks (exit 1, no file), and injected
 #    faults on the CPU: a kernel that crashes (fault=oob), one that hangs (fault=hang) and
 #    one that is wrong (fault=coef) cost their candidate only, in bench and in a tune whose
-#    recipe (tests/data/cpu_faults.lua) holds them, which still finds the sound config.
+#    recipe (tests/data/cpu_faults.lua) holds them, which still finds the sound config;
+#  - the damped step (dwave, --absorb 4:0.3, R=2, f32) tuned on the CPU, exported with
+#    --driver and stepped by examples/dwave_driver.c on two grids against double precision.
 # Every failed check is printed; the exit status is 1 when any failed.
 set -eu
 
@@ -232,6 +234,32 @@ case $statuses in
     *crashed*timeout*wrong*) ;;
     *) fail "tune over faults: statuses stored '$statuses', expected crashed, timeout and wrong" ;;
 esac
+
+# ---------------------------------------------------------------- dwave and the step driver
+# A damped step tuned on the CPU (every deployment is a candidate of cpu.lua), exported with
+# the driver and stepped by the user program examples/dwave_driver.c: N steps with a point
+# source through fdtd_step against N double-precision steps, on the tuned grid and another.
+run --cpu auto --op dwave --absorb 4:0.3 --R 2 --grid 32^3 --precision f32 --budget 4 \
+    --timeout 60 --db "$tmp/dwave.db"
+expect_status "tune --cpu auto --op dwave --absorb 4:0.3" 0
+run export --cpu auto --op dwave --absorb 4:0.3 --db "$tmp/dwave.db" --no-system-db --driver \
+    -o "$tmp/fdtd.h"
+expect_status "export --cpu auto --op dwave --driver" 0
+expect_in "export --driver: the driver after the header" "$tmp/fdtd.h" "fdtd_step(fdtd_real src)"
+checks=$((checks + 1))
+if ! "$cc" -O2 -march=native -fopenmp -std=c11 -Wall -Wextra -Werror \
+        -DFDTD_HEADER="\"$tmp/fdtd.h\"" "$src/examples/dwave_driver.c" -o "$tmp/dwave_driver" \
+        -lm 2>"$tmp/cc.log"; then
+    fail "cc -fopenmp examples/dwave_driver.c with the exported driver"
+    head -n 20 "$tmp/cc.log" >&2
+fi
+for g in "32 32 32 100" "40 36 30 60"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$tmp/dwave_driver" $g >"$out" 2>"$err" || rc=$?
+    expect_status "dwave_driver $g (the driver's steps against double precision)" 0
+    expect_in "dwave_driver $g: ok" "$out" ": ok"
+done
 
 echo "test_cpu_tune: $checks checks, $failed failed"
 [ "$failed" -eq 0 ]

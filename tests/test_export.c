@@ -1392,7 +1392,8 @@ static const char DWAVE_GPU_PROG[] =
     "}\n";
 
 /* The GPU part of a dwave export: a plan of H100 results (inout on 96x80x64, sides with
- * eta=array on 128^3; W=6, S=0.2, R=2, f32) rendered with its driver. Its kernels are each
+ * eta=array and a ring of planes (lds=2) on 128^3; W=6, S=0.2, R=2, f32) rendered with its
+ * driver. Its kernels are each
  * source's two (damped and interior), its portable part (plain C, FDTUNED_SELECT_ONLY) gives
  * each variant's deployment the boxes fdt_gen_deploy gives (1 complete, 2 inout, 7 sides, the
  * hole aligned as fdtune aligns it), and a user program of the launcher and the driver builds
@@ -1410,7 +1411,7 @@ static void test_dwave_gpu_header(void **state)
     fdt_problem p2 = {FDT_OP_DWAVE, 2, FDT_F32, 128, 128, 128, 6, 0.2};
     fdt_exp_tuned res[2];
     tuned_on(&res[0], &h100, &p1, "bx=32,by=4,deploy=inout", 0);
-    tuned_on(&res[1], &h100, &p2, "bx=64,by=4,deploy=sides,eta=array", 1);
+    tuned_on(&res[1], &h100, &p2, "bx=64,by=4,deploy=sides,eta=array,nw=4,lds=2", 1);
     fdt_exp_plan plan;
     fdt_exp_family fam;
     cpu_plan(&plan, &fam, &p1, res, 2);
@@ -1426,6 +1427,8 @@ static void test_dwave_gpu_header(void **state)
     /* three sources, two kernels each */
     assert_int_equal(count(text, "FDTUNED_GLOBAL void "), 2 * (int)fdt_exp_kernel_count(&plan));
     assert_has(text, "if (B->damped)");
+    /* the ring (lds=2) opts both kernels of each of its sources in to its shared memory */
+    assert_int_equal(count(text, "fdtuned_allow_shared((const void *)"), 4);
     /* the portable part's deployments against the generator's */
     char dir[600], path[700], cmd[1400];
     snprintf(dir, sizeof dir, "%s/dwave_gpu", g_dir);
