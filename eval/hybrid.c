@@ -153,8 +153,10 @@ static int dev_open(hdev *d, const fdt_hyrun_side *side, const fdt_problem *p, f
     rc = 0;
 done:
     fdt_cand_free(&v);
-    if (rc)
+    if (rc) {
         fdt_err_wrap(e, side->dev.name);
+        dev_close(d);
+    }
     return rc;
 }
 
@@ -187,7 +189,7 @@ static int part_alloc(part *P, hdev *d, const fdt_problem *p, int64_t z0, int64_
     if (fdt_layout_make(&lp, d->cfg.align, &P->lay, e))
         return -1;
     size_t bytes = (size_t)P->lay.elems * esize(p);
-    size_t eta = (size_t)(p->nx + p->ny + p->nz) * esize(p);
+    size_t eta = fdt_absorb_profile_bytes(p);
     P->hostmem = d->host;
     P->pinned = d->host && pin;
     P->alloc = P->pinned ? pin : d->b;
