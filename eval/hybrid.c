@@ -114,6 +114,22 @@ static void dev_close(hdev *d)
     memset(d, 0, sizeof *d);
 }
 
+/* Both kernels may use the config's dynamic shared memory (NVIDIA's opt-in above 48 KB):
+ * the same for every box, a function of the config alone (fdt_gen_shared). */
+static int allow_shared(hdev *d, const fdt_problem *p, fdt_err *e)
+{
+    uint32_t bytes = 0;
+    int dynamic = 0;
+    if (d->host || !d->b->allow_shared)
+        return 0;
+    if (fdt_gen_shared(p, &d->cfg, &bytes, &dynamic, e))
+        return -1;
+    for (int i = 0; dynamic && i < 2; i++)
+        if (d->b->allow_shared(d->fn[i], bytes, e))
+            return -1;
+    return 0;
+}
+
 /* Compiles cfg's kernels for problem p on side's device, opens it, loads them. */
 static int dev_open(hdev *d, const fdt_hyrun_side *side, const fdt_problem *p, fdt_err *e)
 {
@@ -150,6 +166,8 @@ static int dev_open(hdev *d, const fdt_hyrun_side *side, const fdt_problem *p, f
     for (int i = 0; i < 5; i++)
         if (d->b->event_create(&d->ev[i], e))
             goto done;
+    if (allow_shared(d, p, e))
+        goto done;
     rc = 0;
 done:
     fdt_cand_free(&v);
