@@ -77,8 +77,9 @@ typedef struct fdt_hyrun_result {
     int bitwise;           /* 1: the two fields are identical bit for bit */
 } fdt_hyrun_result;
 
-/* Checks rq before anything runs: dwave, a valid problem, steps >= 1, a data-parallel
- * fraction that leaves each device at least one plane. Fails saying which. */
+/* Checks rq before anything runs: dwave, a valid problem, steps >= 1, a split's device B
+ * the host CPU, a data-parallel fraction that leaves each device at least one plane. Fails
+ * saying which. */
 int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e);
 
 /* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request,

@@ -765,6 +765,10 @@ int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e)
         return -1;
     if (rq->steps < 1 || rq->warmup < 0)
         return fdt_err_set(e, "hybrid run: steps=%d must be at least 1", rq->steps);
+    int split = rq->mode == FDT_HYRUN_DATA || rq->mode == FDT_HYRUN_TASK;
+    if (split && !fdt_target_device_is_cpu(&rq->side[1].dev))
+        return fdt_err_set(e, "%s: device B must be the host CPU (it is %s)",
+                           fdt_hyrun_mode_name(rq->mode), rq->side[1].dev.name);
     int64_t nb = planes_b(rq);
     if (rq->mode == FDT_HYRUN_DATA && (nb < 1 || rq->p.nz - nb < 1))
         return fdt_err_set(e, "data-parallel: fraction %g gives %lld of %lld planes to device B; "
