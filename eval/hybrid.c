@@ -665,6 +665,27 @@ static void add_xfer(run *r, int from, const int64_t g[3], const int64_t n[3])
     memcpy(x->n, n, sizeof x->n);
 }
 
+/* Part P's planes [z0, z1) as a box at the cut (on side top: the planes next to z1, else
+ * next to z0) computed first, then the rest: the cut box t planes thick, t the smallest of
+ * need, 2 need, 4 need, ... (and at last the whole part) whose boxes the config can run (a
+ * window along z may not fit R planes). */
+static int add_cut(part *P, const fdt_problem *p, int64_t z0, int64_t z1, int top, int64_t need,
+                   fdt_err *e)
+{
+    int64_t n = z1 - z0;
+    for (int64_t t = need;; t = 2 * t < n ? 2 * t : n) {
+        const int64_t gc[3] = {0, 0, top ? z1 - t : z0}, nc[3] = {p->nx, p->ny, t};
+        const int64_t gr[3] = {0, 0, top ? z0 : z0 + t}, nr[3] = {p->nx, p->ny, n - t};
+        P->nbox = 0;
+        if (add_box(P, p, gc, nc, 1, e) == 0 && (t == n || add_box(P, p, gr, nr, 1, e) == 0)) {
+            P->ncut = 1;
+            return 0;
+        }
+        if (t == n)
+            return -1;
+    }
+}
+
 /* Data-parallel: A the planes [0, nza), B [nza, nz), each first the planes at the cut the
  * other reads (R, or all its planes when it has fewer: the rest of the other's halo is the
  * grid's own boundary halo, which each holds as the single device does). */
@@ -673,22 +694,14 @@ static int setup_data(run *r, hdev *da, hdev *db, int share, int64_t nza, const 
 {
     const fdt_problem *p = r->p;
     int64_t nz = p->nz, ta = nza < p->R ? nza : p->R, tb = nz - nza < p->R ? nz - nza : p->R;
-    if (setup_pair(r, da, db, share, nza, nza, nz - nza, in, e))
+    if (setup_pair(r, da, db, share, nza, nza, nz - nza, in, e) ||
+        add_cut(&r->part[0], p, 0, nza, 1, ta, e) || add_cut(&r->part[1], p, nza, nz, 0, tb, e))
         return -1;
-    part *A = &r->part[0], *B = &r->part[1];
-    const int64_t ca[3] = {0, 0, nza - ta}, cb[3] = {0, 0, nza}, ra[3] = {0, 0, 0},
-                  rb[3] = {0, 0, nza + tb};
-    const int64_t na[3] = {p->nx, p->ny, ta}, nb[3] = {p->nx, p->ny, tb},
-                  nra[3] = {p->nx, p->ny, nza - ta}, nrb[3] = {p->nx, p->ny, nz - nza - tb};
-    if (add_box(A, p, ca, na, 1, e) || add_box(B, p, cb, nb, 1, e))
-        return -1;
-    A->ncut = B->ncut = 1;
-    if ((nra[2] > 0 && add_box(A, p, ra, nra, 1, e)) ||
-        (nrb[2] > 0 && add_box(B, p, rb, nrb, 1, e)))
-        return -1;
+    const int64_t ga[3] = {0, 0, nza - ta}, gb[3] = {0, 0, nza};
+    const int64_t na[3] = {p->nx, p->ny, ta}, nb[3] = {p->nx, p->ny, tb};
     if (!share) {
-        add_xfer(r, 0, ca, na);
-        add_xfer(r, 1, cb, nb);
+        add_xfer(r, 0, ga, na);
+        add_xfer(r, 1, gb, nb);
     }
     return 0;
 }
@@ -765,10 +778,6 @@ int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e)
         return -1;
     if (rq->steps < 1 || rq->warmup < 0)
         return fdt_err_set(e, "hybrid run: steps=%d must be at least 1", rq->steps);
-    int split = rq->mode == FDT_HYRUN_DATA || rq->mode == FDT_HYRUN_TASK;
-    if (split && !fdt_target_device_is_cpu(&rq->side[1].dev))
-        return fdt_err_set(e, "%s: device B must be the host CPU (it is %s)",
-                           fdt_hyrun_mode_name(rq->mode), rq->side[1].dev.name);
     int64_t nb = planes_b(rq);
     if (rq->mode == FDT_HYRUN_DATA && (nb < 1 || rq->p.nz - nb < 1))
         return fdt_err_set(e, "data-parallel: fraction %g gives %lld of %lld planes to device B; "
@@ -881,8 +890,12 @@ static int hyrun_child(void *arg, fdt_sb *out)
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
 {
     memset(r, 0, sizeof *r);
+    int split = rq->mode == FDT_HYRUN_DATA || rq->mode == FDT_HYRUN_TASK;
     if (fdt_hyrun_check(rq, e))
         return -1;
+    if (split && !fdt_target_device_is_cpu(&rq->side[1].dev))
+        return fdt_err_set(e, "%s: device B must be the host CPU (it is %s)",
+                           fdt_hyrun_mode_name(rq->mode), rq->side[1].dev.name);
     hyrun_job job = {rq};
     char *data = NULL;
     size_t n = 0;
