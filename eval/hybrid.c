@@ -3,7 +3,8 @@
  * same initial field give the field they are compared with. A run is a set of parts (a
  * device, its arrays and the boxes it computes) and of transfers (a box of the new field
  * copied from one part's arrays into the other's) done every step: a part's boxes next to a
- * cut first, then its transfers on the copy stream of the GPU side, then its other boxes; the
+ * cut first, then its transfers on a copy stream of the GPU side (one for the GPU's planes
+ * out, one for the host's in, so the two directions overlap), then its other boxes; the
  * host waits for every stream, and p, p_prev and the output rotate. The CPU backend's calls
  * return when done, so the GPU's queued work runs while the host computes its part. */
 #include "fdt_hyrun.h"
@@ -23,7 +24,7 @@ typedef struct hdev {
     fdt_config cfg;
     fdt_gen_target gen;
     void *mod, *fn[2];
-    void *s_main, *s_copy;
+    void *s_main, *s_copy, *s_in; /* s_copy: its own planes out; s_in: the host's in */
     void *ev[5]; /* 0: a part's cut computed; 1+2i, 2+2i: part i's transfers begin, end */
     int host;    /* its memory is the host's (the CPU backend) */
 } hdev;
@@ -110,6 +111,7 @@ static void dev_close(hdev *d)
             d->b->event_destroy(d->ev[i]);
     d->b->stream_destroy(d->s_main);
     d->b->stream_destroy(d->s_copy);
+    d->b->stream_destroy(d->s_in);
     d->b->module_unload(d->mod);
     memset(d, 0, sizeof *d);
 }
@@ -161,7 +163,8 @@ static int dev_open(hdev *d, const fdt_hyrun_side *side, const fdt_problem *p, f
         d->b->module_load(v.code.image, v.code.size, &d->mod, e) ||
         d->b->module_function(d->mod, v.kernel, &d->fn[1], e) ||
         d->b->module_function(d->mod, name_int, &d->fn[0], e) ||
-        d->b->stream_create(&d->s_main, e) || d->b->stream_create(&d->s_copy, e))
+        d->b->stream_create(&d->s_main, e) || d->b->stream_create(&d->s_copy, e) ||
+        d->b->stream_create(&d->s_in, e))
         goto done;
     for (int i = 0; i < 5; i++)
         if (d->b->event_create(&d->ev[i], e))
@@ -469,6 +472,13 @@ static void xfer_side(const part *P, const xfer *x, const fdt_problem *p, uint64
     *slice = (size_t)P->lay.slice * esize(p);
 }
 
+/* The stream of copier d for part F's transfers: its copy stream for its own part's (device
+ * to host), its second one for the host's (host to device), so the two directions overlap. */
+static void *xfer_stream(const hdev *d, const part *F)
+{
+    return d == F->d ? d->s_copy : d->s_in;
+}
+
 static int do_xfer(const run *r, const xfer *x, fdt_err *e)
 {
     const part *F = &r->part[x->from], *T = &r->part[x->to];
@@ -484,7 +494,7 @@ static int do_xfer(const run *r, const xfer *x, fdt_err *e)
     hdev *d = copier(F, T);
     if (!d)
         return fdt_rt_backend_find("cpu")->copy_box_on(&c, NULL, e);
-    return d->b->copy_box_on(&c, d->s_copy, e);
+    return d->b->copy_box_on(&c, xfer_stream(d, F), e);
 }
 
 /* Part `from`'s transfers, after its cut boxes (a GPU's copy stream waits for them); their
@@ -504,14 +514,14 @@ static int part_xfers(const run *r, int from, double *host_ms, fdt_err *e)
                 (d->b->event_record_on(d->ev[0], d->s_main, e) ||
                  d->b->stream_wait_event(d->s_copy, d->ev[0], e)))
                 return -1;
-            if (d && d->b->event_record_on(d->ev[1 + 2 * from], d->s_copy, e))
+            if (d && d->b->event_record_on(d->ev[1 + 2 * from], xfer_stream(d, F), e))
                 return -1;
             any = 1;
         }
         if (do_xfer(r, &r->x[i], e))
             return -1;
     }
-    if (any && d && d->b->event_record_on(d->ev[2 + 2 * from], d->s_copy, e))
+    if (any && d && d->b->event_record_on(d->ev[2 + 2 * from], xfer_stream(d, F), e))
         return -1;
     *host_ms = any && !d ? now_ms() - t0 : 0;
     return 0;
@@ -537,7 +547,8 @@ static int step(run *r, double *xms, fdt_err *e)
         }
     for (int i = 0; i < r->npart; i++) {
         hdev *d = r->part[i].d;
-        if (d->b->stream_sync(d->s_main, e) || d->b->stream_sync(d->s_copy, e))
+        if (d->b->stream_sync(d->s_main, e) || d->b->stream_sync(d->s_copy, e) ||
+            d->b->stream_sync(d->s_in, e))
             return -1;
     }
     for (int i = 0; i < r->npart; i++) {
