@@ -27,7 +27,8 @@ static void hybrid_usage(FILE *f)
             "                    [--share never|unified|always] [--seed S] [--timeout S]\n"
             "                    [--db PATH] [--json]\n"
             "       fdtune bench --reflection --op dwave --R N --grid G --absorb W[:S]\n"
-            "                    [--widths W,W,...] [--gpu auto|N|cpu] [--config-gpu KEY] [--json]\n\n"
+            "                    [--widths W,W,...] [--gpu auto|N|cpu] [--config-gpu KEY]\n"
+            "                    [--json]\n\n"
             "Runs N time steps of the damped wave step (dwave) split between device A (the GPU;\n"
             "--gpu cpu: the host CPU stands in for it) and device B (the host CPU), in each MODE:\n"
             "  gpu-only       A alone, its config's deployment\n"
@@ -133,7 +134,8 @@ static int take_option(hybrid_args *a, int c, const char *arg)
     case O_WARMUP:
         return parse_int_arg("--warmup", arg, 0, 1000000, &v) ? -1 : (a->rq.warmup = (int)v, 0);
     case O_SEED:
-        return parse_int_arg("--seed", arg, 0, 0x7fffffffL, &v) ? -1 : (a->rq.seed = (uint64_t)v, 0);
+        return parse_int_arg("--seed", arg, 0, 0x7fffffffL, &v) ? -1
+                                                                 : (a->rq.seed = (uint64_t)v, 0);
     case O_TIMEOUT:
         return parse_int_arg("--timeout", arg, 1, 86400, &v) ? -1 : (a->rq.timeout_s = (int)v, 0);
     case O_CFG_GPU:
