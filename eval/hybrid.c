@@ -961,57 +961,83 @@ static double energy(const fdt_problem *p, const fdt_layout *gl, const void *f, 
     return s;
 }
 
-/* One width: the pulse's run, energies at the two times. */
+/* The pulse and when to measure: c2 = 0.25 with unit axis scales is a speed of c = 0.5
+ * points per step; L the half of the smallest extent; a wavelength of L/4 (peak frequency
+ * f = c / lambda, delay t0 = 1.2 / f); before: at 2 t0 (emitted, short of every layer);
+ * after: at t0 + 2L / c (a wave reflected at a face back at the centre); the sphere of radius
+ * L - Wmax (clear of the widest layer). */
+typedef struct pulse {
+    double c2, f, t0, rad;
+    int t_before, t_after;
+} pulse;
+
+static void pulse_plan(const fdt_problem *p, int Wmax, pulse *u)
+{
+    const double c = 0.5;
+    int64_t L = p->nx < p->ny ? p->nx : p->ny;
+    L = (L < p->nz ? L : p->nz) / 2;
+    u->c2 = 0.25;
+    u->f = c / ((double)L / 4);
+    u->t0 = 1.2 / u->f;
+    u->rad = (double)(L - Wmax);
+    u->t_before = (int)ceil(2 * u->t0);
+    u->t_after = (int)ceil(u->t0 + 2.0 * (double)L / c);
+}
+
+/* The pulse's steps on run r (one part), the energies at the two times into out. */
+static int pulse_run(run *r, const pulse *u, const fdt_layout *gl, void *buf,
+                     fdt_hyrun_energy *out, fdt_err *e)
+{
+    for (int t = 0; t < u->t_after; t++) {
+        double x;
+        r->q.src = ricker(u->f, u->t0, t);
+        if (step(r, &x, e))
+            return -1;
+        if (t + 1 != u->t_before && t + 1 != u->t_after)
+            continue;
+        if (gather(r, gl, buf, e))
+            return -1;
+        double en = energy(r->p, gl, buf, u->rad);
+        if (t + 1 == u->t_before)
+            out->before = en;
+        else
+            out->after = en;
+    }
+    out->steps = u->t_after;
+    out->ratio = out->before > 0 ? out->after / out->before : NAN;
+    return 0;
+}
+
+/* One width: the damped step over the grid (W = 0: the interior kernel, undamped, compiled
+ * for a layer of 1), from rest, with the pulse at the centre. */
 static int energy_one(const fdt_hyrun_side *side, const fdt_problem *p0, int W, int Wmax,
                       fdt_hyrun_energy *out, fdt_err *e)
 {
     fdt_problem p = *p0;
-    p.absorb_w = W > 0 ? W : 1; /* W = 0: the interior kernel (undamped) over the grid */
-    if (p.absorb_s <= 0)
-        p.absorb_s = 0.1;
+    p.absorb_w = W > 0 ? W : 1;
+    pulse u;
+    pulse_plan(&p, Wmax, &u);
     hdev d;
     run r;
     memset(&r, 0, sizeof r);
     r.p = &p;
     fdt_params_default(&p, &r.q);
     r.q.sx = r.q.sy = r.q.sz = 1.0;
-    const double c2 = 0.25, c = 0.5; /* speed in points per step: sqrt(c2 * s) */
-    int64_t L = p.nx < p.ny ? p.nx : p.ny;
-    L = (L < p.nz ? L : p.nz) / 2;
-    double lambda = (double)L / 4, f = c / lambda, t0 = 1.2 / f, rad = (double)(L - Wmax);
-    int t_before = (int)ceil(2 * t0), t_after = (int)ceil(t0 + 2.0 * (double)L / c);
-    init in = {0, 1, c2};
+    init in = {0, 1, u.c2};
     fdt_layout gl;
-    void *buf = NULL;
-    int rc_ = fdt_layout_make(&p, 1, &gl, e) || dev_open(&d, side, &p, e);
-    if (rc_)
+    if (fdt_layout_make(&p, 1, &gl, e) || dev_open(&d, side, &p, e))
         return -1;
-    buf = calloc((size_t)gl.elems, esize(&p));
+    void *buf = calloc((size_t)gl.elems, esize(&p));
     const int64_t g[3] = {0, 0, 0}, n[3] = {p.nx, p.ny, p.nz};
     part *P = &r.part[r.npart++];
-    rc_ = !buf ? fdt_err_set(e, "energy check: out of memory")
-               : part_alloc(P, &d, &p, 0, p.nz, NULL, e) || part_fill(P, &p, &in, e) ||
-                     add_box(P, &p, g, n, W > 0, e);
-    for (int t = 0; !rc_ && t < t_after; t++) {
-        double x;
-        r.q.src = ricker(f, t0, t);
-        rc_ = step(&r, &x, e);
-        if (!rc_ && (t + 1 == t_before || t + 1 == t_after)) {
-            rc_ = gather(&r, &gl, buf, e);
-            double en = energy(&p, &gl, buf, rad);
-            if (t + 1 == t_before)
-                out->before = en;
-            else
-                out->after = en;
-        }
-    }
     out->W = W;
-    out->steps = t_after;
-    out->ratio = out->before > 0 ? out->after / out->before : NAN;
+    int rc = !buf ? fdt_err_set(e, "energy check: out of memory")
+                  : part_alloc(P, &d, &p, 0, p.nz, NULL, e) || part_fill(P, &p, &in, e) ||
+                        add_box(P, &p, g, n, W > 0, e) || pulse_run(&r, &u, &gl, buf, out, e);
     run_free(&r);
     dev_close(&d);
     free(buf);
-    return rc_ ? -1 : 0;
+    return rc ? -1 : 0;
 }
 
 static int energy_child(void *arg, fdt_sb *out)
