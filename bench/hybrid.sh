@@ -34,7 +34,9 @@ mkdir -p "$OUTDIR"
 db=$OUTDIR/hybrid.db
 rm -f "$db" "$db"-*
 fails=0
-verdict() { if [ "$1" -eq 0 ]; then echo "PASS: $2"; else echo "FAIL: $2"; fails=$((fails + 1)); fi; }
+verdict() {
+    if [ "$1" -eq 0 ]; then echo "PASS: $2"; else echo "FAIL: $2"; fails=$((fails + 1)); fi
+}
 step() { echo; echo "=== $*"; }
 
 step "1. host link"

@@ -27,15 +27,16 @@ static void hybrid_usage(FILE *f)
             "                    [--share never|unified|always] [--seed S] [--timeout S]\n"
             "                    [--db PATH] [--json]\n"
             "       fdtune bench --reflection --op dwave --R N --grid G --absorb W[:S]\n"
-            "                    [--widths W,W,...] [--gpu auto|N|cpu] [--config-gpu KEY] [--json]\n\n"
+            "                    [--widths W,W,...] [--gpu auto|N|cpu] [--config-gpu KEY]\n"
+            "                    [--json]\n\n"
             "Runs N time steps of the damped wave step (dwave) split between device A (the GPU;\n"
             "--gpu cpu: the host CPU stands in for it) and device B (the host CPU), in each MODE:\n"
             "  gpu-only       A alone, its config's deployment\n"
             "  cpu-only       B alone, its config's deployment\n"
             "  data-parallel  the z planes split: a fraction F of them (--fraction, default 0.25;\n"
-            "                 several give a run each) on B; the R planes at the cut computed\n"
-            "                 first and copied to the other device on a second stream while the\n"
-            "                 rest computes\n"
+            "                 several give a run each) on B; the R planes at the cut (in a\n"
+            "                 box the config can run) computed first and copied to the other\n"
+            "                 device on copy streams while the rest computes\n"
             "  task-parallel  A the interior [W, n-W)^3 (the undamped kernel), B the six layers;\n"
             "                 the R-thick faces exchanged after each step\n"
             "With --share unified (the default) a GPU that reads host memory in place shares one\n"
@@ -133,7 +134,8 @@ static int take_option(hybrid_args *a, int c, const char *arg)
     case O_WARMUP:
         return parse_int_arg("--warmup", arg, 0, 1000000, &v) ? -1 : (a->rq.warmup = (int)v, 0);
     case O_SEED:
-        return parse_int_arg("--seed", arg, 0, 0x7fffffffL, &v) ? -1 : (a->rq.seed = (uint64_t)v, 0);
+        return parse_int_arg("--seed", arg, 0, 0x7fffffffL, &v) ? -1
+                                                                 : (a->rq.seed = (uint64_t)v, 0);
     case O_TIMEOUT:
         return parse_int_arg("--timeout", arg, 1, 86400, &v) ? -1 : (a->rq.timeout_s = (int)v, 0);
     case O_CFG_GPU:

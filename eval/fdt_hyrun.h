@@ -77,13 +77,14 @@ typedef struct fdt_hyrun_result {
     int bitwise;           /* 1: the two fields are identical bit for bit */
 } fdt_hyrun_result;
 
-/* Checks rq before anything runs: dwave, a valid problem, steps >= 1, a data-parallel
- * fraction that leaves each device at least one plane. Fails saying which. */
+/* Checks rq before anything runs (its devices aside): dwave, a valid problem, steps >= 1,
+ * a data-parallel fraction that leaves each device at least one plane. Fails saying which. */
 int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e);
 
-/* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request,
- * task-parallel with W < R, shared memory with configs of two layouts, a config that cannot
- * run a box, a device or compile error. */
+/* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request, a
+ * split whose device B is not the host CPU, task-parallel with W < R, shared memory with
+ * configs of two layouts, a config that cannot run a box (a data-parallel part's cut box
+ * grows until the config fits it), a device or compile error. */
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e);
 
 /* 1 when r's field agrees with the single-device run to rounding after `steps` steps: equal

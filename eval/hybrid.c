@@ -3,7 +3,8 @@
  * same initial field give the field they are compared with. A run is a set of parts (a
  * device, its arrays and the boxes it computes) and of transfers (a box of the new field
  * copied from one part's arrays into the other's) done every step: a part's boxes next to a
- * cut first, then its transfers on the copy stream of the GPU side, then its other boxes; the
+ * cut first, then its transfers on a copy stream of the GPU side (one for the GPU's planes
+ * out, one for the host's in, so the two directions overlap), then its other boxes; the
  * host waits for every stream, and p, p_prev and the output rotate. The CPU backend's calls
  * return when done, so the GPU's queued work runs while the host computes its part. */
 #include "fdt_hyrun.h"
@@ -23,7 +24,7 @@ typedef struct hdev {
     fdt_config cfg;
     fdt_gen_target gen;
     void *mod, *fn[2];
-    void *s_main, *s_copy;
+    void *s_main, *s_copy, *s_in; /* s_copy: its own planes out; s_in: the host's in */
     void *ev[5]; /* 0: a part's cut computed; 1+2i, 2+2i: part i's transfers begin, end */
     int host;    /* its memory is the host's (the CPU backend) */
 } hdev;
@@ -110,8 +111,25 @@ static void dev_close(hdev *d)
             d->b->event_destroy(d->ev[i]);
     d->b->stream_destroy(d->s_main);
     d->b->stream_destroy(d->s_copy);
+    d->b->stream_destroy(d->s_in);
     d->b->module_unload(d->mod);
     memset(d, 0, sizeof *d);
+}
+
+/* Both kernels may use the config's dynamic shared memory (NVIDIA's opt-in above 48 KB):
+ * the same for every box, a function of the config alone (fdt_gen_shared). */
+static int allow_shared(hdev *d, const fdt_problem *p, fdt_err *e)
+{
+    uint32_t bytes = 0;
+    int dynamic = 0;
+    if (d->host || !d->b->allow_shared)
+        return 0;
+    if (fdt_gen_shared(p, &d->cfg, &bytes, &dynamic, e))
+        return -1;
+    for (int i = 0; dynamic && i < 2; i++)
+        if (d->b->allow_shared(d->fn[i], bytes, e))
+            return -1;
+    return 0;
 }
 
 /* Compiles cfg's kernels for problem p on side's device, opens it, loads them. */
@@ -145,16 +163,21 @@ static int dev_open(hdev *d, const fdt_hyrun_side *side, const fdt_problem *p, f
         d->b->module_load(v.code.image, v.code.size, &d->mod, e) ||
         d->b->module_function(d->mod, v.kernel, &d->fn[1], e) ||
         d->b->module_function(d->mod, name_int, &d->fn[0], e) ||
-        d->b->stream_create(&d->s_main, e) || d->b->stream_create(&d->s_copy, e))
+        d->b->stream_create(&d->s_main, e) || d->b->stream_create(&d->s_copy, e) ||
+        d->b->stream_create(&d->s_in, e))
         goto done;
     for (int i = 0; i < 5; i++)
         if (d->b->event_create(&d->ev[i], e))
             goto done;
+    if (allow_shared(d, p, e))
+        goto done;
     rc = 0;
 done:
     fdt_cand_free(&v);
-    if (rc)
+    if (rc) {
         fdt_err_wrap(e, side->dev.name);
+        dev_close(d);
+    }
     return rc;
 }
 
@@ -187,7 +210,7 @@ static int part_alloc(part *P, hdev *d, const fdt_problem *p, int64_t z0, int64_
     if (fdt_layout_make(&lp, d->cfg.align, &P->lay, e))
         return -1;
     size_t bytes = (size_t)P->lay.elems * esize(p);
-    size_t eta = (size_t)(p->nx + p->ny + p->nz) * esize(p);
+    size_t eta = fdt_absorb_profile_bytes(p);
     P->hostmem = d->host;
     P->pinned = d->host && pin;
     P->alloc = P->pinned ? pin : d->b;
@@ -449,6 +472,13 @@ static void xfer_side(const part *P, const xfer *x, const fdt_problem *p, uint64
     *slice = (size_t)P->lay.slice * esize(p);
 }
 
+/* The stream of copier d for part F's transfers: its copy stream for its own part's (device
+ * to host), its second one for the host's (host to device), so the two directions overlap. */
+static void *xfer_stream(const hdev *d, const part *F)
+{
+    return d == F->d ? d->s_copy : d->s_in;
+}
+
 static int do_xfer(const run *r, const xfer *x, fdt_err *e)
 {
     const part *F = &r->part[x->from], *T = &r->part[x->to];
@@ -464,7 +494,7 @@ static int do_xfer(const run *r, const xfer *x, fdt_err *e)
     hdev *d = copier(F, T);
     if (!d)
         return fdt_rt_backend_find("cpu")->copy_box_on(&c, NULL, e);
-    return d->b->copy_box_on(&c, d->s_copy, e);
+    return d->b->copy_box_on(&c, xfer_stream(d, F), e);
 }
 
 /* Part `from`'s transfers, after its cut boxes (a GPU's copy stream waits for them); their
@@ -484,14 +514,14 @@ static int part_xfers(const run *r, int from, double *host_ms, fdt_err *e)
                 (d->b->event_record_on(d->ev[0], d->s_main, e) ||
                  d->b->stream_wait_event(d->s_copy, d->ev[0], e)))
                 return -1;
-            if (d && d->b->event_record_on(d->ev[1 + 2 * from], d->s_copy, e))
+            if (d && d->b->event_record_on(d->ev[1 + 2 * from], xfer_stream(d, F), e))
                 return -1;
             any = 1;
         }
         if (do_xfer(r, &r->x[i], e))
             return -1;
     }
-    if (any && d && d->b->event_record_on(d->ev[2 + 2 * from], d->s_copy, e))
+    if (any && d && d->b->event_record_on(d->ev[2 + 2 * from], xfer_stream(d, F), e))
         return -1;
     *host_ms = any && !d ? now_ms() - t0 : 0;
     return 0;
@@ -517,7 +547,8 @@ static int step(run *r, double *xms, fdt_err *e)
         }
     for (int i = 0; i < r->npart; i++) {
         hdev *d = r->part[i].d;
-        if (d->b->stream_sync(d->s_main, e) || d->b->stream_sync(d->s_copy, e))
+        if (d->b->stream_sync(d->s_main, e) || d->b->stream_sync(d->s_copy, e) ||
+            d->b->stream_sync(d->s_in, e))
             return -1;
     }
     for (int i = 0; i < r->npart; i++) {
@@ -645,6 +676,27 @@ static void add_xfer(run *r, int from, const int64_t g[3], const int64_t n[3])
     memcpy(x->n, n, sizeof x->n);
 }
 
+/* Part P's planes [z0, z1) as a box at the cut (on side top: the planes next to z1, else
+ * next to z0) computed first, then the rest: the cut box t planes thick, t the smallest of
+ * need, 2 need, 4 need, ... (and at last the whole part) whose boxes the config can run (a
+ * window along z may not fit R planes). */
+static int add_cut(part *P, const fdt_problem *p, int64_t z0, int64_t z1, int top, int64_t need,
+                   fdt_err *e)
+{
+    int64_t n = z1 - z0;
+    for (int64_t t = need;; t = 2 * t < n ? 2 * t : n) {
+        const int64_t gc[3] = {0, 0, top ? z1 - t : z0}, nc[3] = {p->nx, p->ny, t};
+        const int64_t gr[3] = {0, 0, top ? z0 : z0 + t}, nr[3] = {p->nx, p->ny, n - t};
+        P->nbox = 0;
+        if (add_box(P, p, gc, nc, 1, e) == 0 && (t == n || add_box(P, p, gr, nr, 1, e) == 0)) {
+            P->ncut = 1;
+            return 0;
+        }
+        if (t == n)
+            return -1;
+    }
+}
+
 /* Data-parallel: A the planes [0, nza), B [nza, nz), each first the planes at the cut the
  * other reads (R, or all its planes when it has fewer: the rest of the other's halo is the
  * grid's own boundary halo, which each holds as the single device does). */
@@ -653,22 +705,14 @@ static int setup_data(run *r, hdev *da, hdev *db, int share, int64_t nza, const 
 {
     const fdt_problem *p = r->p;
     int64_t nz = p->nz, ta = nza < p->R ? nza : p->R, tb = nz - nza < p->R ? nz - nza : p->R;
-    if (setup_pair(r, da, db, share, nza, nza, nz - nza, in, e))
+    if (setup_pair(r, da, db, share, nza, nza, nz - nza, in, e) ||
+        add_cut(&r->part[0], p, 0, nza, 1, ta, e) || add_cut(&r->part[1], p, nza, nz, 0, tb, e))
         return -1;
-    part *A = &r->part[0], *B = &r->part[1];
-    const int64_t ca[3] = {0, 0, nza - ta}, cb[3] = {0, 0, nza}, ra[3] = {0, 0, 0},
-                  rb[3] = {0, 0, nza + tb};
-    const int64_t na[3] = {p->nx, p->ny, ta}, nb[3] = {p->nx, p->ny, tb},
-                  nra[3] = {p->nx, p->ny, nza - ta}, nrb[3] = {p->nx, p->ny, nz - nza - tb};
-    if (add_box(A, p, ca, na, 1, e) || add_box(B, p, cb, nb, 1, e))
-        return -1;
-    A->ncut = B->ncut = 1;
-    if ((nra[2] > 0 && add_box(A, p, ra, nra, 1, e)) ||
-        (nrb[2] > 0 && add_box(B, p, rb, nrb, 1, e)))
-        return -1;
+    const int64_t ga[3] = {0, 0, nza - ta}, gb[3] = {0, 0, nza};
+    const int64_t na[3] = {p->nx, p->ny, ta}, nb[3] = {p->nx, p->ny, tb};
     if (!share) {
-        add_xfer(r, 0, ca, na);
-        add_xfer(r, 1, cb, nb);
+        add_xfer(r, 0, ga, na);
+        add_xfer(r, 1, gb, nb);
     }
     return 0;
 }
@@ -857,8 +901,12 @@ static int hyrun_child(void *arg, fdt_sb *out)
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
 {
     memset(r, 0, sizeof *r);
+    int split = rq->mode == FDT_HYRUN_DATA || rq->mode == FDT_HYRUN_TASK;
     if (fdt_hyrun_check(rq, e))
         return -1;
+    if (split && !fdt_target_device_is_cpu(&rq->side[1].dev))
+        return fdt_err_set(e, "%s: device B must be the host CPU (it is %s)",
+                           fdt_hyrun_mode_name(rq->mode), rq->side[1].dev.name);
     hyrun_job job = {rq};
     char *data = NULL;
     size_t n = 0;
@@ -913,57 +961,83 @@ static double energy(const fdt_problem *p, const fdt_layout *gl, const void *f, 
     return s;
 }
 
-/* One width: the pulse's run, energies at the two times. */
+/* The pulse and when to measure: c2 = 0.25 with unit axis scales is a speed of c = 0.5
+ * points per step; L the half of the smallest extent; a wavelength of L/4 (peak frequency
+ * f = c / lambda, delay t0 = 1.2 / f); before: at 2 t0 (emitted, short of every layer);
+ * after: at t0 + 2L / c (a wave reflected at a face back at the centre); the sphere of radius
+ * L - Wmax (clear of the widest layer). */
+typedef struct pulse {
+    double c2, f, t0, rad;
+    int t_before, t_after;
+} pulse;
+
+static void pulse_plan(const fdt_problem *p, int Wmax, pulse *u)
+{
+    const double c = 0.5;
+    int64_t L = p->nx < p->ny ? p->nx : p->ny;
+    L = (L < p->nz ? L : p->nz) / 2;
+    u->c2 = 0.25;
+    u->f = c / ((double)L / 4);
+    u->t0 = 1.2 / u->f;
+    u->rad = (double)(L - Wmax);
+    u->t_before = (int)ceil(2 * u->t0);
+    u->t_after = (int)ceil(u->t0 + 2.0 * (double)L / c);
+}
+
+/* The pulse's steps on run r (one part), the energies at the two times into out. */
+static int pulse_run(run *r, const pulse *u, const fdt_layout *gl, void *buf,
+                     fdt_hyrun_energy *out, fdt_err *e)
+{
+    for (int t = 0; t < u->t_after; t++) {
+        double x;
+        r->q.src = ricker(u->f, u->t0, t);
+        if (step(r, &x, e))
+            return -1;
+        if (t + 1 != u->t_before && t + 1 != u->t_after)
+            continue;
+        if (gather(r, gl, buf, e))
+            return -1;
+        double en = energy(r->p, gl, buf, u->rad);
+        if (t + 1 == u->t_before)
+            out->before = en;
+        else
+            out->after = en;
+    }
+    out->steps = u->t_after;
+    out->ratio = out->before > 0 ? out->after / out->before : NAN;
+    return 0;
+}
+
+/* One width: the damped step over the grid (W = 0: the interior kernel, undamped, compiled
+ * for a layer of 1), from rest, with the pulse at the centre. */
 static int energy_one(const fdt_hyrun_side *side, const fdt_problem *p0, int W, int Wmax,
                       fdt_hyrun_energy *out, fdt_err *e)
 {
     fdt_problem p = *p0;
-    p.absorb_w = W > 0 ? W : 1; /* W = 0: the interior kernel (undamped) over the grid */
-    if (p.absorb_s <= 0)
-        p.absorb_s = 0.1;
+    p.absorb_w = W > 0 ? W : 1;
+    pulse u;
+    pulse_plan(&p, Wmax, &u);
     hdev d;
     run r;
     memset(&r, 0, sizeof r);
     r.p = &p;
     fdt_params_default(&p, &r.q);
     r.q.sx = r.q.sy = r.q.sz = 1.0;
-    const double c2 = 0.25, c = 0.5; /* speed in points per step: sqrt(c2 * s) */
-    int64_t L = p.nx < p.ny ? p.nx : p.ny;
-    L = (L < p.nz ? L : p.nz) / 2;
-    double lambda = (double)L / 4, f = c / lambda, t0 = 1.2 / f, rad = (double)(L - Wmax);
-    int t_before = (int)ceil(2 * t0), t_after = (int)ceil(t0 + 2.0 * (double)L / c);
-    init in = {0, 1, c2};
+    init in = {0, 1, u.c2};
     fdt_layout gl;
-    void *buf = NULL;
-    int rc_ = fdt_layout_make(&p, 1, &gl, e) || dev_open(&d, side, &p, e);
-    if (rc_)
+    if (fdt_layout_make(&p, 1, &gl, e) || dev_open(&d, side, &p, e))
         return -1;
-    buf = calloc((size_t)gl.elems, esize(&p));
+    void *buf = calloc((size_t)gl.elems, esize(&p));
     const int64_t g[3] = {0, 0, 0}, n[3] = {p.nx, p.ny, p.nz};
     part *P = &r.part[r.npart++];
-    rc_ = !buf ? fdt_err_set(e, "energy check: out of memory")
-               : part_alloc(P, &d, &p, 0, p.nz, NULL, e) || part_fill(P, &p, &in, e) ||
-                     add_box(P, &p, g, n, W > 0, e);
-    for (int t = 0; !rc_ && t < t_after; t++) {
-        double x;
-        r.q.src = ricker(f, t0, t);
-        rc_ = step(&r, &x, e);
-        if (!rc_ && (t + 1 == t_before || t + 1 == t_after)) {
-            rc_ = gather(&r, &gl, buf, e);
-            double en = energy(&p, &gl, buf, rad);
-            if (t + 1 == t_before)
-                out->before = en;
-            else
-                out->after = en;
-        }
-    }
     out->W = W;
-    out->steps = t_after;
-    out->ratio = out->before > 0 ? out->after / out->before : NAN;
+    int rc = !buf ? fdt_err_set(e, "energy check: out of memory")
+                  : part_alloc(P, &d, &p, 0, p.nz, NULL, e) || part_fill(P, &p, &in, e) ||
+                        add_box(P, &p, g, n, W > 0, e) || pulse_run(&r, &u, &gl, buf, out, e);
     run_free(&r);
     dev_close(&d);
     free(buf);
-    return rc_ ? -1 : 0;
+    return rc ? -1 : 0;
 }
 
 static int energy_child(void *arg, fdt_sb *out)

@@ -123,6 +123,10 @@ static void test_refused(void **state)
     request(&rq, FDT_HYRUN_TASK, 0);
     rq.p.R = 6; /* the layer is thinner than R */
     expect_refused(&rq, "the layer (W=4) must be at least R=6 points thick");
+    request(&rq, FDT_HYRUN_TASK, 0);
+    snprintf(rq.side[1].dev.backend, sizeof rq.side[1].dev.backend, "cuda");
+    snprintf(rq.side[1].dev.arch, sizeof rq.side[1].dev.arch, "sm_90");
+    expect_refused(&rq, "task-parallel: device B must be the host CPU");
     request(&rq, FDT_HYRUN_DATA, 0.5);
     rq.p.op = FDT_OP_WAVE;
     rq.p.absorb_w = 0;
