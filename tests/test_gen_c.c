@@ -9,7 +9,9 @@
  * everything else still the poison. The util entry points (compare, check_fill, gather, copy,
  * flush) are checked against the same arithmetic done here, and the test-only faults must be
  * caught: coef and plane (wrong values), halo (a touched halo), oob (the process dies) and
- * hang (it never returns; both in a child process).
+ * hang (it never returns; both in a child process). dwave (every deployment x eta form) runs
+ * its two kernels, NAME and NAME_int, over fdt_gen_deploy's boxes; each box alone writes
+ * exactly its points but its hole, and the three deployments write the same bytes.
  * No C compiler with OpenMP: exit 77 (skipped), saying so. */
 #include <setjmp.h>
 #include <stdarg.h>
