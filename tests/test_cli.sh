@@ -285,6 +285,10 @@ expect_usage_error "--absorb wider than the grid" "W=16 leaves no interior along
     gen --op dwave --absorb 16 --grid 32x64x64
 expect_usage_error "query runs --absorb" "--absorb does not apply to 'query runs'" \
     query runs --absorb 16
+# gen hands the layer to the generator: W baked into dwave's kernels
+run gen --op dwave --absorb 16:0.05 --R 2 --grid 64^3
+expect_status "gen --op dwave --absorb 16:0.05" 0
+expect_in "gen dwave: W in the source" "$out" "constexpr int ABS_W = 16;"
 # a plan of a dwave tune carries the layer into its tasks, which read back as that problem
 run plan --op lap,dwave --absorb 8:0.05 --R 4 --grid 64^3 -o "$tmp/dw.jsonl"
 expect_status "plan --op lap,dwave --absorb 8:0.05" 0
