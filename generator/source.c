@@ -172,16 +172,18 @@ static void emit_dwave_step(const fdt_config *c, int interior, const char *centr
 {
     fdt_sb_printf(b, "res[v] = (real)2 * %s - pv[v] + cv[v] * %s;\n", centre, lap);
     if (!interior) {
-        fdt_sb_printf(b, "%*s{\n%*s    const real g = ", ind, "", ind, "");
+        /* g > 0 exactly in the layer (S > 0, d >= 1 there): the integer test decides, and only
+         * a layer point computes (or reads) its damping */
+        fdt_sb_printf(b, "%*sif (in_layer1(%s, gnx) | in_layer1(%s, gny) | in_layer1(%s, gnz)) {\n"
+                         "%*s    const real g = ", ind, "", x, y, z, ind, "");
         if (c->eta == FDT_ETA_ARRAY)
             fdt_sb_printf(b, "eta[%s] + eta[gnx + %s] + eta[gnx + gny + %s];  // eta=array\n", x,
                           y, z);
         else
             fdt_sb_printf(b, "damping1(%s, gnx) + damping1(%s, gny) + damping1(%s, gnz);\n", x,
                           y, z);
-        fdt_sb_printf(b, "%*s    if (g != (real)0)  // the absorbing layer\n"
-                         "%*s        res[v] = (res[v] + g * pv[v]) / ((real)1 + g);\n%*s}\n",
-                      ind, "", ind, "", ind, "");
+        fdt_sb_printf(b, "%*s    res[v] = (res[v] + g * pv[v]) / ((real)1 + g);  // the layer\n"
+                         "%*s}\n", ind, "", ind, "");
     }
     fdt_sb_printf(b, "%*sif (%s)\n%*s    res[v] += src;  // point source", ind, "", gpad, ind,
                   "");
@@ -946,6 +948,11 @@ int fdt_gen_source(const fdt_gen_target *t, const fdt_problem *p, const fdt_conf
 {
     /* the problem's and config's own errors come first (e.g. lds without nw) */
     if (dialect_check(t, e) || fdt_problem_check(p, e) || fdt_config_check_for(t, p, c, e))
+        return -1;
+    /* dwave: a config that cannot run one of its deployment's boxes (a window deeper than a
+     * W-thick slab, a face off the vectors) is refused here, before anything is compiled */
+    fdt_deploy d;
+    if (p->op == FDT_OP_DWAVE && fdt_gen_deploy(t, p, c, &d, e))
         return -1;
     if (t->dialect == FDT_DIALECT_C)
         return c_source(p, c, name, opts, out, e);

@@ -1428,6 +1428,12 @@ static void test_deploy_configs(void **state)
     assert_int_equal(fdt_gen_deploy(&hip, &p, &c, &d, &e), -1);
     assert_contains(e.msg, "config deploy=sides: box 1 (128x96x16 at 0,0,0): config nw=32: "
                            "window longer than nz=16");
+    /* and its source is not generated: nothing is compiled for a config that cannot run */
+    fdt_sb src;
+    fdt_sb_init(&src);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, NULL, NULL, &src, &e), -1);
+    assert_contains(e.msg, "window longer than nz=16");
+    fdt_sb_free(&src);
     assert_int_equal(fdt_config_parse("deploy=sides,nw=16", &c, &e), 0);
     assert_int_equal(fdt_gen_deploy(&hip, &p, &c, &d, &e), 0);
     assert_int_equal(d.nbox, 7);
