@@ -182,7 +182,7 @@ static void emit_dwave_step(const fdt_config *c, int interior, const char *centr
         else
             fdt_sb_printf(b, "damping1(%s, gnx) + damping1(%s, gny) + damping1(%s, gnz);\n", x,
                           y, z);
-        fdt_sb_printf(b, "%*s    res[v] = (res[v] + g * pv[v]) / ((real)1 + g);  // the layer\n"
+        fdt_sb_printf(b, "%*s    res[v] = layer_div(res[v] + g * pv[v], (real)1 + g);  // the layer\n"
                          "%*s}\n", ind, "", ind, "");
     }
     fdt_sb_printf(b, "%*sif (%s)\n%*s    res[v] += src;  // point source", ind, "", gpad, ind,
