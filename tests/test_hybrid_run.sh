@@ -16,6 +16,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/testutil.sh"
 export FDTUNE_DB="$tmp/default.db"
+# the host's allocations hold all bits set (NaN), as a GPU's hold anything (runtime/cpu.c)
+export FDTUNE_CPU_POISON=1
 
 small="--op dwave --R 2 --grid 24x20x32 --absorb 4 --gpu cpu"
 # shellcheck disable=SC2086
@@ -31,6 +33,10 @@ assert [r["cpu_planes"] for r in runs] == [8, 16, None, None], runs
 for r in runs:
     assert r["agrees"] and r["bitwise"] and r["max_abs_diff"] == 0 and not r["shared"], r
     assert r["step_ms"] > 0 and r["single_ms"] > 0, r
+    assert 0.1 < r["max_abs"] < 16 and r["nonfinite"] == 0, r
+    assert abs(r["tolerance"] - 16 * 4 * 2**-24 * r["max_abs"]) < 1e-12, r
+    assert r["shared_align"] is None, r
+assert 0 < d["c2_max"] * (5 / 2 + 2 * (4 / 3 + 1 / 12)) * 1.75 < 4, d
 assert runs[0]["exchange_bytes"] == 2 * 2 * 24 * 20 * 4, runs[0]
 assert runs[3]["exchange_bytes"] == 0, runs[3]
 assert d["no_prediction"] == "no tuning database" and d["problem"]["absorb_width"] == 4, d
@@ -42,6 +48,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))["runs"][0]
 assert r["shared"] and r["exchange_bytes"] == 0 and r["bitwise"] and r["agrees"], r
 ' "$tmp/out"
+# configs of two aligns share one layout: the smaller runs with the larger, and says so
+# shellcheck disable=SC2086
+run "bench --hybrid --share always, two aligns" 0 bench --hybrid data --share always \
+    --steps 2 --config-cpu align=8 $small
+expect_in "two aligns: said" "$tmp/out" "shared memory is one layout: device A's config ran with align=8"
+expect_in "two aligns: the tolerance said" "$tmp/out" "agrees: every point finite and max |diff| <= tolerance"
 run "bench --reflection" 0 bench --reflection --widths 0,3,6 --op dwave --R 2 --grid 48^3 \
     --absorb 3 --gpu cpu --json
 py "bench --reflection: the ratio falls with W" '
@@ -51,6 +63,10 @@ r = d["reflection"]
 assert [x["W"] for x in r] == [0, 3, 6] and d["falls"] is True, d
 assert r[0]["ratio"] > r[1]["ratio"] > r[2]["ratio"] > 0, r
 ' "$tmp/out"
+# R=4: the pulse's c2 within the CFL bound (it was past it, and the energy not finite)
+run "bench --reflection R=4" 0 bench --reflection --widths 0,3 --op dwave --R 4 --grid 48^3 \
+    --absorb 3 --gpu cpu
+expect_in "bench --reflection R=4: falls" "$tmp/out" "the energy coming back falls as W grows"
 
 # usage errors: nothing runs
 # shellcheck disable=SC2086
