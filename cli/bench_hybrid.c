@@ -45,16 +45,23 @@ static void hybrid_usage(FILE *f)
             "A over the grid from the same initial field: the largest difference after the\n"
             "steps, and whether the fields are equal bit for bit. Reported: the median time per\n"
             "step after --warmup steps, the halo exchange's own time per step and its bytes.\n"
+            "The field: p, p_prev seeded in (-1, 1), c2 below 0.9 of the leapfrog's stability\n"
+            "bound 4/rho (rho: the stencil's spectral radius), a source at the centre; a run\n"
+            "agrees when every point is finite and max |diff| <= 16 x steps x eps x max |p|\n"
+            "(both printed), or the fields are equal bit for bit. With one allocation\n"
+            "(--share) the config of the smaller align runs with the larger (said).\n"
             "--reflection: a Ricker pulse from the grid's centre, for each W of --widths\n"
             "(default 0,4,8,16; 0 is the undamped wave): the sum of p^2 in the central sphere\n"
             "after a wave reflected at the boundary would be back, over the same before the pulse\n"
-            "reaches a layer. It must fall as W grows (exit status 1 otherwise).\n\n"
+            "reaches a layer. It must stay below 1 and fall as W grows (exit status 1\n"
+            "otherwise, with the reason: an energy that is not finite fails it too).\n\n"
             "  --config-gpu/--config-cpu KEY  the configs (default: each device's tuned best for\n"
             "                   the problem in the database, else its dialect's default)\n"
             "  --db PATH        the tuning database (default: the default location): the\n"
             "                   tuned bests, and the hybrid planner's prediction of each\n"
             "                   mode's time per step shown beside the measured one ('fdtune\n"
-            "                   hybrid plan' says what it needs when there is none)\n"
+            "                   hybrid plan' says what it needs when there is none;\n"
+            "                   data-parallel: at each run's planes on the CPU)\n"
             "  --steps N        timed steps (default 10); --warmup N (default 2)\n"
             "  --timeout S      per run (default 600)\n"
             "A run that does not agree with the single-device run to rounding: exit status 1.\n");
@@ -434,7 +441,8 @@ static int run_modes(hybrid_args *a, fdt_emit *m)
     if (a->planned) {
         fdt_emit_int(m, "planned_cpu_planes", a->plan.cpu_planes);
         fdt_emit_str(m, "planned_choice", fdt_hybrid_strategy_name(a->plan.choice));
-        fdt_emit_text(m, "planner: %s; data-parallel predicted at %lld CPU planes\n",
+        fdt_emit_text(m, "planner: %s; its data-parallel split: %lld CPU planes (each "
+                         "data-parallel run predicted at its own)\n",
                       a->plan.why, (long long)a->plan.cpu_planes);
     } else {
         fdt_emit_str(m, "no_prediction", a->no_plan);

@@ -114,12 +114,12 @@ double fdt_hyrun_spectral_radius(const fdt_problem *p, const fdt_params *q);
 double fdt_hyrun_c2_max(const fdt_problem *p, const fdt_params *q);
 
 /* The energy check of the absorbing layer: a point source (a Ricker wavelet at the grid's
- * centre, unit axis scales and c2 = fdt_hyrun_c2_max, constant) on device side->dev with its config, the damped
- * step for W > 0 and the undamped step (the interior kernel over the whole grid) for W = 0.
- * before: sum of p^2 over the central region (every point farther than the widest layer from
- * the faces) when the pulse has left the source but not reached a layer; after: the same when
- * a wave reflected at the outer boundary would have crossed back into it; ratio = after /
- * before, which must fall as W grows. */
+ * centre, unit axis scales and c2 = fdt_hyrun_c2_max, constant) on device side->dev with its
+ * config, the damped step for W > 0 and the undamped step (the interior kernel over the
+ * whole grid) for W = 0. before: sum of p^2 over the central region (every point farther
+ * than the widest layer from the faces) when the pulse has left the source but not reached a
+ * layer; after: the same when a wave reflected at the outer boundary would have crossed back
+ * into it; ratio = after / before, which must stay below 1 and fall as W grows. */
 typedef struct fdt_hyrun_energy {
     int W;
     int steps;             /* steps run */

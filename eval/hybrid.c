@@ -943,7 +943,8 @@ static int hyrun_child(void *arg, fdt_sb *out)
     int need_b = rq->mode != FDT_HYRUN_GPU;
     rc = rc || dev_open(&d[0], &rq->side[0], &rq->p, &e) ||
          (need_b && dev_open(&d[1], &rq->side[1], &rq->p, &e)) ||
-         (need_b && same_layout(rq, d, &res, &e)) || single_run(rq, &d[0], &in, &res.single_ms, &gl, b, &e) ||
+         (need_b && same_layout(rq, d, &res, &e)) ||
+         single_run(rq, &d[0], &in, &res.single_ms, &gl, b, &e) ||
          mode_run(rq, d, &in, &res, &gl, a, &e);
     if (!rc)
         compare(&rq->p, &gl, a, b, &res);

@@ -52,8 +52,10 @@ assert r["shared"] and r["exchange_bytes"] == 0 and r["bitwise"] and r["agrees"]
 # shellcheck disable=SC2086
 run "bench --hybrid --share always, two aligns" 0 bench --hybrid data --share always \
     --steps 2 --config-cpu align=8 $small
-expect_in "two aligns: said" "$tmp/out" "shared memory is one layout: device A's config ran with align=8"
-expect_in "two aligns: the tolerance said" "$tmp/out" "agrees: every point finite and max |diff| <= tolerance"
+expect_in "two aligns: said" "$tmp/out" \
+    "shared memory is one layout: device A's config ran with align=8"
+expect_in "two aligns: the tolerance said" "$tmp/out" \
+    "agrees: every point finite and max |diff| <= tolerance"
 run "bench --reflection" 0 bench --reflection --widths 0,3,6 --op dwave --R 2 --grid 48^3 \
     --absorb 3 --gpu cpu --json
 py "bench --reflection: the ratio falls with W" '
