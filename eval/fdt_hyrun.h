@@ -54,7 +54,8 @@ typedef struct fdt_hyrun_request {
     double fraction;          /* data-parallel: the share of the z planes on B, in (0, 1) */
     int steps, warmup;        /* timed steps (>= 1) after warm-up steps; the fields compared
                                * after steps + warmup steps */
-    uint64_t seed;            /* the initial field: fdt_input_value(seed, ...) */
+    uint64_t seed;            /* the initial field: fdt_input_value(seed, ...), its c2 scaled
+                               * into (c2_max/2, c2_max] (fdt_hyrun_c2_max) */
     fdt_hyrun_share share;
     int timeout_s;            /* of the whole run (the child is killed after it) */
 } fdt_hyrun_request;
