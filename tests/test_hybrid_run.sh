@@ -76,6 +76,44 @@ r = d["reflection"]
 assert d["falls"] is True and 1 > r[0]["ratio"] > r[1]["ratio"] > 0, d
 ' "$tmp/out"
 
+# the planner's prediction beside every data-parallel run, at each run's own planes (not only
+# at the plan's split): a database with the host's dwave tuned, the same rows copied to a
+# stand-in "GPU" of the host's name (backend cuda) and a link of it
+# shellcheck disable=SC2086
+run "tune the host's dwave" 0 --cpu auto --op dwave --absorb 4 --R 2 --grid 24x20x32 \
+    --budget 1 --db "$tmp/plan.db"
+py "a stand-in GPU of the host's name with the host's results and a link" '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+def copy(table, row_id, **over):
+    cols = [c[1] for c in db.execute("pragma table_info(%s)" % table) if c[1] != "id"]
+    row = dict(zip(cols, db.execute("select %s from %s where id = ?" % (", ".join(cols), table),
+                                     (row_id,)).fetchone()))
+    row.update(over)
+    return db.execute("insert into %s (%s) values (%s)" % (table, ", ".join(row),
+                      ", ".join("?" * len(row))), list(row.values())).lastrowid
+cpu = db.execute("select id from devices where backend = \"cpu\"").fetchone()[0]
+gpu = copy("devices", cpu, backend="cuda", arch="sm_90", uuid="GPU-standin", warp_size=32)
+for (run,) in db.execute("select id from runs where device_id = ?", (cpu,)).fetchall():
+    new = copy("runs", run, device_id=gpu, pid=0)
+    for (ev,) in db.execute("select id from evaluations where run_id = ?", (run,)).fetchall():
+        copy("evaluations", ev, run_id=new, device_id=gpu)
+db.execute("insert into links (device_id, h2d_gbs, d2h_gbs, both_gbs, latency_us, unified) "
+           "values (?, 50, 50, 40, 4, 0)", (gpu,))
+db.commit()
+' "$tmp/plan.db"
+# shellcheck disable=SC2086
+run "bench --hybrid with a plan" 0 bench --hybrid data,gpu --fraction 0.25,0.5 --steps 2 \
+    $small --db "$tmp/plan.db" --json
+py "bench --hybrid: a prediction beside each run, data-parallel at its own planes" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+assert [r["cpu_planes"] for r in runs] == [8, 16, None], runs
+assert all(r["predicted_ms"] and r["predicted_ms"] > 0 for r in runs), runs
+assert runs[0]["predicted_ms"] != runs[1]["predicted_ms"], runs
+' "$tmp/out"
+
 # usage errors: nothing runs
 # shellcheck disable=SC2086
 run "bench --hybrid frob" 2 bench --hybrid frob $small
