@@ -29,7 +29,7 @@ static int setup(void **state)
     fdt_target t;
     /* the host's allocations hold all bits set (NaN), as a GPU's hold anything: a run that
      * reads memory it never set does not agree */
-    setenv("FDTUNE_CPU_POISON", "1", 1);
+    setenv("FDTUNE_TEST_CPU_POISON", "1", 1);
     if (fdt_probe_host(&host.dev, &e) || fdt_target_resolve(&host.dev, &t, &e)) {
         print_message("no usable host CPU backend: %s\n", e.msg);
         return -1;

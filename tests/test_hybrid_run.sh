@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/testutil.sh"
 export FDTUNE_DB="$tmp/default.db"
 # the host's allocations hold all bits set (NaN), as a GPU's hold anything (runtime/cpu.c)
-export FDTUNE_CPU_POISON=1
+export FDTUNE_TEST_CPU_POISON=1
 
 small="--op dwave --R 2 --grid 24x20x32 --absorb 4 --gpu cpu"
 # shellcheck disable=SC2086
