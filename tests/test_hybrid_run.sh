@@ -79,7 +79,6 @@ assert d["falls"] is True and 1 > r[0]["ratio"] > r[1]["ratio"] > 0, d
 # the planner's prediction beside every data-parallel run, at each run's own planes (not only
 # at the plan's split): a database with the host's dwave tuned, the same rows copied to a
 # stand-in "GPU" of the host's name (backend cuda) and a link of it
-# shellcheck disable=SC2086
 run "tune the host's dwave" 0 --cpu auto --op dwave --absorb 4 --R 2 --grid 24x20x32 \
     --budget 1 --db "$tmp/plan.db"
 py "a stand-in GPU of the host's name with the host's results and a link" '
