@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
 # The hybrid step on a real GPU node (issue 29's acceptance on the H200): at 256^3 and 512^3,
 # dwave R=4 f32 W=16:
-#  1. the host<->device link (`fdtune devices --db`);
+#  1. the host<->device link (`fdtune devices --db`; skipped with KEEP_DB=1 when the database
+#     already holds a link: a second call for another grid);
 #  2. the tunes the planner reads: the GPU's dwave (every deployment is a tuned parameter),
-#     its undamped wave at the same grid (the interior kernel's rate), the CPU's dwave;
+#     its undamped wave at the same grid (the interior kernel's rate), the CPU's dwave; then
+#     `fdtune query best` of dwave (--absorb 16) and of wave, each into its own JSON;
 #  3. the three deployments' times on the GPU and on the CPU (`fdtune bench` of each device's
 #     best config with deploy=complete, inout, sides);
 #  4. the damped step's fraction of copy against the undamped wave's on the GPU (its extra
 #     bytes counted: the effective bytes of dwave include c2 and p_prev like wave's): PASS
 #     when dwave's GB/s is within 10% of wave's;
-#  5. `fdtune hybrid plan --json`: the planner's choice and its data-parallel planes k;
-#  6. `fdtune bench --hybrid gpu,cpu,data,task --fraction (k-d, k, k+d)/nz`: measured time per
-#     step of GPU only, CPU only, data-parallel at three fractions around the chosen one,
-#     task-parallel, each compared with the single-device run (agreement to rounding), with
-#     the planner's prediction beside: PASS when every run agrees, when each predicted mode is
-#     within 15% of its measurement, and when the planner's choice is the fastest measured or
-#     within 3% of it;
+#  5. `fdtune hybrid plan --json`: the planner's choice and its data-parallel planes k; three
+#     distinct plane counts around k (k-d, k, k+d with d = max(1, k/2), shifted up or down to
+#     stay within 1..nz-1; 1, 2 and 4 planes when the plan has no split), said in the output;
+#  6. `fdtune bench --hybrid gpu,cpu,data,task --fraction ...`: measured time per step of GPU
+#     only, CPU only, data-parallel at those three fractions, task-parallel, each compared
+#     with the single-device run (max |diff|, max |p| and the tolerance), with the planner's
+#     prediction beside every run (data-parallel at each run's own planes): PASS when every
+#     run agrees, when each prediction is within 15% of its measurement, and when the
+#     planner's choice is the fastest measured or within 3% of it;
 #  7. data-parallel on host-mapped memory (--share always), the stand-in of unified memory;
-#  8. the energy check (`fdtune bench --reflection`, W = 0, 4, 8, 16): PASS when it falls.
+#  8. the energy check (`fdtune bench --reflection`, W = 0, 4, 8, 16 at 256^3): PASS when it
+#     falls (REFLECTION=0 leaves it out: a second call).
 # Prints PASS/FAIL per check and keeps every JSON under OUTDIR. Usage: bench/hybrid.sh
 # Environment: FDTUNE (default build/fdtune), OUTDIR (default bench/results/hybrid), BUDGET
 # (configs measured per tune, default 60), STEPS (timed steps, default 50), GRIDS (default
-# "256 512").
+# "256 512"), KEEP_DB=1 (keep OUTDIR/hybrid.db: grids in separate calls share one database),
+# REFLECTION (default 1). E.g. GRIDS=256 bench/hybrid.sh, then
+# GRIDS=512 KEEP_DB=1 REFLECTION=0 bench/hybrid.sh.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 FDTUNE=${FDTUNE:-$root/build/fdtune}
@@ -29,10 +36,12 @@ OUTDIR=${OUTDIR:-$root/bench/results/hybrid}
 BUDGET=${BUDGET:-60}
 STEPS=${STEPS:-50}
 GRIDS=${GRIDS:-256 512}
+KEEP_DB=${KEEP_DB:-0}
+REFLECTION=${REFLECTION:-1}
 export FDTUNE_RECIPES=${FDTUNE_RECIPES:-$root/recipes}
 mkdir -p "$OUTDIR"
 db=$OUTDIR/hybrid.db
-rm -f "$db" "$db"-*
+[ "$KEEP_DB" = 1 ] || rm -f "$db" "$db"-*
 fails=0
 verdict() {
     if [ "$1" -eq 0 ]; then echo "PASS: $2"; else echo "FAIL: $2"; fails=$((fails + 1)); fi
@@ -40,8 +49,19 @@ verdict() {
 step() { echo; echo "=== $*"; }
 
 step "1. host link"
-"$FDTUNE" devices --db "$db" | tee "$OUTDIR/devices.txt"
-verdict "${PIPESTATUS[0]}" "devices measured and stored the link"
+links=$(python3 -c '
+import sqlite3, sys
+try:
+    print(sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+          .execute("select count(*) from links").fetchone()[0])
+except Exception:
+    print(0)' "$db")
+if [ "$KEEP_DB" = 1 ] && [ "$links" -gt 0 ]; then
+    echo "skipped: $db already holds $links host link measurement(s) (KEEP_DB=1)"
+else
+    "$FDTUNE" devices --db "$db" | tee "$OUTDIR/devices.txt"
+    verdict "${PIPESTATUS[0]}" "devices measured and stored the link"
+fi
 
 for g in $GRIDS; do
     grid="$g^3"
@@ -54,8 +74,12 @@ for g in $GRIDS; do
     verdict $? "GPU wave (the interior kernel's rate) tuned at $grid"
     "$FDTUNE" --cpu auto "${dw[@]}" --budget "$BUDGET" --db "$db"
     verdict $? "CPU dwave tuned at $grid"
-    "$FDTUNE" query best "${prob[@]}" --op dwave,wave --db "$db" --no-system-db --json \
-        >"$OUTDIR/best_$g.json"
+    # one query per op: dwave takes its layer (--absorb), wave none
+    "$FDTUNE" query best "${dw[@]}" --db "$db" --no-system-db --json >"$OUTDIR/best_dwave_$g.json"
+    verdict $? "query best dwave at $grid"
+    "$FDTUNE" query best --op wave "${prob[@]}" --db "$db" --no-system-db --json \
+        >"$OUTDIR/best_wave_$g.json"
+    verdict $? "query best wave at $grid"
 
     step "3. deployments at $grid"
     for who in gpu cpu; do
@@ -63,7 +87,7 @@ for g in $GRIDS; do
 import json, sys
 rows = [r for r in json.load(open(sys.argv[1]))["results"] if r["op"] == "dwave"
         and (r["backend"] == "cpu") == (sys.argv[2] == "cpu")]
-print(rows[0]["config"] if rows else "")' "$OUTDIR/best_$g.json" "$who")
+print(rows[0]["config"] if rows else "")' "$OUTDIR/best_dwave_$g.json" "$who")
         [ -n "$cfg" ] || { verdict 1 "$who has a tuned dwave best at $grid"; continue; }
         base=$(echo "$cfg" | sed -E 's/(^|,)deploy=[a-z]+//; s/^,//')
         args=()
@@ -84,12 +108,16 @@ for r in json.load(open(sys.argv[1]))["results"]:
     step "4. damped vs undamped on the GPU at $grid"
     python3 -c '
 import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["results"] if r["backend"] != "cpu"]
+rows = [r for f in sys.argv[1:] for r in json.load(open(f))["results"] if r["backend"] != "cpu"]
 b = {r["op"]: r for r in rows}
+if "dwave" not in b or "wave" not in b:
+    print("no GPU best of %s" % " and ".join(o for o in ("dwave", "wave") if o not in b))
+    sys.exit(1)
 d, w = b["dwave"], b["wave"]
 print("dwave %.0f GB/s (%.1f%% of copy), wave %.0f GB/s (%.1f%% of copy): %.1f%%" % (
     d["gbs"], 100 * d["frac_copy"], w["gbs"], 100 * w["frac_copy"], 100 * d["gbs"] / w["gbs"]))
-sys.exit(0 if d["gbs"] >= 0.9 * w["gbs"] else 1)' "$OUTDIR/best_$g.json"
+sys.exit(0 if d["gbs"] >= 0.9 * w["gbs"] else 1)' "$OUTDIR/best_dwave_$g.json" \
+        "$OUTDIR/best_wave_$g.json"
     verdict $? "dwave within 10% of wave's bandwidth on the GPU at $grid"
 
     step "5. the plan at $grid"
@@ -99,37 +127,51 @@ sys.exit(0 if d["gbs"] >= 0.9 * w["gbs"] else 1)' "$OUTDIR/best_$g.json"
     fr=$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))["hybrid_plan"]
-nz, k = p["nz"], p["cpu_planes"] or 4
-d = max(2, k // 2)
-ks = sorted({max(1, k - d), k, min(nz - 1, k + d)})
-print(",".join("%.6f" % (x / nz) for x in ks))' "$OUTDIR/plan_$g.json")
+nz, k = p["nz"], p.get("cpu_planes") or 0
+if k < 1:
+    ks, why = [1, 2, 4], "the plan has no data-parallel split: 1, 2 and 4 planes"
+else:
+    d = max(1, k // 2)
+    lo = min(max(1, k - d), nz - 1 - 2 * d)
+    ks = [lo, lo + d, lo + 2 * d]
+    why = "the plan puts k = %d planes on the CPU: %s (d = %d)" % (
+        k, ", ".join(map(str, ks)), d)
+print(why, file=sys.stderr)
+print(",".join("%.8f" % (x / nz) for x in ks))' "$OUTDIR/plan_$g.json")
     echo "data-parallel fractions: $fr"
 
     step "6. measured at $grid"
     "$FDTUNE" bench --hybrid gpu,cpu,data,task --fraction "$fr" --gpu auto --cpu auto "${dw[@]}" \
-        --steps "$STEPS" --warmup 5 --db "$db" | tee "$OUTDIR/run_$g.txt"
-    verdict "${PIPESTATUS[0]}" "every hybrid run agrees with the single-device run at $grid"
-    "$FDTUNE" bench --hybrid gpu,cpu,data,task --fraction "$fr" --gpu auto --cpu auto "${dw[@]}" \
         --steps "$STEPS" --warmup 5 --db "$db" --json >"$OUTDIR/run_$g.json"
+    verdict $? "every hybrid run agrees with the single-device run at $grid"
     python3 -c '
 import json, sys
-doc = json.load(open(sys.argv[1]))
+try:
+    doc = json.load(open(sys.argv[1]))
+except ValueError:
+    print("no JSON from the run")
+    sys.exit(1)
 runs, choice = doc["runs"], doc.get("planned_choice")
-ok = True
+ok = bool(runs)
+print("%-14s %6s %10s %10s %7s %10s %10s %10s %6s" % ("mode", "planes", "ms/step", "predicted",
+      "error", "max|diff|", "max|p|", "tolerance", "agrees"))
 for r in runs:
     p = r["predicted_ms"]
-    if p is None:
-        continue
-    err = abs(p - r["step_ms"]) / r["step_ms"]
-    print("%-14s planes %-5s measured %.4f ms predicted %.4f ms (%+.1f%%)" % (
-        r["mode"], r["cpu_planes"], r["step_ms"], p, 100 * (p - r["step_ms"]) / r["step_ms"]))
-    ok &= err <= 0.15
-best = min(r["step_ms"] for r in runs)
-names = {"gpu": "gpu-only", "cpu": "cpu-only", "data": "data-parallel", "task": "task-parallel"}
-mine = [r["step_ms"] for r in runs if r["mode"] == names.get(choice)]
-print("planner chose %s: %.4f ms; fastest measured %.4f ms" % (choice, min(mine), best))
+    err = None if p is None else (p - r["step_ms"]) / r["step_ms"]
+    print("%-14s %6s %10.4f %10s %7s %10.3g %10.3g %10.3g %6s" % (
+        r["mode"], r["cpu_planes"] or "-", r["step_ms"], "-" if p is None else "%.4f" % p,
+        "-" if err is None else "%+.1f%%" % (100 * err), r["max_abs_diff"] or 0,
+        r["max_abs"] or 0, r["tolerance"] or 0, r["agrees"]))
+    ok &= err is None or abs(err) <= 0.15
 print("exchange per step:", ", ".join("%s %.4f ms (%.2f MB)" % (r["mode"], r["exchange_ms"],
       r["exchange_bytes"] / 1e6) for r in runs))
+names = {"gpu": "gpu-only", "cpu": "cpu-only", "data": "data-parallel", "task": "task-parallel"}
+mine = [r["step_ms"] for r in runs if r["mode"] == names.get(choice)]
+if not mine:
+    print("no prediction or no run of the choice the planner made (%s)" % choice)
+    sys.exit(1)
+best = min(r["step_ms"] for r in runs)
+print("planner chose %s: %.4f ms; fastest measured %.4f ms" % (choice, min(mine), best))
 sys.exit(0 if ok and min(mine) <= 1.03 * best else 1)' "$OUTDIR/run_$g.json"
     verdict $? "predicted within 15% and the choice fastest (or within 3%) at $grid"
 
@@ -139,10 +181,12 @@ sys.exit(0 if ok and min(mine) <= 1.03 * best else 1)' "$OUTDIR/run_$g.json"
     verdict "${PIPESTATUS[0]}" "data-parallel on host-mapped memory agrees at $grid"
 done
 
-step "8. energy check"
-"$FDTUNE" bench --reflection --gpu auto --op dwave --R 4 --grid 256^3 --absorb 16 \
-    --widths 0,4,8,16 --db "$db" | tee "$OUTDIR/reflection.txt"
-verdict "${PIPESTATUS[0]}" "the energy coming back falls as W grows"
+if [ "$REFLECTION" = 1 ]; then
+    step "8. energy check"
+    "$FDTUNE" bench --reflection --gpu auto --op dwave --R 4 --grid 256^3 --absorb 16 \
+        --widths 0,4,8,16 --db "$db" | tee "$OUTDIR/reflection.txt"
+    verdict "${PIPESTATUS[0]}" "the energy coming back falls as W grows"
+fi
 
 echo
 echo "$fails check(s) failed"

@@ -45,16 +45,23 @@ static void hybrid_usage(FILE *f)
             "A over the grid from the same initial field: the largest difference after the\n"
             "steps, and whether the fields are equal bit for bit. Reported: the median time per\n"
             "step after --warmup steps, the halo exchange's own time per step and its bytes.\n"
+            "The field: p, p_prev seeded in (-1, 1), c2 below 0.9 of the leapfrog's stability\n"
+            "bound 4/rho (rho: the stencil's spectral radius), a source at the centre; a run\n"
+            "agrees when every point is finite and max |diff| <= 16 x steps x eps x max |p|\n"
+            "(both printed), or the fields are equal bit for bit. With one allocation\n"
+            "(--share) the config of the smaller align runs with the larger (said).\n"
             "--reflection: a Ricker pulse from the grid's centre, for each W of --widths\n"
             "(default 0,4,8,16; 0 is the undamped wave): the sum of p^2 in the central sphere\n"
             "after a wave reflected at the boundary would be back, over the same before the pulse\n"
-            "reaches a layer. It must fall as W grows (exit status 1 otherwise).\n\n"
+            "reaches a layer. It must stay below 1 and fall as W grows (exit status 1\n"
+            "otherwise, with the reason: an energy that is not finite fails it too).\n\n"
             "  --config-gpu/--config-cpu KEY  the configs (default: each device's tuned best for\n"
             "                   the problem in the database, else its dialect's default)\n"
             "  --db PATH        the tuning database (default: the default location): the\n"
             "                   tuned bests, and the hybrid planner's prediction of each\n"
             "                   mode's time per step shown beside the measured one ('fdtune\n"
-            "                   hybrid plan' says what it needs when there is none)\n"
+            "                   hybrid plan' says what it needs when there is none;\n"
+            "                   data-parallel: at each run's planes on the CPU)\n"
             "  --steps N        timed steps (default 10); --warmup N (default 2)\n"
             "  --timeout S      per run (default 600)\n"
             "A run that does not agree with the single-device run to rounding: exit status 1.\n");
@@ -69,7 +76,8 @@ typedef struct hybrid_args {
     double frac[MAX_RUNS];
     int widths[MAX_WIDTHS];
     const char *gpu, *cpu, *db;
-    int planned;            /* plan holds the planner's prediction */
+    int planned;            /* plan holds the planner's prediction, from in */
+    fdt_hybrid_in in;
     fdt_hybrid_plan plan;
     char no_plan[512];      /* why there is none */
 } hybrid_args;
@@ -276,12 +284,11 @@ static void predict(hybrid_args *a)
     }
     path = path ? path : def;
     fdt_db *db = NULL;
-    fdt_hybrid_in in;
     fdt_hybrid_sources src;
     if (fdt_db_open(path, FDT_DB_READONLY, &db, &e) ||
-        fdt_hybrid_gather(db, a->rq.side[0].dev.name, a->rq.side[1].dev.name, &a->rq.p, &in,
+        fdt_hybrid_gather(db, a->rq.side[0].dev.name, a->rq.side[1].dev.name, &a->rq.p, &a->in,
                           &src, &e) != FDT_STATUS_OK ||
-        fdt_hybrid_plan_make(&in, &a->plan, &e)) {
+        fdt_hybrid_plan_make(&a->in, &a->plan, &e)) {
         snprintf(a->no_plan, sizeof a->no_plan, "%s", e.msg);
         fdt_db_close(db);
         return;
@@ -294,14 +301,16 @@ static void predict(hybrid_args *a)
             a->have_cfg[s] = 1;
 }
 
-/* The prediction of mode m's run (data-parallel: at the planner's own fraction only); NaN
- * when there is none. */
+/* The prediction of mode m's run (data-parallel: at the run's own planes on the CPU,
+ * fdt_hybrid_predict_data); NaN when there is none. */
 static double predicted_ms(const hybrid_args *a, const fdt_hyrun_result *r)
 {
+    fdt_hybrid_pred d;
+    fdt_err e;
     const fdt_hybrid_pred *s = &a->plan.s[r->mode];
-    if (!a->planned || !s->ok || (r->mode == FDT_HYRUN_DATA && r->nz_b != a->plan.cpu_planes))
-        return NAN;
-    return s->t_ms;
+    if (a->planned && r->mode == FDT_HYRUN_DATA)
+        s = fdt_hybrid_predict_data(&a->in, r->nz_b, &d, &e) ? NULL : &d;
+    return a->planned && s && s->ok ? s->t_ms : NAN;
 }
 
 #define NCOLS(x) ((int)(sizeof x / sizeof x[0]))
@@ -317,8 +326,12 @@ static const fdt_col run_cols[] = {
     {"shared", "shared", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
     {"single_ms", "single ms/step", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
     {"max_abs_diff", "max |diff|", FDT_COL_REAL_OPT, "%.3g", FDT_SHOW_ALL, 0},
+    {"max_abs", "max |p|", FDT_COL_REAL_OPT, "%.3g", FDT_SHOW_ALL, 0},
+    {"tolerance", "tolerance", FDT_COL_REAL_OPT, "%.3g", FDT_SHOW_ALL, 0},
+    {"nonfinite", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"bitwise", "bitwise", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
     {"agrees", "agrees", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
+    {"shared_align", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
 };
 
 static void run_row(fdt_emit *m, const hybrid_args *a, const fdt_hyrun_result *r, int steps)
@@ -335,9 +348,31 @@ static void run_row(fdt_emit *m, const hybrid_args *a, const fdt_hyrun_result *r
     fdt_emit_cell_bool(m, r->shared != 0);
     fdt_emit_cell_real(m, r->single_ms);
     fdt_emit_cell_real(m, r->max_abs_diff);
+    fdt_emit_cell_real(m, r->max_abs);
+    fdt_emit_cell_real(m, fdt_hyrun_tolerance(p, r, steps));
+    fdt_emit_cell_int(m, r->nonfinite);
     fdt_emit_cell_bool(m, r->bitwise != 0);
     fdt_emit_cell_bool(m, fdt_hyrun_agrees(p, r, steps));
+    fdt_emit_cell_int(m, r->shared_align ? r->shared_align : -1);
     fdt_emit_row_end(m);
+}
+
+/* What a row's table cannot say: a config realigned for shared memory, points not finite. */
+static void run_notes(fdt_emit *m, const fdt_hyrun_result *r, int steps)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s%s", fdt_hyrun_mode_name(r->mode),
+             r->mode == FDT_HYRUN_DATA ? " " : "");
+    if (r->mode == FDT_HYRUN_DATA)
+        snprintf(what + strlen(what), sizeof what - strlen(what), "(%lld CPU planes)",
+                 (long long)r->nz_b);
+    if (r->shared_align)
+        fdt_emit_text(m, "%s: shared memory is one layout: device %c's config ran with "
+                         "align=%d (the other's; its kernels built again)\n", what,
+                      "AB"[r->realigned], r->shared_align);
+    if (r->nonfinite)
+        fdt_emit_text(m, "%s: %lld points not finite after %d steps (an unstable step): does "
+                         "not agree\n", what, (long long)r->nonfinite, steps);
 }
 
 /* Every run asked is a valid request, before any runs (EXIT_USAGE, printed, if not). */
@@ -366,6 +401,8 @@ static int check_widths(const hybrid_args *a)
 /* Every mode (data-parallel once per fraction); stops at the first that cannot run. */
 static int run_modes(hybrid_args *a, fdt_emit *m)
 {
+    fdt_hyrun_result done[FDT_HYRUN_MODES + MAX_RUNS];
+    int ndone = 0, steps = a->rq.steps + a->rq.warmup;
     fdt_emit_array(m, "runs");
     fdt_emit_table(m, run_cols, NCOLS(run_cols));
     int rc = EXIT_OK;
@@ -385,16 +422,27 @@ static int run_modes(hybrid_args *a, fdt_emit *m)
                 rc = EXIT_ERROR;
                 break;
             }
-            run_row(m, a, &r, a->rq.steps + a->rq.warmup);
-            if (!fdt_hyrun_agrees(&a->rq.p, &r, a->rq.steps + a->rq.warmup))
+            run_row(m, a, &r, steps);
+            done[ndone++] = r;
+            if (!fdt_hyrun_agrees(&a->rq.p, &r, steps))
                 rc = EXIT_FAIL;
         }
     fdt_emit_table_end(m);
     fdt_emit_end(m);
+    for (int i = 0; i < ndone; i++)
+        run_notes(m, &done[i], steps);
+    if (ndone) {
+        fdt_emit_real(m, "c2_max", done[0].c2_max);
+        fdt_emit_text(m, "the field: p, p_prev seeded in (-1, 1), c2 in (%.4g, %.4g] (%.0f%% of "
+                         "the CFL bound), a source of 0.75 at the centre; agrees: every point "
+                         "finite and max |diff| <= tolerance = 16 x %d steps x eps x max |p|\n",
+                      done[0].c2_max / 2, done[0].c2_max, 100 * FDT_HYRUN_CFL_SAFETY, steps);
+    }
     if (a->planned) {
         fdt_emit_int(m, "planned_cpu_planes", a->plan.cpu_planes);
         fdt_emit_str(m, "planned_choice", fdt_hybrid_strategy_name(a->plan.choice));
-        fdt_emit_text(m, "planner: %s; data-parallel predicted at %lld CPU planes\n",
+        fdt_emit_text(m, "planner: %s; its data-parallel split: %lld CPU planes (each "
+                         "data-parallel run predicted at its own)\n",
                       a->plan.why, (long long)a->plan.cpu_planes);
     } else {
         fdt_emit_str(m, "no_prediction", a->no_plan);
@@ -406,8 +454,8 @@ static int run_modes(hybrid_args *a, fdt_emit *m)
 static const fdt_col energy_cols[] = {
     {"W", "W", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
     {"steps", "steps", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
-    {"before", "energy before", FDT_COL_REAL, "%.4g", FDT_SHOW_ALL, 0},
-    {"after", "energy after", FDT_COL_REAL, "%.4g", FDT_SHOW_ALL, 0},
+    {"before", "energy before", FDT_COL_REAL_OPT, "%.4g", FDT_SHOW_ALL, 0},
+    {"after", "energy after", FDT_COL_REAL_OPT, "%.4g", FDT_SHOW_ALL, 0},
     {"ratio", "after/before", FDT_COL_REAL_OPT, "%.4g", FDT_SHOW_ALL, 0},
 };
 
@@ -434,9 +482,13 @@ static int run_reflection(hybrid_args *a, fdt_emit *m)
     }
     fdt_emit_table_end(m);
     fdt_emit_end(m);
-    int falls = fdt_hyrun_energy_falls(en, a->nwidth);
+    fdt_err why;
+    int falls = fdt_hyrun_energy_falls(en, a->nwidth, &why);
     fdt_emit_bool(m, "falls", falls);
-    fdt_emit_text(m, "the energy coming back %s as W grows\n", falls ? "falls" : "does NOT fall");
+    if (!falls)
+        fdt_emit_str(m, "why", why.msg);
+    fdt_emit_text(m, "the energy coming back %s as W grows%s%s\n",
+                  falls ? "falls" : "does NOT fall", falls ? "" : ": ", falls ? "" : why.msg);
     return falls ? EXIT_OK : EXIT_FAIL;
 }
 

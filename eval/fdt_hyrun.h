@@ -54,7 +54,8 @@ typedef struct fdt_hyrun_request {
     double fraction;          /* data-parallel: the share of the z planes on B, in (0, 1) */
     int steps, warmup;        /* timed steps (>= 1) after warm-up steps; the fields compared
                                * after steps + warmup steps */
-    uint64_t seed;            /* the initial field: fdt_input_value(seed, ...) */
+    uint64_t seed;            /* the initial field: fdt_input_value(seed, ...), its c2 scaled
+                               * into (c2_max/2, c2_max] (fdt_hyrun_c2_max) */
     fdt_hyrun_share share;
     int timeout_s;            /* of the whole run (the child is killed after it) */
 } fdt_hyrun_request;
@@ -67,6 +68,10 @@ typedef struct fdt_hyrun_result {
     fdt_hyrun_mode mode;
     int64_t nz_b;          /* data-parallel: planes on B; else 0 */
     int shared;            /* 1: one allocation, no copies */
+    int shared_align;      /* shared memory with configs of two aligns: the larger, which both
+                            * used (one layout; the other side's kernels built with it); 0 when
+                            * no config was changed */
+    int realigned;         /* then the side whose config was changed: 0 A, 1 B */
     double step_ms;        /* median wall time of a step over the timed steps */
     double exchange_ms;    /* median time of a step's copies (their own time: hidden when they
                             * overlap the computation); 0 when nothing is copied */
@@ -74,7 +79,11 @@ typedef struct fdt_hyrun_result {
     double single_ms;      /* the single-device step (device A, one damped box over the grid) */
     double max_abs_diff;   /* max |run - single| over the interior after the steps */
     double max_abs;        /* max |single| there (the scale of the difference) */
+    int64_t nonfinite;     /* points where either field is not finite (left out of both
+                            * maxima; any fails the agreement) */
     int bitwise;           /* 1: the two fields are identical bit for bit */
+    double c2_max;         /* the initial field's c2 lies in (c2_max/2, c2_max]: below the CFL
+                            * bound (fdt_hyrun_c2_max), so the N steps are stable */
 } fdt_hyrun_result;
 
 /* Checks rq before anything runs (its devices aside): dwave, a valid problem, steps >= 1,
@@ -82,22 +91,36 @@ typedef struct fdt_hyrun_result {
 int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e);
 
 /* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request, a
- * split whose device B is not the host CPU, task-parallel with W < R, shared memory with
- * configs of two layouts, a config that cannot run a box (a data-parallel part's cut box
+ * split whose device B is not the host CPU, task-parallel with W < R, a config that cannot
+ * run a box (with shared memory the config of the smaller align runs with the larger, see
+ * shared_align) (a data-parallel part's cut box
  * grows until the config fits it), a device or compile error. */
 int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e);
 
-/* 1 when r's field agrees with the single-device run to rounding after `steps` steps: equal
- * bit for bit, or |difference| <= 16 * steps * eps * max|single| (eps of p's precision). */
+/* The tolerance of the agreement after `steps` steps: 16 * steps * eps * max|single| (eps of
+ * p's precision: 2^-24 or 2^-53), an absolute bound on |difference|. */
+double fdt_hyrun_tolerance(const fdt_problem *p, const fdt_hyrun_result *r, int steps);
+/* 1 when r's field agrees with the single-device run to rounding after `steps` steps: every
+ * point finite in both, and equal bit for bit or max |difference| <= fdt_hyrun_tolerance. */
 int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps);
 
+/* The stability of the runs' leapfrog step: c2 * rho < 4, rho the spectral radius of the
+ * stencil L = sx d2x + sy d2y + sz d2z with scales q: (|sx|+|sy|+|sz|) (|c_0| + 2 sum |c_r|)
+ * (the weights' symbol at the Nyquist wave number; R=1, unit scales: 12). */
+double fdt_hyrun_spectral_radius(const fdt_problem *p, const fdt_params *q);
+/* The c2 the runs use at most: FDT_HYRUN_CFL_SAFETY * 4 / rho. The agreement runs start from
+ * the seeded p and p_prev (in (-1, 1)) with c2 in (c2_max/2, c2_max], the energy check with
+ * c2 = c2_max and unit scales. */
+#define FDT_HYRUN_CFL_SAFETY 0.9
+double fdt_hyrun_c2_max(const fdt_problem *p, const fdt_params *q);
+
 /* The energy check of the absorbing layer: a point source (a Ricker wavelet at the grid's
- * centre, c2 and the axis scales constant) on device side->dev with its config, the damped
- * step for W > 0 and the undamped step (the interior kernel over the whole grid) for W = 0.
- * before: sum of p^2 over the central region (every point farther than the widest layer from
- * the faces) when the pulse has left the source but not reached a layer; after: the same when
- * a wave reflected at the outer boundary would have crossed back into it; ratio = after /
- * before, which must fall as W grows. */
+ * centre, unit axis scales and c2 = fdt_hyrun_c2_max, constant) on device side->dev with its
+ * config, the damped step for W > 0 and the undamped step (the interior kernel over the
+ * whole grid) for W = 0. before: sum of p^2 over the central region (every point farther
+ * than the widest layer from the faces) when the pulse has left the source but not reached a
+ * layer; after: the same when a wave reflected at the outer boundary would have crossed back
+ * into it; ratio = after / before, which must stay below 1 and fall as W grows. */
 typedef struct fdt_hyrun_energy {
     int W;
     int steps;             /* steps run */
@@ -110,7 +133,9 @@ int fdt_hyrun_reflection_check(const fdt_problem *p, const int *W, int n, fdt_er
  * each W[i]); in a child process (fdt_hyrun_reflection_check first). */
 int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const int *W, int n,
                          fdt_hyrun_energy *out, int timeout_s, fdt_err *e);
-/* 1 when the ratio falls strictly as W grows over the n results (in any order of W). */
-int fdt_hyrun_energy_falls(const fdt_hyrun_energy *en, int n);
+/* 1 when the ratio falls strictly as W grows over the n results (in any order of W); 0 with
+ * why set ("W=4: ...") when it does not, when an energy is not finite or not positive, or
+ * when a ratio is not below 1 (the energy grew: an unstable step, not an absorbing layer). */
+int fdt_hyrun_energy_falls(const fdt_hyrun_energy *en, int n, fdt_err *why);
 
 #endif

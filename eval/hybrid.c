@@ -269,15 +269,50 @@ static double get(const void *buf, const fdt_problem *p, int64_t i)
     return p->prec == FDT_F32 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
 }
 
-/* What the arrays start as: the seeded input field (p, p_prev, c2; the output 0), or for
- * the energy check a field at rest (0) with c2 constant. */
+/* ------------------------------------------------------------------ stability */
+
+/* The leapfrog p+ = 2 p - p- + c2 L(p) is stable when c2 * rho < 4, rho the spectral radius of
+ * L = sx d2x + sy d2y + sz d2z: at c2 * rho = 4 an eigenvalue of the step reaches -1, beyond
+ * it one grows every step (the damped form divides by 1 + g >= 1 and only shrinks it). The
+ * central second-derivative weights alternate in sign, so a 1-D stencil's symbol is largest
+ * at the grid's Nyquist wave number: rho_1 = |c_0| + 2 sum |c_r|; rho = (|sx|+|sy|+|sz|) rho_1
+ * (R=1, unit scales: 12, the classic c dt / h < 1/sqrt(3)). */
+double fdt_hyrun_spectral_radius(const fdt_problem *p, const fdt_params *q)
+{
+    long double c[FDT_R_MAX + 1];
+    fdt_err e;
+    int rc = fdt_fd_coeffs(p->R, c, &e);
+    FDT_REQUIRE(rc == 0, "the weights of a checked radius");
+    long double r1 = fabsl(c[0]);
+    for (int r = 1; r <= p->R; r++)
+        r1 += 2 * fabsl(c[r]);
+    return (double)r1 * (fabs(q->sx) + fabs(q->sy) + fabs(q->sz));
+}
+
+double fdt_hyrun_c2_max(const fdt_problem *p, const fdt_params *q)
+{
+    return FDT_HYRUN_CFL_SAFETY * 4.0 / fdt_hyrun_spectral_radius(p, q);
+}
+
+/* What the arrays start as: the seeded input field (p, p_prev; the output 0) with c2 the
+ * seeded value scaled into (c2/2, c2], or for the energy check a field at rest (0) with c2
+ * constant; c2 below the CFL bound of the run's scales q (asserted). */
 typedef struct init {
     uint64_t seed;
     int rest;
     double c2;
 } init;
 
-/* The value of field f (0 output, 1 p, 2 p_prev, 3 c2) at padded global (i, j, k). */
+static init init_make(const fdt_problem *p, const fdt_params *q, uint64_t seed, int rest,
+                      double c2)
+{
+    FDT_REQUIRE(c2 > 0 && c2 * fdt_hyrun_spectral_radius(p, q) < 4, "c2 within the CFL bound");
+    init in = {seed, rest, c2};
+    return in;
+}
+
+/* The value of field f (0 output, 1 p, 2 p_prev, 3 c2) at padded global (i, j, k). The seeded
+ * c2 lies in (0.25, 0.5): twice it, times in->c2, in (c2/2, c2). */
 static double init_value(const init *in, const fdt_problem *p, int f, int64_t i, int64_t j,
                          int64_t k)
 {
@@ -286,7 +321,8 @@ static double init_value(const init *in, const fdt_problem *p, int f, int64_t i,
         return 0;
     if (in->rest)
         return f == 3 ? in->c2 : 0;
-    return fdt_input_value(in->seed, field[f], i, j, k, p->prec);
+    double v = fdt_input_value(in->seed, field[f], i, j, k, p->prec);
+    return f == 3 ? 2 * v * in->c2 : v;
 }
 
 /* Fills P's arrays (every padded point, from global plane z0 - R) and its eta profile. */
@@ -321,9 +357,7 @@ static int part_share(part *A, part *B, hdev *da, hdev *db, const fdt_problem *p
 {
     if (!db->host)
         return fdt_err_set(e, "shared memory: device B must be the host CPU");
-    if (db->cfg.align != da->cfg.align)
-        return fdt_err_set(e, "shared memory: the two configs' layouts differ (align %d and "
-                              "%d)", da->cfg.align, db->cfg.align);
+    FDT_REQUIRE(db->cfg.align == da->cfg.align, "one layout (same_layout raised the smaller)");
     if (part_alloc(B, db, p, 0, p->nz, da->host ? NULL : da->b, e) || part_fill(B, p, in, e))
         return -1;
     *A = *B;
@@ -851,15 +885,38 @@ static void compare(const fdt_problem *p, const fdt_layout *gl, const void *a, c
             for (int64_t i = R; i < p->nx + R; i++) {
                 int64_t at = fdt_layout_index(gl, i, j, k);
                 double x = get(a, p, at), y = get(b, p, at), d = fabs(x - y);
-                if (!(d <= res->max_abs_diff)) /* NaN included */
-                    res->max_abs_diff = d;
-                if (fabs(y) > res->max_abs)
-                    res->max_abs = fabs(y);
+                if (!isfinite(x) || !isfinite(y)) {
+                    res->nonfinite++;
+                    continue;
+                }
+                res->max_abs_diff = d > res->max_abs_diff ? d : res->max_abs_diff;
+                res->max_abs = fabs(y) > res->max_abs ? fabs(y) : res->max_abs;
                 size_t es = esize(p);
                 if (memcmp((const char *)a + at * (int64_t)es, (const char *)b + at * (int64_t)es,
                            es))
                     res->bitwise = 0;
             }
+}
+
+/* Shared memory is one allocation, so one layout: when the two configs' aligns differ, the
+ * one with the smaller gets the larger (both dialects take align) and its kernels are built
+ * again; res->shared_align and res->realigned say so. Before the single-device run, so that
+ * device A's reference uses the config of its part. */
+static int same_layout(const fdt_hyrun_request *rq, hdev *d, fdt_hyrun_result *res, fdt_err *e)
+{
+    int share = want_share(rq, &d[0], e);
+    if (share <= 0 || d[0].cfg.align == d[1].cfg.align)
+        return share < 0 ? -1 : 0;
+    int lo = d[0].cfg.align < d[1].cfg.align ? 0 : 1;
+    fdt_hyrun_side s = rq->side[lo];
+    s.cfg.align = d[1 - lo].cfg.align;
+    res->shared_align = s.cfg.align;
+    res->realigned = lo;
+    dev_close(&d[lo]);
+    if (dev_open(&d[lo], &s, &rq->p, e))
+        return fdt_err_wrap(e, "shared memory: device %c's config with align=%d (the other's, "
+                               "one layout for the one allocation)", "AB"[lo], s.cfg.align);
+    return 0;
 }
 
 static int hyrun_child(void *arg, fdt_sb *out)
@@ -873,7 +930,10 @@ static int hyrun_child(void *arg, fdt_sb *out)
     fdt_err e;
     fdt_layout gl;
     void *a = NULL, *b = NULL;
-    init in = {rq->seed, 0, 0};
+    fdt_params q;
+    fdt_params_default(&rq->p, &q);
+    init in = init_make(&rq->p, &q, rq->seed, 0, fdt_hyrun_c2_max(&rq->p, &q));
+    res.c2_max = in.c2;
     int rc = fdt_layout_make(&rq->p, 1, &gl, &e);
     if (!rc) {
         a = calloc((size_t)gl.elems, esize(&rq->p));
@@ -883,6 +943,7 @@ static int hyrun_child(void *arg, fdt_sb *out)
     int need_b = rq->mode != FDT_HYRUN_GPU;
     rc = rc || dev_open(&d[0], &rq->side[0], &rq->p, &e) ||
          (need_b && dev_open(&d[1], &rq->side[1], &rq->p, &e)) ||
+         (need_b && same_layout(rq, d, &res, &e)) ||
          single_run(rq, &d[0], &in, &res.single_ms, &gl, b, &e) ||
          mode_run(rq, d, &in, &res, &gl, a, &e);
     if (!rc)
@@ -921,10 +982,17 @@ int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
     return ok ? 0 : fdt_err_set(e, "%s: malformed answer", what);
 }
 
-int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps)
+double fdt_hyrun_tolerance(const fdt_problem *p, const fdt_hyrun_result *r, int steps)
 {
     double eps = p->prec == FDT_F32 ? 0x1p-24 : 0x1p-53;
-    return r->bitwise || r->max_abs_diff <= 16.0 * steps * eps * r->max_abs;
+    return 16.0 * steps * eps * r->max_abs;
+}
+
+int fdt_hyrun_agrees(const fdt_problem *p, const fdt_hyrun_result *r, int steps)
+{
+    if (r->nonfinite)
+        return 0;
+    return r->bitwise || r->max_abs_diff <= fdt_hyrun_tolerance(p, r, steps);
 }
 
 /* ------------------------------------------------------------------ the energy check */
@@ -961,22 +1029,23 @@ static double energy(const fdt_problem *p, const fdt_layout *gl, const void *f, 
     return s;
 }
 
-/* The pulse and when to measure: c2 = 0.25 with unit axis scales is a speed of c = 0.5
- * points per step; L the half of the smallest extent; a wavelength of L/4 (peak frequency
- * f = c / lambda, delay t0 = 1.2 / f); before: at 2 t0 (emitted, short of every layer);
- * after: at t0 + 2L / c (a wave reflected at a face back at the centre); the sphere of radius
- * L - Wmax (clear of the widest layer). */
+/* The pulse and when to measure: with unit axis scales, c2 the CFL bound's (fdt_hyrun_c2_max:
+ * 0.9 of 4 / rho; 0.225 at R=2, 0.185 at R=4), a speed of c = sqrt(c2) points per step; L the
+ * half of the smallest extent; a wavelength of L/4 (peak frequency f = c / lambda, delay
+ * t0 = 1.2 / f); before: at 2 t0 (emitted, short of every layer); after: at t0 + 2L / c (a
+ * wave reflected at a face back at the centre); the sphere of radius L - Wmax (clear of the
+ * widest layer). */
 typedef struct pulse {
     double c2, f, t0, rad;
     int t_before, t_after;
 } pulse;
 
-static void pulse_plan(const fdt_problem *p, int Wmax, pulse *u)
+static void pulse_plan(const fdt_problem *p, const fdt_params *q, int Wmax, pulse *u)
 {
-    const double c = 0.5;
+    u->c2 = fdt_hyrun_c2_max(p, q);
+    const double c = sqrt(u->c2);
     int64_t L = p->nx < p->ny ? p->nx : p->ny;
     L = (L < p->nz ? L : p->nz) / 2;
-    u->c2 = 0.25;
     u->f = c / ((double)L / 4);
     u->t0 = 1.2 / u->f;
     u->rad = (double)(L - Wmax);
@@ -1016,14 +1085,14 @@ static int energy_one(const fdt_hyrun_side *side, const fdt_problem *p0, int W, 
     fdt_problem p = *p0;
     p.absorb_w = W > 0 ? W : 1;
     pulse u;
-    pulse_plan(&p, Wmax, &u);
     hdev d;
     run r;
     memset(&r, 0, sizeof r);
     r.p = &p;
     fdt_params_default(&p, &r.q);
     r.q.sx = r.q.sy = r.q.sz = 1.0;
-    init in = {0, 1, u.c2};
+    pulse_plan(&p, &r.q, Wmax, &u);
+    init in = init_make(&p, &r.q, 0, 1, u.c2);
     fdt_layout gl;
     if (fdt_layout_make(&p, 1, &gl, e) || dev_open(&d, side, &p, e))
         return -1;
@@ -1089,11 +1158,22 @@ int fdt_hyrun_reflection(const fdt_hyrun_side *side, const fdt_problem *p, const
     return ok ? 0 : fdt_err_set(e, "energy check: malformed answer");
 }
 
-int fdt_hyrun_energy_falls(const fdt_hyrun_energy *en, int n)
+int fdt_hyrun_energy_falls(const fdt_hyrun_energy *en, int n, fdt_err *why)
 {
+    for (int i = 0; i < n; i++)
+        if (!isfinite(en[i].before) || !isfinite(en[i].after) || !(en[i].before > 0))
+            return fdt_err_set(why, "W=%d: the energy before %g, after %g (%d steps): not a "
+                                    "finite, positive measure (an unstable step?)", en[i].W,
+                               en[i].before, en[i].after, en[i].steps), 0;
+    for (int i = 0; i < n; i++)
+        if (!(en[i].ratio < 1))
+            return fdt_err_set(why, "W=%d: after/before %g is not below 1: the energy in the "
+                                    "centre grew after the pulse left (an unstable step?)",
+                               en[i].W, en[i].ratio), 0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             if (en[i].W < en[j].W && !(en[j].ratio < en[i].ratio))
-                return 0;
+                return fdt_err_set(why, "W=%d: after/before %g is not below W=%d's %g",
+                                   en[j].W, en[j].ratio, en[i].W, en[i].ratio), 0;
     return 1;
 }

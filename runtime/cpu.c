@@ -525,6 +525,12 @@ static int cpu_alloc(size_t bytes, uint64_t *ptr, fdt_err *e)
     if (posix_memalign(&p, HUGE_PAGE, size ? size : HUGE_PAGE))
         return fdt_err_set(e, "cpu: allocating %zu bytes: out of memory", bytes);
     madvise(p, size, MADV_HUGEPAGE); /* advice: without transparent huge pages, 4 KiB pages */
+    /* A GPU's memory comes back holding anything (cuMemAlloc does not zero it); fresh host
+     * pages are zero, which hides a caller that reads what it never set. The tests poison
+     * the host's memory instead (all bits set: a NaN in f32 and f64). */
+    const char *poison = getenv("FDTUNE_TEST_CPU_POISON");
+    if (poison && *poison && strcmp(poison, "0"))
+        memset(p, 0xff, size ? size : HUGE_PAGE);
     *ptr = (uint64_t)(uintptr_t)p;
     return 0;
 }

@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fdt_hyrun.h"
@@ -25,6 +27,9 @@ static int setup(void **state)
     (void)state;
     fdt_err e;
     fdt_target t;
+    /* the host's allocations hold all bits set (NaN), as a GPU's hold anything: a run that
+     * reads memory it never set does not agree */
+    setenv("FDTUNE_TEST_CPU_POISON", "1", 1);
     if (fdt_probe_host(&host.dev, &e) || fdt_target_resolve(&host.dev, &t, &e)) {
         print_message("no usable host CPU backend: %s\n", e.msg);
         return -1;
@@ -93,16 +98,63 @@ static void test_task_parallel(void **state)
     expect_agrees(&rq, 0, 2 * faces);
 }
 
-/* One shared allocation (the unified case's path): nothing copied; the CPU-only deployment. */
+/* One shared allocation (the unified case's path): nothing copied; the CPU-only deployment.
+ * Configs of two aligns share one layout: the smaller takes the larger, and says so. */
 static void test_shared_and_one_device(void **state)
 {
     (void)state;
     fdt_hyrun_request rq;
+    fdt_hyrun_result r;
+    fdt_err e;
     request(&rq, FDT_HYRUN_DATA, 0.25);
     rq.share = FDT_HYRUN_SHARE_ALWAYS;
     expect_agrees(&rq, 1, 0);
+    rq.side[1].cfg.align = 8; /* A keeps its default, 1 */
+    if (fdt_hyrun_run(&rq, &r, &e))
+        fail_msg("shared memory, align 1 and 8: %s", e.msg);
+    assert_true(r.shared && r.bitwise && r.shared_align == 8 && r.realigned == 0);
+    request(&rq, FDT_HYRUN_DATA, 0.25);
+    rq.side[1].cfg.align = 8; /* copies: each part its own layout, nothing changed */
+    if (fdt_hyrun_run(&rq, &r, &e))
+        fail_msg("copies, align 1 and 8: %s", e.msg);
+    assert_true(!r.shared && r.bitwise && r.shared_align == 0);
     request(&rq, FDT_HYRUN_CPU, 0);
     expect_agrees(&rq, 0, 0);
+}
+
+/* The runs are stable: at R=4 (the seeded c2 in (0.25, 0.5) with the scales 1, 0.5, 0.25 was
+ * past the CFL bound: the field grew by orders of magnitude over a few tens of steps and a
+ * difference of 24 passed as rounding) the field stays of the order of its start and the
+ * source after 40 steps, and the two runs agree within the printed tolerance. The bound:
+ * R=1 with unit scales is rho = 12. */
+static void test_stable_field(void **state)
+{
+    (void)state;
+    fdt_hyrun_request rq;
+    fdt_hyrun_result r;
+    fdt_err e;
+    fdt_params q = {1, 1, 1, 0, 0, 0, 0};
+    fdt_problem p1 = {FDT_OP_DWAVE, 1, FDT_F32, 16, 16, 16};
+    assert_true(fabs(fdt_hyrun_spectral_radius(&p1, &q) - 12) < 1e-12);
+    assert_true(fabs(fdt_hyrun_c2_max(&p1, &q) - FDT_HYRUN_CFL_SAFETY / 3) < 1e-12);
+    request(&rq, FDT_HYRUN_DATA, 0.25);
+    rq.p.R = 4;
+    rq.steps = 38;
+    if (fdt_hyrun_run(&rq, &r, &e))
+        fail_msg("%s", e.msg);
+    fdt_params_default(&rq.p, &q);
+    print_message("R=4, 40 steps: max |p| %g, max |diff| %g, tolerance %g, c2_max %g\n",
+                  r.max_abs, r.max_abs_diff, fdt_hyrun_tolerance(&rq.p, &r, 40), r.c2_max);
+    assert_true(r.c2_max > 0 && r.c2_max * fdt_hyrun_spectral_radius(&rq.p, &q) < 4);
+    assert_int_equal(r.nonfinite, 0);
+    assert_true(r.max_abs > 0.1 && r.max_abs < 16);
+    assert_true(r.bitwise && fdt_hyrun_agrees(&rq.p, &r, 40));
+    r.bitwise = 0;
+    r.max_abs_diff = 2 * fdt_hyrun_tolerance(&rq.p, &r, 40);
+    assert_false(fdt_hyrun_agrees(&rq.p, &r, 40));
+    r.max_abs_diff = 0;
+    r.nonfinite = 1; /* a NaN point never agrees */
+    assert_false(fdt_hyrun_agrees(&rq.p, &r, 40));
 }
 
 static void expect_refused(const fdt_hyrun_request *rq, const char *why)
@@ -134,7 +186,9 @@ static void test_refused(void **state)
     expect_refused(&rq, "the operator must be dwave");
 }
 
-/* The energy coming back falls as W grows (48^3, R=2, W = 0, 3, 6). */
+/* The energy coming back falls as W grows (48^3, R=2 and R=4, W = 0, 3, 6: at R=4 the pulse's
+ * old c2 = 0.25 with unit scales was past the CFL bound, 4.9 > 4, and the field went to inf);
+ * a non-finite energy is a failed check that says so. */
 static void test_reflection(void **state)
 {
     (void)state;
@@ -144,14 +198,25 @@ static void test_reflection(void **state)
     const int W[3] = {0, 3, 6};
     fdt_hyrun_energy en[3];
     fdt_err e;
-    if (fdt_hyrun_reflection(&host, &p, W, 3, en, 300, &e))
-        fail_msg("%s", e.msg);
-    for (int i = 0; i < 3; i++) {
-        print_message("W=%d: %d steps, energy %g -> %g, ratio %g\n", en[i].W, en[i].steps,
-                      en[i].before, en[i].after, en[i].ratio);
-        assert_true(en[i].before > 0);
+    for (int R = 2; R <= 4; R += 2) {
+        p.R = R;
+        if (fdt_hyrun_reflection(&host, &p, W, 3, en, 300, &e))
+            fail_msg("%s", e.msg);
+        for (int i = 0; i < 3; i++) {
+            print_message("R=%d W=%d: %d steps, energy %g -> %g, ratio %g\n", R, en[i].W,
+                          en[i].steps, en[i].before, en[i].after, en[i].ratio);
+            assert_true(en[i].before > 0 && isfinite(en[i].after));
+        }
+        if (!fdt_hyrun_energy_falls(en, 3, &e))
+            fail_msg("R=%d: %s", R, e.msg);
     }
-    assert_true(fdt_hyrun_energy_falls(en, 3));
+    en[2].ratio = 1.5; /* what the unstable step gave: every ratio above 1e63 */
+    assert_false(fdt_hyrun_energy_falls(en, 3, &e));
+    assert_non_null(strstr(e.msg, "W=6: after/before 1.5 is not below 1"));
+    en[1].after = INFINITY;
+    assert_false(fdt_hyrun_energy_falls(en, 3, &e));
+    assert_non_null(strstr(e.msg, "W=3: the energy before"));
+    assert_non_null(strstr(e.msg, "not a finite, positive measure"));
     const int too_wide[1] = {7}; /* more than an eighth of 48 */
     assert_int_equal(fdt_hyrun_reflection(&host, &p, too_wide, 1, en, 300, &e), -1);
     assert_non_null(strstr(e.msg, "W=7: a layer may take at most an eighth"));
@@ -163,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_data_parallel),
         cmocka_unit_test(test_task_parallel),
         cmocka_unit_test(test_shared_and_one_device),
+        cmocka_unit_test(test_stable_field),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_reflection),
     };

@@ -16,6 +16,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/testutil.sh"
 export FDTUNE_DB="$tmp/default.db"
+# the host's allocations hold all bits set (NaN), as a GPU's hold anything (runtime/cpu.c)
+export FDTUNE_TEST_CPU_POISON=1
 
 small="--op dwave --R 2 --grid 24x20x32 --absorb 4 --gpu cpu"
 # shellcheck disable=SC2086
@@ -31,6 +33,10 @@ assert [r["cpu_planes"] for r in runs] == [8, 16, None, None], runs
 for r in runs:
     assert r["agrees"] and r["bitwise"] and r["max_abs_diff"] == 0 and not r["shared"], r
     assert r["step_ms"] > 0 and r["single_ms"] > 0, r
+    assert 0.1 < r["max_abs"] < 16 and r["nonfinite"] == 0, r
+    assert abs(r["tolerance"] - 16 * 4 * 2**-24 * r["max_abs"]) < 1e-12, r
+    assert r["shared_align"] is None, r
+assert 0 < d["c2_max"] * (5 / 2 + 2 * (4 / 3 + 1 / 12)) * 1.75 < 4, d
 assert runs[0]["exchange_bytes"] == 2 * 2 * 24 * 20 * 4, runs[0]
 assert runs[3]["exchange_bytes"] == 0, runs[3]
 assert d["no_prediction"] == "no tuning database" and d["problem"]["absorb_width"] == 4, d
@@ -42,6 +48,14 @@ import json, sys
 r = json.load(open(sys.argv[1]))["runs"][0]
 assert r["shared"] and r["exchange_bytes"] == 0 and r["bitwise"] and r["agrees"], r
 ' "$tmp/out"
+# configs of two aligns share one layout: the smaller runs with the larger, and says so
+# shellcheck disable=SC2086
+run "bench --hybrid --share always, two aligns" 0 bench --hybrid data --share always \
+    --steps 2 --config-cpu align=8 $small
+expect_in "two aligns: said" "$tmp/out" \
+    "shared memory is one layout: device A's config ran with align=8"
+expect_in "two aligns: the tolerance said" "$tmp/out" \
+    "agrees: every point finite and max |diff| <= tolerance"
 run "bench --reflection" 0 bench --reflection --widths 0,3,6 --op dwave --R 2 --grid 48^3 \
     --absorb 3 --gpu cpu --json
 py "bench --reflection: the ratio falls with W" '
@@ -50,6 +64,53 @@ d = json.load(open(sys.argv[1]))
 r = d["reflection"]
 assert [x["W"] for x in r] == [0, 3, 6] and d["falls"] is True, d
 assert r[0]["ratio"] > r[1]["ratio"] > r[2]["ratio"] > 0, r
+' "$tmp/out"
+# R=4: the pulse's c2 within the CFL bound (it was past it, and the energy not finite)
+# (the energy grew by 1e63 and 'falls' was said of a rounding-level decrease)
+run "bench --reflection R=4" 0 bench --reflection --widths 0,3 --op dwave --R 4 --grid 48^3 \
+    --absorb 3 --gpu cpu --json
+py "bench --reflection R=4: the energy comes back weaker than it left, less with W" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["reflection"]
+assert d["falls"] is True and 1 > r[0]["ratio"] > r[1]["ratio"] > 0, d
+' "$tmp/out"
+
+# the planner's prediction beside every data-parallel run, at each run's own planes (not only
+# at the plan's split): a database with the host's dwave tuned, the same rows copied to a
+# stand-in "GPU" of the host's name (backend cuda) and a link of it
+run "tune the host's dwave" 0 --cpu auto --op dwave --absorb 4 --R 2 --grid 24x20x32 \
+    --budget 1 --db "$tmp/plan.db"
+py "a stand-in GPU of the host's name with the host's results and a link" '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+def copy(table, row_id, **over):
+    cols = [c[1] for c in db.execute("pragma table_info(%s)" % table) if c[1] != "id"]
+    row = dict(zip(cols, db.execute("select %s from %s where id = ?" % (", ".join(cols), table),
+                                     (row_id,)).fetchone()))
+    row.update(over)
+    return db.execute("insert into %s (%s) values (%s)" % (table, ", ".join(row),
+                      ", ".join("?" * len(row))), list(row.values())).lastrowid
+cpu = db.execute("select id from devices where backend = \"cpu\"").fetchone()[0]
+gpu = copy("devices", cpu, backend="cuda", arch="sm_90", uuid="GPU-standin", warp_size=32)
+for (run,) in db.execute("select id from runs where device_id = ?", (cpu,)).fetchall():
+    new = copy("runs", run, device_id=gpu, pid=0)
+    for (ev,) in db.execute("select id from evaluations where run_id = ?", (run,)).fetchall():
+        copy("evaluations", ev, run_id=new, device_id=gpu)
+db.execute("insert into links (device_id, h2d_gbs, d2h_gbs, both_gbs, latency_us, unified) "
+           "values (?, 50, 50, 40, 4, 0)", (gpu,))
+db.commit()
+' "$tmp/plan.db"
+# shellcheck disable=SC2086
+run "bench --hybrid with a plan" 0 bench --hybrid data,gpu --fraction 0.25,0.5 --steps 2 \
+    $small --db "$tmp/plan.db" --json
+py "bench --hybrid: a prediction beside each run, data-parallel at its own planes" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+assert [r["cpu_planes"] for r in runs] == [8, 16, None], runs
+assert all(r["predicted_ms"] and r["predicted_ms"] > 0 for r in runs), runs
+assert runs[0]["predicted_ms"] != runs[1]["predicted_ms"], runs
 ' "$tmp/out"
 
 # usage errors: nothing runs
