@@ -1245,8 +1245,12 @@ static void test_dwave_sources(void **state)
                                           "- R, gny) + damping1(k + gz - R, gnz)";
                     assert_int_equal(occurrences(s, g), 1);
                     assert_true(strstr(s, g) < inner);
-                    assert_int_equal(occurrences(s, "res[v] = (res[v] + g * pv[v]) / "
-                                                    "((real)1 + g);"), 1);
+                    assert_int_equal(occurrences(s, "res[v] = layer_div(res[v] + g * pv[v], "
+                                                    "(real)1 + g);"), 1);
+                    /* only a point of the layer computes its damping */
+                    assert_int_equal(occurrences(s, "if (in_layer1(i0 + v + gx - R, gnx) | "
+                                                    "in_layer1(j0 + t + gy - R, gny) | "
+                                                    "in_layer1(k + gz - R, gnz)) {"), 1);
                     assert_int_equal(occurrences(s, "__device__ __forceinline__ real damping1("),
                                      1);
                     assert_int_equal(occurrences(s, "constexpr real ABS_S = 0.100000001f, "
