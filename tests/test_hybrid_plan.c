@@ -334,6 +334,32 @@ static void box_model_identity(void **state)
     assert_true(fabs(fdt_hybrid_box_ms(&p, half, 3000, 1, 2, 5) - h - 0.005) < 1e-12);
 }
 
+/* The CPU's slabs from its measured sides deployment (the H200 machine's host, 512^3 R=4 f32,
+ * W=16, bench/hybrid.sh of 2026-11-28): the tuned whole grid 51.55 ms (42.15 GB/s), the best
+ * sides deployment 100.05 ms (21.72 GB/s). The slabs are what sides adds to its interior box at
+ * the whole-grid rate, 57.6 ms; the runner measured the task-parallel step at 50.5 ms. The
+ * sides deployment's rate over the slab bytes alone would say 19.7 ms. */
+static void task_parallel_slabs_from_sides(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.gpu.interior_gbs = 4148;
+    in.cpu.gbs = in.cpu.deploy_gbs[FDT_HYB_COMPLETE] = 42.15;
+    in.cpu.deploy_gbs[FDT_HYB_SIDES] = 21.72;
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    const fdt_hybrid_pred *t = &pl.s[FDT_HYB_TASK];
+    assert_true(t->ok);
+    assert_true(t->why[0] == 0); /* both rates measured */
+    fdt_problem p = dwave512(), q = p;
+    q.nx = q.ny = q.nz = 480;
+    double want = fdt_effective_bytes(&p) / 21.72e6 - fdt_effective_bytes(&q) / 42.15e6;
+    assert_true(fabs(t->cpu.t_ms - want) < 0.01 * want);
+    assert_true(fabs(t->cpu.t_ms - 50.5) < 0.15 * 50.5);
+    assert_int_equal(pl.choice, FDT_HYB_GPU);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +367,7 @@ int main(void)
         cmocka_unit_test(data_parallel_on_an_apu),
         cmocka_unit_test(small_gain_keeps_gpu_only),
         cmocka_unit_test(task_parallel_when_layers_diverge),
+        cmocka_unit_test(task_parallel_slabs_from_sides),
         cmocka_unit_test(no_cpu_rate_plans_gpu_only),
         cmocka_unit_test(refusals),
         cmocka_unit_test(share_rounding_to_no_plane),
