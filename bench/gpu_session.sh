@@ -27,7 +27,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
     --format=csv >"$OUTDIR/nvidia-smi.txt" 2>&1
 # SM clock, power and the clock limiters (0x4: the software power cap) every 500 ms while the
 # stages run, into smi-log.csv: the H200 meets its power cap on sustained R=8 kernels at
-# 1024^3, where a full sample runs 5% below its probe (bench/explore46.txt)
+# 1024^3, where a full sample runs 5% below its probe (bench/notes/explore46.txt)
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
     --format=csv -lms 500 >"$OUTDIR/smi-log.csv" 2>&1 &
 smi_pid=$!

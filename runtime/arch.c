@@ -38,8 +38,8 @@
  * instruction each, 128 thread instructions; occ_half 0.8 waves per scheduler fitted with
  * search/model.c's SOFTMAX_SIDES to fdtune's H100 and H200 measurements
  * (tests/data/nvidia-measured.txt; among them the stream's lap R=8 f32 2x2 at 8 and 16 warps
- * per SM, 0.534 and 0.657 of copy, bench/stream_notes.txt); halo_steps 1 measured on an H100
- * (lap R=7 f32, one stream per SM, nw 128 -> 512: 4.5% faster; bench/stream_notes item 15).
+ * per SM, 0.534 and 0.657 of copy, bench/notes/stream_notes.txt); halo_steps 1 measured on an H100
+ * (lap R=7 f32, one stream per SM, nw 128 -> 512: 4.5% faster; bench/notes/stream_notes item 15).
  * The FP rates differ between architectures (NVIDIA_SM). */
 #define NVIDIA_MODEL                                                                         \
     .clock_hz = 1.7e9, .l1_bytes_clk = 128.0, .sector = 32.0, .l2_over_dram = 2.5,            \
@@ -70,7 +70,7 @@
  *    each data sheet's peak vector FLOPs over CUs x clock / 2 (AMD_MODEL's fp32 and fp64);
  *    occ_half the H100's (not fitted on AMD; it keeps the
  *    MI250X seed rows within their tolerances);
- *  - halo_steps 0: the z halo's steps are measured on an H100 only (bench/stream_notes item
+ *  - halo_steps 0: the z halo's steps are measured on an H100 only (bench/notes/stream_notes item
  *    15); the seeds' MI250X window series (Seismic stencil codes part 1, figure 11) shows the
  *    effective bandwidth following the HBM read/write ratio that the traffic term already
  *    counts, and the one MI250X row with a window (d2z nw=64) says nothing of nw. */
@@ -134,7 +134,7 @@ static const fdt_arch table[] = {
      .source = "compute capability 8.0 (A100)"},
     /* code_limit: on an H100 every stream kernel of 139.6 KB (10^3 bytes) of .text or more ran
      * 1.7-3.7x slower than its smaller neighbours, every one of 135.2 KB or less at speed (the 70
-     * tuned bests of bench/matrix among them; bench/stream_notes.txt item 11): the limit sits
+     * tuned bests of bench/matrix among them; bench/notes/stream_notes.txt item 11): the limit sits
      * between */
     {.name = "sm_90", NVIDIA_SM(228 * KIB, 227 * KIB, 128, 64), .code_limit = 136000,
      .source = "compute capability 9.0 (H100, H200)"},

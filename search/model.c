@@ -284,7 +284,7 @@ static void tail(const fdt_arch *a, const fdt_problem *p, const fdt_config *c, i
  * it is not measured), added to the time, whatever the family and however many blocks are
  * resident (measured on an H100: lap R=7 f32 one block per SM, nw 128 -> 512 ran 4.5%
  * faster where the traffic alone priced 2.2%; the tuning logs of lap and wave R=4 show
- * windows and tiles of nw 16-64 20-48% slower than predicted without it; bench/stream_notes
+ * windows and tiles of nw 16-64 20-48% slower than predicted without it; bench/notes/stream_notes
  * item 15). Blocks without a z column (nw = 0) and operators without z neighbours cost
  * nothing here. */
 static void halo_steps(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,

@@ -8,7 +8,7 @@
  * generator emits it: one multiply and, per symmetric pair, an add and an FMA per axis; the
  * stream's streaming sums 6R + 4), and issued instructions (those, plus register moves of the
  * sliding window, and address, guard and loop overhead: an estimate, fitted to the stream's
- * SASS and ncu counts of bench/stream_notes.txt). search/model.c turns them into times. */
+ * SASS and ncu counts of bench/notes/stream_notes.txt). search/model.c turns them into times. */
 #include "fdt_search.h"
 #include "fdt_arch.h"
 
@@ -16,7 +16,7 @@
 
 /* Instruction overhead per thread and march step of each family: the ring families' wait,
  * barrier, commit, slot rotation, plane pointers and guards (fitted: ncu's 2.69 warp
- * instructions per point of the stream's lap R=8 f32 2x2, bench/stream_notes.txt, less what
+ * instructions per point of the stream's lap R=8 f32 2x2, bench/notes/stream_notes.txt, less what
  * is counted); the others are estimates (the tile's barrier and puts, the window's pointers
  * and guards, the direct kernel's index arithmetic once per thread), for bench/model_check.sh
  * to measure. Plus OVH_MEM per global or asynchronous memory instruction (its address). */

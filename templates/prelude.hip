@@ -194,7 +194,7 @@ __device__ __forceinline__ void slot_bar_wait(unsigned b, int parity)
     unsigned done;
     do {
 // try_wait may suspend the thread until the phase completes instead of polling: on an H100
-// lap R=8 f64 ran 0.805 of copy with it and 0.781 polling with test_wait (bench/ab43.txt)
+// lap R=8 f64 ran 0.805 of copy with it and 0.781 polling with test_wait (bench/notes/ab43.txt)
 #if __CUDA_ARCH__ >= 900
 #define FDT_MBAR_WAIT "try_wait"
 #else

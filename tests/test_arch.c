@@ -695,7 +695,7 @@ static void test_model_against_seeds(void **state)
 
 /* The NVIDIA rows' tolerances: the fit leaves an rms of 10.4% over the 74 rows held, the
  * largest errors the tuned d2z nw=8 at 512^3 (-33%: its short columns overlap the z halo's
- * steps with 16 resident blocks, which the model charges in full; bench/stream_notes item
+ * steps with 16 resident blocks, which the model charges in full; bench/notes/stream_notes item
  * 15), the untuned seed d2z 64x8 at 1024^3 (+31%, the LLC's share of the z re-reads) and the
  * ring's wave R=8 (+23%). */
 #define NVIDIA_TOLERANCE 0.35

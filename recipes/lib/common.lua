@@ -94,7 +94,7 @@ end
 -- that, at most 4096 points a block. For the configs one_per_unit names a block for 7 units
 -- in 8 is enough: lap R=7 f32 at 512^3 ran best in 128 blocks on an H100's 132 SMs (a
 -- stream whose 512-plane columns march 2R planes of z halo once instead of four times,
--- bench/explore45.txt).
+-- bench/notes/explore45.txt).
 function common.fill_device(one_per_unit)
   constrain("enough blocks to fill the device", function(c, dev, prob)
     local n = blocks(c)

@@ -27,7 +27,7 @@ function M.rules()
   -- Whole waves, 64 threads or more, padding to the wave size, rows that fit (lib/common.lua).
   -- Rows of half a warp only in the stream's square tiles (bx=16, by=16) on NVIDIA: at R=7 and
   -- R=8 in f64 its 2x2 ran 1% faster as a 32x32 tile than as bx=32 by=8's 64x16 (the fill 2.25x
-  -- the tile at R=8 instead of 2.5x; H100, bench/ab40.txt's A side), at R=5 and 6 2% slower
+  -- the tile at R=8 instead of 2.5x; H100, bench/notes/ab40.txt's A side), at R=5 and 6 2% slower
   -- (explore39.txt); tuned, lap R=8 f32 2x2 0.657 -> 0.709, R=7 f32 2x4 0.803 -> 0.815, f64 R=7
   -- 0.775 -> 0.787, wave R=8 f32 1x4 0.857 -> 0.867 (explore40.txt, bench/matrix/README.md); not
   -- measured on AMD, whose waves of 64 would span four rows.
@@ -84,7 +84,7 @@ function M.rules()
     local limit = common.is_step(prob) and 24 or 48
     return values <= limit, values .. " 32-bit values of window"
   end)
-  -- What the stream needs to pay off (measured on an H100, R=4..8, bench/explore23-25.txt):
+  -- What the stream needs to pay off (measured on an H100, R=4..8, bench/notes/explore23-25.txt):
   -- vectors and 4 to 8 outputs per thread (each shared load serves tile x vec outputs; 1x4
   -- served wave R=8 best, 2x2 lap R=8, 4x2 lap R=4; more spill), two to four planes in flight
   -- (2..5 ran within 1%), at least 8 rows per block and R (the y halo at most triples the rows
@@ -99,7 +99,7 @@ function M.rules()
   -- The stream's slot barriers (mbar=1: a pair of mbarriers per ring slot instead of a block
   -- barrier per step; warps drift up to a step apart, and a plane is copied PF - 1 steps ahead,
   -- hence pf up to 5 above) need NVIDIA's cp.async (sm_80 on); elsewhere mbar=1 compiles to the
-  -- kernel of mbar=0. On an H200 (bench/ab42.txt, the H100's tuned configs) they ran lap f64
+  -- kernel of mbar=0. On an H200 (bench/notes/ab42.txt, the H100's tuned configs) they ran lap f64
   -- R=5..8 11-14% faster, wave R=8 f32 9%, lap R=8 f32 8% (at 126 registers), lap R=5..7 f32
   -- within -1%..+1% and wave R=8 f64 in 4-warp blocks 57% slower: from R=5 on the search
   -- measures both. At R <= 4 they ran 3-5% slower (lap f32 R=4), 1% (R=3) or within 0.5%
@@ -115,7 +115,7 @@ function M.rules()
   -- The stream unrolls its march by the 2R+1 slots of its sums, each step about 6R FMAs per
   -- output: on an H100 lap R=8 f32 ran 2x2 at 0.65 of copy and 2x4 (twice the code, no spills,
   -- no memory or barrier stalls; 1088 weighted outputs) at 0.18, while R=6 2x4 (624) ran at
-  -- 0.83 and R=7 2x4 (840) at 0.804 against 0.730 for its 2x2 (bench/explore36.txt): the
+  -- 0.83 and R=7 2x4 (840) at 0.804 against 0.730 for its 2x2 (bench/notes/explore36.txt): the
   -- unrolled march must stay within what the instruction cache holds, (2R+1) R tile vec <= 900.
   -- AMD keeps the older limit of 640, measured nowhere on AMD: CDNA's instruction cache is
   -- 64 KB for two CUs, and gfx90a (ROCm 5.2 hiprtc) makes code objects of 44 KB of R=6 2x4
@@ -128,7 +128,7 @@ function M.rules()
   -- 16 rows of threads only in the stream at high radii: its 32-row tiles of 2x2 (bx=32, by=16)
   -- halve the share of the 2R rows of y halo, which pays where R is large: lap R=8 f32 ran at
   -- 0.657 of copy on an H100 against 0.636 for by=8, wave R=8 f32 at 0.709 on an H200 against
-  -- 0.686 (bench/explore29.txt, explore30.txt). The other families gain nothing from blocks
+  -- 0.686 (bench/notes/explore29.txt, explore30.txt). The other families gain nothing from blocks
   -- that tall, nor the stream from 1024 threads (64 registers each).
   constrain("by=16 only in the stream, with bx=32 or 16, from R=6 on", function(c, dev, prob)
     return c.by <= 8 or (c.lds == 3 and c.bx <= 32 and prob.R >= 6)
@@ -148,7 +148,7 @@ function M.rules()
   -- A stream block whose queue of sums leaves no room for a second block of its size in the
   -- 65536 registers of an NVIDIA SM (the queue's 32-bit values and some 56 more per thread:
   -- lap R=8 f32 2x2, 68 values, compiled to 126 registers; R=5 f64 2x2, 88, to 206; R=7 f32
-  -- 2x4, 120, to 201; bench/explore44-45) runs one block per SM, so it fills the device with
+  -- 2x4, 120, to 201; bench/notes/explore44-45) runs one block per SM, so it fills the device with
   -- one per SM: lap R=7 f32 2x4 at nw=512 (128 blocks of 256 threads at 512^3) ran 0.854 of
   -- copy on an H100, against 0.840 at nw=256 and the tuned 0.817 at nw=128 (explore45).
   -- From R=5 on only, where the 2R planes of z halo that shorter columns march again cost
