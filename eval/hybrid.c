@@ -411,65 +411,19 @@ static int add_deploy(part *P, const fdt_problem *p, fdt_err *e)
     return 0;
 }
 
-typedef union argval {
-    uint64_t ptr;
-    int i;
-    long long ll;
-    float f;
-    double d;
-} argval;
-
-static void set_real(argval *v, const fdt_problem *p, double x)
-{
-    if (p->prec == FDT_F32)
-        v->f = (float)x;
-    else
-        v->d = x;
-}
-
-/* The value of argument a for box b of part P (JBEG/JEND: set per launch). */
-static void box_arg(const run *r, const part *P, const fdtuned_box *b, fdt_arg a, argval *v)
-{
-    const fdt_problem *p = r->p;
-    uint64_t off = esize(p) * (uint64_t)fdt_layout_index(&P->lay, b->g[0], b->g[1],
-                                                          b->g[2] - P->z0);
-    switch (a) {
-    case FDT_ARG_OUT: v->ptr = P->f[0] + off; break;
-    case FDT_ARG_IN: v->ptr = P->f[1] + off; break;
-    case FDT_ARG_PREV: v->ptr = P->f[2] + off; break;
-    case FDT_ARG_C2: v->ptr = P->c2 + off; break;
-    case FDT_ARG_ETA: v->ptr = P->eta; break;
-    case FDT_ARG_NX: v->i = (int)p->nx; break;
-    case FDT_ARG_NY: v->i = (int)p->ny; break;
-    case FDT_ARG_NZ: v->i = (int)p->nz; break;
-    case FDT_ARG_LINE: v->i = (int)P->lay.line; break;
-    case FDT_ARG_SLICE: v->ll = P->lay.slice; break;
-    case FDT_ARG_SX: set_real(v, p, r->q.sx); break;
-    case FDT_ARG_SY: set_real(v, p, r->q.sy); break;
-    case FDT_ARG_SZ: set_real(v, p, r->q.sz); break;
-    case FDT_ARG_SI: v->i = (int)r->q.si; break;
-    case FDT_ARG_SJ: v->i = (int)r->q.sj; break;
-    case FDT_ARG_SK: v->i = (int)r->q.sk; break;
-    case FDT_ARG_SRC: set_real(v, p, r->q.src); break;
-    case FDT_ARG_BNX: case FDT_ARG_BNY: case FDT_ARG_BNZ: v->i = (int)b->n[a - FDT_ARG_BNX]; break;
-    case FDT_ARG_GX: case FDT_ARG_GY: case FDT_ARG_GZ: v->i = (int)b->g[a - FDT_ARG_GX]; break;
-    case FDT_ARG_HX0: case FDT_ARG_HX1: case FDT_ARG_HY0: case FDT_ARG_HY1: case FDT_ARG_HZ0:
-    case FDT_ARG_HZ1: v->i = (int)b->hole[a - FDT_ARG_HX0]; break;
-    default: v->ll = 0; break; /* JBEG, JEND */
-    }
-}
-
 /* Launches P's boxes [from, to) on its main stream. */
 static int launch_boxes(const run *r, const part *P, int from, int to, fdt_err *e)
 {
     fdt_arg a[FDT_ARG_COUNT];
     int n = fdt_gen_kernel_args(FDT_OP_DWAVE, 0, a);
+    /* f[0] the output, f[1] p, f[2] p_prev: the part's arrays rotate every step */
+    const fdt_launch_arrays arr = {P->f[0], P->f[1], P->f[2], P->c2, P->eta, &P->lay, P->z0};
     for (int i = from; i < to; i++) {
-        argval v[FDT_ARG_COUNT];
+        fdt_argval v[FDT_ARG_COUNT];
         void *args[FDT_ARG_COUNT];
         int jb = -1, je = -1;
+        fdt_gen_argvals(r->p, &r->q, &arr, &P->box[i], a, n, v);
         for (int k = 0; k < n; k++) {
-            box_arg(r, P, &P->box[i], a[k], &v[k]);
             jb = a[k] == FDT_ARG_JBEG ? k : jb;
             je = a[k] == FDT_ARG_JEND ? k : je;
             args[k] = &v[k];

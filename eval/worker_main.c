@@ -222,18 +222,11 @@ static int ensure_arrays(int align, fdt_err *e)
 
 /* ---------------------------------------------------------------- running a stencil kernel */
 
-typedef union argval {
-    uint64_t ptr;
-    int i;
-    long long ll;
-    float f;
-    double d;
-} argval;
 
 typedef struct kernel_run {
     void *fn;
     fdt_geometry g;
-    argval v[FDT_ARG_COUNT];
+    fdt_argval v[FDT_ARG_COUNT];
     void *args[FDT_ARG_COUNT];
     int jbeg, jend; /* indices of those arguments */
 } kernel_run;
@@ -246,66 +239,22 @@ typedef struct step_run {
     kernel_run box[FDTUNED_DEPLOY_MAX];
 } step_run;
 
-static void set_real(argval *v, double x)
-{
-    if (W.p.prec == FDT_F32)
-        v->f = (float)x;
-    else
-        v->d = x;
-}
-
 /* The arguments of one launch over box b (NULL: the whole grid) of layout l: pointers at the
  * box's padded origin, its extents, global origin and hole (fdt_gen_kernel_args). */
 static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fdt_layout *l,
                         const uint64_t *in, uint64_t out, const fdtuned_box *b)
 {
-    static const fdtuned_box whole = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0, 0, 0, 0}, 1};
     memset(k, 0, sizeof *k);
     k->fn = fn;
     k->g = *g;
-    if (!b)
-        b = &whole;
     fdt_arg a[FDT_ARG_COUNT];
     int n = fdt_gen_kernel_args(W.p.op, 0, a);
-    uint64_t off = (uint64_t)(l->offset + b->g[0] + b->g[1] * l->line + b->g[2] * l->slice) *
-                   esize();
+    const fdt_launch_arrays arr = {out, in[0], in[1], in[2], W.eta, l, 0};
+    fdt_gen_argvals(&W.p, &W.q, &arr, b, a, n, k->v);
     for (int i = 0; i < n; i++) {
-        argval *v = &k->v[i];
-        switch (a[i]) {
-        case FDT_ARG_OUT: v->ptr = out + off; break;
-        case FDT_ARG_IN: v->ptr = in[0] + off; break;
-        case FDT_ARG_PREV: v->ptr = in[1] + off; break;
-        case FDT_ARG_C2: v->ptr = in[2] + off; break;
-        case FDT_ARG_ETA: v->ptr = W.eta; break;
-        case FDT_ARG_NX: v->i = (int)W.p.nx; break;
-        case FDT_ARG_NY: v->i = (int)W.p.ny; break;
-        case FDT_ARG_NZ: v->i = (int)W.p.nz; break;
-        case FDT_ARG_LINE: v->i = (int)l->line; break;
-        case FDT_ARG_SLICE: v->ll = l->slice; break;
-        case FDT_ARG_BNX: v->i = (int)b->n[0]; break;
-        case FDT_ARG_BNY: v->i = (int)b->n[1]; break;
-        case FDT_ARG_BNZ: v->i = (int)b->n[2]; break;
-        case FDT_ARG_GX: v->i = (int)b->g[0]; break;
-        case FDT_ARG_GY: v->i = (int)b->g[1]; break;
-        case FDT_ARG_GZ: v->i = (int)b->g[2]; break;
-        case FDT_ARG_HX0: v->i = (int)b->hole[0]; break;
-        case FDT_ARG_HX1: v->i = (int)b->hole[1]; break;
-        case FDT_ARG_HY0: v->i = (int)b->hole[2]; break;
-        case FDT_ARG_HY1: v->i = (int)b->hole[3]; break;
-        case FDT_ARG_HZ0: v->i = (int)b->hole[4]; break;
-        case FDT_ARG_HZ1: v->i = (int)b->hole[5]; break;
-        case FDT_ARG_JBEG: k->jbeg = i; break;
-        case FDT_ARG_JEND: k->jend = i; break;
-        case FDT_ARG_SX: set_real(v, W.q.sx); break;
-        case FDT_ARG_SY: set_real(v, W.q.sy); break;
-        case FDT_ARG_SZ: set_real(v, W.q.sz); break;
-        case FDT_ARG_SI: v->i = (int)W.q.si; break;
-        case FDT_ARG_SJ: v->i = (int)W.q.sj; break;
-        case FDT_ARG_SK: v->i = (int)W.q.sk; break;
-        case FDT_ARG_SRC: set_real(v, W.q.src); break;
-        case FDT_ARG_COUNT: break;
-        }
-        k->args[i] = v;
+        k->jbeg = a[i] == FDT_ARG_JBEG ? i : k->jbeg;
+        k->jend = a[i] == FDT_ARG_JEND ? i : k->jend;
+        k->args[i] = &k->v[i];
     }
 }
 

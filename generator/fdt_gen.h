@@ -431,4 +431,33 @@ typedef struct fdt_tolerance {
 } fdt_tolerance;
 void fdt_tolerance_make(const fdt_problem *p, const fdt_params *q, fdt_tolerance *t);
 
+/* ------------------------------------------------------------------ launch arguments */
+
+/* One kernel argument's value, as a launch passes it (by address: args[i] = &v[i]). */
+typedef union fdt_argval {
+    uint64_t ptr;
+    int i;
+    long long ll;
+    float f;
+    double d;
+} fdt_argval;
+
+/* The arrays a launch works on: the device addresses of their allocations (laid out by lay;
+ * out, in = p, prev = p_prev, c2; eta the dwave profile, 0 when none) and the global z of the
+ * allocation's first interior plane (0 for the whole grid; a part of a split domain holds the
+ * planes from z0 on). */
+typedef struct fdt_launch_arrays {
+    uint64_t out, in, prev, c2, eta;
+    const fdt_layout *lay;
+    int64_t z0;
+} fdt_launch_arrays;
+
+/* The values of arguments a[0..n) (fdt_gen_kernel_args, grid baked in) of p's kernel over box
+ * b (NULL: the whole grid, one box): the array pointers at the box's padded origin, the box's
+ * extents, global origin and hole, the scales and the source of q. JBEG and JEND are left 0:
+ * each launch of a y split sets its own. The one rule every runner of a kernel uses (the
+ * worker, the hybrid runner). */
+void fdt_gen_argvals(const fdt_problem *p, const fdt_params *q, const fdt_launch_arrays *arr,
+                     const fdtuned_box *b, const fdt_arg *a, int n, fdt_argval *v);
+
 #endif

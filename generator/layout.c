@@ -300,3 +300,57 @@ int fdt_gen_kernel_args(fdt_op op, int runtime_dims, fdt_arg *a)
     }
     return n;
 }
+
+static void set_real(fdt_argval *v, fdt_prec prec, double x)
+{
+    if (prec == FDT_F32)
+        v->f = (float)x;
+    else
+        v->d = x;
+}
+
+void fdt_gen_argvals(const fdt_problem *p, const fdt_params *q, const fdt_launch_arrays *arr,
+                     const fdtuned_box *b, const fdt_arg *a, int n, fdt_argval *v)
+{
+    static const fdtuned_box whole = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0, 0, 0, 0}, 1};
+    if (!b)
+        b = &whole;
+    const fdt_layout *l = arr->lay;
+    FDT_ASSERT(b->g[2] >= arr->z0, "a box lies in the planes its arrays hold");
+    uint64_t off = (uint64_t)fdt_layout_index(l, b->g[0], b->g[1], b->g[2] - arr->z0) *
+                   (uint64_t)l->esize;
+    for (int i = 0; i < n; i++) {
+        fdt_argval *x = &v[i];
+        x->ll = 0;
+        switch (a[i]) {
+        case FDT_ARG_OUT: x->ptr = arr->out + off; break;
+        case FDT_ARG_IN: x->ptr = arr->in + off; break;
+        case FDT_ARG_PREV: x->ptr = arr->prev + off; break;
+        case FDT_ARG_C2: x->ptr = arr->c2 + off; break;
+        case FDT_ARG_ETA: x->ptr = arr->eta; break;
+        case FDT_ARG_NX: x->i = (int)p->nx; break;
+        case FDT_ARG_NY: x->i = (int)p->ny; break;
+        case FDT_ARG_NZ: x->i = (int)p->nz; break;
+        case FDT_ARG_LINE: x->i = (int)l->line; break;
+        case FDT_ARG_SLICE: x->ll = l->slice; break;
+        case FDT_ARG_BNX: case FDT_ARG_BNY: case FDT_ARG_BNZ:
+            x->i = (int)b->n[a[i] - FDT_ARG_BNX];
+            break;
+        case FDT_ARG_GX: case FDT_ARG_GY: case FDT_ARG_GZ:
+            x->i = (int)b->g[a[i] - FDT_ARG_GX];
+            break;
+        case FDT_ARG_HX0: case FDT_ARG_HX1: case FDT_ARG_HY0: case FDT_ARG_HY1:
+        case FDT_ARG_HZ0: case FDT_ARG_HZ1:
+            x->i = (int)b->hole[a[i] - FDT_ARG_HX0];
+            break;
+        case FDT_ARG_SX: set_real(x, p->prec, q->sx); break;
+        case FDT_ARG_SY: set_real(x, p->prec, q->sy); break;
+        case FDT_ARG_SZ: set_real(x, p->prec, q->sz); break;
+        case FDT_ARG_SI: x->i = (int)q->si; break;
+        case FDT_ARG_SJ: x->i = (int)q->sj; break;
+        case FDT_ARG_SK: x->i = (int)q->sk; break;
+        case FDT_ARG_SRC: set_real(x, p->prec, q->src); break;
+        case FDT_ARG_JBEG: case FDT_ARG_JEND: case FDT_ARG_COUNT: break;
+        }
+    }
+}
