@@ -324,6 +324,10 @@ static void spread_config(const fdt_problem *p, size_t ci, candidate *k)
         k->c.eta = (int)(ci % 2);
     }
     k->p = *p;
+    fdt_deploy d;
+    if (p->op == FDT_OP_DWAVE && fdt_gen_deploy(&hip_dialect, p, &k->c, &d, &e))
+        k->c.deploy = FDT_DEPLOY_COMPLETE; /* a window deeper than the W-thick faces, or a
+                                              face off the vectors: the whole grid runs it */
     if (fdt_config_check(&k->p, &k->c, &e))
         fail_msg("%s R=%d: %s: %s", fdt_op_name(p->op), p->R, k->text, e.msg);
     fdt_gen_kernel_name(&k->p, &k->c, k->name, sizeof k->name);
