@@ -35,7 +35,7 @@ __device__ __forceinline__ real damping1(int x, int n)
 // Whether interior coordinate x of an axis of n points lies in the layer (x < W or x >= n - W):
 // two integer operations, where the damping takes a conversion and three multiplies. The
 // damped update tests this first, so an interior point costs the wave step's work alone.
-__device__ __forceinline__ bool in_layer1(int x, int n)
+__device__ __forceinline__ int in_layer1(int x, int n)  // int: combined with |, not ||
 {
     return (unsigned)(x - ABS_W) >= (unsigned)(n - 2 * ABS_W);
 }
