@@ -49,8 +49,8 @@ static int step_family(const fdt_exp_plan *p, const fdt_exp_family **out, fdt_er
     return !rc ? 0 : n ? FDT_EXP_REFUSED : FDT_EXP_NOTHING;
 }
 
-/* The driver's text; gpu: device memory and the GPU part's launcher. */
-static void driver(fdt_sb *b, const fdt_exp_family *f, int gpu)
+/* The driver's banner, its constants and its state. */
+static void driver_head(fdt_sb *b, const fdt_exp_family *f, int gpu)
 {
     const char *T = f->prec == FDT_F64 ? "double" : "float";
     const int dwave = f->op == FDT_OP_DWAVE;
@@ -90,6 +90,12 @@ static void driver(fdt_sb *b, const fdt_exp_family *f, int gpu)
         "    fdtd_real sx, sy, sz, *p, *p_prev, *p_next, *c2, *eta;\n"
         "    fdtuned_layout lay;\n"
         "} fdtd_s;\n\n", fdt_op_name(f->op), f->R, f->absorb_w, f->absorb_s, f->name, T);
+}
+
+/* fdtd_alloc_, fdtd_free_ (device memory on a GPU, host memory on the CPU) and
+ * fdtd_finalize. */
+static void driver_memory(fdt_sb *b, int gpu)
+{
     if (gpu)
         fdt_sb_puts(b,
             "static inline void fdtd_free_(fdtd_real **a)\n{\n"
@@ -109,6 +115,12 @@ static void driver(fdt_sb *b, const fdt_exp_family *f, int gpu)
         "    fdtd_free_(&fdtd_s.p);\n    fdtd_free_(&fdtd_s.p_prev);\n"
         "    fdtd_free_(&fdtd_s.p_next);\n    fdtd_free_(&fdtd_s.c2);\n"
         "    fdtd_free_(&fdtd_s.eta);\n    memset(&fdtd_s, 0, sizeof fdtd_s);\n}\n\n");
+}
+
+/* fdtd_init: the variant, the layout, the fields and (dwave) the eta profile. */
+static void driver_init(fdt_sb *b, const fdt_exp_family *f, int gpu)
+{
+    const int dwave = f->op == FDT_OP_DWAVE;
     fdt_sb_printf(b,
         "/* Allocates the fields of an nx x ny x nz grid: 0, or -1 (see the top). */\n"
         "static inline int fdtd_init(int nx, int ny, int nz, fdtd_real sx, fdtd_real sy, "
@@ -146,6 +158,12 @@ static void driver(fdt_sb *b, const fdt_exp_family *f, int gpu)
         "    fdtd_s.sx = sx;\n    fdtd_s.sy = sy;\n    fdtd_s.sz = sz;\n"
         "    fdtd_s.si = %d + nx / 2;\n    fdtd_s.sj = %d + ny / 2;\n    fdtd_s.sk = %d + nz / 2;\n"
         "    return 0;\n}\n\n", f->R, f->R, f->R);
+}
+
+/* The accessors, fdtd_source and fdtd_step. */
+static void driver_api(fdt_sb *b, const fdt_exp_family *f, int gpu)
+{
+    const int dwave = f->op == FDT_OP_DWAVE;
     fdt_sb_printf(b,
         "/* The fields (allocation bases) and their layout. */\n"
         "static inline fdtd_real *fdtd_p(void) { return fdtd_s.p; }\n"
@@ -174,6 +192,15 @@ static void driver(fdt_sb *b, const fdt_exp_family *f, int gpu)
         "    t = fdtd_s.p_prev;\n    fdtd_s.p_prev = fdtd_s.p;\n    fdtd_s.p = fdtd_s.p_next;\n"
         "    fdtd_s.p_next = t;\n    return 0;\n}\n#endif /* FDTD_DRIVER_H */\n",
         f->name, dwave ? " fdtd_s.eta," : "", gpu ? ", 0" : "");
+}
+
+/* The driver's text; gpu: device memory and the GPU part's launcher. */
+static void driver(fdt_sb *b, const fdt_exp_family *f, int gpu)
+{
+    driver_head(b, f, gpu);
+    driver_memory(b, gpu);
+    driver_init(b, f, gpu);
+    driver_api(b, f, gpu);
 }
 
 int fdt_exp_render_driver(const fdt_exp_plan *p, fdt_sb *b, fdt_err *e)
