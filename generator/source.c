@@ -155,45 +155,56 @@ static void emit_params(const fdt_problem *p, int runtime_dims, fdt_sb *b)
     }
 }
 
-/* The HIP families' names of an output's global interior coordinates and of the test whether
- * it is the source point (global padded coordinates). */
-static const char *const hip_x = "i0 + v + gx - R", *const hip_y = "j0 + t + gy - R",
-                  *const hip_z = "k + gz - R",
-                  *const hip_at_source = "k + gz == sk && j0 + t + gy == sj && i0 + v + gx == si";
+/* The HIP families' names of an output's global interior coordinates (dwave's layer). */
+#define HIP_X "i0 + v + gx - R"
+static const char *const hip_y = "j0 + t + gy - R", *const hip_z = "k + gz - R";
 
-/* dwave's update of output res[v] (both dialects' kernels): the wave expression 2 c - pv + cv *
- * lap; in the damped kernel (interior 0) then, where the damping g is not 0, (res + g pv) /
- * (1 + g), which is (2 p - (1 - g) p_prev + c2 L) / (1 + g), so that where g = 0 both kernels
- * compute the same bits; then the point source at global padded (si, sj, sk). x, y, z: the
- * point's global interior coordinates; ind: the indentation of the lines after the first. */
-static void emit_dwave_step(const fdt_config *c, int interior, const char *centre,
-                            const char *lap, const char *x, const char *y, const char *z,
-                            const char *gpad, int ind, fdt_sb *b)
+/* dwave's update of output res[v], in every family's loop over an output row's VEC points:
+ * the wave expression 2 c - pv + cv * lap, the same bits in the damped and the interior
+ * kernel; the layer and the point source follow once per row (emit_dwave_row). */
+static void emit_dwave_point(const char *centre, const char *lap, fdt_sb *b)
 {
-    fdt_sb_printf(b, "res[v] = (real)2 * %s - pv[v] + cv[v] * %s;\n", centre, lap);
-    if (!interior) {
-        /* g > 0 exactly in the layer (S > 0, d >= 1 there): the integer test decides, and only
-         * a layer point computes (or reads) its damping */
-        fdt_sb_printf(b, "%*sif (in_layer1(%s, gnx) | in_layer1(%s, gny) | in_layer1(%s, gnz)) {\n"
-                         "%*s    const real g = ", ind, "", x, y, z, ind, "");
-        if (c->eta == FDT_ETA_ARRAY)
-            fdt_sb_printf(b, "eta[%s] + eta[gnx + %s] + eta[gnx + gny + %s];  // eta=array\n", x,
-                          y, z);
-        else
-            fdt_sb_printf(b, "damping1(%s, gnx) + damping1(%s, gny) + damping1(%s, gnz);\n", x,
-                          y, z);
-        fdt_sb_printf(b, "%*s    res[v] = layer_div(res[v] + g * pv[v], (real)1 + g);  // the layer\n"
-                         "%*s}\n", ind, "", ind, "");
-    }
-    fdt_sb_printf(b, "%*sif (%s)\n%*s    res[v] += src;  // point source", ind, "", gpad, ind,
-                  "");
+    fdt_sb_printf(b, "res[v] = (real)2 * %s - pv[v] + cv[v] * %s;", centre, lap);
 }
 
-static void emit_combine(const fdt_problem *p, const fdt_config *c, int interior, fdt_sb *b)
+/* dwave's end of an output row (DWAVE_ROW, after every HIP family's loop over the row's VEC
+ * points): in the damped kernel, where the thread's row touches the layer (a test of the
+ * row, not of each point: x's part is the same at every plane, y's at every plane of a row,
+ * z's once a plane), each point where g > 0 becomes (res + g pv) / (1 + g), which is
+ * (2 p - (1 - g) p_prev + c2 L) / (1 + g); where g = 0 it keeps the interior kernel's bits.
+ * g = gx + (gy + gz), as the C dialect sums it. Then the point source at global padded (si,
+ * sj, sk), also tested by row first. ind: the indentation of the lines after the first. */
+static void emit_dwave_row(const fdt_config *c, int interior, int ind, fdt_sb *b)
+{
+    fdt_sb_puts(b, "// dwave: the absorbing layer and the point source, once per row\n");
+    if (!interior) {
+        fdt_sb_printf(b, "%*sif (in_layer_run(i0 + gx - R, VEC, gnx) | in_layer1(%s, gny) | "
+                         "in_layer1(%s, gnz)) {\n", ind, "", hip_y, hip_z);
+        if (c->eta == FDT_ETA_ARRAY)
+            fdt_sb_printf(b, "%*s    const real gyz = eta[gnx + %s] + eta[gnx + gny + %s];  "
+                             "// eta=array\n", ind, "", hip_y, hip_z);
+        else
+            fdt_sb_printf(b, "%*s    const real gyz = damping1(%s, gny) + damping1(%s, gnz);\n",
+                          ind, "", hip_y, hip_z);
+        fdt_sb_printf(b, "#pragma unroll\n%*s    for (int v = 0; v < VEC; ++v) {\n"
+                         "%*s        const real g = %s + gyz;\n"
+                         "%*s        const real d = layer_div(res[v] + g * pv[v], (real)1 + g);\n"
+                         "%*s        res[v] = g > (real)0 ? d : res[v];  // the layer\n"
+                         "%*s    }\n%*s}\n", ind, "", ind, "",
+                      c->eta == FDT_ETA_ARRAY ? "eta[" HIP_X "]" : "damping1(" HIP_X ", gnx)",
+                      ind, "", ind, "", ind, "", ind, "");
+    }
+    fdt_sb_printf(b, "%*sif (k + gz == sk && j0 + t + gy == sj)\n#pragma unroll\n"
+                     "%*s    for (int v = 0; v < VEC; ++v)\n"
+                     "%*s        if (i0 + v + gx == si)\n"
+                     "%*s            res[v] += src;  // point source", ind, "", ind, "", ind, "",
+                  ind, "");
+}
+
+static void emit_combine(const fdt_problem *p, fdt_sb *b)
 {
     if (p->op == FDT_OP_DWAVE) {
-        emit_dwave_step(c, interior, "c", "(sx * dx + sy * dy + sz * dz)", hip_x, hip_y, hip_z,
-                        hip_at_source, 16, b);
+        emit_dwave_point("c", "(sx * dx + sy * dy + sz * dz)", b);
         return;
     }
     switch (p->op) {
@@ -351,9 +362,11 @@ static void dwave_vars(const fdt_problem *p, const fdt_config *c, const fdt_layo
     layer_vars(p, c, vs);
     fdt_sb b;
     fdt_sb_init(&b);
-    emit_dwave_step(c, interior, "cc[v]", "acc[(u + Q - RZ) % Q][t][v]", hip_x, hip_y, hip_z,
-                    hip_at_source, 20, &b);
+    emit_dwave_point("cc[v]", "acc[(u + Q - RZ) % Q][t][v]", &b);
     setsb(vs, "STEP_Q", &b);
+    fdt_sb_init(&b);
+    emit_dwave_row(c, interior, 12, &b);
+    setsb(vs, "DWAVE_ROW", &b);
 }
 
 /* The hole's block skip of the damped dwave kernel: a block whose whole output tile (bx*vec x
@@ -455,7 +468,7 @@ static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_
     emit_params(p, opts->runtime_dims, &b);
     setsb(vs, "PARAMS", &b);
     fdt_sb_init(&b);
-    emit_combine(p, c, interior, &b);
+    emit_combine(p, &b);
     setsb(vs, "COMBINE", &b);
     fdt_sb_init(&b);
     int rc = emit_stencil(p, c, &b, e);

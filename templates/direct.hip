@@ -124,6 +124,9 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #{endif}
                 {{COMBINE}}
             }
+#{if DWAVE}
+            {{DWAVE_ROW}}
+#{endif}
 #{if FAULT}
             if (fault_skip(k, nz))
                 continue;

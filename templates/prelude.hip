@@ -33,11 +33,17 @@ __device__ __forceinline__ real damping1(int x, int n)
     return ABS_S * r * r;
 }
 // Whether interior coordinate x of an axis of n points lies in the layer (x < W or x >= n - W):
-// two integer operations, where the damping takes a conversion and three multiplies. The
-// damped update tests this first, so an interior point costs the wave step's work alone.
+// two integer operations, where the damping takes a conversion and three multiplies.
 __device__ __forceinline__ int in_layer1(int x, int n)  // int: combined with |, not ||
 {
     return (unsigned)(x - ABS_W) >= (unsigned)(n - 2 * ABS_W);
+}
+// Whether any of the m points x .. x + m - 1 of an axis of n points lies in the layer. The
+// damped update tests a thread's output row with it first (with in_layer1 for its y and z), so
+// a row inside costs the wave step's work alone, and the test of x is the same at every plane.
+__device__ __forceinline__ int in_layer_run(int x, int m, int n)
+{
+    return (x < ABS_W) | (x + m > n - ABS_W);
 }
 // The layer's division a / (1 + g). On NVIDIA in f32, __fdividef (within 2 ulp for these
 // denominators, 1 .. 1 + 3 S): the correctly rounded division is a subroutine call there, which

@@ -173,6 +173,9 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #{endif}
                     {{COMBINE}}
                 }
+#{if DWAVE}
+            {{DWAVE_ROW}}
+#{endif}
                 if (STAGED)
                     continue;  // stored below
 #{if FAULT}

@@ -262,6 +262,9 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                     res[v] = acc[(u + Q - RZ) % Q][t][v];
 #{endif}
                 }
+#{if DWAVE}
+            {{DWAVE_ROW}}
+#{endif}
 #{if FAULT}
                 if (fault_skip(k, nz))
                     continue;

@@ -1238,26 +1238,32 @@ static void test_dwave_sources(void **state)
                     assert_true(strstr(s, skips[ci]) < inner);
                     assert_contains(s, ci == 1 || ci == 3 ? "jbeg - R + bj * 4 >= hy0"
                                                           : "jbeg - R + bj * 8 >= hy0");
-                    /* the damping, once, in the damped kernel */
-                    const char *g = eta ? "eta[i0 + v + gx - R] + eta[gnx + j0 + t + gy - R] + "
-                                          "eta[gnx + gny + k + gz - R]"
-                                        : "damping1(i0 + v + gx - R, gnx) + damping1(j0 + t + gy "
-                                          "- R, gny) + damping1(k + gz - R, gnz)";
+                    /* the damping, once, in the damped kernel: y and z once per row */
+                    const char *gyz = eta ? "const real gyz = eta[gnx + j0 + t + gy - R] + "
+                                            "eta[gnx + gny + k + gz - R];"
+                                          : "const real gyz = damping1(j0 + t + gy - R, gny) + "
+                                            "damping1(k + gz - R, gnz);";
+                    const char *g = eta ? "const real g = eta[i0 + v + gx - R] + gyz;"
+                                        : "const real g = damping1(i0 + v + gx - R, gnx) + gyz;";
+                    assert_int_equal(occurrences(s, gyz), 1);
                     assert_int_equal(occurrences(s, g), 1);
                     assert_true(strstr(s, g) < inner);
-                    assert_int_equal(occurrences(s, "res[v] = layer_div(res[v] + g * pv[v], "
+                    assert_int_equal(occurrences(s, "const real d = layer_div(res[v] + g * pv[v], "
                                                     "(real)1 + g);"), 1);
-                    /* only a point of the layer computes its damping */
-                    assert_int_equal(occurrences(s, "if (in_layer1(i0 + v + gx - R, gnx) | "
+                    assert_int_equal(occurrences(s, "res[v] = g > (real)0 ? d : res[v];"), 1);
+                    /* only a row that touches the layer computes its damping */
+                    assert_int_equal(occurrences(s, "if (in_layer_run(i0 + gx - R, VEC, gnx) | "
                                                     "in_layer1(j0 + t + gy - R, gny) | "
                                                     "in_layer1(k + gz - R, gnz)) {"), 1);
+                    assert_true(strstr(s, "if (in_layer_run(") < strstr(s, gyz));
                     assert_int_equal(occurrences(s, "__device__ __forceinline__ real damping1("),
                                      1);
                     assert_int_equal(occurrences(s, "constexpr real ABS_S = 0.100000001f, "
                                                     "ABS_INV_W = 0.0625f;"), 1);
-                    /* both kernels: the wave expression and the source at global coordinates */
-                    assert_int_equal(occurrences(s, "k + gz == sk && j0 + t + gy == sj && "
-                                                    "i0 + v + gx == si"), 2);
+                    /* both kernels: the wave expression and the source at global coordinates,
+                     * tested by row, then by point */
+                    assert_int_equal(occurrences(s, "if (k + gz == sk && j0 + t + gy == sj)"), 2);
+                    assert_int_equal(occurrences(s, "if (i0 + v + gx == si)"), 2);
                     assert_int_equal(occurrences(s, "res[v] = (real)2 * "), 2);
                     assert_null(strstr(s, "{{"));
                     assert_null(strstr(s, "#{"));
