@@ -323,6 +323,8 @@ static const fdt_col run_cols[] = {
     {"exchange_ms", "exchange ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
     {"exchange_bytes", "exchange MB", FDT_COL_REAL, "%.2f", FDT_SHOW_TEXT, 0},
     {"exchange_bytes", "", FDT_COL_REAL, NULL, FDT_SHOW_DATA, 0},
+    {"gpu_ms", "GPU ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
+    {"cpu_ms", "CPU ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
     {"shared", "shared", FDT_COL_BOOL, NULL, FDT_SHOW_ALL, 0},
     {"single_ms", "single ms/step", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
     {"max_abs_diff", "max |diff|", FDT_COL_REAL_OPT, "%.3g", FDT_SHOW_ALL, 0},
@@ -345,6 +347,8 @@ static void run_row(fdt_emit *m, const hybrid_args *a, const fdt_hyrun_result *r
     fdt_emit_cell_real(m, r->exchange_ms);
     fdt_emit_cell_real(m, r->exchange_bytes / 1e6);
     fdt_emit_cell_real(m, r->exchange_bytes);
+    fdt_emit_cell_real(m, r->gpu_ms);
+    fdt_emit_cell_real(m, r->cpu_ms);
     fdt_emit_cell_bool(m, r->shared != 0);
     fdt_emit_cell_real(m, r->single_ms);
     fdt_emit_cell_real(m, r->max_abs_diff);

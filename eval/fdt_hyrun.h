@@ -76,6 +76,9 @@ typedef struct fdt_hyrun_result {
     double exchange_ms;    /* median time of a step's copies (their own time: hidden when they
                             * overlap the computation); 0 when nothing is copied */
     double exchange_bytes; /* bytes copied per step, both directions */
+    double gpu_ms;         /* median time of the GPU's boxes in a step (its main stream's
+                            * events around them); 0 without a GPU part */
+    double cpu_ms;         /* median host time of the CPU's boxes in a step; 0 without one */
     double single_ms;      /* the single-device step (device A, one damped box over the grid) */
     double max_abs_diff;   /* max |run - single| over the interior after the steps */
     double max_abs;        /* max |single| there (the scale of the difference) */

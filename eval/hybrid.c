@@ -25,7 +25,8 @@ typedef struct hdev {
     fdt_gen_target gen;
     void *mod, *fn[2];
     void *s_main, *s_copy, *s_in; /* s_copy: its own planes out; s_in: the host's in */
-    void *ev[5]; /* 0: a part's cut computed; 1+2i, 2+2i: part i's transfers begin, end */
+    void *ev[7]; /* 0: a part's cut computed; 1+2i, 2+2i: part i's transfers begin, end;
+                  * 5, 6: its part's boxes begin, end (its compute time) */
     int host;    /* its memory is the host's (the CPU backend) */
 } hdev;
 
@@ -166,7 +167,7 @@ static int dev_open(hdev *d, const fdt_hyrun_side *side, const fdt_problem *p, f
         d->b->stream_create(&d->s_main, e) || d->b->stream_create(&d->s_copy, e) ||
         d->b->stream_create(&d->s_in, e))
         goto done;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 7; i++)
         if (d->b->event_create(&d->ev[i], e))
             goto done;
     if (allow_shared(d, p, e))
@@ -517,22 +518,35 @@ static int part_xfers(const run *r, int from, double *host_ms, fdt_err *e)
 
 /* ------------------------------------------------------------------ steps */
 
+/* Part i's boxes and transfers of one step; a GPU's between events 5 and 6 of its main
+ * stream, a host part's timed by the host clock (*host_ms: its copies, *cpu_ms: its boxes). */
+static int part_step(run *r, int i, double *host_ms, double *cpu_ms, fdt_err *e)
+{
+    part *P = &r->part[i];
+    hdev *d = P->d;
+    double t0 = now_ms();
+    if (!d->host && d->b->event_record_on(d->ev[5], d->s_main, e))
+        return -1;
+    if (launch_boxes(r, P, 0, P->ncut, e) || part_xfers(r, i, host_ms, e) ||
+        launch_boxes(r, P, P->ncut, P->nbox, e))
+        return -1;
+    if (!d->host)
+        return d->b->event_record_on(d->ev[6], d->s_main, e);
+    *cpu_ms = now_ms() - t0 - *host_ms;
+    return 0;
+}
+
 /* One step: each part (GPUs first: their work is queued) its cut boxes, its transfers, its
  * other boxes; then the host waits for every stream and the fields rotate. *xms: the
- * transfers' time. */
-static int step(run *r, double *xms, fdt_err *e)
+ * transfers' time; ms[0], ms[1]: the GPU's and the host's compute time (0 without one). */
+static int step(run *r, double *xms, double ms[2], fdt_err *e)
 {
     double host_ms[2] = {0, 0};
-    *xms = 0;
+    *xms = ms[0] = ms[1] = 0;
     for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < r->npart; i++) {
-            part *P = &r->part[i];
-            if (P->d->host != pass)
-                continue;
-            if (launch_boxes(r, P, 0, P->ncut, e) || part_xfers(r, i, &host_ms[i], e) ||
-                launch_boxes(r, P, P->ncut, P->nbox, e))
+        for (int i = 0; i < r->npart; i++)
+            if (r->part[i].d->host == pass && part_step(r, i, &host_ms[i], &ms[1], e))
                 return -1;
-        }
     for (int i = 0; i < r->npart; i++) {
         hdev *d = r->part[i].d;
         if (d->b->stream_sync(d->s_main, e) || d->b->stream_sync(d->s_copy, e) ||
@@ -545,10 +559,13 @@ static int step(run *r, double *xms, fdt_err *e)
         for (int k = 0; k < r->nxfer && !d; k++)
             if (r->x[k].from == i)
                 d = copier(P, &r->part[r->x[k].to]);
-        float ms = 0;
-        if (d && d->b->event_elapsed(d->ev[1 + 2 * i], d->ev[2 + 2 * i], &ms, e))
+        float ms_x = 0, ms_c = 0;
+        if (d && d->b->event_elapsed(d->ev[1 + 2 * i], d->ev[2 + 2 * i], &ms_x, e))
             return -1;
-        *xms += ms + host_ms[i];
+        if (!P->d->host && P->d->b->event_elapsed(P->d->ev[5], P->d->ev[6], &ms_c, e))
+            return -1;
+        *xms += ms_x + host_ms[i];
+        ms[0] += ms_c;
         uint64_t t = P->f[2];
         P->f[2] = P->f[1];
         P->f[1] = P->f[0];
@@ -565,25 +582,32 @@ static double median(double *v, int n)
     return t.median_ms;
 }
 
-/* warmup + steps steps; the medians of the timed ones. */
-static int run_steps(run *r, int warmup, int steps, double *step_ms, double *x_ms, fdt_err *e)
+/* warmup + steps steps; the medians of the timed ones into res (step, exchange, compute). */
+static int run_steps(run *r, int warmup, int steps, fdt_hyrun_result *res, fdt_err *e)
 {
-    double *st = calloc((size_t)steps, sizeof *st), *xt = calloc((size_t)steps, sizeof *xt);
-    int rc = st && xt ? 0 : fdt_err_set(e, "hybrid run: out of memory");
+    double *t[4];
+    int rc = 0;
+    for (int k = 0; k < 4; k++)
+        if (!(t[k] = calloc((size_t)steps, sizeof *t[k])))
+            rc = fdt_err_set(e, "hybrid run: out of memory");
     for (int s = 0; !rc && s < warmup + steps; s++) {
-        double t0 = now_ms(), x = 0;
-        rc = step(r, &x, e);
+        double t0 = now_ms(), x = 0, ms[2];
+        rc = step(r, &x, ms, e);
         if (s >= warmup) {
-            st[s - warmup] = now_ms() - t0;
-            xt[s - warmup] = x;
+            t[0][s - warmup] = now_ms() - t0;
+            t[1][s - warmup] = x;
+            t[2][s - warmup] = ms[0];
+            t[3][s - warmup] = ms[1];
         }
     }
     if (!rc) {
-        *step_ms = median(st, steps);
-        *x_ms = median(xt, steps);
+        res->step_ms = median(t[0], steps);
+        res->exchange_ms = median(t[1], steps);
+        res->gpu_ms = median(t[2], steps);
+        res->cpu_ms = median(t[3], steps);
     }
-    free(st);
-    free(xt);
+    for (int k = 0; k < 4; k++)
+        free(t[k]);
     return rc;
 }
 
@@ -803,7 +827,7 @@ static int mode_run(const fdt_hyrun_request *rq, hdev *d, const init *in, fdt_hy
     else
         rc = setup_task(&r, &d[0], &d[1], share, in, e);
     if (!rc)
-        rc = run_steps(&r, rq->warmup, rq->steps, &res->step_ms, &res->exchange_ms, e) ||
+        rc = run_steps(&r, rq->warmup, rq->steps, res, e) ||
              gather(&r, gl, out, e);
     res->shared = r.shared;
     res->nz_b = rq->mode == FDT_HYRUN_DATA ? planes_b(rq) : 0;
@@ -822,9 +846,11 @@ static int single_run(const fdt_hyrun_request *rq, hdev *d, const init *in, doub
     memset(&r, 0, sizeof r);
     r.p = &rq->p;
     fdt_params_default(&rq->p, &r.q);
-    double x;
-    int rc = setup_one(&r, d, 1, in, e) || run_steps(&r, rq->warmup, rq->steps, ms, &x, e) ||
+    fdt_hyrun_result one;
+    memset(&one, 0, sizeof one);
+    int rc = setup_one(&r, d, 1, in, e) || run_steps(&r, rq->warmup, rq->steps, &one, e) ||
              gather(&r, gl, out, e);
+    *ms = one.step_ms;
     run_free(&r);
     return rc ? -1 : 0;
 }
@@ -1012,9 +1038,9 @@ static int pulse_run(run *r, const pulse *u, const fdt_layout *gl, void *buf,
                      fdt_hyrun_energy *out, fdt_err *e)
 {
     for (int t = 0; t < u->t_after; t++) {
-        double x;
+        double x, ms[2];
         r->q.src = ricker(u->f, u->t0, t);
-        if (step(r, &x, e))
+        if (step(r, &x, ms, e))
             return -1;
         if (t + 1 != u->t_before && t + 1 != u->t_after)
             continue;
