@@ -137,7 +137,8 @@ static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, cons
                       100 * d->gbs / d->copy_gbs);
     for (int k = 0; k < FDT_HYB_NDEPLOY; k++)
         if (d->deploy_gbs[k] > 0)
-            fdt_emit_text(m, ", %s %.0f", dn[k], d->deploy_gbs[k]);
+            fdt_emit_text(m, ", %s %.0f%s", dn[k], d->deploy_gbs[k],
+                          d->deploy_probe[k] ? " (a probe)" : "");
     if (d->interior_gbs > 0)
         fdt_emit_text(m, ", interior (wave) %.0f", d->interior_gbs);
     fdt_emit_text(m, "\n");

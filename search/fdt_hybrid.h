@@ -55,7 +55,10 @@ typedef struct fdt_hybrid_dev {
     double gbs;            /* the tuned best for the problem, any config (database: the best
                               evaluation of the device and problem); 0: none measured */
     double deploy_gbs[FDT_HYB_NDEPLOY]; /* the best evaluation whose config has deploy=complete,
-                              inout, sides (dwave only); 0: not measured */
+                              inout, sides (dwave only): a full one, else a probe (a
+                              deployment slower than the best is often only probed); 0: not
+                              measured */
+    int deploy_probe[FDT_HYB_NDEPLOY]; /* 1: deploy_gbs[k] is a probe's (no full evaluation) */
     double interior_gbs;   /* the undamped wave at the same grid, R and precision (the interior
                               kernel's expression); 0: not measured */
     double copy_gbs;       /* the device's copy bandwidth measured in those runs (database:

@@ -72,12 +72,14 @@ static int64_t begin(fdt_db *db, const fdt_device *d, double copy, int64_t *dev)
 }
 
 /* An ok full evaluation of p at gbs. */
-static void add(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs)
+static void add_stage(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs,
+                      fdt_db_stage stage)
 {
     fdt_err e;
     fdt_db_eval ev;
     fdt_db_eval_init(&ev);
     ev.run_id = run;
+    ev.stage = stage;
     if (fdt_db_problem_id(db, &p, &ev.problem_id, &e))
         fail_msg("%s", e.msg);
     snprintf(ev.config, sizeof ev.config, "%s", config);
@@ -87,6 +89,11 @@ static void add(fdt_db *db, int64_t run, fdt_problem p, const char *config, doub
     ev.layout_offset = 0;
     if (fdt_db_eval_insert(db, &ev, NULL, &e))
         fail_msg("%s", e.msg);
+}
+
+static void add(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs)
+{
+    add_stage(db, run, p, config, gbs, FDT_DB_FULL);
 }
 
 /* The database: H200 (dwave 3825 and 3500 GB/s, wave 3900, copy 4250, link 55 GB/s each
@@ -114,6 +121,10 @@ static void make_db(const char *path, int with_link)
     add(db, run, w, "bx=256", 3900);
     int64_t crun = begin(db, &c, 72, &cid);
     add(db, crun, dwave(), "default", 64);
+    /* probes: the CPU's sides only probed (taken, marked), the GPU's sides probed faster
+     * than its full evaluations (a full one stands) */
+    add_stage(db, crun, dwave(), "deploy=sides", 30, FDT_DB_PROBE);
+    add_stage(db, run, dwave(), "bx=256,deploy=sides", 3600, FDT_DB_PROBE);
     fdt_db_link l = {55, 55, 0, 10, 0, "2026-11-28T10:00:00.000Z"};
     if (with_link && fdt_db_link_put(db, gid, &l, &e))
         fail_msg("%s", e.msg);
@@ -166,6 +177,10 @@ static void gathers_the_stored_rates(void **state)
     assert_true(fabs(in.gpu.deploy_gbs[FDT_HYB_INOUT] - 3700) < 1e-9);
     assert_true(fabs(in.gpu.deploy_gbs[FDT_HYB_SIDES] - 3350) < 1e-9);
     assert_string_equal(src.deploy_config[FDT_HYB_SIDES], "bx=128,deploy=sides");
+    assert_int_equal(in.gpu.deploy_probe[FDT_HYB_SIDES], 0);
+    assert_true(fabs(in.cpu.deploy_gbs[FDT_HYB_SIDES] - 30) < 1e-9);
+    assert_int_equal(in.cpu.deploy_probe[FDT_HYB_SIDES], 1);
+    assert_int_equal(in.cpu.deploy_probe[FDT_HYB_COMPLETE], 0);
     assert_true(fabs(in.gpu.interior_gbs - 3900) < 1e-9);
     assert_true(in.gpu.flops_gfs > 10000); /* sm_90's facts x 132 SMs */
     assert_true(fabs(in.cpu.gbs - 64) < 1e-9 && fabs(in.cpu.copy_gbs - 72) < 1e-6);

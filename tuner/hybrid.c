@@ -97,23 +97,34 @@ static int deploy_of(const char *config)
     return c.deploy;
 }
 
-/* The best ok full evaluation per deployment of (device, problem) of row. */
+/* Whether evaluation ev (full or not) replaces deployment k's rate so far in d: a full one
+ * replaces a probe's, then the faster wins. */
+static int better_deploy(const fdt_db_eval *ev, const fdt_hybrid_dev *d, int k)
+{
+    int full = ev->stage == FDT_DB_FULL, had_full = d->deploy_gbs[k] > 0 && !d->deploy_probe[k];
+    return full != had_full ? full : ev->gbs > d->deploy_gbs[k];
+}
+
+/* The best ok evaluation per deployment of (device, problem) of row: a full one, else a probe
+ * (the search probes every candidate and fully measures only those near its best, so a slow
+ * deployment such as a CPU's sides is often only probed). */
 static int deployments(fdt_db *db, const fdt_db_row *row, fdt_hybrid_dev *d,
                        char (*configs)[256], fdt_err *e)
 {
     fdt_db_rows rows = {0};
-    if (fdt_db_top(db, row->device.id, row->ev.problem_id, 0, 100000, fdt_db_collect_row,
-                   &rows, e) || rows.oom) {
+    if (fdt_db_evals(db, row->device.id, 0, row->ev.problem_id, fdt_db_collect_row, &rows, e) ||
+        rows.oom) {
         free(rows.v);
         return rows.oom ? fdt_err_set(e, "hybrid plan: out of memory") : -1;
     }
     for (size_t i = 0; i < rows.n; i++) {
         const fdt_db_eval *ev = &rows.v[i].ev;
-        if (ev->status != FDT_DB_OK || ev->stage != FDT_DB_FULL || !(ev->gbs > 0))
+        if (ev->status != FDT_DB_OK || !(ev->gbs > 0))
             continue;
         int k = deploy_of(ev->config);
-        if (ev->gbs > d->deploy_gbs[k]) {
+        if (better_deploy(ev, d, k)) {
             d->deploy_gbs[k] = ev->gbs;
+            d->deploy_probe[k] = ev->stage != FDT_DB_FULL;
             if (configs)
                 snprintf(configs[k], 256, "%s", ev->config);
         }
