@@ -106,6 +106,42 @@ print(rows[0]["config"] if rows else "")' "$OUTDIR/best_dwave_$g.json" "$who")
         [ "$who" = cpu ] && dev=(--cpu auto)
         "$FDTUNE" bench "${dw[@]}" "${dev[@]}" "${args[@]}" --json >"$OUTDIR/deploy_${who}_$g.json"
         verdict $? "$who: the three deployments benched at $grid (deploy_${who}_$g.json)"
+        # the same three measured by the tuner and stored, so that the planner reads each
+        # deployment's rate (the slabs' of sides above all) from the database: a recipe of
+        # the best config alone, its deploy the one parameter with three values
+        rec="$OUTDIR/deploy_${who}_$g.lua"
+        python3 - "${args[@]}" >"$rec" <<'EOF'
+import sys
+cfgs = [a for a in sys.argv[1:] if a != "--config"]
+vals = {}
+for c in cfgs:
+    for kv in c.split(","):
+        k, v = kv.split("=")
+        if v not in vals.setdefault(k, []):
+            vals[k].append(v)
+lit = lambda v: v if v.lstrip("-").replace(".", "", 1).isdigit() else '"%s"' % v
+print('-- bench/hybrid.sh: the best config of one device, its three deployments')
+print('ops { "dwave" }')
+for k, vs in vals.items():
+    print('param("%s", { %s })' % (k, ", ".join(lit(v) for v in vs)))
+print('constrain("these configs alone", function(c, dev, prob)')
+print('  local s = {}')
+for c in cfgs:
+    print('  s["%s"] = true' % ",".join(sorted(c.split(","))))
+print('  local t = {}')
+print('  for _, k in ipairs({%s}) do t[#t + 1] = k .. "=" .. tostring(c[k]) end' %
+      ", ".join('"%s"' % k for k in sorted(vals)))
+print('  return s[table.concat(t, ",")] == true')
+print('end)')
+print('strategy "exhaustive"')
+print('budget(%d)' % len(cfgs))
+print('default { %s }' % ", ".join("%s = %s" % (k, lit(vs[0])) for k, vs in vals.items()))
+EOF
+        tdev=(--gpu auto)
+        [ "$who" = cpu ] && tdev=(--cpu auto)
+        "$FDTUNE" "${tdev[@]}" "${dw[@]}" --recipe "$rec" --db "$db" --search-all \
+            --json >"$OUTDIR/deploy_${who}_${g}_tuned.json"
+        verdict $? "$who: the three deployments measured by the tuner into the database"
         python3 -c '
 import json, sys
 for r in json.load(open(sys.argv[1]))["results"]:

@@ -12,6 +12,12 @@
  *   cc -O3 -march=native -fopenmp -I. examples/dwave_driver.c -o dwave_driver -lm
  *   ./dwave_driver 64 64 64 200                          # NX NY NZ STEPS, any grid
  *
+ * On a GPU: `fdtune export --gpu auto ... --driver -o fdtd.h`, then build this same file as
+ * CUDA (or HIP) code with DWAVE_DRIVER_GPU defined, e.g.
+ *   nvcc -O3 -arch=sm_90 -x cu -DDWAVE_DRIVER_GPU -I. examples/dwave_driver.c -o dwave_driver
+ * (hipcc -DDWAVE_DRIVER_GPU -x hip on AMD): the fields are then device memory, filled and
+ * read back with hipMemcpy (cudaMemcpy under nvcc).
+ *
  * It prints the variant the driver runs, the largest field value and the largest difference
  * from the double-precision steps; exit status 0 when that difference is within the
  * tolerance (f32: 1e-4, f64: 1e-10, of the largest value) and nothing outside the interior
@@ -24,8 +30,51 @@
 #ifndef FDTD_HEADER
 #define FDTD_HEADER "fdtd.h"
 #endif
+#ifndef DWAVE_DRIVER_GPU
 #define FDTUNED_CPU_ONLY 1 /* a header with a GPU part too: the CPU part alone */
+#endif
 #include FDTD_HEADER
+
+/* A field of the driver's layout in host memory: on the CPU the driver's own array f, on a
+ * GPU a zeroed host copy of its layout (fdtd_layout()->elems values), or NULL (no memory). */
+static fdtd_real *host_field(fdtd_real *f)
+{
+#ifdef DWAVE_DRIVER_GPU
+    (void)f;
+    return (fdtd_real *)calloc((size_t)fdtd_layout()->elems, sizeof(fdtd_real));
+#else
+    return f;
+#endif
+}
+
+/* Host field h into the driver's field f (a GPU: copied, h freed): 0, or -1. */
+static int put_field(fdtd_real *f, fdtd_real *h)
+{
+#ifdef DWAVE_DRIVER_GPU
+    int rc = hipMemcpy(f, h, sizeof(fdtd_real) * (size_t)fdtd_layout()->elems,
+                       hipMemcpyHostToDevice) == hipSuccess ? 0 : -1;
+    free(h);
+    return rc;
+#else
+    return f == h ? 0 : -1;
+#endif
+}
+
+/* The driver's field f readable on the host (a GPU: a copy, NULL when it fails). */
+static fdtd_real *get_field(fdtd_real *f)
+{
+#ifdef DWAVE_DRIVER_GPU
+    fdtd_real *h = host_field(f);
+    if (h && hipMemcpy(h, f, sizeof(fdtd_real) * (size_t)fdtd_layout()->elems,
+                       hipMemcpyDeviceToHost) != hipSuccess) {
+        free(h);
+        h = NULL;
+    }
+    return h;
+#else
+    return f;
+#endif
+}
 
 #define C2 0.1 /* (v dt / h)^2: stable for every radius in 3D */
 
@@ -72,15 +121,24 @@ int main(int argc, char **argv)
                 nx, ny, nz);
         return 2;
     }
+    fdtd_real *c2 = host_field(fdtd_c2());
+    if (!c2) {
+        fprintf(stderr, "dwave_driver: no memory\n");
+        return 2;
+    }
     for (int k = 0; k < nz; k++)
         for (int j = 0; j < ny; j++)
             for (int i = 0; i < nx; i++)
-                fdtd_c2()[fdtd_index(i, j, k)] = (fdtd_real)C2;
+                c2[fdtd_index(i, j, k)] = (fdtd_real)C2;
+    if (put_field(fdtd_c2(), c2)) {
+        fprintf(stderr, "dwave_driver: c2 could not be copied to the device\n");
+        return 2;
+    }
     /* the reference: padded double boxes (nx+2R) x (ny+2R) x (nz+2R), zeros beyond */
     const long long mx = nx + 2 * R, my = ny + 2 * R, mz = nz + 2 * R, n = mx * my * mz;
     double *q[3], w[FDTD_R + 1];
     for (int f = 0; f < 3; f++)
-        q[f] = calloc((size_t)n, sizeof(double));
+        q[f] = (double *)calloc((size_t)n, sizeof(double));
     if (!q[0] || !q[1] || !q[2]) {
         fprintf(stderr, "dwave_driver: no memory\n");
         return 2;
@@ -109,10 +167,15 @@ int main(int argc, char **argv)
     }
     double maxv = 0, maxd = 0;
     long long halo = 0;
+    const fdtd_real *pf = get_field(fdtd_p());
+    if (!pf) {
+        fprintf(stderr, "dwave_driver: p could not be read back from the device\n");
+        return 1;
+    }
     for (long long k = 0; k < mz; k++)
         for (long long j = 0; j < my; j++)
             for (long long i = 0; i < mx; i++) {
-                double got = fdtd_p()[fdtd_index((int)i - R, (int)j - R, (int)k - R)];
+                double got = pf[fdtd_index((int)i - R, (int)j - R, (int)k - R)];
                 double want = q[0][i + mx * j + mx * my * k];
                 if (i < R || i >= nx + R || j < R || j >= ny + R || k < R || k >= nz + R) {
                     halo += got != 0;
@@ -131,6 +194,9 @@ int main(int argc, char **argv)
            maxd <= tol && !halo ? "ok" : "WRONG");
     for (int f = 0; f < 3; f++)
         free(q[f]);
+#ifdef DWAVE_DRIVER_GPU
+    free((void *)pf);
+#endif
     fdtd_finalize();
     return maxd <= tol && !halo ? 0 : 1;
 }
