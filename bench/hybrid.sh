@@ -27,8 +27,9 @@
 # Environment: FDTUNE (default build/fdtune), OUTDIR (default bench/results/hybrid), BUDGET
 # (configs measured per tune, default 60), STEPS (timed steps, default 50), GRIDS (default
 # "256 512"), KEEP_DB=1 (keep OUTDIR/hybrid.db: grids in separate calls share one database),
-# REFLECTION (default 1). E.g. GRIDS=256 bench/hybrid.sh, then
-# GRIDS=512 KEEP_DB=1 REFLECTION=0 bench/hybrid.sh.
+# REFLECTION (default 1), RUN_ONLY=1 (with KEEP_DB=1: steps 5-7 alone, on the tunes the
+# database holds: the runner and the planner again, no tuning). E.g. GRIDS=256
+# bench/hybrid.sh, then GRIDS=512 KEEP_DB=1 REFLECTION=0 bench/hybrid.sh.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 FDTUNE=${FDTUNE:-$root/build/fdtune}
@@ -67,6 +68,7 @@ for g in $GRIDS; do
     grid="$g^3"
     prob=(--R 4 --precision f32 --grid "$grid")
     dw=(--op dwave --absorb 16 "${prob[@]}")
+    if [ "${RUN_ONLY:-0}" != 1 ]; then
     step "2. tunes at $grid"
     "$FDTUNE" --gpu auto "${dw[@]}" --budget "$BUDGET" --db "$db"
     verdict $? "GPU dwave tuned at $grid"
@@ -163,6 +165,7 @@ print("dwave %.0f GB/s (%.1f%% of copy), wave %.0f GB/s (%.1f%% of copy): %.1f%%
 sys.exit(0 if d["gbs"] >= 0.9 * w["gbs"] else 1)' "$OUTDIR/best_dwave_$g.json" \
         "$OUTDIR/best_wave_$g.json"
     verdict $? "dwave within 10% of wave's bandwidth on the GPU at $grid"
+    fi
 
     step "5. the plan at $grid"
     "$FDTUNE" hybrid plan --gpu auto --cpu auto "${dw[@]}" --db "$db" | tee "$OUTDIR/plan_$g.txt"

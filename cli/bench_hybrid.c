@@ -361,7 +361,7 @@ static void run_row(fdt_emit *m, const hybrid_args *a, const fdt_hyrun_result *r
     fdt_emit_row_end(m);
 }
 
-/* What a row's table cannot say: a config realigned for shared memory, points not finite. */
+/* What a row's table cannot say: a config realigned (one layout), points not finite. */
 static void run_notes(fdt_emit *m, const fdt_hyrun_result *r, int steps)
 {
     char what[64];
@@ -371,8 +371,9 @@ static void run_notes(fdt_emit *m, const fdt_hyrun_result *r, int steps)
         snprintf(what + strlen(what), sizeof what - strlen(what), "(%lld CPU planes)",
                  (long long)r->nz_b);
     if (r->shared_align)
-        fdt_emit_text(m, "%s: shared memory is one layout: device %c's config ran with "
-                         "align=%d (the other's; its kernels built again)\n", what,
+        fdt_emit_text(m, "%s: %s one layout: device %c's config ran with align=%d (the "
+                         "other's; its kernels built again)\n", what,
+                      r->shared ? "shared memory is" : "whole planes are exchanged in",
                       "AB"[r->realigned], r->shared_align);
     if (r->nonfinite)
         fdt_emit_text(m, "%s: %lld points not finite after %d steps (an unstable step): does "

@@ -68,9 +68,10 @@ typedef struct fdt_hyrun_result {
     fdt_hyrun_mode mode;
     int64_t nz_b;          /* data-parallel: planes on B; else 0 */
     int shared;            /* 1: one allocation, no copies */
-    int shared_align;      /* shared memory with configs of two aligns: the larger, which both
-                            * used (one layout; the other side's kernels built with it); 0 when
-                            * no config was changed */
+    int shared_align;      /* shared memory, or data-parallel (whole planes exchanged as
+                            * contiguous copies), with configs of two aligns: the larger, which
+                            * both used (one layout; the other side's kernels built with it); 0
+                            * when no config was changed */
     int realigned;         /* then the side whose config was changed: 0 A, 1 B */
     double step_ms;        /* median wall time of a step over the timed steps */
     double exchange_ms;    /* median time of a step's copies (their own time: hidden when they

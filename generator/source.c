@@ -167,19 +167,33 @@ static void emit_dwave_point(const char *centre, const char *lap, fdt_sb *b)
     fdt_sb_printf(b, "res[v] = (real)2 * %s - pv[v] + cv[v] * %s;", centre, lap);
 }
 
+/* dwave's per-thread part of the layer (DWAVE_THREAD, after every HIP family's i0 and j0, in
+ * the damped kernel): the damping along x of the thread's VEC outputs and whether they touch
+ * the layer, the same at every row and plane it computes. A thread's outputs past the grid's
+ * x extent are computed, never stored: their eta reads stay in the x part of the array. */
+static void emit_dwave_thread(const fdt_config *c, fdt_sb *b)
+{
+    fdt_sb_printf(b, "// dwave: this thread's x damping and whether its x run touches the layer\n"
+                     "    real gxv[VEC];\n#pragma unroll\n    for (int v = 0; v < VEC; ++v)\n"
+                     "        gxv[v] = %s;\n"
+                     "    const int lay_x = in_layer_run(i0 + gx - R, VEC, gnx);",
+                  c->eta == FDT_ETA_ARRAY ? "eta[min(" HIP_X ", gnx - 1)]"
+                                          : "damping1(" HIP_X ", gnx)");
+}
+
 /* dwave's end of an output row (DWAVE_ROW, after every HIP family's loop over the row's VEC
  * points): in the damped kernel, where the thread's row touches the layer (a test of the
- * row, not of each point: x's part is the same at every plane, y's at every plane of a row,
- * z's once a plane), each point where g > 0 becomes (res + g pv) / (1 + g), which is
- * (2 p - (1 - g) p_prev + c2 L) / (1 + g); where g = 0 it keeps the interior kernel's bits.
- * g = gx + (gy + gz), as the C dialect sums it. Then the point source at global padded (si,
- * sj, sk), also tested by row first. ind: the indentation of the lines after the first. */
+ * row, not of each point: x's part once per thread, DWAVE_THREAD; y's and z's per row), each
+ * point where g > 0 becomes (res + g pv) / (1 + g), which is (2 p - (1 - g) p_prev + c2 L) /
+ * (1 + g); where g = 0 it keeps the interior kernel's bits. g = gx + (gy + gz), as the C
+ * dialect sums it. Then the point source at global padded (si, sj, sk), also tested by row
+ * first. ind: the indentation of the lines after the first. */
 static void emit_dwave_row(const fdt_config *c, int interior, int ind, fdt_sb *b)
 {
     fdt_sb_puts(b, "// dwave: the absorbing layer and the point source, once per row\n");
     if (!interior) {
-        fdt_sb_printf(b, "%*sif (in_layer_run(i0 + gx - R, VEC, gnx) | in_layer1(%s, gny) | "
-                         "in_layer1(%s, gnz)) {\n", ind, "", hip_y, hip_z);
+        fdt_sb_printf(b, "%*sif (lay_x | in_layer1(%s, gny) | in_layer1(%s, gnz)) {\n", ind, "",
+                      hip_y, hip_z);
         if (c->eta == FDT_ETA_ARRAY)
             fdt_sb_printf(b, "%*s    const real gyz = eta[gnx + %s] + eta[gnx + gny + %s];  "
                              "// eta=array\n", ind, "", hip_y, hip_z);
@@ -187,12 +201,10 @@ static void emit_dwave_row(const fdt_config *c, int interior, int ind, fdt_sb *b
             fdt_sb_printf(b, "%*s    const real gyz = damping1(%s, gny) + damping1(%s, gnz);\n",
                           ind, "", hip_y, hip_z);
         fdt_sb_printf(b, "#pragma unroll\n%*s    for (int v = 0; v < VEC; ++v) {\n"
-                         "%*s        const real g = %s + gyz;\n"
+                         "%*s        const real g = gxv[v] + gyz;\n"
                          "%*s        const real d = layer_div(res[v] + g * pv[v], (real)1 + g);\n"
                          "%*s        res[v] = g > (real)0 ? d : res[v];  // the layer\n"
-                         "%*s    }\n%*s}\n", ind, "", ind, "",
-                      c->eta == FDT_ETA_ARRAY ? "eta[" HIP_X "]" : "damping1(" HIP_X ", gnx)",
-                      ind, "", ind, "", ind, "", ind, "");
+                         "%*s    }\n%*s}\n", ind, "", ind, "", ind, "", ind, "", ind, "", ind, "");
     }
     fdt_sb_printf(b, "%*sif (k + gz == sk && j0 + t + gy == sj)\n#pragma unroll\n"
                      "%*s    for (int v = 0; v < VEC; ++v)\n"
@@ -367,6 +379,9 @@ static void dwave_vars(const fdt_problem *p, const fdt_config *c, const fdt_layo
     fdt_sb_init(&b);
     emit_dwave_row(c, interior, 12, &b);
     setsb(vs, "DWAVE_ROW", &b);
+    fdt_sb_init(&b);
+    emit_dwave_thread(c, &b);
+    setsb(vs, "DWAVE_THREAD", &b);
 }
 
 /* The hole's block skip of the damped dwave kernel: a block whose whole output tile (bx*vec x

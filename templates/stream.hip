@@ -37,6 +37,9 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 {{DIMS}}    {{BLOCK_INDEX}}
     const int i0 = R + (bi * BX + (int)threadIdx.x) * VEC;
     const int j0 = jbeg + (bj * BY + (int)threadIdx.y) * TILE;
+#{if DAMPED}
+    {{DWAVE_THREAD}}
+#{endif}
     const int nvx = min(VEC, R + nx - i0);   // outputs of this thread inside the grid, x
     const int nvy = min(TILE, jend - j0);    // and y
     const int nly = jend + RY - j0;          // rows this thread may read (y halo included)

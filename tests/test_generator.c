@@ -1243,19 +1243,22 @@ static void test_dwave_sources(void **state)
                                             "eta[gnx + gny + k + gz - R];"
                                           : "const real gyz = damping1(j0 + t + gy - R, gny) + "
                                             "damping1(k + gz - R, gnz);";
-                    const char *g = eta ? "const real g = eta[i0 + v + gx - R] + gyz;"
-                                        : "const real g = damping1(i0 + v + gx - R, gnx) + gyz;";
+                    const char *g = eta ? "gxv[v] = eta[min(i0 + v + gx - R, gnx - 1)];"
+                                        : "gxv[v] = damping1(i0 + v + gx - R, gnx);";
                     assert_int_equal(occurrences(s, gyz), 1);
                     assert_int_equal(occurrences(s, g), 1);
                     assert_true(strstr(s, g) < inner);
+                    assert_int_equal(occurrences(s, "const real g = gxv[v] + gyz;"), 1);
+                    assert_true(strstr(s, "const int lay_x = in_layer_run(i0 + gx - R, VEC, "
+                                          "gnx);") < strstr(s, "if (lay_x | "));
                     assert_int_equal(occurrences(s, "const real d = layer_div(res[v] + g * pv[v], "
                                                     "(real)1 + g);"), 1);
                     assert_int_equal(occurrences(s, "res[v] = g > (real)0 ? d : res[v];"), 1);
                     /* only a row that touches the layer computes its damping */
-                    assert_int_equal(occurrences(s, "if (in_layer_run(i0 + gx - R, VEC, gnx) | "
+                    assert_int_equal(occurrences(s, "if (lay_x | "
                                                     "in_layer1(j0 + t + gy - R, gny) | "
                                                     "in_layer1(k + gz - R, gnz)) {"), 1);
-                    assert_true(strstr(s, "if (in_layer_run(") < strstr(s, gyz));
+                    assert_true(strstr(s, "if (lay_x | ") < strstr(s, gyz));
                     assert_int_equal(occurrences(s, "__device__ __forceinline__ real damping1("),
                                      1);
                     assert_int_equal(occurrences(s, "constexpr real ABS_S = 0.100000001f, "
