@@ -35,6 +35,9 @@ typedef struct fdt_tune_opts {
     int decide;           /* record the best decision at the end (default 1; retune judges
                              its re-search itself, so it passes 0) */
     fdt_stop_opts stop_rules; /* the stopping rules (default fdt_stop_opts_default) */
+    int overlap;          /* compile the next batch while this one is measured (default 1;
+                             never on a CPU target, whose measurements take every core, nor
+                             with one core) */
 } fdt_tune_opts;
 
 void fdt_tune_opts_default(fdt_tune_opts *o);
@@ -80,6 +83,8 @@ typedef struct fdt_tune_summary {
     double base_ms, base_gbs, speedup;
     double copy_gbs;
     double wall_s, compile_s, setup_s;
+    double compile_overlapped_s; /* of compile_s, the part hidden behind measurements (the
+                                    next batch compiled while this one was measured) */
     int interrupted;        /* stopped by the user or the time limit */
     char stop_reason[64];
     char stopped[160];      /* why the search stopped, with the headroom (fdt_stop_describe):
