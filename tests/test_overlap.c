@@ -1,0 +1,393 @@
+/* Compiling while measuring (issue 30, item 3), on a simulated GPU answering from
+ * tests/data/h100-replay.db whose compiles take FDTUNE_SIM_COMPILE_MS and whose answers
+ * FDTUNE_SIM_DELAY_MS, so that a batch compiles while the one before is measured:
+ *  - the pool's cancel drains: nothing starts after it, the children running end and are
+ *    reaped, the jobs never started fail "cancelled";
+ *  - a search with the overlap measures exactly what it measures without it (the same
+ *    evaluations in the same order, the same best) for the exhaustive, random and model
+ *    strategies, and the measurements hid some of the compile time;
+ *  - the budget is honoured;
+ *  - after a stopping rule nothing more is measured, no child process is left but the worker
+ *    and the compile thread is gone;
+ *  - an interrupt while the next batch compiles ends the search at once: nothing is measured
+ *    after it, the run is recorded interrupted with a row per evaluation, and a rerun resumes
+ *    it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fdt_session.h"
+#include "fdt_tune.h"
+#include "testutil.h"
+
+static char g_dir[256], g_rec[1024];
+static fdt_catalogue *g_cat;
+
+/* ------------------------------------------------------------------ processes */
+
+/* The children of this process (running or zombie): how many, and how many are zombies. */
+static int children(int *zombies)
+{
+    int n = 0;
+    *zombies = 0;
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = 0;
+        const char *rp = strrchr(buf, ')'); /* after the command's name */
+        char state;
+        long ppid;
+        if (rp && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)getpid()) {
+            n++;
+            *zombies += state == 'Z';
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* The threads of this process. */
+static int threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* ------------------------------------------------------------------ the pool's cancel */
+
+static int nap(void *arg, fdt_sb *out)
+{
+    (void)arg;
+    usleep(300 * 1000);
+    fdt_sb_puts(out, "slept");
+    return 0;
+}
+
+typedef struct cancel_after {
+    double at; /* fdt_now() from which the batch is cancelled */
+    size_t ended;
+} cancel_after;
+
+static int cancel_late(void *ctx)
+{
+    return fdt_now() >= ((cancel_after *)ctx)->at;
+}
+
+static void count_ended(void *ctx, size_t done, size_t n)
+{
+    (void)n;
+    ((cancel_after *)ctx)->ended = done;
+}
+
+/* Six 300 ms jobs, two at a time, cancelled 100 ms in: the two running end as they would
+ * (drained, reaped), the four never started fail "cancelled", within one job's time. */
+static void test_pool_cancel_drains(void **state)
+{
+    (void)state;
+    const char *what[6] = {"nap 0", "nap 1", "nap 2", "nap 3", "nap 4", "nap 5"};
+    void *args[6] = {0};
+    char *res[6];
+    size_t lens[6];
+    fdt_err errs[6], e = {""};
+    double t0 = fdt_now();
+    cancel_after c = {t0 + 0.1, 0};
+    int r = fdt_run_many_cancel(what, nap, args, 6, 2, 10000, res, lens, errs, count_ended,
+                                cancel_late, &c, &e);
+    double dt = fdt_now() - t0;
+    assert_int_equal(r, -1);
+    assert_string_equal(e.msg, "cancelled");
+    assert_true(dt >= 0.29 && dt < 0.55); /* the running pair drained, nothing after */
+    for (int i = 0; i < 2; i++) {
+        assert_non_null(res[i]);
+        assert_string_equal(res[i], "slept");
+        free(res[i]);
+    }
+    for (int i = 2; i < 6; i++) {
+        assert_null(res[i]);
+        assert_has(errs[i].msg, "cancelled");
+    }
+    assert_int_equal(c.ended, 6);
+    int zombies;
+    assert_int_equal(children(&zombies), 0);
+    errno = 0;
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+/* ------------------------------------------------------------------ a simulated tune */
+
+typedef struct tune_run {
+    /* in */
+    fdt_search_kind strategy;
+    int budget, overlap, search_all;
+    fdt_prec prec;
+    int interrupt_at;   /* > 0: the stop flag is set when this evaluation is reported */
+    /* out */
+    fdt_tune_summary sum;
+    int rc;
+    char seq[4096];     /* "config/stage;" of the run's evaluations, in order */
+    int rows, configs;  /* the run's evaluations, and distinct configs among them */
+    char status[16];    /* the run's */
+    int children, zombies, threads; /* right after the tune, before the session closes */
+    int evals_after_stop; /* EVAL events of other configs after the stop flag was set */
+} tune_run;
+
+static volatile sig_atomic_t g_stop;
+static tune_run *g_run;
+static char g_stop_config[256]; /* the config whose evaluation the stop flag came during */
+
+static void on_event(void *ctx, const fdt_tune_event *ev)
+{
+    (void)ctx;
+    if (ev->kind != FDT_TUNE_EVAL)
+        return;
+    if (g_stop && strcmp(ev->config, g_stop_config) != 0)
+        g_run->evals_after_stop++; /* the config measured when it came may take its full sample */
+    if (!g_stop && g_run->interrupt_at > 0 && ev->done + 1 >= g_run->interrupt_at) {
+        g_stop = 1; /* while the next batch compiles */
+        snprintf(g_stop_config, sizeof g_stop_config, "%s", ev->config);
+    }
+}
+
+/* What the database says of run id: its evaluations in order, and its status. */
+static void read_run(const char *path, int64_t id, tune_run *t)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT c.key, e.stage FROM evaluations e JOIN configs c "
+                                        "ON c.id = e.config_id WHERE e.run_id = ? ORDER BY e.id",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, id);
+    t->seq[0] = 0;
+    t->rows = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        size_t l = strlen(t->seq);
+        snprintf(t->seq + l, sizeof t->seq - l, "%s/%s;", sqlite3_column_text(q, 0),
+                 sqlite3_column_text(q, 1));
+        t->rows++;
+    }
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT count(DISTINCT config_id) FROM evaluations "
+                                        "WHERE run_id = ?1), status FROM runs WHERE id = ?1",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, id);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    t->configs = sqlite3_column_int(q, 0);
+    snprintf(t->status, sizeof t->status, "%s", sqlite3_column_text(q, 1));
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+/* Tunes d2x R=4 512^3 on a simulated H100 into database `name` as t asks. */
+static void tune(const char *name, tune_run *t)
+{
+    static fdt_probe p;
+    fdt_err e = {""};
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    assert_int_equal(fdt_sim_probe(g_rec, 1, &p, &e), 0);
+    fdt_session_opts so;
+    fdt_session_opts_init(&so);
+    so.db_path = path;
+    so.cat = g_cat;
+    so.fdtune_version = "0.1.0";
+    so.probed = &p;
+    so.select = 1;
+    so.worker.simulate_from = g_rec;
+    fdt_session s;
+    if (fdt_session_open(&so, &s, &e) != FDT_STATUS_OK)
+        fail_msg("session: %s", e.msg);
+    fdt_recipe *rec;
+    if (fdt_recipe_load_for_op(FDT_OP_D2X, NULL, &rec, &e))
+        fail_msg("recipe: %s", e.msg);
+    fdt_tune_ctx ctx;
+    fdt_tune_ctx_of(&s, &s.gpu[0], &ctx);
+    fdt_tune_opts o;
+    fdt_tune_opts_default(&o);
+    o.strategy = t->strategy;
+    o.budget = t->budget;
+    o.overlap = t->overlap;
+    o.parallel = 1; /* the pool's width with the overlap on two cores: batches alike */
+    o.stop_rules.all = t->search_all;
+    g_stop = 0;
+    o.stop = &g_stop;
+    g_run = t;
+    fdt_problem pr = {FDT_OP_D2X, 4, t->prec, 512, 512, 512};
+    t->rc = fdt_tune_problem(&ctx, rec, &pr, &o, on_event, NULL, &t->sum, &e);
+    if (t->rc)
+        fail_msg("tune: %s", e.msg);
+    t->children = children(&t->zombies);
+    t->threads = threads();
+    fdt_recipe_free(rec);
+    fdt_session_close(&s);
+    read_run(path, t->sum.run_id, t);
+}
+
+/* The same evaluations, in the same order, and the same best, with the overlap as without,
+ * for every strategy; with it, the measurements hid part of the compile time. */
+static void test_same_as_serial(void **state)
+{
+    (void)state;
+    const fdt_search_kind kinds[] = {FDT_SEARCH_EXHAUSTIVE, FDT_SEARCH_RANDOM,
+                                     FDT_SEARCH_MODEL};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        tune_run a = {.strategy = kinds[k], .budget = 24, .overlap = 0, .search_all = 1,
+                      .prec = FDT_F32};
+        tune_run b = a;
+        b.overlap = 1;
+        char na[64], nb[64];
+        snprintf(na, sizeof na, "serial-%zu.db", k);
+        snprintf(nb, sizeof nb, "overlap-%zu.db", k);
+        tune(na, &a);
+        tune(nb, &b);
+        assert_true(a.rows > 24); /* probes and full samples of 24 configs and the baseline */
+        size_t at = 0;
+        while (a.seq[at] && a.seq[at] == b.seq[at])
+            at++;
+        if (a.seq[at] != b.seq[at])
+            fail_msg("%s: the evaluations differ from char %zu on:\nserial:  %.200s\noverlap: "
+                     "%.200s",
+                     fdt_search_kind_name(kinds[k]), at, a.seq + at, b.seq + at);
+        assert_int_equal(a.sum.tried, b.sum.tried);
+        assert_string_equal(a.sum.best_config, b.sum.best_config);
+        assert_true(a.sum.compile_overlapped_s == 0);
+        if (kinds[k] != FDT_SEARCH_MODEL) /* the model overlaps its top 4 configs alone */
+            assert_true(b.sum.compile_overlapped_s > 0.1);
+        assert_true(b.sum.compile_overlapped_s <= b.sum.compile_s);
+    }
+}
+
+/* A budget of 7 measures 7 configs, the batch compiling ahead never takes more. */
+static void test_budget(void **state)
+{
+    (void)state;
+    tune_run t = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 7, .overlap = 1,
+                  .search_all = 1, .prec = FDT_F32};
+    tune("budget.db", &t);
+    assert_int_equal(t.sum.tried, 7); /* the baseline among them: it is in the space */
+    assert_int_equal(t.configs, 7);
+    assert_has(t.sum.stopped, "budget: 7 of 7");
+}
+
+/* d2x f64 stops at the limit after a few configs: nothing after the rule, no compile child
+ * left (only the worker, which the session stops), no compile thread. */
+static void test_stop_rule(void **state)
+{
+    (void)state;
+    tune_run t = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 40, .overlap = 1,
+                  .search_all = 0, .prec = FDT_F64};
+    double t0 = fdt_now();
+    tune("rule.db", &t);
+    double dt = fdt_now() - t0;
+    assert_has(t.sum.stopped, "% of copy");
+    assert_true(t.sum.tried < 40);
+    assert_int_equal(t.configs, t.sum.tried); /* every config measured is stored, no more */
+    assert_int_equal(t.children, 1);        /* the worker */
+    assert_int_equal(t.zombies, 0);
+    assert_int_equal(t.threads, 1);
+    int zombies;
+    assert_int_equal(children(&zombies), 0);
+    assert_true(dt < 20);
+}
+
+/* The stop flag set while the next batch compiles: no evaluation after it, the run
+ * interrupted with its rows, the batch given up at once; a rerun resumes. */
+static void test_interrupt(void **state)
+{
+    (void)state;
+    tune_run t = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 40, .overlap = 1,
+                  .search_all = 1, .prec = FDT_F32, .interrupt_at = 3};
+    double t0 = fdt_now();
+    tune("interrupt.db", &t);
+    double dt = fdt_now() - t0;
+    assert_int_equal(t.sum.interrupted, 1);
+    assert_string_equal(t.sum.stop_reason, "interrupted");
+    assert_string_equal(t.status, "interrupted");
+    assert_int_equal(t.evals_after_stop, 0);
+    assert_int_equal(t.sum.tried, 3);
+    assert_int_equal(t.configs, t.sum.tried);
+    assert_int_equal(t.children, 1);
+    assert_int_equal(t.zombies, 0);
+    assert_int_equal(t.threads, 1);
+    assert_true(dt < 20);
+    /* the baseline's compile (60 ms), the first batch's (4 x 60 ms) and the one compile of
+     * the next batch running when the flag came, drained: the three compiles of that batch
+     * not started yet would make it 0.54 s at least */
+    assert_true(t.sum.compile_s < 0.48);
+    tune_run again = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 5, .overlap = 1,
+                      .search_all = 1, .prec = FDT_F32};
+    tune("interrupt.db", &again);
+    assert_int_equal((int)again.sum.resumed, t.sum.tried);
+    assert_string_equal(again.status, "done");
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int group_setup(void **state)
+{
+    (void)state;
+    fdt_err e;
+    if (fdt_rt_cpu_count() < 2) {
+        fprintf(stderr, "one core: nothing overlaps (skipped)\n");
+        exit(77);
+    }
+    const char *src = getenv("FDTUNE_TEST_SRC");
+    snprintf(g_rec, sizeof g_rec, "%s/tests/data/h100-replay.db", src && *src ? src : ".");
+    setenv("FDTUNE_SIM_COMPILE_MS", "60", 1);
+    setenv("FDTUNE_SIM_DELAY_MS", "5", 1);
+    if (fdt_catalogue_load_default(&g_cat, &e)) {
+        fprintf(stderr, "catalogue: %s\n", e.msg);
+        return -1;
+    }
+    return tu_mkdtemp(g_dir, sizeof g_dir, "fdt_test_overlap");
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    fdt_catalogue_free(g_cat);
+    return tu_rmtree(g_dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pool_cancel_drains), cmocka_unit_test(test_same_as_serial),
+        cmocka_unit_test(test_budget),             cmocka_unit_test(test_stop_rule),
+        cmocka_unit_test(test_interrupt),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
