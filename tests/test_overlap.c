@@ -315,6 +315,11 @@ static void test_stop_rule(void **state)
     assert_has(t.sum.stopped, "% of copy");
     assert_true(t.sum.tried < 40);
     assert_int_equal(t.configs, t.sum.tried); /* every config measured is stored, no more */
+    /* the rule came with the best, the last evaluation: nothing was measured after it */
+    char last[300];
+    snprintf(last, sizeof last, ";%s/full;", t.sum.best_config);
+    size_t ls = strlen(last), ts = strlen(t.seq);
+    assert_true(ts >= ls && !strcmp(t.seq + ts - ls + 1, last + 1));
     assert_int_equal(t.children, 1);        /* the worker */
     assert_int_equal(t.zombies, 0);
     assert_int_equal(t.threads, 1);
