@@ -377,13 +377,21 @@ static size_t new_cands(cand *const *v, size_t n, fdt_cand **b)
     return nb;
 }
 
-/* The build's options for a batch: the pool's width, the progress to st. */
+/* fdt_cancel_fn of a batch: the user's interrupt gives its compile up. */
+static int interrupted(void *ctx)
+{
+    const state *st = ctx;
+    return st->o->stop && *st->o->stop;
+}
+
+/* The build's options for a batch: the pool's width, the progress to st, the interrupt. */
 static void batch_opts(state *st, fdt_build_opts *o)
 {
     int overlap;
     fdt_build_opts_init(o);
     o->parallel = pool_width(st, &overlap);
     o->on_done = compiling;
+    o->cancelled = interrupted;
     o->ctx = st;
 }
 
@@ -424,6 +432,8 @@ static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
     else
         st->out->compile_s += dt;
     free(b);
+    if (r < 0 && interrupted(st))
+        return 0; /* given up: stopping() stops the search before anything is measured */
     return r < 0 ? -1 : 0;
 }
 
@@ -674,6 +684,23 @@ static int start_search(state *st, fdt_err *e)
     return 0;
 }
 
+/* 1 when the user or the time limit stops the search before the next evaluation. */
+static int stopping(state *st)
+{
+    const fdt_tune_opts *o = st->o;
+    /* the time limit lets every search measure one config at least */
+    const char *why = o->stop && *o->stop                                  ? "interrupted"
+                      : st->deadline > 0 && st->out->tried > 0 &&
+                                fdt_now() > st->deadline                   ? "time limit"
+                                                                           : NULL;
+    if (!why)
+        return 0;
+    st->out->interrupted = 1;
+    st->out->cut_short = !(o->stop && *o->stop); /* the time limit, with work left */
+    snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
+    return 1;
+}
+
 /* The baseline, always measured in this run: the speedup compares like with like. */
 static int measure_baseline(state *st, fdt_err *e)
 {
@@ -683,6 +710,8 @@ static int measure_baseline(state *st, fdt_err *e)
     double t = 0;
     if (compile_batch(st, &bc, 1, e))
         return -1;
+    if (stopping(st))
+        return 0; /* the user's interrupt, maybe while it compiled */
     if (measure(st, bc, "baseline", 1, &t, e))
         return -1;
     release(bc);
@@ -700,23 +729,6 @@ static int measure_baseline(state *st, fdt_err *e)
         stop_resumed(st, &st->base.b.cfg, &st->last);
     }
     return 0;
-}
-
-/* 1 when the user or the time limit stops the search before the next evaluation. */
-static int stopping(state *st)
-{
-    const fdt_tune_opts *o = st->o;
-    /* the time limit lets every search measure one config at least */
-    const char *why = o->stop && *o->stop                                  ? "interrupted"
-                      : st->deadline > 0 && st->out->tried > 0 &&
-                                fdt_now() > st->deadline                   ? "time limit"
-                                                                           : NULL;
-    if (!why)
-        return 0;
-    st->out->interrupted = 1;
-    st->out->cut_short = !(o->stop && *o->stop); /* the time limit, with work left */
-    snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
-    return 1;
 }
 
 /* What the strategy proposed: candidates, and their indices in the space. */
@@ -821,8 +833,8 @@ static int ahead_end(state *st, ahead *x, int abandon, fdt_err *e)
     }
     free(x->b);
     x->b = NULL;
-    if (rc && st->o->stop && *st->o->stop)
-        return 0; /* cancelled by the interrupt: stopping() says so next */
+    if (rc && interrupted(st))
+        return 0; /* given up for the interrupt: stopping() says so next */
     return rc ? -1 : 0;
 }
 
