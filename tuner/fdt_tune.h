@@ -27,7 +27,8 @@ typedef struct fdt_tune_opts {
                              preparation included */
     int force;            /* measure again what the database already holds */
     uint64_t seed;        /* random strategy */
-    int parallel;         /* compile processes */
+    int parallel;         /* compile processes (with the overlap, at most the cores less
+                             one: the worker's) */
     double full_within;   /* a probe within this fraction of the best gets a full sample */
     const char *command;  /* recorded with the run */
     const volatile sig_atomic_t *stop; /* set asynchronously: stop after this evaluation */
