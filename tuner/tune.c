@@ -873,9 +873,10 @@ static int search_loop(state *st, fdt_err *e)
         if (on && ahead_start(st, &next, &x, e))
             on = 0; /* no thread: the batch proposed compiles after this one is measured */
         failed = measure_batch(st, &cur, &stop, e);
-        if (on && ahead_end(st, &x, failed || stop || st->out->interrupted, e))
+        int over = failed || stop || st->out->interrupted || stopping(st);
+        if (on && ahead_end(st, &x, over, e))
             failed = -1;
-        if (failed || stop || st->out->interrupted || stopping(st))
+        if (over || failed || stopping(st))
             break;
         batch t = cur;
         cur = next;
