@@ -11,7 +11,8 @@
  *    and the compile thread is gone;
  *  - an interrupt while the next batch compiles ends the search at once: nothing is measured
  *    after it, the run is recorded interrupted with a row per evaluation, and a rerun resumes
- *    it. */
+ *    it; an interrupt, or the time limit, while a batch compiles on the main thread gives
+ *    that compile up. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,6 +152,7 @@ typedef struct tune_run {
     fdt_prec prec;
     int interrupt_at;   /* > 0: the stop flag is set when this evaluation is reported */
     int interrupt_compiling; /* the stop flag is set as the first batch compiles */
+    double time_s;      /* > 0: the time limit, from the tune's start */
     /* out */
     fdt_tune_summary sum;
     int rc;
@@ -250,6 +252,8 @@ static void tune(const char *name, tune_run *t)
     o.stop = &g_stop;
     g_run = t;
     fdt_problem pr = {FDT_OP_D2X, 4, t->prec, 512, 512, 512};
+    if (t->time_s > 0)
+        o.deadline = fdt_now() + t->time_s;
     t->rc = fdt_tune_problem(&ctx, rec, &pr, &o, on_event, NULL, &t->sum, &e);
     if (t->rc)
         fail_msg("tune: %s", e.msg);
@@ -382,6 +386,28 @@ static void test_interrupt_compiling(void **state)
     assert_true(t.sum.compile_s < 0.26);
 }
 
+/* The time limit reached while the first batch compiles (400 ms a compile, one at a time):
+ * the compile is given up, the search ends cut short after the baseline alone. */
+static void test_time_limit(void **state)
+{
+    (void)state;
+    setenv("FDTUNE_SIM_COMPILE_MS", "400", 1);
+    tune_run t = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 40, .overlap = 1,
+                  .search_all = 1, .prec = FDT_F32, .time_s = 1.0};
+    tune("time.db", &t);
+    setenv("FDTUNE_SIM_COMPILE_MS", "60", 1);
+    assert_int_equal(t.sum.cut_short, 1);
+    assert_string_equal(t.sum.stop_reason, "time limit");
+    assert_int_equal(t.sum.tried, 1);
+    assert_int_equal(t.configs, 1);
+    assert_string_equal(t.status, "interrupted");
+    assert_int_equal(t.children, 1);
+    assert_int_equal(t.threads, 1);
+    /* the baseline's compile and the two of the batch that the limit found started or
+     * running: 1.2 s; the batch's four would make it 2.0 s at least */
+    assert_true(t.sum.compile_s < 1.7);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int group_setup(void **state)
@@ -416,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_pool_cancel_drains), cmocka_unit_test(test_same_as_serial),
         cmocka_unit_test(test_budget),             cmocka_unit_test(test_stop_rule),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_interrupt_compiling),
+        cmocka_unit_test(test_time_limit),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -378,11 +378,22 @@ static size_t new_cands(cand *const *v, size_t n, fdt_cand **b)
     return nb;
 }
 
-/* fdt_cancel_fn of a batch: the user's interrupt gives its compile up. */
-static int interrupted(void *ctx)
+/* What stops the search before its next evaluation: "interrupted" (the user), "time limit",
+ * or NULL. The time limit lets every search measure one config at least. */
+static const char *stop_cause(const state *st)
 {
-    const state *st = ctx;
-    return st->o->stop && *st->o->stop;
+    if (st->o->stop && *st->o->stop)
+        return "interrupted";
+    if (st->deadline > 0 && st->out->tried > 0 && fdt_now() > st->deadline)
+        return "time limit";
+    return NULL;
+}
+
+/* fdt_cancel_fn of a batch compiling on this thread: the user's interrupt or the time limit
+ * gives its compile up. */
+static int given_up(void *ctx)
+{
+    return stop_cause(ctx) != NULL;
 }
 
 /* The build's options for a batch: the pool's width, the progress to st, the interrupt. */
@@ -392,7 +403,7 @@ static void batch_opts(state *st, fdt_build_opts *o)
     fdt_build_opts_init(o);
     o->parallel = pool_width(st, &overlap);
     o->on_done = compiling;
-    o->cancelled = interrupted;
+    o->cancelled = given_up;
     o->ctx = st;
 }
 
@@ -433,7 +444,7 @@ static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
     else
         st->out->compile_s += dt;
     free(b);
-    if (r < 0 && interrupted(st))
+    if (r < 0 && given_up(st))
         return 0; /* given up: stopping() stops the search before anything is measured */
     return r < 0 ? -1 : 0;
 }
@@ -688,16 +699,11 @@ static int start_search(state *st, fdt_err *e)
 /* 1 when the user or the time limit stops the search before the next evaluation. */
 static int stopping(state *st)
 {
-    const fdt_tune_opts *o = st->o;
-    /* the time limit lets every search measure one config at least */
-    const char *why = o->stop && *o->stop                                  ? "interrupted"
-                      : st->deadline > 0 && st->out->tried > 0 &&
-                                fdt_now() > st->deadline                   ? "time limit"
-                                                                           : NULL;
+    const char *why = stop_cause(st);
     if (!why)
         return 0;
     st->out->interrupted = 1;
-    st->out->cut_short = !(o->stop && *o->stop); /* the time limit, with work left */
+    st->out->cut_short = !strcmp(why, "time limit"); /* with work left */
     snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
     return 1;
 }
@@ -834,8 +840,8 @@ static int ahead_end(state *st, ahead *x, int abandon, fdt_err *e)
     }
     free(x->b);
     x->b = NULL;
-    if (rc && interrupted(st))
-        return 0; /* given up for the interrupt: stopping() says so next */
+    if (rc && given_up(st))
+        return 0; /* given up for the interrupt or the time: stopping() says so next */
     return rc ? -1 : 0;
 }
 
