@@ -386,14 +386,15 @@ static void test_interrupt_compiling(void **state)
     assert_true(t.sum.compile_s < 0.26);
 }
 
-/* The time limit reached while the first batch compiles (400 ms a compile, one at a time):
- * the compile is given up, the search ends cut short after the baseline alone. */
+/* The time limit reached while the first batch compiles (400 ms a compile, one at a time;
+ * the setup's two verification kernels and the baseline take 1.2 s before it): the compile
+ * is given up, the search ends cut short after the baseline alone. */
 static void test_time_limit(void **state)
 {
     (void)state;
     setenv("FDTUNE_SIM_COMPILE_MS", "400", 1);
     tune_run t = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 40, .overlap = 1,
-                  .search_all = 1, .prec = FDT_F32, .time_s = 1.0};
+                  .search_all = 1, .prec = FDT_F32, .time_s = 1.7};
     tune("time.db", &t);
     setenv("FDTUNE_SIM_COMPILE_MS", "60", 1);
     assert_int_equal(t.sum.cut_short, 1);
@@ -403,9 +404,9 @@ static void test_time_limit(void **state)
     assert_string_equal(t.status, "interrupted");
     assert_int_equal(t.children, 1);
     assert_int_equal(t.threads, 1);
-    /* the baseline's compile and the two of the batch that the limit found started or
-     * running: 1.2 s; the batch's four would make it 2.0 s at least */
-    assert_true(t.sum.compile_s < 1.7);
+    /* the baseline's compile and the batch's one or two the limit found done or running:
+     * 0.8 to 1.2 s; the batch's four would make it 2.0 s at least */
+    assert_true(t.sum.compile_s > 0.7 && t.sum.compile_s < 1.85);
 }
 
 /* ------------------------------------------------------------------ main */
