@@ -153,6 +153,7 @@ typedef struct tune_run {
     int interrupt_at;   /* > 0: the stop flag is set when this evaluation is reported */
     int interrupt_compiling; /* the stop flag is set as the first batch compiles */
     double time_s;      /* > 0: the time limit, from the tune's start */
+    int compile_ms;     /* how long a simulated compile takes (0: 60 ms) */
     /* out */
     fdt_tune_summary sum;
     int rc;
@@ -225,6 +226,9 @@ static void tune(const char *name, tune_run *t)
     char path[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     assert_int_equal(fdt_sim_probe(g_rec, 1, &p, &e), 0);
+    char ms[32];
+    snprintf(ms, sizeof ms, "%d", t->compile_ms > 0 ? t->compile_ms : 60);
+    setenv("FDTUNE_SIM_COMPILE_MS", ms, 1);
     fdt_session_opts so;
     fdt_session_opts_init(&so);
     so.db_path = path;
@@ -342,7 +346,7 @@ static void test_interrupt(void **state)
 {
     (void)state;
     tune_run t = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 40, .overlap = 1,
-                  .search_all = 1, .prec = FDT_F32, .interrupt_at = 3};
+                  .search_all = 1, .prec = FDT_F32, .interrupt_at = 3, .compile_ms = 200};
     double t0 = fdt_now();
     tune("interrupt.db", &t);
     double dt = fdt_now() - t0;
@@ -356,10 +360,10 @@ static void test_interrupt(void **state)
     assert_int_equal(t.zombies, 0);
     assert_int_equal(t.threads, 1);
     assert_true(dt < 20);
-    /* the baseline's compile (60 ms), the first batch's (4 x 60 ms) and the one compile of
-     * the next batch running when the flag came, drained: the three compiles of that batch
-     * not started yet would make it 0.54 s at least */
-    assert_true(t.sum.compile_s < 0.48);
+    /* the baseline's compile (200 ms), the first batch's (4 x 200 ms) and the one compile
+     * of the next batch running when the flag came, drained: 1.2 s; the three compiles of
+     * that batch not started yet would make it 1.8 s at least */
+    assert_true(t.sum.compile_s < 1.5);
     tune_run again = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 5, .overlap = 1,
                       .search_all = 1, .prec = FDT_F32};
     tune("interrupt.db", &again);
@@ -373,7 +377,8 @@ static void test_interrupt_compiling(void **state)
 {
     (void)state;
     tune_run t = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 40, .overlap = 1,
-                  .search_all = 1, .prec = FDT_F32, .interrupt_compiling = 1};
+                  .search_all = 1, .prec = FDT_F32, .interrupt_compiling = 1,
+                  .compile_ms = 200};
     tune("interrupt-compiling.db", &t);
     assert_int_equal(t.sum.interrupted, 1);
     assert_string_equal(t.status, "interrupted");
@@ -381,9 +386,9 @@ static void test_interrupt_compiling(void **state)
     assert_int_equal(t.configs, 1);
     assert_int_equal(t.children, 1);
     assert_int_equal(t.threads, 1);
-    /* the baseline's compile and the batch's first (one at a time): 0.12 s; the batch's
-     * other three would make it 0.30 s at least */
-    assert_true(t.sum.compile_s < 0.26);
+    /* the baseline's compile and the batch's first (one at a time): 0.4 s; the batch's
+     * other three would make it 1.0 s at least */
+    assert_true(t.sum.compile_s < 0.7);
 }
 
 /* The time limit reached while the first batch compiles (400 ms a compile, one at a time;
@@ -392,11 +397,9 @@ static void test_interrupt_compiling(void **state)
 static void test_time_limit(void **state)
 {
     (void)state;
-    setenv("FDTUNE_SIM_COMPILE_MS", "400", 1);
     tune_run t = {.strategy = FDT_SEARCH_EXHAUSTIVE, .budget = 40, .overlap = 1,
-                  .search_all = 1, .prec = FDT_F32, .time_s = 1.7};
+                  .search_all = 1, .prec = FDT_F32, .time_s = 1.7, .compile_ms = 400};
     tune("time.db", &t);
-    setenv("FDTUNE_SIM_COMPILE_MS", "60", 1);
     assert_int_equal(t.sum.cut_short, 1);
     assert_string_equal(t.sum.stop_reason, "time limit");
     assert_int_equal(t.sum.tried, 1);
@@ -421,7 +424,6 @@ static int group_setup(void **state)
     }
     const char *src = getenv("FDTUNE_TEST_SRC");
     snprintf(g_rec, sizeof g_rec, "%s/tests/data/h100-replay.db", src && *src ? src : ".");
-    setenv("FDTUNE_SIM_COMPILE_MS", "60", 1);
     setenv("FDTUNE_SIM_DELAY_MS", "5", 1);
     if (fdt_catalogue_load_default(&g_cat, &e)) {
         fprintf(stderr, "catalogue: %s\n", e.msg);
