@@ -875,7 +875,7 @@ static int search_loop(state *st, fdt_err *e)
         cur.n = 0;
     while (!failed && !stop && cur.n > 0) {
         ahead x;
-        int on = overlap && propose(st, &next, bmax, cur.n, 1) > 0;
+        int on = overlap && !stop_cause(st) && propose(st, &next, bmax, cur.n, 1) > 0;
         if (on && ahead_start(st, &next, &x, e))
             on = 0; /* no thread: the batch proposed compiles after this one is measured */
         failed = measure_batch(st, &cur, &stop, e);
