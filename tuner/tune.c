@@ -870,9 +870,9 @@ static int search_loop(state *st, fdt_err *e)
     if (!cur.v || !cur.idx || !next.v || !next.idx)
         failed = fdt_err_set(e, "out of memory");
     else if (!stop && propose(st, &cur, bmax, 0, 0) && !stopping(st))
-        failed = compile_batch(st, cur.v, cur.n, e); /* nothing left, or no time: nothing */
+        failed = compile_batch(st, cur.v, cur.n, e);
     else
-        cur.n = 0;
+        cur.n = 0; /* nothing left, or no time: no batch is compiled that would not run */
     while (!failed && !stop && cur.n > 0) {
         ahead x;
         int on = overlap && !stop_cause(st) && propose(st, &next, bmax, cur.n, 1) > 0;
