@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdt_ahead.h"
 #include "fdt_session.h"
 #include "fdt_tune.h"
 #include "testutil.h"
@@ -141,6 +142,73 @@ static void test_pool_cancel_drains(void **state)
     errno = 0;
     assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
     assert_int_equal(errno, ECHILD);
+}
+
+/* ------------------------------------------------------------------ a real compiler */
+
+/* The first GPU target whose compiler this build has and loads (NVRTC's sm_90, hiprtc's
+ * gfx90a): 0, or -1 when none. */
+static int real_target(fdt_target *t)
+{
+    const char *arch[] = {"sm_90", "gfx90a"};
+    fdt_err e;
+    for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++) {
+        char id[256];
+        if (fdt_target_for_arch(arch[i], t, &e) == 0 && fdt_target_compiles(t, &e) == 0 &&
+            (t->backend->compiler_id ? t->backend->compiler_id(arch[i], id, sizeof id, &e)
+                                     : t->backend->compiler_version(id, sizeof id, &e)) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* The GPU compiler on the compile thread, as a tune on a GPU uses it: the first build on
+ * this thread loads it; then a batch built ahead compiles as it does here, and a batch
+ * cancelled at once leaves its candidates NEW (or built), no child and no thread. The
+ * compile cache is off: every compile forks. Skipped where this build has no GPU compiler. */
+static void test_real_compiler_ahead(void **state)
+{
+    (void)state;
+    fdt_target t;
+    if (real_target(&t)) {
+        skip();
+        return;
+    }
+    setenv("FDTUNE_CACHE", "", 1);
+    const char *keys[] = {"bx=64,by=4,lb=256", "bx=32,by=8,lb=256", "bx=128,by=2,lb=256",
+                          "bx=64,by=2,lb=128"};
+    fdt_problem p = {FDT_OP_D2X, 4, FDT_F32, 256, 256, 256};
+    fdt_cand v[4], *pv[4];
+    fdt_err e = {""};
+    for (int i = 0; i < 4; i++) {
+        fdt_config c;
+        if (fdt_config_parse(keys[i], &c, &e))
+            fail_msg("%s: %s", keys[i], e.msg);
+        fdt_cand_init(&v[i], FDT_CAND_STENCIL, &c, NULL);
+        pv[i] = &v[i];
+    }
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    assert_int_equal(fdt_target_build(&t, &p, pv, 1, &o, &e), 0); /* here: loads it */
+    assert_int_equal(v[0].state, FDT_CAND_READY);
+    fdt_ahead a;
+    double wall, waited;
+    assert_int_equal(fdt_ahead_start(&a, &t, &p, pv + 1, 1, &o, NULL, &e), 0);
+    assert_int_equal(fdt_ahead_wait(&a, NULL, NULL, &wall, &waited, &e), 0);
+    assert_int_equal(v[1].state, FDT_CAND_READY);
+    assert_non_null(v[1].code.image);
+    assert_false(v[1].code.cached);
+    assert_true(wall > 0 && waited <= wall + 0.05);
+    assert_int_equal(fdt_ahead_start(&a, &t, &p, pv + 2, 2, &o, NULL, &e), 0);
+    fdt_ahead_cancel(&a, &wall, &waited);
+    for (int i = 2; i < 4; i++)
+        assert_true(v[i].state == FDT_CAND_NEW || v[i].state == FDT_CAND_READY);
+    int zombies;
+    assert_int_equal(children(&zombies), 0);
+    assert_int_equal(threads(), 1);
+    for (int i = 0; i < 4; i++)
+        fdt_cand_free(&v[i]);
+    unsetenv("FDTUNE_CACHE");
 }
 
 /* ------------------------------------------------------------------ a simulated tune */
@@ -442,7 +510,8 @@ static int group_teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pool_cancel_drains), cmocka_unit_test(test_same_as_serial),
+        cmocka_unit_test(test_pool_cancel_drains), cmocka_unit_test(test_real_compiler_ahead),
+        cmocka_unit_test(test_same_as_serial),
         cmocka_unit_test(test_budget),             cmocka_unit_test(test_stop_rule),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_interrupt_compiling),
         cmocka_unit_test(test_time_limit),
