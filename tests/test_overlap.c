@@ -6,7 +6,8 @@
  *  - a search with the overlap measures exactly what it measures without it (the same
  *    evaluations in the same order, the same best) for the exhaustive, random and model
  *    strategies, and the measurements hid some of the compile time;
- *  - the budget is honoured;
+ *  - the budget is honoured; the compile pool gets the affinity mask's cores less one (the
+ *    worker's); the summary says how much compiling the measurements hid;
  *  - after a stopping rule nothing more is measured, no child process is left but the worker
  *    and the compile thread is gone;
  *  - an interrupt while the next batch compiles ends the search at once: nothing is measured
@@ -21,6 +22,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -480,6 +482,98 @@ static void test_time_limit(void **state)
     assert_true(t.sum.compile_s > 0.7 && t.sum.compile_s < 1.85);
 }
 
+/* The pool with the overlap: the cores of the affinity mask less one. On two cores, --jobs 8
+ * compiles one at a time: a batch of four takes four compiles' time. */
+static int g_batches, g_slow_batches;
+
+static void count_batches(void *ctx, const fdt_tune_event *ev)
+{
+    (void)ctx;
+    if (ev->kind == FDT_TUNE_COMPILED && ev->survivors == 4) {
+        g_batches++;
+        g_slow_batches += ev->compile_s >= 4 * 0.060 - 0.005;
+    }
+}
+
+static void test_pool_bound(void **state)
+{
+    (void)state;
+    cpu_set_t old, two;
+    assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
+    CPU_ZERO(&two);
+    for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &old)) {
+            CPU_SET(c, &two);
+            n++;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof two, &two), 0);
+    assert_int_equal(fdt_rt_cpu_count(), 2);
+    static fdt_probe p;
+    fdt_err e = {""};
+    char path[512];
+    snprintf(path, sizeof path, "%s/bound.db", g_dir);
+    setenv("FDTUNE_SIM_COMPILE_MS", "60", 1);
+    assert_int_equal(fdt_sim_probe(g_rec, 1, &p, &e), 0);
+    fdt_session_opts so;
+    fdt_session_opts_init(&so);
+    so.db_path = path;
+    so.cat = g_cat;
+    so.fdtune_version = "0.1.0";
+    so.probed = &p;
+    so.select = 1;
+    so.worker.simulate_from = g_rec;
+    fdt_session s;
+    assert_int_equal(fdt_session_open(&so, &s, &e), FDT_STATUS_OK);
+    fdt_recipe *rec;
+    assert_int_equal(fdt_recipe_load_for_op(FDT_OP_D2X, NULL, &rec, &e), 0);
+    fdt_tune_ctx ctx;
+    fdt_tune_ctx_of(&s, &s.gpu[0], &ctx);
+    fdt_tune_opts o;
+    fdt_tune_opts_default(&o);
+    o.strategy = FDT_SEARCH_EXHAUSTIVE;
+    o.budget = 13;
+    o.parallel = 8;
+    o.stop_rules.all = 1;
+    fdt_problem pr = {FDT_OP_D2X, 4, FDT_F32, 512, 512, 512};
+    fdt_tune_summary sum;
+    g_batches = g_slow_batches = 0;
+    int rc = fdt_tune_problem(&ctx, rec, &pr, &o, count_batches, NULL, &sum, &e);
+    fdt_recipe_free(rec);
+    fdt_session_close(&s);
+    sched_setaffinity(0, sizeof old, &old);
+    assert_int_equal(rc, 0);
+    assert_int_equal(g_batches, 3); /* 12 after the baseline, in batches of 4 x the width */
+    assert_int_equal(g_slow_batches, 3);
+    assert_true(sum.compile_overlapped_s > 0);
+}
+
+/* The summary, text and JSON, says how much compiling the measurements hid. */
+static void test_summary(void **state)
+{
+    (void)state;
+    char db[600], out[700];
+    snprintf(db, sizeof db, "%s/summary.db", g_dir);
+    snprintf(out, sizeof out, "%s", g_dir);
+    setenv("FDTUNE_SIM_COMPILE_MS", "60", 1);
+    char *text[] = {FDTUNE_BIN, "tune", "--simulate-from", g_rec, "--R", "4", "--grid", "512^3",
+                    "--op", "d2x", "--budget", "13", "--search-all", "--jobs", "1", "--db", db,
+                    NULL};
+    tu_result r;
+    tu_run(&r, out, text);
+    expect_status(&r, 0);
+    assert_has(r.out, "s of it overlapped, setup");
+    tu_result_free(&r);
+    char *json[] = {FDTUNE_BIN, "tune", "--simulate-from", g_rec, "--R", "4", "--grid", "512^3",
+                    "--op", "d2x", "--budget", "13", "--search-all", "--jobs", "1", "--force",
+                    "--db", db, "--json", NULL};
+    tu_run(&r, out, json);
+    expect_status(&r, 0);
+    const char *k = strstr(r.out, "\"compile_overlapped_s\":");
+    assert_non_null(k);
+    assert_true(strtod(k + strlen("\"compile_overlapped_s\":"), NULL) > 0.05);
+    tu_result_free(&r);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int group_setup(void **state)
@@ -514,7 +608,8 @@ int main(void)
         cmocka_unit_test(test_same_as_serial),
         cmocka_unit_test(test_budget),             cmocka_unit_test(test_stop_rule),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_interrupt_compiling),
-        cmocka_unit_test(test_time_limit),
+        cmocka_unit_test(test_time_limit),         cmocka_unit_test(test_pool_bound),
+        cmocka_unit_test(test_summary),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
