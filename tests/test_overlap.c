@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -211,6 +212,70 @@ static void test_real_compiler_ahead(void **state)
     for (int i = 0; i < 4; i++)
         fdt_cand_free(&v[i]);
     unsetenv("FDTUNE_CACHE");
+}
+
+/* The host CPU's compiler (cc in its scratch directory under $TMPDIR) with a batch given
+ * up after its first compile: the compiles running end as they would, each removing its
+ * scratch directory, and no child is left. Skipped without a C compiler for this CPU. */
+static int cancel_after_first(void *ctx)
+{
+    return ((cancel_after *)ctx)->ended >= 1;
+}
+
+static void test_cancel_leaves_no_scratch(void **state)
+{
+    (void)state;
+    fdt_target t;
+    fdt_err e = {""};
+    char id[1024];
+    const char *arch[] = {"x86-64-v2", "aarch64"};
+    size_t i = 0;
+    while (i < 2 && (fdt_target_for_arch(arch[i], &t, &e) || fdt_target_compiles(&t, &e) ||
+                     t.backend->compiler_id(arch[i], id, sizeof id, &e)))
+        i++;
+    if (i == 2) {
+        skip();
+        return;
+    }
+    char scratch[600];
+    snprintf(scratch, sizeof scratch, "%s/scratch", g_dir);
+    assert_int_equal(mkdir(scratch, 0700), 0);
+    setenv("TMPDIR", scratch, 1);
+    setenv("FDTUNE_CACHE", "", 1);
+    fdt_problem p = {FDT_OP_D2X, 2, FDT_F32, 64, 64, 64};
+    fdt_cand v[6], *pv[6];
+    for (int k = 0; k < 6; k++) {
+        fdt_config c;
+        fdt_config_default_for(&t.gen, &c);
+        fdt_cand_init(&v[k], FDT_CAND_STENCIL, &c, NULL);
+        pv[k] = &v[k];
+    }
+    fdt_build_opts o;
+    fdt_build_opts_init(&o);
+    o.parallel = 2;
+    cancel_after c = {0, 0};
+    o.on_done = count_ended;
+    o.cancelled = cancel_after_first;
+    o.ctx = &c;
+    assert_int_equal(fdt_target_build(&t, &p, pv, 6, &o, &e), -1);
+    unsetenv("TMPDIR");
+    unsetenv("FDTUNE_CACHE");
+    assert_string_equal(e.msg, "cancelled");
+    assert_int_equal(c.ended, 6); /* the ones never started count as through */
+    for (int k = 0; k < 6; k++) {
+        assert_int_equal(v[k].state, FDT_CAND_NEW); /* given up: nothing is returned */
+        assert_null(v[k].code.image);
+    }
+    int zombies;
+    assert_int_equal(children(&zombies), 0);
+    DIR *d = opendir(scratch);
+    assert_non_null(d);
+    struct dirent *de;
+    int left = 0;
+    while ((de = readdir(d)))
+        left += de->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(left, 0);
 }
 
 /* ------------------------------------------------------------------ a simulated tune */
@@ -605,7 +670,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_cancel_drains), cmocka_unit_test(test_real_compiler_ahead),
-        cmocka_unit_test(test_same_as_serial),
+        cmocka_unit_test(test_cancel_leaves_no_scratch), cmocka_unit_test(test_same_as_serial),
         cmocka_unit_test(test_budget),             cmocka_unit_test(test_stop_rule),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_interrupt_compiling),
         cmocka_unit_test(test_time_limit),         cmocka_unit_test(test_pool_bound),
