@@ -151,6 +151,7 @@ static const fdt_col summary_cols[] = {
     {"pruned", "pruned", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
     {"wall_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"compile_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"compile_overlapped_s", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"worker_restarts", "", FDT_COL_INT, NULL, FDT_SHOW_DATA, 0},
     {"stopped", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"headroom", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
@@ -205,6 +206,7 @@ static void summary_row(fdt_emit *m, const fdt_device *info, const fdt_tune_summ
     fdt_emit_cell_int(m, x->pruned);
     fdt_emit_cell_real(m, x->wall_s);
     fdt_emit_cell_real(m, x->compile_s);
+    fdt_emit_cell_real(m, x->compile_overlapped_s);
     fdt_emit_cell_int(m, x->worker_restarts);
     fdt_emit_cell_str(m, x->stopped);
     fdt_emit_cell_real(m, x->headroom >= 0 ? x->headroom : NAN);
@@ -233,11 +235,15 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
                                                  : "the seeds' kernel");
     for (int i = 0; i < n; i++) {
         const fdt_tune_summary *x = &s[i];
+        char overlapped[64] = "";
+        if (x->compile_overlapped_s >= 0.05)
+            snprintf(overlapped, sizeof overlapped, ", %.1f s of it overlapped",
+                     x->compile_overlapped_s);
         fdt_emit_text(m, "%s: %s strategy, recipe %s, %llu configs after constraints, wall "
-                         "%.1f s (compile %.1f s, setup %.1f s)%s%s%s\n",
+                         "%.1f s (compile %.1f s%s, setup %.1f s)%s%s%s\n",
                       fdt_op_name(x->p.op), x->strategy, x->recipe,
                       (unsigned long long)x->stats.survivors, x->wall_s, x->compile_s,
-                      x->setup_s, x->stopped[0] ? "; stopped: " : "", x->stopped,
+                      overlapped, x->setup_s, x->stopped[0] ? "; stopped: " : "", x->stopped,
                       x->cut_short ? " (search cut short)" : "");
     }
     if (n > 0 && s[n - 1].worker_restarts)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +148,7 @@ static int pool_lock(int i, short type)
 
 /* A free slot taken for a child (its index), -1 when every slot is held, or -2 when this
  * process shares no pool. */
-static int pool_take(void)
+static int pool_take_locked(void)
 {
     if (pool.fd < 0)
         return -2;
@@ -163,12 +164,31 @@ static int pool_take(void)
     return -1;
 }
 
-static void pool_give(int i)
+static void pool_give_locked(int i)
 {
     if (i < 0 || pool.fd < 0 || !pool.held[i])
         return;
     pool_lock(i, F_UNLCK);
     pool.held[i] = 0;
+}
+
+/* The two above under one lock: a tuner's compile thread and its main thread (a worker
+ * restarted during a measurement builds its verification kernels) may both start children. */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int pool_take(void)
+{
+    pthread_mutex_lock(&pool_mu);
+    int i = pool_take_locked();
+    pthread_mutex_unlock(&pool_mu);
+    return i;
+}
+
+static void pool_give(int i)
+{
+    pthread_mutex_lock(&pool_mu);
+    pool_give_locked(i);
+    pthread_mutex_unlock(&pool_mu);
 }
 
 /* ---------------------------------------------------------------- many children */
@@ -255,6 +275,28 @@ int fdt_run_many_progress(const char *const *what, fdt_child_fn fn, void *const 
                           size_t n, int parallel, int timeout_ms, char **results, size_t *lens,
                           fdt_err *errs, fdt_done_fn on_done, void *ctx, fdt_err *e)
 {
+    return fdt_run_many_cancel(what, fn, args, n, parallel, timeout_ms, results, lens, errs,
+                               on_done, NULL, ctx, e);
+}
+
+#define CANCEL_POLL_MS 50 /* how often a batch that may be cancelled asks */
+
+/* Gives up the jobs of [*next, n) that never started: each fails "WHAT: cancelled". */
+static void cancel_rest(const char *const *what, size_t n, size_t *next, size_t *done,
+                        int *failures, fdt_err *errs)
+{
+    for (; *next < n; (*next)++) {
+        fdt_err_set(&errs[*next], "%s: cancelled", what[*next]);
+        (*failures)++;
+        (*done)++;
+    }
+}
+
+int fdt_run_many_cancel(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
+                        int parallel, int timeout_ms, char **results, size_t *lens,
+                        fdt_err *errs, fdt_done_fn on_done, fdt_cancel_fn cancelled, void *ctx,
+                        fdt_err *e)
+{
     if (parallel < 1)
         parallel = 1;
     if (parallel > MAX_PARALLEL)
@@ -271,13 +313,19 @@ int fdt_run_many_progress(const char *const *what, fdt_child_fn fn, void *const 
         slots[i].pool_slot = -1;
     }
     size_t next = 0, done = 0;
-    int failures = 0, running = 0, started = 0;
+    int failures = 0, running = 0, started = 0, gave_up = 0;
     for (size_t i = 0; i < n; i++) {
         results[i] = NULL;
         lens[i] = 0;
         errs[i].msg[0] = 0;
     }
     while (done < n) {
+        if (!gave_up && cancelled && cancelled(ctx)) { /* drain: start nothing more */
+            gave_up = 1;
+            cancel_rest(what, n, &next, &done, &failures, errs);
+            if (done == n)
+                break;
+        }
         /* fill free slots (and, in a shared pool, only while one of its slots is free) */
         for (int i = 0; i < parallel && next < n; i++) {
             if (slots[i].pid > 0)
@@ -319,6 +367,8 @@ int fdt_run_many_progress(const char *const *what, fdt_child_fn fn, void *const 
         if (next < n && fdt_child_pool_slots() && soonest - now > 0.02)
             soonest = now + 0.02; /* look for a slot another process freed */
         int wait_ms = soonest - now > 0 ? (int)((soonest - now) * 1000) + 1 : 0;
+        if (cancelled && !gave_up && wait_ms > CANCEL_POLL_MS)
+            wait_ms = CANCEL_POLL_MS;
         int r = poll(pfd, (nfds_t)np, wait_ms);
         if (r < 0 && errno != EINTR) {
             fdt_err_set(e, "poll: %s", strerror(errno));
@@ -349,6 +399,8 @@ int fdt_run_many_progress(const char *const *what, fdt_child_fn fn, void *const 
         }
     free(slots);
     free(pfd);
+    if (gave_up)
+        return fdt_err_set(e, "cancelled");
     return failures;
 }
 

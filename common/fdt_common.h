@@ -161,6 +161,18 @@ typedef void (*fdt_done_fn)(void *ctx, size_t done, size_t n);
 int fdt_run_many_progress(const char *const *what, fdt_child_fn fn, void *const *args,
                           size_t n, int parallel, int timeout_ms, char **results, size_t *lens,
                           fdt_err *errs, fdt_done_fn on_done, void *ctx, fdt_err *e);
+/* Asked while a batch runs: non-zero to give it up. */
+typedef int (*fdt_cancel_fn)(void *ctx);
+/* fdt_run_many_progress that gives up once cancelled(ctx) (may be NULL; asked at least every
+ * 50 ms, from the calling thread) answers non-zero: no child starts after that, the running
+ * ones are drained (waited for, so that each ends as it would have, cleaning up after itself,
+ * and is reaped; their results are kept), and each job that never started fails with "WHAT:
+ * cancelled". Then it returns -1 with e "cancelled"; otherwise as fdt_run_many. on_done and
+ * cancelled both get ctx. */
+int fdt_run_many_cancel(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
+                        int parallel, int timeout_ms, char **results, size_t *lens,
+                        fdt_err *errs, fdt_done_fn on_done, fdt_cancel_fn cancelled, void *ctx,
+                        fdt_err *e);
 
 /* Runs the program argv[0] (a path) with arguments argv (NULL-terminated), waits for it and
  * gathers what it wrote to stdout into out and to stderr into err (either may be NULL to

@@ -209,9 +209,16 @@ int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *j
 /* The pool's count of ended compilations, offset by the jobs the cache answered. */
 typedef struct batch_progress {
     fdt_done_fn fn;
+    fdt_cancel_fn cancelled;
     void *ctx;
     size_t cached, n;
 } batch_progress;
+
+static int pool_cancelled(void *ctx)
+{
+    batch_progress *bp = ctx;
+    return bp->cancelled(bp->ctx);
+}
 
 static void pool_done(void *ctx, size_t done, size_t n)
 {
@@ -223,6 +230,14 @@ static void pool_done(void *ctx, size_t done, size_t n)
 int fdt_rt_compile_many_progress(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs,
                                  size_t n, int parallel, int timeout_ms, fdt_done_fn on_done,
                                  void *ctx, fdt_err *e)
+{
+    return fdt_rt_compile_many_cancel(b, arch, jobs, n, parallel, timeout_ms, on_done, NULL,
+                                      ctx, e);
+}
+
+int fdt_rt_compile_many_cancel(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs,
+                               size_t n, int parallel, int timeout_ms, fdt_done_fn on_done,
+                               fdt_cancel_fn cancelled, void *ctx, fdt_err *e)
 {
     char compiler[1024];
     if (b->compiler_id ? b->compiler_id(arch, compiler, sizeof compiler, e)
@@ -267,14 +282,17 @@ int fdt_rt_compile_many_progress(const fdt_rt_backend *b, const char *arch, fdt_
         what[nmiss] = whatbuf[nmiss] ? whatbuf[nmiss] : "compile";
         miss[nmiss++] = i;
     }
-    batch_progress bp = {on_done, ctx, n - nmiss, n};
+    batch_progress bp = {on_done, cancelled, ctx, n - nmiss, n};
     if (on_done)
         on_done(ctx, n - nmiss, n);
     if (nmiss) {
         double t0 = fdt_now();
-        int r = fdt_run_many_progress(what, compile_child, args, nmiss, parallel, timeout_ms,
-                                      res, lens, errs, on_done ? pool_done : NULL, &bp, e);
-        if (r < 0) {
+        int r = fdt_run_many_cancel(what, compile_child, args, nmiss, parallel, timeout_ms, res,
+                                    lens, errs, on_done ? pool_done : NULL,
+                                    cancelled ? pool_cancelled : NULL, &bp, e);
+        if (r < 0) { /* nothing could start, or cancelled: no job holds code */
+            for (size_t i = 0; i < n; i++)
+                fdt_rt_code_free(&jobs[i].code);
             failures = -1;
             goto done;
         }

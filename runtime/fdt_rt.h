@@ -249,6 +249,13 @@ int fdt_rt_compile_many(const fdt_rt_backend *b, const char *arch, fdt_rt_job *j
 int fdt_rt_compile_many_progress(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs,
                                  size_t n, int parallel, int timeout_ms, fdt_done_fn on_done,
                                  void *ctx, fdt_err *e);
+/* fdt_rt_compile_many_progress that gives up once cancelled(ctx) (may be NULL) answers
+ * non-zero (fdt_run_many_cancel: nothing more starts, the compilations running are drained):
+ * then it returns -1 with e "cancelled" and no job holds code. on_done and cancelled both get
+ * ctx. */
+int fdt_rt_compile_many_cancel(const fdt_rt_backend *b, const char *arch, fdt_rt_job *jobs,
+                               size_t n, int parallel, int timeout_ms, fdt_done_fn on_done,
+                               fdt_cancel_fn cancelled, void *ctx, fdt_err *e);
 /* The CPU cores this process may run on (its affinity mask, which a batch system such as
  * SLURM narrows to the job's cores; the online cores when it cannot be read): the default
  * for `parallel`. */

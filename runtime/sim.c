@@ -5,10 +5,14 @@
  * one without a compiler. It has no devices of its own: the simulator describes simulated
  * GPUs and runs their workers. It is not in the registry that lists backends
  * (fdt_rt_backend_at: devices, default targets, --version); fdt_rt_backend_find("sim")
- * alone reaches it. */
+ * alone reaches it. For tests, FDTUNE_SIM_COMPILE_MS makes each compile take that long (in
+ * its child of the pool), as FDTUNE_SIM_DELAY_MS slows the simulated GPU's answers: a
+ * simulated tune then compiles while it measures as a real one does. */
 #include "rt_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static int sim_compiler_version(char *buf, size_t n, fdt_err *e)
 {
@@ -24,6 +28,9 @@ static int sim_compile(const char *src, const char *kernel, const char *arch, fd
     (void)log;
     (void)res; /* stays -1: a simulated compile reports nothing */
     (void)e;
+    const char *ms = getenv("FDTUNE_SIM_COMPILE_MS");
+    if (ms && atoi(ms) > 0)
+        usleep((useconds_t)atoi(ms) * 1000);
     fdt_sb_printf(image, "sim:%s:%s", arch, kernel);
     return image->oom ? fdt_err_set(e, "sim compile: out of memory") : 0;
 }

@@ -6,6 +6,7 @@
 #include "fdt_search.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -490,6 +491,13 @@ int fdt_search_next(fdt_search *s, size_t *idx)
                 s->res[j].pend[s->vidx[*idx * s->nparams + j]]++;
     }
     return rc;
+}
+
+size_t fdt_search_settled(const fdt_search *s)
+{
+    if (s->kind != FDT_SEARCH_MODEL)
+        return SIZE_MAX;
+    return s->issued < s->ntop ? s->ntop - s->issued : 0; /* next_model's first branch */
 }
 
 void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms)

@@ -100,9 +100,9 @@ static int compile(const fdt_target *t, fdt_cand **g, size_t ng, const fdt_build
     if (jobs) {
         for (size_t i = 0; i < ng; i++)
             jobs[i] = (fdt_rt_job){.src = g[i]->src, .kernel = g[i]->kernel};
-        r = fdt_rt_compile_many_progress(t->backend, t->arch_name, jobs, ng,
-                                         o->parallel > 0 ? o->parallel : 1, o->timeout_ms,
-                                         o->on_done, o->ctx, e);
+        r = fdt_rt_compile_many_cancel(t->backend, t->arch_name, jobs, ng,
+                                       o->parallel > 0 ? o->parallel : 1, o->timeout_ms,
+                                       o->on_done, o->cancelled, o->ctx, e);
     }
     for (size_t i = 0; i < ng; i++) {
         fdt_cand *v = g[i];

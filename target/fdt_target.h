@@ -179,7 +179,9 @@ typedef struct fdt_build_opts {
     fdt_gen_opts gen;      /* how the sources are specialised (runtime_dims: exports) */
     fdt_done_fn on_done;   /* may be NULL: on_done(ctx, done, n) as compiles end
                               (fdt_rt_compile_many_progress) */
-    void *ctx;
+    fdt_cancel_fn cancelled; /* may be NULL: cancelled(ctx) non-zero gives the compile up
+                                (fdt_rt_compile_many_cancel); asked from the building thread */
+    void *ctx;               /* of on_done and cancelled */
 } fdt_build_opts;
 
 /* PRUNE, one process, 300 s per compile, the grid baked in, no progress. */
@@ -190,8 +192,12 @@ void fdt_build_opts_init(fdt_build_opts *o);
  * generated together in the isolated, cached compile pool (fdt_rt_compile_many_progress), and
  * judges what compiled by t's rules (fdt_target_prune), each step as far as o->stop_after
  * says. Candidates not NEW are left as they are. Returns -1 only when no compile could be
- * started (e: no compiler for t, out of memory; the candidates that generated are NEW again);
- * else 0, with each candidate's state saying how far it got and, when it failed, why. */
+ * started (e: no compiler for t, out of memory) or o->cancelled gave it up (e "cancelled"):
+ * then the candidates that generated are NEW again, holding nothing; else 0, with each
+ * candidate's state saying how far it got and, when it failed, why. Beyond v's candidates it
+ * touches the compile cache and, once per process, the backend's compiler (loaded and
+ * identified by the first build): after one build for t has ended, another thread may build
+ * other candidates for t while this one does other work. */
 int fdt_target_build(const fdt_target *t, const fdt_problem *p, fdt_cand *const *v, size_t n,
                      const fdt_build_opts *o, fdt_err *e);
 

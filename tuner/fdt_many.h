@@ -10,8 +10,8 @@
  * measurements of a problem come from one GPU and no median mixes GPUs; GPUs of another
  * model tune every problem for their own model. A problem goes back to the GPU that measured
  * it before when it can (a rerun resumes, as on one GPU). The processes share one compile pool,
- * bounded by the CPU cores in all (fdt_child_pool_share; --jobs N bounds it instead), and
- * the compile cache.
+ * bounded by the CPU cores less one per GPU (its worker measures while the next batch
+ * compiles) in all (fdt_child_pool_share; --jobs N bounds it instead), and the compile cache.
  *
  * A GPU fails when its worker cannot be started, set up or brought back (fdt_tune_summary's
  * gpu_failed), or when its process ends: its problem is retried once, on another GPU of the

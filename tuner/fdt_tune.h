@@ -27,7 +27,8 @@ typedef struct fdt_tune_opts {
                              preparation included */
     int force;            /* measure again what the database already holds */
     uint64_t seed;        /* random strategy */
-    int parallel;         /* compile processes */
+    int parallel;         /* compile processes (with the overlap, at most the cores less
+                             one: the worker's) */
     double full_within;   /* a probe within this fraction of the best gets a full sample */
     const char *command;  /* recorded with the run */
     const volatile sig_atomic_t *stop; /* set asynchronously: stop after this evaluation */
@@ -35,6 +36,9 @@ typedef struct fdt_tune_opts {
     int decide;           /* record the best decision at the end (default 1; retune judges
                              its re-search itself, so it passes 0) */
     fdt_stop_opts stop_rules; /* the stopping rules (default fdt_stop_opts_default) */
+    int overlap;          /* compile the next batch while this one is measured (default 1;
+                             never on a CPU target, whose measurements take every core, nor
+                             with one core) */
 } fdt_tune_opts;
 
 void fdt_tune_opts_default(fdt_tune_opts *o);
@@ -80,6 +84,8 @@ typedef struct fdt_tune_summary {
     double base_ms, base_gbs, speedup;
     double copy_gbs;
     double wall_s, compile_s, setup_s;
+    double compile_overlapped_s; /* of compile_s, the part hidden behind measurements (the
+                                    next batch compiled while this one was measured) */
     int interrupted;        /* stopped by the user or the time limit */
     char stop_reason[64];
     char stopped[160];      /* why the search stopped, with the headroom (fdt_stop_describe):

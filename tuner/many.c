@@ -561,7 +561,10 @@ fdt_status fdt_tune_many(const fdt_session_opts *so, const int *live, int nlive,
     fdt_session_detach_db(&s); /* each GPU's process opens its own connection */
     fdt_session_arm(&s);
     fdt_err pe;
-    int pooled = fdt_child_pool_share(rq->parallel > 0 ? rq->parallel : fdt_rt_cpu_count(),
+    /* the GPUs' compile pools share the cores, less one per GPU: its worker measures while
+     * the next batch compiles (fdt_tune_opts.overlap) */
+    int slots = fdt_rt_cpu_count() - out->ngpus;
+    int pooled = fdt_child_pool_share(rq->parallel > 0 ? rq->parallel : slots > 1 ? slots : 1,
                                       &pe) == 0;
     struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
     sigaction(SIGPIPE, &ign, &old_pipe); /* a GPU's process that died is noticed by its EOF */

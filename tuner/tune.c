@@ -1,12 +1,14 @@
 /* Tuning one problem: enumerate the recipe's space (of a simulated GPU: what its recording
  * has), measure the recipe's default config (the seeds' baseline, for the speedup quoted in
  * the same run), resume what the database already holds for this device and software
- * environment, compile the rest in a process pool, then let the strategy pick candidates
+ * environment, compile the rest in a process pool, batch by batch (on a GPU the next batch
+ * compiles while this one is measured: fdt_ahead.h), then let the strategy pick candidates
  * until it, the stopping rules (fdt_stop.h: the limit, convergence), the budget, the time
  * limit or the user stops.
  * Each candidate gets a cheap probe; one within `full_within` of the best so far gets a full
  * sample. Every outcome is a database row written as soon as it exists. */
 #include "fdt_tune.h"
+#include "fdt_ahead.h"
 #include "fdt_decide.h"
 #include "fdt_stop.h"
 
@@ -29,6 +31,7 @@ void fdt_tune_opts_default(fdt_tune_opts *o)
     o->command = "";
     o->kind = FDT_DB_TUNE;
     o->decide = 1;
+    o->overlap = 1;
     fdt_stop_opts_default(&o->stop_rules);
 }
 
@@ -351,41 +354,99 @@ static void compiling(void *ctx, size_t done, size_t n)
     emit(ctx, &ev);
 }
 
+/* The compile pool's width (*overlap: whether the next batch compiles while this one is
+ * measured). The worker takes a core while it measures, so with the overlap the pool gets at
+ * most the cores this process may use (its affinity mask, fdt_rt_cpu_count) less one: the
+ * pool and the worker never ask for more cores than there are. With one core, or on a CPU
+ * target (whose measurements take every core of the mask), nothing overlaps. */
+static int pool_width(const state *st, int *overlap)
+{
+    int width = st->o->parallel > 0 ? st->o->parallel : 1, cores = fdt_rt_cpu_count();
+    *overlap = st->o->overlap && cores > 1 && !fdt_target_device_is_cpu(st->ctx->dev);
+    if (*overlap && width > cores - 1)
+        width = cores - 1;
+    return width;
+}
+
+/* The NEW candidates among v[0..n) into b (room for n): those a build takes. */
+static size_t new_cands(cand *const *v, size_t n, fdt_cand **b)
+{
+    size_t nb = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->b.state == FDT_CAND_NEW)
+            b[nb++] = &v[i]->b;
+    return nb;
+}
+
+/* What stops the search before its next evaluation: "interrupted" (the user), "time limit",
+ * or NULL. The time limit lets every search measure one config at least. */
+static const char *stop_cause(const state *st)
+{
+    if (st->o->stop && *st->o->stop)
+        return "interrupted";
+    if (st->deadline > 0 && st->out->tried > 0 && fdt_now() > st->deadline)
+        return "time limit";
+    return NULL;
+}
+
+/* fdt_cancel_fn of a batch compiling on this thread: the user's interrupt or the time limit
+ * gives its compile up. */
+static int given_up(void *ctx)
+{
+    return stop_cause(ctx) != NULL;
+}
+
+/* The build's options for a batch: the pool's width, the progress to st, the interrupt. */
+static void batch_opts(state *st, fdt_build_opts *o)
+{
+    int overlap;
+    fdt_build_opts_init(o);
+    o->parallel = pool_width(st, &overlap);
+    o->on_done = compiling;
+    o->cancelled = given_up;
+    o->ctx = st;
+}
+
+/* A batch's build ended (b[0..nb), wall seconds, hidden of them behind measurements): its
+ * time in the summary, and FDT_TUNE_COMPILED. */
+static void compiled(state *st, fdt_cand *const *b, size_t nb, double wall, double hidden)
+{
+    st->out->compile_s += wall;
+    st->out->compile_overlapped_s += hidden;
+    size_t generated = 0, failed = 0, cached = 0;
+    for (size_t k = 0; k < nb; k++) {
+        generated += b[k]->state != FDT_CAND_GENERATE_FAILED;
+        failed += b[k]->state == FDT_CAND_COMPILE_FAILED;
+        cached += b[k]->code.image && b[k]->code.cached;
+    }
+    fdt_tune_event ev = {.kind = FDT_TUNE_COMPILED, .compile_failed = failed,
+                         .compile_s = wall, .survivors = generated, .cached = cached};
+    emit(st, &ev);
+}
+
 /* Builds the candidates among v[0..n) not built yet for the worker's target (generated,
- * compiled in the process pool, pruned). The space is built batch by batch as the strategy
- * proposes it, not all at once: a recipe's space can be far larger than what a budget will
- * ever measure. */
+ * compiled in the process pool, pruned), here and now. The space is built batch by batch as
+ * the strategy proposes it, not all at once: a recipe's space can be far larger than what a
+ * budget will ever measure. */
 static int compile_batch(state *st, cand **v, size_t n, fdt_err *e)
 {
     fdt_cand **b = calloc(n ? n : 1, sizeof *b);
     if (!b)
         return fdt_err_set(e, "compile: out of memory");
-    size_t nb = 0;
-    for (size_t i = 0; i < n; i++)
-        if (v[i]->b.state == FDT_CAND_NEW)
-            b[nb++] = &v[i]->b;
+    size_t nb = new_cands(v, n, b);
     fdt_build_opts o;
-    fdt_build_opts_init(&o);
-    o.parallel = st->o->parallel;
-    o.on_done = compiling;
-    o.ctx = st;
+    batch_opts(st, &o);
     double t0 = fdt_now();
     int r = fdt_target_build(fdt_worker_target(st->ctx->w), st->p, b, nb, &o, e);
     double dt = fdt_now() - t0;
-    st->out->compile_s += dt;
-    size_t generated = 0, failed = 0, cached = 0;
-    for (size_t k = 0; r == 0 && k < nb; k++) {
-        generated += b[k]->state != FDT_CAND_GENERATE_FAILED;
-        failed += b[k]->state == FDT_CAND_COMPILE_FAILED;
-        cached += b[k]->code.image && b[k]->code.cached;
-    }
+    if (r == 0)
+        compiled(st, b, nb, dt, 0);
+    else
+        st->out->compile_s += dt;
     free(b);
-    if (r < 0)
-        return -1;
-    fdt_tune_event ev = {.kind = FDT_TUNE_COMPILED, .compile_failed = failed,
-                         .compile_s = dt, .survivors = generated, .cached = cached};
-    emit(st, &ev);
-    return 0;
+    if (r < 0 && given_up(st))
+        return 0; /* given up: stopping() stops the search before anything is measured */
+    return r < 0 ? -1 : 0;
 }
 
 /* Frees a measured candidate's code object: a long search must not hold them all. */
@@ -635,6 +696,18 @@ static int start_search(state *st, fdt_err *e)
     return 0;
 }
 
+/* 1 when the user or the time limit stops the search before the next evaluation. */
+static int stopping(state *st)
+{
+    const char *why = stop_cause(st);
+    if (!why)
+        return 0;
+    st->out->interrupted = 1;
+    st->out->cut_short = !strcmp(why, "time limit"); /* with work left */
+    snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
+    return 1;
+}
+
 /* The baseline, always measured in this run: the speedup compares like with like. */
 static int measure_baseline(state *st, fdt_err *e)
 {
@@ -644,6 +717,8 @@ static int measure_baseline(state *st, fdt_err *e)
     double t = 0;
     if (compile_batch(st, &bc, 1, e))
         return -1;
+    if (stopping(st))
+        return 0; /* the user's interrupt, maybe while it compiled */
     if (measure(st, bc, "baseline", 1, &t, e))
         return -1;
     release(bc);
@@ -663,77 +738,165 @@ static int measure_baseline(state *st, fdt_err *e)
     return 0;
 }
 
-/* 1 when the user or the time limit stops the search before the next evaluation. */
-static int stopping(state *st)
+/* What the strategy proposed: candidates, and their indices in the space. */
+typedef struct batch {
+    cand **v;
+    size_t *idx, n;
+} batch;
+
+/* The strategy's next proposals into b: at most bmax, and no more than the budget leaves once
+ * the `pending` proposals before them are measured. With settled_only, none (0) unless the
+ * strategy has settled them all already (fdt_search_settled): then they are what it would
+ * propose after the pending ones are measured and reported. Returns how many. */
+static size_t propose(state *st, batch *b, size_t bmax, size_t pending, int settled_only)
 {
-    const fdt_tune_opts *o = st->o;
-    /* the time limit lets every search measure one config at least */
-    const char *why = o->stop && *o->stop                                  ? "interrupted"
-                      : st->deadline > 0 && st->out->tried > 0 &&
-                                fdt_now() > st->deadline                   ? "time limit"
-                                                                           : NULL;
-    if (!why)
+    size_t used = (size_t)st->done + pending, i;
+    size_t left = (size_t)(st->planned > 0 ? st->planned : 0) > used
+                      ? (size_t)st->planned - used
+                      : 0;
+    size_t want = bmax < left ? bmax : left;
+    b->n = 0;
+    if (settled_only && fdt_search_settled(st->s) < want)
         return 0;
-    st->out->interrupted = 1;
-    st->out->cut_short = !(o->stop && *o->stop); /* the time limit, with work left */
-    snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
-    return 1;
+    while (b->n < want && fdt_search_next(st->s, &i) == 0) {
+        if (st->l.v[i].measured)
+            continue; /* the baseline, already done */
+        b->idx[b->n] = i;
+        b->v[b->n++] = &st->l.v[i];
+    }
+    return b->n;
 }
 
-/* Batch by batch, what the strategy proposes: compiled together, then measured one by one,
- * until the strategy, the plan, the user or the time limit stops it. */
-static int search_loop(state *st, fdt_err *e)
+/* Measures b's candidates one by one, in the strategy's order, until the user, the time
+ * limit or a stopping rule (*stop) ends the search; then frees their code. */
+static int measure_batch(state *st, batch *b, int *stop, fdt_err *e)
 {
-    const fdt_tune_opts *o = st->o;
-    /* the model strategy adapts between batches, so its batches are small */
-    size_t bmax = (size_t)(o->parallel > 0 ? o->parallel : 1) *
-                  (o->strategy == FDT_SEARCH_MODEL ? 1 : 4);
-    if (bmax > 256)
-        bmax = 256;
-    cand **batch = calloc(bmax, sizeof *batch);
-    size_t *bidx = calloc(bmax, sizeof *bidx);
-    int failed = 0, stop = st->stop.why != FDT_STOP_NOT;
-    if (!batch || !bidx)
-        failed = fdt_err_set(e, "out of memory");
-    while (!failed && !stop) {
-        size_t nb = 0, i;
-        while (nb < bmax && st->done + (int)nb < st->planned && fdt_search_next(st->s, &i) == 0) {
-            if (st->l.v[i].measured)
-                continue; /* the baseline, already done */
-            bidx[nb] = i;
-            batch[nb++] = &st->l.v[i];
-        }
-        if (nb == 0 || stopping(st))
-            break; /* nothing left, or no time: no batch is compiled that would not run */
-        if (compile_batch(st, batch, nb, e)) {
+    int failed = 0;
+    for (size_t k = 0; k < b->n && !stopping(st); k++) {
+        double t = 0;
+        if (measure(st, b->v[k], "full", 0, &t, e)) {
             failed = -1;
             break;
         }
-        for (size_t k = 0; k < nb && !stopping(st); k++) {
-            double t = 0;
-            if (measure(st, batch[k], "full", 0, &t, e)) {
-                failed = -1;
-                break;
-            }
-            release(batch[k]);
-            batch[k]->measured = 1;
-            st->out->tried++;
-            st->done++;
-            FDT_ASSERT(st->planned <= 0 || st->done <= st->planned,
-                       "a search never measures more than its budget");
-            fdt_search_report(st->s, bidx[k], t > 0, t);
-            if (stop_report(st, &batch[k]->b.cfg)) {
-                stop = 1; /* a stopping rule: the rest of the batch is not measured */
-                break;
-            }
-        }
-        for (size_t k = 0; k < nb; k++)
-            release(batch[k]);
-        if (st->out->interrupted)
+        release(b->v[k]);
+        b->v[k]->measured = 1;
+        st->out->tried++;
+        st->done++;
+        FDT_ASSERT(st->planned <= 0 || st->done <= st->planned,
+                   "a search never measures more than its budget");
+        fdt_search_report(st->s, b->idx[k], t > 0, t);
+        if (stop_report(st, &b->v[k]->b.cfg)) {
+            *stop = 1; /* a stopping rule: the rest of the batch is not measured */
             break;
+        }
     }
-    free(batch);
-    free(bidx);
+    for (size_t k = 0; k < b->n; k++)
+        release(b->v[k]);
+    return failed;
+}
+
+/* A batch compiling on a thread of its own while the one before is measured. */
+typedef struct ahead {
+    fdt_ahead a;
+    fdt_target t;  /* the worker's, for the thread */
+    fdt_cand **b;  /* the batch's NEW candidates, nb of them */
+    size_t nb;
+} ahead;
+
+/* Starts compiling b's candidates ahead. -1 (e): no thread; nothing was built. */
+static int ahead_start(state *st, const batch *b, ahead *x, fdt_err *e)
+{
+    x->t = *fdt_worker_target(st->ctx->w);
+    x->b = calloc(b->n ? b->n : 1, sizeof *x->b);
+    if (!x->b)
+        return fdt_err_set(e, "compile: out of memory");
+    x->nb = new_cands(b->v, b->n, x->b);
+    fdt_build_opts o;
+    batch_opts(st, &o);
+    if (fdt_ahead_start(&x->a, &x->t, st->p, x->b, x->nb, &o, st->o->stop, e) == 0)
+        return 0;
+    free(x->b);
+    return -1;
+}
+
+/* Ends the batch compiling ahead: waited for (its progress told while this thread waits),
+ * or, with abandon, given up (the compilations running drained). The time this thread did
+ * not wait was hidden behind the measurements. A build the stop flag gave up leaves the batch
+ * built only in part: the search is interrupted, and the batch is never measured. */
+static int ahead_end(state *st, ahead *x, int abandon, fdt_err *e)
+{
+    double wall = 0, waited = 0;
+    int rc = 0;
+    if (abandon)
+        fdt_ahead_cancel(&x->a, &wall, &waited);
+    else
+        rc = fdt_ahead_wait(&x->a, compiling, st, &wall, &waited, e);
+    double hidden = wall > waited ? wall - waited : 0;
+    if (abandon || rc) {
+        st->out->compile_s += wall;
+        st->out->compile_overlapped_s += hidden;
+    } else {
+        compiled(st, x->b, x->nb, wall, hidden);
+    }
+    free(x->b);
+    x->b = NULL;
+    if (rc && given_up(st))
+        return 0; /* given up for the interrupt or the time: stopping() says so next */
+    return rc ? -1 : 0;
+}
+
+/* Batch by batch, what the strategy proposes: compiled together, then measured one by one,
+ * until the strategy, the plan, the user or the time limit stops it. With the overlap
+ * (pool_width), the next batch compiles on a thread while this one is measured, when the
+ * strategy has settled it already (fdt_search_settled: exhaustive and random always, the
+ * model strategy for the top of its ranking): the batches, and so what is proposed and
+ * measured, are exactly those of compiling each batch after the one before is measured. The
+ * model strategy adapts to every result once past its top (its next proposals use every
+ * result reported before them): its later batches are proposed after the batch before is
+ * measured, and compiled then, as without the overlap; proposing them earlier would take
+ * them with a model that lacks the last batch's results. When the search stops, the batch
+ * compiling ahead is given up: nothing compiled after the stop is measured or stored. */
+static int search_loop(state *st, fdt_err *e)
+{
+    const fdt_tune_opts *o = st->o;
+    int overlap;
+    /* the model strategy adapts between batches, so its batches are small */
+    size_t bmax = (size_t)pool_width(st, &overlap) * (o->strategy == FDT_SEARCH_MODEL ? 1 : 4);
+    if (bmax > 256)
+        bmax = 256;
+    batch cur = {calloc(bmax, sizeof *cur.v), calloc(bmax, sizeof *cur.idx), 0};
+    batch next = {calloc(bmax, sizeof *next.v), calloc(bmax, sizeof *next.idx), 0};
+    int failed = 0, stop = st->stop.why != FDT_STOP_NOT;
+    if (!cur.v || !cur.idx || !next.v || !next.idx)
+        failed = fdt_err_set(e, "out of memory");
+    else if (!stop && propose(st, &cur, bmax, 0, 0) && !stopping(st))
+        failed = compile_batch(st, cur.v, cur.n, e);
+    else
+        cur.n = 0; /* nothing left, or no time: no batch is compiled that would not run */
+    while (!failed && !stop && cur.n > 0) {
+        ahead x;
+        int on = overlap && !stop_cause(st) && propose(st, &next, bmax, cur.n, 1) > 0;
+        if (on && ahead_start(st, &next, &x, e))
+            on = 0; /* no thread: the batch proposed compiles after this one is measured */
+        failed = measure_batch(st, &cur, &stop, e);
+        int over = failed || stop || st->out->interrupted || stopping(st);
+        if (on && ahead_end(st, &x, over, e))
+            failed = -1;
+        if (over || failed || stopping(st))
+            break;
+        batch t = cur;
+        cur = next;
+        next = t;
+        next.n = 0;
+        if (!on && (cur.n > 0 || propose(st, &cur, bmax, 0, 0) > 0))
+            failed = compile_batch(st, cur.v, cur.n, e);
+    }
+    for (size_t k = 0; k < next.n; k++)
+        release(next.v[k]); /* proposed, and maybe compiled, after the search stopped */
+    free(cur.v);
+    free(cur.idx);
+    free(next.v);
+    free(next.idx);
     return failed ? -1 : 0;
 }
 
