@@ -119,6 +119,8 @@ typedef struct fdt_config {
     int l2pf;       /* L2 prefetch size hint (bytes) of the ring's asynchronous copies */
     int mbar;       /* the stream (lds=3): a pair of barriers per ring slot instead of a
                      * block-wide barrier per step (NVIDIA's cp.async; no effect on AMD) */
+    int bulk;       /* the stream with mbar=1: each ring slot filled by cp.async.bulk row
+                     * copies that complete on its barrier (NVIDIA sm_90 on) */
     int fault;      /* fdt_fault, test only */
     /* The C dialect's (the CPU's; templates/cpu_*.c). nt, align and fault serve both. */
     int blk;        /* kernel family: 0 loops (the plain loop nest), 1 blocked (tiles) */

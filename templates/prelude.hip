@@ -92,6 +92,14 @@ __device__ __forceinline__ void put(real* p, const real* v)
 #elif defined(FDT_HOST_ASYNC)  // tests/ring_host: cp.async and mbarriers emulated on CPU threads
 #define FDT_ASYNC_COPY 1
 #endif
+#{if BULK}
+// bulk=1 (ring_bulk.hip): cp.async.bulk, NVIDIA from sm_90 on (and tests/ring_host's emulation).
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(FDT_HOST_ASYNC)
+#define FDT_BULK_COPY 1
+#else
+#error "config bulk=1: cp.async.bulk needs NVIDIA sm_90 or later"
+#endif
+#{endif}
 #ifdef FDT_STAGED_COPY
 enum { STAGED = 1 };  // copies staged in registers (an enumerator: no variable in the code)
 #else
@@ -207,6 +215,43 @@ __device__ __forceinline__ void slot_bar_wait(unsigned b, int parity)
     } while (!done);
 #endif
 }
+#{if BULK}
+
+// Before the barriers' first use by bulk copies (the async proxy), by the thread that
+// initialised them.
+__device__ __forceinline__ void slot_bar_init_fence()
+{
+#ifndef FDT_HOST_ASYNC
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+// This thread's arrival, and bytes more that the phase waits for (the bulk copies this thread
+// issues next, which complete them on the barrier).
+__device__ __forceinline__ void slot_bar_arrive_tx(unsigned b, unsigned bytes)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_bar_arrive_tx(b, bytes);
+#else
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes)
+                 : "memory");
+#endif
+}
+
+// bytes (a multiple of 16) from g to s, both 16-byte aligned, by the copy engine: no
+// registers, no per-thread instructions; its bytes complete on barrier b.
+__device__ __forceinline__ void bulk_copy(real* s, const real* g, unsigned bytes, unsigned b)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_bulk_copy(s, g, bytes, b);
+#else
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1], %2, [%3];"
+                 :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(g), "r"(bytes), "r"(b)
+                 : "memory");
+#endif
+}
+#{endif}
 #endif
 #{endif}
 
