@@ -30,7 +30,7 @@ static const fdt_param_info params[] = {
     P(blk, 0, 0, 1, NULL, C, "kernel family: 0 the plain loop nest (loops), 1 tiles in y and "
                              "z marching along z (blocked)"),
     P(bulk, 0, 0, 1, NULL, HIP, "the stream with slot barriers (lds=3, mbar=1) fills each ring "
-                                "slot by bulk row copies (cp.async.bulk) from one lane per warp "
+                                "slot by bulk row copies (cp.async.bulk), a row per thread, "
                                 "that complete on the slot's barrier (NVIDIA sm_90 on)"),
     P(bx, 64, 1, 1024, NULL, HIP, "threads per block along x"),
     P(by, 4, 1, 1024, NULL, HIP, "threads per block along y"),

@@ -87,8 +87,8 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     const unsigned full = (unsigned)__cvta_generic_to_shared(fdt_dyn_shared + BARS_AT);
     const unsigned freed = full + 8 * S;  // shared addresses of slot 0's barriers, 8 bytes each
 #{if BULK}
-    // bulk=1 (ring_bulk.hip): full[s] completes when one lane per warp has arrived and the
-    // bytes they announced have landed.
+    // bulk=1 (ring_bulk.hip): full[s] completes when thread 0 has arrived and the bytes it
+    // announced have landed.
     if (tid == 0) {
         for (int s = 0; s < S; ++s) {
             slot_bar_init(full + 8 * s, FULL_ARRIVALS);
