@@ -49,6 +49,9 @@ static_assert(HX % EB == 0 && (BX * VEC) % EB == 0, "bulk rows start on 16 bytes
         if (tid == 0)
             slot_bar_arrive_tx(bar, nr * rb);
 #{endif}
+        // one row per thread as a rule (more where the rows outnumber the threads); not
+        // unrolled: the march's unrolled steps each carry this loop
+#pragma unroll 1
         for (int q = tid; q < nr + {{QUEUED}} * nq; q += NT) {
             if (q < nr) {
                 const int ly = r0 + q;
