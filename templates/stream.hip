@@ -117,8 +117,14 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 #pragma unroll
     for (int m = 0; m < PF; ++m) {
 #{if BULK}
+#ifdef FDT_BULK_COPY
         if (m < steps)
             fill(m, m % S, m % (PF + 1), full + 8 * (m % S));
+#else  // AMD's loads into LDS: a block barrier per step
+        if (m < steps)
+            issue(m, m % S, m % (PF + 1));
+        async_commit();
+#endif
 #{else}
         if (m < steps)
             issue(m, m % S, m % (PF + 1));
