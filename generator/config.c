@@ -31,7 +31,8 @@ static const fdt_param_info params[] = {
                              "z marching along z (blocked)"),
     P(bulk, 0, 0, 1, NULL, HIP, "the stream with slot barriers (lds=3, mbar=1) fills each ring "
                                 "slot by bulk row copies (cp.async.bulk), a row per thread, "
-                                "that complete on the slot's barrier (NVIDIA sm_90 on)"),
+                                "that complete on the slot's barrier (NVIDIA sm_90 on; AMD "
+                                "gfx9: loads straight into LDS)"),
     P(bx, 64, 1, 1024, NULL, HIP, "threads per block along x"),
     P(by, 4, 1, 1024, NULL, HIP, "threads per block along y"),
     P(bz, 1, 1, 64, NULL, HIP, "threads per block along z"),

@@ -120,7 +120,8 @@ typedef struct fdt_config {
     int mbar;       /* the stream (lds=3): a pair of barriers per ring slot instead of a
                      * block-wide barrier per step (NVIDIA's cp.async; no effect on AMD) */
     int bulk;       /* the stream with mbar=1: each ring slot filled by cp.async.bulk row
-                     * copies that complete on its barrier (NVIDIA sm_90 on) */
+                     * copies that complete on its barrier (NVIDIA sm_90 on; AMD gfx9:
+                     * loads that write LDS directly) */
     int fault;      /* fdt_fault, test only */
     /* The C dialect's (the CPU's; templates/cpu_*.c). nt, align and fault serve both. */
     int blk;        /* kernel family: 0 loops (the plain loop nest), 1 blocked (tiles) */

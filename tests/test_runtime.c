@@ -463,7 +463,8 @@ static void compile_matrix(const char *arch)
  * checks that it does: H100 and MI250X): registers hold the 2R+1 sums per column and nothing
  * else of size, up to R=8 in f64 with 2x2 blocking on sm_90, also with the slot barriers
  * (mbar=1: the H100's tuned lap R=8 f64 and wave R=8 f32), which gfx90a compiles as mbar=0,
- * and in the bulk form (bulk=1, sm_90 alone: lap R=4 and R=8 f32, R=6 f64, wave R=8 f32).
+ * and in the bulk form (bulk=1: lap R=4 and R=8 f32, R=6 f64, wave R=8 f32 on sm_90, lap R=4
+ * f32 on gfx90a).
  * (gfx90a: R=8 2x2 f32 spills 32 bytes at 256 threads, and no stream shape of R=8 f64 fits the
  * MI250X's 64 KB of LDS.) */
 static void stream_no_spills(const char *arch)
@@ -489,6 +490,8 @@ static void stream_no_spills(const char *arch)
         {"gfx90a", FDT_OP_LAP, 6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
         {"gfx90a", FDT_OP_LAP, 6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=2"},
         {"gfx90a", FDT_OP_LAP, 4, FDT_F64, "align=64,bx=64,by=4,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
+        /* the bulk form on AMD: loads that write LDS directly (bench/amd_bulk.txt) */
+        {"gfx90a", FDT_OP_LAP, 4, FDT_F32, "align=64,bulk=1,bx=64,by=4,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=2"},
         {"gfx90a", FDT_OP_LAP, 4, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2"},
     };
     fdt_err e;
