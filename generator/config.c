@@ -265,12 +265,13 @@ static fdt_dialect dialect_of(const fdt_config *c)
     return FDT_DIALECT_HIP;
 }
 
-/* Parameters shown only when set: the test-only fault, and dwave's deploy and eta (which
- * every other operator leaves at their defaults). */
+/* Parameters shown only when set: the test-only fault, dwave's deploy and eta (which every
+ * other operator leaves at their defaults), and the stream's bulk form (one form of one
+ * family, set on sm_90 alone). */
 static int shown_when_set(size_t i)
 {
     return !strcmp(params[i].name, "fault") || !strcmp(params[i].name, "deploy") ||
-           !strcmp(params[i].name, "eta");
+           !strcmp(params[i].name, "eta") || !strcmp(params[i].name, "bulk");
 }
 
 static void display(fdt_dialect d, const fdt_config *c, char *buf, size_t n)
