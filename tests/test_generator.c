@@ -373,12 +373,12 @@ static void test_config_c_dialect(void **state)
     assert_contains(buf, "blk=1");
     assert_false(strstr(buf, "bx=") != NULL);
     /* the stream's bulk form shows only when set: displays of every other config unchanged */
-    fdt_config_parse("bx=32", &c, &e);
-    fdt_config_display(&c, buf, sizeof buf);
+    fdt_config_parse("bx=32", &d, &e);
+    fdt_config_display(&d, buf, sizeof buf);
     assert_string_equal(buf, "align=1,bx=32,by=4,bz=1,l2pf=0,lb=0,lds=0,mbar=0,nt=0,nw=0,"
                              "order=xyz,pf=1,split=1,tile=1,vec=1");
-    fdt_config_parse("lds=3,nw=32,mbar=1,bulk=1", &c, &e);
-    fdt_config_display(&c, buf, sizeof buf);
+    fdt_config_parse("lds=3,nw=32,mbar=1,bulk=1", &d, &e);
+    fdt_config_display(&d, buf, sizeof buf);
     assert_contains(buf, "align=1,bulk=1,bx=64,");
     /* geometry: one launch over every interior row */
     fdt_geometry g;
