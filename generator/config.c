@@ -330,8 +330,9 @@ static int check_params(fdt_dialect d, const fdt_config *c, fdt_err *e)
  * cp.async.bulk moves runs that start on 16 bytes in global and shared memory and are 16-byte
  * multiples. A tile row starts HX (the x halo in whole vectors) before the block's first
  * column, whose global address is aligned to `align` values (the layout's base offset and
- * lines), and shared rows are TX = 2 HX + bx vec values long: so align, HX and bx vec must each
- * span a multiple of 16 bytes. r: the operator's radii. */
+ * lines) when the launch covers the grid from its origin (dwave's deploy=complete), and
+ * shared rows are TX = 2 HX + bx vec values long: so align, HX and bx vec must each span a
+ * multiple of 16 bytes. r: the operator's radii. */
 static int check_bulk(const fdt_problem *p, const fdt_config *c, const int r[3], fdt_err *e)
 {
     int es = (int)fdt_prec_size(p->prec), hx = (r[0] + c->vec - 1) / c->vec * c->vec;
@@ -350,6 +351,10 @@ static int check_bulk(const fdt_problem *p, const fdt_config *c, const int r[3],
         return fdt_err_set(e, "config bulk=1: bulk copies start on 16 bytes: the x halo of "
                               "R=%d in whole vectors of vec=%d is %d values, %d bytes",
                            r[0], c->vec, hx, hx * es);
+    if (c->deploy != FDT_DEPLOY_COMPLETE)
+        return fdt_err_set(e, "config bulk=1: bulk copies start on 16 bytes, and deploy=%s's "
+                              "boxes start on any vector along x: needs deploy=complete",
+                           deploys[c->deploy]);
     return 0;
 }
 

@@ -295,6 +295,14 @@ static void test_config_check_names_parameter(void **state)
                            "whole vectors of vec=2 is 6 values, 24 bytes");
     fdt_config_parse("bx=32,by=8,lds=3,nw=32,mbar=1,vec=4,align=32,bulk=1", &c, &e);
     assert_int_equal(fdt_config_check(&p, &c, &e), 0);
+    /* dwave's boxes of inout and sides start on any vector: the whole grid alone */
+    fdt_problem dw = {FDT_OP_DWAVE, 5, FDT_F32, 64, 64, 64};
+    dw.absorb_w = 8, dw.absorb_s = 0.1;
+    assert_int_equal(fdt_config_check(&dw, &c, &e), 0);
+    c.deploy = FDT_DEPLOY_SIDES;
+    assert_int_equal(fdt_config_check(&dw, &c, &e), -1);
+    assert_contains(e.msg, "config bulk=1: bulk copies start on 16 bytes, and deploy=sides's "
+                           "boxes start on any vector along x: needs deploy=complete");
     p.prec = FDT_F64;
     fdt_config_parse("bx=32,by=8,lds=3,nw=32,mbar=1,vec=2,tile=2,align=32,bulk=1", &c, &e);
     assert_int_equal(fdt_config_check(&p, &c, &e), 0);
