@@ -181,7 +181,11 @@ static void shared_accesses(const shape *s, double *vectors, double *values, dou
  * an estimate counts as surely over a limit: 3% for the stream (in the fit every stream
  * estimated 3% over 136 KB compiled over it, none under; lap R=7 4x2 at 139.6 KB, estimated
  * 139.0, is left to its compiled size, and lap R=8 3x2, 134.8 KB, which runs at speed,
- * estimated 134.2, is not touched), 15% for the ring. */
+ * estimated 134.2, is not touched), 15% for the ring. The bulk form's fill (bulk=1: a loop of
+ * one row per thread in each step) in place of the copies: BULK_FILL_BYTES a step, from the
+ * sm_90 code of lap R=8 f32 2x2 (bx=32, by=16, nvcc 13: 109328 bytes of cubin with bulk=1,
+ * 111504 with bulk=0, the copies' estimate 652 bytes a step, 17 steps). */
+#define BULK_FILL_BYTES 524.0
 static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s, fdt_onchip *o)
 {
     o->code_bytes = 0;
@@ -193,8 +197,9 @@ static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s,
     double fp = (6.0 * p->R + 4) * T * V, lds = T + 2.0 * s->r[1] + 2 * T * s->HX / V;
     double copies = T + s->yh + s->xh + wave_inputs(s) * T;
     if (s->fam == STREAM) {
+        double fill = c->bulk && c->mbar ? BULK_FILL_BYTES : 186.3 * copies;
         o->code_bytes = 14042 + Q * (18.1 * fp + 8.9 * lds + 586 * s->wave - 35.5 +
-                                     703.7 * (c->mbar != 0) + 186.3 * copies);
+                                     703.7 * (c->mbar != 0) + fill);
         o->code_margin = 1.03;
     } else {
         o->code_bytes = -7320 + Q * (19.1 * fp + 33.6 * lds + 1185 * s->wave + 1786 +
