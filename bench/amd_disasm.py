@@ -15,13 +15,19 @@
 Both of the last two follow the control flow (branches, exec-masked blocks the compiler
 lays out of line), not the layout. The ring's copies before the staged path (one load, then
 its wait: inflight 1, hidden 0) and with it (all of a plane's chunks issued together, the
-wait after the step's arithmetic) differ there. Usage: fdtune gen ... --disasm |
-amd_disasm.py [--header]
+wait after the step's arithmetic) differ there.
+
+With --lds-direct (the stream's bulk form on AMD, bulk=1) the loads counted and followed are
+those that write LDS directly (buffer_load_dword ... lds, global_load_lds_*), and two columns
+follow: vgpr_loads, the vector-memory loads into VGPRs (global_load*, buffer_load* without
+lds), and ds_writes, the LDS stores (ds_write*): 0 and 0 when no value of the ring goes
+through a VGPR. Usage: fdtune gen ... --disasm | amd_disasm.py [--lds-direct] [--header]
 """
 import re
 import sys
 
 HEADER = "vgprs,agprs,spill_bytes,scratch_bytes,loads,vmwaits,barriers,inflight,hidden"
+HEADER_LDS = HEADER + ",vgpr_loads,ds_writes"
 ARITH = re.compile(r"v_(pk_)?(fma|fmac|mul|add)_")
 LINE = re.compile(r"^\s*(?://\s*)?(\S[^/]*?)\s*//\s*([0-9A-Fa-f]+):")
 VMCNT = re.compile(r"vmcnt\((\d+)\)")
@@ -55,6 +61,26 @@ def successors(ins, at, k):
     return nxt
 
 
+def is_lds_direct(op):
+    """A load that writes LDS directly: buffer_load_* ... lds, or global_load_lds_*."""
+    return op.startswith("global_load_lds") or (op.startswith("buffer_load") and
+                                                 op.split()[-1] == "lds")
+
+
+def is_vgpr_load(op):
+    """A vector-memory load into VGPRs."""
+    return (op.startswith("global_load") or op.startswith("buffer_load")) and \
+        not is_lds_direct(op)
+
+
+def is_global_load(op):
+    """What flow() counts by default: the global loads (into VGPRs)."""
+    return op.startswith("global_load")
+
+
+LOAD = is_global_load  # --lds-direct: is_lds_direct
+
+
 def flow(ins):
     """inflight and hidden (module doc) by a forward data flow, the maximum where paths
     join: the loads outstanding and the arithmetic since the latest load."""
@@ -68,7 +94,7 @@ def flow(ins):
         k = work.pop()
         n, arith = state[k]
         op = ins[k][1]
-        if op.startswith("global_load"):
+        if LOAD(op):
             n, arith = min(n + 1, 4096), 0
         elif op.startswith("s_waitcnt") and VMCNT.search(op):
             keep = int(VMCNT.search(op).group(1))
@@ -103,16 +129,21 @@ def analyse(text):
         report_value(text, r", (\d+) AGPRs"),
         report_value(text, r"spills (\d+) bytes"),
         report_value(text, r"scratch/stack (\d+) bytes"),
-        sum(op.startswith("global_load") for op in ops),
+        sum(bool(LOAD(op)) for op in ops),
         sum(op.startswith("s_waitcnt") and "vmcnt" in op for op in ops),
         sum(op.startswith("s_barrier") for op in ops),
         inflight, hidden,
-    ]
+    ] + ([sum(is_vgpr_load(op) for op in ops), sum(op.startswith("ds_write") for op in ops)]
+         if LOAD is is_lds_direct else [])
 
 
 def main():
+    global LOAD
+    lds = "--lds-direct" in sys.argv[1:]
+    if lds:
+        LOAD = is_lds_direct
     if "--header" in sys.argv[1:]:
-        print(HEADER)
+        print(HEADER_LDS if lds else HEADER)
         return
     print(",".join(str(v) for v in analyse(sys.stdin.read())))
 

@@ -29,6 +29,10 @@ static const fdt_param_info params[] = {
     P(bind, 0, 0, 1, binds, C, "thread placement: close (neighbouring cores) or spread"),
     P(blk, 0, 0, 1, NULL, C, "kernel family: 0 the plain loop nest (loops), 1 tiles in y and "
                              "z marching along z (blocked)"),
+    P(bulk, 0, 0, 1, NULL, HIP, "the stream with slot barriers (lds=3, mbar=1) fills each ring "
+                                "slot by bulk row copies (cp.async.bulk), a row per thread, "
+                                "that complete on the slot's barrier (NVIDIA sm_90 on; AMD "
+                                "gfx9: loads straight into LDS)"),
     P(bx, 64, 1, 1024, NULL, HIP, "threads per block along x"),
     P(by, 4, 1, 1024, NULL, HIP, "threads per block along y"),
     P(bz, 1, 1, 64, NULL, HIP, "threads per block along z"),
@@ -261,12 +265,13 @@ static fdt_dialect dialect_of(const fdt_config *c)
     return FDT_DIALECT_HIP;
 }
 
-/* Parameters shown only when set: the test-only fault, and dwave's deploy and eta (which
- * every other operator leaves at their defaults). */
+/* Parameters shown only when set: the test-only fault, dwave's deploy and eta (which every
+ * other operator leaves at their defaults), and the stream's bulk form (one form of one
+ * family, set on sm_90 alone). */
 static int shown_when_set(size_t i)
 {
     return !strcmp(params[i].name, "fault") || !strcmp(params[i].name, "deploy") ||
-           !strcmp(params[i].name, "eta");
+           !strcmp(params[i].name, "eta") || !strcmp(params[i].name, "bulk");
 }
 
 static void display(fdt_dialect d, const fdt_config *c, char *buf, size_t n)
@@ -318,6 +323,38 @@ static int check_params(fdt_dialect d, const fdt_config *c, fdt_err *e)
                                params[i].name, d == FDT_DIALECT_C ? "GPU" : "CPU",
                                fdt_dialect_name(d), names);
         }
+    return 0;
+}
+
+/* bulk=1 (templates/ring_bulk.hip): the stream's slot barriers complete its bulk copies, and
+ * cp.async.bulk moves runs that start on 16 bytes in global and shared memory and are 16-byte
+ * multiples. A tile row starts HX (the x halo in whole vectors) before the block's first
+ * column, whose global address is aligned to `align` values (the layout's base offset and
+ * lines) when the launch covers the grid from its origin (dwave's deploy=complete), and
+ * shared rows are TX = 2 HX + bx vec values long: so align, HX and bx vec must each span a
+ * multiple of 16 bytes. r: the operator's radii. */
+static int check_bulk(const fdt_problem *p, const fdt_config *c, const int r[3], fdt_err *e)
+{
+    int es = (int)fdt_prec_size(p->prec), hx = (r[0] + c->vec - 1) / c->vec * c->vec;
+    if (!c->mbar)
+        return fdt_err_set(e, "config bulk=1: the bulk copies complete on the stream's slot "
+                              "barriers: needs lds=3 and mbar=1, got lds=%d mbar=0", c->lds);
+    if (c->align * es % 16)
+        return fdt_err_set(e, "config bulk=1: bulk copies start on 16 bytes: needs lines "
+                              "aligned to 16 bytes (align >= %d), got align=%d", 16 / es,
+                           c->align);
+    if (c->bx * c->vec * es % 16)
+        return fdt_err_set(e, "config bulk=1: bulk copies move multiples of 16 bytes: a block "
+                              "row of bx*vec=%d values is %d bytes", c->bx * c->vec,
+                           c->bx * c->vec * es);
+    if (hx * es % 16)
+        return fdt_err_set(e, "config bulk=1: bulk copies start on 16 bytes: the x halo of "
+                              "R=%d in whole vectors of vec=%d is %d values, %d bytes",
+                           r[0], c->vec, hx, hx * es);
+    if (c->deploy != FDT_DEPLOY_COMPLETE)
+        return fdt_err_set(e, "config bulk=1: bulk copies start on 16 bytes, and deploy=%s's "
+                              "boxes start on any vector along x: needs deploy=complete",
+                           deploys[c->deploy]);
     return 0;
 }
 
@@ -430,6 +467,8 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     if (c->mbar && r[0] == 0 && r[1] == 0)
         return fdt_err_set(e, "config mbar=1: %s reads only its own copies, with no barrier "
                               "to replace", fdt_op_name(p->op));
+    if (c->bulk && check_bulk(p, c, r, e))
+        return -1;
     if (fit != FDTUNED_FIT_OK)
         return fdt_err_set(e, "%s", fit_e.msg);
     uint32_t shared;

@@ -119,6 +119,9 @@ typedef struct fdt_config {
     int l2pf;       /* L2 prefetch size hint (bytes) of the ring's asynchronous copies */
     int mbar;       /* the stream (lds=3): a pair of barriers per ring slot instead of a
                      * block-wide barrier per step (NVIDIA's cp.async; no effect on AMD) */
+    int bulk;       /* the stream with mbar=1: each ring slot filled by cp.async.bulk row
+                     * copies that complete on its barrier (NVIDIA sm_90 on; AMD gfx9:
+                     * loads that write LDS directly) */
     int fault;      /* fdt_fault, test only */
     /* The C dialect's (the CPU's; templates/cpu_*.c). nt, align and fault serve both. */
     int blk;        /* kernel family: 0 loops (the plain loop nest), 1 blocked (tiles) */
@@ -205,8 +208,8 @@ int fdt_config_parse(const char *s, fdt_config *c, fdt_err *e);
  * This text is the key of a config everywhere (CLI, database, exports). */
 void fdt_config_format(const fdt_config *c, char *buf, size_t n);
 /* What a person reads: every parameter of the config's dialect, in the catalogue's order,
- * defaults included ("bx=64,by=4,bz=1,lb=0,..."; the test-only fault and dwave's deploy and
- * eta only when set). The dialect is C when a parameter only the C dialect takes is set, else
+ * defaults included ("bx=64,by=4,bz=1,lb=0,..."; the test-only fault, dwave's deploy and
+ * eta, and the stream's bulk only when set). The dialect is C when a parameter only the C dialect takes is set, else
  * HIP's. Not a key: compare and store configs by fdt_config_format's canonical text. Fits
  * FDT_CONFIG_DISPLAY_MAX bytes. */
 void fdt_config_display(const fdt_config *c, char *buf, size_t n);

@@ -449,6 +449,7 @@ static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_
     setb(vs, "HAS_Z", r[2] > 0);
     setb(vs, "HAS_XY", r[0] > 0 || r[1] > 0);
     setb(vs, "MBAR", c->mbar);
+    setb(vs, "BULK", c->bulk);
     setb(vs, "WAVE", fdt_op_is_step(p->op));
     setb(vs, "FAULT", c->fault >= FDT_FAULT_PLANE); /* coef is d2's */
     setb(vs, "FAULT_PLANE", c->fault == FDT_FAULT_PLANE);

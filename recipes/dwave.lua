@@ -8,12 +8,13 @@
 -- profile array). The search measures the deployments like any other parameter.
 -- Bounded, so that the walk stays within its limit of points and the survivors near wave's:
 -- the xyz order alone (the rings and the stream need it; yzx serves the direct and window
--- families on large planes, which split serves too) and splits up to 4.
+-- families on large planes, which split serves too), splits up to 4, and no bulk copies
+-- (bulk=1 would double the space past the walk's limit).
 ops { "dwave" }
 
 local common = include "common"
 local lapwave = include "lapwave"
-lapwave.params({ order = { "xyz" }, split = { 1, 2, 4 } })
+lapwave.params({ order = { "xyz" }, split = { 1, 2, 4 }, bulk = { 0 } })
 common.absorb_params()
 lapwave.rules()
 common.absorb_rules()

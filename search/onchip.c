@@ -28,6 +28,17 @@ static const double ovh_step[] = {40, 20, 40, 76, 76}; /* direct window tile rin
  * 2x2 94.8 -> 105.1 KB, wave R=8 f64 2x2 133.2 -> 146.0 KB, wave R=8 f32 1x4 105.2 -> 117.6
  * KB of .text, 16 bytes an instruction, 17 steps); counted as issued once per step. */
 #define OVH_MBAR 40.0
+/* The stream's bulk form (bulk=1 with the slot barriers, templates/ring_bulk.hip): no thread
+ * copies a chunk; thread q copies row q of the plane (and of wave's queued rows) with one
+ * cp.async.bulk, so a warp of 32 rows issues OVH_BULK_ROW instructions (the row's addresses,
+ * the copy, the loop) and the warps past the rows none; every thread spends OVH_BULK_STEP
+ * per step on the plane's row count and the loop's test (thread 0: the expect_tx arrival) in
+ * place of the copies' guards and arrival. Estimates from the sm_90 PTX of lap R=8 f32 2x2
+ * (bx=32, by=16): 6284 instructions with bulk=1 against 6500 with bulk=0, 13 fewer in each
+ * of the 17 unrolled steps, where the copies counted here (3.6 a thread and step, with their
+ * OVH_MEM) make 11. */
+#define OVH_BULK_ROW 14.0
+#define OVH_BULK_STEP 4.0
 
 typedef enum { DIRECT, WINDOW, TILE, RING, STREAM } family;
 
@@ -170,7 +181,11 @@ static void shared_accesses(const shape *s, double *vectors, double *values, dou
  * an estimate counts as surely over a limit: 3% for the stream (in the fit every stream
  * estimated 3% over 136 KB compiled over it, none under; lap R=7 4x2 at 139.6 KB, estimated
  * 139.0, is left to its compiled size, and lap R=8 3x2, 134.8 KB, which runs at speed,
- * estimated 134.2, is not touched), 15% for the ring. */
+ * estimated 134.2, is not touched), 15% for the ring. The bulk form's fill (bulk=1: a loop of
+ * one row per thread in each step) in place of the copies: BULK_FILL_BYTES a step, from the
+ * sm_90 code of lap R=8 f32 2x2 (bx=32, by=16, nvcc 13: 109328 bytes of cubin with bulk=1,
+ * 111504 with bulk=0, the copies' estimate 652 bytes a step, 17 steps). */
+#define BULK_FILL_BYTES 524.0
 static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s, fdt_onchip *o)
 {
     o->code_bytes = 0;
@@ -182,14 +197,28 @@ static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s,
     double fp = (6.0 * p->R + 4) * T * V, lds = T + 2.0 * s->r[1] + 2 * T * s->HX / V;
     double copies = T + s->yh + s->xh + wave_inputs(s) * T;
     if (s->fam == STREAM) {
+        double fill = c->bulk && c->mbar ? BULK_FILL_BYTES : 186.3 * copies;
         o->code_bytes = 14042 + Q * (18.1 * fp + 8.9 * lds + 586 * s->wave - 35.5 +
-                                     703.7 * (c->mbar != 0) + 186.3 * copies);
+                                     703.7 * (c->mbar != 0) + fill);
         o->code_margin = 1.03;
     } else {
         o->code_bytes = -7320 + Q * (19.1 * fp + 33.6 * lds + 1185 * s->wave + 1786 +
                                      94.9 * copies);
         o->code_margin = 1.15;
     }
+}
+
+/* The bulk form's issue per thread and plane (bulk=1 where the slot barriers run: sm_90 on,
+ * as the recipes prune it elsewhere): the warps that copy a plane's rows and wave's queued
+ * rows, OVH_BULK_ROW each, shared by the block's warps, and OVH_BULK_STEP per step; 0
+ * without the form. */
+static double bulk_issue(const fdt_arch *a, const fdt_config *c, const shape *s)
+{
+    if (!c->bulk || s->fam != STREAM || !fdt_arch_slot_barriers(a, c))
+        return 0;
+    double rows = (c->by * s->T + 2.0 * s->r[1]) * s->steps + wave_inputs(s) * c->by * s->T;
+    double warps = ceil((double)c->bx * c->by / a->wave);
+    return ceil(rows / a->wave) / warps * OVH_BULK_ROW + OVH_BULK_STEP * s->steps;
 }
 
 /* Global memory instructions per thread and plane (loads and stores, of VEC each). */
@@ -248,6 +277,13 @@ void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_devic
     double async = a->async_copy ? copies * s.vi : 0;
     o->shared_bytes = (vec * s.vb + val * s.es) / outs;
     o->l1_bytes = ((gvec + copies) * s.vb + gval * s.es) / outs;
+    /* the bulk form's rows land in shared memory as before, with no per-thread copy: the
+     * copies leave the shared and the asynchronous instructions, the rows' issue replaces them */
+    double bulk = bulk_issue(a, c, &s);
+    if (bulk > 0) {
+        vec -= copies;
+        async = 0;
+    }
     o->shared_inst = (vec * s.vi + val) / outs;
     o->l1_wavefronts = global_wavefronts(a, c, &s, aligned) / outs;
     o->fp = fp_per_output(&s);
@@ -255,7 +291,7 @@ void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_devic
      * step (doubles: two); the ring and the stream rotate by unrolling */
     double moves = s.fam == WINDOW || s.fam == TILE
                        ? (2.0 * s.r[2] + c->pf) * outs * (s.es > 4 ? 2 : 1) : 0;
-    double ovh = ovh_step[s.fam] * s.steps + OVH_MEM * (gmem + async);
+    double ovh = ovh_step[s.fam] * s.steps + OVH_MEM * (gmem + async) + bulk;
     if (fdt_arch_slot_barriers(a, c))
         ovh += OVH_MBAR * s.steps;
     if (s.wave) /* the point source's test at every output */

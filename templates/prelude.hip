@@ -90,7 +90,9 @@ __device__ __forceinline__ void put(real* p, const real* v)
 // commit/wait do nothing. AMD's compilers here have no global-to-LDS copy that fits (clang's
 // __builtin_amdgcn_global_load_lds is missing from hiprtc 5.2 and clang 16, and moves 4
 // bytes a lane to consecutive LDS addresses): there the ring stages a whole plane's loads in
-// registers instead (FDT_STAGED_COPY, ring_fill.hip), so that they travel together.
+// registers instead (FDT_STAGED_COPY, ring_fill.hip), so that they travel together. (The
+// stream's bulk form, bulk=1, reaches buffer_load_dword ... lds on gfx9 through LLVM's
+// intrinsic by name: FDT_LDS_DIRECT below, ring_bulk.hip.)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FDT_ASYNC_COPY 1
 #elif defined(__AMDGCN__)
@@ -98,6 +100,17 @@ __device__ __forceinline__ void put(real* p, const real* v)
 #elif defined(FDT_HOST_ASYNC)  // tests/ring_host: cp.async and mbarriers emulated on CPU threads
 #define FDT_ASYNC_COPY 1
 #endif
+#{if BULK}
+// bulk=1 (ring_bulk.hip): cp.async.bulk, NVIDIA from sm_90 on (and tests/ring_host's
+// emulation); on AMD's gfx9 (gfx90a, gfx94x) loads that write LDS directly.
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(FDT_HOST_ASYNC)
+#define FDT_BULK_COPY 1
+#elif defined(__AMDGCN__) && defined(__GFX9__)
+#define FDT_LDS_DIRECT 1
+#else
+#error "config bulk=1: needs NVIDIA sm_90 or later (cp.async.bulk) or AMD gfx9 (loads into LDS)"
+#endif
+#{endif}
 #ifdef FDT_STAGED_COPY
 enum { STAGED = 1 };  // copies staged in registers (an enumerator: no variable in the code)
 #else
@@ -149,6 +162,8 @@ __device__ __forceinline__ void async_wait()
     fdt_host_async_wait(N);
 #elif defined(FDT_ASYNC_COPY)
     asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#elif defined(FDT_LDS_DIRECT)
+    __builtin_amdgcn_s_waitcnt(0x0F70);  // vmcnt(0): this wave's loads into LDS have landed
 #endif
 }
 
@@ -213,9 +228,78 @@ __device__ __forceinline__ void slot_bar_wait(unsigned b, int parity)
     } while (!done);
 #endif
 }
+#{if BULK}
+
+// Before the barriers' first use by bulk copies (the async proxy), by the thread that
+// initialised them.
+__device__ __forceinline__ void slot_bar_init_fence()
+{
+#ifndef FDT_HOST_ASYNC
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+// This thread's arrival, and bytes more that the phase waits for (the bulk copies this thread
+// issues next, which complete them on the barrier).
+__device__ __forceinline__ void slot_bar_arrive_tx(unsigned b, unsigned bytes)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_bar_arrive_tx(b, bytes);
+#else
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes)
+                 : "memory");
+#endif
+}
+
+// bytes (a multiple of 16) from g to s, both 16-byte aligned, by the copy engine: no
+// registers, no per-thread instructions; its bytes complete on barrier b.
+__device__ __forceinline__ void bulk_copy(real* s, const real* g, unsigned bytes, unsigned b)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_bulk_copy(s, g, bytes, b);
+#else
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1], %2, [%3];"
+                 :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(g), "r"(bytes), "r"(b)
+                 : "memory");
+#endif
+}
+#{endif}
 #endif
 #{endif}
 
+#{endif}
+#{if BULK}
+#ifdef FDT_LDS_DIRECT
+// bulk=1 on AMD gfx9: buffer_load_dword with the lds bit, which writes the 4 bytes of each
+// lane straight into LDS at M0 + 4 x lane (no VGPR holds them), through LLVM's intrinsic
+// llvm.amdgcn.raw.buffer.load.lds, which hiprtc and clang take by this name (there is no
+// builtin for it in clang 16 or 19, and __builtin_amdgcn_global_load_lds is gfx94x-only).
+// Completes when the wave's vmcnt says so (async_wait).
+typedef int fdt_rsrc __attribute__((ext_vector_type(4)));
+__device__ void fdt_buffer_load_lds(fdt_rsrc rsrc, __attribute__((address_space(3))) void* lds,
+                                    int size, int voffset, int soffset, int offset, int aux)
+    __asm("llvm.amdgcn.raw.buffer.load.lds");
+
+// A buffer resource over the 4 GB from base (raw: no stride, no format conversion; the
+// third word composable_kernel uses for gfx90a and gfx94x). base must be the same across the
+// wave (the ring's planes are: bz=1): read from its first lane, so that the resource sits in
+// scalar registers (a varying one makes the compiler loop over the lanes' values).
+__device__ __forceinline__ fdt_rsrc lds_rsrc(const void* base)
+{
+    const unsigned long long a = (unsigned long long)base;
+    fdt_rsrc r = {__builtin_amdgcn_readfirstlane((int)(unsigned)a),
+                  __builtin_amdgcn_readfirstlane((int)(unsigned)(a >> 32)), -1, 0x00020000};
+    return r;
+}
+
+// 4 bytes per active lane, the lane's at byte voff of the buffer, into lds + 4 x lane (lds:
+// the same for the whole wave).
+__device__ __forceinline__ void lds_load(fdt_rsrc r, void* lds, int voff)
+{
+    fdt_buffer_load_lds(r, (__attribute__((address_space(3))) void*)lds, 4, voff, 0, 0, 0);
+}
+#endif
 #{endif}
 // The first n of the VEC values at p; one vector store when all are inside the grid.
 __device__ __forceinline__ void store(real* p, const real* v, int n)

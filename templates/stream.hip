@@ -69,7 +69,11 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     real (*const rc2)[BY * TILE][BX * VEC] = rprev + (PF + 1);
     real (*const rcen)[BY * TILE][BX * VEC] = rc2 + (PF + 1);
 #{endif}
+#{if BULK}
+#{include ring_bulk.hip}
+#{else}
 #{include ring_fill.hip}
+#{endif}
 #{if MBAR}
 #ifdef FDT_ASYNC_COPY
     // Plane m of the march is read at step m from ring slot m % S. With mbar=1 and cp.async
@@ -85,11 +89,23 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                                          "plane m - 2's parity follows from plane m's");
     const unsigned full = (unsigned)__cvta_generic_to_shared(fdt_dyn_shared + BARS_AT);
     const unsigned freed = full + 8 * S;  // shared addresses of slot 0's barriers, 8 bytes each
+#{if BULK}
+    // bulk=1 (ring_bulk.hip): full[s] completes when thread 0 has arrived and the bytes it
+    // announced have landed.
+    if (tid == 0) {
+        for (int s = 0; s < S; ++s) {
+            slot_bar_init(full + 8 * s, FULL_ARRIVALS);
+            slot_bar_init(freed + 8 * s, NT);
+        }
+        slot_bar_init_fence();
+    }
+#{else}
     if (tid == 0)
         for (int s = 0; s < S; ++s) {
             slot_bar_init(full + 8 * s, NT);
             slot_bar_init(freed + 8 * s, NT);
         }
+#{endif}
     __syncthreads();
     int rph = 0;  // parity of plane m's use of its slot: (m / S) % 2
 #endif
@@ -103,6 +119,16 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
     const int steps = k1 - k0 + 2 * RZ;
 #pragma unroll
     for (int m = 0; m < PF; ++m) {
+#{if BULK}
+#ifdef FDT_BULK_COPY
+        if (m < steps)
+            fill(m, m % S, m % (PF + 1), full + 8 * (m % S));
+#else  // AMD's loads into LDS: a block barrier per step
+        if (m < steps)
+            issue(m, m % S, m % (PF + 1));
+        async_commit();
+#endif
+#{else}
         if (m < steps)
             issue(m, m % S, m % (PF + 1));
         land();
@@ -112,6 +138,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
         if (m < steps)
             slot_bar_arrive_copies(full + 8 * (m % S));
 #endif
+#{endif}
 #{endif}
     }
     int rs = 0, ris = PF % S;      // ring slots of planes m and m + PF
@@ -129,8 +156,12 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                     const int s2 = rs >= 2 ? rs - 2 : rs + S - 2;  // the slot of plane m - 2
                     if (m > 1)
                         slot_bar_wait(freed + 8 * s2, rph ^ (rs < 2));
+#{if BULK}
+                    fill(m - 1 + PF, s2, s2, full + 8 * s2);
+#{else}
                     issue(m - 1 + PF, s2, s2);
                     slot_bar_arrive_copies(full + 8 * s2);
+#{endif}
                 }
             }
             slot_bar_wait(full + 8 * rs, rph);  // every thread's copies of plane m have landed

@@ -8,7 +8,8 @@
 # of p_prev and c2 for wave), with YPT = ceil(2 RY BX / NT), XPT = ceil(BY TILE 2 HC / NT),
 # HC = ceil(R / VEC) (templates/ring.hip). Before the staged copies (FDT_STAGED_COPY) every
 # copy was one load and its wait (inflight 1). The shapes are those lap.lua admits on an
-# MI250X (see test_recipe's test_lap_ring_amd), tile 1 and 4 and d2z besides. Skips (77)
+# MI250X (see test_recipe's test_lap_ring_amd), tile 1 and 4 and d2z besides; and the
+# stream's bulk form (bulk=1), whose loads write LDS directly. Skips (77)
 # with the reason when the build has no hiprtc, or llvm-objdump-16 or python3 is missing.
 # Usage: test_amd_ring.sh FDTUNE SOURCE_DIR
 set -eu
@@ -66,6 +67,35 @@ kernel wave 1 f64 8 bx=64,by=4,nw=32,lds=2,vec=2,align=64,tile=2,pf=2    # 2 + 1
 kernel lap 1 f32 6 bx=64,by=2,nw=32,lds=2,vec=4,align=64,tile=4,pf=2     # 4 + 1 + 1
 kernel lap 4 f32 3 bx=32,by=8,nw=32,lds=2,vec=4,align=64,pf=2            # 1 + 1 + 1
 kernel d2z 2 f32 2 bx=64,by=4,nw=32,lds=2,vec=4,align=64,tile=2,pf=2     # 2
+
+# bulk OP R PREC RUNS CONFIG: the stream's bulk form (bulk=1: loads that write LDS directly,
+# buffer_load_dword ... lds; bench/amd_bulk.sh) compiles with no scratch, loads no value of
+# the ring into a VGPR (no global or buffer load without lds, no ds_write) and keeps at least
+# RUNS LDS-direct loads in flight (a wave's runs of 64 dwords of one plane: TY rows of
+# ceil(TX / 64) runs over NT / 64 waves).
+bulk() {
+    op=$1 R=$2 prec=$3 runs=$4 cfg=$5
+    name="$op R=$R $prec $cfg"
+    checks=$((checks + 1))
+    if ! "$fdtune" gen --op "$op" --R "$R" --precision "$prec" --grid 512^3 --config "$cfg" \
+        --compile --target gfx90a --disasm >"$tmp/out" 2>"$tmp/err"; then
+        echo "FAIL: $name: gen failed: $(head -3 "$tmp/err")" >&2
+        failed=$((failed + 1))
+        return
+    fi
+    row=$(python3 "$parser" --lds-direct <"$tmp/out")
+    IFS=, read -r vgprs agprs spill scratch loads vmwaits barriers inflight hidden vload dsw <<EOF
+$row
+EOF
+    echo "$name: $vgprs VGPRs, scratch $scratch, $loads LDS-direct loads, inflight $inflight, $vload VGPR loads, $dsw ds_write"
+    if [ "$loads" -lt 1 ] || [ "$spill" != 0 ] || [ "$scratch" != 0 ] || [ "$vload" != 0 ] ||
+        [ "$dsw" != 0 ] || [ "$inflight" -lt "$runs" ]; then
+        echo "FAIL: $name: wanted LDS-direct loads alone, >= $runs in flight, no scratch: $row" >&2
+        failed=$((failed + 1))
+    fi
+}
+bulk lap 4 f32 8 bx=64,by=4,lb=256,lds=3,mbar=1,bulk=1,nw=128,pf=3,tile=2,vec=2,align=64  # 16 rows x 2 / 4
+bulk wave 4 f32 8 bx=64,by=4,lb=256,lds=3,mbar=1,bulk=1,nw=128,pf=3,vec=4,align=64        # 12 x 2 / 4 + queued
 
 echo "test_amd_ring: $checks kernels, $failed failed"
 [ "$failed" -eq 0 ]

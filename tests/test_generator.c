@@ -258,6 +258,17 @@ static void test_config_check_names_parameter(void **state)
         {FDT_OP_LAP, FDT_F32, 64, "lds=2,nw=4,mbar=1", "config mbar=1: only the stream (lds=3)"},
         {FDT_OP_D2Z, FDT_F32, 64, "lds=3,nw=4,mbar=1", "config mbar=1: d2z reads only its own"},
         {FDT_OP_LAP, FDT_F32, 64, "lds=3,nw=4,mbar=2", "config mbar=2: out of range (0..1)"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=3,nw=4,bulk=1",
+         "config bulk=1: the bulk copies complete on the stream's slot barriers: needs lds=3 "
+         "and mbar=1, got lds=3 mbar=0"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=3,nw=4,mbar=1,vec=2,align=2,bulk=1",
+         "config bulk=1: bulk copies start on 16 bytes: needs lines aligned to 16 bytes "
+         "(align >= 4), got align=2"},
+        {FDT_OP_LAP, FDT_F64, 64, "lds=3,nw=4,mbar=1,vec=1,align=1,bulk=1",
+         "(align >= 2), got align=1"},
+        {FDT_OP_LAP, FDT_F32, 64, "lds=3,nw=4,mbar=1,bx=33,vec=2,align=32,bulk=1",
+         "config bulk=1: bulk copies move multiples of 16 bytes: a block row of bx*vec=66 "
+         "values is 264 bytes"},
         {FDT_OP_LAP, FDT_F32, 64, "pf=2", "config pf=2: prefetching planes needs a window"},
         {FDT_OP_LAP, FDT_F32, 64, "nw=65", "config nw=65: window longer than nz=64"},
         {FDT_OP_LAP, FDT_F32, 64, "bx=64,by=4,lb=128", "config lb=128: below the block size"},
@@ -273,10 +284,30 @@ static void test_config_check_names_parameter(void **state)
             fail_msg("'%s' was accepted", bad[i].text);
         assert_contains(e.msg, bad[i].msg);
     }
-    /* ny=10 cannot be split in 3 parts of whole blocks of 8 rows */
-    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 64, 10, 64};
+    /* bulk=1: R=5's x halo in vectors of 2 floats is 24 bytes, so tile rows cannot start on
+     * 16 bytes; vectors of 4 make it 32; doubles in vectors of 2 are 48 */
+    fdt_problem p = {FDT_OP_LAP, 5, FDT_F32, 64, 64, 64};
     fdt_config c;
     fdt_err e;
+    fdt_config_parse("bx=32,by=8,lds=3,nw=32,mbar=1,vec=2,tile=2,align=32,bulk=1", &c, &e);
+    assert_int_equal(fdt_config_check(&p, &c, &e), -1);
+    assert_contains(e.msg, "config bulk=1: bulk copies start on 16 bytes: the x halo of R=5 in "
+                           "whole vectors of vec=2 is 6 values, 24 bytes");
+    fdt_config_parse("bx=32,by=8,lds=3,nw=32,mbar=1,vec=4,align=32,bulk=1", &c, &e);
+    assert_int_equal(fdt_config_check(&p, &c, &e), 0);
+    /* dwave's boxes of inout and sides start on any vector: the whole grid alone */
+    fdt_problem dw = {FDT_OP_DWAVE, 5, FDT_F32, 64, 64, 64};
+    dw.absorb_w = 8, dw.absorb_s = 0.1;
+    assert_int_equal(fdt_config_check(&dw, &c, &e), 0);
+    c.deploy = FDT_DEPLOY_SIDES;
+    assert_int_equal(fdt_config_check(&dw, &c, &e), -1);
+    assert_contains(e.msg, "config bulk=1: bulk copies start on 16 bytes, and deploy=sides's "
+                           "boxes start on any vector along x: needs deploy=complete");
+    p.prec = FDT_F64;
+    fdt_config_parse("bx=32,by=8,lds=3,nw=32,mbar=1,vec=2,tile=2,align=32,bulk=1", &c, &e);
+    assert_int_equal(fdt_config_check(&p, &c, &e), 0);
+    /* ny=10 cannot be split in 3 parts of whole blocks of 8 rows */
+    p = (fdt_problem){FDT_OP_LAP, 4, FDT_F32, 64, 10, 64};
     fdt_config_parse("by=8,split=3", &c, &e);
     assert_int_equal(fdt_config_check(&p, &c, &e), -1);
     assert_contains(e.msg, "leaves some subdomains empty");
@@ -303,7 +334,7 @@ static void test_config_c_dialect(void **state)
     assert_int_equal(fdt_config_check_for(&cpu, &p, &c, &e), 0);
     /* the other dialect's parameters are refused by name, either way */
     assert_int_equal(fdt_config_check_for(&gpu, &p, &c, &e), -1);
-    assert_contains(e.msg, "config: bind is a CPU parameter; the HIP dialect takes align, bx");
+    assert_contains(e.msg, "config: bind is a CPU parameter; the HIP dialect takes align, bulk, bx");
     assert_int_equal(fdt_config_check(&p, &c, &e), -1);
     assert_int_equal(fdt_config_parse("bx=32", &d, &e), 0);
     assert_int_equal(fdt_config_check_for(&cpu, &p, &d, &e), -1);
@@ -349,6 +380,14 @@ static void test_config_c_dialect(void **state)
     fdt_config_display(&c, buf, sizeof buf);
     assert_contains(buf, "blk=1");
     assert_false(strstr(buf, "bx=") != NULL);
+    /* the stream's bulk form shows only when set: displays of every other config unchanged */
+    fdt_config_parse("bx=32", &d, &e);
+    fdt_config_display(&d, buf, sizeof buf);
+    assert_string_equal(buf, "align=1,bx=32,by=4,bz=1,l2pf=0,lb=0,lds=0,mbar=0,nt=0,nw=0,"
+                             "order=xyz,pf=1,split=1,tile=1,vec=1");
+    fdt_config_parse("lds=3,nw=32,mbar=1,bulk=1", &d, &e);
+    fdt_config_display(&d, buf, sizeof buf);
+    assert_contains(buf, "align=1,bulk=1,bx=64,");
     /* geometry: one launch over every interior row */
     fdt_geometry g;
     assert_int_equal(fdt_gen_geometry_for(&cpu, &p, &c, &g, &e), 0);

@@ -11,7 +11,12 @@
 # landing as late as the PTX allows, so that a missing wait reads stale data and a wrong
 # phase deadlocks). All three must write bitwise the same output over a grid with remainders
 # in x, y and z, and match the direct family's (lds=0) to rounding (reassociation: 1e-5 of
-# the largest output in f32, 1e-12 in f64). Skips (77) when g++ cannot build C++20 threads.
+# the largest output in f32, 1e-12 in f64). The stream's bulk form (bulk=1, templates/
+# ring_bulk.hip: whole rows by cp.async.bulk from one lane per warp, completing on the slot
+# barriers) has NVIDIA's path alone: it runs emulated (each row landing when its barrier's
+# phase completes, which waits for the bytes announced) and must write bitwise what the same
+# config with bulk=0 writes, emulated too, and match the direct family's to rounding.
+# Skips (77) when g++ cannot build C++20 threads.
 # Usage: test_ring_staged.sh FDTUNE SOURCE_DIR
 set -eu
 
@@ -86,5 +91,30 @@ check lap 8 f32 bx=16,by=16,nw=7,lds=3,vec=2,align=64,tile=2,pf=2,mbar=1
 check lap 3 f64 bx=32,by=4,nw=5,lds=3,align=64,tile=3,pf=1,mbar=1
 check wave 2 f32 bx=32,by=4,nw=9,lds=3,vec=2,align=64,tile=2,pf=3,mbar=1
 check wave 5 f64 bx=24,by=5,nw=7,lds=3,align=64,tile=2,pf=2,mbar=1
-echo "test_ring_staged: 9 kernels, $failed failed"
+# check_bulk OP R PREC CONFIG: the emulated bulk=1 kernel against CONFIG's bulk=0 and direct
+check_bulk() {
+    op=$1
+    shift
+    tol=1e-5
+    [ "$2" = f64 ] && tol=1e-12
+    if build "$1" "$2" "$3,bulk=1" 2 && grep -q 'bulk_copy(&ring' "$tmp/kernel.cu" &&
+        "$tmp/h" $geometry "$tmp/bulk" >/dev/null &&
+        build "$1" "$2" "$3" 2 && "$tmp/h" $geometry "$tmp/async" >/dev/null &&
+        cmp -s "$tmp/bulk" "$tmp/async" &&
+        build "$1" "$2" bx=64,by=4,nw=16,align=64 0 && "$tmp/h" $geometry "$tmp/direct" >/dev/null &&
+        "$tmp/h" cmp "$tmp/bulk" "$tmp/direct" "$tol" >"$tmp/cmp"; then
+        echo "ok: $op R=$1 $2 $3,bulk=1: bulk = async, vs direct: $(cat "$tmp/cmp")"
+    else
+        echo "FAIL: $op R=$1 $2 $3,bulk=1 ($(cat "$tmp/cmp" 2>/dev/null))" >&2
+        failed=$((failed + 1))
+    fi
+    rm -f "$tmp/cmp"
+}
+
+check_bulk lap 4 f32 bx=32,by=4,nw=16,lds=3,vec=2,align=64,tile=2,pf=3,mbar=1
+check_bulk lap 8 f32 bx=16,by=16,nw=7,lds=3,vec=2,align=64,tile=2,pf=2,mbar=1
+check_bulk lap 3 f64 bx=32,by=4,nw=5,lds=3,vec=2,align=64,tile=3,pf=4,mbar=1
+check_bulk wave 2 f32 bx=32,by=4,nw=9,lds=3,vec=4,align=64,tile=1,pf=3,mbar=1
+check_bulk wave 5 f64 bx=24,by=5,nw=7,lds=3,vec=2,align=64,tile=2,pf=2,mbar=1
+echo "test_ring_staged: 14 kernels, $failed failed"
 [ "$failed" -eq 0 ]

@@ -462,7 +462,9 @@ static void compile_matrix(const char *arch)
 /* The stream family (lds=3) compiles without spilling in shapes lap.lua admits (test_recipe.c
  * checks that it does: H100 and MI250X): registers hold the 2R+1 sums per column and nothing
  * else of size, up to R=8 in f64 with 2x2 blocking on sm_90, also with the slot barriers
- * (mbar=1: the H100's tuned lap R=8 f64 and wave R=8 f32), which gfx90a compiles as mbar=0.
+ * (mbar=1: the H100's tuned lap R=8 f64 and wave R=8 f32), which gfx90a compiles as mbar=0,
+ * and in the bulk form (bulk=1: lap R=4 and R=8 f32, R=6 f64, wave R=8 f32 on sm_90, lap R=4
+ * f32 on gfx90a).
  * (gfx90a: R=8 2x2 f32 spills 32 bytes at 256 threads, and no stream shape of R=8 f64 fits the
  * MI250X's 64 KB of LDS.) */
 static void stream_no_spills(const char *arch)
@@ -480,9 +482,16 @@ static void stream_no_spills(const char *arch)
         {"sm_90", FDT_OP_LAP, 4, FDT_F32, "align=32,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2"},
         {"sm_90", FDT_OP_LAP, 8, FDT_F64, "align=32,bx=16,by=16,lb=256,lds=3,mbar=1,nt=1,nw=256,pf=5,tile=2,vec=2"},
         {"sm_90", FDT_OP_WAVE, 8, FDT_F32, "align=32,bx=16,by=16,lb=256,lds=3,mbar=1,nt=1,nw=256,pf=4,vec=4"},
+        /* the bulk form (bulk=1: cp.async.bulk rows; tests/test_bulk_ptx.sh reads its PTX) */
+        {"sm_90", FDT_OP_LAP, 4, FDT_F32, "align=32,bulk=1,bx=32,by=8,lb=256,lds=3,mbar=1,nw=128,pf=4,tile=2,vec=2"},
+        {"sm_90", FDT_OP_LAP, 8, FDT_F32, "align=32,bulk=1,bx=32,by=16,lb=512,lds=3,mbar=1,nw=512,pf=5,tile=2,vec=2"},
+        {"sm_90", FDT_OP_LAP, 6, FDT_F64, "align=32,bulk=1,bx=32,by=8,lb=256,lds=3,mbar=1,nw=256,pf=4,tile=2,vec=2"},
+        {"sm_90", FDT_OP_WAVE, 8, FDT_F32, "align=32,bulk=1,bx=16,by=16,lb=256,lds=3,mbar=1,nt=1,nw=256,pf=4,vec=4"},
         {"gfx90a", FDT_OP_LAP, 6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
         {"gfx90a", FDT_OP_LAP, 6, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=2"},
         {"gfx90a", FDT_OP_LAP, 4, FDT_F64, "align=64,bx=64,by=4,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"},
+        /* the bulk form on AMD: loads that write LDS directly (bench/amd_bulk.txt) */
+        {"gfx90a", FDT_OP_LAP, 4, FDT_F32, "align=64,bulk=1,bx=64,by=4,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=2"},
         {"gfx90a", FDT_OP_LAP, 4, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2"},
     };
     fdt_err e;

@@ -20,6 +20,7 @@ function M.params(lists)
   param("order", lists.order or { "xyz", "yzx" })
   param("split", lists.split or { 1, 2, 4, 8, 16 })
   param("mbar", lists.mbar or { 0, 1 })
+  param("bulk", lists.bulk or { 0, 1 })
 end
 
 -- The rules, in the order the pruning report counts them.
@@ -107,7 +108,19 @@ function M.rules()
   constrain("slot barriers only in the stream from R=5 on, with cp.async", function(c, dev, prob)
     if c.mbar == 0 then return true end
     local sm = dev.vendor == "NVIDIA" and tonumber((dev.arch or ""):match("^sm_(%d+)")) or 0
-    return c.lds == 3 and sm >= 80 and prob.R >= 5
+    return c.lds == 3 and sm >= 80 and (prob.R >= 5 or c.bulk == 1)
+  end)
+  -- The stream's bulk form (bulk=1, templates/ring_bulk.hip): lane 0 of each warp copies whole
+  -- tile rows with cp.async.bulk, completing on the slot barriers, so no thread spends issue
+  -- slots on copies (issue 31: lap R=4 on an H200 and R=8 everywhere are bound by issued
+  -- instructions, most of which move data). It needs the slot barriers (mbar=1, at every
+  -- radius here: the bulk copies are what the barriers pay for below R=5) and NVIDIA's
+  -- sm_90; the generator refuses the rows that cannot start on 16 bytes. AMD has an LDS-direct
+  -- load instead, which no AMD GPU has measured: pruned there.
+  constrain("bulk copies in the stream with slot barriers, NVIDIA sm_90 on", function(c, dev)
+    if c.bulk == 0 then return true end
+    local sm = dev.vendor == "NVIDIA" and tonumber((dev.arch or ""):match("^sm_(%d+)")) or 0
+    return c.mbar == 1 and sm >= 90
   end)
   -- Register windows lose to shorter ones beyond 64 planes (fewer blocks, one plane in flight);
   -- the ring gains from 256 and 512 planes on 1024^3 (H100: the 2R planes of z halo a window
@@ -162,8 +175,9 @@ function M.rules()
   -- The ring's copies of 4 or 8 bytes carry an L2 prefetch hint of 256 bytes: an H100 ran lap
   -- and wave rings 0.5-1.5% faster with it (1024^3 lap 0.880 -> 0.889 of copy), while d2z's
   -- 16-byte copies ran 2.4% slower, so those go without (no effect on AMD).
+  -- Bulk copies (bulk=1) take no hint: l2pf 0 there.
   derive("l2pf", function(c, dev, prob)
-    return (c.lds >= 2 and c.vec * prob.esize < 16) and 256 or 0
+    return (c.lds >= 2 and c.bulk == 0 and c.vec * prob.esize < 16) and 256 or 0
   end)
 end
 

@@ -64,10 +64,13 @@ inline void fdt_host_async_wait(int n)  // all but the n newest committed groups
 }
 
 // mbarrier: one 64-bit word in shared memory, phase bit 63, expected arrivals in bits 32-62,
-// pending arrivals in bits 0-31. Arrivals take a lock; the copies that arrivals track wait in
-// a list per barrier and land when the phase completes, as late as the PTX allows.
+// pending arrivals in bits 0-31, and (beside it) the bytes of bulk copies announced and not
+// yet complete. Arrivals take a lock; the copies that arrivals or bulk copies track wait in
+// a list per barrier and land when the phase completes (no arrival and no byte pending), as
+// late as the PTX allows.
 inline std::mutex fdt_host_bar_lock;
 inline std::map<unsigned, std::vector<fdt_host_copy>> fdt_host_bar_copies;
+inline std::map<unsigned, long long> fdt_host_bar_tx;
 inline std::atomic_ref<uint64_t> fdt_host_bar_word(unsigned b)
 {
     if (b % 8) { fprintf(stderr, "mbarrier at %u: not 8-byte aligned\n", b); abort(); }
@@ -77,18 +80,24 @@ inline void fdt_host_bar_init(unsigned b, int n)
 {
     fdt_host_bar_word(b).store((uint64_t)n << 32 | (uint64_t)n);
 }
-inline void fdt_host_bar_arrive_locked(unsigned b)
+inline void fdt_host_bar_complete_locked(unsigned b)  // if nothing is pending any more
 {
     auto w = fdt_host_bar_word(b);
     uint64_t v = w.load();
     uint64_t pend = v & 0xffffffffu, expect = v >> 32 & 0x7fffffffu, phase = v >> 63;
-    if (pend == 0) { fprintf(stderr, "mbarrier at %u: an arrival too many\n", b); abort(); }
-    if (pend > 1) {
-        w.store(v - 1);
+    if (pend > 0 || fdt_host_bar_tx[b] > 0)
         return;
-    }
+    if (fdt_host_bar_tx[b] < 0) { fprintf(stderr, "mbarrier at %u: bytes not announced\n", b); abort(); }
     fdt_host_land(fdt_host_bar_copies[b]);  // the phase completes: what it tracks has landed
     w.store((phase ^ 1) << 63 | expect << 32 | expect);
+}
+inline void fdt_host_bar_arrive_locked(unsigned b)
+{
+    auto w = fdt_host_bar_word(b);
+    uint64_t v = w.load();
+    if ((v & 0xffffffffu) == 0) { fprintf(stderr, "mbarrier at %u: an arrival too many\n", b); abort(); }
+    w.store(v - 1);
+    fdt_host_bar_complete_locked(b);
 }
 inline void fdt_host_bar_arrive(unsigned b)
 {
@@ -104,6 +113,28 @@ inline void fdt_host_bar_arrive_copies(unsigned b)
         grp.clear();
     }
     fdt_host_bar_arrive_locked(b);
+}
+// mbarrier.arrive.expect_tx: bytes more that the phase waits for, then the arrival.
+inline void fdt_host_bar_arrive_tx(unsigned b, unsigned bytes)
+{
+    std::lock_guard<std::mutex> g(fdt_host_bar_lock);
+    fdt_host_bar_tx[b] += bytes;
+    fdt_host_bar_arrive_locked(b);
+}
+// cp.async.bulk with complete_tx on barrier b: 16-byte aligned runs of 16-byte multiples (as
+// the PTX requires; an abort otherwise), landing when b's phase completes.
+inline void fdt_host_bulk_copy(void *d, const void *s, unsigned n, unsigned b)
+{
+    if (n == 0 || n % 16 || (d == nullptr) ||
+        ((const unsigned char *)d - fdt_dyn_shared) % 16) {
+        fprintf(stderr, "cp.async.bulk of %u bytes to shared %ld: not 16-byte aligned\n", n,
+                (long)((const unsigned char *)d - fdt_dyn_shared));
+        abort();
+    }
+    std::lock_guard<std::mutex> g(fdt_host_bar_lock);
+    fdt_host_bar_copies[b].push_back({d, s, n});
+    fdt_host_bar_tx[b] -= n;
+    fdt_host_bar_complete_locked(b);
 }
 inline void fdt_host_bar_wait(unsigned b, int parity)
 {
