@@ -39,6 +39,13 @@ static const double ovh_step[] = {40, 20, 40, 76, 76}; /* direct window tile rin
  * OVH_MEM) make 11. */
 #define OVH_BULK_ROW 14.0
 #define OVH_BULK_STEP 4.0
+/* What the bulk rows cost the SM's copy engine (the tensor memory accelerator), in bytes per
+ * clock: measured on an H200 (bench/bulk_check.sh, 2026-11-28), where every bulk=1 config ran
+ * at the same rate whatever its pf (so bound by the rows, not by DRAM): lap R=4 f32 rows of
+ * 544 bytes 5.8 bytes a clock per SM, lap R=8 f32 rows of 192 bytes 4.8, lap R=6 f64 rows of
+ * 608 bytes 9.7 (other terms overlapping); 6 taken. Counted on the L1 term (the copies' path
+ * into shared memory), in clocks per output. */
+#define BULK_BYTES_CLK 6.0
 
 typedef enum { DIRECT, WINDOW, TILE, RING, STREAM } family;
 
@@ -221,6 +228,17 @@ static double bulk_issue(const fdt_arch *a, const fdt_config *c, const shape *s)
     return ceil(rows / a->wave) / warps * OVH_BULK_ROW + OVH_BULK_STEP * s->steps;
 }
 
+/* The bulk form's bytes per output through the copy engine: a plane's rows (the tile's and
+ * its y halo's, TX values each; wave's queued inputs a block row each) over the block's
+ * outputs of the plane, times the march's steps per output plane. */
+static double bulk_bytes(const fdt_config *c, const shape *s)
+{
+    double tx = 2.0 * s->HX + (double)c->bx * s->V, out_rows = (double)c->by * s->T;
+    double bytes = ((out_rows + 2.0 * s->r[1]) * tx * s->steps +
+                    wave_inputs(s) * out_rows * c->bx * s->V) * s->es;
+    return bytes / (out_rows * c->bx * s->V);
+}
+
 /* Global memory instructions per thread and plane (loads and stores, of VEC each). */
 static double global_accesses(const shape *s)
 {
@@ -283,9 +301,12 @@ void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_devic
     if (bulk > 0) {
         vec -= copies;
         async = 0;
+        o->l1_bytes += bulk_bytes(c, &s);
     }
     o->shared_inst = (vec * s.vi + val) / outs;
     o->l1_wavefronts = global_wavefronts(a, c, &s, aligned) / outs;
+    if (bulk > 0) /* the copy engine's clocks per output, on the same term */
+        o->l1_wavefronts += bulk_bytes(c, &s) / BULK_BYTES_CLK;
     o->fp = fp_per_output(&s);
     /* the sliding window of the window and tile families moves its planes a register each
      * step (doubles: two); the ring and the stream rotate by unrolling */
