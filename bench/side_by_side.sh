@@ -5,7 +5,10 @@
 # (CUDA_VISIBLE_DEVICES), all started together, each into its own database. Prints each
 # tuner's wall time, its compile time and the best fraction of copy per operator, and the
 # same job alone on GPU 0 first (SOLO=0 leaves that out), so the cost of sharing the node
-# shows. Usage: bench/side_by_side.sh
+# shows. Each tuner compiles into a compile cache of its own, empty at the start (as four
+# users' would be): with one cache the later tuners would find the first's kernels (a first
+# run with SOLO=1 and one cache: 10-28 s of compiling each instead of 81 s).
+# Usage: bench/side_by_side.sh
 # Environment: FDTUNE (default build/fdtune), OUTDIR (default bench/results/side_by_side),
 # GRID (default 512^3), NGPU (default: every visible GPU), SOLO (default 1).
 set -u
@@ -16,7 +19,7 @@ GRID=${GRID:-512^3}
 SOLO=${SOLO:-1}
 export FDTUNE_RECIPES=${FDTUNE_RECIPES:-$root/recipes}
 mkdir -p "$OUTDIR"
-rm -f "$OUTDIR"/*.db* "$OUTDIR"/*.json "$OUTDIR"/*.txt
+rm -rf "$OUTDIR"/*.db* "$OUTDIR"/*.json "$OUTDIR"/*.txt "$OUTDIR"/cache_*
 NGPU=${NGPU:-$(nvidia-smi -L 2>/dev/null | wc -l)}
 [ "$NGPU" -ge 1 ] || { echo "no GPU visible (nvidia-smi -L)"; exit 3; }
 cores=$(nproc --all)
@@ -26,7 +29,8 @@ echo "=== $NGPU GPU(s), $cores host cores: $per cores per tuner, grid $GRID"
 tune() {
     local i=$1 who=$2 lo=$(( $1 * per )) t0 rc
     t0=$(date +%s.%N)
-    CUDA_VISIBLE_DEVICES=$i taskset -c "$lo-$((lo + per - 1))" "$FDTUNE" --gpu auto --R 4 \
+    rm -rf "$OUTDIR/cache_$who"
+    FDTUNE_CACHE="$OUTDIR/cache_$who" CUDA_VISIBLE_DEVICES=$i taskset -c "$lo-$((lo + per - 1))" "$FDTUNE" --gpu auto --R 4 \
         --grid "$GRID" --db "$OUTDIR/$who.db" --json >"$OUTDIR/$who.json" 2>"$OUTDIR/$who.txt"
     rc=$?
     echo "$who rc=$rc wall $(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(date +%s.%N)") s" >>"$OUTDIR/walls.txt"

@@ -41,9 +41,18 @@ def rules():
         yield "%s%%/K%d" % (w, k), ["--stop-within", w, "--stop-after", str(k)]
 
 
+def gpu_of(db):
+    """The catalogue name of the GPU db recorded: the last word of its device's name
+    ("NVIDIA H200" -> "H200"; one GPU model a recording)."""
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    name = con.execute("SELECT name FROM devices WHERE backend != 'cpu' LIMIT 1").fetchone()
+    con.close()
+    return name[0].split()[-1] if name else "H100"
+
+
 def replay(fdtune, db, prob, args):
     op, R, prec, nx, ny, nz = prob
-    cmd = [fdtune, "tune", "--gpu", "H100", "--op", op, "--R", str(R), "--precision", prec,
+    cmd = [fdtune, "tune", "--gpu", gpu_of(db), "--op", op, "--R", str(R), "--precision", prec,
            "--grid", "%dx%dx%d" % (nx, ny, nz), "--replay", db, "--json"] + args
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     p = json.loads(out)["problems"][0]
@@ -61,14 +70,12 @@ def main():
                 configs, res = replay(fdtune, db, prob, args)
                 runs.append((db, prob, configs, name, res))
     print("# bench/stop_replay.py %s" % " ".join(sys.argv[2:]))
-    print("# What the records are (tests/data/README.md): h100-replay.db holds the configs a")
-    print("# budget-40 search measured (exhaustive for d2x and d2y, model for d2z, lap, wave),")
-    print("# 40 a problem (wave f64 1024^3: 28, its run was interrupted), so 'the best of a full")
-    print("# budget' is the best of those, and the strategies replay over that search's picks,")
-    print("# not over the space; h100-v1.db holds two exhaustive records (d2x 342, d2y 900")
-    print("# configs), the only ones where a strategy can miss the space's best. Too few configs")
-    print("# a problem to settle K for spaces of thousands (issue 30 asks for full recordings on")
-    print("# an H100 and an H200): rerun this on those. Replayed on the catalogue's H100, seed 1.")
+    print("# What the records are: tests/data/README.md (h100-replay.db: budget-40 searches on")
+    print("# an H100, 40 configs a problem; h100-v1.db: two exhaustive records; h200-record.db:")
+    print("# --search-all tunes on four H200s cut by --time 3m, 61-361 configs a problem). A")
+    print("# strategy replays over the configs a record holds, not over the space, so 'the best")
+    print("# of a full budget' is the record's best. Replayed on each record's GPU model")
+    print("# (%s), seed 1." % ", ".join("%s: %s" % (db.split("/")[-1], gpu_of(db)) for db in dbs))
     print("# per problem, strategy and rule: evaluations spent when the search stopped, its best")
     print("# above the best of the whole record (%), evaluations to within 1% and 3% of that")
     print("# best before it stopped ('-': it stopped first)")

@@ -55,7 +55,7 @@ assert p["stopped"].endswith(" above copy)"), p["stopped"]
 assert 6 <= p["tried"] < 40, p["tried"]
 ' "$tmp/out"
 run "replay of an exhaustive record" 0 tune --gpu H100 --R 4 --grid 512^3 --op d2y \
-    --replay "$src/tests/data/h100-v1.db" --json
+    --replay "$src/tests/data/h100-v1.db" --stop-after 40 --json
 py "replay: the model strategy converges on d2y, its best within 1% of the record's" '
 import json, sys
 p = json.load(open(sys.argv[1]))["problems"][0]

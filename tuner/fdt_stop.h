@@ -19,18 +19,20 @@
 #include "fdt_decide.h"
 #include "fdt_search.h"
 
-/* The defaults, chosen by replay (bench/stop_replay.py, bench/stop_replay.txt): the fewest
- * evaluations over every recorded problem with each stopped best within 1% of the best of the
- * whole record. The convergence rule's K depends on the order a strategy proposes configs
- * in: the model's ranking finds its gains early, recipe order and a random one do not. The
- * model's K is 40, not the replay's 20: on an H200 (2026-11-28) K=20 stopped d2z R=4 f32
- * 512^3 after 27 of 2460 configs at 0.854 of copy (0.907 with the whole budget) and wave
- * 1024^3 after 32 at 0.882 (0.939): the recordings hold 40 configs a problem, too few to
- * show such late gains. */
+/* The defaults, chosen by replay (bench/stop_replay.py): the fewest evaluations over every
+ * recorded problem with each stopped best within 1% of the best of the whole record. The
+ * convergence rule's K depends on the order a strategy proposes configs in. On the H200
+ * recordings (tests/data/h200-record.db, 20 problems of 61-361 configs, 2026-11-28;
+ * bench/stop_replay_h200.txt) the model strategy's K=40 stopped lap R=4 f32 1.2% above the
+ * record's best at 256^3 and 512^3, K=80 keeps every problem within 0.11%; exhaustive K=60
+ * keeps every one within 0.92% (130 before). With the default strategies (exhaustive for d2x
+ * and d2y, model for the others) the pair spends 1874 evaluations on those 20 problems, the
+ * former 40/130 1846 with two misses. The H100 recording (h100-replay.db, 40 configs a
+ * problem) is too short to tell K=40 from 80. */
 #define FDT_STOP_WITHIN_DEFAULT 0.01
-#define FDT_STOP_AFTER_MODEL 40
+#define FDT_STOP_AFTER_MODEL 80
 #define FDT_STOP_AFTER_RANDOM 80
-#define FDT_STOP_AFTER_EXHAUSTIVE 130
+#define FDT_STOP_AFTER_EXHAUSTIVE 60
 
 /* The convergence rule's default K for strategy k. */
 int fdt_stop_after_default(fdt_search_kind k);
