@@ -227,11 +227,16 @@ static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_str
         fdt_emit_real(m, "copy_ms", s->copy_ms);
         fdt_emit_real(m, "exchange_ms", s->exch_ms);
         fdt_emit_real(m, "floor_ms", s->floor_ms);
+        fdt_emit_real(m, "serial_ms", s->serial_ms);
         fdt_emit_real(m, "sync_ms", s->sync_ms);
         fdt_emit_text(m, "      exchange %.4f ms = first %.4f + copies %.4f (%.3g MB each way%s); "
                          "memory floor %.4f ms; + sync %.4f ms\n",
                       s->exch_ms, s->exch_ms - s->copy_ms, s->copy_ms, s->copy_bytes * 1e-6,
                       unified ? ", read in place" : "", s->floor_ms, s->sync_ms);
+        if (s->serial_ms > 0)
+            fdt_emit_text(m, "      gpu+copies %.4f ms = the GPU's %.4f + its copies %.4f (a "
+                             "discrete GPU's copies wait for its kernels: measured on the "
+                             "H200)\n", s->serial_ms, s->gpu.t_ms, s->copy_ms);
     }
     fdt_emit_end(m);
 }

@@ -110,13 +110,17 @@ typedef struct fdt_hybrid_pred {
     double copy_bytes;     /* per direction per step */
     double copy_ms;        /* those copies (both directions), latencies included */
     double exch_ms;        /* max(first_gpu, first_cpu) + copy_ms: when the halos are there */
+    double serial_ms;      /* a discrete GPU's step and then its copies (gpu.t_ms + copy_ms):
+                              its copies do not overlap its kernels (measured on the H200);
+                              0 with unified memory */
     double floor_ms;       /* the memory both draw on: unified, both parts' bytes over the
                               shared bandwidth; discrete, the CPU part's bytes and the copies'
                               (both read or write host memory) over the CPU's copy bandwidth;
                               0 where that bandwidth is unknown */
     double sync_ms;
     double t_ms;           /* the prediction per step */
-    const char *bound;     /* what sets t: "gpu", "cpu", "exchange", "memory" (the floor) */
+    const char *bound;     /* what sets t: "gpu", "gpu+copies" (serial_ms), "cpu", "exchange",
+                              "memory" (the floor) */
 } fdt_hybrid_pred;
 
 /* The paper's decision (004, section 3, figure 4) in measured terms. */

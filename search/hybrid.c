@@ -82,15 +82,25 @@ static double floor_ms(const fdt_hybrid_in *in, const fdt_hybrid_pred *s)
                                 : 0;
 }
 
-/* t = max(t_gpu, t_cpu, exchange, floor) + sync, naming the largest. */
+/* t = max(t_gpu, t_cpu, exchange, floor, serial) + sync, naming the largest. serial: on a
+ * discrete GPU its step and its copies one after the other, as measured on the H200
+ * (bench/hybrid_h200/run2, run3: at 512^3 every data-parallel step took the GPU's 0.601 ms
+ * plus 0.09-0.10 ms, its copies' time, whatever the CPU's planes, and copies of contiguous
+ * whole planes changed nothing): copies of device memory did not progress beside a kernel
+ * that draws the memory's whole bandwidth. */
 static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, int pieces)
 {
     s->copy_ms = copy_ms(&in->link, s->copy_bytes, pieces);
     s->exch_ms = fmax(s->gpu.first_ms, s->cpu.first_ms) + s->copy_ms;
+    s->serial_ms = in->link.unified ? 0 : s->gpu.t_ms + s->copy_ms;
     s->floor_ms = floor_ms(in, s);
     s->sync_ms = in->sync_us * 1e-3;
     double t = s->gpu.t_ms;
     s->bound = "gpu";
+    if (s->serial_ms > t) {
+        t = s->serial_ms;
+        s->bound = "gpu+copies";
+    }
     if (s->cpu.t_ms > t) {
         t = s->cpu.t_ms;
         s->bound = "cpu";

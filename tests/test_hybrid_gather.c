@@ -244,8 +244,9 @@ static void command_plans_gpu_only_on_h200(void **state)
     assert_has(r.out, "link h2d 55, d2h 55");
     assert_has(r.out, "  gpu   0.5680 ms per step, bound by gpu");
     assert_has(r.out, "gpu 0.5680 ms = 2.173 GB / 3825 GB/s (the measured step)");
-    assert_has(r.out, "gpu 0.5687 ms = 2.16 GB / 3852 GB/s (3825 measured, its launches out) + 2 "
-                      "launches x 4 us");
+    assert_has(r.out, "gpu 0.5632 ms = 2.139 GB / 3852 GB/s (3825 measured, its launches out) + "
+                      "2 launches x 4 us");
+    assert_has(r.out, "gpu+copies 0.7358 ms = the GPU's 0.5632 + its copies 0.1725");
     assert_has(r.out, "  data  ");
     assert_has(r.out, "exchange ");
     assert_has(r.out, "Choice: gpu only: 0.5680 ms; the best split, data-parallel");
