@@ -90,9 +90,12 @@ __device__ __forceinline__ void put(real* p, const real* v)
 // commit/wait do nothing. AMD's compilers here have no global-to-LDS copy that fits (clang's
 // __builtin_amdgcn_global_load_lds is missing from hiprtc 5.2 and clang 16, and moves 4
 // bytes a lane to consecutive LDS addresses): there the ring stages a whole plane's loads in
-// registers instead (FDT_STAGED_COPY, ring_fill.hip), so that they travel together. (The
-// stream's bulk form, bulk=1, reaches buffer_load_dword ... lds on gfx9 through LLVM's
-// intrinsic by name: FDT_LDS_DIRECT below, ring_bulk.hip.)
+// registers instead (FDT_STAGED_COPY, ring_fill.hip), so that they travel together.
+#{if BULK}
+// The stream's bulk form, bulk=1, reaches buffer_load_dword ... lds on gfx9 through LLVM's
+// intrinsic by name: FDT_LDS_DIRECT below, ring_bulk.hip. (In bulk=1 sources alone, as is
+// the wait's branch below: a bulk=0 source stays what the system database measured.)
+#{endif}
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FDT_ASYNC_COPY 1
 #elif defined(__AMDGCN__)
@@ -162,8 +165,10 @@ __device__ __forceinline__ void async_wait()
     fdt_host_async_wait(N);
 #elif defined(FDT_ASYNC_COPY)
     asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#{if BULK}
 #elif defined(FDT_LDS_DIRECT)
     __builtin_amdgcn_s_waitcnt(0x0F70);  // vmcnt(0): this wave's loads into LDS have landed
+#{endif}
 #endif
 }
 
