@@ -297,16 +297,15 @@ void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_devic
     o->l1_bytes = ((gvec + copies) * s.vb + gval * s.es) / outs;
     /* the bulk form's rows land in shared memory as before, with no per-thread copy: the
      * copies leave the shared and the asynchronous instructions, the rows' issue replaces them */
-    double bulk = bulk_issue(a, c, &s);
+    double bulk = bulk_issue(a, c, &s), rows = bulk > 0 ? bulk_bytes(c, &s) : 0;
     if (bulk > 0) {
         vec -= copies;
         async = 0;
-        o->l1_bytes += bulk_bytes(c, &s);
     }
+    o->l1_bytes += rows;
     o->shared_inst = (vec * s.vi + val) / outs;
-    o->l1_wavefronts = global_wavefronts(a, c, &s, aligned) / outs;
-    if (bulk > 0) /* the copy engine's clocks per output, on the same term */
-        o->l1_wavefronts += bulk_bytes(c, &s) / BULK_BYTES_CLK;
+    /* the bulk rows cost the copy engine's clocks per output, on the same term */
+    o->l1_wavefronts = global_wavefronts(a, c, &s, aligned) / outs + rows / BULK_BYTES_CLK;
     o->fp = fp_per_output(&s);
     /* the sliding window of the window and tile families moves its planes a register each
      * step (doubles: two); the ring and the stream rotate by unrolling */
