@@ -53,6 +53,11 @@ static void tune_usage(FILE *f)
             "                   evaluation at least); one stopped by its share is marked cut\n"
             "                   short (summary, query best, export)\n"
             "  --force          measure again what the database already holds\n"
+            "  --cold           measure nothing known first: by default, right after the\n"
+            "                   baseline, each search measures the config fdtune answers\n"
+            "                   today for the device and problem (your database, then the\n"
+            "                   system database: this grid, else the nearest tuned grid),\n"
+            "                   so that it never ends slower than that answer\n"
             "  --search-all     spend the whole budget: no early stop at the limit or on\n"
             "                   convergence (the budget, the space and --time still stop)\n"
             "  --stop-within P  stop when the best is within P%% of the limit that binds it:\n"
@@ -216,6 +221,9 @@ static int take_more(tune_args *a, int c, const char *arg)
     }
 }
 
+/* The getopt code of --cold (clear of every letter and of the shared options' codes). */
+enum { OPT_COLD = 1100 };
+
 static int parse(int argc, char **argv, tune_args *a)
 {
     static const struct option opts[] = {
@@ -236,7 +244,8 @@ static int parse(int argc, char **argv, tune_args *a)
         {"tasks", required_argument, 0, 'k'},     {"task", required_argument, 0, 'x'},
         {"results", required_argument, 0, 'X'},   {"search-all", no_argument, 0, 'L'},
         {"stop-within", required_argument, 0, 'W'},
-        {"stop-after", required_argument, 0, 'C'}, EXPORT_OPTIONS, {0, 0, 0, 0}};
+        {"stop-after", required_argument, 0, 'C'}, {"cold", no_argument, 0, OPT_COLD},
+        EXPORT_OPTIONS, {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     problem_args_init(&a->pa);
     fdt_tune_request_init(&a->rq);
@@ -262,6 +271,7 @@ static int parse(int argc, char **argv, tune_args *a)
         case 'Y': a->replay = optarg; continue;
         case 'n': a->dry_run = 1; continue;
         case 'f': a->rq.force = 1; continue;
+        case OPT_COLD: a->rq.cold = 1; continue;
         case 'j': a->json = 1; continue;
         case 'S':
             if (fdt_search_kind_parse(optarg, &a->rq.strategy, &e)) {
@@ -410,6 +420,9 @@ int cmd_tune(int argc, char **argv)
     }
     if (a.dry_run || a.replay) {
         rc = offline(&a, cat);
+    } else if (fdt_tune_known_check(&a.rq, &e)) {
+        print_error("%s (--cold reads no database but yours)", e.msg);
+        rc = EXIT_ERROR;
     } else if (a.tasks) {
         rc = tune_task(&a, cat);
     } else if (tune_is_many(&a)) {

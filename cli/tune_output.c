@@ -156,6 +156,8 @@ static const fdt_col summary_cols[] = {
     {"stopped", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
     {"headroom", "", FDT_COL_REAL_OPT, NULL, FDT_SHOW_DATA, 0},
     {"cut_short", "", FDT_COL_BOOL, NULL, FDT_SHOW_DATA, 0},
+    {"start_config", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
+    {"start_source", "", FDT_COL_STR_OPT, NULL, FDT_SHOW_DATA, 0},
     {"resumed", "resumed", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
     {"run", "run", FDT_COL_INT, NULL, FDT_SHOW_TEXT, 0},
 };
@@ -211,6 +213,8 @@ static void summary_row(fdt_emit *m, const fdt_device *info, const fdt_tune_summ
     fdt_emit_cell_str(m, x->stopped);
     fdt_emit_cell_real(m, x->headroom >= 0 ? x->headroom : NAN);
     fdt_emit_cell_bool(m, x->cut_short);
+    fdt_emit_cell_str(m, x->start_config); /* "": null, nothing was measured first */
+    fdt_emit_cell_str(m, x->start_source);
     fdt_emit_cell_int(m, (long long)x->resumed);
     fdt_emit_cell_int(m, x->run_id);
     fdt_emit_row_end(m);
@@ -239,12 +243,16 @@ static void summary_notes(fdt_emit *m, const fdt_device *info, const char *db_pa
         if (x->compile_overlapped_s >= 0.05)
             snprintf(overlapped, sizeof overlapped, ", %.1f s of it overlapped",
                      x->compile_overlapped_s);
+        char start[200] = "";
+        if (x->start_config[0])
+            snprintf(start, sizeof start, "; measured first: what fdtune answered (%s)",
+                     x->start_source);
         fdt_emit_text(m, "%s: %s strategy, recipe %s, %llu configs after constraints, wall "
-                         "%.1f s (compile %.1f s%s, setup %.1f s)%s%s%s\n",
+                         "%.1f s (compile %.1f s%s, setup %.1f s)%s%s%s%s\n",
                       fdt_op_name(x->p.op), x->strategy, x->recipe,
                       (unsigned long long)x->stats.survivors, x->wall_s, x->compile_s,
-                      overlapped, x->setup_s, x->stopped[0] ? "; stopped: " : "", x->stopped,
-                      x->cut_short ? " (search cut short)" : "");
+                      overlapped, x->setup_s, start, x->stopped[0] ? "; stopped: " : "",
+                      x->stopped, x->cut_short ? " (search cut short)" : "");
     }
     if (n > 0 && s[n - 1].worker_restarts)
         fdt_emit_text(m, "the worker process was restarted %d time(s) after crashes or timeouts\n",

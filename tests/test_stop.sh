@@ -10,7 +10,11 @@
 #  4. a rerun resumes where the last stopped and measures more;
 #  5. why it stopped is in every output: the text and JSON summaries, query best (table and
 #     JSON), the exported header and export JSON; a merge keeps it;
-#  6. bad values of the options are usage errors that change nothing.
+#  6. bad values of the options are usage errors that change nothing;
+#  7. what fdtune already answers is measured first: d2x tuned at 512^3, then at 1024^3 into
+#     the same database, measures the 512^3 best right after the baseline and says so;
+#     --cold measures nothing first; a system database that cannot be read fails the tune
+#     before anything is written.
 # Usage: test_stop.sh FDTUNE SOURCE_DIR. Prints every failed check; exit 1 when any did.
 set -u
 fdtune=$1
@@ -139,6 +143,49 @@ rows = d["rows"] if isinstance(d, dict) and "rows" in d else d
 rows = rows if isinstance(rows, list) else next(v for v in d.values() if isinstance(v, list))
 assert len(rows) == 1 and rows[0]["stopped"].startswith("within "), rows
 ' "$tmp/out"
+
+# ---------------------------------------------------------------- 7. the known answer first
+sim "known: d2x at 512^3" "$tmp/k.db" --op d2x
+cp "$tmp/out" "$tmp/k512.json"
+cp "$tmp/k.db" "$tmp/kc.db" # for --cold below: the same 512^3 result known
+run "known: d2x at 1024^3, the same database" 0 tune --simulate-from "$rec" --R 4 \
+    --grid 1024^3 --db "$tmp/k.db" --json --op d2x
+cp "$tmp/out" "$tmp/k1024.json"
+py "known: the 512^3 best measured first at 1024^3, and said so" '
+import json, sqlite3, sys
+a = json.load(open(sys.argv[1]))["problems"][0]
+b = json.load(open(sys.argv[2]))["problems"][0]
+assert a["start_config"] is None, a["start_config"]  # nothing was known
+assert b["start_config"] == a["best_config"], (b.get("start_config"), a["best_config"])
+assert b["start_source"].startswith("user database, grid: "), b["start_source"]
+assert b["start_source"].endswith(" 512x512x512"), b["start_source"]
+db = sqlite3.connect(sys.argv[3])
+keys = [k for (k,) in db.execute(
+    "SELECT c.key FROM evaluations e JOIN configs c ON c.id = e.config_id "
+    "WHERE e.run_id = ? ORDER BY e.id", (b["run"],))]
+order = [k for i, k in enumerate(keys) if k not in keys[:i]]
+assert order[0] == b["baseline_config"] and order[1] == b["start_config"], order[:3]
+' "$tmp/k512.json" "$tmp/k1024.json" "$tmp/k.db"
+run "known: d2x at 256^3, the text summary" 0 tune --simulate-from "$rec" --R 4 \
+    --grid 256^3 --db "$tmp/k.db" --op d2x
+expect_in "known: the summary says what was measured first" "$tmp/out" \
+    "measured first: what fdtune answered (user database, grid: "
+run "known: --cold" 0 tune --simulate-from "$rec" --R 4 --grid 1024^3 --db "$tmp/kc.db" \
+    --json --op d2x --cold
+py "known: --cold measures nothing first" '
+import json, sys
+p = json.load(open(sys.argv[1]))["problems"][0]
+assert p["start_config"] is None and p["start_source"] is None, p["start_config"]
+' "$tmp/out"
+sum_before=$(cksum <"$tmp/k.db")
+export FDTUNE_SYSTEM_DB="$tmp/missing.db"
+run "known: an unreadable system database" 4 tune \
+    --simulate-from "$rec" --R 4 --grid 256^3 --db "$tmp/k.db" --op d2y
+expect_in "known: why" "$tmp/err" "system database: FDTUNE_SYSTEM_DB=$tmp/missing.db"
+[ "$(cksum <"$tmp/k.db")" = "$sum_before" ] || fail "known: the failed tune changed the database"
+run "known: --cold reads no system database" 0 tune \
+    --simulate-from "$rec" --R 4 --grid 256^3 --db "$tmp/k2.db" --op d2y --cold --budget 3
+export FDTUNE_SYSTEM_DB=
 
 # ---------------------------------------------------------------- 6. bad values
 for bad in "--stop-within 0" "--stop-within 101" "--stop-within x" "--stop-after 0" \

@@ -39,6 +39,13 @@ typedef struct fdt_tune_opts {
     int overlap;          /* compile the next batch while this one is measured (default 1;
                              never on a CPU target, whose measurements take every core, nor
                              with one core) */
+    int known_first;      /* measure first, right after the baseline, the config fdtune
+                             answers today for this device and problem (fdt_db_nearest_in over
+                             this database and the system database: this grid's result, else
+                             the nearest tuned grid's, else another model of the base arch),
+                             when it lies in the space and this environment has not measured
+                             it: the search then never ends slower than that answer, and the
+                             strategy learns from it (default 0; a tune request's unless cold) */
 } fdt_tune_opts;
 
 void fdt_tune_opts_default(fdt_tune_opts *o);
@@ -93,6 +100,12 @@ typedef struct fdt_tune_summary {
     int stop_why;           /* fdt_stop_why */
     double headroom;        /* the best's distance above its limit (fdt_stop_headroom); -1:
                                unknown */
+    char start_config[256]; /* known_first: the known answer measured first ("" when none
+                               was: nothing answers, it lies outside the space, or it was
+                               measured already) */
+    char start_source[160]; /* where it came from: "system database, exact: NVIDIA H200
+                               1024x1024x1024" (fdt_db_source_name, fdt_db_fallback_name, the
+                               device and grid of the result) */
     int cut_short;          /* the time limit (this problem's share of it) stopped the search
                                before its budget or space was spent: recorded with the best
                                decision (fdt_db_decision.cut_short) */
@@ -150,6 +163,8 @@ typedef struct fdt_tune_request {
     const char *command;      /* recorded with each run */
     fdt_stop_opts stop_rules; /* the stopping rules (--search-all, --stop-within,
                                  --stop-after; default fdt_stop_opts_default) */
+    int cold;                 /* --cold: nothing known is measured first (fdt_tune_opts.
+                                 known_first off), the search as on a machine with no results */
 } fdt_tune_request;
 
 /* No operator, the default problem options (seed 1), everything else from the recipes. */
@@ -172,6 +187,11 @@ void fdt_tune_plan(const fdt_tune_request *rq, const fdt_recipe *r, fdt_search_k
  * force, seed, compile processes and command, the run's deadline (0: none) and stop flag. */
 void fdt_tune_opts_for(const fdt_tune_request *rq, const fdt_recipe *r, double deadline,
                        const volatile sig_atomic_t *stop, fdt_tune_opts *o);
+/* Unless rq is cold, that the system database the searches read their known answers from
+ * (fdt_tune_opts.known_first) can be found: $FDTUNE_SYSTEM_DB naming a missing file fails
+ * here (fdt_db_system_path), before anything is opened, so that a tune that cannot read it
+ * changes nothing on disk. 0 or -1. */
+int fdt_tune_known_check(const fdt_tune_request *rq, fdt_err *e);
 /* With a time limit, a search stops at its deadline, after one evaluation at least: every
  * problem begun gets a result (the baseline, or the strategy's first config). */
 

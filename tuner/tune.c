@@ -1,7 +1,8 @@
 /* Tuning one problem: enumerate the recipe's space (of a simulated GPU: what its recording
  * has), measure the recipe's default config (the seeds' baseline, for the speedup quoted in
  * the same run), resume what the database already holds for this device and software
- * environment, compile the rest in a process pool, batch by batch (on a GPU the next batch
+ * environment, measure what fdtune already answers for the device and problem (known_first:
+ * this database's or the system database's nearest result), compile the rest in a process pool, batch by batch (on a GPU the next batch
  * compiles while this one is measured: fdt_ahead.h), then let the strategy pick candidates
  * until it, the stopping rules (fdt_stop.h: the limit, convergence), the budget, the time
  * limit or the user stops.
@@ -241,6 +242,8 @@ typedef struct state {
     int run_open;       /* the run is begun and not finished yet */
     fdt_stop stop;      /* the stopping rules (fdt_stop.h) */
     fdt_decide_timing last; /* the timing measure() last reported (NaN median: failed) */
+    char known[256];    /* o->known_first: the config fdtune answers today ("" none) */
+    char known_from[160]; /* ... and where it came from (fdt_tune_summary.start_source) */
 } state;
 
 static void emit(state *st, fdt_tune_event *ev)
@@ -738,6 +741,65 @@ static int measure_baseline(state *st, fdt_err *e)
     return 0;
 }
 
+/* o->known_first: the answer fdtune gives today for this device and problem, the rule that
+ * `query best --nearest` and exported headers apply (fdt_db_nearest_in over this database,
+ * then the system database), into st->known and st->known_from; "" when nothing answers.
+ * Read before the run begins, so that a system database that cannot be read changes
+ * nothing. */
+static int known_answer(state *st, fdt_err *e)
+{
+    fdt_db *sys = NULL, *dbs[2] = {st->ctx->db, NULL};
+    size_t n = 1;
+    st->known[0] = st->known_from[0] = 0;
+    if (!st->o->known_first)
+        return 0;
+    if (fdt_db_open_system(&sys, e))
+        return -1;
+    if (sys)
+        dbs[n++] = sys;
+    fdt_db_row row;
+    fdt_db_fallback which = FDT_DB_NEAREST_NONE;
+    int rc = fdt_db_nearest_in(dbs, n, st->ctx->dev, st->p, NULL, &row, &which, e);
+    fdt_db_close(sys);
+    if (rc || which == FDT_DB_NEAREST_NONE)
+        return rc ? -1 : 0;
+    snprintf(st->known, sizeof st->known, "%s", row.ev.config);
+    snprintf(st->known_from, sizeof st->known_from, "%s database, %s: %s %lldx%lldx%lld",
+             fdt_db_source_name(row.source), fdt_db_fallback_name(which), row.device.name,
+             (long long)row.problem.nx, (long long)row.problem.ny, (long long)row.problem.nz);
+    return 0;
+}
+
+/* The known answer (known_answer) measured right after the baseline, like a proposal of the
+ * strategy (probe, then a full sample when close to the best; counted in the budget) and
+ * reported to it, when it lies in the space and nothing measured it yet. */
+static int measure_known(state *st, fdt_err *e)
+{
+    long i = st->known[0] ? index_find(&st->l, st->known) : -1;
+    if (i < 0 || st->l.v[i].measured || st->done >= st->planned ||
+        st->stop.why != FDT_STOP_NOT || stopping(st))
+        return 0;
+    cand *c = &st->l.v[i];
+    double t = 0;
+    if (compile_batch(st, &c, 1, e))
+        return -1;
+    if (stopping(st))
+        return 0;
+    if (measure(st, c, "known", 0, &t, e))
+        return -1;
+    release(c);
+    c->measured = 1;
+    st->out->tried++;
+    st->done++;
+    snprintf(st->out->start_config, sizeof st->out->start_config, "%s", st->known);
+    snprintf(st->out->start_source, sizeof st->out->start_source, "%s", st->known_from);
+    fdt_search_report(st->s, (size_t)i, t > 0, t);
+    stop_report(st, &c->b.cfg);
+    FDT_ASSERT(st->planned <= 0 || st->done <= st->planned,
+               "the known answer is measured within the budget");
+    return 0;
+}
+
 /* What the strategy proposed: candidates, and their indices in the space. */
 typedef struct batch {
     cand **v;
@@ -987,12 +1049,14 @@ int fdt_tune_problem(const fdt_tune_ctx *ctx, fdt_recipe *rec, const fdt_problem
      * of the space, the reference, the copy bandwidth) is paid from it, not from the shares
      * of the problems after it. */
     st.deadline = o->share > 1 ? fdt_tune_share_deadline(o->deadline, o->share) : o->deadline;
-    if (prepare(&st, rec, e) == 0 && begin_run(&st, rec, e) == 0 && start_search(&st, e) == 0) {
+    if (prepare(&st, rec, e) == 0 && known_answer(&st, e) == 0 && begin_run(&st, rec, e) == 0 &&
+        start_search(&st, e) == 0) {
         size_t remaining = st.l.n - out->resumed;
         st.planned = (int)(o->budget > 0 && (size_t)o->budget < remaining ? (size_t)o->budget
                                                                            : remaining);
         st.stop.planned = st.planned;
-        if ((!out->have_base || measure_baseline(&st, e) == 0) && search_loop(&st, e) == 0)
+        if ((!out->have_base || measure_baseline(&st, e) == 0) && measure_known(&st, e) == 0 &&
+            search_loop(&st, e) == 0)
             rc = 0;
         stop_why(&st, remaining);
     }

@@ -91,6 +91,17 @@ void fdt_tune_opts_for(const fdt_tune_request *rq, const fdt_recipe *r, double d
     o->command = rq->command;
     o->stop = stop;
     o->stop_rules = rq->stop_rules;
+    o->known_first = !rq->cold;
+}
+
+int fdt_tune_known_check(const fdt_tune_request *rq, fdt_err *e)
+{
+    char path[4096];
+    int found;
+    if (rq->cold || fdt_db_system_path(path, sizeof path, &found, e) == 0)
+        return 0;
+    fdt_err_wrap(e, "system database");
+    return -1;
 }
 
 void fdt_tune_ctx_of(const fdt_session *s, const fdt_session_gpu *g, fdt_tune_ctx *ctx)

@@ -25,7 +25,7 @@ _fdtune_gpus() {
 _fdtune_options() { # COMMAND [SUBCOMMAND]
     case $1 in
     tune) echo "--gpu --cpu --devices --R --grid --op --absorb --precision --recipe --strategy --budget --time
-        --force --search-all --stop-within --stop-after --seed --jobs --timeout --db --dry-run --replay --top --json --export-json --export-csv --tasks --task
+        --force --cold --search-all --stop-within --stop-after --seed --jobs --timeout --db --dry-run --replay --top --json --export-json --export-csv --tasks --task
         --results --simulate-from --simulate-gpus --help" ;;
     query)
         case $2 in

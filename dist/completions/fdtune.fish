@@ -67,6 +67,7 @@ complete -c fdtune -n '__fdtune_in query' -l csv -d CSV
 complete -c fdtune -n '__fdtune_in tune' -l devices -x -d 'visible GPUs by index'
 complete -c fdtune -n '__fdtune_in tune' -l force -d 'measure again'
 complete -c fdtune -n '__fdtune_in tune' -l search-all -d 'spend the whole budget'
+complete -c fdtune -n '__fdtune_in tune' -l cold -d 'measure nothing known first'
 complete -c fdtune -n '__fdtune_in tune' -l stop-within -x -d 'stop within P% of the limit'
 complete -c fdtune -n '__fdtune_in tune' -l stop-after -x -d 'stop after K evaluations without gain'
 complete -c fdtune -n '__fdtune_in tune' -l dry-run -d 'no GPU: space and ranking'
