@@ -2,8 +2,9 @@
  * has), measure the recipe's default config (the seeds' baseline, for the speedup quoted in
  * the same run), resume what the database already holds for this device and software
  * environment, measure what fdtune already answers for the device and problem (known_first:
- * this database's or the system database's nearest result), compile the rest in a process pool, batch by batch (on a GPU the next batch
- * compiles while this one is measured: fdt_ahead.h), then let the strategy pick candidates
+ * this database's or the system database's nearest result), compile the rest in a process
+ * pool, batch by batch (on a GPU the next batch compiles while this one is measured:
+ * fdt_ahead.h), then let the strategy pick candidates
  * until it, the stopping rules (fdt_stop.h: the limit, convergence), the budget, the time
  * limit or the user stops.
  * Each candidate gets a cheap probe; one within `full_within` of the best so far gets a full
