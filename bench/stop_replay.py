@@ -84,12 +84,18 @@ def recorded(db):
 
 
 def made_with(fdtune):
-    """The fdtune that replays (its --version's first line) and the source tree's commit."""
+    """The fdtune that replays (its --version's first line) and the source tree's commit,
+    '-dirty' when a tracked file other than the bench/ outputs (which a redirect of this
+    script's output has already changed) differs from it."""
     version = subprocess.run([fdtune, "--version"], check=True, capture_output=True,
                              text=True).stdout.splitlines()[0]
-    git = subprocess.run(["git", "-C", SRC, "describe", "--always", "--dirty", "--abbrev=7"],
+    git = subprocess.run(["git", "-C", SRC, "rev-parse", "--short=7", "HEAD"],
                          capture_output=True, text=True)
-    return version, git.stdout.strip() if git.returncode == 0 else "unknown"
+    if git.returncode != 0:
+        return version, "unknown"
+    dirty = subprocess.run(["git", "-C", SRC, "diff", "--quiet", "HEAD", "--", ".",
+                            ":(exclude)bench/*.txt"]).returncode != 0
+    return version, git.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def replay(fdtune, db, prob, args):
