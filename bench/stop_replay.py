@@ -126,7 +126,7 @@ def main():
                                      " says %d (build %s again)" % (fdtune, k, m.group(1),
                                                                     after[k], fdtune))
                 runs.append((db, prob, configs, name, res))
-    print("# Made by `bench/stop_replay.py %s` with %s, built from commit %s, on %s;"
+    print("# Made by `bench/stop_replay.py %s` with %s, in the source tree at %s, on %s;"
           % (" ".join(sys.argv[1:]), version, commit,
              datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")))
     print("# the shipped defaults read from tuner/fdt_stop.h: --stop-within %g, --stop-after %s."
