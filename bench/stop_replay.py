@@ -7,22 +7,43 @@ distance of 0.5, 1 and 2 % (--stop-within), the convergence rule after K evaluat
 a gain beyond noise (--stop-after), and --search-all (the whole record: the reference). Per
 problem, strategy and rule it prints the evaluations spent when the search stopped, how far
 its best is above the best of the whole record, and the evaluations it needed to come within
-1 % and 3 % of that best ('-': it stopped first). Then, per strategy and rule, the total
+1 % and 3 % of that best ('-': it stopped first). The shipped defaults (no --stop-* option:
+the distance and each strategy's K of tuner/fdt_stop.h, read from the source tree beside this
+script) are replayed too, as the rule 'default'. Then, per strategy and rule, the total
 evaluations over every problem and the problems whose stopped best is more than 1 % above
-the record's best; per strategy, the default is the rule with no such problem that spends
-the fewest evaluations in all (its K is the strategy's: fdt_stop_after_default).
+the record's best; per strategy, the replay's choice is the rule with no such problem that
+spends the fewest evaluations in all; then one distance for all strategies with each one's
+best K. Last, per problem, what the shipped defaults do, and the problems they stop more
+than 1 % above the record's best.
 
 Usage: bench/stop_replay.py FDTUNE DB... > bench/stop_replay.txt
 """
+import datetime
 import itertools
 import json
+import os
+import re
 import sqlite3
 import subprocess
 import sys
 
 WITHIN = ["0.5", "1", "2"]
-AFTER = [5, 10, 15, 20, 30, 40, 60, 80, 100, 130, 160, 200]
+AFTER = [5, 10, 15, 20, 30, 40, 60, 80, 100, 130, 160, 200, 250, 300, 400]
 STRATEGIES = ["exhaustive", "random", "model"]
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def shipped():
+    """The shipped defaults, from tuner/fdt_stop.h: (distance in %, {strategy: K})."""
+    text = open(os.path.join(SRC, "tuner", "fdt_stop.h")).read()
+
+    def define(name):
+        m = re.search(r"^#define %s ([0-9.]+)$" % name, text, re.M)
+        if not m:
+            sys.exit("tuner/fdt_stop.h: no #define %s" % name)
+        return m.group(1)
+    return (100 * float(define("FDT_STOP_WITHIN_DEFAULT")),
+            {s: int(define("FDT_STOP_AFTER_" + s.upper())) for s in STRATEGIES})
 
 
 def problems(db):
@@ -37,6 +58,7 @@ def problems(db):
 
 def rules():
     yield "all", ["--search-all"]
+    yield "default", []
     for w, k in itertools.product(WITHIN, AFTER):
         yield "%s%%/K%d" % (w, k), ["--stop-within", w, "--stop-after", str(k)]
 
@@ -48,6 +70,32 @@ def gpu_of(db):
     name = con.execute("SELECT name FROM devices WHERE backend != 'cpu' LIMIT 1").fetchone()
     con.close()
     return name[0].split()[-1] if name else "H100"
+
+
+def recorded(db):
+    """What db holds, in one line: problems, runs, evaluations, when its runs ran."""
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    n = [con.execute("SELECT count(*) FROM %s" % t).fetchone()[0]
+         for t in ("problems", "runs", "evaluations")]
+    first, last = con.execute("SELECT min(started), max(finished) FROM runs").fetchone()
+    con.close()
+    return "%s: %d problems, %d runs, %d evaluations, runs from %s to %s" % (
+        db.split("/")[-1], n[0], n[1], n[2], first, last)
+
+
+def made_with(fdtune):
+    """The fdtune that replays (its --version's first line) and the source tree's commit,
+    '-dirty' when a tracked file other than the bench/ outputs (which a redirect of this
+    script's output has already changed) differs from it."""
+    version = subprocess.run([fdtune, "--version"], check=True, capture_output=True,
+                             text=True).stdout.splitlines()[0]
+    git = subprocess.run(["git", "-C", SRC, "rev-parse", "--short=7", "HEAD"],
+                         capture_output=True, text=True)
+    if git.returncode != 0:
+        return version, "unknown"
+    dirty = subprocess.run(["git", "-C", SRC, "diff", "--quiet", "HEAD", "--", ".",
+                            ":(exclude)bench/*.txt"]).returncode != 0
+    return version, git.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def replay(fdtune, db, prob, args):
@@ -63,19 +111,32 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     fdtune, dbs = sys.argv[1], sys.argv[2:]
+    within, after = shipped()
+    version, commit = made_with(fdtune)
     runs = []  # (db, problem, configs, rule, strategy -> result)
     for db in dbs:
         for prob in problems(db):
             for name, args in rules():
                 configs, res = replay(fdtune, db, prob, args)
+                if name == "default":
+                    for k in STRATEGIES:
+                        m = re.match(r"converged: ([0-9]+) ", res[k]["stopped"])
+                        if m and int(m.group(1)) != after[k]:
+                            sys.exit("%s: the replay's default K for %s is %s, tuner/fdt_stop.h"
+                                     " says %d (build %s again)" % (fdtune, k, m.group(1),
+                                                                    after[k], fdtune))
                 runs.append((db, prob, configs, name, res))
-    print("# bench/stop_replay.py %s" % " ".join(sys.argv[2:]))
-    print("# What the records are: tests/data/README.md (h100-replay.db: budget-40 searches on")
-    print("# an H100, 40 configs a problem; h100-v1.db: two exhaustive records; h200-record.db:")
-    print("# --search-all tunes on four H200s cut by --time 3m, 61-361 configs a problem). A")
-    print("# strategy replays over the configs a record holds, not over the space, so 'the best")
-    print("# of a full budget' is the record's best. Replayed on each record's GPU model")
-    print("# (%s), seed 1." % ", ".join("%s: %s" % (db.split("/")[-1], gpu_of(db)) for db in dbs))
+    print("# Made by `bench/stop_replay.py %s` with %s, in the source tree at %s, on %s;"
+          % (" ".join(sys.argv[1:]), version, commit,
+             datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")))
+    print("# the shipped defaults read from tuner/fdt_stop.h: --stop-within %g, --stop-after %s."
+          % (within, ", ".join("%d %s" % (after[s], s) for s in STRATEGIES)))
+    print("# What the records are: tests/data/README.md. A strategy replays over the configs a")
+    print("# record holds, not over the space, so 'the best of a full budget' is the record's")
+    print("# best. Replayed on each record's GPU model (%s), seed 1."
+          % ", ".join("%s: %s" % (db.split("/")[-1], gpu_of(db)) for db in dbs))
+    for db in dbs:
+        print("# %s" % recorded(db))
     print("# per problem, strategy and rule: evaluations spent when the search stopped, its best")
     print("# above the best of the whole record (%), evaluations to within 1% and 3% of that")
     print("# best before it stopped ('-': it stopped first)")
@@ -104,9 +165,10 @@ def main():
             print("%-10s %-11s %7d %6d %7.2f" % (s, name, ev, miss, 100 * max(gaps)))
     print()
     print("# per strategy, the rules that keep every problem within 1% of the record's best, and")
-    print("# the one of them that spends the fewest evaluations (the default)")
+    print("# the one of them that spends the fewest evaluations (the replay's choice)")
     for s in STRATEGIES:
-        ok = [name for name, _ in rules() if name != "all" and totals[(s, name)][1] == 0]
+        ok = [name for name, _ in rules() if name not in ("all", "default")
+              and totals[(s, name)][1] == 0]
         if not ok:
             print("%-10s none" % s)
             continue
@@ -130,26 +192,40 @@ def main():
         print("# one distance for all: %s%%, with K %s: %d evaluations in all (the whole record:"
               " %d)" % (pick[1], ", ".join("%s %d" % (s, pick[2][s]) for s in STRATEGIES),
                         pick[0], 3 * totals[("model", "all")][0]))
-        print()
-        print("# per problem with those defaults: evaluations spent / its best above the record's")
-        print("# best (%) / evaluations to within 1% / within 3% ('-': stopped first); in brackets")
-        print("# the whole record's evaluations to within 1% / 3%")
-        print("%-50s %s" % ("problem (db, configs)", "".join("%-28s" % s for s in STRATEGIES)))
-        for db, prob, configs, name, res in runs:
-            if name != "all":
-                continue
-            key = "%s R=%d %s %dx%dx%d (%s, %d)" % (prob[0], prob[1], prob[2], prob[3],
-                                                   prob[4], prob[5], db.split("/")[-1], configs)
-            cells = []
-            for s in STRATEGIES:
-                rule = "%s%%/K%d" % (pick[1], pick[2][s])
-                r = next(x[4][s] for x in runs if x[0] == db and x[1] == prob and x[3] == rule)
-                a = res[s]
-                cells.append("%-28s" % ("%d/%.1f/%s/%s [%s/%s]" % (
-                    r["stopped_after"], 100 * (r.get("stopped_gap") or 0),
-                    r["stopped_within_1pct"] or "-", r["stopped_within_3pct"] or "-",
-                    a["stopped_within_1pct"], a["stopped_within_3pct"])))
-            print("%-50s %s" % (key, "".join(cells)))
+    else:
+        print("# one distance for all: none keeps every problem within 1% for all three")
+    print()
+    print("# per problem with the shipped defaults (--stop-within %g, --stop-after %s;"
+          % (within, ", ".join("%d %s" % (after[s], s) for s in STRATEGIES)))
+    print("# tuner/fdt_stop.h): evaluations spent / its best above the record's best (%) /")
+    print("# evaluations to within 1% / within 3% ('-': stopped first); in brackets the whole")
+    print("# record's evaluations to within 1% / 3%; '!': more than 1% above the record's best")
+    print("%-50s %s" % ("problem (db, configs)", "".join("%-28s" % s for s in STRATEGIES)))
+    misses = []
+    for db, prob, configs, name, res in runs:
+        if name != "all":
+            continue
+        key = "%s R=%d %s %dx%dx%d (%s, %d)" % (prob[0], prob[1], prob[2], prob[3],
+                                               prob[4], prob[5], db.split("/")[-1], configs)
+        cells = []
+        for s in STRATEGIES:
+            r = next(x[4][s] for x in runs if x[0] == db and x[1] == prob and x[3] == "default")
+            a = res[s]
+            gap = r.get("stopped_gap") or 0
+            if gap > 0.01:
+                misses.append("%s %s: %.2f%% above (%s)" % (key, s, 100 * gap, r["stopped"]))
+            cells.append("%-28s" % ("%d/%.1f/%s/%s [%s/%s]%s" % (
+                r["stopped_after"], 100 * gap,
+                r["stopped_within_1pct"] or "-", r["stopped_within_3pct"] or "-",
+                a["stopped_within_1pct"], a["stopped_within_3pct"], "!" if gap > 0.01 else "")))
+        print("%-50s %s" % (key, "".join(cells)))
+    print("# the shipped defaults: %s evaluations in all (the whole record: %d); more than 1%%"
+          " above the record's best: %s" % (
+              ", ".join("%s %d" % (s, totals[(s, "default")][0]) for s in STRATEGIES),
+              totals[("model", "all")][0], "none" if not misses else "%d" % len(misses)))
+    for m in misses:
+        print("#   %s" % m)
+
 
 if __name__ == "__main__":
     main()

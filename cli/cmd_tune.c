@@ -61,7 +61,7 @@ static void tune_usage(FILE *f)
             "  --search-all     spend the whole budget: no early stop at the limit or on\n"
             "                   convergence (the budget, the space and --time still stop)\n"
             "  --stop-within P  stop when the best is within P%% of the limit that binds it:\n"
-            "                   the run's copy bandwidth, or the model's bound (default 1%%)\n"
+            "                   the run's copy bandwidth, or the model's bound (default %g%%)\n"
             "  --stop-after K   stop after K evaluations without a gain beyond noise (default\n"
             "                   %d for model, %d random, %d exhaustive); a rerun resumes and\n"
             "                   searches on\n"
@@ -92,8 +92,8 @@ static void tune_usage(FILE *f)
             "evaluation otherwise (stderr, prefixed by the GPU with several).\n"
             "Exit status: 0 done, 1 some operator has no verified config, 2 usage, 3 no GPU,\n"
             "4 operational error, 130 interrupted (the database keeps what was measured).\n",
-            FDT_STOP_AFTER_MODEL, FDT_STOP_AFTER_RANDOM, FDT_STOP_AFTER_EXHAUSTIVE,
-            FDT_JSON_SCHEMA_VERSION);
+            100 * FDT_STOP_WITHIN_DEFAULT, FDT_STOP_AFTER_MODEL, FDT_STOP_AFTER_RANDOM,
+            FDT_STOP_AFTER_EXHAUSTIVE, FDT_JSON_SCHEMA_VERSION);
     print_exit_statuses(f);
 }
 

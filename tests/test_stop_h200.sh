@@ -1,7 +1,7 @@
 #!/bin/sh
 # The stopping rules' defaults against the recording they were chosen from (issue 30), on a
-# CPU: every recorded problem of tests/data/h200-record.db (--search-all tunes on H200s, 61
-# to 361 configs a problem) is replayed with every default (no --strategy, so each of
+# CPU: every recorded problem of tests/data/h200-record.db (--search-all tunes on H200s, 35
+# problems of 61 to 718 configs) is replayed with every default (no --strategy, so each of
 # exhaustive, random and model; no --stop-*, so the default rules) and
 #  1. each strategy's stopped best is within 1% of the record's best (its min time_ms over ok
 #     full evaluations, read here from the database), the reason it stopped is in the JSON

@@ -575,7 +575,7 @@ static void test_stop_rules(void **state)
     (void)state;
     fdt_stop_opts o;
     fdt_stop_opts_default(&o);
-    assert_true(o.within == 0.01 && o.after < 0 && !o.all);
+    assert_true(o.within == FDT_STOP_WITHIN_DEFAULT && o.after < 0 && !o.all);
     fdt_stop s;
     fdt_stop_init(&s, &o, FDT_SEARCH_MODEL, 100);
     assert_int_equal(s.o.after, FDT_STOP_AFTER_MODEL);
@@ -603,7 +603,8 @@ static void test_stop_rules(void **state)
     /* the headroom is the fastest result's (0.998 ms), though it was no gain */
     assert_string_equal(why, "converged: 3 evaluations without gain (0.3% above copy)");
 
-    /* the limit: a gain to within 1% of copy stops at once */
+    /* the limit: a gain to within 1% of copy stops at once (--stop-within 1) */
+    o.within = 0.01;
     fdt_stop_limit c1 = {.copy_ms = 1.0, .chip_ms = 0, .bound = FDT_BOUND_DRAM};
     fdt_stop_init(&s, &o, FDT_SEARCH_MODEL, 100);
     t = ms_timing(2.0);

@@ -20,19 +20,24 @@
 #include "fdt_search.h"
 
 /* The defaults, chosen by replay (bench/stop_replay.py): the fewest evaluations over every
- * recorded problem with each stopped best within 1% of the best of the whole record. The
- * convergence rule's K depends on the order a strategy proposes configs in. On the H200
- * recordings (tests/data/h200-record.db, 20 problems of 61-361 configs, 2026-11-28;
- * bench/stop_replay_h200.txt) the model strategy's K=40 stopped lap R=4 f32 1.2% above the
- * record's best at 256^3 and 512^3, K=80 keeps every problem within 0.11%; exhaustive K=60
- * keeps every one within 0.92% (130 before). With the default strategies (exhaustive for d2x
- * and d2y, model for the others) the pair spends 1874 evaluations on those 20 problems, the
- * former 40/130 1846 with two misses. The H100 recording (h100-replay.db, 40 configs a
- * problem) is too short to tell K=40 from 80. */
-#define FDT_STOP_WITHIN_DEFAULT 0.01
-#define FDT_STOP_AFTER_MODEL 80
-#define FDT_STOP_AFTER_RANDOM 80
-#define FDT_STOP_AFTER_EXHAUSTIVE 60
+ * recorded problem with each stopped best within 1% of the best of the whole record, one
+ * distance for all strategies. The convergence rule's K depends on the order a strategy
+ * proposes configs in. On the H200 recordings (tests/data/h200-record.db, 35 problems of
+ * 61-718 configs, 2026-11-28 and 29; bench/stop_replay_h200.txt) the former 1% with K 60
+ * exhaustive, 80 random, 80 model stopped 10 (problem, strategy) pairs more than 1% above
+ * the record's best: d2y R=8 f64 512^3 exhaustive 33.6% (after 12 evaluations, "within 0.8%
+ * of the model's l2 bound": a config at its own bound, far from the best's), lap R=8 f32
+ * 256^3 exhaustive and model 10.5%, wave R=8 f32 256^3 random 8.6%, wave R=8 f64 512^3 all
+ * three 2.6%, lap and wave R=4 f64 256^3 random 2.7% and 2.4%, lap R=8 f64 512^3 random 1.5%.
+ * 0.5% with K 200 exhaustive, 250 random, 160 model keeps every one within 0.3%: 17231
+ * evaluations of the whole record's 23826 (the former 9467); with the default strategies
+ * (exhaustive for d2x and d2y, model for the others) 5594 of 7942 (the former 3260, three
+ * misses). Only 0.5% avoids the d2y stop; no K below 250 keeps random within 1%. The H100
+ * recording (h100-replay.db, 40 configs a problem) is too short to tell these apart. */
+#define FDT_STOP_WITHIN_DEFAULT 0.005
+#define FDT_STOP_AFTER_MODEL 160
+#define FDT_STOP_AFTER_RANDOM 250
+#define FDT_STOP_AFTER_EXHAUSTIVE 200
 
 /* The convergence rule's default K for strategy k. */
 int fdt_stop_after_default(fdt_search_kind k);
