@@ -125,9 +125,12 @@ except (OSError, ValueError, KeyError, IndexError):
 print(p.get("best_config") or "-", (p.get("stopped") or "done").replace(" ", "_"))
 PY
 )
+    # complete unless --time (the deadline) or an interrupt cut it: a search that stopped at
+    # the limit, converged or spent its budget or space is done ("stopped", fdt_stop_describe)
+    case "$stopped" in time_limit* | interrupted* | error) stopped="cut:$stopped" ;; *) stopped=done ;; esac
     if [ "$stopped" != done ] || [ "$best" = - ]; then
         echo "matrix: $name not complete (tune exit $rc, stopped: $stopped); resumes next run" >&2
-        [ "$stopped" = error ] || break
+        [ "$stopped" = cut:error ] || break
         continue
     fi
     "$FDTUNE" bench --op "$op" --R "$R" --precision "$prec" --grid "$g^3" --config "$best" \

@@ -107,6 +107,61 @@ def replay(fdtune, db, prob, args):
     return p["configs"], {s["strategy"]: s for s in p["strategies"]}
 
 
+def recipe_strategy(fdtune, db, prob, cache={}):
+    """The strategy the recipe gives prob on the record's GPU (a dry run; cached per op)."""
+    op, R, prec, nx, ny, nz = prob
+    if op not in cache:
+        cmd = [fdtune, "--gpu", gpu_of(db), "--op", op, "--R", str(R), "--precision", prec,
+               "--grid", "%dx%dx%d" % (nx, ny, nz), "--dry-run", "--top", "1", "--json"]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        cache[op] = json.loads(out)["problems"][0]["strategy"]
+    return cache[op]
+
+
+def choose(totals, strategies, label):
+    """Prints, per strategy, the rules without a miss and the cheapest of them, then the one
+    distance whose cheapest K per strategy spends the fewest evaluations in all."""
+    for s in strategies:
+        ok = [name for name, _ in rules() if name not in ("all", "default")
+              and totals[(s, name)][1] == 0]
+        if not ok:
+            print("%-10s none" % s)
+            continue
+        best = min(ok, key=lambda n: totals[(s, n)][0])
+        print("%-10s %s: %d evaluations (the whole record: %d); also within 1%%: %s" % (
+            s, best, totals[(s, best)][0], totals[(s, "all")][0], ", ".join(ok)))
+    pick = None
+    for w in WITHIN:
+        ks = {}
+        for s in strategies:
+            ok = [k for k in AFTER if totals[(s, "%s%%/K%d" % (w, k))][1] == 0]
+            if ok:
+                ks[s] = min(ok, key=lambda k: totals[(s, "%s%%/K%d" % (w, k))][0])
+        if len(ks) == len(strategies):
+            ev = sum(totals[(s, "%s%%/K%d" % (w, ks[s]))][0] for s in strategies)
+            if pick is None or ev < pick[0]:
+                pick = (ev, w, ks)
+    if pick:
+        print("# %s: one distance for all: %s%%, with K %s: %d evaluations in all (the whole"
+              " record: %d)" % (label, pick[1], ", ".join("%s %d" % (s, pick[2][s])
+                                                         for s in strategies), pick[0],
+                                sum(totals[(s, "all")][0] for s in strategies)))
+    else:
+        print("# %s: one distance for all: none keeps every problem within 1%%" % label)
+
+
+def tally(runs, keep):
+    """Per (strategy, rule): evaluations spent and misses over the runs keep(prob, s) takes."""
+    totals = {}
+    for s in STRATEGIES:
+        for name, _ in rules():
+            sel = [res[s] for _, prob, _, n, res in runs if n == name and keep(prob, s)]
+            ev = sum(r["stopped_after"] for r in sel)
+            miss = sum((r.get("stopped_gap") or 0) > 0.01 for r in sel)
+            totals[(s, name)] = (ev, miss)
+    return totals
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -166,34 +221,18 @@ def main():
     print()
     print("# per strategy, the rules that keep every problem within 1% of the record's best, and")
     print("# the one of them that spends the fewest evaluations (the replay's choice)")
-    for s in STRATEGIES:
-        ok = [name for name, _ in rules() if name not in ("all", "default")
-              and totals[(s, name)][1] == 0]
-        if not ok:
-            print("%-10s none" % s)
-            continue
-        best = min(ok, key=lambda n: totals[(s, n)][0])
-        print("%-10s %s: %d evaluations (the whole record: %d); also within 1%%: %s" % (
-            s, best, totals[(s, best)][0], totals[(s, "all")][0], ", ".join(ok)))
-    # one distance for every strategy (one option): the one whose best K per strategy keeps
-    # every problem within 1% for all three with the fewest evaluations in all
-    pick = None
-    for w in WITHIN:
-        ks = {}
-        for s in STRATEGIES:
-            ok = [k for k in AFTER if totals[(s, "%s%%/K%d" % (w, k))][1] == 0]
-            if ok:
-                ks[s] = min(ok, key=lambda k: totals[(s, "%s%%/K%d" % (w, k))][0])
-        if len(ks) == len(STRATEGIES):
-            ev = sum(totals[(s, "%s%%/K%d" % (w, ks[s]))][0] for s in STRATEGIES)
-            if pick is None or ev < pick[0]:
-                pick = (ev, w, ks)
-    if pick:
-        print("# one distance for all: %s%%, with K %s: %d evaluations in all (the whole record:"
-              " %d)" % (pick[1], ", ".join("%s %d" % (s, pick[2][s]) for s in STRATEGIES),
-                        pick[0], 3 * totals[("model", "all")][0]))
-    else:
-        print("# one distance for all: none keeps every problem within 1% for all three")
+    choose(totals, STRATEGIES, "every strategy on every problem")
+    print()
+    print("# the defaults as a tune applies them: each problem with its recipe's strategy (the")
+    print("# dry run's; random is no recipe's, so its K is the one above): the rules that keep")
+    print("# those problems within 1% of the record's best, and the cheapest")
+    rs = {(db, prob): recipe_strategy(fdtune, db, prob) for db, prob, _, _, _ in runs}
+    used = sorted({v for v in rs.values()}, key=STRATEGIES.index)
+    print("# recipes' strategies: %s" % ", ".join(
+        "%s %s" % (op, s) for op, s in sorted({(p[0], v) for (_, p), v in rs.items()})))
+    own = tally([r for r in runs if rs[(r[0], r[1])] is not None],
+                lambda prob, s: any(rs[(d, q)] == s for (d, q) in rs if q == prob))
+    choose(own, used, "each problem with its recipe's strategy")
     print()
     print("# per problem with the shipped defaults (--stop-within %g, --stop-after %s;"
           % (within, ", ".join("%d %s" % (after[s], s) for s in STRATEGIES)))

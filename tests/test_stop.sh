@@ -3,9 +3,8 @@
 # tests/data/h100-replay.db (40 recorded configs a problem), and --replay runs the
 # strategies against it and against h100-v1.db's exhaustive records.
 #  1. the limit: d2x R=4 f64 512^3, whose recorded best runs at the copy bandwidth of its run,
-#     stops within 0.5% (the default) of copy after a few of its 40 configs; --search-all
-#     spends them all; by replay, d2x f64 1024^3 stops on reaching its record's best (0.6%
-#     above copy before it, 0.0% then);
+#     stops within 2% (the default) of copy after a few of its 40 configs; --search-all
+#     spends them all; by replay, d2x f64 1024^3 stops after one evaluation (0.6% above copy);
 #  2. convergence: d2z R=4 f32 512^3 with --stop-after 5 stops after 5 evaluations without a
 #     gain; --replay of h100-v1.db's d2y (900 configs) stops the model strategy converged;
 #  3. the budget: --budget 7 is never passed, with the rules or with --search-all;
@@ -36,11 +35,11 @@ sim() { # NAME DB ARGS...: a simulated tune of R=4 512^3, the JSON summary in $t
 # ---------------------------------------------------------------- 1. the limit
 sim "d2x f64 at the limit" "$tmp/a.db" --op d2x --precision f64
 cp "$tmp/out" "$tmp/limit.json"
-py "d2x f64 stops within 0.5% of copy, early" '
+py "d2x f64 stops within 2% of copy, early" '
 import json, sys
 p = json.load(open(sys.argv[1]))["problems"][0]
 assert p["stopped"].startswith("within ") and p["stopped"].endswith("% of copy"), p["stopped"]
-assert 0 <= p["headroom"] <= 0.005, p["headroom"]
+assert 0 <= p["headroom"] <= 0.02, p["headroom"]
 assert 1 <= p["tried"] < 40, p["tried"]
 ' "$tmp/limit.json"
 sim "d2x f64, --search-all" "$tmp/b.db" --op d2x --precision f64 --search-all
@@ -61,7 +60,7 @@ assert p["stopped"].endswith(" above copy)"), p["stopped"]
 assert 6 <= p["tried"] < 40, p["tried"]
 ' "$tmp/out"
 run "replay of an exhaustive record" 0 tune --gpu H100 --R 4 --grid 512^3 --op d2y \
-    --replay "$src/tests/data/h100-v1.db" --stop-after 40 --json
+    --replay "$src/tests/data/h100-v1.db" --stop-after 40 --stop-within 1 --json
 py "replay: the model strategy converges on d2y, its best within 1% of the record's" '
 import json, sys
 p = json.load(open(sys.argv[1]))["problems"][0]
@@ -82,11 +81,10 @@ assert m["stopped"].startswith("space: 900 of 900"), m["stopped"]
 ' "$tmp/out"
 run "replay: the limit" 0 tune --gpu H100 --R 4 --grid 1024^3 --precision f64 --op d2x \
     --strategy model --replay "$rec" --json
-py "replay: d2x f64 1024^3 stops at copy on reaching the record's best" '
+py "replay: d2x f64 1024^3 stops at copy after one evaluation" '
 import json, sys
 m = json.load(open(sys.argv[1]))["problems"][0]["strategies"][0]
-assert m["stopped"].startswith("within ") and m["stopped_gap"] == 0, m
-assert 1 < m["stopped_after"] == m["evals_to_best"] < 40, m
+assert m["stopped_after"] == 1 and m["stopped"].startswith("within "), m
 ' "$tmp/out"
 
 # ---------------------------------------------------------------- 3. the budget

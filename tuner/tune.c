@@ -243,6 +243,7 @@ typedef struct state {
     int run_open;       /* the run is begun and not finished yet */
     fdt_stop stop;      /* the stopping rules (fdt_stop.h) */
     fdt_decide_timing last; /* the timing measure() last reported (NaN median: failed) */
+    fdt_stop_floor floor; /* what no config of the space can beat on chip (the limit rule's) */
     char known[256];    /* o->known_first: the config fdtune answers today ("" none) */
     char known_from[160]; /* ... and where it came from (fdt_tune_summary.start_source) */
 } state;
@@ -631,18 +632,19 @@ static int begin_run(state *st, fdt_recipe *rec, fdt_err *e)
 
 /* A result this search did not measure (resumed, or the baseline outside the space): the
  * best for the stopping rules to beat. */
-static void stop_resumed(state *st, const fdt_config *c, const fdt_decide_timing *t)
+static void stop_resumed(state *st, const fdt_decide_timing *t)
 {
     fdt_stop_limit l;
-    fdt_stop_limit_of(st->p, c, st->ctx->dev, st->copy_gbs, &l);
+    fdt_stop_limit_of(st->p, &st->floor, st->copy_gbs, &l);
     fdt_stop_resumed(&st->stop, t, &l);
 }
 
-/* One evaluation of this search reported to the stopping rules: 1 when they stop it. */
-static int stop_report(state *st, const fdt_config *c)
+/* One evaluation of this search (st->last) reported to the stopping rules: 1 when they stop
+ * it. */
+static int stop_report(state *st)
 {
     fdt_stop_limit l;
-    fdt_stop_limit_of(st->p, c, st->ctx->dev, st->copy_gbs, &l);
+    fdt_stop_limit_of(st->p, &st->floor, st->copy_gbs, &l);
     return fdt_stop_report(&st->stop, &st->last, &l);
 }
 
@@ -662,6 +664,7 @@ static int start_search(state *st, fdt_err *e)
     if (st->copy_gbs > 0 && fdt_model_cpu_form(&dev))
         dev.achievable_bw_gbs = st->copy_gbs;
     int sr = fdt_search_new(st->o->strategy, space, l->n, st->p, &dev, st->o->seed, &st->s, e);
+    fdt_stop_floor_of(st->p, space, l->n, ctx->dev, &st->floor);
     free(space);
     if (sr)
         return -1;
@@ -685,7 +688,7 @@ static int start_search(state *st, fdt_err *e)
             st->out->resumed++;
             fdt_search_report(st->s, i, !failed[i] && t > 0, t);
             if (!failed[i] && t > 0)
-                stop_resumed(st, &l->v[i].b.cfg, &(fdt_decide_timing){t, NAN, NAN, NAN, NAN});
+                stop_resumed(st, &(fdt_decide_timing){t, NAN, NAN, NAN, NAN});
             if (full_ms[i] > 0 && (st->best_ms <= 0 || full_ms[i] < st->best_ms))
                 st->best_ms = full_ms[i];
         }
@@ -735,9 +738,9 @@ static int measure_baseline(state *st, fdt_err *e)
         st->l.v[bi].measured = 1;
         fdt_search_report(st->s, (size_t)bi, t > 0, t);
         st->done++;
-        stop_report(st, &bc->b.cfg);
+        stop_report(st);
     } else if (t > 0) {
-        stop_resumed(st, &st->base.b.cfg, &st->last);
+        stop_resumed(st, &st->last);
     }
     return 0;
 }
@@ -795,7 +798,7 @@ static int measure_known(state *st, fdt_err *e)
     snprintf(st->out->start_config, sizeof st->out->start_config, "%s", st->known);
     snprintf(st->out->start_source, sizeof st->out->start_source, "%s", st->known_from);
     fdt_search_report(st->s, (size_t)i, t > 0, t);
-    stop_report(st, &c->b.cfg);
+    stop_report(st);
     FDT_ASSERT(st->planned <= 0 || st->done <= st->planned,
                "the known answer is measured within the budget");
     return 0;
@@ -848,7 +851,7 @@ static int measure_batch(state *st, batch *b, int *stop, fdt_err *e)
         FDT_ASSERT(st->planned <= 0 || st->done <= st->planned,
                    "a search never measures more than its budget");
         fdt_search_report(st->s, b->idx[k], t > 0, t);
-        if (stop_report(st, &b->v[k]->b.cfg)) {
+        if (stop_report(st)) {
             *stop = 1; /* a stopping rule: the rest of the batch is not measured */
             break;
         }
