@@ -206,12 +206,6 @@ int fdt_search_new_predicted(fdt_search_kind kind, const fdt_config *space, size
 /* The next config to measure: 0 and *idx set, or 1 when every config has been proposed.
  * Several may be taken before their results are reported (batches). */
 int fdt_search_next(fdt_search *s, size_t *idx);
-/* How many of the next proposals are settled: the same whatever the results not reported
- * yet say, so that they may be taken (and compiled) before the results come. SIZE_MAX for
- * exhaustive and random (their order is fixed); for model, what is left of the top of its
- * ranking, measured in ranking order before it adapts (0 from then on: its next proposals
- * depend on every result reported before them). */
-size_t fdt_search_settled(const fdt_search *s);
 /* Result of config idx: ok with a time, or failed. Also for configs measured elsewhere
  * (resumed from the database): they are then never proposed. */
 void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms);

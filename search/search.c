@@ -493,13 +493,6 @@ int fdt_search_next(fdt_search *s, size_t *idx)
     return rc;
 }
 
-size_t fdt_search_settled(const fdt_search *s)
-{
-    if (s->kind != FDT_SEARCH_MODEL)
-        return SIZE_MAX;
-    return s->issued < s->ntop ? s->ntop - s->issued : 0; /* next_model's first branch */
-}
-
 void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms)
 {
     if (idx >= s->n) /* documented: a report out of the space is ignored */

@@ -404,7 +404,8 @@ static void tune(const char *name, tune_run *t)
 }
 
 /* The same evaluations, in the same order, and the same best, with the overlap as without,
- * for every strategy; with it, the measurements hid part of the compile time. */
+ * for every strategy; with it, the measurements hid part of the compile time, the model
+ * strategy's too. */
 static void test_same_as_serial(void **state)
 {
     (void)state;
@@ -431,8 +432,12 @@ static void test_same_as_serial(void **state)
         assert_int_equal(a.sum.tried, b.sum.tried);
         assert_string_equal(a.sum.best_config, b.sum.best_config);
         assert_true(a.sum.compile_overlapped_s == 0);
-        if (kinds[k] != FDT_SEARCH_MODEL) /* the model overlaps its top 4 configs alone */
-            assert_true(b.sum.compile_overlapped_s > 0.1);
+        /* the model too: past the top of its ranking it proposes one batch behind (it
+         * overlapped its top 4 configs alone when it waited for every result) */
+        if (b.sum.compile_overlapped_s <= 0.1)
+            fail_msg("%s: %.3f s of %.3f s of compiling overlapped",
+                     fdt_search_kind_name(kinds[k]), b.sum.compile_overlapped_s,
+                     b.sum.compile_s);
         assert_true(b.sum.compile_overlapped_s <= b.sum.compile_s);
     }
 }
