@@ -301,16 +301,18 @@ static void predict(hybrid_args *a)
             a->have_cfg[s] = 1;
 }
 
-/* The prediction of mode m's run (data-parallel: at the run's own planes on the CPU,
- * fdt_hybrid_predict_data); NaN when there is none. */
+/* The prediction of run r's mode (a run mode is the plan's strategy of the same index);
+ * NaN when there is none. */
 static double predicted_ms(const hybrid_args *a, const fdt_hyrun_result *r)
 {
-    fdt_hybrid_pred d;
-    fdt_err e;
-    const fdt_hybrid_pred *s = &a->plan.s[r->mode];
-    if (a->planned && r->mode == FDT_HYRUN_DATA)
-        s = fdt_hybrid_predict_data(&a->in, r->nz_b, &d, &e) ? NULL : &d;
-    return a->planned && s && s->ok ? s->t_ms : NAN;
+    _Static_assert((int)FDT_HYRUN_GPU == (int)FDT_HYB_GPU &&
+                       (int)FDT_HYRUN_CPU == (int)FDT_HYB_CPU &&
+                       (int)FDT_HYRUN_DATA == (int)FDT_HYB_DATA &&
+                       (int)FDT_HYRUN_TASK == (int)FDT_HYB_TASK,
+                   "run modes and plan strategies in the same order");
+    return a->planned ? fdt_hybrid_predicted_ms(&a->in, &a->plan, (fdt_hybrid_strategy)r->mode,
+                                                r->nz_b)
+                      : NAN;
 }
 
 #define NCOLS(x) ((int)(sizeof x / sizeof x[0]))

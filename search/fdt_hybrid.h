@@ -177,6 +177,12 @@ int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err 
 int fdt_hybrid_predict_data(const fdt_hybrid_in *in, int64_t cpu_planes, fdt_hybrid_pred *out,
                             fdt_err *e);
 
+/* The predicted time per step (ms) of a run of strategy k beside plan (made from in): the
+ * plan's, but data-parallel at the run's own cpu_planes (fdt_hybrid_predict_data); NaN when
+ * the plan has none for it. */
+double fdt_hybrid_predicted_ms(const fdt_hybrid_in *in, const fdt_hybrid_plan *plan,
+                               fdt_hybrid_strategy k, int64_t cpu_planes);
+
 /* The rate of a device's work alone: gbs measured over p's whole grid in a step of
  * measured_launches launches of launch_us each, those launches taken out (never counted as
  * more than half the step). */

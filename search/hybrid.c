@@ -441,6 +441,18 @@ int fdt_hybrid_predict_data(const fdt_hybrid_in *in, int64_t cpu_planes, fdt_hyb
     return 0;
 }
 
+double fdt_hybrid_predicted_ms(const fdt_hybrid_in *in, const fdt_hybrid_plan *plan,
+                               fdt_hybrid_strategy k, int64_t cpu_planes)
+{
+    FDT_ASSERT(k >= 0 && k < FDT_HYB_COUNT, "a strategy the plan has");
+    fdt_hybrid_pred d;
+    fdt_err e;
+    const fdt_hybrid_pred *s = &plan->s[k];
+    if (k == FDT_HYB_DATA)
+        s = fdt_hybrid_predict_data(in, cpu_planes, &d, &e) ? NULL : &d;
+    return s && s->ok ? s->t_ms : NAN;
+}
+
 int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
