@@ -383,22 +383,23 @@ static size_t new_cands(cand *const *v, size_t n, fdt_cand **b)
     return nb;
 }
 
-/* What stops the search before its next evaluation: "interrupted" (the user), "time limit",
- * or NULL. The time limit lets every search measure one config at least. */
-static const char *stop_cause(const state *st)
+/* What stops the search before its next evaluation: FDT_STOP_INTERRUPTED (the user),
+ * FDT_STOP_TIME (the time limit), or FDT_STOP_NOT. The time limit lets every search measure
+ * one config at least. */
+static fdt_stop_why stop_cause(const state *st)
 {
     if (st->o->stop && *st->o->stop)
-        return "interrupted";
+        return FDT_STOP_INTERRUPTED;
     if (st->deadline > 0 && st->out->tried > 0 && fdt_now() > st->deadline)
-        return "time limit";
-    return NULL;
+        return FDT_STOP_TIME;
+    return FDT_STOP_NOT;
 }
 
 /* fdt_cancel_fn of a batch compiling on this thread: the user's interrupt or the time limit
  * gives its compile up. */
 static int given_up(void *ctx)
 {
-    return stop_cause(ctx) != NULL;
+    return stop_cause(ctx) != FDT_STOP_NOT;
 }
 
 /* The build's options for a batch: the pool's width, the progress to st, the interrupt. */
@@ -706,12 +707,13 @@ static int start_search(state *st, fdt_err *e)
 /* 1 when the user or the time limit stops the search before the next evaluation. */
 static int stopping(state *st)
 {
-    const char *why = stop_cause(st);
-    if (!why)
+    fdt_stop_why why = stop_cause(st);
+    if (why == FDT_STOP_NOT)
         return 0;
     st->out->interrupted = 1;
-    st->out->cut_short = !strcmp(why, "time limit"); /* with work left */
-    snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s", why);
+    st->out->cut_short = why == FDT_STOP_TIME; /* with work left */
+    snprintf(st->out->stop_reason, sizeof st->out->stop_reason, "%s",
+             why == FDT_STOP_TIME ? "time limit" : "interrupted");
     return 1;
 }
 
@@ -936,7 +938,7 @@ static int search_loop(state *st, fdt_err *e)
         cur.n = 0; /* nothing left, or no time: no batch is compiled that would not run */
     while (!failed && !stop && cur.n > 0) {
         ahead x;
-        int ahead_of = !stop_cause(st) && propose(st, &next, bmax, cur.n) > 0;
+        int ahead_of = stop_cause(st) == FDT_STOP_NOT && propose(st, &next, bmax, cur.n) > 0;
         int on = overlap && ahead_of;
         if (on && ahead_start(st, &next, &x, e))
             on = 0; /* no thread: the batch proposed compiles after this one is measured */
