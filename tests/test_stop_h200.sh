@@ -1,6 +1,6 @@
 #!/bin/sh
 # The stopping rules' defaults against the recording they were chosen from (issue 30), on a
-# CPU: every recorded problem of tests/data/h200-record.db (--search-all tunes on H200s, 35
+# CPU: every recorded problem of tests/data/h200-record.db (--search-all tunes on H200s, 40
 # problems of 61 to 718 configs) is replayed with every default (no --strategy, so each of
 # exhaustive, random and model; no --stop-*, so the default rules) and
 #  1. the recipe's strategy (the recorded runs') and random stop within 1% of the record's

@@ -22,7 +22,7 @@
 /* The defaults, chosen by replay (bench/stop_replay.py, bench/stop_replay_h200.txt): each
  * recorded problem replayed with its recipe's strategy (exhaustive for d2x and d2y, model for
  * d2z, lap and wave), the rules that stop every one within 1% of the best of its whole record,
- * the cheapest, one distance for all. On the H200 recordings (tests/data/h200-record.db, 35
+ * the cheapest, one distance for all. On the H200 recordings (tests/data/h200-record.db, 40
  * problems of 61-718 configs, 2026-11-28 and 29) that is 2% with K 60 exhaustive and 160
  * model; random, no recipe's strategy, keeps its K of every problem (250: no lower K keeps it
  * within 1%). The model needs K 160 for lap R=8 f32 256^3, whose best it proposes 266th of
