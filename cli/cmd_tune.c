@@ -77,7 +77,9 @@ static void tune_usage(FILE *f)
             "                   --cpu auto: of the host CPU)\n"
             "  --replay DB      no GPU: replay the strategies against the evaluations stored in\n"
             "                   DB for this GPU and problem; how many each needs to the best,\n"
-            "                   and where the stopping rules stop each\n"
+            "                   and where the stopping rules stop each; with --jobs N,\n"
+            "                   as a tune of N compile processes proposes (batches of N,\n"
+            "                   each taken before the one ahead of it is reported)\n"
             "  --top N          rows of the model's ranking in --dry-run (default 15)\n"
             "  --json           the summary as JSON (schema %d) on stdout\n"
             EXPORT_HELP

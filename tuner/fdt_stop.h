@@ -150,12 +150,14 @@ typedef struct fdt_stop_replay_result {
 
 /* Runs strategy kind over the space (n configs) against the record: timing[i] config i's
  * recorded timing (NaN median: failed), limit[i] its limits. budget <= 0: the space.
- * predicted: as fdt_search_new_predicted (NULL: the model with p and dev). Fails when nothing
- * recorded succeeded. */
+ * predicted: as fdt_search_new_predicted (NULL: the model with p and dev). batch <= 0: each
+ * proposal reported before the next is taken (the strategy's own order); batch >= 1: as a
+ * tune proposes (tuner/tune.c), batches of that many, each taken before the one ahead of it
+ * is reported. Fails when nothing recorded succeeded. */
 int fdt_stop_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
                     const fdt_decide_timing *timing, const fdt_stop_limit *limit,
                     const double *predicted, const fdt_problem *p,
                     const fdt_device *dev, uint64_t seed, const fdt_stop_opts *o, int budget,
-                    fdt_stop_replay_result *out, fdt_err *e);
+                    int batch, fdt_stop_replay_result *out, fdt_err *e);
 
 #endif

@@ -224,7 +224,8 @@ fdt_status fdt_tune_replay(fdt_db *db, const fdt_tune_request *rq, fdt_op op,
         if (fdt_search_replay(kinds[k], rec.v, rec.n, rec.ms, NULL, &out->p, dev, rq->seed,
                               &out->res[out->n], e) ||
             fdt_stop_replay(kinds[k], rec.v, rec.n, rec.t, lim, NULL, &out->p, dev, rq->seed,
-                            &rq->stop_rules, rq->budget, &out->stop[out->n], e)) {
+                            &rq->stop_rules, rq->budget, rq->parallel, &out->stop[out->n],
+                            e)) {
             fdt_err_wrap(e, "replay: %s", pk);
             st = FDT_STATUS_FAILED;
             goto out;

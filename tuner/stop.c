@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void fdt_stop_opts_default(fdt_stop_opts *o)
@@ -202,11 +203,39 @@ void fdt_stop_describe(const fdt_stop *s, char *buf, size_t n)
 
 /* ------------------------------------------------------------------ replay */
 
+/* Up to want proposals of s into v; how many (fewer when it has none left). */
+static size_t take(fdt_search *s, size_t *v, size_t want)
+{
+    size_t k = 0;
+    while (k < want && fdt_search_next(s, &v[k]) == 0)
+        k++;
+    return k;
+}
+
+/* The replay's record: what a strategy's reported evaluation does to st and out; 1 when the
+ * rules stop. */
+static int replay_report(fdt_search *s, fdt_stop *st, size_t idx, const fdt_decide_timing *timing,
+                         const fdt_stop_limit *limit, double rec_best,
+                         fdt_stop_replay_result *out)
+{
+    const fdt_decide_timing *t = &timing[idx];
+    int ok = fdt_decide_ok(t);
+    fdt_search_report(s, idx, ok, ok ? t->median_ms : 0);
+    int stopped = fdt_stop_report(st, t, &limit[idx]);
+    if (ok && (out->best_ms <= 0 || t->median_ms < out->best_ms))
+        out->best_ms = t->median_ms;
+    static const double within[2] = {0.01, 0.03};
+    for (int k = 0; k < 2; k++)
+        if (ok && !out->within[k] && t->median_ms <= rec_best * (1 + within[k]))
+            out->within[k] = st->evals;
+    return stopped;
+}
+
 int fdt_stop_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
                     const fdt_decide_timing *timing, const fdt_stop_limit *limit,
                     const double *predicted, const fdt_problem *p,
                     const fdt_device *dev, uint64_t seed, const fdt_stop_opts *o, int budget,
-                    fdt_stop_replay_result *out, fdt_err *e)
+                    int batch, fdt_stop_replay_result *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
     double rec_best = 0;
@@ -215,30 +244,40 @@ int fdt_stop_replay(fdt_search_kind kind, const fdt_config *space, size_t n,
             rec_best = timing[i].median_ms;
     if (rec_best <= 0)
         return fdt_err_set(e, "replay: no recorded config succeeded");
+    size_t w = batch > 0 ? (size_t)batch : 1;
+    size_t *block = malloc(2 * w * sizeof *block), *cur = block, *next = block + w;
+    if (!block)
+        return fdt_err_set(e, "replay: out of memory");
     fdt_search *s;
     int rc = predicted || kind != FDT_SEARCH_MODEL
                  ? fdt_search_new_predicted(kind, space, n, predicted, seed, &s, e)
                  : fdt_search_new(kind, space, n, p, dev, seed, &s, e);
-    if (rc)
+    if (rc) {
+        free(block);
         return -1;
-    int planned = budget > 0 && (size_t)budget < n ? budget : (int)n;
-    fdt_stop st;
-    fdt_stop_init(&st, o, kind, planned);
-    size_t idx;
-    int stopped = 0;
-    while (!stopped && st.evals < planned && fdt_search_next(s, &idx) == 0) {
-        const fdt_decide_timing *t = &timing[idx];
-        int ok = fdt_decide_ok(t);
-        fdt_search_report(s, idx, ok, ok ? t->median_ms : 0);
-        stopped = fdt_stop_report(&st, t, &limit[idx]);
-        if (ok && (out->best_ms <= 0 || t->median_ms < out->best_ms))
-            out->best_ms = t->median_ms;
-        static const double within[2] = {0.01, 0.03};
-        for (int k = 0; k < 2; k++)
-            if (ok && !out->within[k] && t->median_ms <= rec_best * (1 + within[k]))
-                out->within[k] = st.evals;
     }
-    fdt_stop_end(&st, st.evals >= planned && planned < (int)n ? FDT_STOP_BUDGET : FDT_STOP_SPACE);
+    size_t planned = budget > 0 && (size_t)budget < n ? (size_t)budget : n;
+    fdt_stop st;
+    fdt_stop_init(&st, o, kind, (int)planned);
+    int stopped = 0;
+    size_t nc = take(s, cur, w < planned ? w : planned);
+    while (!stopped && nc > 0) {
+        /* batch >= 1: the next batch taken before this one is reported, within the budget */
+        size_t left = planned > (size_t)st.evals + nc ? planned - (size_t)st.evals - nc : 0;
+        size_t nn = batch > 0 ? take(s, next, w < left ? w : left) : 0;
+        for (size_t k = 0; k < nc && !stopped; k++)
+            stopped = replay_report(s, &st, cur[k], timing, limit, rec_best, out);
+        if (batch <= 0 && !stopped && (size_t)st.evals < planned)
+            nn = take(s, next, 1);
+        size_t *t = cur;
+        cur = next;
+        next = t;
+        nc = nn;
+    }
+    FDT_ASSERT((size_t)st.evals <= planned, "a replay never spends more than its budget");
+    free(block);
+    fdt_stop_end(&st, (size_t)st.evals >= planned && planned < n ? FDT_STOP_BUDGET
+                                                                 : FDT_STOP_SPACE);
     fdt_search_free(s);
     out->evals = st.evals;
     out->why = st.why;
