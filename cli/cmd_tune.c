@@ -138,14 +138,17 @@ static int check_modes(const tune_args *a)
     if (a->tasks && (a->pa.have_R || a->pa.have_grid || a->pa.have_op || a->pa.have_absorb ||
                      a->rq.have_strategy ||
                      a->rq.budget || a->rq.time_s > 0 || a->recipe || a->db || a->ndevices ||
-                     a->gpu_all || a->dry_run || a->replay || a->have_stop))
+                     a->gpu_all || a->dry_run || a->replay || a->have_stop || a->rq.cold))
         bad = "--tasks: the plan says what to tune (--op, --absorb, --R, --grid, --precision, "
               "strategy, "
-              "budget, time, stopping rules, recipe) and the task writes its own shard (no "
-              "--db); give "
+              "budget, time, stopping rules, --cold, recipe) and the task writes its own shard "
+              "(no --db); give "
               "--gpu NAME, --simulate-from, --results, --timeout, --jobs or --json only";
     else if (!a->tasks && (a->task >= 0 || a->results))
         bad = "--task and --results go with --tasks FILE";
+    else if (a->rq.cold && (a->dry_run || a->replay))
+        bad = "--cold changes what a tune measures first: --dry-run and --replay measure "
+              "nothing";
     else if ((a->dry_run || a->replay) && (tune_is_many(a) || a->simulate))
         bad = "--dry-run and --replay tune one GPU model, one radius, precision and grid, "
               "without --simulate-from";

@@ -199,4 +199,8 @@ done
 # a plan's task runs what the plan says: the stopping rules are refused beside --tasks
 run "tune --tasks --search-all" 2 tune --tasks "$tmp/none.jsonl" --search-all
 expect_in "tune --tasks --search-all: why" "$tmp/err" "stopping rules"
+run "tune --tasks --cold" 2 tune --tasks "$tmp/none.jsonl" --cold
+expect_in "tune --tasks --cold: why" "$tmp/err" "--cold"
+run "tune --dry-run --cold" 2 tune --gpu H100 --R 4 --grid 512^3 --op d2x --dry-run --cold
+expect_in "tune --dry-run --cold: why" "$tmp/err" "--cold changes what a tune measures first"
 finish
