@@ -4,9 +4,9 @@ options (runtime/cuda.c, hip.c, amd_clang.c, cpu.c) and with candidate variants,
 (variants interleaved within each repetition, so that a burst of load hits all alike), the
 median wall time per kernel, and whether the emitted code is the same as today's.
 
-NVRTC and hiprtc are called in this process through ctypes (as fdtune calls them, with the
-same in-memory hip/hip_runtime.h from templates/); clang and cc run as programs (as fdtune
-runs them). "Same code" compares the ELF sections of the output byte for byte: every section
+NVRTC and hiprtc are called through ctypes in a child forked per compile from this process,
+which has the library loaded (as fdtune's compile pool calls them, with the same in-memory
+hip/hip_runtime.h from templates/); clang and cc run as programs (as fdtune runs them). "Same code" compares the ELF sections of the output byte for byte: every section
 except those that carry no code (.debug*, .nv_debug*, .comment, the symbol and string tables,
 the cubin's tool notes .note.nv.tkinfo/.note.nv.cuinfo, the GNU build id); the code object's
 .note (AMD kernel metadata: VGPRs, SGPRs, LDS) and the cubin's .nv.info* (registers, params)
@@ -16,7 +16,9 @@ layout a different linker moves, the instructions are also compared with address
 import argparse
 import ctypes
 import os
+import pickle
 import re
+import shutil
 import statistics
 import struct
 import subprocess
@@ -142,6 +144,28 @@ def unbundle(blob, arch):
     raise ValueError("no %s code object in the bundle" % arch)
 
 
+def forked(fn, *args):
+    """fn(*args) in a forked child, its result back through a pipe: fdtune compiles each kernel
+    in a child forked from a process that has the library loaded (runtime/compile.c), so the
+    compiler's per-process first-compile cost is every compile's."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            res = fn(*args)
+        except Exception as ex:  # reported as the compile's error
+            res = (0.0, None, repr(ex))
+        with os.fdopen(w, "wb") as f:
+            f.write(pickle.dumps(res))
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    return pickle.loads(data) if data else (0.0, None, "the compile child died")
+
+
 class Nvrtc:
     def __init__(self):
         self.lib = ctypes.CDLL(os.environ.get("NVRTC", "/usr/local/cuda/lib64/libnvrtc.so"))
@@ -152,6 +176,9 @@ class Nvrtc:
         self.version = "NVRTC %d.%d" % (mj.value, mn.value)
 
     def compile(self, src, arch, opts):
+        return forked(self.compile_here, src, arch, opts)
+
+    def compile_here(self, src, arch, opts):
         L = self.lib
         prog = ctypes.c_void_p()
         names = (ctypes.c_char_p * 1)(b"hip/hip_runtime.h")
@@ -190,6 +217,9 @@ class Hiprtc:
             "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5").rsplit("/", 1)[-1]
 
     def compile(self, src, arch, opts):
+        return forked(self.compile_here, src, arch, opts)
+
+    def compile_here(self, src, arch, opts):
         L = self.lib
         prog = ctypes.c_void_p()
         names = (ctypes.c_char_p * 1)(b"hip/hip_runtime.h")
@@ -232,7 +262,7 @@ class Program:
         if os.path.exists(out):
             os.remove(out)
         if self.kind == "clang":
-            bindir = os.path.dirname(os.path.realpath(self.exe))
+            bindir = os.path.dirname(os.path.realpath(shutil.which(self.exe)))
             argv = [self.exe] + opts + ["--offload-arch=" + arch, "-B" + bindir,
                                         "-I" + self.tmp, path, "-c", "-o", out]
         else:
@@ -262,13 +292,21 @@ def cpu_insns(blob, tmp):
     return "\n".join(lines)
 
 
+def candidate(images, key, note):
+    """Whether a variant is still timed after the first repetition: not a reference and its
+    code (executable sections) the same as today's on every kernel so far."""
+    if note == "ref":
+        return False
+    base = images[("today", key[1])]
+    return all(not differing(base[k], img)[0] for k, img in images[key].items())
+
+
 def run(compiler, archs, kernels, variants, reps, timed_arch, log):
     """{(label, arch): {kernel: [times]}}, {(label, arch): {kernel: image}}, {(label, arch):
     error}, and the (arch, kernel, why) today's options cannot compile (left out there)."""
     times, images, errors, skipped = {}, {}, {}, []
     for arch in archs:
-        # today's once first: the warm-up (the library's first-call cost is fdtune's once
-        # per process), and what does not compile for arch today is left out for arch
+        # today's once first: what does not compile for arch today is left out for arch
         ok = []
         for name, src in kernels:
             _dt, _img, err = compiler.compile(src, arch, variants[0][1])
@@ -279,9 +317,9 @@ def run(compiler, archs, kernels, variants, reps, timed_arch, log):
         nrep = reps if arch == timed_arch else 1
         for rep in range(nrep):
             for name, src in ok:
-                for label, opts, _ in variants:
+                for label, opts, note in variants:
                     key = (label, arch)
-                    if key in errors:
+                    if key in errors or (rep and not candidate(images, key, note)):
                         continue
                     dt, img, err = compiler.compile(src, arch, opts)
                     if err:
@@ -302,15 +340,16 @@ def table(title, compiler, archs, kernels, variants, reps, timed_arch, tmp, cpu,
     rows += ["   left out on %s (today's options do not compile it either): %s: %s" %
              (a, k, w[:90]) for a, k, w in skipped]
     rows.append("")
-    hdr = "%-44s %9s %8s %7s  %s" % ("options (vs today's)", "median_s", "saving", "noise",
-                                     "code identical to today's (what differs)")
+    hdr = "%-40s %8s %7s %6s %4s  %s" % ("options (vs today's)", "median_s", "saving",
+                                         "noise", "reps", "code identical to today's "
+                                         "(what differs)")
     rows += [hdr, "-" * len(hdr)]
     base = {k: statistics.median(v) for k, v in times[("today", timed_arch)].items()}
     for label, _opts, note in variants:
         key = (label, timed_arch)
         if key in errors:
-            rows.append("%-44s %9s %8s %7s  %s" % (label, "-", "-", "-",
-                                                   "not accepted: " + errors[key][:70]))
+            rows.append("%-40s %8s %7s %6s %4s  %s" % (label, "-", "-", "-", "-",
+                                                       "not accepted: " + errors[key][:80]))
             continue
         med = {k: statistics.median(v) for k, v in times[key].items()}
         per_kernel = statistics.mean(med.values())
@@ -341,8 +380,10 @@ def table(title, compiler, archs, kernels, variants, reps, timed_arch, tmp, cpu,
             same = "yes"
         if note:
             same += " [%s]" % ("reference: known to change code" if note == "ref" else note)
-        rows.append("%-44s %9.3f %+7.1f%% %6.0f%%  %s" % (label, per_kernel, 100 * saving,
-                                                          100 * noise, same))
+        nrep = min(len(v) for v in times[key].values())
+        rows.append("%-40s %8.3f %+6.1f%% %5.0f%% %4d  %s" % (label, per_kernel, 100 * saving,
+                                                              100 * noise, nrep, same))
+    print("\n".join(rows), flush=True)
     return rows
 
 
@@ -351,31 +392,41 @@ def main():
     ap.add_argument("--kernels", required=True, help="directory of NAME.hip and NAME.c sources")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--only", default="nvrtc,hiprtc,clang,cc")
+    ap.add_argument("--variants", default="",
+                    help="comma-separated substrings: only the variants whose label has one "
+                         "(today's are always kept)")
+    ap.add_argument("--names", default="", help="comma-separated kernel names to keep")
     a = ap.parse_args()
+    pick = [p for p in a.variants.split(",") if p]
+    keep = lambda vs: [v for v in vs if v[0].startswith("today") or not pick or
+                       any(p in v[0] for p in pick)]
+    global NVRTC_VARIANTS, HIPRTC_VARIANTS, CLANG_VARIANTS, CC_VARIANTS
+    NVRTC_VARIANTS, HIPRTC_VARIANTS = keep(NVRTC_VARIANTS), keep(HIPRTC_VARIANTS)
+    CLANG_VARIANTS, CC_VARIANTS = keep(CLANG_VARIANTS), keep(CC_VARIANTS)
     which = a.only.split(",")
-    files = sorted(os.listdir(a.kernels))
+    names = [n for n in a.names.split(",") if n]
+    files = sorted(f for f in os.listdir(a.kernels)
+                   if not names or f.rsplit(".", 1)[0] in names)
     hip = [(f[:-4], open(os.path.join(a.kernels, f), "rb").read()) for f in files
            if f.endswith(".hip")]
     c = [(f[:-2], open(os.path.join(a.kernels, f), "rb").read()) for f in files
          if f.endswith(".c")]
     log = lambda s: print(s, file=sys.stderr, flush=True)
-    out = []
     with tempfile.TemporaryDirectory(prefix="fdtune-copts-") as tmp:
         if "nvrtc" in which:
-            out += table("NVRTC (runtime/cuda.c)", Nvrtc(), ["sm_90", "sm_80"], hip,
+            table("NVRTC (runtime/cuda.c)", Nvrtc(), ["sm_90", "sm_80"], hip,
                          NVRTC_VARIANTS, a.reps, "sm_90", tmp, False, log)
         if "hiprtc" in which:
-            out += table("hiprtc (runtime/hip.c)", Hiprtc(), ["gfx90a"], hip, HIPRTC_VARIANTS,
+            table("hiprtc (runtime/hip.c)", Hiprtc(), ["gfx90a"], hip, HIPRTC_VARIANTS,
                          a.reps, "gfx90a", tmp, False, log)
         if "clang" in which:
-            out += table("offline clang (runtime/amd_clang.c)",
+            table("offline clang (runtime/amd_clang.c)",
                          Program(os.environ.get("CLANG", "clang-19"), "clang", tmp),
                          ["gfx942", "gfx90a"], hip, CLANG_VARIANTS, a.reps, "gfx942", tmp,
                          False, log)
         if "cc" in which:
-            out += table("CPU (runtime/cpu.c)", Program(os.environ.get("CC", "cc"), "cc", tmp),
+            table("CPU (runtime/cpu.c)", Program(os.environ.get("CC", "cc"), "cc", tmp),
                          ["native"], c, CC_VARIANTS, a.reps, "native", tmp, True, log)
-    print("\n".join(out))
 
 
 if __name__ == "__main__":
