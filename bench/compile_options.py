@@ -37,6 +37,9 @@ CLANG_TODAY = ["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output", "-no
 CC_TODAY = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared"]
 
 
+TIMED_ONLY = False
+
+
 def without(opts, drop):
     return [o for o in opts if o not in drop]
 
@@ -332,6 +335,8 @@ def run(compiler, archs, kernels, variants, reps, timed_arch, log):
 
 
 def table(title, compiler, archs, kernels, variants, reps, timed_arch, tmp, cpu, log):
+    if TIMED_ONLY:
+        archs = [timed_arch]
     log("%s: %s" % (title, compiler.version))
     times, images, errors, skipped = run(compiler, archs, kernels, variants, reps, timed_arch,
                                          log)
@@ -396,11 +401,14 @@ def main():
                     help="comma-separated substrings: only the variants whose label has one "
                          "(today's are always kept)")
     ap.add_argument("--names", default="", help="comma-separated kernel names to keep")
+    ap.add_argument("--timed-only", action="store_true",
+                    help="compare the code on the timed target only")
     a = ap.parse_args()
     pick = [p for p in a.variants.split(",") if p]
     keep = lambda vs: [v for v in vs if v[0].startswith("today") or not pick or
                        any(p in v[0] for p in pick)]
-    global NVRTC_VARIANTS, HIPRTC_VARIANTS, CLANG_VARIANTS, CC_VARIANTS
+    global TIMED_ONLY, NVRTC_VARIANTS, HIPRTC_VARIANTS, CLANG_VARIANTS, CC_VARIANTS
+    TIMED_ONLY = a.timed_only
     NVRTC_VARIANTS, HIPRTC_VARIANTS = keep(NVRTC_VARIANTS), keep(HIPRTC_VARIANTS)
     CLANG_VARIANTS, CC_VARIANTS = keep(CLANG_VARIANTS), keep(CC_VARIANTS)
     which = a.only.split(",")

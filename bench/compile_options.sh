@@ -10,7 +10,8 @@
 #   bench/compile_options.sh [REPS] > bench/compile_options.txt
 # Needs NVRTC (/usr/local/cuda), Debian's ROCm 5.2 hiprtc (libamdhip64.so.5), clang-19 with
 # lld-19, cc and objdump; ONLY=nvrtc,hiprtc,clang,cc picks the compilers, VARIANTS=a,b the
-# variants (substrings of their labels; today's always), NAMES=lap8,d2z4 the kernels. Run it niced on an
+# variants (substrings of their labels; today's always), NAMES=lap8,d2z4 the kernels,
+# TIMED_ONLY=1 compares the code on the timed target only. Run it niced on an
 # idle machine: the A/A row (today's options twice) shows what the noise was.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,4 +51,4 @@ echo "# bytes are compared, which is stricter); \"code yes, not the rest\": the 
 echo "# sections are the same, some other section (named) is not. reps: the repetitions timed"
 echo "# (a reference, or a variant whose code differed on the first, is timed once)."
 nice -n 10 python3 "$root/bench/compile_options.py" --kernels "$dir" --reps "$reps" \
-  --only "${ONLY:-nvrtc,hiprtc,clang,cc}" --variants "${VARIANTS:-}" --names "${NAMES:-}"
+  --only "${ONLY:-nvrtc,hiprtc,clang,cc}" --variants "${VARIANTS:-}" --names "${NAMES:-}" ${TIMED_ONLY:+--timed-only}
