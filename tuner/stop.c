@@ -1,6 +1,7 @@
 /* The stopping rules of a search (fdt_stop.h): the limit of a search from the run's copy
- * bandwidth and the model's floor over its space, the state a search reports each evaluation to, the line
- * that says why it stopped, and the replay of a strategy with the rules against a record.
+ * bandwidth and the model's floor over its space, the state a search reports each evaluation
+ * to, the line that says why it stopped, and the replay of a strategy with the rules against
+ * a record.
  * Whether a result is a gain is the tuner's one noise rule, fdt_decide_beats. */
 #include "fdt_stop.h"
 
@@ -214,9 +215,9 @@ static size_t take(fdt_search *s, size_t *v, size_t want)
 
 /* The replay's record: what a strategy's reported evaluation does to st and out; 1 when the
  * rules stop. */
-static int replay_report(fdt_search *s, fdt_stop *st, size_t idx, const fdt_decide_timing *timing,
-                         const fdt_stop_limit *limit, double rec_best,
-                         fdt_stop_replay_result *out)
+static int replay_report(fdt_search *s, fdt_stop *st, size_t idx,
+                         const fdt_decide_timing *timing, const fdt_stop_limit *limit,
+                         double rec_best, fdt_stop_replay_result *out)
 {
     const fdt_decide_timing *t = &timing[idx];
     int ok = fdt_decide_ok(t);
