@@ -1,8 +1,9 @@
 /* fdtune [tune]: the main job. Parses the options, loads the recipe of each requested
  * operator, opens a tuning session on the GPU --gpu names, or on the host CPU with --cpu
  * (tuner/session.c), and tunes each problem into the database (fdt_tune_run, through
- * tune_gpu.c); or, without a GPU, shows the plan, the space and the model's ranking (--dry-run) or replays the strategies against a database (--replay,
- * both in tuner/offline.c). Several GPUs (--gpu all, --devices) or problems of several radii,
+ * tune_gpu.c); or, without a GPU, shows the plan, the space and the model's ranking
+ * (--dry-run) or replays the strategies against a database (--replay, both in
+ * tuner/offline.c). Several GPUs (--gpu all, --devices) or problems of several radii,
  * precisions or grids run as in tune_many.c, a task of a plan (--tasks) as in tune_task.c;
  * --simulate-from answers from a recorded database instead of a GPU. Ctrl-C stops after the
  * evaluation in flight; what was measured stays in the database and a rerun resumes. The
