@@ -776,36 +776,6 @@ static int known_answer(state *st, fdt_err *e)
     return 0;
 }
 
-/* The known answer (known_answer) measured right after the baseline, like a proposal of the
- * strategy (probe, then a full sample when close to the best; counted in the budget) and
- * reported to it, when it lies in the space and nothing measured it yet. */
-static int measure_known(state *st, fdt_err *e)
-{
-    long i = st->known[0] ? index_find(&st->l, st->known) : -1;
-    if (i < 0 || st->l.v[i].measured || st->done >= st->planned ||
-        st->stop.why != FDT_STOP_NOT || stopping(st))
-        return 0;
-    cand *c = &st->l.v[i];
-    double t = 0;
-    if (compile_batch(st, &c, 1, e))
-        return -1;
-    if (stopping(st))
-        return 0;
-    if (measure(st, c, "known", 0, &t, e))
-        return -1;
-    release(c);
-    c->measured = 1;
-    st->out->tried++;
-    st->done++;
-    snprintf(st->out->start_config, sizeof st->out->start_config, "%s", st->known);
-    snprintf(st->out->start_source, sizeof st->out->start_source, "%s", st->known_from);
-    fdt_search_report(st->s, (size_t)i, t > 0, t);
-    stop_report(st);
-    FDT_ASSERT(st->planned <= 0 || st->done <= st->planned,
-               "the known answer is measured within the budget");
-    return 0;
-}
-
 /* What the strategy proposed: candidates, and their indices in the space. */
 typedef struct batch {
     cand **v;
@@ -832,13 +802,14 @@ static size_t propose(state *st, batch *b, size_t bmax, size_t pending)
 }
 
 /* Measures b's candidates one by one, in the strategy's order, until the user, the time
- * limit or a stopping rule (*stop) ends the search; then frees their code. */
-static int measure_batch(state *st, batch *b, int *stop, fdt_err *e)
+ * limit or a stopping rule (*stop) ends the search; then frees their code. stage: the full
+ * samples' name in the progress events ("full"; "known" for the known answer). */
+static int measure_batch(state *st, batch *b, const char *stage, int *stop, fdt_err *e)
 {
     int failed = 0;
     for (size_t k = 0; k < b->n && !stopping(st); k++) {
         double t = 0;
-        if (measure(st, b->v[k], "full", 0, &t, e)) {
+        if (measure(st, b->v[k], stage, 0, &t, e)) {
             failed = -1;
             break;
         }
@@ -857,6 +828,29 @@ static int measure_batch(state *st, batch *b, int *stop, fdt_err *e)
     for (size_t k = 0; k < b->n; k++)
         release(b->v[k]);
     return failed;
+}
+
+/* The known answer (known_answer) measured right after the baseline, as a batch of one of
+ * the strategy's proposals (probe, then a full sample when close to the best; counted in the
+ * budget; reported to the strategy and the rules), when it lies in the space and nothing
+ * measured it yet. */
+static int measure_known(state *st, fdt_err *e)
+{
+    long i = st->known[0] ? index_find(&st->l, st->known) : -1;
+    if (i < 0 || st->l.v[i].measured || st->done >= st->planned ||
+        st->stop.why != FDT_STOP_NOT || stopping(st))
+        return 0;
+    cand *c = &st->l.v[i];
+    size_t idx = (size_t)i;
+    batch b = {&c, &idx, 1};
+    int stop = 0;
+    if (compile_batch(st, &c, 1, e) || measure_batch(st, &b, "known", &stop, e))
+        return -1;
+    if (c->measured) {
+        snprintf(st->out->start_config, sizeof st->out->start_config, "%s", st->known);
+        snprintf(st->out->start_source, sizeof st->out->start_source, "%s", st->known_from);
+    }
+    return 0;
 }
 
 /* A batch compiling on a thread of its own while the one before is measured. */
@@ -942,7 +936,7 @@ static int search_loop(state *st, fdt_err *e)
         int on = overlap && ahead_of;
         if (on && ahead_start(st, &next, &x, e))
             on = 0; /* no thread: the batch proposed compiles after this one is measured */
-        failed = measure_batch(st, &cur, &stop, e);
+        failed = measure_batch(st, &cur, "full", &stop, e);
         int over = failed || stop || st->out->interrupted || stopping(st);
         if (on && ahead_end(st, &x, over, e))
             failed = -1;
