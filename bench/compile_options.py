@@ -44,50 +44,33 @@ def without(opts, drop):
     return [o for o in opts if o not in drop]
 
 
-# (label, options, note); "ref" in the note: known to change code, measured as a reference.
-NVRTC_VARIANTS = [
-    ("today", NVRTC_TODAY, ""),
-    ("today (again: A/A noise)", NVRTC_TODAY, ""),
+def today_and(today, *added, ref=()):
+    """(label, options, note) rows: today's options twice (the second timing is the A/A
+    noise), then today's plus each option list of added, then of ref ("ref" in the note:
+    known to change code, measured as a reference). A row's label names what it adds."""
+    rows = [("today", today, ""), ("today (again: A/A noise)", today, "")]
+    return rows + [("+ " + " ".join(o), today + o, "ref" if o in ref else "")
+                   for o in list(added) + list(ref)]
+
+
+NVRTC_VARIANTS = today_and(
+    NVRTC_TODAY, ["-minimal"], ["-no-source-include"], ["--split-compile=0"], ["-pch"],
+    ["--Ofast-compile=min"], ref=(["--Ofast-compile=max"], ["--extra-device-vectorization"]))
+# what today's NVRTC options would lose, between the A/A row and the additions
+NVRTC_VARIANTS[2:2] = [
     ("-lineinfo dropped", without(NVRTC_TODAY, ["-lineinfo"]), ""),
     ("--ptxas-options=-v dropped", without(NVRTC_TODAY, ["--ptxas-options=-v"]),
      "fdtune parses ptxas -v (registers, spills, smem)"),
     ("both dropped", without(NVRTC_TODAY, ["-lineinfo", "--ptxas-options=-v"]), ""),
-    ("+ -minimal", NVRTC_TODAY + ["-minimal"], ""),
-    ("+ -no-source-include", NVRTC_TODAY + ["-no-source-include"], ""),
-    ("+ --split-compile=0", NVRTC_TODAY + ["--split-compile=0"], ""),
-    ("+ -pch", NVRTC_TODAY + ["-pch"], ""),
-    ("+ --Ofast-compile=min", NVRTC_TODAY + ["--Ofast-compile=min"], ""),
-    ("+ --Ofast-compile=max", NVRTC_TODAY + ["--Ofast-compile=max"], "ref"),
-    ("+ --extra-device-vectorization", NVRTC_TODAY + ["--extra-device-vectorization"], "ref"),
 ]
-HIPRTC_VARIANTS = [
-    ("today", HIPRTC_TODAY, ""),
-    ("today (again: A/A noise)", HIPRTC_TODAY, ""),
-    ("+ -fno-gpu-rdc", HIPRTC_TODAY + ["-fno-gpu-rdc"], ""),
-    ("+ -Xclang -disable-llvm-verifier", HIPRTC_TODAY + ["-Xclang", "-disable-llvm-verifier"], ""),
-    ("+ -g0", HIPRTC_TODAY + ["-g0"], ""),
-    ("+ -fgpu-flush-denormals-to-zero", HIPRTC_TODAY + ["-fgpu-flush-denormals-to-zero"], "ref"),
-]
-CLANG_VARIANTS = [
-    ("today", CLANG_TODAY, ""),
-    ("today (again: A/A noise)", CLANG_TODAY, ""),
-    ("+ -fno-gpu-rdc", CLANG_TODAY + ["-fno-gpu-rdc"], ""),
-    ("+ -Xclang -disable-llvm-verifier", CLANG_TODAY + ["-Xclang", "-disable-llvm-verifier"], ""),
-    ("+ -pipe", CLANG_TODAY + ["-pipe"], ""),
-    ("+ -g0", CLANG_TODAY + ["-g0"], ""),
-    ("+ -fdiscard-value-names", CLANG_TODAY + ["-fdiscard-value-names"], ""),
-    ("+ -fgpu-flush-denormals-to-zero", CLANG_TODAY + ["-fgpu-flush-denormals-to-zero"], "ref"),
-]
-CC_VARIANTS = [
-    ("today", CC_TODAY, ""),
-    ("today (again: A/A noise)", CC_TODAY, ""),
-    ("+ -pipe", CC_TODAY + ["-pipe"], ""),
-    ("+ -g0", CC_TODAY + ["-g0"], ""),
-    ("+ -fno-ident", CC_TODAY + ["-fno-ident"], ""),
-    ("+ -fuse-ld=gold", CC_TODAY + ["-fuse-ld=gold"], ""),
-    ("+ -fuse-ld=lld", CC_TODAY + ["-fuse-ld=lld"], ""),
-    ("+ -pipe -fuse-ld=lld", CC_TODAY + ["-pipe", "-fuse-ld=lld"], ""),
-]
+HIPRTC_VARIANTS = today_and(HIPRTC_TODAY, ["-fno-gpu-rdc"],
+                            ["-Xclang", "-disable-llvm-verifier"], ["-g0"],
+                            ref=(["-fgpu-flush-denormals-to-zero"],))
+CLANG_VARIANTS = today_and(CLANG_TODAY, ["-fno-gpu-rdc"], ["-Xclang", "-disable-llvm-verifier"],
+                           ["-pipe"], ["-g0"], ["-fdiscard-value-names"],
+                           ref=(["-fgpu-flush-denormals-to-zero"],))
+CC_VARIANTS = today_and(CC_TODAY, ["-pipe"], ["-g0"], ["-fno-ident"], ["-fuse-ld=gold"],
+                        ["-fuse-ld=lld"], ["-pipe", "-fuse-ld=lld"])
 
 IGNORED = re.compile(r"^(\.debug|\.nv_debug|\.nv\.debug|\.rela?\.debug|\.rela?\.nv_debug|"
                      r"\.comment$|\.symtab$|\.strtab$|\.hash$|\.gnu\.hash$|"
