@@ -152,79 +152,68 @@ def forked(fn, *args):
     return pickle.loads(data) if data else (0.0, None, "the compile child died")
 
 
-class Nvrtc:
+class Rtc:
+    """NVRTC or hiprtc through ctypes: the same calls under the prefix `p` (nvrtc, hiprtc),
+    the header fdtune passes as hip/hip_runtime.h, the target option (arch_opt + arch), the
+    code getter (`code`: CUBIN, Code) and what is done to the code (post) and its log."""
+
+    def __init__(self, lib, p, header, arch_opt, code, post, with_log):
+        self.lib, self.p, self.arch_opt, self.code = ctypes.CDLL(lib), p, arch_opt, code
+        self.post, self.with_log = post, with_log
+        self.fn("GetErrorString").restype = ctypes.c_char_p
+        self.hdr = open(os.path.join(TPL, header), "rb").read()
+
+    def fn(self, name):
+        return getattr(self.lib, self.p + name)
+
+    def compile(self, src, arch, opts):
+        return forked(self.compile_here, src, arch, opts)
+
+    def compile_here(self, src, arch, opts):
+        prog = ctypes.c_void_p()
+        names = (ctypes.c_char_p * 1)(b"hip/hip_runtime.h")
+        hdrs = (ctypes.c_char_p * 1)(self.hdr)
+        allopts = [self.arch_opt + arch] + opts
+        arr = (ctypes.c_char_p * len(allopts))(*[o.encode() for o in allopts])
+        t0 = time.perf_counter()
+        self.fn("CreateProgram")(ctypes.byref(prog), src, b"fdtune_kernel.hip", 1, hdrs, names)
+        r = self.fn("CompileProgram")(prog, len(allopts), arr)
+        out = None
+        if r == 0:
+            n = ctypes.c_size_t()
+            self.fn("Get%sSize" % self.code)(prog, ctypes.byref(n))
+            buf = ctypes.create_string_buffer(n.value)
+            self.fn("Get" + self.code)(prog, buf)
+            out = self.post(buf.raw, arch)
+        dt = time.perf_counter() - t0
+        err = None
+        if r != 0:
+            err = self.fn("GetErrorString")(r).decode()
+        if r != 0 and self.with_log:
+            ln = ctypes.c_size_t()
+            self.fn("GetProgramLogSize")(prog, ctypes.byref(ln))
+            lb = ctypes.create_string_buffer(ln.value + 1)
+            self.fn("GetProgramLog")(prog, lb)
+            err = "%s: %s" % (err, lb.value.decode(errors="replace").strip().splitlines()[:1])
+        self.fn("DestroyProgram")(ctypes.byref(prog))
+        return dt, out, err
+
+
+class Nvrtc(Rtc):
     def __init__(self):
-        self.lib = ctypes.CDLL(os.environ.get("NVRTC", "/usr/local/cuda/lib64/libnvrtc.so"))
-        self.lib.nvrtcGetErrorString.restype = ctypes.c_char_p
-        self.hdr = open(os.path.join(TPL, "nvrtc_hip_runtime.h"), "rb").read()
+        super().__init__(os.environ.get("NVRTC", "/usr/local/cuda/lib64/libnvrtc.so"), "nvrtc",
+                         "nvrtc_hip_runtime.h", "-arch=", "CUBIN", lambda b, a: b, True)
         mj, mn = ctypes.c_int(), ctypes.c_int()
         self.lib.nvrtcVersion(ctypes.byref(mj), ctypes.byref(mn))
         self.version = "NVRTC %d.%d" % (mj.value, mn.value)
 
-    def compile(self, src, arch, opts):
-        return forked(self.compile_here, src, arch, opts)
 
-    def compile_here(self, src, arch, opts):
-        L = self.lib
-        prog = ctypes.c_void_p()
-        names = (ctypes.c_char_p * 1)(b"hip/hip_runtime.h")
-        hdrs = (ctypes.c_char_p * 1)(self.hdr)
-        allopts = ["-arch=" + arch] + opts
-        arr = (ctypes.c_char_p * len(allopts))(*[o.encode() for o in allopts])
-        t0 = time.perf_counter()
-        L.nvrtcCreateProgram(ctypes.byref(prog), src, b"fdtune_kernel.hip", 1, hdrs, names)
-        r = L.nvrtcCompileProgram(prog, len(allopts), arr)
-        n = ctypes.c_size_t()
-        out = None
-        if r == 0:
-            L.nvrtcGetCUBINSize(prog, ctypes.byref(n))
-            buf = ctypes.create_string_buffer(n.value)
-            L.nvrtcGetCUBIN(prog, buf)
-            out = buf.raw
-        dt = time.perf_counter() - t0
-        err = None
-        if r != 0:
-            ln = ctypes.c_size_t()
-            L.nvrtcGetProgramLogSize(prog, ctypes.byref(ln))
-            lb = ctypes.create_string_buffer(ln.value + 1)
-            L.nvrtcGetProgramLog(prog, lb)
-            err = "%s: %s" % (L.nvrtcGetErrorString(r).decode(),
-                              lb.value.decode(errors="replace").strip().splitlines()[:1])
-        L.nvrtcDestroyProgram(ctypes.byref(prog))
-        return dt, out, err
-
-
-class Hiprtc:
+class Hiprtc(Rtc):
     def __init__(self):
-        self.lib = ctypes.CDLL(os.environ.get("HIPRTC", "libamdhip64.so.5"))
-        self.lib.hiprtcGetErrorString.restype = ctypes.c_char_p
-        self.hdr = open(os.path.join(TPL, "amd_device.h"), "rb").read()
+        super().__init__(os.environ.get("HIPRTC", "libamdhip64.so.5"), "hiprtc", "amd_device.h",
+                         "--offload-arch=", "Code", unbundle, False)
         self.version = "hiprtc of " + os.path.realpath(
             "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5").rsplit("/", 1)[-1]
-
-    def compile(self, src, arch, opts):
-        return forked(self.compile_here, src, arch, opts)
-
-    def compile_here(self, src, arch, opts):
-        L = self.lib
-        prog = ctypes.c_void_p()
-        names = (ctypes.c_char_p * 1)(b"hip/hip_runtime.h")
-        hdrs = (ctypes.c_char_p * 1)(self.hdr)
-        allopts = ["--offload-arch=" + arch] + opts
-        arr = (ctypes.c_char_p * len(allopts))(*[o.encode() for o in allopts])
-        t0 = time.perf_counter()
-        L.hiprtcCreateProgram(ctypes.byref(prog), src, b"fdtune_kernel.hip", 1, hdrs, names)
-        r = L.hiprtcCompileProgram(prog, len(allopts), arr)
-        out = None
-        if r == 0:
-            n = ctypes.c_size_t()
-            L.hiprtcGetCodeSize(prog, ctypes.byref(n))
-            buf = ctypes.create_string_buffer(n.value)
-            L.hiprtcGetCode(prog, buf)
-            out = unbundle(buf.raw, arch)
-        dt = time.perf_counter() - t0
-        L.hiprtcDestroyProgram(ctypes.byref(prog))
-        return dt, out, (None if r == 0 else L.hiprtcGetErrorString(r).decode())
 
 
 class Program:
