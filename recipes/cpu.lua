@@ -7,7 +7,7 @@
 -- row (twopass: lap and wave). The space stays small (5 to 33 candidates per operator), so
 -- that one operator at 256^3 tunes in under 3 minutes on 2 cores with `exhaustive`. dwave,
 -- the damped wave step, adds its layer's deployment and damping (lib/common.lua's
--- absorb_params) to wave's space at one tile height (up to 36 candidates).
+-- absorb_params) to wave's space at two tile heights without prefetch (up to 36 candidates).
 ops { "d2x", "d2y", "d2z", "lap", "wave", "dwave" }
 
 local common = include "common"
@@ -42,11 +42,15 @@ constrain("d2z: uk > 1 with ty <= 32", function(c, dev, prob)
 end)
 
 common.absorb_rules()
--- dwave: the deployments multiply wave's space by 4; its tiles keep one height (64 rows:
--- wave's z stencil re-reads its planes from cache at any of them) so that the operator stays
--- within the budget of an exhaustive search.
-constrain("dwave: one tile height", function(c, dev, prob)
-  return prob.op ~= "dwave" or c.blk == 0 or c.ty == 64
+-- dwave: the deployments multiply wave's space by 4, so its tiles take two heights and no
+-- software prefetch (up to 36 candidates, within the budget of an exhaustive search). On the
+-- H200 machine's host (16 cores, 2 MiB of L2 each) 16 rows ran the damped step 1.5x faster
+-- than 64 at 512^3 (33.7 ms against 50.8) and 2.9x at 256^3 (3.8 against 11.1), where 64
+-- rows also varied from run to run by up to 47%; 64 rows won on the 2-core Zen 3. pfd=1 lost
+-- in every complete and inout pair of the H200 host's record, and won only with sides, at
+-- over twice the best's time (bench/hybrid_h200/cpu_tiles.txt).
+constrain("dwave: tiles of 16 or 64 rows, no prefetch", function(c, dev, prob)
+  return prob.op ~= "dwave" or c.blk == 0 or ((c.ty == 16 or c.ty == 64) and c.pfd == 0)
 end)
 
 strategy "exhaustive"

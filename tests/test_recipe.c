@@ -428,7 +428,8 @@ static void test_dwave_recipes(void **state)
     assert_false(fdt_recipe_serves(r, FDT_OP_DWAVE));
     fdt_recipe_free(r);
 
-    /* the CPU: cpu.lua's wave space at one tile height, times the deployments */
+    /* the CPU: cpu.lua's wave space at two tile heights without prefetch, times the
+     * deployments */
     r = shipped("cpu.lua");
     fdt_device host = test_device();
     for (int prec = 0; prec < 2; prec++) {
