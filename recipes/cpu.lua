@@ -44,11 +44,11 @@ end)
 common.absorb_rules()
 -- dwave: the deployments multiply wave's space by 4, so its tiles take two heights and no
 -- software prefetch (up to 36 candidates, within the budget of an exhaustive search). On the
--- H200 machine's host (16 cores, 2 MiB of L2 each) 16 rows ran the damped step 1.5x faster
--- than 64 at 512^3 (33.7 ms against 50.8) and 2.9x at 256^3 (3.8 against 11.1), where 64
--- rows also varied from run to run by up to 47%; 64 rows won on the 2-core Zen 3. pfd=1 lost
--- in every complete and inout pair of the H200 host's record, and won only with sides, at
--- over twice the best's time (bench/hybrid_h200/cpu_tiles.txt).
+-- H200 machine's host (16 cores, 2 MiB of L2 each) tiles of 16 rows ran the damped step 1.5x
+-- faster than the best of 64 rows at 512^3 (33.7 ms against 50.8) and 2.7x at 256^3 (3.8
+-- against 10.1), and the 64 rows' best varied from run to run by up to 47%; on the 2-core
+-- Zen 3, 64 rows won. pfd=1 lost in every complete and inout pair of the H200 host's record,
+-- and won only with sides, at over twice the best's time (bench/hybrid_h200/cpu_tiles.txt).
 constrain("dwave: tiles of 16 or 64 rows, no prefetch", function(c, dev, prob)
   return prob.op ~= "dwave" or c.blk == 0 or ((c.ty == 16 or c.ty == 64) and c.pfd == 0)
 end)
