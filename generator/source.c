@@ -856,6 +856,7 @@ static int c_vars(const fdt_problem *p, const fdt_config *c, const fdt_layout *l
     setv(vs, "NAME", "%s", name);
     setv(vs, "NS", "%s_k", name);
     setv(vs, "REAL", "%s", real_name(p->prec));
+    setv(vs, "BITS", "%s", p->prec == FDT_F32 ? "uint32_t" : "uint64_t");
     setv(vs, "R", "%d", p->R);
     setv(vs, "RX", "%d", r[0]);
     setv(vs, "RY", "%d", r[1]);

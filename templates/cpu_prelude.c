@@ -21,6 +21,7 @@
 //   NS         prefix of the file-scope helpers, unique to the kernel, so that several
 //              kernels can share one translation unit ("fdt_lap_r4_f32_1a2b3c4d_k")
 //   REAL       the element type: float | double ("float")
+//   BITS       the unsigned integer type of REAL's size: uint32_t | uint64_t ("uint32_t")
 //   D2         the second derivative at p along stride s, weights folded by symmetric pairs,
 //              literals exact in REAL ("-2.84722222f * p[0] + 1.60000002f * (p[-1 * s] +
 //              p[1 * s]) + ... + -0.00178571429f * (p[-4 * s] + p[4 * s])")
@@ -73,12 +74,30 @@ typedef struct {{NS}}_box {
 #{if DAMPED}
 // The absorbing layer: {{ABS_W}} points on every face; at distance d into it the damping along
 // one axis is S (d / W)^2, and g at a point the sum over the axes ({{ETA_FORM}}).
+// The distance into the layer is the sum of the two faces' (at most one is positive: 2W < n),
+// not a chain of conditionals, which GCC does not turn into selects inside the SIMD loop.
 static inline {{REAL}} {{NS}}_damping1(int x, int n)
 {
     const int w = {{ABS_W}};
-    const int d = x < w ? w - x : x > n - 1 - w ? x - (n - 1 - w) : 0;
+    const int lo = w - x, hi = x - (n - 1 - w);  // past the low face, past the high face
+    const int d = (lo > 0 ? lo : 0) + (hi > 0 ? hi : 0);
     const {{REAL}} r = ({{REAL}})d * {{ABS_INV_W}};
     return {{ABS_S}} * r * r;
+}
+
+// x where take, else y, in bit operations: the bits of (take ? x : y). The layer's update
+// divides at every point and picks: written as a conditional, GCC moves the division under
+// the branch it makes (a division may trap, -ftrapping-math), and a loop with a branch is
+// not vectorized.
+static inline {{REAL}} {{NS}}_pick(int take, {{REAL}} x, {{REAL}} y)
+{
+    {{BITS}} a, b;
+    const {{BITS}} m = -({{BITS}})(take != 0);
+    __builtin_memcpy(&a, &x, sizeof a);
+    __builtin_memcpy(&b, &y, sizeof b);
+    a = (a & m) | (b & ~m);
+    __builtin_memcpy(&x, &a, sizeof x);
+    return x;
 }
 
 // The damping along x at padded box coordinate i; along y and z of row j, plane k.
@@ -121,7 +140,8 @@ static inline {{REAL}} {{NS}}_point(const {{REAL}} *restrict in,
     const {{REAL}} w = ({{REAL}})2 * p[0] - prev[o] + c2[o] * ({{COMBINE}});
     // the absorbing layer: (2 p - (1 - g) p_prev + c2 L) / (1 + g) as (w + g p_prev) / (1 + g),
     // so that where g = 0 the value is the interior kernel's, bit for bit
-    return g != ({{REAL}})0 ? (w + g * prev[o]) / (({{REAL}})1 + g) : w;
+    const {{REAL}} d = (w + g * prev[o]) / (({{REAL}})1 + g);
+    return {{NS}}_pick(g != ({{REAL}})0, d, w);
 #{else}
 #{if WAVE}
     return ({{REAL}})2 * p[0] - prev[o] + c2[o] * ({{COMBINE}});
@@ -194,7 +214,8 @@ static inline __attribute__((always_inline)) void {{NS}}_rows(
                     const {{REAL}} wv = ({{REAL}})2 * p0[i] - prev[o0 + i] +
                                         c2[o0 + i] * (acc[i] + sz * {{NS}}_d2(p0 + i, slice));
                     const {{REAL}} g = {{NS}}_ex(b, s + i) + gyz[w][u];
-                    dst[i] = g != ({{REAL}})0 ? (wv + g * prev[o0 + i]) / (({{REAL}})1 + g) : wv;
+                    const {{REAL}} d = (wv + g * prev[o0 + i]) / (({{REAL}})1 + g);
+                    dst[i] = {{NS}}_pick(g != ({{REAL}})0, d, wv);
 #{else}
 #{if WAVE}
                     dst[i] = ({{REAL}})2 * p0[i] - prev[o0 + i] +
