@@ -105,6 +105,10 @@ static int emit_weights(const fdt_problem *p, const fdt_config *c, fdt_sb *b, fd
 
 static const char *real_name(fdt_prec p) { return p == FDT_F64 ? "double" : "float"; }
 
+/* The C dialect's unsigned integer of an element's size (UBITS of cpu_prelude.c and
+ * cpu_util.c). */
+static const char *c_ubits_name(fdt_prec p) { return p == FDT_F64 ? "uint64_t" : "uint32_t"; }
+
 /* dwave's box arguments (ints): their names in both dialects. */
 static const char *box_arg_name(fdt_arg a)
 {
@@ -856,7 +860,7 @@ static int c_vars(const fdt_problem *p, const fdt_config *c, const fdt_layout *l
     setv(vs, "NAME", "%s", name);
     setv(vs, "NS", "%s_k", name);
     setv(vs, "REAL", "%s", real_name(p->prec));
-    setv(vs, "BITS", "%s", p->prec == FDT_F32 ? "uint32_t" : "uint64_t");
+    setv(vs, "UBITS", "%s", c_ubits_name(p->prec));
     setv(vs, "R", "%d", p->R);
     setv(vs, "RX", "%d", r[0]);
     setv(vs, "RY", "%d", r[1]);
@@ -956,7 +960,7 @@ static int c_util_source(fdt_prec prec, fdt_sb *out, fdt_err *e)
     setv(&vs, "NS", "fdt_util_%s", fdt_prec_name(prec));
     setv(&vs, "PREC", "%s", fdt_prec_name(prec));
     setv(&vs, "REAL", "%s", real_name(prec));
-    setv(&vs, "UBITS", "%s", prec == FDT_F64 ? "uint64_t" : "uint32_t");
+    setv(&vs, "UBITS", "%s", c_ubits_name(prec));
     return render_vars("cpu_util.c", &vs, out, e);
 }
 

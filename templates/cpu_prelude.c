@@ -21,7 +21,7 @@
 //   NS         prefix of the file-scope helpers, unique to the kernel, so that several
 //              kernels can share one translation unit ("fdt_lap_r4_f32_1a2b3c4d_k")
 //   REAL       the element type: float | double ("float")
-//   BITS       the unsigned integer type of REAL's size: uint32_t | uint64_t ("uint32_t")
+//   UBITS      the unsigned integer type of REAL's size: uint32_t | uint64_t ("uint32_t")
 //   D2         the second derivative at p along stride s, weights folded by symmetric pairs,
 //              literals exact in REAL ("-2.84722222f * p[0] + 1.60000002f * (p[-1 * s] +
 //              p[1 * s]) + ... + -0.00178571429f * (p[-4 * s] + p[4 * s])")
@@ -91,8 +91,8 @@ static inline {{REAL}} {{NS}}_damping1(int x, int n)
 // not vectorized.
 static inline {{REAL}} {{NS}}_pick(int take, {{REAL}} x, {{REAL}} y)
 {
-    {{BITS}} a, b;
-    const {{BITS}} m = -({{BITS}})(take != 0);
+    {{UBITS}} a, b;
+    const {{UBITS}} m = -({{UBITS}})(take != 0);
     __builtin_memcpy(&a, &x, sizeof a);
     __builtin_memcpy(&b, &y, sizeof b);
     a = (a & m) | (b & ~m);
