@@ -85,19 +85,21 @@ static inline {{REAL}} {{NS}}_damping1(int x, int n)
     return {{ABS_S}} * r * r;
 }
 
-// x where take, else y, in bit operations: the bits of (take ? x : y). The layer's update
-// divides at every point and picks: written as a conditional, GCC moves the division under
-// the branch it makes (a division may trap, -ftrapping-math), and a loop with a branch is
-// not vectorized.
-static inline {{REAL}} {{NS}}_pick(int take, {{REAL}} x, {{REAL}} y)
+// The absorbing layer's update of the undamped value w at a point of damping g and previous
+// value pv: (2 p - (1 - g) p_prev + c2 L) / (1 + g) as (w + g pv) / (1 + g), and where g = 0
+// w itself, the interior kernel's value bit for bit. Divided at every point, then picked in
+// bit operations: written as a conditional, GCC moves the division under the branch it makes
+// (a division may trap, -ftrapping-math), and a loop with a branch is not vectorized.
+static inline {{REAL}} {{NS}}_layer({{REAL}} w, {{REAL}} g, {{REAL}} pv)
 {
+    {{REAL}} d = (w + g * pv) / (({{REAL}})1 + g);
     {{UBITS}} a, b;
-    const {{UBITS}} m = -({{UBITS}})(take != 0);
-    __builtin_memcpy(&a, &x, sizeof a);
-    __builtin_memcpy(&b, &y, sizeof b);
+    const {{UBITS}} m = -({{UBITS}})(g != ({{REAL}})0);
+    __builtin_memcpy(&a, &d, sizeof a);
+    __builtin_memcpy(&b, &w, sizeof b);
     a = (a & m) | (b & ~m);
-    __builtin_memcpy(&x, &a, sizeof x);
-    return x;
+    __builtin_memcpy(&d, &a, sizeof d);
+    return d;
 }
 
 // The damping along x at padded box coordinate i; along y and z of row j, plane k.
@@ -138,10 +140,7 @@ static inline {{REAL}} {{NS}}_point(const {{REAL}} *restrict in,
 #{endif}
 #{if DAMPED}
     const {{REAL}} w = ({{REAL}})2 * p[0] - prev[o] + c2[o] * ({{COMBINE}});
-    // the absorbing layer: (2 p - (1 - g) p_prev + c2 L) / (1 + g) as (w + g p_prev) / (1 + g),
-    // so that where g = 0 the value is the interior kernel's, bit for bit
-    const {{REAL}} d = (w + g * prev[o]) / (({{REAL}})1 + g);
-    return {{NS}}_pick(g != ({{REAL}})0, d, w);
+    return {{NS}}_layer(w, g, prev[o]);
 #{else}
 #{if WAVE}
     return ({{REAL}})2 * p[0] - prev[o] + c2[o] * ({{COMBINE}});
@@ -214,8 +213,7 @@ static inline __attribute__((always_inline)) void {{NS}}_rows(
                     const {{REAL}} wv = ({{REAL}})2 * p0[i] - prev[o0 + i] +
                                         c2[o0 + i] * (acc[i] + sz * {{NS}}_d2(p0 + i, slice));
                     const {{REAL}} g = {{NS}}_ex(b, s + i) + gyz[w][u];
-                    const {{REAL}} d = (wv + g * prev[o0 + i]) / (({{REAL}})1 + g);
-                    dst[i] = {{NS}}_pick(g != ({{REAL}})0, d, wv);
+                    dst[i] = {{NS}}_layer(wv, g, prev[o0 + i]);
 #{else}
 #{if WAVE}
                     dst[i] = ({{REAL}})2 * p0[i] - prev[o0 + i] +
