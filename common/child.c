@@ -321,8 +321,11 @@ int fdt_run_many_cancel(const char *const *what, fdt_child_fn fn, void *const *a
     }
     while (done < n) {
         if (!gave_up && cancelled && cancelled(ctx)) { /* drain: start nothing more */
+            size_t before = done;
             gave_up = 1;
             cancel_rest(what, n, &next, &done, &failures, errs);
+            if (on_done && done > before) /* those given up end too */
+                on_done(ctx, done, n);
             if (done == n)
                 break;
         }

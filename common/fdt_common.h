@@ -167,8 +167,8 @@ typedef int (*fdt_cancel_fn)(void *ctx);
  * 50 ms, from the calling thread) answers non-zero: no child starts after that, the running
  * ones are drained (waited for, so that each ends as it would have, cleaning up after itself,
  * and is reaped; their results are kept), and each job that never started fails with "WHAT:
- * cancelled". Then it returns -1 with e "cancelled"; otherwise as fdt_run_many. on_done and
- * cancelled both get ctx. */
+ * cancelled" (on_done counts them ended, at once). Then it returns -1 with e "cancelled";
+ * otherwise as fdt_run_many. on_done and cancelled both get ctx. */
 int fdt_run_many_cancel(const char *const *what, fdt_child_fn fn, void *const *args, size_t n,
                         int parallel, int timeout_ms, char **results, size_t *lens,
                         fdt_err *errs, fdt_done_fn on_done, fdt_cancel_fn cancelled, void *ctx,
