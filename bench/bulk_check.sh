@@ -8,15 +8,17 @@
 #     a split of 3, planes ahead 2..5) on a grid with remainders in x, y and z, for lap R=4
 #     and R=8 f32, lap R=6 f64 and wave R=4 f32, each beside its bulk=0 sibling;
 #  2. compute-sanitizer memcheck, racecheck and synccheck of a bulk lap and a bulk wave on a
-#     small grid (the bulk rows read the layout's padding: memcheck says whether any read
-#     leaves the allocation; racecheck and synccheck the slot barriers' hand-over);
+#     small grid (the tensor copies' boxes reach past the grid's padded extents, as zeros, and
+#     wave's queued rows read the layout's padding: memcheck says whether any access leaves
+#     the allocation; racecheck and synccheck the slot barriers' hand-over);
 #  3. timing, bulk off and on, in one bench run per cell (its copy bandwidth measured in the
 #     same run, as bench/matrix.sh does): the H200 matrix's tuned bests (bench/matrix/h200.csv,
-#     bulk=0) beside their slot-barrier siblings (mbar=1) and bulk siblings (mbar=1,bulk=1, no
-#     L2 hint: l2pf belongs to cp.async) for lap R=4 and R=8 f32 at 512^3 and 1024^3 and lap
-#     R=6 f64 at 512^3; d2z R=4 f32 1024^3 with its tuned best alone: d2z reads only its own
-#     columns, so it has no slot barriers and no bulk form (the generator refuses mbar=1 for
-#     it), and its best is a register window, not the stream.
+#     bulk=0) beside bulk configs (mbar=1,bulk=1, no L2 hint: l2pf belongs to cp.async; the
+#     best's geometry where its tile fits a tensor copy, and those bench/notes/tensor_map
+#     found fastest) for lap R=4 and R=8 f32 at 512^3 and 1024^3 and lap R=5, 6 and 8 f64 at
+#     512^3; d2z R=4 f32 1024^3 with its tuned best alone: d2z reads only its own columns, so
+#     it has no slot barriers and no bulk form (the generator refuses mbar=1 for it), and its
+#     best is a register window, not the stream.
 # Usage: OUT=DIR bench/bulk_check.sh   (FDTUNE: the binary, default ./build/fdtune)
 set -u
 OUTDIR=${OUT:-${OUTDIR:-$(cd "$(dirname "$0")" && pwd)/results}}
@@ -40,7 +42,7 @@ bulk_spread() {
     for c in "bx=32,by=4,nw=16,lds=3,vec=$v,align=32,pf=2,mbar=1" \
              "bx=32,by=8,nw=32,lds=3,vec=2,align=64,tile=2,pf=3,mbar=1" \
              "bx=24,by=5,nw=7,lds=3,vec=$v,align=32,tile=2,order=yzx,split=3,pf=4,mbar=1" \
-             "bx=64,by=2,nw=40,lds=3,vec=$v,align=32,pf=5,split=2,mbar=1"; do
+             "bx=48,by=2,nw=40,lds=3,vec=$v,align=32,pf=5,split=2,mbar=1"; do
         echo "$c"
         echo "$c,bulk=1"
     done
@@ -93,27 +95,22 @@ fi
 
 # 3. timing, bulk off and on
 say "== timing (fdtune bench, fraction of copy in the same run)"
+B=lds=3,mbar=1,bulk=1
 cells=(
-    "lap 4 f32 512 align=32,by=8,l2pf=256,lb=512,lds=3,nw=128,pf=4,tile=4,vec=2"
-    "lap 8 f32 512 align=32,bx=16,by=16,l2pf=256,lb=256,lds=3,nw=128,pf=2,tile=2,vec=2"
-    "lap 4 f32 1024 align=32,by=8,l2pf=256,lb=512,lds=3,nw=512,pf=4,split=2,tile=4,vec=2"
-    "lap 8 f32 1024 align=32,by=8,lb=512,lds=3,nt=1,nw=512,pf=4,vec=4"
-    "lap 6 f64 512 align=32,bx=32,lb=128,lds=3,nt=1,nw=256,pf=3,tile=2,vec=2"
+    "lap 4 f32 512 align=32,by=8,l2pf=256,lb=512,lds=3,nw=128,pf=4,tile=4,vec=2 align=32,by=8,lb=512,nw=128,pf=4,tile=4,vec=2,$B align=32,bx=32,by=16,lb=512,nw=128,pf=4,tile=2,vec=2,$B"
+    "lap 8 f32 512 align=32,bx=32,by=16,l2pf=256,lb=512,lds=3,mbar=1,nw=512,pf=4,tile=2,vec=2 align=32,bx=32,by=16,lb=512,nw=512,pf=4,tile=2,vec=2,$B align=32,bx=32,by=16,lb=512,nw=512,pf=6,tile=2,vec=2,$B align=32,by=8,lb=512,nw=512,pf=4,tile=2,vec=2,$B"
+    "lap 4 f32 1024 align=32,bx=128,l2pf=256,lb=512,lds=3,nw=256,pf=4,tile=4,vec=2 align=32,by=8,lb=512,nw=256,pf=4,tile=4,vec=2,$B"
+    "lap 8 f32 1024 align=32,bx=32,by=16,l2pf=256,lb=512,lds=3,mbar=1,nw=512,pf=4,tile=2,vec=2 align=32,bx=32,by=16,lb=512,nw=512,pf=4,tile=2,vec=2,$B align=32,bx=32,by=16,lb=512,nw=512,pf=6,tile=2,vec=2,$B"
+    "lap 6 f64 512 align=32,bx=16,by=16,lb=256,lds=3,mbar=1,nw=512,pf=5,tile=2,vec=2 align=32,bx=16,by=16,lb=256,nw=512,pf=5,tile=2,vec=2,$B align=32,bx=32,by=8,lb=256,nw=512,pf=4,tile=2,vec=2,$B"
+    "lap 5 f64 512 align=32,bx=32,by=8,lb=256,lds=3,mbar=1,nw=512,pf=4,tile=2,vec=2 align=32,bx=32,by=8,lb=256,nw=512,pf=4,tile=2,vec=2,$B"
+    "lap 8 f64 512 align=32,bx=32,by=8,lb=256,lds=3,nw=256,pf=4,tile=2,vec=2 align=32,bx=32,by=8,lb=256,nw=256,pf=4,tile=2,vec=2,$B"
     "d2z 4 f32 1024 align=32,by=1,lb=64,nt=1,nw=16,split=2,vec=4"
 )
 for cell in "${cells[@]}"; do
     set -- $cell
-    best=$5
     [ "$(left)" -gt 30 ] || { say "$1 R=$2 $3 $4^3: skipped, out of time"; continue; }
-    args=(--config "$best")
-    if [ "$1" != d2z ]; then
-        mb=$best,mbar=1
-        nb=$(sed -e 's/l2pf=[0-9]*,//' <<<"$best"),mbar=1,bulk=1
-        pf=$(sed -nE 's/(^|.*,)pf=([0-9]+).*/\2/p' <<<"$best")
-        # the slot barriers copy pf - 1 planes ahead: their siblings one plane deeper too
-        deeper() { sed -E "s/(^|,)pf=$pf(,|$)/\1pf=$((pf + 1))\2/" <<<"$1"; }
-        args+=(--config "$mb" --config "$nb" --config "$(deeper "$mb")" --config "$(deeper "$nb")")
-    fi
+    args=()
+    for c in "${@:5}"; do args+=(--config "$c"); done
     log=$dir/time-$1-$2-$3-$4
     timeout $(( $(left) > 120 ? 120 : $(left) )) "$FDTUNE" bench --op "$1" --R "$2" \
         --precision "$3" --grid "$4^3" "${args[@]}" --json >"$log.json" 2>"$log.log"

@@ -227,7 +227,8 @@ typedef struct kernel_run {
     void *fn;
     fdt_geometry g;
     fdt_argval v[FDT_ARG_COUNT];
-    void *args[FDT_ARG_COUNT];
+    _Alignas(128) unsigned char tmap[FDT_RT_TMAP_BYTES]; /* bulk=1: the last argument */
+    void *args[FDT_ARG_COUNT + 1];
     int jbeg, jend; /* indices of those arguments */
 } kernel_run;
 
@@ -258,6 +259,26 @@ static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fd
     }
 }
 
+/* With bulk=1 the kernel's tensor map of its argument `in` (fdt_gen_tmap), its last
+ * argument: encoded by the backend where the kernel reads it, zeros where it does not (AMD). */
+static int prepare_tmap(kernel_run *k, const fdt_config *c, const fdt_layout *l, fdt_err *e)
+{
+    fdt_arg a[FDT_ARG_COUNT];
+    fdt_gen_kernel_args(W.p.op, 0, a);
+    FDT_ASSERT(a[1] == FDT_ARG_IN, "the input pointer is the kernel's second argument");
+    fdtuned_tmap t;
+    if (!fdt_gen_tmap(&W.p, c, l, k->v[1].ptr, &t))
+        return 0;
+    int n = 0;
+    while (k->args[n])
+        n++;
+    FDT_ASSERT(n < FDT_ARG_COUNT, "the tensor map follows the kernel's other arguments");
+    k->args[n] = k->tmap;
+    if (W.b->tensor_map)
+        return W.b->tensor_map(&t, (int)l->esize, k->tmap, e);
+    return 0;
+}
+
 /* The step of config c on layout l: for dwave the boxes of its deployment (fn the damped
  * kernel, fn_int the interior one), else one launch of fn over the grid with geometry g.
  * Fails when the config cannot run some box of the grid (the generator says why). */
@@ -269,7 +290,7 @@ static int prepare_step(step_run *s, void *fn, void *fn_int, const fdt_config *c
     if (W.p.op != FDT_OP_DWAVE) {
         s->nbox = 1;
         prepare_run(&s->box[0], fn, g, l, in, out, NULL);
-        return 0;
+        return prepare_tmap(&s->box[0], c, l, e);
     }
     fdt_deploy d;
     if (fdt_gen_deploy(&W.gen, &W.p, c, &d, e))

@@ -297,6 +297,23 @@ static unsigned dynamic_shared(const fdt_exp_family *f, const fdt_config *c)
     return fdt_gen_shared(&p, c, &bytes, &dynamic, &e) == 0 && dynamic ? bytes : 0;
 }
 
+/* Opens a block that makes a bulk=1 kernel's tensor map of its input x (its last argument,
+ * `map`; fdt_gen_tmap's rule, fdtuned_tmap_make, on the variant's shape and the grid's
+ * layout), which the launch closes. */
+static void tensor_map(fdt_sb *b, const fdt_exp_family *f, const char *kernel)
+{
+    fdt_sb_printf(b, "            {\n"
+                     "                fdtuned_shape sh;\n"
+                     "                fdtuned_tmap tm;\n"
+                     "                %s_k::fdt_tmap map;\n"
+                     "                fdtuned_variant_shape(&fdtuned_%s_variants[variant], &sh);\n"
+                     "                fdtuned_tmap_make(&sh, nx, ny, nz, lay.line, lay.slice, "
+                     "(unsigned long long)x, &tm);\n"
+                     "                if ((err = fdtuned_tensor_map(&tm, sh.esize, &map)) != "
+                     "hipSuccess)\n                    return err;\n    ",
+                  kernel, f->name);
+}
+
 static void launch_case(fdt_sb *b, const fdt_exp_family *f, int index, const char *kernel,
                         const fdt_config *c, int runtime_dims)
 {
@@ -313,11 +330,13 @@ static void launch_case(fdt_sb *b, const fdt_exp_family *f, int index, const cha
     for (int k = 0; k < 1 + dwave; k++) { /* dwave: the box's kernel, damped or interior */
         if (dwave)
             fdt_sb_puts(b, k ? "            else\n    " : "            if (B->damped)\n    ");
+        if (c->bulk)
+            tensor_map(b, f, kernel);
         fdt_sb_printf(b, "            %s<<<grid, block, %u, stream>>>(", k ? in : kernel,
                       shared);
         for (int i = 0; i < n; i++)
             fdt_sb_printf(b, "%s%s", i ? ", " : "", call_arg(a[i]));
-        fdt_sb_puts(b, ");\n");
+        fdt_sb_puts(b, c->bulk ? ", map);\n            }\n" : ");\n");
     }
     fdt_sb_puts(b, "            break;\n");
 }

@@ -30,9 +30,10 @@ static const fdt_param_info params[] = {
     P(blk, 0, 0, 1, NULL, C, "kernel family: 0 the plain loop nest (loops), 1 tiles in y and "
                              "z marching along z (blocked)"),
     P(bulk, 0, 0, 1, NULL, HIP, "the stream with slot barriers (lds=3, mbar=1) fills each ring "
-                                "slot by bulk row copies (cp.async.bulk), a row per thread, "
-                                "that complete on the slot's barrier (NVIDIA sm_90 on; AMD "
-                                "gfx9: loads straight into LDS)"),
+                                "slot by one tensor copy from thread 0 (cp.async.bulk.tensor, "
+                                "the kernel's tensor map of its input) that completes on the "
+                                "slot's barrier (NVIDIA sm_90 on; AMD gfx9: loads straight "
+                                "into LDS)"),
     P(bx, 64, 1, 1024, NULL, HIP, "threads per block along x"),
     P(by, 4, 1, 1024, NULL, HIP, "threads per block along y"),
     P(bz, 1, 1, 64, NULL, HIP, "threads per block along z"),
@@ -326,13 +327,15 @@ static int check_params(fdt_dialect d, const fdt_config *c, fdt_err *e)
     return 0;
 }
 
-/* bulk=1 (templates/ring_bulk.hip): the stream's slot barriers complete its bulk copies, and
- * cp.async.bulk moves runs that start on 16 bytes in global and shared memory and are 16-byte
- * multiples. A tile row starts HX (the x halo in whole vectors) before the block's first
- * column, whose global address is aligned to `align` values (the layout's base offset and
- * lines) when the launch covers the grid from its origin (dwave's deploy=complete), and
- * shared rows are TX = 2 HX + bx vec values long: so align, HX and bx vec must each span a
- * multiple of 16 bytes. r: the operator's radii. */
+/* bulk=1 (templates/ring_bulk.hip): the stream's slot barriers complete its bulk copies.
+ * cp.async.bulk (wave's queued rows; AMD's loads into LDS likewise) moves runs that start on
+ * 16 bytes in global and shared memory and are 16-byte multiples: a tile row starts HX (the
+ * x halo in whole vectors) before the block's first column, whose global address is aligned
+ * to `align` values (the layout's base offset and lines), and shared rows are TX = 2 HX +
+ * bx vec values long, so align, HX and bx vec must each span a multiple of 16 bytes. A tensor
+ * copy's box (the plane's tile, TX x TY) has at most 256 values a side. dwave's launches
+ * (boxes of its deployments, the hybrid step's parts) pass no tensor map. r: the operator's
+ * radii. */
 static int check_bulk(const fdt_problem *p, const fdt_config *c, const int r[3], fdt_err *e)
 {
     int es = (int)fdt_prec_size(p->prec), hx = (r[0] + c->vec - 1) / c->vec * c->vec;
@@ -351,10 +354,14 @@ static int check_bulk(const fdt_problem *p, const fdt_config *c, const int r[3],
         return fdt_err_set(e, "config bulk=1: bulk copies start on 16 bytes: the x halo of "
                               "R=%d in whole vectors of vec=%d is %d values, %d bytes",
                            r[0], c->vec, hx, hx * es);
-    if (c->deploy != FDT_DEPLOY_COMPLETE)
-        return fdt_err_set(e, "config bulk=1: bulk copies start on 16 bytes, and deploy=%s's "
-                              "boxes start on any vector along x: needs deploy=complete",
-                           deploys[c->deploy]);
+    int64_t tx = 2 * hx + (int64_t)c->bx * c->vec, ty = 2 * r[1] + (int64_t)c->by * c->tile;
+    if (tx > 256 || ty > 256)
+        return fdt_err_set(e, "config bulk=1: a tensor copy moves at most 256 values a side: "
+                              "the tile is %lld x %lld (2 HX + bx*vec by 2 R + by*tile)",
+                           (long long)tx, (long long)ty);
+    if (p->op == FDT_OP_DWAVE)
+        return fdt_err_set(e, "config bulk=1: dwave's launches take no tensor map (its boxes, "
+                              "the hybrid step's parts): needs bulk=0");
     return 0;
 }
 

@@ -119,9 +119,10 @@ typedef struct fdt_config {
     int l2pf;       /* L2 prefetch size hint (bytes) of the ring's asynchronous copies */
     int mbar;       /* the stream (lds=3): a pair of barriers per ring slot instead of a
                      * block-wide barrier per step (NVIDIA's cp.async; no effect on AMD) */
-    int bulk;       /* the stream with mbar=1: each ring slot filled by cp.async.bulk row
-                     * copies that complete on its barrier (NVIDIA sm_90 on; AMD gfx9:
-                     * loads that write LDS directly) */
+    int bulk;       /* the stream with mbar=1: each ring slot filled by one tensor copy
+                     * (cp.async.bulk.tensor, the kernel's tensor map: fdt_gen_tmap) that
+                     * completes on its barrier (NVIDIA sm_90 on; AMD gfx9: loads that
+                     * write LDS directly) */
     int fault;      /* fdt_fault, test only */
     /* The C dialect's (the CPU's; templates/cpu_*.c). nt, align and fault serve both. */
     int blk;        /* kernel family: 0 loops (the plain loop nest), 1 blocked (tiles) */
@@ -293,6 +294,16 @@ int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, i
  * and wave's queues' bytes rounded up to 8. The template takes it as BARS_AT, and
  * fdt_gen_shared counts the barriers from there. */
 int64_t fdt_gen_barriers_at(const fdt_problem *p, const fdt_config *c);
+
+/* Rows of one slot of the stream's ring (lds=3): the tile's, by*tile + 2 R_y, and with
+ * bulk=1 as many more as make a slot a multiple of 128 bytes (where a tensor copy may land). */
+int64_t fdt_gen_slot_rows(const fdt_problem *p, const fdt_config *c);
+/* Whether config c's kernels take a tensor map (bulk=1: the stream's ring slots filled by
+ * tensor copies on NVIDIA; on AMD the parameter is there and unused): 1, with m the map of
+ * input pointer `in` (the padded origin of p's arrays in layout l, fdtuned_tmap_make), which
+ * every launcher passes by value after the kernel's other arguments; 0 when it takes none. */
+int fdt_gen_tmap(const fdt_problem *p, const fdt_config *c, const fdt_layout *l, uint64_t in,
+                 fdtuned_tmap *m);
 
 /* ------------------------------------------------------------------ kernel arguments */
 

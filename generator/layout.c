@@ -211,6 +211,33 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
     return fdt_gen_shared(p, c, &g->shared_bytes, &g->shared_dynamic, e);
 }
 
+int64_t fdt_gen_slot_rows(const fdt_problem *p, const fdt_config *c)
+{
+    int r[3];
+    fdt_op_radii(p->op, p->R, r);
+    int64_t hx = (r[0] + c->vec - 1) / c->vec * c->vec, tx = (int64_t)c->bx * c->vec + 2 * hx;
+    int64_t ty = (int64_t)c->by * c->tile + 2 * r[1], es = fdt_prec_size(p->prec);
+    if (c->bulk) /* a tensor copy's destination starts on 128 bytes */
+        while (tx * ty * es % 128)
+            ty++;
+    return ty;
+}
+
+int fdt_gen_tmap(const fdt_problem *p, const fdt_config *c, const fdt_layout *l, uint64_t in,
+                 fdtuned_tmap *m)
+{
+    if (!c->bulk)
+        return 0;
+    fdtuned_shape s;
+    fdt_gen_shape(p, c, &s);
+    fdtuned_tmap_make(&s, p->nx, p->ny, p->nz, l->line, l->slice, in, m);
+    FDT_ASSERT(m->base % 16 == 0 && m->stride[0] % 16 == 0 && m->stride[1] % 16 == 0,
+               "a tensor map starts on 16 bytes and its strides are multiples of 16");
+    FDT_ASSERT(m->box[0] <= 256 && m->box[1] <= 256 && m->box[0] * (unsigned)s.esize % 16 == 0,
+               "check_bulk keeps the box within the copy's limits");
+    return 1;
+}
+
 /* Bytes of a config's shared tiles (and wave's queues) without the stream's slot barriers. */
 static int64_t tile_bytes(const fdt_problem *p, const fdt_config *c)
 {
@@ -230,7 +257,7 @@ static int64_t tile_bytes(const fdt_problem *p, const fdt_config *c)
         if (fdt_op_is_step(p->op))
             elems += 2 * (c->pf + 1) * w * rows;
     } else if (c->lds == 3) {
-        elems = (1 + c->pf) * tx * ty;
+        elems = (1 + c->pf) * tx * fdt_gen_slot_rows(p, c);
         if (fdt_op_is_step(p->op))
             elems += 3 * (c->pf + 1) * w * rows;
     }

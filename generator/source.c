@@ -118,7 +118,20 @@ static const char *box_arg_name(fdt_arg a)
     return names[a - FDT_ARG_BNX];
 }
 
-static void emit_params(const fdt_problem *p, int runtime_dims, fdt_sb *b)
+static void emit_args(const fdt_problem *p, int runtime_dims, fdt_sb *b);
+
+/* The kernel's parameters (fdt_gen_kernel_args), and with bulk=1 its tensor map last
+ * (fdt_gen_tmap; the type is the prelude's, in the kernel's namespace NAME_k). */
+static void emit_params(const fdt_problem *p, const fdt_config *c, const char *name,
+                        int runtime_dims, fdt_sb *b)
+{
+    emit_args(p, runtime_dims, b);
+    if (c->bulk)
+        fdt_sb_printf(b, ",\n    const FDT_GRID_CONST %s_k::fdt_tmap tmap", name);
+}
+
+/* The parameters of fdt_gen_kernel_args in the HIP dialect. */
+static void emit_args(const fdt_problem *p, int runtime_dims, fdt_sb *b)
 {
     fdt_arg args[FDT_ARG_COUNT];
     int n = fdt_gen_kernel_args(p->op, runtime_dims, args);
@@ -485,7 +498,7 @@ static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_
         hole_skip(c, &b);
     setsb(vs, "BLOCK_INDEX", &b);
     fdt_sb_init(&b);
-    emit_params(p, opts->runtime_dims, &b);
+    emit_params(p, c, name, opts->runtime_dims, &b);
     setsb(vs, "PARAMS", &b);
     fdt_sb_init(&b);
     emit_combine(p, &b);
@@ -546,6 +559,8 @@ static void stream_vars(const fdt_problem *p, const fdt_config *c, vars *vs)
     ring_fill_vars(p, c, fdt_op_is_step(p->op), vs);
     if (c->mbar) /* the slot barriers' offset, where the geometry counts them (layout.c) */
         setv(vs, "BARS_AT", "%lld", (long long)fdt_gen_barriers_at(p, c));
+    if (c->bulk) /* the ring's slot rows, where the geometry counts them (layout.c) */
+        setv(vs, "TYS", "%lld", (long long)fdt_gen_slot_rows(p, c));
     int r[3];
     fdt_op_radii(p->op, p->R, r);
     fdt_sb b;

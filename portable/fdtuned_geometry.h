@@ -164,4 +164,37 @@ static inline int fdtuned_fit(const fdtuned_shape *s, long long nx, long long ny
     return FDTUNED_FIT_OK;
 }
 
+/* The tensor map of the stream's bulk form (bulk=1 on NVIDIA sm_90 on, fdtune's
+ * templates/ring_bulk.hip): each ring slot is filled by one copy of a box of tx x ty values
+ * (the block's tile with its x and y halos) from the input array at pointer `in` (the padded
+ * origin of a layout with rows of `line` values and planes of `slice`). A map starts on 16
+ * bytes: at `in` less its shift, the values between the last 16-byte boundary and `in`, which
+ * the kernel adds to its x coordinates. Values outside the map's extents (the grid's padded
+ * extents) read as zero. */
+typedef struct fdtuned_tmap {
+    unsigned long long base;      /* address of the map's first value (16-byte aligned) */
+    unsigned long long dim[3];    /* values along x from base, rows, planes */
+    unsigned long long stride[2]; /* bytes between rows, between planes */
+    unsigned box[2];              /* values of one copy along x and y */
+    int shift;                    /* values from base to in */
+} fdtuned_tmap;
+
+/* The tensor map of shape s (its radius its x and y halos, as the stream's) over an nx x ny x
+ * nz grid of the given line and slice, for input pointer in. */
+static inline void fdtuned_tmap_make(const fdtuned_shape *s, long long nx, long long ny,
+                                     long long nz, long long line, long long slice,
+                                     unsigned long long in, fdtuned_tmap *m)
+{
+    int hx = (s->R + s->vec - 1) / s->vec * s->vec;
+    m->shift = (int)(in % 16 / (unsigned)s->esize);
+    m->base = in - (unsigned long long)m->shift * (unsigned)s->esize;
+    m->dim[0] = (unsigned long long)(nx + 2 * s->R + m->shift);
+    m->dim[1] = (unsigned long long)(ny + 2 * s->R);
+    m->dim[2] = (unsigned long long)(nz + 2 * s->R);
+    m->stride[0] = (unsigned long long)line * (unsigned)s->esize;
+    m->stride[1] = (unsigned long long)slice * (unsigned)s->esize;
+    m->box[0] = (unsigned)(2 * hx + s->bx * s->vec);
+    m->box[1] = (unsigned)(2 * s->R + s->by * s->tile);
+}
+
 #endif /* FDTUNED_GEOMETRY_V1 */

@@ -264,6 +264,7 @@ DECL(cuMemcpyDtoHAsync);
 DECL(cuStreamWaitEvent);
 DECL(cuStreamSynchronize);
 DECL(cuMemcpy3DAsync);
+DECL(cuTensorMapEncodeTiled); /* optional (CUDA 12 on): NULL without it */
 
 /* libcuda, its symbols resolved; no device touched (cuInit is load_driver's). */
 static int open_driver(fdt_err *e)
@@ -322,6 +323,7 @@ static int open_driver(fdt_err *e)
     SYM(lib, cuStreamWaitEvent);
     SYM(lib, cuStreamSynchronize);
     SYM(lib, cuMemcpy3DAsync);
+    *(void **)&p_cuTensorMapEncodeTiled = dlsym(lib, "cuTensorMapEncodeTiled");
     cu_lib = lib;
     return 0;
 }
@@ -709,6 +711,28 @@ static int cuda_stream_sync(void *s, fdt_err *e)
 }
 
 /* One 3D copy: the slice stride must be a whole number of lines on each side. */
+/* The stream's tensor map (fdtuned_tmap): a 3D tiled map of 4- or 8-byte floats, no
+ * interleave, no swizzle, L2 promotion of 256 bytes, zeros outside. */
+static int cuda_tensor_map(const fdtuned_tmap *t, int esize, void *map, fdt_err *e)
+{
+    if (!p_cuTensorMapEncodeTiled)
+        return fdt_err_set(e, "cuda: the driver has no cuTensorMapEncodeTiled (CUDA 12 or "
+                              "later): bulk=1 kernels cannot run");
+    FDT_ASSERT(esize == 4 || esize == 8, "f32 or f64");
+    const cuuint64_t dim[3] = {t->dim[0], t->dim[1], t->dim[2]};
+    const cuuint64_t stride[2] = {t->stride[0], t->stride[1]};
+    const cuuint32_t box[3] = {t->box[0], t->box[1], 1}, step[3] = {1, 1, 1};
+    CU(p_cuTensorMapEncodeTiled((CUtensorMap *)map,
+                                esize == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                                3, (void *)(uintptr_t)t->base, dim, stride, box, step,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+       "cuTensorMapEncodeTiled");
+    return 0;
+}
+
 static int cuda_copy_box_on(const fdt_rt_box_copy *c, void *s, fdt_err *e)
 {
     if (c->src_slice % c->src_line || c->dst_slice % c->dst_line)
@@ -799,4 +823,5 @@ const fdt_rt_backend fdt_rt_cuda = {
     .stream_wait_event = cuda_stream_wait_event,
     .stream_sync = cuda_stream_sync,
     .copy_box_on = cuda_copy_box_on,
+    .tensor_map = cuda_tensor_map,
 };

@@ -13,6 +13,8 @@
 
 #include "fdt_common.h"
 #include "fdt_device.h"
+#include "fdtuned_layout.h"
+#include "fdtuned_geometry.h"
 
 /* What the compiler reports for one kernel (-1: not reported by this backend or target).
  * The pruning rules (eval/) read these; how each field is measured on each vendor: */
@@ -174,7 +176,17 @@ typedef struct fdt_rt_backend {
      * device as its sides say (the CPU: host to host). One call however many rows (cuda: one
      * 3D copy; hip: a copy per contiguous run of rows). */
     int (*copy_box_on)(const fdt_rt_box_copy *c, void *s, fdt_err *e);
+
+    /* --- the stream's tensor map (bulk=1) --- */
+    /* Encodes tensor map t of esize-byte floats into map (FDT_RT_TMAP_BYTES, 128-byte
+     * aligned), the kernel's last argument (fdt_gen_tmap); NULL where the kernels do not read
+     * it (AMD, the CPU): the launcher passes zeros. Fails saying why (a driver without tensor
+     * maps, an extent or stride it refuses). */
+    int (*tensor_map)(const fdtuned_tmap *t, int esize, void *map, fdt_err *e);
 } fdt_rt_backend;
+
+/* Bytes of an encoded tensor map (CUDA's CUtensorMap; the kernels' fdt_tmap). */
+#define FDT_RT_TMAP_BYTES 128
 
 int fdt_rt_backend_count(void);
 const fdt_rt_backend *fdt_rt_backend_at(int i);

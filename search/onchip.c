@@ -29,23 +29,26 @@ static const double ovh_step[] = {40, 20, 40, 76, 76}; /* direct window tile rin
  * KB of .text, 16 bytes an instruction, 17 steps); counted as issued once per step. */
 #define OVH_MBAR 40.0
 /* The stream's bulk form (bulk=1 with the slot barriers, templates/ring_bulk.hip): no thread
- * copies a chunk; thread q copies row q of the plane (and of wave's queued rows) with one
- * cp.async.bulk, so a warp of 32 rows issues OVH_BULK_ROW instructions (the row's addresses,
- * the copy, the loop) and the warps past the rows none; every thread spends OVH_BULK_STEP
- * per step on the plane's row count and the loop's test (thread 0: the expect_tx arrival) in
- * place of the copies' guards and arrival. Estimates from the sm_90 PTX of lap R=8 f32 2x2
- * (bx=32, by=16): 6284 instructions with bulk=1 against 6500 with bulk=0, 13 fewer in each
- * of the 17 unrolled steps, where the copies counted here (3.6 a thread and step, with their
- * OVH_MEM) make 11. */
+ * copies a chunk; thread 0 copies each plane with one tensor copy (OVH_TENSOR instructions of
+ * its warp: the coordinates, the expect_tx arrival, the copy) and, for wave, thread q copies
+ * queued row q with one cp.async.bulk, so a warp of 32 rows issues OVH_BULK_ROW instructions
+ * (the row's addresses, the copy, the loop); every thread spends OVH_BULK_STEP per step on
+ * the tests for thread 0 and the queue's loop in place of the copies' guards and arrival.
+ * OVH_BULK_ROW from the sm_90 PTX of the row copies (lap R=8 f32 2x2, bx=32, by=16: 13
+ * instructions fewer than bulk=0 in each of the 17 unrolled steps, where the copies counted
+ * here make 11), OVH_TENSOR from the tensor copy's PTX. */
+#define OVH_TENSOR 12.0
 #define OVH_BULK_ROW 14.0
 #define OVH_BULK_STEP 4.0
-/* What the bulk rows cost the SM's copy engine (the tensor memory accelerator), in bytes per
- * clock: measured on an H200 (bench/bulk_check.sh, 2026-11-28), where every bulk=1 config ran
- * at the same rate whatever its pf (so bound by the rows, not by DRAM): lap R=4 f32 rows of
- * 544 bytes 5.8 bytes a clock per SM, lap R=8 f32 rows of 192 bytes 4.8, lap R=6 f64 rows of
- * 608 bytes 9.7 (other terms overlapping); 6 taken. Counted on the L1 term (the copies' path
- * into shared memory), in clocks per output. */
-#define BULK_BYTES_CLK 6.0
+/* What the bulk copies cost the SM's copy engine (the tensor memory accelerator), in bytes
+ * per clock, counted on the L1 term (the copies' path into shared memory) in clocks per
+ * output. Measured on an H200 (bench/notes/tensor_map, 2026-11-29): the tensor copies of a
+ * plane's tile ran lap R=4 f32 at 8.5 bytes a clock per SM (0.750 of copy), R=8 f32 at 9.3
+ * (0.596), R=6 f64 at 10.4 (0.668) and R=8 f64 at 11.7 (0.546): the engine's rate is at least
+ * the highest, 12 taken. (The row copies that preceded them, a request a row, ran at 4.8-9.7,
+ * bench/bulk_h200.) The model still ranks the form below its bulk=0 sibling at R=8, where the
+ * H200 measured it 12-17% faster: the copies' issue slots it frees are more than counted. */
+#define BULK_BYTES_CLK 12.0
 
 typedef enum { DIRECT, WINDOW, TILE, RING, STREAM } family;
 
@@ -188,10 +191,13 @@ static void shared_accesses(const shape *s, double *vectors, double *values, dou
  * an estimate counts as surely over a limit: 3% for the stream (in the fit every stream
  * estimated 3% over 136 KB compiled over it, none under; lap R=7 4x2 at 139.6 KB, estimated
  * 139.0, is left to its compiled size, and lap R=8 3x2, 134.8 KB, which runs at speed,
- * estimated 134.2, is not touched), 15% for the ring. The bulk form's fill (bulk=1: a loop of
- * one row per thread in each step) in place of the copies: BULK_FILL_BYTES a step, from the
- * sm_90 code of lap R=8 f32 2x2 (bx=32, by=16, nvcc 13: 109328 bytes of cubin with bulk=1,
- * 111504 with bulk=0, the copies' estimate 652 bytes a step, 17 steps). */
+ * estimated 134.2, is not touched), 15% for the ring. The bulk form's fill (bulk=1) in place
+ * of the copies: thread 0's tensor copy, TENSOR_FILL_BYTES a step (its ten instructions; the
+ * sm_90 cubin of lap R=8 f32 2x2, bx=32, by=16, nvcc 13, is 98648 bytes with it against
+ * 110608 with bulk=0), and for wave the loop of one queued row per thread, BULK_FILL_BYTES a
+ * step (from the same kernel's row copies: 109328 bytes of cubin against 111504, the copies'
+ * estimate 652 bytes a step, 17 steps). */
+#define TENSOR_FILL_BYTES 160.0
 #define BULK_FILL_BYTES 524.0
 static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s, fdt_onchip *o)
 {
@@ -204,7 +210,8 @@ static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s,
     double fp = (6.0 * p->R + 4) * T * V, lds = T + 2.0 * s->r[1] + 2 * T * s->HX / V;
     double copies = T + s->yh + s->xh + wave_inputs(s) * T;
     if (s->fam == STREAM) {
-        double fill = c->bulk && c->mbar ? BULK_FILL_BYTES : 186.3 * copies;
+        double fill = c->bulk && c->mbar ? TENSOR_FILL_BYTES + BULK_FILL_BYTES * s->wave
+                                         : 186.3 * copies;
         o->code_bytes = 14042 + Q * (18.1 * fp + 8.9 * lds + 586 * s->wave - 35.5 +
                                      703.7 * (c->mbar != 0) + fill);
         o->code_margin = 1.03;
@@ -216,21 +223,22 @@ static void code_size(const fdt_problem *p, const fdt_config *c, const shape *s,
 }
 
 /* The bulk form's issue per thread and plane (bulk=1 where the slot barriers run: sm_90 on,
- * as the recipes prune it elsewhere): the warps that copy a plane's rows and wave's queued
- * rows, OVH_BULK_ROW each, shared by the block's warps, and OVH_BULK_STEP per step; 0
- * without the form. */
+ * as the recipes prune it elsewhere): thread 0's tensor copy of each step, OVH_TENSOR, and the
+ * warps that copy wave's queued rows, OVH_BULK_ROW each, shared by the block's warps, and
+ * OVH_BULK_STEP per step; 0 without the form. */
 static double bulk_issue(const fdt_arch *a, const fdt_config *c, const shape *s)
 {
     if (!c->bulk || s->fam != STREAM || !fdt_arch_slot_barriers(a, c))
         return 0;
-    double rows = (c->by * s->T + 2.0 * s->r[1]) * s->steps + wave_inputs(s) * c->by * s->T;
+    double rows = wave_inputs(s) * c->by * s->T;
     double warps = ceil((double)c->bx * c->by / a->wave);
-    return ceil(rows / a->wave) / warps * OVH_BULK_ROW + OVH_BULK_STEP * s->steps;
+    return (OVH_TENSOR * s->steps + ceil(rows / a->wave) * OVH_BULK_ROW) / warps +
+           OVH_BULK_STEP * s->steps;
 }
 
-/* The bulk form's bytes per output through the copy engine: a plane's rows (the tile's and
- * its y halo's, TX values each; wave's queued inputs a block row each) over the block's
- * outputs of the plane, times the march's steps per output plane. */
+/* The bulk form's bytes per output through the copy engine: a plane's tile (TX x TY values,
+ * the y halo's rows too; wave's queued inputs a block row each) over the block's outputs of
+ * the plane, times the march's steps per output plane. */
 static double bulk_bytes(const fdt_config *c, const shape *s)
 {
     double tx = 2.0 * s->HX + (double)c->bx * s->V, out_rows = (double)c->by * s->T;

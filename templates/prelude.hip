@@ -106,12 +106,28 @@ __device__ __forceinline__ void put(real* p, const real* v)
 #{if BULK}
 // bulk=1 (ring_bulk.hip): cp.async.bulk, NVIDIA from sm_90 on (and tests/ring_host's
 // emulation); on AMD's gfx9 (gfx90a, gfx94x) loads that write LDS directly.
+// A host compilation pass (nvcc's, hipcc's: they parse every kernel and compile none; clang
+// defines the device's __AMDGCN__ there too) takes neither: ring_bulk.hip gives it a fill
+// that does nothing.
 #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(FDT_HOST_ASYNC)
 #define FDT_BULK_COPY 1
-#elif defined(__AMDGCN__) && defined(__GFX9__)
-#define FDT_LDS_DIRECT 1
-#else
+#elif defined(__AMDGCN__) && (defined(__GFX9__) || defined(__gfx90a__) || defined(__gfx942__))
+#define FDT_LDS_DIRECT 1  // (clang before 17 defines no __GFX9__: its gfx90a and gfx942 by name)
+#elif defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #error "config bulk=1: needs NVIDIA sm_90 or later (cp.async.bulk) or AMD gfx9 (loads into LDS)"
+#endif
+// The kernel's last parameter with bulk=1: the tensor map of `in` (fdtuned_tmap_make; made on
+// the host by the CUDA driver's cuTensorMapEncodeTiled, 128 opaque bytes), passed by value and
+// read in place (__grid_constant__: the copy names its parameter address); unused on AMD.
+struct alignas(128) fdt_tmap {
+    unsigned long long v[16];
+};
+#ifndef FDT_GRID_CONST
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define FDT_GRID_CONST __grid_constant__
+#else
+#define FDT_GRID_CONST
+#endif
 #endif
 #{endif}
 #ifdef FDT_STAGED_COPY
@@ -266,6 +282,24 @@ __device__ __forceinline__ void bulk_copy(real* s, const real* g, unsigned bytes
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
                  "[%0], [%1], %2, [%3];"
                  :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(g), "r"(bytes), "r"(b)
+                 : "memory");
+#endif
+}
+
+// The box of tensor map m (a kernel parameter) at x, y, z (its first value's coordinates in
+// the map, the box's extents the map's) into s (128-byte aligned), by the copy engine from
+// one thread: its bytes, the whole box's (values outside the map's extents land as zeros),
+// complete on barrier b.
+__device__ __forceinline__ void bulk_tensor_copy(real* s, const fdt_tmap* m, int x, int y,
+                                                 int z, unsigned b)
+{
+#ifdef FDT_HOST_ASYNC
+    fdt_host_tensor_copy(s, m, x, y, z, b);
+#else
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                 "bytes [%0], [%1, {%2, %3, %4}], [%5];"
+                 :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"((unsigned long long)m),
+                    "r"(x), "r"(y), "r"(z), "r"(b)
                  : "memory");
 #endif
 }

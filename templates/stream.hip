@@ -19,6 +19,10 @@ constexpr int HC = HX / VEC;                        // x-halo chunks per side of
 constexpr int NYH = 2 * RY * BX;                    // y-halo chunks per plane
 constexpr int NXH = BY * TILE * 2 * HC;             // x-halo chunks per plane
 constexpr int YPT = (NYH + NT - 1) / NT, XPT = (NXH + NT - 1) / NT;  // per thread
+#{if BULK}
+constexpr int TYS = {{TYS}};  // rows of a ring slot: TY, and the padding that puts each on 128 bytes
+static_assert(TYS >= TY && TYS * TX * (int)sizeof(real) % 128 == 0, "slots on 128 bytes");
+#{endif}
 #{if MBAR}
 // The slots' barriers (NVIDIA, below) follow the ring and wave's queues in shared memory, at
 // the 8-byte aligned offset the geometry gives (fdt_gen_barriers_at), two per slot, as
@@ -58,8 +62,14 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 
     // The ring (and wave's queues) in dynamic shared memory, sized at launch
     // (fdt_geometry.shared_bytes).
+#{if BULK}
+    // bulk=1: slots of TYS rows, each slot on 128 bytes (where a tensor copy lands)
+    extern __shared__ __attribute__((aligned(128))) unsigned char fdt_dyn_shared[];
+    real (*const ring)[TYS][TX] = reinterpret_cast<real (*)[TYS][TX]>(fdt_dyn_shared);
+#{else}
     extern __shared__ __attribute__((aligned(16))) unsigned char fdt_dyn_shared[];
     real (*const ring)[TY][TX] = reinterpret_cast<real (*)[TY][TX]>(fdt_dyn_shared);
+#{endif}
 #{if WAVE}
     // p_prev, c2 and p itself at the block's outputs of plane k, copied with plane k + RZ
     // (the plane that completes the sums of k), read PF steps later: PF + 1 slots of each.

@@ -95,7 +95,7 @@ EOF
     fi
 }
 bulk lap 4 f32 8 bx=64,by=4,lb=256,lds=3,mbar=1,bulk=1,nw=128,pf=3,tile=2,vec=2,align=64  # 16 rows x 2 / 4
-bulk wave 4 f32 8 bx=64,by=4,lb=256,lds=3,mbar=1,bulk=1,nw=128,pf=3,vec=4,align=64        # 12 x 2 / 4 + queued
+bulk wave 4 f32 8 bx=32,by=8,lb=256,lds=3,mbar=1,bulk=1,nw=128,pf=3,vec=4,align=64        # 16 x 3 / 4 + queued
 
 echo "test_amd_ring: $checks kernels, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,9 +1,9 @@
 #!/bin/sh
 # The stream's bulk form (bulk=1, templates/ring_bulk.hip) in sm_90 PTX (issue 31): each
-# kernel fills its ring with cp.async.bulk row copies completing on the slot barriers
-# (mbarrier.arrive.expect_tx), and no thread issues a cp.async of its own any more, where the
-# same config with bulk=0 issues per-thread cp.async and no bulk copy (so the greps tell the
-# two apart). Below sm_90 a bulk=1 kernel does not compile, and says why. nvcc -ptx (the CUDA
+# kernel fills its ring with tensor copies (cp.async.bulk.tensor.3d, a plane a copy; wave's
+# queued rows by cp.async.bulk) completing on the slot barriers (mbarrier.arrive.expect_tx),
+# and no thread issues a cp.async of its own any more, where the same config with bulk=0
+# issues per-thread cp.async and no bulk copy (so the greps tell the two apart). Below sm_90 a bulk=1 kernel does not compile, and says why. nvcc -ptx (the CUDA
 # toolkit's; NVCC names another) turns the source into PTX as bench/ptx_compare.sh does, with
 # NVRTC's hip/hip_runtime.h. Skips (77) without nvcc.
 # Usage: test_bulk_ptx.sh FDTUNE SOURCE_DIR
@@ -34,7 +34,7 @@ ptx() {
 # check OP R PREC CONFIG (without bulk): bulk=1 copies in bulk alone, bulk=0 per thread alone
 check() {
     n=$((n + 1))
-    bulk='cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes'
+    bulk='cp\.async\.bulk\.tensor\.3d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes'
     thread='cp\.async\.c[ag]\.shared\.global\|cp\.async\.mbarrier\.arrive'
     if ! ptx sm_90 "$1" "$2" "$3" "$4,bulk=1"; then
         echo "FAIL: $1 R=$2 $3 $4,bulk=1: no PTX: $(head -c 400 "$tmp/nvcc.err")" >&2
@@ -48,9 +48,9 @@ check() {
     ob=$(grep -c "$bulk" "$tmp/k.ptx" || true)
     ot=$(grep -c "$thread" "$tmp/k.ptx" || true)
     if [ "$nb" -gt 0 ] && [ "$nx" -gt 0 ] && [ "$nt" -eq 0 ] && [ "$ob" -eq 0 ] && [ "$ot" -gt 0 ]; then
-        echo "ok: $1 R=$2 $3 $4: bulk=1 $nb bulk copies, $nx expect_tx, 0 per-thread; bulk=0 $ot per-thread"
+        echo "ok: $1 R=$2 $3 $4: bulk=1 $nb tensor copies, $nx expect_tx, 0 per-thread; bulk=0 $ot per-thread"
     else
-        echo "FAIL: $1 R=$2 $3 $4: bulk=1 $nb bulk copies, $nx expect_tx, $nt per-thread; bulk=0 $ob bulk, $ot per-thread" >&2
+        echo "FAIL: $1 R=$2 $3 $4: bulk=1 $nb tensor copies, $nx expect_tx, $nt per-thread; bulk=0 $ob bulk, $ot per-thread" >&2
         failed=$((failed + 1))
     fi
 }

@@ -60,7 +60,8 @@ typedef struct tuned {
 
 static tuned g_tuned[] = {
     {H100, "lap", 256, "bx=32,by=8,tile=2,vec=2,nw=32,lds=2,pf=3,align=32", "bx=64,by=4", 0.2, ""},
-    {H100, "lap", 512, "bx=64,by=4,lds=1,nw=32,align=16", "bx=128,by=2", 1.0, ""},
+    {H100, "lap", 512, "bx=32,by=8,tile=2,vec=2,nw=64,lds=3,mbar=1,bulk=1,pf=3,align=32",
+     "bx=128,by=2", 1.0, ""},
     {H100, "d2z", 256, "bx=64,by=4,nw=32,align=32,vec=4", "bx=32,by=4", 0.1, ""},
     {H100, "d2z", 512, "bx=32,by=8,nw=64,order=yxz,align=32,nt=1", "bx=64,by=2", 0.7, ""},
     {MI250X, "lap", 256, "bx=64,by=4,tile=2,nw=8,align=64", "bx=256,by=1", 0.5, ""},
@@ -466,7 +467,13 @@ static void test_header_compiles(void **state)
      * (R + 1 + pf planes, x halo of whole vectors, y halo of R rows) */
     assert_int_equal(count(text, ", 55296)) != hipSuccess"), 2);
     assert_int_equal(count(text, "<<<grid, block, 55296, stream>>>"), 2);
-    assert_int_equal(count(text, "extern __shared__"), 2);
+    /* and the H100's lap 512^3 variant, the stream's bulk form (bulk=1): its two kernels'
+     * rings are dynamic shared memory too, and each launch makes the kernel's tensor map of
+     * its input (its last argument) first */
+    assert_int_equal(count(text, "extern __shared__"), 4);
+    assert_int_equal(count(text, "fdtuned_tensor_map(&tm, sh.esize, &map)"), 2);
+    assert_int_equal(count(text, ", map);\n"), 2);
+    assert_int_equal(count(text, "_k::fdt_tmap tmap)"), 2);
     /* The rules fdtune runs are in the header verbatim, once: no copies of its own. */
     static const char *const portable[] = {"fdtuned_layout.h", "fdtuned_geometry.h",
                                            "fdtuned_deploy.h", "fdtuned_model.h",

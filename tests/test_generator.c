@@ -295,14 +295,17 @@ static void test_config_check_names_parameter(void **state)
                            "whole vectors of vec=2 is 6 values, 24 bytes");
     fdt_config_parse("bx=32,by=8,lds=3,nw=32,mbar=1,vec=4,align=32,bulk=1", &c, &e);
     assert_int_equal(fdt_config_check(&p, &c, &e), 0);
-    /* dwave's boxes of inout and sides start on any vector: the whole grid alone */
+    /* a tensor copy's box has at most 256 values a side: 2 x 8 + 64 x 4 = 272 */
+    fdt_config_parse("bx=64,by=2,lds=3,nw=32,mbar=1,vec=4,align=32,bulk=1", &c, &e);
+    assert_int_equal(fdt_config_check(&p, &c, &e), -1);
+    assert_contains(e.msg, "config bulk=1: a tensor copy moves at most 256 values a side: the "
+                           "tile is 272 x 12");
+    /* dwave's launches (boxes, the hybrid step's parts) take no tensor map */
+    fdt_config_parse("bx=32,by=8,lds=3,nw=32,mbar=1,vec=4,align=32,bulk=1", &c, &e);
     fdt_problem dw = {FDT_OP_DWAVE, 5, FDT_F32, 64, 64, 64};
     dw.absorb_w = 8, dw.absorb_s = 0.1;
-    assert_int_equal(fdt_config_check(&dw, &c, &e), 0);
-    c.deploy = FDT_DEPLOY_SIDES;
     assert_int_equal(fdt_config_check(&dw, &c, &e), -1);
-    assert_contains(e.msg, "config bulk=1: bulk copies start on 16 bytes, and deploy=sides's "
-                           "boxes start on any vector along x: needs deploy=complete");
+    assert_contains(e.msg, "config bulk=1: dwave's launches take no tensor map");
     p.prec = FDT_F64;
     fdt_config_parse("bx=32,by=8,lds=3,nw=32,mbar=1,vec=2,tile=2,align=32,bulk=1", &c, &e);
     assert_int_equal(fdt_config_check(&p, &c, &e), 0);
@@ -758,6 +761,41 @@ static void test_kernel_args(void **state)
     n = fdt_gen_kernel_args(FDT_OP_DWAVE, 0, a);
     assert_int_equal(n, (int)(sizeof dw / sizeof dw[0]) - 5);
     assert_int_equal(a[5], FDT_ARG_BNX);
+}
+
+/* bulk=1: the kernel's tensor map of its input, the last argument, and the ring's slots on
+ * 128 bytes (lap R=5 f64 512^3, align=32: the interior starts 27 values into a 256-byte
+ * aligned allocation, so `in` is 8 bytes past a 16-byte boundary) */
+static void test_tensor_map(void **state)
+{
+    (void)state;
+    fdt_problem p = {FDT_OP_LAP, 5, FDT_F64, 512, 512, 512};
+    fdt_config c;
+    fdt_err e;
+    assert_int_equal(fdt_config_parse("bx=32,by=8,tile=2,vec=2,lds=3,nw=64,mbar=1,align=32", &c,
+                                      &e), 0);
+    fdt_layout l;
+    assert_int_equal(fdt_layout_make(&p, c.align, &l, &e), 0);
+    fdtuned_tmap m;
+    const uint64_t base = 0x7f0000000000ULL, in = base + (uint64_t)l.offset * 8;
+    assert_int_equal(fdt_gen_tmap(&p, &c, &l, in, &m), 0); /* bulk=0: no map */
+    assert_int_equal(fdt_gen_slot_rows(&p, &c), 26);       /* by tile + 2 R */
+    c.bulk = 1;
+    assert_int_equal(fdt_config_check(&p, &c, &e), 0);
+    assert_int_equal(fdt_gen_tmap(&p, &c, &l, in, &m), 1);
+    assert_int_equal(l.offset, 27);
+    assert_int_equal(m.shift, 1);
+    assert_true(m.base == in - 8 && m.base % 16 == 0);
+    assert_true(m.dim[0] == 512 + 10 + 1 && m.dim[1] == 522 && m.dim[2] == 522);
+    assert_true(m.stride[0] == (uint64_t)l.line * 8 && m.stride[1] == (uint64_t)l.slice * 8);
+    assert_int_equal(m.box[0], 2 * 6 + 64); /* the x halo in whole vectors, the block's row */
+    assert_int_equal(m.box[1], 26);
+    /* 76 x 26 doubles are 15808 bytes; 28 rows make 17024, 133 x 128 */
+    assert_int_equal(fdt_gen_slot_rows(&p, &c), 28);
+    uint32_t bytes;
+    int dyn;
+    assert_int_equal(fdt_gen_shared(&p, &c, &bytes, &dyn, &e), 0);
+    assert_int_equal(bytes, (c.pf + 1) * 17024 + 2 * (c.pf + 1) * 8);
 }
 
 /* ------------------------------------------------------------------ templates and source */
@@ -1745,6 +1783,7 @@ int main(void)
         cmocka_unit_test(test_geometry_split_and_order),
         cmocka_unit_test(test_portable_geometry_fit),
         cmocka_unit_test(test_kernel_args),
+        cmocka_unit_test(test_tensor_map),
         cmocka_unit_test(test_template_engine),
         cmocka_unit_test(test_source_rendering),
         cmocka_unit_test(test_banner_config),

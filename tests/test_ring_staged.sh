@@ -12,10 +12,11 @@
 # phase deadlocks). All three must write bitwise the same output over a grid with remainders
 # in x, y and z, and match the direct family's (lds=0) to rounding (reassociation: 1e-5 of
 # the largest output in f32, 1e-12 in f64). The stream's bulk form (bulk=1, templates/
-# ring_bulk.hip: whole rows by cp.async.bulk from one lane per warp, completing on the slot
-# barriers) has NVIDIA's path alone: it runs emulated (each row landing when its barrier's
-# phase completes, which waits for the bytes announced) and must write bitwise what the same
-# config with bulk=0 writes, emulated too, and match the direct family's to rounding.
+# ring_bulk.hip: each plane one tensor copy from thread 0, wave's queued rows by cp.async.bulk,
+# completing on the slot barriers) has NVIDIA's path alone: it runs emulated (the box and the
+# rows landing when their barrier's phase completes, which waits for the bytes announced; the
+# box's values outside the grid as zeros) and must write bitwise what the same config with
+# bulk=0 writes, emulated too, and match the direct family's to rounding.
 # Skips (77) when g++ cannot build C++20 threads.
 # Usage: test_ring_staged.sh FDTUNE SOURCE_DIR
 set -eu
@@ -54,8 +55,15 @@ build() {
     call="kern(out.data(), in.data(), (int)R, (int)(R + ny), (REAL)1, (REAL)0.5, (REAL)0.25)"
     [ "$op" = wave ] && call="kern(out.data(), in.data(), prev.data(), c2.data(), (int)R, \
 (int)(R + ny), (REAL)1, (REAL)0.5, (REAL)0.25, (int)R + 3, (int)R + 2, (int)R + 5, (REAL)1)"
+    # bulk=1: the tensor map last, its box the tile's (2 HX + bx vec by 2 R + by tile)
+    tmap=
+    if grep -q 'fdt_tmap tmap)' "$tmp/kernel.cu"; then
+        hx=$((($1 + $7 - 1) / $7 * $7))
+        call="${call%)}, *reinterpret_cast<const ${name}_k::fdt_tmap *>(fdt_host_tmap_arg))"
+        tmap="-DTMAP_BOX_X=$((2 * hx + $5 * $7)) -DTMAP_BOX_Y=$((2 * $1 + $6 * $8))"
+    fi
     "$cxx" -std=c++20 -O1 -ffp-contract=off -pthread -I "$host" -I "$tmp" -DREAL=$real \
-        "-DKERNEL_CALL=$call" $([ "$op" = wave ] && echo -DWAVE) \
+        "-DKERNEL_CALL=$call" $([ "$op" = wave ] && echo -DWAVE) $tmap \
         "$host/harness.cpp" -o "$tmp/h" || return 1
     [ "$4" != 1 ] || grep -q 'stage\[' "$tmp/kernel.cu" || { echo "no staged copies in $3" >&2; return 1; }
     geometry="$nx $ny $nz $1 $line $slice $bx $by $gx $gy $gz"
@@ -97,7 +105,7 @@ check_bulk() {
     shift
     tol=1e-5
     [ "$2" = f64 ] && tol=1e-12
-    if build "$1" "$2" "$3,bulk=1" 2 && grep -q 'bulk_copy(&ring' "$tmp/kernel.cu" &&
+    if build "$1" "$2" "$3,bulk=1" 2 && grep -q 'bulk_tensor_copy(&ring' "$tmp/kernel.cu" &&
         "$tmp/h" $geometry "$tmp/bulk" >/dev/null &&
         build "$1" "$2" "$3" 2 && "$tmp/h" $geometry "$tmp/async" >/dev/null &&
         cmp -s "$tmp/bulk" "$tmp/async" &&

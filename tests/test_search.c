@@ -1140,19 +1140,18 @@ static void test_model_bulk(void **state)
         assert_true(t1.onchip.inst < t0.onchip.inst);
         assert_true(t1.onchip.fp == t0.onchip.fp);
         assert_true(t1.t_issue_ms < t0.t_issue_ms);
-        /* but the copy engine's rows cost more than the issue slots they free, as measured on
-         * an H200 (bench/bulk_check.sh: 0.53 of copy against 0.85 at lap R=4 f32, 0.26 against
-         * 0.48 at R=8): the form ranks below its sibling, bound by the L1 term (the model
-         * says 0.47 -> 0.98 ms, 0.62 -> 1.07, 0.96 -> 2.72 here) */
+        /* the copy engine's clocks for the plane's tile, on the L1 term; the model ranks the
+         * form below its sibling (here 0.62 -> 0.70 ms at R=8 f32), as the H200 measured at
+         * lap R=4 f32 (0.750 of copy against 0.819) and R=6 f64 (0.668 against 0.709), not
+         * at R=8 f32 (0.596 against 0.508: bench/notes/tensor_map) */
         if (cases[i].R == 8)
             assert_int_equal(t0.bound, FDT_BOUND_ISSUE);
         assert_true(t1.t_l1_ms > t0.t_l1_ms);
         assert_true(ms1 > ms0);
-        if (cases[i].prec == FDT_F32) /* f64 R=6: too few waves for the latency, either way */
-            assert_int_equal(t1.bound, FDT_BOUND_L1);
-        /* the code: the fill's loop in place of the copies (lap R=8 2x2: 2.2 KB less) */
+        /* the code: thread 0's tensor copy in place of the copies (lap R=8 2x2: 8.4 KB less;
+         * its sm_90 cubin 12.0 KB less) */
         if (cases[i].R == 8 && cases[i].prec == FDT_F32)
-            assert_true(fabs(t0.code_bytes - t1.code_bytes - 2176) < 5);
+            assert_true(fabs(t0.code_bytes - t1.code_bytes - 8365) < 5);
         fdt_sb d;
         fdt_sb_init(&d);
         fdt_model_describe(&t1, &d);

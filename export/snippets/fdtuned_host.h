@@ -65,6 +65,52 @@ static inline hipError_t fdtuned_allow_shared(const void *kernel, unsigned bytes
 #endif
 }
 
+/* The tensor map of a bulk=1 kernel (fdtuned_tmap_make) encoded into map (128 bytes, the
+ * kernel's last argument): on NVIDIA by the CUDA driver's cuTensorMapEncodeTiled, which the
+ * runtime finds (no -lcuda), as fdtune's worker encodes it; on AMD zeros (the kernels take the
+ * parameter and do not read it). */
+#if defined(FDTUNED_CUDA) || defined(__HIP_PLATFORM_NVIDIA__)
+#include <cudaTypedefs.h>
+static inline hipError_t fdtuned_tensor_map(const fdtuned_tmap *t, int esize, void *map)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 encode;
+    cudaDriverEntryPointQueryResult q;
+    cuuint64_t dim[3] = {t->dim[0], t->dim[1], t->dim[2]}, stride[2] = {t->stride[0], t->stride[1]};
+    cuuint32_t box[3] = {t->box[0], t->box[1], 1}, step[3] = {1, 1, 1};
+#if CUDART_VERSION >= 12050
+    if (!encode && (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode,
+                                                     12000, cudaEnableDefault, &q) != cudaSuccess ||
+                    q != cudaDriverEntryPointSuccess))
+        encode = 0;
+#else
+    if (!encode && (cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", (void **)&encode,
+                                            cudaEnableDefault, &q) != cudaSuccess ||
+                    q != cudaDriverEntryPointSuccess))
+        encode = 0;
+#endif
+    if (!encode)
+        return hipErrorInvalidValue; /* a driver without tensor maps (before CUDA 12) */
+    return encode((CUtensorMap *)map,
+                  esize == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                  3, (void *)(size_t)t->base, dim, stride, box, step,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
+                   CUDA_SUCCESS
+               ? hipSuccess
+               : hipErrorInvalidValue;
+}
+#else
+static inline hipError_t fdtuned_tensor_map(const fdtuned_tmap *t, int esize, void *map)
+{
+    unsigned char *m = (unsigned char *)map;
+    for (int i = 0; i < 128; ++i)
+        m[i] = 0;
+    (void)t;
+    (void)esize;
+    return hipSuccess;
+}
+#endif
+
 #define FDTUNED_MAX_DEVICES 64
 
 /* "sm_" + major + minor, e.g. sm_90, sm_100. */

@@ -110,12 +110,13 @@ function M.rules()
     local sm = dev.vendor == "NVIDIA" and tonumber((dev.arch or ""):match("^sm_(%d+)")) or 0
     return c.lds == 3 and sm >= 80 and (prob.R >= 5 or c.bulk == 1)
   end)
-  -- The stream's bulk form (bulk=1, templates/ring_bulk.hip): lane 0 of each warp copies whole
-  -- tile rows with cp.async.bulk, completing on the slot barriers, so no thread spends issue
-  -- slots on copies (issue 31: lap R=4 on an H200 and R=8 everywhere are bound by issued
+  -- The stream's bulk form (bulk=1, templates/ring_bulk.hip): thread 0 copies each plane's
+  -- tile by one tensor copy (cp.async.bulk.tensor), completing on the slot barriers, so no
+  -- thread spends issue slots on copies (issue 31: lap R=4 on an H200 and R=8 everywhere are bound by issued
   -- instructions, most of which move data). It needs the slot barriers (mbar=1, at every
   -- radius here: the bulk copies are what the barriers pay for below R=5) and NVIDIA's
-  -- sm_90; the generator refuses the rows that cannot start on 16 bytes. AMD has an LDS-direct
+  -- sm_90; the generator refuses the rows that cannot start on 16 bytes and the tiles wider or
+  -- taller than a tensor copy's 256 values. AMD has an LDS-direct
   -- load instead, which no AMD GPU has measured: pruned there.
   constrain("bulk copies in the stream with slot barriers, NVIDIA sm_90 on", function(c, dev)
     if c.bulk == 0 then return true end

@@ -6,7 +6,9 @@
 // such files instead: the largest difference must be at most TOL times the largest |B|
 // (exit 1 otherwise, and when the files differ in size or B is all zeros).
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,7 +16,10 @@
 thread_local dim3 threadIdx;
 dim3 blockIdx, blockDim, gridDim;
 std::barrier<> *fdt_block_barrier;
-alignas(16) unsigned char fdt_dyn_shared[1 << 18];
+alignas(128) unsigned char fdt_dyn_shared[1 << 18];
+// bulk=1 kernels' last parameter: the tensor map of in (fdt_host_tmap in its 128 bytes), for
+// the tile box TMAP_BOX_X x TMAP_BOX_Y the compile line gives.
+alignas(128) unsigned char fdt_host_tmap_arg[128];
 #include "kernel.cu"
 
 static std::vector<REAL> read_all(const char *path)
@@ -55,6 +60,17 @@ int main(int argc, char **argv)
     // (bulk=1) read a tile row's left x halo before the first column of the first row.
     std::vector<REAL> in_buf(n + 64), out(n, 0);
     struct { REAL *p; REAL *data() const { return p; } } in{in_buf.data() + 64};
+#ifdef TMAP_BOX_X
+    {
+        // as fdtuned_tmap_make: the map starts on 16 bytes, shift values before in
+        const int es = (int)sizeof(REAL), shift = (int)((uintptr_t)in.p % 16 / es);
+        fdt_host_tmap t = {(const unsigned char *)(in.p - shift),
+                           {atol(argv[1]) + 2 * R + shift, ny + 2 * R, nz + 2 * R},
+                           {atol(argv[5]) * es, slice * es}, {TMAP_BOX_X, TMAP_BOX_Y}, es};
+        static_assert(sizeof t <= sizeof fdt_host_tmap_arg, "the map fits the parameter");
+        memcpy(fdt_host_tmap_arg, &t, sizeof t);
+    }
+#endif
     unsigned s = 12345;
     for (auto &v : in_buf) { s = s * 1103515245u + 12345u; v = (REAL)((s >> 8) % 2001) / 1000 - 1; }
 #ifdef WAVE

@@ -136,6 +136,47 @@ inline void fdt_host_bulk_copy(void *d, const void *s, unsigned n, unsigned b)
     fdt_host_bar_tx[b] -= n;
     fdt_host_bar_complete_locked(b);
 }
+// cp.async.bulk.tensor.3d with complete_tx on barrier b: the box of tensor map m (a
+// fdt_host_tmap, which the harness writes into the kernel's 128-byte parameter) at x, y, z
+// into d (128-byte aligned, as the PTX requires; an abort otherwise), values outside the
+// map's extents as zeros, landing when b's phase completes; the whole box's bytes.
+struct fdt_host_tmap {
+    const unsigned char *base;  // the map's first value
+    long long dim[3], stride[2];  // values along x, y, z; bytes between rows, planes
+    int box[2], esize;
+};
+inline const unsigned char fdt_host_zeros[4096] = {};
+inline void fdt_host_tensor_copy(void *d, const void *map, int x, int y, int z, unsigned b)
+{
+    const fdt_host_tmap *t = (const fdt_host_tmap *)map;
+    if (((const unsigned char *)d - fdt_dyn_shared) % 128 || t->box[0] * t->esize % 16 ||
+        t->box[0] > 256 || t->box[1] > 256) {
+        fprintf(stderr, "cp.async.bulk.tensor to shared %ld, box %d x %d: not a valid copy\n",
+                (long)((const unsigned char *)d - fdt_dyn_shared), t->box[0], t->box[1]);
+        abort();
+    }
+    std::lock_guard<std::mutex> g(fdt_host_bar_lock);
+    auto &l = fdt_host_bar_copies[b];
+    unsigned char *row = (unsigned char *)d;
+    for (int r = 0; r < t->box[1]; r++, row += (size_t)t->box[0] * t->esize) {
+        const long long gy = y + r;
+        const bool in = gy >= 0 && gy < t->dim[1] && z >= 0 && z < t->dim[2];
+        // the row's columns inside [0, dim[0]) from the map, the rest zeros
+        const long long a = in ? std::max(0LL, (long long)x) : x + t->box[0];
+        const long long e = in ? std::min((long long)x + t->box[0], t->dim[0]) : a;
+        if (a > x)
+            l.push_back({row, fdt_host_zeros, (size_t)(a - x) * t->esize});
+        if (e > a)
+            l.push_back({row + (size_t)(a - x) * t->esize,
+                         t->base + z * t->stride[1] + gy * t->stride[0] + a * t->esize,
+                         (size_t)(e - a) * t->esize});
+        if (x + t->box[0] > std::max(a, e))
+            l.push_back({row + (size_t)(std::max(a, e) - x) * t->esize, fdt_host_zeros,
+                         (size_t)(x + t->box[0] - std::max(a, e)) * t->esize});
+    }
+    fdt_host_bar_tx[b] -= (long long)t->box[0] * t->box[1] * t->esize;
+    fdt_host_bar_complete_locked(b);
+}
 inline void fdt_host_bar_wait(unsigned b, int parity)
 {
     auto w = fdt_host_bar_word(b);
