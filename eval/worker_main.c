@@ -229,7 +229,8 @@ typedef struct kernel_run {
     fdt_argval v[FDT_ARG_COUNT];
     _Alignas(128) unsigned char tmap[FDT_RT_TMAP_BYTES]; /* bulk=1: the last argument */
     void *args[FDT_ARG_COUNT + 1];
-    int jbeg, jend; /* indices of those arguments */
+    int nargs;            /* the kernel's arguments before the tensor map */
+    int in, jbeg, jend;   /* indices of those arguments */
 } kernel_run;
 
 /* One step of a candidate: the launches of its deployment's boxes, in order (one box, the
@@ -252,7 +253,9 @@ static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fd
     int n = fdt_gen_kernel_args(W.p.op, 0, a);
     const fdt_launch_arrays arr = {out, in[0], in[1], in[2], W.eta, l, 0};
     fdt_gen_argvals(&W.p, &W.q, &arr, b, a, n, k->v);
+    k->nargs = n;
     for (int i = 0; i < n; i++) {
+        k->in = a[i] == FDT_ARG_IN ? i : k->in;
         k->jbeg = a[i] == FDT_ARG_JBEG ? i : k->jbeg;
         k->jend = a[i] == FDT_ARG_JEND ? i : k->jend;
         k->args[i] = &k->v[i];
@@ -263,17 +266,11 @@ static void prepare_run(kernel_run *k, void *fn, const fdt_geometry *g, const fd
  * argument: encoded by the backend where the kernel reads it, zeros where it does not (AMD). */
 static int prepare_tmap(kernel_run *k, const fdt_config *c, const fdt_layout *l, fdt_err *e)
 {
-    fdt_arg a[FDT_ARG_COUNT];
-    fdt_gen_kernel_args(W.p.op, 0, a);
-    FDT_ASSERT(a[1] == FDT_ARG_IN, "the input pointer is the kernel's second argument");
     fdtuned_tmap t;
-    if (!fdt_gen_tmap(&W.p, c, l, k->v[1].ptr, &t))
+    if (!fdt_gen_tmap(&W.p, c, l, k->v[k->in].ptr, &t))
         return 0;
-    int n = 0;
-    while (k->args[n])
-        n++;
-    FDT_ASSERT(n < FDT_ARG_COUNT, "the tensor map follows the kernel's other arguments");
-    k->args[n] = k->tmap;
+    FDT_ASSERT(!k->args[k->nargs], "the tensor map follows the kernel's other arguments");
+    k->args[k->nargs] = k->tmap;
     if (W.b->tensor_map)
         return W.b->tensor_map(&t, (int)l->esize, k->tmap, e);
     return 0;

@@ -354,7 +354,8 @@ static int check_bulk(const fdt_problem *p, const fdt_config *c, const int r[3],
         return fdt_err_set(e, "config bulk=1: bulk copies start on 16 bytes: the x halo of "
                               "R=%d in whole vectors of vec=%d is %d values, %d bytes",
                            r[0], c->vec, hx, hx * es);
-    int64_t tx = 2 * hx + (int64_t)c->bx * c->vec, ty = 2 * r[1] + (int64_t)c->by * c->tile;
+    int64_t tx, ty;
+    fdt_gen_tile(p, c, &tx, &ty);
     if (tx > 256 || ty > 256)
         return fdt_err_set(e, "config bulk=1: a tensor copy moves at most 256 values a side: "
                               "the tile is %lld x %lld (2 HX + bx*vec by 2 R + by*tile)",

@@ -295,6 +295,9 @@ int fdt_gen_shared(const fdt_problem *p, const fdt_config *c, uint32_t *bytes, i
  * fdt_gen_shared counts the barriers from there. */
 int64_t fdt_gen_barriers_at(const fdt_problem *p, const fdt_config *c);
 
+/* The extents of a config's shared tile (tile.hip, ring.hip, stream.hip): tx = bx*vec + 2 HX
+ * values (HX the x radius rounded up to whole vectors), ty = by*tile + 2 R_y rows. */
+void fdt_gen_tile(const fdt_problem *p, const fdt_config *c, int64_t *tx, int64_t *ty);
 /* Rows of one slot of the stream's ring (lds=3): the tile's, by*tile + 2 R_y, and with
  * bulk=1 as many more as make a slot a multiple of 128 bytes (where a tensor copy may land). */
 int64_t fdt_gen_slot_rows(const fdt_problem *p, const fdt_config *c);

@@ -211,12 +211,18 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
     return fdt_gen_shared(p, c, &g->shared_bytes, &g->shared_dynamic, e);
 }
 
-int64_t fdt_gen_slot_rows(const fdt_problem *p, const fdt_config *c)
+void fdt_gen_tile(const fdt_problem *p, const fdt_config *c, int64_t *tx, int64_t *ty)
 {
     int r[3];
     fdt_op_radii(p->op, p->R, r);
-    int64_t hx = (r[0] + c->vec - 1) / c->vec * c->vec, tx = (int64_t)c->bx * c->vec + 2 * hx;
-    int64_t ty = (int64_t)c->by * c->tile + 2 * r[1], es = fdt_prec_size(p->prec);
+    *tx = (int64_t)c->bx * c->vec + 2 * ((r[0] + c->vec - 1) / c->vec * c->vec);
+    *ty = (int64_t)c->by * c->tile + 2 * r[1];
+}
+
+int64_t fdt_gen_slot_rows(const fdt_problem *p, const fdt_config *c)
+{
+    int64_t tx, ty, es = fdt_prec_size(p->prec);
+    fdt_gen_tile(p, c, &tx, &ty);
     if (c->bulk) /* a tensor copy's destination starts on 128 bytes */
         while (tx * ty * es % 128)
             ty++;
@@ -247,10 +253,8 @@ static int64_t tile_bytes(const fdt_problem *p, const fdt_config *c)
      * wave's p_prev, c2 and centre, pf + 1 planes of each) */
     int r[3];
     fdt_op_radii(p->op, p->R, r);
-    int64_t rows = (int64_t)c->by * c->tile;
-    int64_t hx = (r[0] + c->vec - 1) / c->vec * c->vec;
-    int64_t w = (int64_t)c->bx * c->vec;
-    int64_t tx = w + 2 * hx, ty = rows + 2 * r[1];
+    int64_t rows = (int64_t)c->by * c->tile, w = (int64_t)c->bx * c->vec, tx, ty;
+    fdt_gen_tile(p, c, &tx, &ty);
     int64_t elems = 2 * tx * ty;
     if (c->lds == 2) {
         elems = (r[2] + 1 + c->pf) * tx * ty;

@@ -45,10 +45,16 @@ static_assert(TX <= 256 && TY <= 256 && TX * (int)sizeof(real) % 16 == 0,
 #{if WAVE}
         const int o = p - RZ;
         const int nq = o >= k0 && o < k1 ? yout : 0;  // rows of each queued array
+        const unsigned queued = {{QUEUED}} * nq * xout;
+#{else}
+        (void)ws;
+        constexpr unsigned queued = 0;
+#{endif}
         if (tid == 0) {
-            slot_bar_arrive_tx(bar, BOX + {{QUEUED}} * nq * xout);
+            slot_bar_arrive_tx(bar, BOX + queued);
             bulk_tensor_copy(&ring[rs][0][0], &tmap, iblk - HX + tsh, jblk - RY, p, bar);
         }
+#{if WAVE}
         // one row per thread as a rule (more where the rows outnumber the threads); not
         // unrolled: the march's unrolled steps each carry this loop
 #pragma unroll 1
@@ -57,12 +63,6 @@ static_assert(TX <= 256 && TY <= 256 && TX * (int)sizeof(real) % 16 == 0,
             const long long at = (long long)o * slice + (long long)(jblk + t) * line + iblk;
             real* s = a == 0 ? &rprev[ws][t][0] : a == 1 ? &rc2[ws][t][0] : &rcen[ws][t][0];
             bulk_copy(s, (a == 0 ? prev : a == 1 ? c2 : in) + at, xout, bar);
-        }
-#{else}
-        (void)ws;
-        if (tid == 0) {
-            slot_bar_arrive_tx(bar, BOX);
-            bulk_tensor_copy(&ring[rs][0][0], &tmap, iblk - HX + tsh, jblk - RY, p, bar);
         }
 #{endif}
     };
