@@ -35,6 +35,8 @@ typedef struct fdt_onchip {
                              tile's fill; wave's point-wise inputs; the stores */
     double l1_wavefronts; /* what those cost in L1 wavefronts (128 bytes on NVIDIA), one
                              more for each access that starts off a line */
+    double copy_clk;      /* the copy engine's clocks (bulk=1: the tensor copies' bytes into
+                             shared memory, which no thread issues); 0 without the form */
     double fp;            /* floating-point instructions: per axis one multiply and an add
                              and an FMA per symmetric pair, then the combination (lap R=4:
                              30); the stream's streaming sums 6R + 4 (lap R=4: 28) */
@@ -76,8 +78,9 @@ const char *fdt_bound_name(fdt_bound b);
 /* The model's terms for one config, for --dry-run and for tests. Each t_*_ms is the time one
  * unit needs at its full rate; the prediction is a soft maximum (the fourth root of the sum of
  * fourth powers) of the DRAM time over latency_eff and the L2 time, beside one of the on-chip
- * times over chip_eff, the slower of the two sides dominating more sharply (the eighth
- * root), over tail_eff, plus t_wave_ms, t_halo_ms and the launches. */
+ * times over chip_eff, and (bulk=1) the copy engine's time, the slowest of these sides
+ * dominating more sharply (the eighth root), over tail_eff, plus t_wave_ms, t_halo_ms and the
+ * launches. */
 typedef struct fdt_model_terms {
     double dram_bytes, l2_bytes; /* predicted traffic of one launch sequence */
     double t_dram_ms, t_l2_ms;   /* each at the device's bandwidth */
@@ -85,6 +88,9 @@ typedef struct fdt_model_terms {
     double t_shared_ms;          /* shared-memory bytes at the CU's shared bandwidth */
     double t_issue_ms;           /* instructions at the CU's issue rate */
     double t_fp_ms;              /* floating-point instructions at the FP32 or FP64 rate */
+    double t_copy_ms;            /* the copy engine's bytes (bulk=1), asynchronous to the
+                                    threads: a side of its own beside DRAM/L2 and the four
+                                    above; bound "l1" where it binds; 0 without the form */
     fdt_onchip onchip;           /* the per-point counts behind the four above */
     double llc_hit;              /* fraction of the z-neighbour re-reads served by the LLC */
     int regs;                    /* per thread: compiled, or estimated when not compiled */

@@ -309,6 +309,7 @@ static void onchip(const fdt_arch *a, const fdt_problem *p, const fdt_config *c,
     double npts = (double)p->nx * (double)p->ny * (double)p->nz;
     double per_ms = npts / (cus * a->clock_hz) * 1e3; /* ms per unit of clocks per point */
     t->t_l1_ms = per_ms * o->l1_wavefronts;
+    t->t_copy_ms = per_ms * o->copy_clk;
     t->t_shared_ms = per_ms * o->shared_bytes / a->lds_bytes_clk;
     t->t_issue_ms = per_ms * o->inst / a->issue_clk;
     t->t_fp_ms = per_ms * o->fp / (p->prec == FDT_F64 ? a->fp64_clk : a->fp32_clk);
@@ -331,22 +332,25 @@ static double softmax(const double *x, int n, double k, int *top)
 
 /* The prediction's soft maximum of the terms and which binds: the memory side (DRAM over
  * latency_eff, L2) and the on-chip side (L1, shared, issue, FP over chip_eff), each a soft
- * maximum of its own terms, then the two more sharply (SOFTMAX_SIDES). The bound is the
- * largest term of the larger side, or latency where that side's efficiency is below
- * LATENCY_BOUND (the unit waits more than a third of the time). */
+ * maximum of its own terms, and with bulk=1 the copy engine's time (asynchronous to the
+ * threads, it fills shared memory whatever their occupancy: no chip_eff), then the sides
+ * more sharply (SOFTMAX_SIDES). The bound is the largest term of the largest side (the copy
+ * engine: l1), or latency where that side's efficiency is below LATENCY_BOUND (the unit
+ * waits more than a third of the time). */
 static double combine(fdt_model_terms *t)
 {
     double lat = t->latency_eff, ce = t->chip_eff;
     const double mem[2] = {t->t_dram_ms / lat, t->t_l2_ms};
     const double chip[4] = {t->t_l1_ms, t->t_shared_ms, t->t_issue_ms, t->t_fp_ms};
     int mtop, ctop, top;
-    double both[2] = {softmax(mem, 2, SOFTMAX_K, &mtop),
-                      softmax(chip, 4, SOFTMAX_K, &ctop) / ce};
-    double base = softmax(both, 2, SOFTMAX_SIDES, &top);
-    double eff = top == 0 ? (mtop == 0 ? lat : 1) : ce;
+    double sides[3] = {softmax(mem, 2, SOFTMAX_K, &mtop), softmax(chip, 4, SOFTMAX_K, &ctop) / ce,
+                       t->t_copy_ms};
+    double base = softmax(sides, t->t_copy_ms > 0 ? 3 : 2, SOFTMAX_SIDES, &top);
+    double eff = top == 0 ? (mtop == 0 ? lat : 1) : top == 1 ? ce : 1;
     t->bound = eff < LATENCY_BOUND ? FDT_BOUND_LATENCY
                : top == 0          ? (fdt_bound)(FDT_BOUND_DRAM + mtop)
-                                   : (fdt_bound)(FDT_BOUND_L1 + ctop);
+               : top == 1          ? (fdt_bound)(FDT_BOUND_L1 + ctop)
+                                   : FDT_BOUND_L1; /* the copy engine fills shared memory */
     return base;
 }
 
@@ -419,6 +423,7 @@ static void add_terms(fdt_model_terms *sum, const fdt_model_terms *t, double w)
     sum->t_shared_ms += w * t->t_shared_ms;
     sum->t_issue_ms += w * t->t_issue_ms;
     sum->t_fp_ms += w * t->t_fp_ms;
+    sum->t_copy_ms += w * t->t_copy_ms;
     sum->t_llc_ms += w * t->t_llc_ms;
     sum->t_core_ms += w * t->t_core_ms;
     sum->t_halo_ms += w * t->t_halo_ms;
@@ -438,6 +443,7 @@ static void take_sums(fdt_model_terms *dst, const fdt_model_terms *src)
     dst->t_shared_ms = src->t_shared_ms;
     dst->t_issue_ms = src->t_issue_ms;
     dst->t_fp_ms = src->t_fp_ms;
+    dst->t_copy_ms = src->t_copy_ms;
     dst->t_llc_ms = src->t_llc_ms;
     dst->t_core_ms = src->t_core_ms;
     dst->t_halo_ms = src->t_halo_ms;
@@ -541,6 +547,8 @@ void fdt_model_describe(const fdt_model_terms *t, fdt_sb *out)
                   t->t_dram_ms, t->t_l2_ms, t->t_l1_ms, t->t_shared_ms, t->t_issue_ms,
                   t->t_fp_ms, t->llc_hit, t->regs_estimated ? "~" : "", t->regs, t->occupancy,
                   t->latency_eff, t->chip_eff, t->tail_eff);
+    if (t->t_copy_ms > 0)
+        fdt_sb_printf(out, ", copy engine %.3f ms", t->t_copy_ms);
     if (t->t_wave_ms > 0)
         fdt_sb_printf(out, ", waves %.3f ms", t->t_wave_ms);
     if (t->t_halo_ms > 0)

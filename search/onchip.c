@@ -41,13 +41,17 @@ static const double ovh_step[] = {40, 20, 40, 76, 76}; /* direct window tile rin
 #define OVH_BULK_ROW 14.0
 #define OVH_BULK_STEP 4.0
 /* What the bulk copies cost the SM's copy engine (the tensor memory accelerator), in bytes
- * per clock, counted on the L1 term (the copies' path into shared memory) in clocks per
- * output. Measured on an H200 (bench/notes/tensor_map, 2026-11-29): the tensor copies of a
+ * per clock, counted in clocks per output (fdt_onchip.copy_clk): a side of the prediction
+ * of its own, since the engine fills shared memory while the threads compute (on the L1
+ * term and over chip_eff, as it was, the model put the tensor form 13-65% behind its bulk=0
+ * siblings where the H200 measured -19% to +10%: bench/bulk_h200/bulk_check.txt). Measured on an H200 (bench/notes/tensor_map, 2026-11-29): the tensor copies of a
  * plane's tile ran lap R=4 f32 at 8.5 bytes a clock per SM (0.750 of copy), R=8 f32 at 9.3
  * (0.596), R=6 f64 at 10.4 (0.668) and R=8 f64 at 11.7 (0.546): the engine's rate is at least
  * the highest, 12 taken. (The row copies that preceded them, a request a row, ran at 4.8-9.7,
- * bench/bulk_h200.) The model still ranks the form below its bulk=0 sibling at R=8, where the
- * H200 measured it 12-17% faster: the copies' issue slots it frees are more than counted. */
+ * bench/bulk_h200.) The model ranks the form level with its bulk=0 sibling at R=8 f32 (0.99)
+ * and behind at R=8 f64 (1.08), where the H200 measured it 13-19% faster: the copies' issue
+ * slots it frees are more than counted (ncu: 48 warp-instructions a thread and plane fewer
+ * for lap R=8 f32 2x2, bench/bulk_h200/ncu_lap8.txt; the model counts about 5). */
 #define BULK_BYTES_CLK 12.0
 
 typedef enum { DIRECT, WINDOW, TILE, RING, STREAM } family;
@@ -312,8 +316,9 @@ void fdt_model_onchip(const fdt_problem *p, const fdt_config *c, const fdt_devic
     }
     o->l1_bytes += rows;
     o->shared_inst = (vec * s.vi + val) / outs;
-    /* the bulk rows cost the copy engine's clocks per output, on the same term */
-    o->l1_wavefronts = global_wavefronts(a, c, &s, aligned) / outs + rows / BULK_BYTES_CLK;
+    /* the bulk rows cost the copy engine's clocks per output, a term of their own */
+    o->l1_wavefronts = global_wavefronts(a, c, &s, aligned) / outs;
+    o->copy_clk = rows / BULK_BYTES_CLK;
     o->fp = fp_per_output(&s);
     /* the sliding window of the window and tile families moves its planes a register each
      * step (doubles: two); the ring and the stream rotate by unrolling */

@@ -28,7 +28,7 @@ static double unit_ms(const fdt_model_terms *t)
 {
     switch (t->bound) {
     case FDT_BOUND_L2: return t->t_l2_ms;
-    case FDT_BOUND_L1: return t->t_l1_ms;
+    case FDT_BOUND_L1: return fmax(t->t_l1_ms, t->t_copy_ms); /* or the copy engine */
     case FDT_BOUND_SHARED: return t->t_shared_ms;
     case FDT_BOUND_ISSUE: return t->t_issue_ms;
     case FDT_BOUND_FP: return t->t_fp_ms;
