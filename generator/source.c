@@ -376,6 +376,9 @@ static void dwave_vars(const fdt_problem *p, const fdt_config *c, const fdt_layo
     setb(vs, "DWAVE", dwave);
     setb(vs, "DAMPED", dwave && !interior);
     setb(vs, "INT_KERNEL", interior);
+    /* the thread's x slot: the damped kernel's turns with the block row (layer_slot_x) */
+    setv(vs, "TX", "%s", dwave && !interior ? "txl" : "(int)threadIdx.x");
+    setv(vs, "TXU", "%s", dwave && !interior ? "txl" : "threadIdx.x");
     if (!dwave)
         return;
     const char *box = "    const int nx = bnx, ny = bny, nz = bnz;  // this launch's box\n";

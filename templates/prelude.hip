@@ -55,6 +55,28 @@ __device__ __forceinline__ double layer_div(double a, double b) { return a / b; 
 #else
 __device__ __forceinline__ real layer_div(real a, real b) { return a / b; }
 #endif
+// The thread's x slot in its block (its outputs' columns: i0, the tile's tx0). A warp issues
+// on one of the SM's four sub-partitions, warp w on w % 4 (NVIDIA; an AMD CU spreads a
+// workgroup's wavefronts over its four SIMDs alike, not measured here). With S = 2, 4, 8
+// warps across a block row, a row's first slot (the x layer's in the grid's first block
+// column, its last slot in the last) would sit on the same one or two of them in every row,
+// which then issue the layer's work for the whole block while the others wait at the
+// planes' barrier: the slot turns with the block row so that they spread over all four (an
+// H200 ran the damped step 0.6-3% faster, bench/hybrid_h200/run6).
+__device__ __forceinline__ int layer_slot_x()
+{
+#if defined(__AMDGCN__)
+    constexpr int W = 64;
+#else
+    constexpr int W = 32;
+#endif
+    constexpr int S = BX % W == 0 ? BX / W : 1;  // warps across a block row
+    const int tx = (int)threadIdx.x;
+    if (S < 2 || (S & (S - 1)) != 0)
+        return tx;
+    const int turn = S == 2 ? ((int)threadIdx.y >> 1) & 1 : (int)threadIdx.y;
+    return (tx / W + turn) % S * W + tx % W;
+}
 #{endif}
 
 {{STENCIL}}

@@ -88,7 +88,7 @@
 #pragma unroll
             for (int t = 0; t < TILE; ++t)
                 if (t < nvy) {
-                    const int row = (int)threadIdx.y * TILE + t, col = (int)threadIdx.x * VEC;
+                    const int row = (int)threadIdx.y * TILE + t, col = {{TX}} * VEC;
                     move(how, NOWN + t, &rprev[ws][row][col], prev + at + t * line);
                     move(how, NOWN + TILE + t, &rc2[ws][row][col], c2 + at + t * line);
 #{if WAVE_CENTRE}

@@ -39,7 +39,10 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 {
     using namespace {{NS}};
 {{DIMS}}    {{BLOCK_INDEX}}
-    const int i0 = R + (bi * BX + (int)threadIdx.x) * VEC;
+#{if DAMPED}
+    const int txl = layer_slot_x();  // this thread's x slot in the block (prelude)
+#{endif}
+    const int i0 = R + (bi * BX + {{TX}}) * VEC;
     const int j0 = jbeg + (bj * BY + (int)threadIdx.y) * TILE;
 #{if DAMPED}
     {{DWAVE_THREAD}}
@@ -53,7 +56,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
         return;  // uniform across the block (bz = 1)
     // Every thread takes part in the copies and barriers, also those whose outputs fall outside.
     const bool readx = i0 < nx + 2 * R;
-    const int tx0 = HX + (int)threadIdx.x * VEC, ty0 = RY + (int)threadIdx.y * TILE;
+    const int tx0 = HX + {{TX}} * VEC, ty0 = RY + (int)threadIdx.y * TILE;
 #{if HAS_XY}
     const int iblk = R + bi * BX * VEC, jblk = jbeg + bj * BY * TILE;
     const int tid = (int)(threadIdx.x + BX * threadIdx.y);
@@ -288,9 +291,9 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                 real res[VEC];
 #{if WAVE}
                 real pv[VEC], cv[VEC], cc[VEC];
-                load(pv, &rprev[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
-                load(cv, &rc2[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
-                load(cc, &rcen[wq][threadIdx.y * TILE + t][threadIdx.x * VEC]);
+                load(pv, &rprev[wq][threadIdx.y * TILE + t][{{TXU}} * VEC]);
+                load(cv, &rc2[wq][threadIdx.y * TILE + t][{{TXU}} * VEC]);
+                load(cc, &rcen[wq][threadIdx.y * TILE + t][{{TXU}} * VEC]);
 #{endif}
 #pragma unroll
                 for (int v = 0; v < VEC; ++v) {

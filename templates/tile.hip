@@ -19,7 +19,10 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 {
     using namespace {{NS}};
 {{DIMS}}    {{BLOCK_INDEX}}
-    const int i0 = R + (bi * BX + (int)threadIdx.x) * VEC;
+#{if DAMPED}
+    const int txl = layer_slot_x();  // this thread's x slot in the block (prelude)
+#{endif}
+    const int i0 = R + (bi * BX + {{TX}}) * VEC;
     const int j0 = jbeg + (bj * BY + (int)threadIdx.y) * TILE;
 #{if DAMPED}
     {{DWAVE_THREAD}}
@@ -33,7 +36,7 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
         return;  // uniform across the block (bz = 1)
     // Every thread takes part in filling the tile, also those whose outputs fall outside.
     const bool readx = i0 < nx + 2 * R;
-    const int tx0 = HX + (int)threadIdx.x * VEC, ty0 = RY + (int)threadIdx.y * TILE;
+    const int tx0 = HX + {{TX}} * VEC, ty0 = RY + (int)threadIdx.y * TILE;
     const int iblk = R + bi * BX * VEC, jblk = jbeg + bj * BY * TILE;
     const int tid = (int)(threadIdx.x + BX * threadIdx.y);
     alignas(16) __shared__ real tile[2][TY][TX];

@@ -11,7 +11,10 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
 {
     using namespace {{NS}};
 {{DIMS}}    {{BLOCK_INDEX}}
-    const int i0 = R + (bi * BX + (int)threadIdx.x) * VEC;
+#{if DAMPED}
+    const int txl = layer_slot_x();  // this thread's x slot in the block (prelude)
+#{endif}
+    const int i0 = R + (bi * BX + {{TX}}) * VEC;
     const int j0 = jbeg + (bj * BY + (int)threadIdx.y) * TILE;
 #{if DAMPED}
     {{DWAVE_THREAD}}

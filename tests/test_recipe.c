@@ -221,7 +221,9 @@ static void test_shipped_recipes(void **state)
          * (the stream's bulk copies, with the slot barriers at every radius on sm_90) doubles
          * it to 9072000 and adds 296 to lap (4980 -> 5276) and 228 to wave (4704 -> 4932);
          * the tensor copies' box of at most 256 values a side (bulk=1 by one tensor copy a
-         * plane) refuses 104 of them for lap (5172) and 42 for wave (4890). */
+         * plane) refuses 104 of them for lap (5172) and 42 for wave (4890). A block for 7 units in
+         * 8 where one a unit is the rule (blocks of 512 threads, 116 of the 132 units) adds 148
+         * to lap (5320) and 50 to wave (4940). */
         uint64_t space, survivors;
         const char *strategy;
         const char *def;
@@ -229,8 +231,8 @@ static void test_shipped_recipes(void **state)
         {"d2x.lua", "d2x", FDT_OP_D2X, 1440, 342, "exhaustive", "bx=256,by=1,lb=256"},
         {"d2y.lua", "d2y", FDT_OP_D2Y, 2880, 900, "exhaustive", "lb=256"},
         {"d2z.lua", "d2z", FDT_OP_D2Z, 43200, 2460, "model", "by=8,lb=512"},
-        {"lap.lua", "lap", FDT_OP_LAP, 9072000, 5172, "model", "lb=256,lds=1,nw=32"},
-        {"lap.lua", "lap", FDT_OP_WAVE, 9072000, 4890, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_LAP, 9072000, 5320, "model", "lb=256,lds=1,nw=32"},
+        {"lap.lua", "lap", FDT_OP_WAVE, 9072000, 4940, "model", "lb=256,lds=1,nw=32"},
     };
     fdt_catalogue *cat = catalogue();
     fdt_device h100;
@@ -384,7 +386,7 @@ static void test_dwave_recipes(void **state)
     if (fdt_recipe_enumerate(r, &p, &h100, dwave_visit, &d, &st, &e))
         fail_msg("dwave.lua: %s", e.msg);
     assert_int_equal(st.survivors, (uint64_t)d.k.n);
-    assert_int_equal(st.survivors, 9556);
+    assert_int_equal(st.survivors, 9676);
     assert_true(d.k.ordered);
     assert_int_equal(d.k.bad, 0);
     assert_int_equal(d.bad_for, 0);
@@ -395,7 +397,7 @@ static void test_dwave_recipes(void **state)
     assert_true(d.per[FDT_DEPLOY_COMPLETE][FDT_ETA_ARRAY] > 0);
     assert_int_equal(d.per[FDT_DEPLOY_INOUT][FDT_ETA_ARRAY], 0);
     assert_int_equal(d.per[FDT_DEPLOY_SIDES][FDT_ETA_ARRAY], 0);
-    assert_true(st.survivors <= 4890 * 5 / 2); /* wave's 4890, bounded */
+    assert_true(st.survivors <= 4940 * 5 / 2); /* wave's 4940, bounded */
     fdt_config c;
     char key[256], why[256];
     assert_int_equal(fdt_recipe_default_config(r, &p, &h100, &c, &e), 0);

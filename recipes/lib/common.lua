@@ -91,18 +91,18 @@ end
 -- 512-thread stream of 256 blocks on 132 units, 0.846 of copy, which the rule of two pruned;
 -- and one for the configs one_per_unit (optional, a function (c, dev, prob)) names, whose
 -- registers leave room for one block per unit whatever its size), or on grids too small for
--- that, at most 4096 points a block. For the configs one_per_unit names a block for 7 units
+-- that, at most 4096 points a block. Where one block a unit is the rule, a block for 7 units
 -- in 8 is enough: lap R=7 f32 at 512^3 ran best in 128 blocks on an H100's 132 SMs (a
 -- stream whose 512-plane columns march 2R planes of z halo once instead of four times,
--- bench/notes/explore45.txt).
+-- bench/notes/explore45.txt), and on an H200 the 512-thread rings of wave R=4 f32 in 128
+-- blocks ran 1.000 of copy at 512^3 (nw=512; 0.975 in 256 blocks) and 0.877 at 256^3 (the
+-- tuned best of the rule before 0.854), dwave's 0.836 (0.770; bench/hybrid_h200/run6).
 function common.fill_device(one_per_unit)
   constrain("enough blocks to fill the device", function(c, dev, prob)
     local n = blocks(c)
     local want = 2 * dev.compute_units
-    if one_per_unit ~= nil and one_per_unit(c, dev, prob) then
+    if (one_per_unit ~= nil and one_per_unit(c, dev, prob)) or c.bx * c.by * c.bz >= 512 then
       want = (7 * dev.compute_units + 7) // 8
-    elseif c.bx * c.by * c.bz >= 512 then
-      want = dev.compute_units
     end
     return n >= math.min(want, prob.nx * prob.ny * prob.nz // 4096), n .. " blocks"
   end)
