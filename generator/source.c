@@ -376,7 +376,9 @@ static void dwave_vars(const fdt_problem *p, const fdt_config *c, const fdt_layo
     setb(vs, "DWAVE", dwave);
     setb(vs, "DAMPED", dwave && !interior);
     setb(vs, "INT_KERNEL", interior);
-    /* the thread's x slot: the damped kernel's turns with the block row (layer_slot_x) */
+    /* the thread's x slot (TX an int expression, TXU where the template indexes with
+     * threadIdx.x's own type): the damped kernel's turns with its block row (prelude.hip
+     * layer_slot_x); every other kernel's text stays what it was */
     setv(vs, "TX", "%s", dwave && !interior ? "txl" : "(int)threadIdx.x");
     setv(vs, "TXU", "%s", dwave && !interior ? "txl" : "threadIdx.x");
     if (!dwave)

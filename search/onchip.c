@@ -44,10 +44,11 @@ static const double ovh_step[] = {40, 20, 40, 76, 76}; /* direct window tile rin
  * per clock, counted in clocks per output (fdt_onchip.copy_clk): a side of the prediction
  * of its own, since the engine fills shared memory while the threads compute (on the L1
  * term and over chip_eff, as it was, the model put the tensor form 13-65% behind its bulk=0
- * siblings where the H200 measured -19% to +10%: bench/bulk_h200/bulk_check.txt). Measured on an H200 (bench/notes/tensor_map, 2026-11-29): the tensor copies of a
- * plane's tile ran lap R=4 f32 at 8.5 bytes a clock per SM (0.750 of copy), R=8 f32 at 9.3
- * (0.596), R=6 f64 at 10.4 (0.668) and R=8 f64 at 11.7 (0.546): the engine's rate is at least
- * the highest, 12 taken. (The row copies that preceded them, a request a row, ran at 4.8-9.7,
+ * siblings where the H200 measured -19% to +10%: bench/bulk_h200/bulk_check.txt). Measured
+ * on an H200 (bench/notes/tensor_map, 2026-11-29): the tensor copies of a plane's tile ran
+ * lap R=4 f32 at 8.5 bytes a clock per SM (0.750 of copy), R=8 f32 at 9.3 (0.596), R=6 f64
+ * at 10.4 (0.668) and R=8 f64 at 11.7 (0.546): the engine's rate is at least the highest,
+ * 12 taken. (The row copies that preceded them, a request a row, ran at 4.8-9.7,
  * bench/bulk_h200.) The model ranks the form level with its bulk=0 sibling at R=8 f32 (0.99)
  * and behind at R=8 f64 (1.08), where the H200 measured it 13-19% faster: the copies' issue
  * slots it frees are more than counted (ncu: 48 warp-instructions a thread and plane fewer

@@ -48,7 +48,8 @@ static int same_terms(const fdt_model_terms *a, const fdt_model_terms *b)
 {
     return a->dram_bytes == b->dram_bytes && a->l2_bytes == b->l2_bytes &&
            a->t_dram_ms == b->t_dram_ms && a->t_l2_ms == b->t_l2_ms &&
-           a->t_l1_ms == b->t_l1_ms && a->t_copy_ms == b->t_copy_ms && a->llc_hit == b->llc_hit && a->regs == b->regs &&
+           a->t_l1_ms == b->t_l1_ms && a->t_copy_ms == b->t_copy_ms &&
+           a->llc_hit == b->llc_hit && a->regs == b->regs &&
            a->regs_estimated == b->regs_estimated && a->threads_per_cu == b->threads_per_cu &&
            a->occupancy == b->occupancy && a->latency_eff == b->latency_eff &&
            a->tail_eff == b->tail_eff && a->t_wave_ms == b->t_wave_ms &&
