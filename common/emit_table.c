@@ -196,14 +196,81 @@ static char *without_items(const char *s, int items, const int *same, int keep)
     return fdt_sb_take(&t);
 }
 
-/* A column of lists (items between commas, as many in every cell, e.g. configs) whose cells
- * share some items at the same place: those items leave the cells (said below the table,
- * "in config: align=32,bz=1"), which then show only what differs. Memory running out leaves
- * the column as it is. */
+/* Whether list s (items between commas) holds an item equal to a[0..len). */
+static int has_item(const char *s, const char *a, size_t len)
+{
+    for (;; s++) {
+        size_t l = strcspn(s, ",");
+        if (l == len && !memcmp(s, a, len))
+            return 1;
+        s += l;
+        if (!*s)
+            return 0;
+    }
+}
+
+/* Whether every cell of column k is a list of key=value items (a config). */
+static int keyed_lists(const fdt_emit *m, const layout *L, int k)
+{
+    size_t n = (size_t)L->n, rows = m->ncells / n;
+    for (size_t r = 0; r < rows; r++)
+        for (const char *s = m->cells[r * n + (size_t)k];; s++) {
+            size_t l = strcspn(s, ",");
+            if (!memchr(s, '=', l))
+                return 0;
+            s += l;
+            if (!*s)
+                break;
+        }
+    return 1;
+}
+
+/* Which items of the first cell of column k every cell holds anywhere (configs that leave
+ * out their default values have as many items as they set): same[j]; their number. */
+static int common_keyed_items(const fdt_emit *m, const layout *L, int k, int items, int *same)
+{
+    size_t n = (size_t)L->n, rows = m->ncells / n, len;
+    int nsame = 0;
+    for (int j = 0; j < items; j++) {
+        const char *a = item(m->cells[k], j, &len);
+        same[j] = 1;
+        for (size_t r = 1; r < rows && same[j]; r++)
+            same[j] = has_item(m->cells[r * n + (size_t)k], a, len);
+        nsame += same[j];
+    }
+    return nsame;
+}
+
+/* s without the items that list `common` holds, or NULL (out of memory). */
+static char *without_common(const char *s, const char *common)
+{
+    fdt_sb t;
+    fdt_sb_init(&t);
+    for (;; s++) {
+        size_t l = strcspn(s, ",");
+        if (!has_item(common, s, l))
+            fdt_sb_printf(&t, "%s%.*s", t.len ? "," : "", (int)l, s);
+        s += l;
+        if (!*s)
+            break;
+    }
+    if (t.oom) {
+        fdt_sb_free(&t);
+        return NULL;
+    }
+    return fdt_sb_take(&t);
+}
+
+/* A column of lists (items between commas, e.g. configs) whose cells share some items: at
+ * the same place where every cell has as many items, anywhere where the cells are lists of
+ * key=value items of different lengths (a config shows only what it sets apart from the
+ * defaults). Those items leave the cells (said below the table, "in config:
+ * align=32,bz=1"), which then show only what differs. Memory running out leaves the column
+ * as it is. */
 static void elide_common(const fdt_emit *m, layout *L, int k)
 {
     size_t n = (size_t)L->n, rows = m->ncells / n, len;
-    int items = 1, same[256];
+    int items = 1, same[256], uneven = 0;
     for (const char *c = m->cells[k]; (c = strchr(c, ',')); c++)
         items++;
     if (rows < 2 || items < 2 || items > 256)
@@ -211,8 +278,11 @@ static void elide_common(const fdt_emit *m, layout *L, int k)
     for (size_t r = 1; r < rows; r++)
         if (!item(m->cells[r * n + (size_t)k], items - 1, &len) ||
             item(m->cells[r * n + (size_t)k], items, &len))
-            return; /* another number of items */
-    int nsame = common_items(m, L, k, items, same);
+            uneven = 1; /* another number of items */
+    if (uneven && !keyed_lists(m, L, k))
+        return;
+    int nsame = uneven ? common_keyed_items(m, L, k, items, same)
+                       : common_items(m, L, k, items, same);
     if (nsame == 0 || nsame == items)
         return;
     if (!L->text && !(L->text = calloc(m->ncells, sizeof *L->text)))
@@ -222,7 +292,8 @@ static void elide_common(const fdt_emit *m, layout *L, int k)
     L->full[k] = width(L->vis[k]->label);
     for (size_t r = 0; r < rows; r++) {
         size_t i = r * n + (size_t)k;
-        L->text[i] = without_items(m->cells[i], items, same, 0);
+        L->text[i] = uneven ? without_common(m->cells[i], L->common[k])
+                            : without_items(m->cells[i], items, same, 0);
         int wd = width(cell(m, L, i));
         L->full[k] = wd > L->full[k] ? wd : L->full[k];
     }
