@@ -147,9 +147,11 @@ static void set_aside_same(const fdt_emit *m, layout *L)
             L->state[k] = COL_SAME;
 }
 
-/* Item j (text between commas) of s: its start, its length in *len; NULL past the last. */
+/* Item j (text between commas) of s: its start, its length in *len; NULL (and 0) past the
+ * last. */
 static const char *item(const char *s, int j, size_t *len)
 {
+    *len = 0;
     for (; j > 0; j--) {
         s = strchr(s, ',');
         if (!s)
@@ -196,32 +198,35 @@ static char *without_items(const char *s, int items, const int *same, int keep)
     return fdt_sb_take(&t);
 }
 
-/* Whether list s (items between commas) holds an item equal to a[0..len). */
+/* The number of items (between commas) of s. */
+static int count_items(const char *s)
+{
+    int n = 1;
+    for (; (s = strchr(s, ',')); s++)
+        n++;
+    return n;
+}
+
+/* Whether list s holds an item equal to a[0..len). */
 static int has_item(const char *s, const char *a, size_t len)
 {
-    for (;; s++) {
-        size_t l = strcspn(s, ",");
-        if (l == len && !memcmp(s, a, len))
+    size_t l;
+    const char *b;
+    for (int j = 0; (b = item(s, j, &l)); j++)
+        if (l == len && !memcmp(b, a, len))
             return 1;
-        s += l;
-        if (!*s)
-            return 0;
-    }
+    return 0;
 }
 
 /* Whether every cell of column k is a list of key=value items (a config). */
 static int keyed_lists(const fdt_emit *m, const layout *L, int k)
 {
-    size_t n = (size_t)L->n, rows = m->ncells / n;
+    size_t n = (size_t)L->n, rows = m->ncells / n, l;
+    const char *a;
     for (size_t r = 0; r < rows; r++)
-        for (const char *s = m->cells[r * n + (size_t)k];; s++) {
-            size_t l = strcspn(s, ",");
-            if (!memchr(s, '=', l))
+        for (int j = 0; (a = item(m->cells[r * n + (size_t)k], j, &l)); j++)
+            if (!memchr(a, '=', l))
                 return 0;
-            s += l;
-            if (!*s)
-                break;
-        }
     return 1;
 }
 
@@ -244,21 +249,17 @@ static int common_keyed_items(const fdt_emit *m, const layout *L, int k, int ite
 /* s without the items that list `common` holds, or NULL (out of memory). */
 static char *without_common(const char *s, const char *common)
 {
-    fdt_sb t;
-    fdt_sb_init(&t);
-    for (;; s++) {
-        size_t l = strcspn(s, ",");
-        if (!has_item(common, s, l))
-            fdt_sb_printf(&t, "%s%.*s", t.len ? "," : "", (int)l, s);
-        s += l;
-        if (!*s)
-            break;
-    }
-    if (t.oom) {
-        fdt_sb_free(&t);
+    int items = count_items(s), *in = malloc((size_t)items * sizeof *in);
+    if (!in)
         return NULL;
+    size_t len;
+    for (int j = 0; j < items; j++) {
+        const char *a = item(s, j, &len);
+        in[j] = has_item(common, a, len);
     }
-    return fdt_sb_take(&t);
+    char *t = without_items(s, items, in, 0);
+    free(in);
+    return t;
 }
 
 /* A column of lists (items between commas, e.g. configs) whose cells share some items: at
@@ -269,16 +270,12 @@ static char *without_common(const char *s, const char *common)
  * as it is. */
 static void elide_common(const fdt_emit *m, layout *L, int k)
 {
-    size_t n = (size_t)L->n, rows = m->ncells / n, len;
-    int items = 1, same[256], uneven = 0;
-    for (const char *c = m->cells[k]; (c = strchr(c, ',')); c++)
-        items++;
+    size_t n = (size_t)L->n, rows = m->ncells / n;
+    int items = count_items(m->cells[k]), same[256], uneven = 0;
     if (rows < 2 || items < 2 || items > 256)
         return;
     for (size_t r = 1; r < rows; r++)
-        if (!item(m->cells[r * n + (size_t)k], items - 1, &len) ||
-            item(m->cells[r * n + (size_t)k], items, &len))
-            uneven = 1; /* another number of items */
+        uneven |= count_items(m->cells[r * n + (size_t)k]) != items;
     if (uneven && !keyed_lists(m, L, k))
         return;
     int nsame = uneven ? common_keyed_items(m, L, k, items, same)

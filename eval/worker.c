@@ -33,6 +33,25 @@ struct fdt_worker {
     int restarts;
 };
 
+/* The invariants of the parent's view of its worker (SQLite's assert_pager_state() in
+ * spirit): a running worker has both its process and its socket, a reaped one neither; a
+ * running one said hello, so its device and target are known; a problem set up is one the
+ * generator accepts. Checked as each public call starts and ends. */
+static void assert_worker_state(const fdt_worker *w)
+{
+    FDT_ASSERT(w && w->backend[0] && w->index >= 0, "a worker of a named backend's device");
+    FDT_ASSERT((w->pid > 0) == (w->fd >= 0), "running: a process and its socket; reaped: "
+                                             "neither");
+    FDT_ASSERT(w->pid <= 0 || !strcmp(w->info.backend, w->backend),
+               "a running worker said hello for its own backend");
+    FDT_ASSERT(w->pid <= 0 || !w->target.backend || w->target.backend ==
+                                                          fdt_rt_backend_find(w->backend),
+               "a running worker's target compiles with its backend");
+    FDT_ASSERT(!w->have_problem || w->prob.nx >= 1, "a problem set up has a grid");
+    FDT_ASSERT(w->restarts >= 0, "restarts counted from 0");
+    (void)w;
+}
+
 void fdt_worker_opts_default(fdt_worker_opts *o)
 {
     o->seed = 20241122;
@@ -168,6 +187,7 @@ int fdt_worker_start(const char *backend, int index, const fdt_worker_opts *o, f
         free(w);
         return -1;
     }
+    assert_worker_state(w);
     if (info)
         *info = w->info;
     *out = w;
@@ -178,6 +198,7 @@ void fdt_worker_stop(fdt_worker *w)
 {
     if (!w)
         return;
+    assert_worker_state(w);
     if (w->fd >= 0) {
         fdt_err e;
         fdt_frame_write(w->fd, MSG_QUIT, NULL, 0, &e);
@@ -247,6 +268,7 @@ static int request(fdt_worker *w, uint32_t type, const void *a, size_t an, const
 
 int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err *e)
 {
+    assert_worker_state(w);
     uint64_t b = bytes;
     void *reply;
     size_t n;
@@ -258,6 +280,7 @@ int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err 
         return -1;
     memcpy(gbs, reply, sizeof *gbs);
     free(reply);
+    assert_worker_state(w);
     return 0;
 }
 
@@ -272,6 +295,7 @@ int fdt_device_copy_bandwidth(const fdt_device *d, size_t bytes, double *gbs, fd
 
 int fdt_worker_link(fdt_worker *w, fdt_link *l, fdt_err *e)
 {
+    assert_worker_state(w);
     void *reply;
     size_t n;
     int rc = request(w, MSG_LINK, "", 0, NULL, 0, MSG_LINK_OK, &reply, &n,
@@ -286,6 +310,7 @@ int fdt_worker_link(fdt_worker *w, fdt_link *l, fdt_err *e)
     }
     memcpy(l, reply, sizeof *l);
     free(reply);
+    assert_worker_state(w);
     return 0;
 }
 
@@ -371,6 +396,7 @@ done:
 
 int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, fdt_err *e)
 {
+    assert_worker_state(w);
     if (fdt_problem_check(p, e))
         return -1;
     w->have_problem = 0;
@@ -383,6 +409,7 @@ int fdt_worker_setup(fdt_worker *w, const fdt_problem *p, fdt_setup_result *r, f
     if (r->clocks.known)
         w->clocks = r->clocks;
     w->have_problem = 1;
+    assert_worker_state(w);
     return 0;
 }
 
@@ -405,6 +432,7 @@ static int revive(fdt_worker *w, fdt_err *e)
 int fdt_worker_eval(fdt_worker *w, const fdt_config *c, const fdt_rt_code *code,
                     const char *kernel, const fdt_timing_opts *t, fdt_eval_result *r, fdt_err *e)
 {
+    assert_worker_state(w);
     memset(r, 0, sizeof *r);
     if (!w->have_problem)
         return fdt_err_set(e, "worker: no problem set up");
@@ -447,5 +475,6 @@ int fdt_worker_eval(fdt_worker *w, const fdt_config *c, const fdt_rt_code *code,
         char how[160];
         reap(w, 0, how, sizeof how);
     }
+    assert_worker_state(w);
     return 0;
 }

@@ -389,6 +389,45 @@ void fdt_search_free(fdt_search *s)
     free(s);
 }
 
+/* The invariants of a search (SQLite's assert_pager_state() in spirit): the proposal
+ * cursor inside the space; every proposal left a config that is no longer fresh; and for the
+ * model strategy, per parameter, as many configs on their way (pend) as are issued and not
+ * reported, and as many measurements as it has learnt from. The O(n) sums run only in
+ * builds that check invariants (FDTUNE_ASSERTS), at each proposal and report. */
+static void assert_search_state(const fdt_search *s)
+{
+#ifdef FDTUNE_ASSERTS
+    FDT_ASSERT((unsigned)s->kind <= FDT_SEARCH_MODEL && s->pos <= s->n && s->issued <= s->n,
+               "a known strategy, its cursor in the space");
+    size_t issued = 0, used = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        FDT_ASSERT(s->state[i] <= DONE, "a config is fresh, issued or done");
+        issued += s->state[i] == ISSUED;
+        used += s->state[i] != FRESH;
+    }
+    FDT_ASSERT(used >= s->issued, "each proposal took a fresh config");
+    if (s->kind != FDT_SEARCH_MODEL)
+        return;
+    FDT_ASSERT(s->seed_pos <= s->nseed && s->seed_pass >= 0 && s->seed_pass <= SEED_PASSES,
+               "the seeds' cursor in its passes");
+    for (int j = 0; j < s->nparams; j++) {
+        const resid *r = &s->res[j];
+        long pend = 0, cnt = 0;
+        FDT_ASSERT(r->nval >= 1 && r->nval <= MAXV, "a parameter's values tracked");
+        for (int q = 0; q < r->nval; q++) {
+            FDT_ASSERT(r->pend[q] >= 0 && r->ok[q] >= 0 && r->ok[q] <= r->cnt[q],
+                       "a value's counts: measured ones among those learnt from");
+            pend += r->pend[q];
+            cnt += r->cnt[q];
+        }
+        FDT_ASSERT(pend == (long)issued, "configs on their way: issued, not yet reported");
+        FDT_ASSERT(cnt == s->rcnt, "each parameter learnt from every report");
+    }
+#else
+    (void)s;
+#endif
+}
+
 /* ------------------------------------------------------------------ proposing */
 
 static int next_in_order(fdt_search *s, size_t *idx)
@@ -480,6 +519,7 @@ static int next_model(fdt_search *s, size_t *idx)
 
 int fdt_search_next(fdt_search *s, size_t *idx)
 {
+    assert_search_state(s);
     int rc = s->kind == FDT_SEARCH_MODEL ? next_model(s, idx) : next_in_order(s, idx);
     FDT_ASSERT(rc != 0 || (*idx < s->n && s->state[*idx] != ISSUED && s->state[*idx] != DONE),
                "a strategy proposes each config of the space once");
@@ -506,6 +546,7 @@ void fdt_search_report(fdt_search *s, size_t idx, int ok, double ms)
                 s->res[j].pend[s->vidx[idx * s->nparams + j]]--;
         learn(s, idx, s->ms[idx]);
     }
+    assert_search_state(s);
 }
 
 int fdt_search_best(const fdt_search *s, size_t *idx, double *ms)
