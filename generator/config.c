@@ -18,6 +18,7 @@ static const char *const loops[] = {"kj", "jk", NULL};
 static const char *const scheds[] = {"static", "dynamic", NULL};
 static const char *const deploys[] = {"complete", "inout", "sides", NULL};
 static const char *const etas[] = {"dist", "array", NULL};
+static const char *const layers[] = {"branch", "select", NULL};
 
 #define HIP FDT_DIALECT_BIT(FDT_DIALECT_HIP)
 #define C FDT_DIALECT_BIT(FDT_DIALECT_C)
@@ -48,6 +49,10 @@ static const fdt_param_info params[] = {
     P(l2pf, 0, 0, 256, NULL, HIP, "L2 prefetch size hint of the ring's (lds=2, 3) asynchronous "
                                   "copies in bytes: 0 (none), 64, 128, 256 (NVIDIA; no effect on "
                                   "AMD)"),
+    P(layer, FDT_LAYER_BRANCH, 0, 1, layers, HIP,
+      "dwave: the damped kernel's output rows: branch (each row tests whether it touches the "
+      "layer and damps only if so) or select (every row computes the damping and keeps the "
+      "undamped value where it is 0: no branch between a plane's rows)"),
     P(lb, 0, 0, 1024, NULL, HIP, "launch bounds (max threads per block), 0 for none"),
     P(lds, 0, 0, 3, NULL, HIP, "shared-memory tile: 1 x/y neighbours of one plane, 2 an "
                                "asynchronously filled ring of planes, 3 the ring read once per "
@@ -266,13 +271,14 @@ static fdt_dialect dialect_of(const fdt_config *c)
     return FDT_DIALECT_HIP;
 }
 
-/* Parameters shown only when set: the test-only fault, dwave's deploy and eta (which every
- * other operator leaves at their defaults), and the stream's bulk form (one form of one
+/* Parameters shown only when set: the test-only fault, dwave's deploy, eta and layer (which
+ * every other operator leaves at their defaults), and the stream's bulk form (one form of one
  * family, set on sm_90 alone). */
 static int shown_when_set(size_t i)
 {
     return !strcmp(params[i].name, "fault") || !strcmp(params[i].name, "deploy") ||
-           !strcmp(params[i].name, "eta") || !strcmp(params[i].name, "bulk");
+           !strcmp(params[i].name, "eta") || !strcmp(params[i].name, "layer") ||
+           !strcmp(params[i].name, "bulk");
 }
 
 static void display(fdt_dialect d, const fdt_config *c, char *buf, size_t n)
@@ -366,7 +372,8 @@ static int check_bulk(const fdt_problem *p, const fdt_config *c, const int r[3],
     return 0;
 }
 
-/* deploy and eta belong to dwave's absorbing layer: any other operator takes the defaults. */
+/* deploy, eta and layer belong to dwave's absorbing layer: any other operator takes the
+ * defaults. */
 static int check_absorb(const fdt_problem *p, const fdt_config *c, fdt_err *e)
 {
     if (p->op == FDT_OP_DWAVE)
@@ -377,6 +384,9 @@ static int check_absorb(const fdt_problem *p, const fdt_config *c, fdt_err *e)
     if (c->eta != FDT_ETA_DIST)
         return fdt_err_set(e, "config eta=%s: only dwave has an absorbing layer",
                            etas[c->eta]);
+    if (c->layer != FDT_LAYER_BRANCH)
+        return fdt_err_set(e, "config layer=%s: only dwave has an absorbing layer",
+                           layers[c->layer]);
     return 0;
 }
 

@@ -142,6 +142,7 @@ typedef struct fdt_config {
     int deploy;     /* FDT_DEPLOY_*: the launches that cover the grid (fdt_gen_deploy) */
     int eta;        /* the damping: 0 "dist" computed from the distance to the faces, 1 "array"
                      * read from the eta array (fdt_absorb_profile) */
+    int layer;      /* FDT_LAYER_*: how the damped GPU kernel's rows apply the damping (HIP) */
 } fdt_config;
 
 /* The deployments of dwave (portable/fdtuned_deploy.h): one damped kernel over the grid; a
@@ -149,6 +150,10 @@ typedef struct fdt_config {
  * the interior kernel over [W, n-W)^3 and a damped kernel per face. */
 enum { FDT_DEPLOY_COMPLETE = 0, FDT_DEPLOY_INOUT = 1, FDT_DEPLOY_SIDES = 2 };
 enum { FDT_ETA_DIST = 0, FDT_ETA_ARRAY = 1 };
+/* The damped GPU kernel's rows: "branch" tests each output row and damps only the rows that
+ * touch the layer; "select" damps every row and keeps the undamped value where g = 0 (no
+ * branch in a plane's code). */
+enum { FDT_LAYER_BRANCH = 0, FDT_LAYER_SELECT = 1 };
 
 /* The strip of xs=0: whole rows up to this many values (the buffers live on the stack). */
 #define FDT_XS_WHOLE_MAX 1024

@@ -185,32 +185,40 @@ static void emit_dwave_point(const char *centre, const char *lap, fdt_sb *b)
 }
 
 /* dwave's per-thread part of the layer (DWAVE_THREAD, after every HIP family's i0 and j0, in
- * the damped kernel): the damping along x of the thread's VEC outputs and whether they touch
- * the layer, the same at every row and plane it computes. A thread's outputs past the grid's
- * x extent are computed, never stored: their eta reads stay in the x part of the array. */
+ * the damped kernel): the damping along x of the thread's VEC outputs and (layer=branch)
+ * whether they touch the layer, the same at every row and plane it computes. A thread's
+ * outputs past the grid's x extent are computed, never stored: their eta reads stay in the x
+ * part of the array. */
 static void emit_dwave_thread(const fdt_config *c, fdt_sb *b)
 {
-    fdt_sb_printf(b, "// dwave: this thread's x damping and whether its x run touches the layer\n"
+    int branch = c->layer == FDT_LAYER_BRANCH;
+    fdt_sb_printf(b, "// dwave: this thread's x damping%s\n"
                      "    real gxv[VEC];\n#pragma unroll\n    for (int v = 0; v < VEC; ++v)\n"
-                     "        gxv[v] = %s;\n"
-                     "    const int lay_x = in_layer_run(i0 + gx - R, VEC, gnx);",
+                     "        gxv[v] = %s;%s",
+                  branch ? " and whether its x run touches the layer" : "",
                   c->eta == FDT_ETA_ARRAY ? "eta[min(" HIP_X ", gnx - 1)]"
-                                          : "damping1(" HIP_X ", gnx)");
+                                          : "damping1(" HIP_X ", gnx)",
+                  branch ? "\n    const int lay_x = in_layer_run(i0 + gx - R, VEC, gnx);" : "");
 }
 
 /* dwave's end of an output row (DWAVE_ROW, after every HIP family's loop over the row's VEC
- * points): in the damped kernel, where the thread's row touches the layer (a test of the
- * row, not of each point: x's part once per thread, DWAVE_THREAD; y's and z's per row), each
- * point where g > 0 becomes (res + g pv) / (1 + g), which is (2 p - (1 - g) p_prev + c2 L) /
- * (1 + g); where g = 0 it keeps the interior kernel's bits. g = gx + (gy + gz), as the C
- * dialect sums it. Then the point source at global padded (si, sj, sk), also tested by row
- * first. ind: the indentation of the lines after the first. */
+ * points): in the damped kernel each point where g > 0 becomes (res + g pv) / (1 + g), which
+ * is (2 p - (1 - g) p_prev + c2 L) / (1 + g); where g = 0 it keeps the interior kernel's bits.
+ * g = gx + (gy + gz), as the C dialect sums it. layer=branch does it only where the thread's
+ * row touches the layer (a test of the row, not of each point: x's part once per thread,
+ * DWAVE_THREAD; y's and z's per row); layer=select in every row, with no branch, which keeps
+ * a plane's rows one block of code for the compiler to schedule (an H200 ran the damped step
+ * 3-7% faster so, bench/hybrid_h200/run7). Then the point source at global padded (si, sj,
+ * sk), also tested by row first. ind: the indentation of the lines after the first. */
 static void emit_dwave_row(const fdt_config *c, int interior, int ind, fdt_sb *b)
 {
     fdt_sb_puts(b, "// dwave: the absorbing layer and the point source, once per row\n");
     if (!interior) {
-        fdt_sb_printf(b, "%*sif (lay_x | in_layer1(%s, gny) | in_layer1(%s, gnz)) {\n", ind, "",
-                      hip_y, hip_z);
+        if (c->layer == FDT_LAYER_SELECT)
+            fdt_sb_printf(b, "%*s{  // layer=select: every row\n", ind, "");
+        else
+            fdt_sb_printf(b, "%*sif (lay_x | in_layer1(%s, gny) | in_layer1(%s, gnz)) {\n", ind,
+                          "", hip_y, hip_z);
         if (c->eta == FDT_ETA_ARRAY)
             fdt_sb_printf(b, "%*s    const real gyz = eta[gnx + %s] + eta[gnx + gny + %s];  "
                              "// eta=array\n", ind, "", hip_y, hip_z);

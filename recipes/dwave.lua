@@ -5,7 +5,8 @@
 -- over the grid; inout: the interior kernel, then one damped kernel over the border shell;
 -- sides: the interior kernel, then one damped kernel per face, 7 launches) and where the
 -- damping comes from (dist: computed from the distance to the faces; array: read from the
--- profile array). The search measures the deployments like any other parameter.
+-- profile array); a third, how the damped kernel's rows apply it (layer), is derived from
+-- the vendor (below). The search measures the deployments like any other parameter.
 -- Bounded, so that the walk stays within its limit of points and the survivors near wave's:
 -- the xyz order alone (the rings and the stream need it; yzx serves the direct and window
 -- families on large planes, which split serves too), splits up to 4, and no bulk copies
@@ -18,6 +19,18 @@ lapwave.params({ order = { "xyz" }, split = { 1, 2, 4 }, bulk = { 0 } })
 common.absorb_params()
 lapwave.rules()
 common.absorb_rules()
+-- How the damped kernel's rows apply the damping (generator/source.c emit_dwave_row): branch
+-- tests each output row and damps only the rows that touch the layer; select damps every row
+-- and keeps the undamped value where the damping is 0, with no branch between a plane's rows.
+-- On NVIDIA the rows' branch splits a plane's code into blocks that the compiler schedules
+-- apart: an H200 ran select 3-7% faster than branch in every config measured (R=4 f32 W=16,
+-- 256^3 and 512^3, rings of 512 threads with nw 64-512; bench/hybrid_h200/run7). AMD keeps
+-- branch until an AMD GPU measures select: there the f32 division is not the fast one, and
+-- select divides at every output, branch only in the layer's rows (about a third of them).
+-- Derived, not listed: a list would double the space past the walk's limit.
+derive("layer", function(c, dev)
+  return dev.vendor == "NVIDIA" and "select" or "branch"
+end)
 -- sides' z faces are slabs of W planes: a register window walks one slab at most (the
 -- generator refuses a longer one on the grid; here it goes before it is ranked).
 constrain("sides: windows within the layer's W planes", function(c, dev, prob)

@@ -1,12 +1,13 @@
 /* dwave's HIP kernels run on this CPU (no GPU): for each kernel family (direct, window, tile,
- * ring, stream) and both damping forms, the generated source (NAME and NAME_int) is compiled
- * by g++ with the host shim of tests/ring_host (one thread per GPU thread, blocks one after
- * another, __syncthreads a barrier) and launched over the boxes of each deployment (complete,
- * inout, sides) that fdt_gen_deploy gives, with the box's pointers, extents, origin and hole,
- * as a GPU worker launches them. Checked: every interior point against the fp64 reference
- * within fdt_tolerance_make's bound and the halo untouched; each box alone writes exactly its
- * points but its hole (the block skip of the damped kernel); the three deployments' outputs
- * bit for bit equal. Skips (77) when g++ cannot build C++20 threads. */
+ * ring, stream), both damping forms (eta) and both forms of the rows (layer), the generated
+ * source (NAME and NAME_int) is compiled by g++ with the host shim of tests/ring_host (one
+ * thread per GPU thread, blocks one after another, __syncthreads a barrier) and launched over
+ * the boxes of each deployment (complete, inout, sides) that fdt_gen_deploy gives, with the
+ * box's pointers, extents, origin and hole, as a GPU worker launches them. Checked: every
+ * interior point against the fp64 reference within fdt_tolerance_make's bound and the halo
+ * untouched; each box alone writes exactly its points but its hole (the block skip of the
+ * damped kernel); the three deployments' outputs bit for bit equal. Skips (77) when g++
+ * cannot build C++20 threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -313,6 +314,10 @@ static void test_families(void **state)
         {"bx=8,by=4,nw=4,lds=2,pf=2,vec=2,align=2,eta=array", FDT_F32},
         {"bx=8,by=4,nw=4,lds=3,pf=2,tile=2", FDT_F32},
         {"bx=4,by=4,nw=4,lds=3,pf=1,eta=array", FDT_F64},
+        /* layer=select: every row damped, no branch (the NVIDIA recipes' form) */
+        {"bx=8,by=4,tile=2,layer=select", FDT_F64},
+        {"bx=8,by=4,nw=4,lds=2,pf=2,vec=2,align=2,eta=array,layer=select", FDT_F32},
+        {"bx=8,by=4,nw=4,lds=3,pf=2,tile=2,layer=select", FDT_F32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         check_family(cases[i].config, cases[i].prec);

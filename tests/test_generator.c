@@ -1255,6 +1255,60 @@ static int occurrences(const char *hay, const char *needle)
     return n;
 }
 
+/* dwave's rows with layer=select in every HIP family: the damping in every row of the damped
+ * kernel, no row test (no lay_x), the same update as branch's; the interior kernel is the same
+ * text as branch's; the config shows layer only when set, and only dwave takes it. */
+static void test_dwave_layer_select(void **state)
+{
+    (void)state;
+    static const char *const cfgs[] = {
+        "bx=32,by=4,tile=2", "bx=16,by=4,bz=2,nw=8,pf=3,vec=2,align=2",
+        "bx=32,by=4,nw=8,lds=1,tile=2,vec=2,align=2", "bx=32,by=4,nw=8,lds=2,pf=2,vec=2,align=2",
+        "bx=32,by=4,nw=8,lds=3,pf=2,tile=2,vec=2,align=2"};
+    fdt_problem p = {FDT_OP_DWAVE, 4, FDT_F32, 128, 96, 64, 16, 0.1};
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
+        char text[160];
+        fdt_config c, cb;
+        fdt_err e;
+        snprintf(text, sizeof text, "%s,layer=select", cfgs[ci]);
+        assert_int_equal(fdt_config_parse(text, &c, &e), 0);
+        assert_int_equal(fdt_config_parse(cfgs[ci], &cb, &e), 0);
+        assert_int_equal(c.layer, FDT_LAYER_SELECT);
+        assert_int_equal(cb.layer, FDT_LAYER_BRANCH);
+        fdt_sb b, bb;
+        fdt_sb_init(&b);
+        fdt_sb_init(&bb);
+        if (fdt_gen_source(&hip, &p, &c, "kd", NULL, &b, &e) ||
+            fdt_gen_source(&hip, &p, &cb, "kd", NULL, &bb, &e))
+            fail_msg("%s: %s", text, e.msg);
+        const char *s = fdt_sb_str(&b), *sb = fdt_sb_str(&bb);
+        assert_int_equal(occurrences(s, "{  // layer=select: every row"), 1);
+        assert_null(strstr(s, "lay_x"));
+        assert_int_equal(occurrences(sb, "if (lay_x | "), 1);
+        assert_int_equal(occurrences(s, "const real gyz = damping1(j0 + t + gy - R, gny) + "
+                                        "damping1(k + gz - R, gnz);"), 1);
+        assert_int_equal(occurrences(s, "res[v] = g > (real)0 ? d : res[v];"), 1);
+        assert_true(strstr(s, "{  // layer=select: every row") < strstr(s, " kd_int("));
+        /* the interior kernel: the same text in both forms */
+        assert_string_equal(strstr(s, "extern \"C\" __global__ void kd_int("),
+                            strstr(sb, "extern \"C\" __global__ void kd_int("));
+        char key[256];
+        fdt_config_format(&c, key, sizeof key);
+        assert_contains(key, "layer=select");
+        fdt_config_format(&cb, key, sizeof key);
+        assert_null(strstr(key, "layer="));
+        fdt_sb_free(&b);
+        fdt_sb_free(&bb);
+    }
+    /* only dwave has an absorbing layer */
+    fdt_problem lap = {FDT_OP_LAP, 4, FDT_F32, 64, 64, 64, 0, 0};
+    fdt_config c;
+    fdt_err e;
+    assert_int_equal(fdt_config_parse("layer=select", &c, &e), 0);
+    assert_int_equal(fdt_config_check(&lap, &c, &e), -1);
+    assert_contains(e.msg, "config layer=select: only dwave has an absorbing layer");
+}
+
 /* dwave in every HIP family x deploy x eta, grid baked in and as arguments: one source with
  * the damped kernel NAME and the interior kernel NAME_int (one runtime include, one banner),
  * the box's parameters, nx, ny, nz the box's and the global extents apart, the hole's block
@@ -1793,6 +1847,7 @@ int main(void)
         cmocka_unit_test(test_family_faults),
         cmocka_unit_test(test_family_render_all),
         cmocka_unit_test(test_dwave_sources),
+        cmocka_unit_test(test_dwave_layer_select),
         cmocka_unit_test(test_reference_exact_on_polynomials),
         cmocka_unit_test(test_deploy_partition),
         cmocka_unit_test(test_deploy_configs),

@@ -338,6 +338,7 @@ static void test_cpu_recipe(void **state)
 typedef struct dwave_count {
     collect k;
     int per[3][2]; /* [deploy][eta] */
+    int layer[2];  /* [layer]: how the damped kernel's rows damp */
     const fdt_gen_target *t;
     int bad_for;   /* survivors fdt_config_check_for refuses on t */
     int long_windows; /* sides with a window longer than the layer */
@@ -355,15 +356,17 @@ static int dwave_visit(void *ctx, const fdt_config *c, uint64_t index)
         d->bad_for++;
     if ((unsigned)c->deploy < 3 && (unsigned)c->eta < 2)
         d->per[c->deploy][c->eta]++;
+    if ((unsigned)c->layer < 2)
+        d->layer[c->layer]++;
     d->long_windows += c->deploy == FDT_DEPLOY_SIDES && c->nw > d->k.p->absorb_w;
     return 0;
 }
 
 /* dwave's spaces (issue 29): recipes/dwave.lua (wave's space of lib/lapwave.lua, xyz order,
- * splits up to 4, times deploy {complete, inout, sides} and eta {dist, array}) and cpu.lua
- * load; every survivor is a valid config for a dwave problem (fdt_config_check_for in its
- * dialect); every deployment survives, eta=array only with complete, sides' windows within
- * the layer; the survivors stay bounded (GPU: at most 2.5 times wave's; CPU: within the
+ * splits up to 4, times deploy {complete, inout, sides} and eta {dist, array}; layer derived:
+ * select on NVIDIA, branch on AMD) and cpu.lua load; every survivor is a valid config for a
+ * dwave problem (fdt_config_check_for in its dialect); every deployment survives, eta=array
+ * only with complete, sides' windows within the layer; the survivors stay bounded (GPU: at most 2.5 times wave's; CPU: within the
  * exhaustive budget); lap.lua no longer lists dwave and dwave.lua serves nothing else; the
  * undamped operators keep their survivors (test_shipped_recipes, test_cpu_recipe). */
 static void test_dwave_recipes(void **state)
@@ -381,7 +384,7 @@ static void test_dwave_recipes(void **state)
         assert_int_equal(fdt_recipe_serves(r, (fdt_op)op), op == FDT_OP_DWAVE);
     assert_int_equal(fdt_recipe_space_size(r), 8164800); /* 4536000 / 2 / 5 * 3 * 6 */
     fdt_problem p = dwave_problem(4, FDT_F32, 512, 16);
-    dwave_count d = {{0, 0, 1, &p, &h100, 0}, {{0}}, &hip, 0, 0};
+    dwave_count d = {{0, 0, 1, &p, &h100, 0}, {{0}}, {0}, &hip, 0, 0};
     fdt_recipe_stats st;
     if (fdt_recipe_enumerate(r, &p, &h100, dwave_visit, &d, &st, &e))
         fail_msg("dwave.lua: %s", e.msg);
@@ -391,6 +394,7 @@ static void test_dwave_recipes(void **state)
     assert_int_equal(d.k.bad, 0);
     assert_int_equal(d.bad_for, 0);
     assert_int_equal(d.long_windows, 0);
+    assert_int_equal(d.layer[FDT_LAYER_SELECT], 9676); /* NVIDIA: select alone */
     for (int dep = 0; dep < 3; dep++)
         if (d.per[dep][0] == 0)
             fail_msg("dwave.lua: no survivor of deploy %d", dep);
@@ -402,12 +406,12 @@ static void test_dwave_recipes(void **state)
     char key[256], why[256];
     assert_int_equal(fdt_recipe_default_config(r, &p, &h100, &c, &e), 0);
     fdt_config_format(&c, key, sizeof key);
-    assert_string_equal(key, "lb=256,lds=1,nw=32");
+    assert_string_equal(key, "layer=select,lb=256,lds=1,nw=32");
     assert_int_equal(fdt_recipe_check(r, &p, &h100, &c, why, sizeof why, &e), 1);
     assert_int_equal(fdt_config_check_for(&hip, &p, &c, &e), 0);
     /* a wider layer lets longer windows into sides */
     fdt_problem wide = dwave_problem(4, FDT_F32, 512, 64);
-    dwave_count dw = {{0, 0, 1, &wide, &h100, 0}, {{0}}, &hip, 0, 0};
+    dwave_count dw = {{0, 0, 1, &wide, &h100, 0}, {{0}}, {0}, &hip, 0, 0};
     if (fdt_recipe_enumerate(r, &wide, &h100, dwave_visit, &dw, &st, &e))
         fail_msg("dwave.lua W=64: %s", e.msg);
     assert_true(dw.per[FDT_DEPLOY_SIDES][0] > d.per[FDT_DEPLOY_SIDES][0]);
@@ -418,10 +422,15 @@ static void test_dwave_recipes(void **state)
         fdt_device dd;
         assert_int_equal(fdt_catalogue_find(cat, gpus[g], NULL, 0, &dd, &e), 0);
         fdt_problem q = dwave_problem(8, FDT_F64, 64, 8);
-        if (fdt_recipe_enumerate(r, &q, &dd, NULL, NULL, &st, &e))
+        dwave_count dg = {{0, 0, 1, &q, &dd, 0}, {{0}}, {0}, &hip, 0, 0};
+        if (fdt_recipe_enumerate(r, &q, &dd, dwave_visit, &dg, &st, &e))
             fail_msg("dwave.lua on %s: %s", gpus[g], e.msg);
         if (st.survivors == 0)
             fail_msg("dwave.lua keeps nothing on %s", gpus[g]);
+        /* AMD keeps the rows' branch until an AMD GPU measures select */
+        int amd = g < 2;
+        assert_int_equal(dg.layer[amd ? FDT_LAYER_BRANCH : FDT_LAYER_SELECT], dg.k.n);
+        assert_int_equal(dg.k.bad + dg.bad_for, 0);
     }
     /* it serves dwave alone; lap.lua no longer lists it */
     fdt_problem lap = problem(FDT_OP_LAP, 4, FDT_F32, 64);
@@ -438,7 +447,7 @@ static void test_dwave_recipes(void **state)
     fdt_device host = test_device();
     for (int prec = 0; prec < 2; prec++) {
         fdt_problem q = dwave_problem(4, (fdt_prec)prec, 256, 16);
-        dwave_count dc = {{0, 0, 1, &q, &host, 0}, {{0}}, &cpu, 0, 0};
+        dwave_count dc = {{0, 0, 1, &q, &host, 0}, {{0}}, {0}, &cpu, 0, 0};
         if (fdt_recipe_enumerate(r, &q, &host, dwave_visit, &dc, &st, &e))
             fail_msg("cpu.lua dwave: %s", e.msg);
         assert_int_equal(st.survivors, 36);

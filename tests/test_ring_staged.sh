@@ -19,7 +19,8 @@
 # bulk=0 writes, emulated too, and match the direct family's to rounding. dwave's damped
 # kernel (W=4 on every face) takes a thread's x slot turned with its block row where two or
 # more warps span a row (prelude.hip layer_slot_x): its rings and streams of 64 and 128
-# threads a row must match a direct kernel of 32 threads a row, whose slots do not turn.
+# threads a row must match a direct kernel of 32 threads a row, whose slots do not turn; a
+# ring whose rows all take the damping (layer=select) must match it too.
 # Skips (77) when g++ cannot build C++20 threads.
 # Usage: test_ring_staged.sh FDTUNE SOURCE_DIR
 set -eu
@@ -111,6 +112,7 @@ check wave 2 f32 bx=32,by=4,nw=9,lds=3,vec=2,align=64,tile=2,pf=3,mbar=1
 check wave 5 f64 bx=24,by=5,nw=7,lds=3,align=64,tile=2,pf=2,mbar=1
 check dwave 4 f32 bx=64,by=4,nw=16,lds=2,vec=2,align=64,tile=2,pf=3
 check dwave 2 f64 bx=128,by=2,nw=9,lds=3,align=64,tile=2,pf=3,mbar=1
+check dwave 4 f32 bx=64,by=4,nw=16,lds=2,vec=2,align=64,tile=2,pf=3,layer=select
 # check_bulk OP R PREC CONFIG: the emulated bulk=1 kernel against CONFIG's bulk=0 and direct
 check_bulk() {
     op=$1

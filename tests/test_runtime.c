@@ -317,11 +317,12 @@ static void spread_config(const fdt_problem *p, size_t ci, candidate *k)
     assert_int_equal(fdt_config_parse(k->text, &k->c, &e), 0);
     if (p->op == FDT_OP_D2Z && k->c.lds == 1)
         fdt_config_parse("bx=32,by=8,nw=64,vec=2,align=64,tile=2", &k->c, &e);
-    if (p->op == FDT_OP_DWAVE) { /* every deployment and damping form across the spread */
+    if (p->op == FDT_OP_DWAVE) { /* every deployment, damping and row form across the spread */
         k->c.deploy = (int)(ci % 3);
         if (k->c.deploy == FDT_DEPLOY_INOUT && k->c.split > 1)
             k->c.deploy = FDT_DEPLOY_SIDES;
         k->c.eta = (int)(ci % 2);
+        k->c.layer = (int)(ci / 2 % 2); /* the rows' forms, across both damping forms */
     }
     k->p = *p;
     fdt_deploy d;
