@@ -374,10 +374,17 @@ static int part_share(part *A, part *B, hdev *da, hdev *db, const fdt_problem *p
 
 /* ------------------------------------------------------------------ boxes and launches */
 
-/* Box (g, n) as P's box i with kernel `damped`, and its geometry for P's config. */
+/* Box (g, n) as P's box i with kernel `damped`, and its geometry for P's config. A box
+ * shallower than the config's window (the GPU's slab of a data-parallel split, the interior
+ * of a task-parallel one, when the tuned kernel walks the whole grid's depth) gets one layer
+ * of blocks, each walking the box's planes: every family stops its walk at the box's last
+ * plane (k1 = min(k0 + NW, R + nz)), so the compiled kernel runs it as it is. */
 static int add_box(part *P, const fdt_problem *p, const int64_t g[3], const int64_t n[3],
                    int damped, fdt_err *e)
 {
+    fdt_config c = P->d->cfg;
+    if (c.nw > n[2])
+        c.nw = (int)n[2];
     FDT_ASSERT(P->nbox < MAXBOX, "room for the box");
     fdtuned_box *b = &P->box[P->nbox];
     memset(b, 0, sizeof *b);
@@ -390,7 +397,7 @@ static int add_box(part *P, const fdt_problem *p, const int64_t g[3], const int6
     bp.nx = n[0];
     bp.ny = n[1];
     bp.nz = n[2];
-    if (fdt_gen_geometry_for(&P->d->gen, &bp, &P->d->cfg, &P->geo[P->nbox], e))
+    if (fdt_gen_geometry_for(&P->d->gen, &bp, &c, &P->geo[P->nbox], e))
         return fdt_err_wrap(e, "hybrid: box %lldx%lldx%lld at %lld,%lld,%lld", (long long)n[0],
                             (long long)n[1], (long long)n[2], (long long)g[0], (long long)g[1],
                             (long long)g[2]);
