@@ -1255,24 +1255,27 @@ static int occurrences(const char *hay, const char *needle)
     return n;
 }
 
+/* One config of each HIP family (direct, window, tile, ring, stream) for dwave's tests. */
+static const char *const dwave_cfgs[] = {
+    "bx=32,by=4,tile=2", "bx=16,by=4,bz=2,nw=8,pf=3,vec=2,align=2",
+    "bx=32,by=4,nw=8,lds=1,tile=2,vec=2,align=2", "bx=32,by=4,nw=8,lds=2,pf=2,vec=2,align=2",
+    "bx=32,by=4,nw=8,lds=3,pf=2,tile=2,vec=2,align=2"};
+enum { NDWAVE_CFGS = sizeof dwave_cfgs / sizeof dwave_cfgs[0] };
+
 /* dwave's rows with layer=select in every HIP family: the damping in every row of the damped
  * kernel, no row test (no lay_x), the same update as branch's; the interior kernel is the same
  * text as branch's; the config shows layer only when set, and only dwave takes it. */
 static void test_dwave_layer_select(void **state)
 {
     (void)state;
-    static const char *const cfgs[] = {
-        "bx=32,by=4,tile=2", "bx=16,by=4,bz=2,nw=8,pf=3,vec=2,align=2",
-        "bx=32,by=4,nw=8,lds=1,tile=2,vec=2,align=2", "bx=32,by=4,nw=8,lds=2,pf=2,vec=2,align=2",
-        "bx=32,by=4,nw=8,lds=3,pf=2,tile=2,vec=2,align=2"};
     fdt_problem p = {FDT_OP_DWAVE, 4, FDT_F32, 128, 96, 64, 16, 0.1};
-    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
+    for (size_t ci = 0; ci < NDWAVE_CFGS; ci++) {
         char text[160];
         fdt_config c, cb;
         fdt_err e;
-        snprintf(text, sizeof text, "%s,layer=select", cfgs[ci]);
+        snprintf(text, sizeof text, "%s,layer=select", dwave_cfgs[ci]);
         assert_int_equal(fdt_config_parse(text, &c, &e), 0);
-        assert_int_equal(fdt_config_parse(cfgs[ci], &cb, &e), 0);
+        assert_int_equal(fdt_config_parse(dwave_cfgs[ci], &cb, &e), 0);
         assert_int_equal(c.layer, FDT_LAYER_SELECT);
         assert_int_equal(cb.layer, FDT_LAYER_BRANCH);
         fdt_sb b, bb;
@@ -1318,10 +1321,6 @@ static void test_dwave_layer_select(void **state)
 static void test_dwave_sources(void **state)
 {
     (void)state;
-    static const char *const cfgs[] = {
-        "bx=32,by=4,tile=2", "bx=16,by=4,bz=2,nw=8,pf=3,vec=2,align=2",
-        "bx=32,by=4,nw=8,lds=1,tile=2,vec=2,align=2", "bx=32,by=4,nw=8,lds=2,pf=2,vec=2,align=2",
-        "bx=32,by=4,nw=8,lds=3,pf=2,tile=2,vec=2,align=2"};
     static const char *const deploys[] = {"complete", "inout", "sides"};
     static const char *const etas[] = {"dist", "array"};
     static const char *const skips[] = {"bi * 32 >= hx0", "bi * 32 >= hx0", "bi * 64 >= hx0",
@@ -1329,13 +1328,13 @@ static void test_dwave_sources(void **state)
     static const char *const zskips[] = {"bk * 1 >= hz0", "bk * 16 >= hz0", "bk * 8 >= hz0",
                                          "bk * 8 >= hz0", "bk * 8 >= hz0"};
     int n = 0;
-    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++)
+    for (size_t ci = 0; ci < NDWAVE_CFGS; ci++)
         for (int dep = 0; dep < 3; dep++)
             for (int eta = 0; eta < 2; eta++)
                 for (int rt = 0; rt < 2; rt++) {
                     fdt_problem p = {FDT_OP_DWAVE, 4, FDT_F32, 128, 96, 64, 16, 0.1};
                     char text[160];
-                    snprintf(text, sizeof text, "%s,deploy=%s,eta=%s", cfgs[ci], deploys[dep],
+                    snprintf(text, sizeof text, "%s,deploy=%s,eta=%s", dwave_cfgs[ci], deploys[dep],
                              etas[eta]);
                     fdt_config c;
                     fdt_err e;
