@@ -24,8 +24,8 @@ static void hybrid_usage(FILE *f)
             "usage: fdtune bench --hybrid MODE[,MODE...] --op dwave --R N --grid G --absorb W[:S]\n"
             "                    [--gpu auto|N|cpu] [--cpu auto] [--steps N] [--warmup N]\n"
             "                    [--fraction F[,F...]] [--config-gpu KEY] [--config-cpu KEY]\n"
-            "                    [--share never|unified|always] [--seed S] [--timeout S]\n"
-            "                    [--db PATH] [--json]\n"
+            "                    [--config-layers KEY] [--share never|unified|always]\n"
+            "                    [--seed S] [--timeout S] [--db PATH] [--json]\n"
             "       fdtune bench --reflection --op dwave --R N --grid G --absorb W[:S]\n"
             "                    [--widths W,W,...] [--gpu auto|N|cpu] [--config-gpu KEY]\n"
             "                    [--json]\n\n"
@@ -57,6 +57,9 @@ static void hybrid_usage(FILE *f)
             "otherwise, with the reason: an energy that is not finite fails it too).\n\n"
             "  --config-gpu/--config-cpu KEY  the configs (default: each device's tuned best for\n"
             "                   the problem in the database, else its dialect's default)\n"
+            "  --config-layers KEY  task-parallel: B's config on the six layers (default, without\n"
+            "                   --config-cpu: the config whose sides deployment's slabs the\n"
+            "                   database timed fastest, else B's config)\n"
             "  --db PATH        the tuning database (default: the default location): the\n"
             "                   tuned bests, and the hybrid planner's prediction of each\n"
             "                   mode's time per step shown beside the measured one ('fdtune\n"
@@ -121,7 +124,7 @@ static int take_width(void *ctx, const char *item)
 }
 
 enum { O_HYBRID = 1000, O_GPU, O_CPU, O_STEPS, O_WARMUP, O_FRACTION, O_CFG_GPU, O_CFG_CPU,
-       O_SHARE, O_SEED, O_TIMEOUT, O_REFLECTION, O_WIDTHS, O_DB };
+       O_CFG_LAYERS, O_SHARE, O_SEED, O_TIMEOUT, O_REFLECTION, O_WIDTHS, O_DB };
 
 /* One option of the hybrid form (not a problem option); -1: refused (printed). */
 static int take_option(hybrid_args *a, int c, const char *arg)
@@ -153,6 +156,11 @@ static int take_option(hybrid_args *a, int c, const char *arg)
                                e.msg), -1;
         a->have_cfg[c == O_CFG_CPU] = 1;
         return 0;
+    case O_CFG_LAYERS:
+        if (fdt_config_parse(arg, &a->rq.side[1].cfg_layers, &e))
+            return print_error("--config-layers: %s", e.msg), -1;
+        a->rq.side[1].has_layers = 1;
+        return 0;
     case O_SHARE:
         for (int i = 0; i < 3; i++)
             if (!strcmp(arg, shares[i]))
@@ -174,6 +182,7 @@ static int parse(int argc, char **argv, hybrid_args *a)
         {"fraction", required_argument, 0, O_FRACTION},
         {"config-gpu", required_argument, 0, O_CFG_GPU},
         {"config-cpu", required_argument, 0, O_CFG_CPU},
+        {"config-layers", required_argument, 0, O_CFG_LAYERS},
         {"share", required_argument, 0, O_SHARE}, {"seed", required_argument, 0, O_SEED},
         {"timeout", required_argument, 0, O_TIMEOUT},
         {"reflection", no_argument, 0, O_REFLECTION}, {"widths", required_argument, 0, O_WIDTHS},
@@ -296,6 +305,10 @@ static void predict(hybrid_args *a)
     fdt_db_close(db);
     a->planned = 1;
     const char *best[2] = {src.gpu_config, src.cpu_config};
+    fdt_hyrun_side *b = &a->rq.side[1];
+    if (!a->have_cfg[1] && !b->has_layers && src.cpu_layers_config[0] &&
+        fdt_config_parse(src.cpu_layers_config, &b->cfg_layers, &e) == 0)
+        b->has_layers = 1;
     for (int s = 0; s < 2; s++)
         if (!a->have_cfg[s] && best[s][0] && fdt_config_parse(best[s], &a->rq.side[s].cfg, &e) == 0)
             a->have_cfg[s] = 1;
@@ -528,6 +541,12 @@ int cmd_bench_hybrid(int argc, char **argv)
     fdt_emit_str(&m, "config_b", kb);
     fdt_emit_text(&m, "device A: %s (%s)\ndevice B: %s (%s)\n", a.rq.side[0].dev.name, ka,
                   a.rq.side[1].dev.name, kb);
+    if (a.rq.side[1].has_layers) {
+        fdt_config_format(&a.rq.side[1].cfg_layers, kb, sizeof kb);
+        fdt_emit_str(&m, "config_b_layers", kb);
+        fdt_emit_text(&m, "device B's layers in task-parallel: %s (its slabs timed fastest)\n",
+                      kb);
+    }
     rc = a.reflection ? run_reflection(&a, &m) : run_modes(&a, &m);
     fdt_emit_end(&m);
     if (emit_done(&m))

@@ -22,11 +22,13 @@ static void hybrid_usage(FILE *f)
             "step, overlapped with the rest of each part) and task-parallel (dwave: the CPU\n"
             "computes the absorbing layers, the GPU the interior), from what the tuning\n"
             "database holds: the GPU's and the CPU's tuned bests for the problem, their best\n"
-            "per deployment, the GPU's undamped wave at the grid (the interior kernel), their\n"
-            "copy bandwidths and the host<->device link that 'fdtune devices' measures. Shows\n"
-            "each prediction's arithmetic, chooses the fastest (a split must gain 3%%), and\n"
-            "states the seed paper's decision in measured terms: memory- or compute-bound,\n"
-            "and how much more a layer point costs the GPU than an interior point.\n\n"
+            "per deployment, the CPU's slabs of the sides deployment timed alone (the config\n"
+            "whose slabs ran fastest is task-parallel's), the GPU's undamped wave at the grid\n"
+            "(the interior kernel), their copy bandwidths and the host<->device link that\n"
+            "'fdtune devices' measures. Shows each prediction's arithmetic, chooses the\n"
+            "fastest (a split must gain 3%%), and states the seed paper's decision in measured\n"
+            "terms: memory- or compute-bound, and how much more a layer point costs the GPU\n"
+            "than an interior point.\n\n"
             "  --gpu X          the stored GPU whose name or arch contains X (auto: the\n"
             "                   visible GPU; default auto)\n"
             "  --cpu X          the stored CPU whose name or arch contains X (auto: this\n"
@@ -113,7 +115,8 @@ static int parse(int argc, char **argv, hybrid_args *a)
 /* The deployments' names, as the config parameter deploy has them. */
 static const char *const dn[FDT_HYB_NDEPLOY] = {"complete", "inout", "sides"};
 
-static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, const char *config)
+static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, const char *config,
+                     const char *layers_config)
 {
     fdt_emit_object(m, key);
     fdt_emit_str(m, "name", d->name);
@@ -126,6 +129,8 @@ static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, cons
         fdt_emit_real_opt(m, mk, d->deploy_gbs[k] > 0 ? d->deploy_gbs[k] : NAN);
     }
     fdt_emit_real_opt(m, "interior_gbs", d->interior_gbs > 0 ? d->interior_gbs : NAN);
+    fdt_emit_real_opt(m, "layers_ms", d->layers_ms > 0 ? d->layers_ms : NAN);
+    fdt_emit_str_opt(m, "layers_config", layers_config ? layers_config : "");
     fdt_emit_real(m, "launch_us", d->launch_us);
     fdt_emit_real_opt(m, "flops_gfs", d->flops_gfs > 0 ? d->flops_gfs : NAN);
     fdt_emit_end(m);
@@ -141,6 +146,11 @@ static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, cons
                           d->deploy_probe[k] ? " (a probe)" : "");
     if (d->interior_gbs > 0)
         fdt_emit_text(m, ", interior (wave) %.0f", d->interior_gbs);
+    if (d->layers_ms > 0)
+        fdt_emit_text(m, "; the sides' six slabs alone %.4f ms%s", d->layers_ms,
+                      d->layers_probe ? " (a probe)" : "");
+    if (d->layers_ms > 0 && layers_config && layers_config[0])
+        fdt_emit_text(m, " with %s (task-parallel runs it)", layers_config);
     fdt_emit_text(m, "\n");
 }
 
@@ -148,8 +158,9 @@ static void emit_inputs(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_s
 {
     const fdt_hybrid_link *l = &in->link;
     fdt_emit_object(m, "inputs");
-    emit_dev(m, "gpu", &in->gpu, src ? src->gpu_config : NULL);
-    emit_dev(m, "cpu", &in->cpu, src ? src->cpu_config : NULL);
+    emit_dev(m, "gpu", &in->gpu, src ? src->gpu_config : NULL, NULL);
+    emit_dev(m, "cpu", &in->cpu, src ? src->cpu_config : NULL,
+             src ? src->cpu_layers_config : NULL);
     fdt_emit_object(m, "link");
     fdt_emit_real(m, "h2d_gbs", l->h2d_gbs);
     fdt_emit_real(m, "d2h_gbs", l->d2h_gbs);

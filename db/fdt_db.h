@@ -248,6 +248,9 @@ typedef struct fdt_db_eval {
     int64_t layout_line, layout_offset; /* elements: the array layout the kernel expects */
     int registers, sgprs, spill_bytes, scratch_bytes, shared_bytes;
     double compile_s;
+    double layers_ms;            /* dwave inout/sides: the median time of the deployment's
+                                    layer kernels alone (every launch but the interior's);
+                                    NaN: none (no layer kernels, or before schema v9) */
     char message[1024];          /* why it failed, or a remark */
     char created[32];            /* out: ISO-8601 UTC */
 } fdt_db_eval;

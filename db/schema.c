@@ -265,7 +265,20 @@ static const char v8[] =
     "CREATE INDEX links_latest ON links (device_id, measured, id);"
     "PRAGMA user_version = 8;";
 
-static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7, v8};
+/* v8 -> v9 (issue 29): the time of a deployment's layer kernels alone. A dwave candidate
+ * deployed inout or sides is timed twice by the worker: its whole step (time_ms) and then
+ * every launch but the interior's (layers_ms, the median of its own samples), which is what
+ * the CPU computes in a task-parallel hybrid step (the sides deployment's six slabs). Not
+ * derivable from the step: a config that is fast on the whole grid can be slow on thin
+ * slabs and the other way round (H200 host, 256^3 W=16: the blocked best 4.4 ms a step, its
+ * slabs 6.6-10.6 ms; the plain loop nest 11.1 ms a step, its slabs 3.0 ms). NULL where there
+ * are no layer kernels (every other operator, complete) and for rows before v9. */
+static const char v9[] =
+    "ALTER TABLE evaluations ADD COLUMN layers_ms REAL"
+    " CHECK (layers_ms IS NULL OR layers_ms > 0);"
+    "PRAGMA user_version = 9;";
+
+static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7, v8, v9};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -325,8 +338,12 @@ static const char compat_v7[] =
     "CREATE TEMP TABLE links (id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
     " h2d_gbs REAL NOT NULL, d2h_gbs REAL NOT NULL, both_gbs REAL NOT NULL,"
     " latency_us REAL NOT NULL, unified INTEGER NOT NULL, measured TEXT NOT NULL) STRICT;";
+/* v8: the file's evaluations with v9's layer time, none measured. */
+static const char compat_v8[] =
+    "CREATE TEMP VIEW IF NOT EXISTS evaluations AS"
+    " SELECT *, NULL AS layers_ms FROM main.evaluations;";
 static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL, NULL,
-                                     compat_v6, compat_v7};
+                                     compat_v6, compat_v7, compat_v8};
 _Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)

@@ -93,6 +93,9 @@ typedef struct fdt_eval_result {
     double frac_copy;  /* gbs / copy bandwidth measured by this worker */
     fdt_rt_resources res;
     double compile_s;
+    double layers_ms;  /* dwave inout/sides: the median of the layer kernels alone (every
+                          launch of the step but the interior's), timed after the step;
+                          0: none (one box) */
     int64_t line, offset; /* layout the kernel ran with (elements) */
     fdt_clocks clocks;    /* the GPU's clocks right after it (known 0: not read) */
 } fdt_eval_result;

@@ -45,6 +45,11 @@ typedef enum {
 typedef struct fdt_hyrun_side {
     fdt_device dev;
     fdt_config cfg;
+    int has_layers;        /* device B, task-parallel: 1 to run the slabs with cfg_layers */
+    fdt_config cfg_layers; /* the config whose slabs were timed fastest (fdt_hybrid_dev's
+                            * layers_ms): which config runs the grid best and which runs its
+                            * thin slabs best differ (the CPU's blocked family and its plain
+                            * loop nest) */
 } fdt_hyrun_side;
 
 typedef struct fdt_hyrun_request {

@@ -907,6 +907,15 @@ static void compare(const fdt_problem *p, const fdt_layout *gl, const void *a, c
             }
 }
 
+/* Device B's side in rq's mode: its layers' config for task-parallel where it has one. */
+static fdt_hyrun_side side_b(const fdt_hyrun_request *rq)
+{
+    fdt_hyrun_side s = rq->side[1];
+    if (rq->mode == FDT_HYRUN_TASK && s.has_layers)
+        s.cfg = s.cfg_layers;
+    return s;
+}
+
 /* Shared memory is one allocation, so one layout; and a data-parallel pair in one layout
  * exchanges whole planes as contiguous copies (whole_planes): when the two configs' aligns
  * differ, the one with the smaller gets the larger (both dialects take align; it changes the
@@ -921,7 +930,7 @@ static int same_layout(const fdt_hyrun_request *rq, hdev *d, fdt_hyrun_result *r
     if ((!share && rq->mode != FDT_HYRUN_DATA) || d[0].cfg.align == d[1].cfg.align)
         return 0;
     int lo = d[0].cfg.align < d[1].cfg.align ? 0 : 1;
-    fdt_hyrun_side s = rq->side[lo];
+    fdt_hyrun_side s = lo ? side_b(rq) : rq->side[0];
     s.cfg.align = d[1 - lo].cfg.align;
     res->shared_align = s.cfg.align;
     res->realigned = lo;
@@ -954,8 +963,9 @@ static int hyrun_child(void *arg, fdt_sb *out)
         rc = a && b ? 0 : fdt_err_set(&e, "hybrid run: out of memory");
     }
     int need_b = rq->mode != FDT_HYRUN_GPU;
+    fdt_hyrun_side sb = side_b(rq);
     rc = rc || dev_open(&d[0], &rq->side[0], &rq->p, &e) ||
-         (need_b && dev_open(&d[1], &rq->side[1], &rq->p, &e)) ||
+         (need_b && dev_open(&d[1], &sb, &rq->p, &e)) ||
          (need_b && same_layout(rq, d, &res, &e)) ||
          single_run(rq, &d[0], &in, &res.single_ms, &gl, b, &e) ||
          mode_run(rq, d, &in, &res, &gl, a, &e);

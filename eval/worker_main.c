@@ -7,7 +7,8 @@
  * operator but dwave, whose deployment (fdt_gen_deploy: complete, inout, sides) runs its
  * boxes one after another, each with its own kernel (the damped NAME or the interior
  * NAME_int), pointers at the box's origin and geometry, all inside one timed action, and is
- * verified whole like any output. FDTUNE_TEST_DROP_BOX=i (tests only) leaves box i of every
+ * verified whole like any output; a deployment with an interior box is then timed again
+ * without it (layers_ms: what a task-parallel hybrid step leaves to the CPU). FDTUNE_TEST_DROP_BOX=i (tests only) leaves box i of every
  * candidate's step out, so that tests see an unwritten box fail the check. Device errors that
  * kill the context end this process after the result is sent, so the parent restarts a
  * clean worker. */
@@ -238,6 +239,8 @@ typedef struct kernel_run {
 typedef struct step_run {
     int nbox;
     int drop; /* tests only: the box left out (FDTUNE_TEST_DROP_BOX), -1 none */
+    int layers_only;                  /* 1: run_step launches the damped boxes alone */
+    int damped[FDTUNED_DEPLOY_MAX];   /* box i runs the damped kernel (a layer's box) */
     kernel_run box[FDTUNED_DEPLOY_MAX];
 } step_run;
 
@@ -284,6 +287,7 @@ static int prepare_step(step_run *s, void *fn, void *fn_int, const fdt_config *c
                         uint64_t out, fdt_err *e)
 {
     s->drop = -1;
+    s->layers_only = 0;
     if (W.p.op != FDT_OP_DWAVE) {
         s->nbox = 1;
         prepare_run(&s->box[0], fn, g, l, in, out, NULL);
@@ -294,9 +298,11 @@ static int prepare_step(step_run *s, void *fn, void *fn_int, const fdt_config *c
         return -1;
     FDT_ASSERT(d.nbox >= 1 && d.nbox <= FDTUNED_DEPLOY_MAX, "a deployment has 1 to 7 boxes");
     s->nbox = d.nbox;
-    for (int i = 0; i < d.nbox; i++)
+    for (int i = 0; i < d.nbox; i++) {
+        s->damped[i] = d.box[i].damped != 0;
         prepare_run(&s->box[i], d.box[i].damped ? fn : fn_int, &d.geo[i], l, in, out,
                     &d.box[i]);
+    }
     return 0;
 }
 
@@ -312,12 +318,13 @@ static int run_kernel(kernel_run *k, fdt_err *e)
     return 0;
 }
 
-/* One step: every box of the deployment, in order (an action of time_action). */
+/* One step: every box of the deployment, in order (an action of time_action); with
+ * layers_only the damped boxes alone. */
 static int run_step(void *ctx, fdt_err *e)
 {
     step_run *s = ctx;
     for (int i = 0; i < s->nbox; i++)
-        if (i != s->drop && run_kernel(&s->box[i], e))
+        if (i != s->drop && (!s->layers_only || s->damped[i]) && run_kernel(&s->box[i], e))
             return -1;
     return 0;
 }
@@ -429,6 +436,26 @@ static int time_action(action_fn act, void *ctx, const fdt_timing_opts *o, int f
     rc = 0;
 done:
     free(ms);
+    return rc;
+}
+
+/* A deployment with an interior box: its layer kernels' time alone (the step's output stays
+ * what the whole step wrote: the layers write the same values again), else 0. */
+static int time_layers(step_run *s, const fdt_timing_opts *o, double *ms, fdt_err *e)
+{
+    *ms = 0;
+    int layers = 0;
+    for (int i = 0; i < s->nbox; i++)
+        layers += s->damped[i];
+    if (s->nbox < 2 || layers == s->nbox)
+        return 0;
+    FDT_ASSERT(layers >= 1, "a deployment with an interior box has layer boxes");
+    fdt_timing t;
+    memset(&t, 0, sizeof t);
+    s->layers_only = 1;
+    int rc = time_action(run_step, s, o, W.flush_bytes > 0, &t, e);
+    s->layers_only = 0;
+    *ms = t.median_ms;
     return rc;
 }
 
@@ -951,7 +978,8 @@ static int do_eval(const char *payload, size_t n, fdt_eval_result *r)
         verify_message(r, &c, "wrong");
         goto out;
     }
-    if (time_action(run_step, &k, &m.t, W.flush_bytes > 0, &r->timing, &e)) {
+    if (time_action(run_step, &k, &m.t, W.flush_bytes > 0, &r->timing, &e) ||
+        time_layers(&k, &m.t, &r->layers_ms, &e)) {
         lost = device_failure(r, "timing", &e);
         goto out;
     }

@@ -59,6 +59,11 @@ typedef struct fdt_hybrid_dev {
                               deployment slower than the best is often only probed); 0: not
                               measured */
     int deploy_probe[FDT_HYB_NDEPLOY]; /* 1: deploy_gbs[k] is a probe's (no full evaluation) */
+    double layers_ms;      /* the sides deployment's six slabs alone, ms: the least of the
+                              sides evaluations' layer times (database: evaluations.layers_ms;
+                              a full one, else a probe), what task-parallel leaves to this
+                              device; 0: not measured */
+    int layers_probe;      /* 1: layers_ms is a probe's */
     double interior_gbs;   /* the undamped wave at the same grid, R and precision (the interior
                               kernel's expression); 0: not measured */
     double copy_gbs;       /* the device's copy bandwidth measured in those runs (database:

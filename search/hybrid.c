@@ -33,13 +33,19 @@ static double ms_of(double bytes, double gbs)
     return bytes / gbs * 1e-6;
 }
 
+/* The rate gbs measured over `bytes` with `launches` launches, those launches taken out. */
+static double net_of(double bytes, double gbs, int launches, double launch_us)
+{
+    FDT_ASSERT(gbs > 0 && bytes > 0, "a rate to scale");
+    double full = ms_of(bytes, gbs);
+    double net = fmax(full - launches * launch_us * 1e-3, 0.5 * full);
+    return bytes / net * 1e-6;
+}
+
 double fdt_hybrid_net_gbs(const fdt_problem *p, double gbs, int measured_launches,
                           double launch_us)
 {
-    FDT_ASSERT(gbs > 0, "a rate to scale");
-    double full = ms_of(fdt_effective_bytes(p), gbs);
-    double net = fmax(full - measured_launches * launch_us * 1e-3, 0.5 * full);
-    return fdt_effective_bytes(p) / net * 1e-6;
+    return net_of(fdt_effective_bytes(p), gbs, measured_launches, launch_us);
 }
 
 double fdt_hybrid_box_ms(const fdt_problem *p, const int64_t n[3], double gbs,
@@ -237,22 +243,36 @@ static void slabs(const fdt_problem *p, double *points, double *bytes)
     *points = 2 * ((double)n[0] * n[1] * W + (double)n[0] * W * iz + (double)W * iy * iz);
 }
 
+/* Appends a clause to why (n bytes), "; " after any before it. */
+static void add_why(char *why, size_t n, const char *text)
+{
+    size_t used = strlen(why);
+    snprintf(why + used, n - used, "%s%s", used ? "; " : "", text);
+}
+
 /* The rate of the GPU's interior kernel and of the CPU's slabs, saying in why what stands in
  * for a rate not measured. */
 static void task_rates(const fdt_hybrid_in *in, rate *g, rate *c, char *why, size_t n)
 {
     *g = (rate){in->gpu.interior_gbs, 1};
-    *c = (rate){0, deploy_launches[FDT_HYB_SIDES]};
+    *c = (rate){0, 6};
     why[0] = 0;
-    /* The slabs' own rate: the CPU's sides deployment's step less its interior box at the
-     * whole-grid rate. Not the sides deployment's rate over the grid: the slabs are thin (the
-     * x faces rows of W points), and a point of theirs cost the H200 host's 16 cores 2.4 times
-     * a point of the grid (512^3 R=4 f32, W=16: the step 100 ms, the interior 42 ms). */
+    /* The slabs' own rate: their time alone, measured (layers_ms). Neither the sides
+     * deployment's rate over the grid nor the whole-grid rate: the slabs are thin (the x faces
+     * rows of W points), and which config runs them fastest is another question than which
+     * runs the grid fastest (H200 host, 256^3 R=4 f32, W=16: the blocked best 4.4 ms a step
+     * and 6.6-10.6 ms its slabs; the plain loop nest 11.1 ms a step and 3.0 ms its slabs). */
     const fdt_problem *p = &in->p;
     int64_t W = p->absorb_w, ni[3] = {p->nx - 2 * W, p->ny - 2 * W, p->nz - 2 * W};
     double slab_pts, slab_bytes;
     slabs(p, &slab_pts, &slab_bytes);
-    if (in->cpu.deploy_gbs[FDT_HYB_SIDES] > 0 && in->cpu.gbs > 0) {
+    if (in->cpu.layers_ms > 0) {
+        c->gbs = slab_bytes / in->cpu.layers_ms * 1e-6;
+    } else if (in->cpu.deploy_gbs[FDT_HYB_SIDES] > 0 && in->cpu.gbs > 0) {
+        /* no layer time (a database before schema v9): the sides step less its interior
+         * box at the whole-grid rate, said */
+        add_why(why, n, "the CPU's slabs not timed alone (rows before fdtune stored "
+                        "layers_ms): the sides step less its interior at the whole-grid rate");
         double t_sides = ms_of(fdt_effective_bytes(p), in->cpu.deploy_gbs[FDT_HYB_SIDES]);
         double t_int = ms_of(box_bytes(p, ni), in->cpu.gbs);
         if (t_sides > t_int)
@@ -260,15 +280,13 @@ static void task_rates(const fdt_hybrid_in *in, rate *g, rate *c, char *why, siz
     }
     if (g->gbs <= 0) {
         *g = whole_rate(&in->gpu);
-        snprintf(why, n, "the GPU's interior kernel not measured (tune wave at this grid): "
-                         "its whole-grid rate taken");
+        add_why(why, n, "the GPU's interior kernel not measured (tune wave at this grid): "
+                        "its whole-grid rate taken");
     }
     if (c->gbs <= 0) {
         *c = whole_rate(&in->cpu);
-        size_t used = strlen(why);
-        snprintf(why + used, n - used, "%sthe CPU's sides deployment not measured (or no "
-                                       "slower than its interior alone): its whole-grid rate "
-                                       "taken", used ? "; " : "");
+        add_why(why, n, "the CPU's sides deployment not measured (or no slower than its "
+                        "interior alone): its whole-grid rate taken");
     }
 }
 
@@ -302,7 +320,7 @@ static void task_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
                                                      * face_pts / ipts;
     slabs(p, &s->cpu.points, &s->cpu.bytes);
     s->cpu.gbs = c.gbs;
-    s->cpu.net_gbs = fdt_hybrid_net_gbs(p, c.gbs, c.launches, in->cpu.launch_us);
+    s->cpu.net_gbs = net_of(s->cpu.bytes, c.gbs, c.launches, in->cpu.launch_us); /* slabs' */
     s->cpu.launches = 6;
     s->cpu.launch_us = in->cpu.launch_us;
     double work = ms_of(s->cpu.bytes, s->cpu.net_gbs);

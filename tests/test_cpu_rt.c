@@ -573,6 +573,11 @@ static void test_worker_dwave(void **state)
                 if (eval_config(w, &p, cfg, &r) != FDT_EVAL_OK)
                     fail_msg("dwave %s %s: %s", fdt_prec_name(p.prec), cfg, r.message);
                 assert_true(r.gbs > 0);
+                /* the layer kernels timed alone: none in complete, a time in the others */
+                if (d == 0)
+                    assert_true(r.layers_ms == 0);
+                else
+                    assert_true(r.layers_ms > 0 && r.layers_ms < 1e6);
             }
         if (prec == FDT_F32)
             assert_int_equal(eval_config(w, &p, "deploy=sides,fault=coef", &r), FDT_EVAL_WRONG);

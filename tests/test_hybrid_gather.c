@@ -71,9 +71,9 @@ static int64_t begin(fdt_db *db, const fdt_device *d, double copy, int64_t *dev)
     return id;
 }
 
-/* An ok full evaluation of p at gbs. */
-static void add_stage(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs,
-                      fdt_db_stage stage)
+/* An ok evaluation of p at gbs in stage, its layers timed alone in layers_ms (NaN: none). */
+static void add_layers(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs,
+                       fdt_db_stage stage, double layers_ms)
 {
     fdt_err e;
     fdt_db_eval ev;
@@ -87,8 +87,15 @@ static void add_stage(fdt_db *db, int64_t run, fdt_problem p, const char *config
     ev.time_ms = fdt_effective_bytes(&p) / gbs * 1e-6;
     ev.layout_line = 520;
     ev.layout_offset = 0;
+    ev.layers_ms = layers_ms;
     if (fdt_db_eval_insert(db, &ev, NULL, &e))
         fail_msg("%s", e.msg);
+}
+
+static void add_stage(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs,
+                      fdt_db_stage stage)
+{
+    add_layers(db, run, p, config, gbs, stage, NAN);
 }
 
 static void add(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs)
@@ -123,7 +130,12 @@ static void make_db(const char *path, int with_link)
     add(db, crun, dwave(), "default", 64);
     /* probes: the CPU's sides only probed (taken, marked), the GPU's sides probed faster
      * than its full evaluations (a full one stands) */
-    add_stage(db, crun, dwave(), "deploy=sides", 30, FDT_DB_PROBE);
+    add_layers(db, crun, dwave(), "deploy=sides", 30, FDT_DB_PROBE, 9.0);
+    /* the slabs of a slower sides step timed fastest (taken with its config); an inout's and
+     * a GPU's layer times are not the CPU's slabs */
+    add_layers(db, crun, dwave(), "blk=1,deploy=sides,ty=16", 25, FDT_DB_PROBE, 4.5);
+    add_layers(db, crun, dwave(), "deploy=inout", 20, FDT_DB_PROBE, 1.0);
+    add_layers(db, run, dwave(), "bx=32,deploy=sides", 3000, FDT_DB_PROBE, 0.1);
     add_stage(db, run, dwave(), "bx=256,deploy=sides", 3600, FDT_DB_PROBE);
     fdt_db_link l = {55, 55, 0, 10, 0, "2026-11-28T10:00:00.000Z"};
     if (with_link && fdt_db_link_put(db, gid, &l, &e))
@@ -180,6 +192,8 @@ static void gathers_the_stored_rates(void **state)
     assert_int_equal(in.gpu.deploy_probe[FDT_HYB_SIDES], 0);
     assert_true(fabs(in.cpu.deploy_gbs[FDT_HYB_SIDES] - 30) < 1e-9);
     assert_int_equal(in.cpu.deploy_probe[FDT_HYB_SIDES], 1);
+    assert_true(in.cpu.layers_ms == 4.5 && in.cpu.layers_probe == 1);
+    assert_string_equal(src.cpu_layers_config, "blk=1,deploy=sides,ty=16");
     assert_int_equal(in.cpu.deploy_probe[FDT_HYB_COMPLETE], 0);
     assert_true(fabs(in.gpu.interior_gbs - 3900) < 1e-9);
     assert_true(in.gpu.flops_gfs > 10000); /* sm_90's facts x 132 SMs */
@@ -255,6 +269,10 @@ static void command_plans_gpu_only_on_h200(void **state)
     assert_has(r.out, "a layer point costs the GPU 1.11x an interior point: not divergent "
                       "(from 1.5x; by deployment: complete 1.11x inout 1.30x sides 1.93x)");
     assert_lacks(r.out, "PREDICTION");
+    /* the CPU's slabs timed alone: task-parallel's CPU part, with the config that ran them */
+    assert_has(r.out, "the sides' six slabs alone 4.5000 ms (a probe) with "
+                      "blk=1,deploy=sides,ty=16 (task-parallel runs it)");
+    assert_has(r.out, "cpu 4.5000 ms = ");
     tu_result_free(&r);
     run_cli(&r, g_db, "--gpu", "H200", "--cpu", "Xeon", "--json", NULL);
     expect_status(&r, 0);
@@ -263,6 +281,8 @@ static void command_plans_gpu_only_on_h200(void **state)
     assert_has(r.out, "\"prediction\": false");
     assert_has(r.out, "\"interior_gbs\": 3900");
     assert_has(r.out, "\"sides_gbs\": 3350");
+    assert_has(r.out, "\"layers_ms\": 4.5");
+    assert_has(r.out, "\"layers_config\": \"blk=1,deploy=sides,ty=16\"");
     tu_result_free(&r);
 }
 

@@ -162,6 +162,10 @@ static void task_parallel_when_layers_diverge(void **state)
     in.gpu.gbs = 2400;
     in.gpu.interior_gbs = 3600;
     in.cpu.gbs = in.cpu.deploy_gbs[FDT_HYB_SIDES] = 700;
+    fdt_problem p512 = dwave512(), p480 = p512;
+    p480.nx = p480.ny = p480.nz = 480;
+    /* the slabs timed alone at the grid's rate */
+    in.cpu.layers_ms = (fdt_effective_bytes(&p512) - fdt_effective_bytes(&p480)) / 700e6;
     in.cpu.copy_gbs = 900;
     in.link = (fdt_hybrid_link){200, 200, 200, 2, 0, 0};
     fdt_hybrid_plan pl;
@@ -342,6 +346,31 @@ static void box_model_identity(void **state)
  * sides deployment 100.05 ms (21.72 GB/s). The slabs are what sides adds to its interior box at
  * the whole-grid rate, 57.6 ms; the runner measured the task-parallel step at 50.5 ms. The
  * sides deployment's rate over the slab bytes alone would say 19.7 ms. */
+/* The CPU's slabs timed alone (layers_ms): task-parallel's CPU part is that time with its
+ * six launches, whatever the grid's rates say (H200 host at 256^3: the loop nest's slabs 3.0
+ * ms while its sides step ran at 25 GB/s and the blocked best's at 71 GB/s). */
+static void task_parallel_slabs_timed(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.gpu.interior_gbs = 4148;
+    in.cpu.gbs = in.cpu.deploy_gbs[FDT_HYB_COMPLETE] = 42.15;
+    in.cpu.deploy_gbs[FDT_HYB_SIDES] = 21.72;
+    in.cpu.layers_ms = 20;
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    const fdt_hybrid_pred *t = &pl.s[FDT_HYB_TASK];
+    assert_true(t->ok);
+    assert_true(t->why[0] == 0); /* both rates measured */
+    assert_true(fabs(t->cpu.t_ms - 20) < 1e-9 * 20); /* its launches counted once */
+    in.cpu.layers_ms = 10; /* half the time, half the prediction */
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_true(fabs(pl.s[FDT_HYB_TASK].cpu.t_ms - 10) < 1e-9 * 10);
+}
+
+/* Without a layer time (rows before schema v9): the sides step less its interior at the
+ * whole-grid rate, said in why. */
 static void task_parallel_slabs_from_sides(void **state)
 {
     (void)state;
@@ -354,7 +383,7 @@ static void task_parallel_slabs_from_sides(void **state)
     assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
     const fdt_hybrid_pred *t = &pl.s[FDT_HYB_TASK];
     assert_true(t->ok);
-    assert_true(t->why[0] == 0); /* both rates measured */
+    assert_non_null(strstr(t->why, "not timed alone"));
     fdt_problem p = dwave512(), q = p;
     q.nx = q.ny = q.nz = 480;
     double want = fdt_effective_bytes(&p) / 21.72e6 - fdt_effective_bytes(&q) / 42.15e6;
@@ -370,6 +399,7 @@ int main(void)
         cmocka_unit_test(data_parallel_on_an_apu),
         cmocka_unit_test(small_gain_keeps_gpu_only),
         cmocka_unit_test(task_parallel_when_layers_diverge),
+        cmocka_unit_test(task_parallel_slabs_timed),
         cmocka_unit_test(task_parallel_slabs_from_sides),
         cmocka_unit_test(no_cpu_rate_plans_gpu_only),
         cmocka_unit_test(refusals),

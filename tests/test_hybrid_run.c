@@ -4,7 +4,7 @@
  * and after N steps each split agrees with the single-device run from the same initial field
  * bit for bit (one dialect, one config: the same operations on every point): data-parallel at
  * two fractions, task-parallel (the interior kernel on A, the six layers on B, the faces
- * exchanged), data-parallel on one shared allocation, and the CPU-only deployment. Bad
+ * exchanged; B's layers with a config of their own, to rounding), data-parallel on one shared allocation, and the CPU-only deployment. Bad
  * requests are refused with the reason. The energy check: a Ricker pulse in a small grid
  * comes back from the boundary weaker as the absorbing layer widens (W = 0, 3, 6). */
 #include <setjmp.h>
@@ -96,6 +96,28 @@ static void test_task_parallel(void **state)
     request(&rq, FDT_HYRUN_TASK, 0);
     double faces = 2.0 * 2 * (12 * 24 + 16 * 24 + 16 * 12) * 4; /* R=2, both ways, f32 */
     expect_agrees(&rq, 0, 2 * faces);
+    /* B's slabs with a config of their own (the blocked family), which B runs in
+     * task-parallel alone: the run agrees to rounding; with one allocation its align is
+     * the one B ran with (A, of align 1, took it) */
+    fdt_err e;
+    fdt_hyrun_result r;
+    rq.side[1].has_layers = 1;
+    if (fdt_config_parse("blk=1,ty=4", &rq.side[1].cfg_layers, &e))
+        fail_msg("%s", e.msg);
+    if (fdt_hyrun_run(&rq, &r, &e))
+        fail_msg("task-parallel, the layers' config: %s", e.msg);
+    assert_true(r.max_abs > 0.1 && fdt_hyrun_agrees(&rq.p, &r, rq.steps + rq.warmup));
+    rq.share = FDT_HYRUN_SHARE_ALWAYS;
+    rq.side[1].cfg_layers.align = 8;
+    if (fdt_hyrun_run(&rq, &r, &e))
+        fail_msg("task-parallel, the layers' config, shared: %s", e.msg);
+    assert_true(r.shared && r.shared_align == 8 && r.realigned == 0);
+    assert_true(fdt_hyrun_agrees(&rq.p, &r, rq.steps + rq.warmup));
+    rq.mode = FDT_HYRUN_DATA; /* another mode: B's own config, align 1 both */
+    rq.fraction = 0.25;
+    if (fdt_hyrun_run(&rq, &r, &e))
+        fail_msg("data-parallel beside a layers' config: %s", e.msg);
+    assert_true(r.shared && r.shared_align == 0 && r.bitwise);
 }
 
 /* One shared allocation (the unified case's path): nothing copied; the CPU-only deployment.

@@ -17,11 +17,18 @@ void sql_exec(const char *path, const char *sql);
  * memory clocks and known throttle reasons (0 is "none"). */
 fdt_clocks sql_clocks(int sm, int sm_max, int mem, int mem_max, uint64_t reasons);
 
+/* What the v8 -> v9 step added (an evaluation's layer time): dropped, a file is v8 again
+ * (test_db's test_migrate_v8). */
+#define DROP_V9                                                                            \
+    "ALTER TABLE evaluations DROP COLUMN layers_ms;"                                       \
+    "PRAGMA user_version = 8;"
+
 /* What the v7 -> v8 step did (the problems' absorbing layer and 'dwave'; the links table):
  * undone with v7's own problems table and its bounds triggers, a file is v7 again (test_db's
  * test_migrate_v7). Refused when the file holds a dwave problem. Turns the connection's
- * foreign keys off: the documented way of rebuilding a table. */
+ * foreign keys off: the documented way of rebuilding a table. With DROP_V9 first. */
 #define DROP_V8                                                                            \
+    DROP_V9                                                                                \
     "PRAGMA foreign_keys = OFF;"                                                           \
     "CREATE TABLE v7_problems (id INTEGER PRIMARY KEY,"                                    \
     " op TEXT NOT NULL CHECK (op IN ('d2x', 'd2y', 'd2z', 'lap', 'wave')),"                \

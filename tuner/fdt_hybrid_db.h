@@ -24,6 +24,8 @@ typedef struct fdt_hybrid_sources {
     fdt_device gpu, cpu;          /* the stored devices (cpu.id 0: none found) */
     char gpu_config[256], cpu_config[256]; /* their best configs */
     char deploy_config[FDT_HYB_NDEPLOY][256]; /* the GPU's best per deployment */
+    char cpu_layers_config[256];  /* the CPU's config of in->cpu.layers_ms: the one whose
+                                     slabs task-parallel runs ("" none measured) */
     char link_measured[32];       /* when the link was measured */
     char notes[512];              /* what was not found and what stands in ("" if none) */
 } fdt_hybrid_sources;

@@ -105,11 +105,32 @@ static int better_deploy(const fdt_db_eval *ev, const fdt_hybrid_dev *d, int k)
     return full != had_full ? full : ev->gbs > d->deploy_gbs[k];
 }
 
+/* Whether evaluation ev replaces the layer time so far in d, by the same rule. */
+static int better_layers(const fdt_db_eval *ev, const fdt_hybrid_dev *d)
+{
+    int full = ev->stage == FDT_DB_FULL, had_full = d->layers_ms > 0 && !d->layers_probe;
+    return full != had_full ? full : !(d->layers_ms > 0) || ev->layers_ms < d->layers_ms;
+}
+
+/* ev's layer time into d (and its config into layers_config, may be NULL) where it is a
+ * sides deployment's (the six slabs of task-parallel) and better than d's. */
+static void take_layers(const fdt_db_eval *ev, int deploy, fdt_hybrid_dev *d,
+                        char *layers_config)
+{
+    if (deploy != FDT_HYB_SIDES || !(ev->layers_ms > 0) || !better_layers(ev, d))
+        return;
+    d->layers_ms = ev->layers_ms;
+    d->layers_probe = ev->stage != FDT_DB_FULL;
+    if (layers_config)
+        snprintf(layers_config, 256, "%s", ev->config);
+}
+
 /* The best ok evaluation per deployment of (device, problem) of row: a full one, else a probe
  * (the search probes every candidate and fully measures only those near its best, so a slow
- * deployment such as a CPU's sides is often only probed). */
+ * deployment such as a CPU's sides is often only probed); and the least layer time of its
+ * sides evaluations, by the same rule. */
 static int deployments(fdt_db *db, const fdt_db_row *row, fdt_hybrid_dev *d,
-                       char (*configs)[256], fdt_err *e)
+                       char (*configs)[256], char *layers_config, fdt_err *e)
 {
     fdt_db_rows rows = {0};
     if (fdt_db_evals(db, row->device.id, 0, row->ev.problem_id, fdt_db_collect_row, &rows, e) ||
@@ -122,6 +143,7 @@ static int deployments(fdt_db *db, const fdt_db_row *row, fdt_hybrid_dev *d,
         if (ev->status != FDT_DB_OK || !(ev->gbs > 0))
             continue;
         int k = deploy_of(ev->config);
+        take_layers(ev, k, d, layers_config);
         if (better_deploy(ev, d, k)) {
             d->deploy_gbs[k] = ev->gbs;
             d->deploy_probe[k] = ev->stage != FDT_DB_FULL;
@@ -144,7 +166,7 @@ static double gpu_flops(const fdt_device *dev, const fdt_problem *p)
 /* One device's rates for p: its best, deployments, copy bandwidth. */
 static fdt_status device_rates(fdt_db *db, const char *name, int cpu, const fdt_problem *p,
                                fdt_hybrid_dev *d, fdt_db_row *row, char (*configs)[256],
-                               fdt_err *e)
+                               char *layers_config, fdt_err *e)
 {
     int found = 0;
     fdt_status st = best_row(db, name, cpu, p, 0, row, &found, e);
@@ -165,7 +187,7 @@ static fdt_status device_rates(fdt_db *db, const char *name, int cpu, const fdt_
     d->launch_us = cpu ? FDT_HYB_CPU_LAUNCH_US : FDT_HYB_GPU_LAUNCH_US;
     if (!cpu)
         d->flops_gfs = gpu_flops(&row->device, p);
-    if (p->op == FDT_OP_DWAVE && deployments(db, row, d, configs, e))
+    if (p->op == FDT_OP_DWAVE && deployments(db, row, d, configs, layers_config, e))
         return FDT_STATUS_ERROR;
     return FDT_STATUS_OK;
 }
@@ -215,7 +237,7 @@ fdt_status fdt_hybrid_gather(fdt_db *db, const char *gpu, const char *cpu, const
     in->p = *p;
     in->sync_us = FDT_HYB_SYNC_US;
     fdt_db_row row;
-    fdt_status st = device_rates(db, gpu, 0, p, &in->gpu, &row, src->deploy_config, e);
+    fdt_status st = device_rates(db, gpu, 0, p, &in->gpu, &row, src->deploy_config, NULL, e);
     if (st != FDT_STATUS_OK)
         return st;
     src->gpu = row.device;
@@ -224,7 +246,8 @@ fdt_status fdt_hybrid_gather(fdt_db *db, const char *gpu, const char *cpu, const
         return FDT_STATUS_ERROR;
     if (!cpu)
         return FDT_STATUS_OK;
-    if ((st = device_rates(db, cpu, 1, p, &in->cpu, &row, NULL, e)) != FDT_STATUS_OK)
+    if ((st = device_rates(db, cpu, 1, p, &in->cpu, &row, NULL, src->cpu_layers_config, e)) !=
+        FDT_STATUS_OK)
         return st;
     src->cpu = row.device;
     snprintf(src->cpu_config, sizeof src->cpu_config, "%s", row.ev.config);
