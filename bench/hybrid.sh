@@ -7,7 +7,10 @@
 #     its undamped wave at the same grid (the interior kernel's rate), the CPU's dwave; then
 #     `fdtune query best` of dwave (--absorb 16) and of wave, each into its own JSON;
 #  3. the three deployments' times on the GPU and on the CPU (`fdtune bench` of each device's
-#     best config with deploy=complete, inout, sides);
+#     best config with deploy=complete, inout, sides), the same measured by the tuner into the
+#     database (the best measured again: the planner takes re-measurements over the search's
+#     own measurement, the low tail of the winner's times), and the CPU's config whose slabs
+#     the tune timed fastest (task-parallel's) measured again;
 #  4. the damped step's fraction of copy against the undamped wave's on the GPU (its extra
 #     bytes counted: the effective bytes of dwave include c2 and p_prev like wave's): PASS
 #     when dwave's GB/s is within 10% of wave's;
@@ -48,6 +51,44 @@ verdict() {
     if [ "$1" -eq 0 ]; then echo "PASS: $2"; else echo "FAIL: $2"; fails=$((fails + 1)); fi
 }
 step() { echo; echo "=== $*"; }
+
+# tune_these WHO NAME --config C ...: the configs measured by the tuner into the database
+# (WHO gpu or cpu), through a recipe of those configs alone (OUTDIR/NAME.lua); the tuner's
+# JSON in OUTDIR/NAME_tuned.json.
+tune_these() {
+    local who=$1 name=$2 rec="$OUTDIR/$2.lua" tdev=(--gpu auto)
+    shift 2
+    python3 - "$@" >"$rec" <<'EOF'
+import sys
+cfgs = [a for a in sys.argv[1:] if a != "--config"]
+vals = {}
+for c in cfgs:
+    for kv in c.split(","):
+        k, v = kv.split("=")
+        if v not in vals.setdefault(k, []):
+            vals[k].append(v)
+lit = lambda v: v if v.lstrip("-").replace(".", "", 1).isdigit() else '"%s"' % v
+print('-- bench/hybrid.sh: these configs alone, measured again')
+print('ops { "dwave" }')
+for k, vs in vals.items():
+    print('param("%s", { %s })' % (k, ", ".join(lit(v) for v in vs)))
+print('constrain("these configs alone", function(c, dev, prob)')
+print('  local s = {}')
+for c in cfgs:
+    print('  s["%s"] = true' % ",".join(sorted(c.split(","))))
+print('  local t = {}')
+print('  for _, k in ipairs({%s}) do t[#t + 1] = k .. "=" .. tostring(c[k]) end' %
+      ", ".join('"%s"' % k for k in sorted(vals)))
+print('  return s[table.concat(t, ",")] == true')
+print('end)')
+print('strategy "exhaustive"')
+print('budget(%d)' % len(cfgs))
+print('default { %s }' % ", ".join("%s = %s" % (k, lit(vs[0])) for k, vs in vals.items()))
+EOF
+    [ "$who" = cpu ] && tdev=(--cpu auto)
+    "$FDTUNE" "${tdev[@]}" "${dw[@]}" --recipe "$rec" --db "$db" --search-all \
+        --json >"$OUTDIR/${name}_tuned.json"
+}
 
 step "1. host link"
 links=$(python3 -c '
@@ -109,41 +150,21 @@ print(rows[0]["config"] if rows else "")' "$OUTDIR/best_dwave_$g.json" "$who")
         "$FDTUNE" bench "${dw[@]}" "${dev[@]}" "${args[@]}" --json >"$OUTDIR/deploy_${who}_$g.json"
         verdict $? "$who: the three deployments benched at $grid (deploy_${who}_$g.json)"
         # the same three measured by the tuner and stored, so that the planner reads each
-        # deployment's rate (the slabs' of sides above all) from the database: a recipe of
-        # the best config alone, its deploy the one parameter with three values
-        rec="$OUTDIR/deploy_${who}_$g.lua"
-        python3 - "${args[@]}" >"$rec" <<'EOF'
-import sys
-cfgs = [a for a in sys.argv[1:] if a != "--config"]
-vals = {}
-for c in cfgs:
-    for kv in c.split(","):
-        k, v = kv.split("=")
-        if v not in vals.setdefault(k, []):
-            vals[k].append(v)
-lit = lambda v: v if v.lstrip("-").replace(".", "", 1).isdigit() else '"%s"' % v
-print('-- bench/hybrid.sh: the best config of one device, its three deployments')
-print('ops { "dwave" }')
-for k, vs in vals.items():
-    print('param("%s", { %s })' % (k, ", ".join(lit(v) for v in vs)))
-print('constrain("these configs alone", function(c, dev, prob)')
-print('  local s = {}')
-for c in cfgs:
-    print('  s["%s"] = true' % ",".join(sorted(c.split(","))))
-print('  local t = {}')
-print('  for _, k in ipairs({%s}) do t[#t + 1] = k .. "=" .. tostring(c[k]) end' %
-      ", ".join('"%s"' % k for k in sorted(vals)))
-print('  return s[table.concat(t, ",")] == true')
-print('end)')
-print('strategy "exhaustive"')
-print('budget(%d)' % len(cfgs))
-print('default { %s }' % ", ".join("%s = %s" % (k, lit(vs[0])) for k, vs in vals.items()))
-EOF
-        tdev=(--gpu auto)
-        [ "$who" = cpu ] && tdev=(--cpu auto)
-        "$FDTUNE" "${tdev[@]}" "${dw[@]}" --recipe "$rec" --db "$db" --search-all \
-            --json >"$OUTDIR/deploy_${who}_${g}_tuned.json"
+        # deployment's rate (the slabs' of sides above all) from the database; the best's
+        # complete is measured again there (the search's own measurement is the low tail
+        # of its times, which the planner then leaves out)
+        tune_these "$who" "deploy_${who}_$g" "${args[@]}"
         verdict $? "$who: the three deployments measured by the tuner into the database"
+        if [ "$who" = cpu ]; then
+            # the config whose slabs the tune timed fastest, which task-parallel runs: its
+            # layer time measured again for the same reason
+            lc=$("$FDTUNE" hybrid plan --gpu auto --cpu auto "${dw[@]}" --db "$db" --json |
+                python3 -c 'import json,sys; print(json.load(sys.stdin)["hybrid_plan"]["inputs"]["cpu"].get("layers_config") or "")')
+            if [ -n "$lc" ]; then
+                tune_these cpu "layers_cpu_$g" --config "$lc"
+                verdict $? "cpu: the slabs' config ($lc) measured again by the tuner"
+            fi
+        fi
         python3 -c '
 import json, sys
 for r in json.load(open(sys.argv[1]))["results"]:

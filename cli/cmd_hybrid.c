@@ -122,6 +122,8 @@ static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, cons
     fdt_emit_str(m, "name", d->name);
     fdt_emit_str_opt(m, "config", config ? config : "");
     fdt_emit_real(m, "gbs", d->gbs);
+    fdt_emit_int(m, "remeasured", d->remeasured);
+    fdt_emit_real_opt(m, "own_gbs", d->remeasured ? d->own_gbs : NAN);
     fdt_emit_real_opt(m, "copy_gbs", d->copy_gbs > 0 ? d->copy_gbs : NAN);
     for (int k = 0; k < FDT_HYB_NDEPLOY; k++) {
         char mk[32];
@@ -131,12 +133,17 @@ static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, cons
     fdt_emit_real_opt(m, "interior_gbs", d->interior_gbs > 0 ? d->interior_gbs : NAN);
     fdt_emit_real_opt(m, "layers_ms", d->layers_ms > 0 ? d->layers_ms : NAN);
     fdt_emit_str_opt(m, "layers_config", layers_config ? layers_config : "");
+    fdt_emit_int(m, "layers_remeasured", d->layers_remeasured);
     fdt_emit_real(m, "launch_us", d->launch_us);
     fdt_emit_real_opt(m, "flops_gfs", d->flops_gfs > 0 ? d->flops_gfs : NAN);
     fdt_emit_end(m);
     fdt_emit_text(m, "  %-4s %s: best %.0f GB/s", key, d->name, d->gbs);
     if (config && config[0])
         fdt_emit_text(m, " (%s)", config);
+    if (d->remeasured)
+        fdt_emit_text(m, " re-measured %d time%s (the median; the search's own measurement, "
+                      "%.0f, is the low tail its choice kept)", d->remeasured,
+                      d->remeasured == 1 ? "" : "s", d->own_gbs);
     if (d->copy_gbs > 0)
         fdt_emit_text(m, ", copy %.0f GB/s (%.0f%% of it)", d->copy_gbs,
                       100 * d->gbs / d->copy_gbs);
@@ -146,7 +153,10 @@ static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, cons
                           d->deploy_probe[k] ? " (a probe)" : "");
     if (d->interior_gbs > 0)
         fdt_emit_text(m, ", interior (wave) %.0f", d->interior_gbs);
-    if (d->layers_ms > 0)
+    if (d->layers_ms > 0 && d->layers_remeasured)
+        fdt_emit_text(m, "; the sides' six slabs alone %.4f ms (the median of %d "
+                      "re-measurements)", d->layers_ms, d->layers_remeasured);
+    else if (d->layers_ms > 0)
         fdt_emit_text(m, "; the sides' six slabs alone %.4f ms%s", d->layers_ms,
                       d->layers_probe ? " (a probe)" : "");
     if (d->layers_ms > 0 && layers_config && layers_config[0])

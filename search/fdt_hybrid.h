@@ -14,11 +14,12 @@
  * of the measured step taken out of it, so that t of the whole grid is the measured time.
  *
  * The overlap rule (the runner, eval/hybrid.c, does the same): every step each device first
- * computes the points the other needs (its R planes beside the cut; for task-parallel, the
- * R-thick faces of its part next to the other's), then the copies of those run, both
- * directions at once where the link allows, while each device computes the rest of its part;
- * the step ends when both parts and the copies are done, then the devices synchronise once.
- * So t = max(t_gpu, t_cpu, max(first_gpu, first_cpu) + t_copy) + sync. With unified memory
+ * computes the points the other needs (data-parallel: its R planes beside the cut), then the
+ * copies of those run, both directions at once where the link allows, while each device
+ * computes the rest of its part; the step ends when both parts and the copies are done, then
+ * the devices synchronise once. So t = max(t_gpu, t_cpu, max(first_gpu, first_cpu) + t_copy)
+ * + sync. Task-parallel computes each part whole first (first = t: the interior box and the
+ * six slabs, not cut at the faces the other reads), so its copies follow both parts. With unified memory
  * (APU, NVLink-C2C, host-mapped) nothing is copied, but both parts draw on one memory: their
  * bytes over the shared bandwidth are a floor under the step. */
 #ifndef FDT_HYBRID_H
@@ -64,6 +65,12 @@ typedef struct fdt_hybrid_dev {
                               a full one, else a probe), what task-parallel leaves to this
                               device; 0: not measured */
     int layers_probe;      /* 1: layers_ms is a probe's */
+    int remeasured;        /* gbs is the median of this many re-measurements of the best's
+                              config (its other ok full evaluations: the one that chose it is
+                              the low tail of its times); 0: gbs is the choice's own */
+    double own_gbs;        /* the choice's own measurement (gbs when remeasured is 0) */
+    int layers_remeasured; /* the same for layers_ms: the median of this many other
+                              measurements of its config's layer time; 0: the choice's own */
     double interior_gbs;   /* the undamped wave at the same grid, R and precision (the interior
                               kernel's expression); 0: not measured */
     double copy_gbs;       /* the device's copy bandwidth measured in those runs (database:

@@ -203,6 +203,46 @@ static void gathers_the_stored_rates(void **state)
     assert_string_equal(in.gpu.name, "NVIDIA H200");
 }
 
+/* The winner's curse: re-measurements of the best's config (other ok full evaluations) stand
+ * in for the one that chose it, their median; a probe is no re-measurement of a rate. The
+ * layer time likewise from other evaluations of its config, probes included. */
+static void remeasurements_stand_in_for_the_choice(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/remeasured.db", g_dir);
+    make_db(path, 1);
+    fdt_db *db;
+    fdt_err e = {""};
+    if (fdt_db_open(path, FDT_DB_READWRITE, &db, &e))
+        fail_msg("%s", e.msg);
+    fdt_device c = device("cpu", "Intel", "Intel Xeon Platinum 8480", "x86-64-v4", 16,
+                          "cpu-0123456789abcdef");
+    int64_t cid;
+    int64_t run = begin(db, &c, 72, &cid);
+    add(db, run, dwave(), "default", 50);
+    add_stage(db, run, dwave(), "default", 10, FDT_DB_PROBE);
+    add_layers(db, run, dwave(), "blk=1,deploy=sides,ty=16", 25, FDT_DB_FULL, 6.5);
+    fdt_db_close(db);
+    if (fdt_db_open(path, FDT_DB_READWRITE, &db, &e))
+        fail_msg("%s", e.msg);
+    run = begin(db, &c, 72, &cid);
+    add(db, run, dwave(), "default", 56);
+    add_layers(db, run, dwave(), "blk=1,deploy=sides,ty=16", 25, FDT_DB_PROBE, 5.5);
+    fdt_db_close(db);
+    fdt_hybrid_in in;
+    fdt_hybrid_sources src;
+    assert_int_equal(gather(path, "H200", "Xeon", dwave(), &in, &src, &e), FDT_STATUS_OK);
+    assert_string_equal(src.cpu_config, "default");
+    assert_true(in.cpu.gbs == 53 && in.cpu.own_gbs == 64 && in.cpu.remeasured == 2);
+    assert_true(in.cpu.deploy_gbs[FDT_HYB_COMPLETE] == 53);
+    /* the layers: the full one (6.5) chose the config; the probe and the first (4.5) are
+     * its other measurements */
+    assert_string_equal(src.cpu_layers_config, "blk=1,deploy=sides,ty=16");
+    assert_true(in.cpu.layers_ms == 5 && in.cpu.layers_remeasured == 2);
+    assert_true(in.gpu.gbs == 3825 && in.gpu.remeasured == 0); /* none: its own */
+}
+
 static void refuses_what_is_missing(void **state)
 {
     (void)state;
@@ -341,6 +381,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gathers_the_stored_rates),
+        cmocka_unit_test(remeasurements_stand_in_for_the_choice),
         cmocka_unit_test(refuses_what_is_missing),
         cmocka_unit_test(command_plans_gpu_only_on_h200),
         cmocka_unit_test(command_refusals),
