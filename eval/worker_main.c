@@ -8,8 +8,9 @@
  * boxes one after another, each with its own kernel (the damped NAME or the interior
  * NAME_int), pointers at the box's origin and geometry, all inside one timed action, and is
  * verified whole like any output; a deployment with an interior box is then timed again
- * without it (layers_ms: what a task-parallel hybrid step leaves to the CPU). FDTUNE_TEST_DROP_BOX=i (tests only) leaves box i of every
- * candidate's step out, so that tests see an unwritten box fail the check. Device errors that
+ * without it (layers_ms: what a task-parallel hybrid step leaves to the CPU).
+ * FDTUNE_TEST_DROP_BOX=i (tests only) leaves box i of every candidate's step out, so that
+ * tests see an unwritten box fail the check. Device errors that
  * kill the context end this process after the result is sent, so the parent restarts a
  * clean worker. */
 #include "worker_proto.h"
