@@ -75,6 +75,7 @@ typedef struct hybrid_args {
     problem_args pa;
     fdt_hyrun_request rq;
     int nmode, nfrac, json, reflection, nwidth, have_cfg[2];
+    int layers_given;       /* --config-layers */
     fdt_hyrun_mode modes[FDT_HYRUN_MODES];
     double frac[MAX_RUNS];
     int widths[MAX_WIDTHS];
@@ -159,7 +160,7 @@ static int take_option(hybrid_args *a, int c, const char *arg)
     case O_CFG_LAYERS:
         if (fdt_config_parse(arg, &a->rq.side[1].cfg_layers, &e))
             return print_error("--config-layers: %s", e.msg), -1;
-        a->rq.side[1].has_layers = 1;
+        a->rq.side[1].has_layers = a->layers_given = 1;
         return 0;
     case O_SHARE:
         for (int i = 0; i < 3; i++)
@@ -544,8 +545,9 @@ int cmd_bench_hybrid(int argc, char **argv)
     if (a.rq.side[1].has_layers) {
         fdt_config_format(&a.rq.side[1].cfg_layers, kb, sizeof kb);
         fdt_emit_str(&m, "config_b_layers", kb);
-        fdt_emit_text(&m, "device B's layers in task-parallel: %s (its slabs timed fastest)\n",
-                      kb);
+        fdt_emit_text(&m, "device B's layers in task-parallel: %s (%s)\n", kb,
+                      a.layers_given ? "--config-layers"
+                                     : "the config whose slabs the database timed fastest");
     }
     rc = a.reflection ? run_reflection(&a, &m) : run_modes(&a, &m);
     fdt_emit_end(&m);

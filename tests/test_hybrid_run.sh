@@ -113,7 +113,22 @@ assert all(r["predicted_ms"] and r["predicted_ms"] > 0 for r in runs), runs
 assert runs[0]["predicted_ms"] != runs[1]["predicted_ms"], runs
 ' "$tmp/out"
 
+# task-parallel's slabs on a config of their own (--config-layers): said, and the run agrees
+# shellcheck disable=SC2086
+run "bench --hybrid task --config-layers" 0 bench --hybrid task --steps 2 \
+    --config-layers blk=1,ty=4 $small --json
+py "bench --hybrid --config-layers: the layers' config in the document, the run agrees" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["config_b_layers"] == "blk=1,ty=4" and d["config_b"] == "default", d
+assert [r["mode"] for r in d["runs"]] == ["task-parallel"] and d["runs"][0]["agrees"], d
+' "$tmp/out"
+
 # usage errors: nothing runs
+# shellcheck disable=SC2086
+run "bench --config-layers bogus=1" 2 bench --hybrid task --config-layers bogus=1 $small
+expect_in "bench --config-layers bogus=1: said" "$tmp/err" \
+    "--config-layers: unknown config parameter 'bogus'"
 # shellcheck disable=SC2086
 run "bench --hybrid frob" 2 bench --hybrid frob $small
 expect_in "bench --hybrid frob: said" "$tmp/err" "hybrid mode 'frob': expected gpu-only"
