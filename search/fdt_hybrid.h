@@ -19,9 +19,9 @@
  * computes the rest of its part; the step ends when both parts and the copies are done, then
  * the devices synchronise once. So t = max(t_gpu, t_cpu, max(first_gpu, first_cpu) + t_copy)
  * + sync. Task-parallel computes each part whole first (first = t: the interior box and the
- * six slabs, not cut at the faces the other reads), so its copies follow both parts. With unified memory
- * (APU, NVLink-C2C, host-mapped) nothing is copied, but both parts draw on one memory: their
- * bytes over the shared bandwidth are a floor under the step. */
+ * six slabs, not cut at the faces the other reads), so its copies follow both parts. With
+ * unified memory (APU, NVLink-C2C, host-mapped) nothing is copied, but both parts draw on one
+ * memory: their bytes over the shared bandwidth are a floor under the step. */
 #ifndef FDT_HYBRID_H
 #define FDT_HYBRID_H
 

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "fdt_arch.h"
+#include "fdt_eval.h"
 
 /* 1 when two problems are the same one (the absorbing layer included). */
 static int same_problem(const fdt_problem *a, const fdt_problem *b)
@@ -97,19 +98,24 @@ static int deploy_of(const char *config)
     return c.deploy;
 }
 
-/* Whether evaluation ev (full or not) replaces deployment k's rate so far in d: a full one
- * replaces a probe's, then the faster wins. */
-static int better_deploy(const fdt_db_eval *ev, const fdt_hybrid_dev *d, int k)
+/* Whether evaluation ev (full or not) replaces a value kept so far (had: there is one,
+ * had_probe: a probe's): a full one replaces a probe's, then the faster (`faster`) wins. */
+static int replaces(const fdt_db_eval *ev, int had, int had_probe, int faster)
 {
-    int full = ev->stage == FDT_DB_FULL, had_full = d->deploy_gbs[k] > 0 && !d->deploy_probe[k];
-    return full != had_full ? full : ev->gbs > d->deploy_gbs[k];
+    int full = ev->stage == FDT_DB_FULL, had_full = had && !had_probe;
+    return full != had_full ? full : !had || faster;
 }
 
-/* Whether evaluation ev replaces the layer time so far in d, by the same rule. */
+/* Whether ev replaces deployment k's rate so far in d. */
+static int better_deploy(const fdt_db_eval *ev, const fdt_hybrid_dev *d, int k)
+{
+    return replaces(ev, d->deploy_gbs[k] > 0, d->deploy_probe[k], ev->gbs > d->deploy_gbs[k]);
+}
+
+/* Whether ev replaces the layer time so far in d. */
 static int better_layers(const fdt_db_eval *ev, const fdt_hybrid_dev *d)
 {
-    int full = ev->stage == FDT_DB_FULL, had_full = d->layers_ms > 0 && !d->layers_probe;
-    return full != had_full ? full : !(d->layers_ms > 0) || ev->layers_ms < d->layers_ms;
+    return replaces(ev, d->layers_ms > 0, d->layers_probe, ev->layers_ms < d->layers_ms);
 }
 
 /* ev's layer time into d (its config into layers_config, its id into *id) where it is a
@@ -123,12 +129,6 @@ static void take_layers(const fdt_db_eval *ev, int deploy, fdt_hybrid_dev *d,
     d->layers_probe = ev->stage != FDT_DB_FULL;
     snprintf(layers_config, 256, "%s", ev->config);
     *id = ev->id;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* The winner's curse: a search keeps the fastest of noisy measurements, so the measurement
@@ -149,13 +149,10 @@ static double remeasured(const fdt_db_rows *rows, int64_t chosen, const char *co
             (layers || ev->stage == FDT_DB_FULL) && x > 0)
             v[(*n)++] = x;
     }
-    double m = 0;
-    if (*n) {
-        qsort(v, (size_t)*n, sizeof *v, cmp_double);
-        m = *n % 2 ? v[*n / 2] : 0.5 * (v[*n / 2 - 1] + v[*n / 2]);
-    }
+    fdt_timing t = {0};
+    fdt_timing_stats(v, *n, &t); /* the timings' own median (0 of none) */
     free(v);
-    return m;
+    return t.median_ms;
 }
 
 /* The best's rate (and the layer time) from their re-measurements where there are any, the
