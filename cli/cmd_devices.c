@@ -57,6 +57,7 @@ static const fdt_col device_cols[] = {
     {"link_d2h_gbs", "d2h", FDT_COL_REAL_OPT, "%.1f", FDT_SHOW_ALL, FDT_COL_DASH},
     {"link_both_gbs", "both", FDT_COL_REAL_OPT, "%.1f", FDT_SHOW_ALL, FDT_COL_DASH},
     {"link_latency_us", "4K us", FDT_COL_REAL_OPT, "%.1f", FDT_SHOW_ALL, FDT_COL_DASH},
+    {"link_row_ns", "row ns", FDT_COL_REAL_OPT, "%.2f", FDT_SHOW_ALL, FDT_COL_DASH},
     {"unified", "unified", FDT_COL_STR_OPT, NULL, FDT_SHOW_TEXT, FDT_COL_DASH},
     {"unified", "", FDT_COL_INT_OPT, NULL, FDT_SHOW_DATA, 0},
     {"uuid", "", FDT_COL_STR, NULL, FDT_SHOW_DATA, 0},
@@ -165,6 +166,7 @@ static void link_cells(fdt_emit *m, const fdt_link *l)
     fdt_emit_cell_real(m, l ? l->d2h_gbs : NAN);
     fdt_emit_cell_real(m, l ? l->both_gbs : NAN);
     fdt_emit_cell_real(m, l ? l->latency_us : NAN);
+    fdt_emit_cell_real(m, l ? l->row_ns : NAN);
     fdt_emit_cell_str(m, !l ? "" : l->unified ? "yes" : "no");
     fdt_emit_cell_int(m, l ? l->unified : -1);
 }

@@ -176,19 +176,24 @@ static void emit_inputs(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_s
     fdt_emit_real(m, "d2h_gbs", l->d2h_gbs);
     fdt_emit_real_opt(m, "both_gbs", l->both_gbs > 0 ? l->both_gbs : NAN);
     fdt_emit_real(m, "latency_us", l->latency_us);
+    fdt_emit_real_opt(m, "row_ns", l->row_ns > 0 ? l->row_ns : NAN);
     fdt_emit_bool(m, "unified", l->unified);
     fdt_emit_real_opt(m, "shared_gbs", l->shared_gbs > 0 ? l->shared_gbs : NAN);
     fdt_emit_str_opt(m, "measured", src ? src->link_measured : "");
     fdt_emit_end(m);
     fdt_emit_real(m, "sync_us", in->sync_us);
     fdt_emit_end(m);
+    char both[32] = "(not measured)";
+    if (l->both_gbs > 0)
+        snprintf(both, sizeof both, "%.0f", l->both_gbs);
     if (l->unified)
         fdt_emit_text(m, "  link unified: nothing copied; shared memory %.0f GB/s\n",
                       l->shared_gbs);
     else
-        fdt_emit_text(m, "  link h2d %.0f, d2h %.0f, both at once %s GB/s, latency %.1f us%s%s\n",
-                      l->h2d_gbs, l->d2h_gbs, l->both_gbs > 0 ? "" : "(not measured)",
-                      l->latency_us, src && src->link_measured[0] ? ", measured " : "",
+        fdt_emit_text(m, "  link h2d %.0f, d2h %.0f, both at once %s GB/s, latency %.1f us, "
+                         "%s%.2f ns a narrow row%s%s\n",
+                      l->h2d_gbs, l->d2h_gbs, both, l->latency_us, l->row_ns > 0 ? "" : "(not measured: bytes alone) ",
+                      l->row_ns, src && src->link_measured[0] ? ", measured " : "",
                       src ? src->link_measured : "");
     fdt_emit_text(m, "  assumed: a launch %.0f us (GPU), %.0f us (CPU); the per-step sync %.0f "
                      "us\n\n", in->gpu.launch_us, in->cpu.launch_us, in->sync_us);
@@ -245,15 +250,16 @@ static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_str
         emit_part(m, "gpu", &s->gpu, 1);
         emit_part(m, "cpu", &s->cpu, 1);
         fdt_emit_real(m, "copy_bytes", s->copy_bytes);
+        fdt_emit_real(m, "copy_rows", s->copy_rows);
         fdt_emit_real(m, "copy_ms", s->copy_ms);
         fdt_emit_real(m, "exchange_ms", s->exch_ms);
         fdt_emit_real(m, "floor_ms", s->floor_ms);
         fdt_emit_real(m, "serial_ms", s->serial_ms);
         fdt_emit_real(m, "sync_ms", s->sync_ms);
-        fdt_emit_text(m, "      exchange %.4f ms = first %.4f + copies %.4f (%.3g MB each way%s); "
-                         "memory floor %.4f ms; + sync %.4f ms\n",
+        fdt_emit_text(m, "      exchange %.4f ms = first %.4f + copies %.4f (%.3g MB in %.3g rows "
+                         "each way%s); memory floor %.4f ms; + sync %.4f ms\n",
                       s->exch_ms, s->exch_ms - s->copy_ms, s->copy_ms, s->copy_bytes * 1e-6,
-                      unified ? ", read in place" : "", s->floor_ms, s->sync_ms);
+                      s->copy_rows, unified ? ", read in place" : "", s->floor_ms, s->sync_ms);
         if (s->serial_ms > 0)
             fdt_emit_text(m, "      gpu+copies %.4f ms = the GPU's %.4f + its copies %.4f (a "
                              "discrete GPU's copies wait for its kernels: measured on the "

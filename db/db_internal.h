@@ -29,7 +29,7 @@ struct fdt_db {
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 9
+#define FDT_DBI_SCHEMA_VERSION 10
 /* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
 #define FDT_DBI_READABLE_VERSION 1
 

@@ -163,12 +163,14 @@ typedef struct fdt_db_link {
     double h2d_gbs, d2h_gbs; /* pinned copies, one direction at a time, GB/s (1e9); > 0 */
     double both_gbs;         /* each direction while both run at once (0: not measured) */
     double latency_us;       /* a small (4 KiB) copy's time; >= 0 */
+    double row_ns;           /* a narrow row's time in a box copy beyond the latency (>= 0;
+                                NaN: not measured, before schema v10) */
     int unified;             /* 1: the device reads host memory in place (APU / C2C / mapped) */
     char measured[32];       /* ISO-8601 UTC; "" on put: now */
 } fdt_db_link;
 /* Records a measurement of device device_id (an id of the devices table: fdt_db_device_id).
- * Rates that are not positive and finite, a negative latency or both_gbs, or unified other
- * than 0 or 1 are refused and nothing is written. Measurements are a log: none is replaced. */
+ * Rates that are not positive and finite, a negative latency, row time or both_gbs, or
+ * unified other than 0 or 1 are refused and nothing is written. Measurements are a log: none is replaced. */
 int fdt_db_link_put(fdt_db *db, int64_t device_id, const fdt_db_link *l, fdt_err *e);
 /* The newest measurement of device_id (latest measured time, then the latest written);
  * *found = 0 and l zeroed when there is none (a file older than v8 has none). */

@@ -51,8 +51,8 @@ static const struct table {
     {"best_decisions", "id, device_id, problem_id, eval_id, decided_at, reason, cut_short", 7,
      "stopped"},
     /* a source older than v8 has none (fdt_dbi_compat_readonly's empty stand-in) */
-    {"links", "id, device_id, h2d_gbs, d2h_gbs, both_gbs, latency_us, unified, measured", 0,
-     NULL},
+    {"links", "id, device_id, h2d_gbs, d2h_gbs, both_gbs, latency_us, unified, measured", 10,
+     "row_ns"},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 
@@ -237,11 +237,13 @@ static const char *const remap[NTABLES][3] = {
      NULL, NULL},
     /* a link measurement by its device and every value */
     {"INSERT INTO main.links (device_id, h2d_gbs, d2h_gbs, both_gbs, latency_us, unified,"
-     " measured) SELECT md.dst, s.h2d_gbs, s.d2h_gbs, s.both_gbs, s.latency_us, s.unified,"
-     " s.measured FROM temp.src_links s JOIN temp.map_devices md ON md.src = s.device_id"
+     " measured, row_ns) SELECT md.dst, s.h2d_gbs, s.d2h_gbs, s.both_gbs, s.latency_us,"
+     " s.unified, s.measured, s.row_ns FROM temp.src_links s"
+     " JOIN temp.map_devices md ON md.src = s.device_id"
      " WHERE NOT EXISTS (SELECT 1 FROM main.links l WHERE l.device_id = md.dst"
      " AND l.measured = s.measured AND l.h2d_gbs = s.h2d_gbs AND l.d2h_gbs = s.d2h_gbs"
-     " AND l.both_gbs = s.both_gbs AND l.latency_us = s.latency_us AND l.unified = s.unified)"
+     " AND l.both_gbs = s.both_gbs AND l.latency_us = s.latency_us AND l.unified = s.unified"
+     " AND l.row_ns IS s.row_ns)"
      " ORDER BY s.id",
      NULL, NULL},
 };

@@ -1,6 +1,7 @@
 /* Host<->device links (schema v8): what `fdtune devices` measures of a device's copies to and
- * from pinned host memory (GB/s each way, both at once, the latency of a small copy, and
- * whether the device reads host memory in place), logged per device; the newest measurement
+ * from pinned host memory (GB/s each way, both at once, the latency of a small copy, a narrow
+ * row's time in a box copy (v10), and whether the device reads host memory in place), logged
+ * per device; the newest measurement
  * answers, and the hybrid planner reads it. A measurement that is not one (a rate that is
  * not positive or not finite) is refused before anything is written. */
 #include "db_internal.h"
@@ -19,6 +20,9 @@ static int check_link(const fdt_db_link *l, fdt_err *e)
                            l->both_gbs);
     if (!(l->latency_us >= 0 && isfinite(l->latency_us)))
         return fdt_err_set(e, "link: latency %g us must be 0 or positive", l->latency_us);
+    if (!isnan(l->row_ns) && !(l->row_ns >= 0 && isfinite(l->row_ns)))
+        return fdt_err_set(e, "link: a row's time %g ns must be 0 or positive (NaN: not "
+                              "measured)", l->row_ns);
     if (l->unified != 0 && l->unified != 1)
         return fdt_err_set(e, "link: unified is 0 or 1, not %d", l->unified);
     if (!memchr(l->measured, 0, sizeof l->measured))
@@ -33,6 +37,7 @@ static int bind_link(sqlite3_stmt *st, int64_t device_id, const fdt_db_link *l)
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":d2h", l->d2h_gbs);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":both", l->both_gbs);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":lat", l->latency_us);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":row", l->row_ns);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_int(st, ":unified", l->unified);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":measured", *l->measured ? l->measured : NULL);
     return rc;
@@ -47,8 +52,8 @@ int fdt_db_link_put(fdt_db *db, int64_t device_id, const fdt_db_link *l, fdt_err
         return fdt_err_wrap(e, "device %lld: link", (long long)device_id);
     if (fdt_dbi_prepare(db,
                         "INSERT INTO links (device_id, h2d_gbs, d2h_gbs, both_gbs, latency_us,"
-                        " unified, measured) VALUES (:device, :h2d, :d2h, :both, :lat,"
-                        " :unified, coalesce(:measured,"
+                        " row_ns, unified, measured) VALUES (:device, :h2d, :d2h, :both, :lat,"
+                        " :row, :unified, coalesce(:measured,"
                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
                         &st, e))
         goto fail;
@@ -75,7 +80,8 @@ int fdt_db_link_get(fdt_db *db, int64_t device_id, fdt_db_link *l, int *found, f
     *found = 0;
     sqlite3_stmt *st;
     if (fdt_dbi_prepare(db,
-                        "SELECT h2d_gbs, d2h_gbs, both_gbs, latency_us, unified, measured"
+                        "SELECT h2d_gbs, d2h_gbs, both_gbs, latency_us, unified, measured,"
+                        " row_ns"
                         " FROM links WHERE device_id = :device ORDER BY measured DESC, id DESC"
                         " LIMIT 1",
                         &st, e))
@@ -90,6 +96,7 @@ int fdt_db_link_get(fdt_db *db, int64_t device_id, fdt_db_link *l, int *found, f
         l->latency_us = sqlite3_column_double(st, 3);
         l->unified = sqlite3_column_int(st, 4) != 0;
         fdt_dbi_copy(l->measured, sizeof l->measured, st, 5);
+        l->row_ns = fdt_dbi_real(st, 6);
         *found = 1;
         rc = SQLITE_DONE;
     }

@@ -278,7 +278,16 @@ static const char v9[] =
     " CHECK (layers_ms IS NULL OR layers_ms > 0);"
     "PRAGMA user_version = 9;";
 
-static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7, v8, v9};
+/* v9 -> v10 (issue 29): a narrow row's time in a box copy between host and device. A face
+ * of R points along x goes over the link as one row of R values per (y, z): the copy engines
+ * take a time per row whatever its bytes up to a few hundred (H200: 2.9 ns a row of 16 to
+ * 128 bytes, 5.5 GB/s for rows of 16), so the bandwidth alone prices such a face 10x too
+ * fast. NULL: not measured (links before v10). */
+static const char v10[] =
+    "ALTER TABLE links ADD COLUMN row_ns REAL CHECK (row_ns IS NULL OR row_ns >= 0);"
+    "PRAGMA user_version = 10;";
+
+static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7, v8, v9, v10};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -337,13 +346,17 @@ static const char compat_v7[] =
     " 0.0 AS absorb_strength FROM main.problems;"
     "CREATE TEMP TABLE links (id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
     " h2d_gbs REAL NOT NULL, d2h_gbs REAL NOT NULL, both_gbs REAL NOT NULL,"
-    " latency_us REAL NOT NULL, unified INTEGER NOT NULL, measured TEXT NOT NULL) STRICT;";
+    " latency_us REAL NOT NULL, unified INTEGER NOT NULL, measured TEXT NOT NULL,"
+    " row_ns REAL) STRICT;";
 /* v8: the file's evaluations with v9's layer time, none measured. */
 static const char compat_v8[] =
     "CREATE TEMP VIEW IF NOT EXISTS evaluations AS"
     " SELECT *, NULL AS layers_ms FROM main.evaluations;";
+/* v9: the file's links with v10's row time, none measured (a v7 file got it above). */
+static const char compat_v9[] =
+    "CREATE TEMP VIEW IF NOT EXISTS links AS SELECT *, NULL AS row_ns FROM main.links;";
 static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL, NULL,
-                                     compat_v6, compat_v7, compat_v8};
+                                     compat_v6, compat_v7, compat_v8, compat_v9};
 _Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)

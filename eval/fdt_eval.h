@@ -146,14 +146,21 @@ int fdt_worker_copy_bandwidth(fdt_worker *w, size_t bytes, double *gbs, fdt_err 
 /* The same on a worker of its own, started on visible device d and stopped after. */
 int fdt_device_copy_bandwidth(const fdt_device *d, size_t bytes, double *gbs, fdt_err *e);
 /* The host<->device link of a device as its worker measures it: pinned copies of
- * FDT_LINK_BYTES, one direction at a time and both at once (two streams), and a copy of
- * FDT_LINK_SMALL. */
+ * FDT_LINK_BYTES, one direction at a time and both at once (two streams), a copy of
+ * FDT_LINK_SMALL, and a box of FDT_LINK_ROWS rows of FDT_LINK_ROW bytes each way (a face of
+ * R points along x is such a box: the copy engines take a time per row, whatever its bytes,
+ * up to a few hundred bytes; H200: 2.9 ns a row of 16 to 128 bytes, 5.5-44 GB/s). */
 #define FDT_LINK_BYTES ((size_t)64 << 20)
 #define FDT_LINK_SMALL ((size_t)4 << 10)
+#define FDT_LINK_ROWS ((size_t)1 << 16)
+#define FDT_LINK_PLANES ((size_t)256)
+#define FDT_LINK_ROW ((size_t)16)
 typedef struct fdt_link {
     double h2d_gbs, d2h_gbs; /* GB/s (1e9), one direction at a time */
     double both_gbs;         /* each direction while both run at once */
     double latency_us;       /* the FDT_LINK_SMALL copy's time */
+    double row_ns;           /* a narrow row's time in a box copy beyond the latency, the
+                                slower direction's, nanoseconds */
     int unified;             /* the device reads the host's memory in place (backend unified) */
 } fdt_link;
 /* Measures the host link of the worker's device. */

@@ -332,6 +332,7 @@ int fdt_device_link_put(fdt_db *db, const fdt_device *d, const fdt_link *l, fdt_
     v.d2h_gbs = l->d2h_gbs;
     v.both_gbs = l->both_gbs;
     v.latency_us = l->latency_us;
+    v.row_ns = l->row_ns;
     v.unified = l->unified;
     return fdt_db_device_id(db, d, &id, e) || fdt_db_link_put(db, id, &v, e) ? -1 : 0;
 }

@@ -515,9 +515,28 @@ typedef struct link_ctx {
     void *host[2];
     uint64_t dev[2];
     size_t bytes;
-    int dir;        /* 0 host to device, 1 device to host, 2 both at once */
+    int dir;        /* 0 host to device, 1 device to host, 2 both at once; 3, 4: the box of
+                       FDT_LINK_ROWS narrow rows to and from the device (bytes unused) */
     void *s[2], *ev[3];
 } link_ctx;
+
+/* The box of narrow rows in direction dir (3 to the device, 4 from it): FDT_LINK_ROWS rows of
+ * FDT_LINK_ROW bytes, as FDT_LINK_PLANES planes, spread evenly over the buffers, copied as the
+ * hybrid runner copies a face of R points (eval/hybrid.c do_xfer). */
+static int link_box(link_ctx *c, int dir, fdt_err *e)
+{
+    size_t rows = FDT_LINK_ROWS / FDT_LINK_PLANES, line = FDT_LINK_BYTES / FDT_LINK_ROWS;
+    fdt_rt_box_copy b = {.width = FDT_LINK_ROW, .rows = rows, .planes = FDT_LINK_PLANES};
+    FDT_ASSERT(line >= FDT_LINK_ROW && rows * FDT_LINK_PLANES == FDT_LINK_ROWS,
+               "the rows fit the buffers, apart");
+    b.dst_line = b.src_line = line;
+    b.dst_slice = b.src_slice = line * rows;
+    b.dst_host = dir == 4;
+    b.src_host = dir == 3;
+    b.dst = dir == 3 ? c->dev[0] : (uint64_t)(uintptr_t)c->host[1];
+    b.src = dir == 3 ? (uint64_t)(uintptr_t)c->host[0] : c->dev[1];
+    return W.b->copy_box_on(&b, NULL, e);
+}
 
 static int link_once(void *ctx, fdt_err *e)
 {
@@ -526,6 +545,8 @@ static int link_once(void *ctx, fdt_err *e)
         return W.b->copy_h2d_on(c->dev[0], c->host[0], c->bytes, NULL, e);
     if (c->dir == 1)
         return W.b->copy_d2h_on(c->host[1], c->dev[1], c->bytes, NULL, e);
+    if (c->dir >= 3)
+        return link_box(c, c->dir, e);
     /* both: the two streams start after what the default stream holds, and it waits for both */
     return W.b->event_record_on(c->ev[0], NULL, e) ||
                    W.b->stream_wait_event(c->s[0], c->ev[0], e) ||
@@ -567,13 +588,14 @@ static void link_free(link_ctx *c)
 }
 
 /* The host<->device link: pinned copies of FDT_LINK_BYTES each way, one direction at a time
- * and both at once, a FDT_LINK_SMALL copy's time, and whether the device is unified. */
+ * and both at once, a FDT_LINK_SMALL copy's time, the narrow rows' time, and whether the
+ * device is unified. */
 static int measure_link(fdt_link *l, fdt_err *e)
 {
     link_ctx c;
     memset(&c, 0, sizeof c);
     memset(l, 0, sizeof *l);
-    double ms[4];
+    double ms[6];
     int rc = -1;
     for (int i = 0; i < 2; i++)
         if (W.b->host_alloc(FDT_LINK_BYTES, &c.host[i], e) ||
@@ -587,12 +609,15 @@ static int measure_link(fdt_link *l, fdt_err *e)
         link_time(&c, 0, FDT_LINK_BYTES, &ms[0], e) ||
         link_time(&c, 1, FDT_LINK_BYTES, &ms[1], e) ||
         link_time(&c, 2, FDT_LINK_BYTES, &ms[2], e) ||
-        link_time(&c, 0, FDT_LINK_SMALL, &ms[3], e) || W.b->unified(&l->unified, e))
+        link_time(&c, 0, FDT_LINK_SMALL, &ms[3], e) || link_time(&c, 3, 0, &ms[4], e) ||
+        link_time(&c, 4, 0, &ms[5], e) || W.b->unified(&l->unified, e))
         goto done;
     l->h2d_gbs = (double)FDT_LINK_BYTES / (ms[0] * 1e-3) / 1e9;
     l->d2h_gbs = (double)FDT_LINK_BYTES / (ms[1] * 1e-3) / 1e9;
     l->both_gbs = (double)FDT_LINK_BYTES / (ms[2] * 1e-3) / 1e9;
     l->latency_us = ms[3] * 1e3;
+    /* the slower direction's time a row beyond a copy's latency */
+    l->row_ns = fmax(0, (fmax(ms[4], ms[5]) - ms[3]) * 1e6 / FDT_LINK_ROWS);
     rc = 0;
 done:
     link_free(&c);

@@ -88,6 +88,9 @@ typedef struct fdt_hybrid_link {
     double both_gbs;         /* each direction while both run at once; 0: not measured (the
                                 planner then runs the two directions one after the other) */
     double latency_us;       /* a small copy's time, microseconds */
+    double row_ns;           /* a box copy's time a row beyond the latency, nanoseconds: a
+                                face's copy takes the longer of its rows' time and its bytes'
+                                (0: not measured, bytes alone) */
     int unified;             /* 1: the GPU reads host memory in place: nothing is copied */
     double shared_gbs;       /* unified: the bandwidth of the memory both draw from, GB/s;
                                 0: unknown (no floor) */
@@ -120,7 +123,10 @@ typedef struct fdt_hybrid_pred {
                               the measured one is missing ("" when all were measured) */
     fdt_hybrid_part gpu, cpu;
     double copy_bytes;     /* per direction per step */
-    double copy_ms;        /* those copies (both directions), latencies included */
+    double copy_rows;      /* the rows of those boxes (a face of R points along x: a row of R
+                              values per (y, z)) */
+    double copy_ms;        /* those copies (both directions), latencies included: each box
+                              the longer of its rows' time and its bytes' */
     double exch_ms;        /* max(first_gpu, first_cpu) + copy_ms: when the halos are there */
     double serial_ms;      /* a discrete GPU's step and then its copies (gpu.t_ms + copy_ms):
                               its copies do not overlap its kernels (measured on the H200);

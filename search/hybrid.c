@@ -66,15 +66,31 @@ typedef struct rate {
 
 static const int deploy_launches[FDT_HYB_NDEPLOY] = {1, 2, 7};
 
-/* The copies of `bytes` each way, latencies included. */
-static double copy_ms(const fdt_hybrid_link *l, double bytes, int pieces)
+/* One box copied each way per step: its bytes and its rows (contiguous: 1). */
+typedef struct box_copy {
+    double bytes, rows;
+} box_copy;
+
+/* One direction's copies of boxes c[0..n) at bw GB/s: each its latency and the longer of its
+ * rows' time and its bytes' (the copy engines take a time per row, whatever its bytes, up to a
+ * few hundred: H200, 2.9 ns a row of 16 to 128 bytes, bench/hybrid_h200/copy_rows.txt). */
+static double boxes_ms(const fdt_hybrid_link *l, const box_copy *c, int n, double bw)
 {
-    if (l->unified || bytes <= 0)
+    double t = 0, row_ns = l->row_ns > 0 ? l->row_ns : 0;
+    for (int i = 0; i < n; i++)
+        t += l->latency_us * 1e-3 + fmax(c[i].rows * row_ns * 1e-6, ms_of(c[i].bytes, bw));
+    return t;
+}
+
+/* The copies of boxes c[0..n) each way: at once on two streams where that was measured, else
+ * one direction after the other. */
+static double copy_ms(const fdt_hybrid_link *l, const box_copy *c, int n)
+{
+    if (l->unified)
         return 0;
-    double lat = pieces * l->latency_us * 1e-3;
     if (l->both_gbs > 0)
-        return lat + ms_of(bytes, l->both_gbs);
-    return 2 * lat + ms_of(bytes, l->h2d_gbs) + ms_of(bytes, l->d2h_gbs);
+        return boxes_ms(l, c, n, l->both_gbs);
+    return boxes_ms(l, c, n, l->h2d_gbs) + boxes_ms(l, c, n, l->d2h_gbs);
 }
 
 /* The floor of the memory both parts draw on (fdt_hybrid_pred.floor_ms). */
@@ -94,9 +110,14 @@ static double floor_ms(const fdt_hybrid_in *in, const fdt_hybrid_pred *s)
  * plus 0.09-0.10 ms, its copies' time, whatever the CPU's planes, and copies of contiguous
  * whole planes changed nothing): copies of device memory did not progress beside a kernel
  * that draws the memory's whole bandwidth. */
-static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, int pieces)
+static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, const box_copy *c, int n)
 {
-    s->copy_ms = copy_ms(&in->link, s->copy_bytes, pieces);
+    s->copy_bytes = s->copy_rows = 0;
+    for (int i = 0; i < n; i++) {
+        s->copy_bytes += c[i].bytes;
+        s->copy_rows += c[i].rows;
+    }
+    s->copy_ms = copy_ms(&in->link, c, n);
     s->exch_ms = fmax(s->gpu.first_ms, s->cpu.first_ms) + s->copy_ms;
     s->serial_ms = in->link.unified ? 0 : s->gpu.t_ms + s->copy_ms;
     s->floor_ms = floor_ms(in, s);
@@ -163,8 +184,11 @@ static void data_at(const fdt_hybrid_in *in, rate g, rate c, int64_t k, fdt_hybr
     int64_t gp = p->nz - k;
     slab_part(in, &in->gpu, g, gp, gp < p->R ? gp : p->R, &s->gpu);
     slab_part(in, &in->cpu, c, k, k < p->R ? k : p->R, &s->cpu);
-    s->copy_bytes = (double)p->nx * (double)p->ny * p->R * (double)fdt_prec_size(p->prec);
-    finish_split(in, s, 1);
+    /* the R planes at the cut as R x ny rows of nx points (the runner's one range where both
+     * parts share a layout is no faster: rows this long are bound by their bytes) */
+    const box_copy cut = {(double)p->nx * (double)p->ny * p->R * (double)fdt_prec_size(p->prec),
+                          (double)p->ny * p->R};
+    finish_split(in, s, &cut, 1);
 }
 
 /* The rate of a device's share of a split domain: its tuned best, with the launches of the
@@ -318,10 +342,16 @@ static void task_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
     double work = ms_of(s->cpu.bytes, s->cpu.net_gbs);
     s->cpu.t_ms = work + 6 * in->cpu.launch_us * 1e-3;
     s->cpu.first_ms = s->cpu.t_ms;
-    /* each way: the six faces of the interior, R deep (a star stencil needs no edges) */
-    s->copy_bytes = 2.0 * R * ((double)ni[0] * ni[1] + (double)ni[1] * ni[2] +
-                               (double)ni[0] * ni[2]) * (double)fdt_prec_size(p->prec);
-    finish_split(in, s, 6);
+    /* each way: the six faces of the interior, R deep (a star stencil needs no edges), as the
+     * runner's boxes: rows along x, so the x faces are a row of R values per (y, z) */
+    double es = (double)fdt_prec_size(p->prec);
+    box_copy face[6];
+    for (int a = 0; a < 3; a++) {
+        double m[3] = {(double)ni[0], (double)ni[1], (double)ni[2]};
+        m[a] = (double)R;
+        face[2 * a] = face[2 * a + 1] = (box_copy){m[0] * m[1] * m[2] * es, m[1] * m[2]};
+    }
+    finish_split(in, s, face, 6);
 }
 
 /* Floating-point operations per output point: per axis R symmetric pairs, an add and an FMA

@@ -236,7 +236,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 9);
+    assert_int_equal(fdt_db_schema_version(), 10);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
@@ -2784,6 +2784,44 @@ static void test_migrate_v8(void **state)
     free(rw);
 }
 
+/* The links' row time (v10): a v9 file (DROP_V10) reads as it is read-only, its links without
+ * a row time and the file untouched, and is migrated keeping every link (row_ns NULL). */
+static void test_migrate_v9(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "v9.db");
+    fdt_err e = {""};
+    fdt_db_link l;
+    memset(&l, 0, sizeof l);
+    l.h2d_gbs = l.d2h_gbs = 55;
+    l.latency_us = 3.5;
+    l.row_ns = 2.9;
+    assert_int_equal(fdt_db_link_put(f.db, f.dev, &l, &e), 0);
+    assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_DONE, &e), 0);
+    fdt_db_close(f.db);
+
+    sql_exec(f.path, DROP_V10 "PRAGMA journal_mode = DELETE;");
+    size_t n;
+    char *before = slurp(f.path, &n);
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    fdt_db_link got;
+    int found = 0;
+    assert_int_equal(fdt_db_link_get(db, f.dev, &got, &found, &e), 0);
+    assert_int_equal(found, 1);
+    assert_true(got.h2d_gbs == 55 && got.latency_us == 3.5 && isnan(got.row_ns));
+    fdt_db_close(db);
+    assert_same_bytes(f.path, before, n); /* reading never migrates */
+    free(before);
+
+    db = open_ok(f.path, FDT_DB_READWRITE);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), fdt_db_schema_version());
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM links WHERE row_ns IS NULL"), 1);
+    assert_true(sql_refused(f.path, "UPDATE links SET row_ns = -1"));
+    fdt_db_close(db);
+}
+
 /* The links table (v8): nothing until measured; the newest measurement answers (by its time,
  * then the later write); a measurement that is not one is refused, nothing written; a merge
  * carries them once, pruning drops them with their device's runs. */
@@ -2802,6 +2840,7 @@ static void test_links(void **state)
     l.d2h_gbs = 53.5;
     l.both_gbs = 40.0;
     l.latency_us = 9.5;
+    l.row_ns = 2.9;
     snprintf(l.measured, sizeof l.measured, "2026-11-28T10:00:00.000Z");
     assert_int_equal(fdt_db_link_put(f.db, f.dev, &l, &e), 0);
     fdt_db_link older = l;
@@ -2811,7 +2850,7 @@ static void test_links(void **state)
     assert_int_equal(fdt_db_link_get(f.db, f.dev, &got, &found, &e), 0);
     assert_int_equal(found, 1);
     assert_true(got.h2d_gbs == 55.0 && got.d2h_gbs == 53.5 && got.both_gbs == 40.0);
-    assert_true(got.latency_us == 9.5);
+    assert_true(got.latency_us == 9.5 && got.row_ns == 2.9);
     assert_int_equal(got.unified, 0);
     assert_string_equal(got.measured, "2026-11-28T10:00:00.000Z");
     /* "" is now: newer than both */
@@ -2819,18 +2858,23 @@ static void test_links(void **state)
     now.measured[0] = 0;
     now.unified = 1;
     now.both_gbs = 0;
+    now.row_ns = NAN; /* not measured: NULL */
     assert_int_equal(fdt_db_link_put(f.db, f.dev, &now, &e), 0);
     assert_int_equal(fdt_db_link_get(f.db, f.dev, &got, &found, &e), 0);
     assert_int_equal(got.unified, 1);
+    assert_true(isnan(got.row_ns));
     assert_true(got.both_gbs == 0);
     assert_true(strlen(got.measured) >= 20 && strcmp(got.measured, l.measured) > 0);
-    /* refused: a rate that is not positive, a negative latency, unified 2, an unknown device */
-    fdt_db_link bad[4] = {l, l, l, l};
+    /* refused: a rate that is not positive, a negative latency, unified 2, a row time that is
+     * negative or infinite, an unknown device */
+    fdt_db_link bad[6] = {l, l, l, l, l, l};
     bad[0].h2d_gbs = 0;
     bad[1].latency_us = -1;
     bad[2].unified = 2;
     bad[3].d2h_gbs = NAN;
-    for (int k = 0; k < 4; k++) {
+    bad[4].row_ns = -0.5;
+    bad[5].row_ns = INFINITY;
+    for (int k = 0; k < 6; k++) {
         assert_int_equal(fdt_db_link_put(f.db, f.dev, &bad[k], &e), -1);
         assert_contains(e.msg, "link");
     }
@@ -2919,6 +2963,7 @@ int main(void)
         cmocka_unit_test(test_dwave_problems),
         cmocka_unit_test(test_migrate_v7),
         cmocka_unit_test(test_migrate_v8),
+        cmocka_unit_test(test_migrate_v9),
         cmocka_unit_test(test_links),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

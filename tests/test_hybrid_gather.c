@@ -137,7 +137,7 @@ static void make_db(const char *path, int with_link)
     add_layers(db, crun, dwave(), "deploy=inout", 20, FDT_DB_PROBE, 1.0);
     add_layers(db, run, dwave(), "bx=32,deploy=sides", 3000, FDT_DB_PROBE, 0.1);
     add_stage(db, run, dwave(), "bx=256,deploy=sides", 3600, FDT_DB_PROBE);
-    fdt_db_link l = {55, 55, 0, 10, 0, "2026-11-28T10:00:00.000Z"};
+    fdt_db_link l = {55, 55, 0, 10, 2.9, 0, "2026-11-28T10:00:00.000Z"};
     if (with_link && fdt_db_link_put(db, gid, &l, &e))
         fail_msg("%s", e.msg);
     fdt_db_close(db);
@@ -199,6 +199,7 @@ static void gathers_the_stored_rates(void **state)
     assert_true(in.gpu.flops_gfs > 10000); /* sm_90's facts x 132 SMs */
     assert_true(fabs(in.cpu.gbs - 64) < 1e-9 && fabs(in.cpu.copy_gbs - 72) < 1e-6);
     assert_true(in.link.h2d_gbs == 55 && in.link.d2h_gbs == 55 && in.link.latency_us == 10);
+    assert_true(in.link.row_ns == 2.9);
     assert_string_equal(src.link_measured, "2026-11-28T10:00:00.000Z");
     assert_string_equal(in.gpu.name, "NVIDIA H200");
 }

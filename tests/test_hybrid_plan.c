@@ -44,7 +44,7 @@ static fdt_hybrid_in h200(void)
     in.cpu.gbs = 64;
     in.cpu.copy_gbs = 72;
     in.cpu.launch_us = 3;
-    in.link = (fdt_hybrid_link){55, 55, 0, 10, 0, 0};
+    in.link = (fdt_hybrid_link){.h2d_gbs = 55, .d2h_gbs = 55, .latency_us = 10};
     in.sync_us = 10;
     return in;
 }
@@ -115,7 +115,7 @@ static void data_parallel_on_an_apu(void **state)
     in.gpu.copy_gbs = 4000;
     in.cpu.gbs = 1000;
     in.cpu.copy_gbs = 1200;
-    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 4000};
+    in.link = (fdt_hybrid_link){.unified = 1, .shared_gbs = 4000};
     fdt_hybrid_plan pl;
     fdt_err e = {0};
     assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
@@ -143,7 +143,7 @@ static void small_gain_keeps_gpu_only(void **state)
     in.gpu.gbs = in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 3000;
     in.cpu.gbs = 150;
     in.cpu.copy_gbs = 180;
-    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 4000};
+    in.link = (fdt_hybrid_link){.unified = 1, .shared_gbs = 4000};
     fdt_hybrid_plan pl;
     fdt_err e = {0};
     assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
@@ -171,7 +171,8 @@ static void task_parallel_when_layers_diverge(void **state)
     /* the slabs timed alone at the grid's rate */
     in.cpu.layers_ms = (fdt_effective_bytes(&p512) - fdt_effective_bytes(&p480)) / 700e6;
     in.cpu.copy_gbs = 900;
-    in.link = (fdt_hybrid_link){200, 200, 200, 2, 0, 0};
+    in.link = (fdt_hybrid_link){.h2d_gbs = 200, .d2h_gbs = 200, .both_gbs = 200,
+                                 .latency_us = 2};
     fdt_hybrid_plan pl;
     fdt_err e = {0};
     assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
@@ -280,7 +281,7 @@ static void prediction_at_a_split(void **state)
     in.gpu.gbs = in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 3000;
     in.cpu.gbs = 1000;
     in.cpu.copy_gbs = 1200;
-    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 4000};
+    in.link = (fdt_hybrid_link){.unified = 1, .shared_gbs = 4000};
     fdt_hybrid_plan pl;
     fdt_hybrid_pred at, lo, hi;
     fdt_err e = {0};
@@ -309,7 +310,7 @@ static void many_planes(void **state)
     in.gpu.deploy_gbs[FDT_HYB_COMPLETE] = 0;
     in.cpu.gbs = 900;
     in.cpu.copy_gbs = 1000;
-    in.link = (fdt_hybrid_link){0, 0, 0, 0, 1, 0};
+    in.link = (fdt_hybrid_link){.unified = 1};
     fdt_hybrid_plan pl;
     fdt_hybrid_pred t;
     fdt_err e = {0};
@@ -373,6 +374,34 @@ static void task_parallel_slabs_timed(void **state)
     assert_true(fabs(pl.s[FDT_HYB_TASK].cpu.t_ms - 10) < 1e-9 * 10);
 }
 
+/* The faces' copies priced by their rows: the x faces are a row of R values per (y, z), each
+ * costing the copy engines a row's time whatever its bytes (H200, this host's task-parallel
+ * step at 512^3, bench/hybrid_h200/copy_rows: 2.9 ns a row, 50 GB/s each way at once, the
+ * slabs 12.82 ms and the step 14.78 ms). Without a row time, the bytes alone. */
+static void task_parallel_face_rows(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.gpu.interior_gbs = 4148;
+    in.cpu.layers_ms = 12.87;
+    in.link = (fdt_hybrid_link){.h2d_gbs = 55, .d2h_gbs = 55, .both_gbs = 50,
+                                .latency_us = 3.5, .row_ns = 2.9};
+    fdt_hybrid_plan pl;
+    fdt_err e = {0};
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    const fdt_hybrid_pred *t = &pl.s[FDT_HYB_TASK];
+    double face = 480.0 * 480 * 4 * 4, x_rows = 480.0 * 480, yz_rows = 4.0 * 480;
+    assert_true(t->copy_bytes == 6 * face);
+    assert_true(t->copy_rows == 2 * x_rows + 4 * yz_rows);
+    double x_ms = x_rows * 2.9e-6, yz_ms = face / 50e6, lat = 6 * 3.5e-3;
+    assert_true(x_ms > 9 * face / 50e6); /* the rows, not the bytes, price the x faces */
+    assert_true(fabs(t->copy_ms - (2 * x_ms + 4 * yz_ms + lat)) < 1e-9);
+    assert_true(fabs(t->t_ms - 14.78) < 0.05 * 14.78);
+    in.link.row_ns = 0; /* not measured */
+    assert_int_equal(fdt_hybrid_plan_make(&in, &pl, &e), 0);
+    assert_true(fabs(pl.s[FDT_HYB_TASK].copy_ms - (6 * yz_ms + lat)) < 1e-9);
+}
+
 /* Without a layer time (rows before schema v9): the sides step less its interior at the
  * whole-grid rate, said in why. */
 static void task_parallel_slabs_from_sides(void **state)
@@ -404,6 +433,7 @@ int main(void)
         cmocka_unit_test(small_gain_keeps_gpu_only),
         cmocka_unit_test(task_parallel_when_layers_diverge),
         cmocka_unit_test(task_parallel_slabs_timed),
+        cmocka_unit_test(task_parallel_face_rows),
         cmocka_unit_test(task_parallel_slabs_from_sides),
         cmocka_unit_test(no_cpu_rate_plans_gpu_only),
         cmocka_unit_test(refusals),

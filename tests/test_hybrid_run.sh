@@ -157,22 +157,23 @@ export LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUDA_ME
 
 # measured, shown and stored in the database named
 run "devices --db" 0 devices --db "$tmp/links.db"
-expect_in "devices --db: header" "$tmp/out" "h2d  d2h  both  4K us  unified"
+expect_in "devices --db: header" "$tmp/out" "h2d  d2h  both  4K us  row ns  unified"
 expect_in "devices --db: stored" "$tmp/err" "host links stored in $tmp/links.db"
 py "devices --db: the row shows the link" '
 import re, sys
 row = [l for l in open(sys.argv[1]) if "cuda:0" in l][0]
-m = re.search(r" - +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +no ", row)
-assert m and all(float(x) > 0 for x in m.groups()[:3]), row
+m = re.search(r" - +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +no ", row)
+assert m and all(float(x) > 0 for x in m.groups()[:3]) and float(m.group(5)) >= 0, row
 ' "$tmp/out"
 py "devices --db: one link row of the fake H100" '
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-rows = db.execute("select d.name, l.h2d_gbs, l.d2h_gbs, l.both_gbs, l.latency_us, l.unified "
-                  "from links l join devices d on d.id = l.device_id").fetchall()
+rows = db.execute("select d.name, l.h2d_gbs, l.d2h_gbs, l.both_gbs, l.latency_us, l.unified, "
+                  "l.row_ns from links l join devices d on d.id = l.device_id").fetchall()
 assert len(rows) == 1, rows
-name, h2d, d2h, both, lat, uni = rows[0]
+name, h2d, d2h, both, lat, uni, row = rows[0]
 assert name == "NVIDIA H100 80GB HBM3" and h2d > 0 and d2h > 0 and both > 0 and lat >= 0, rows
+assert row is not None and row >= 0, rows
 assert uni == 0, rows
 ' "$tmp/links.db"
 
@@ -183,7 +184,7 @@ py "devices --json: link fields" '
 import json, sys
 d = json.load(open(sys.argv[1]))["devices"][0]
 assert d["link_h2d_gbs"] > 0 and d["link_d2h_gbs"] > 0 and d["link_both_gbs"] > 0, d
-assert d["link_latency_us"] >= 0 and d["unified"] == 0, d
+assert d["link_latency_us"] >= 0 and d["link_row_ns"] >= 0 and d["unified"] == 0, d
 ' "$tmp/out"
 [ ! -e "$tmp/default.db" ] || fail "devices without a database created $tmp/default.db"
 

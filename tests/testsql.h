@@ -17,9 +17,16 @@ void sql_exec(const char *path, const char *sql);
  * memory clocks and known throttle reasons (0 is "none"). */
 fdt_clocks sql_clocks(int sm, int sm_max, int mem, int mem_max, uint64_t reasons);
 
-/* What the v8 -> v9 step added (an evaluation's layer time): dropped, a file is v8 again
- * (test_db's test_migrate_v8). */
+/* What the v9 -> v10 step added (a link's row time): dropped, a file is v9 again (test_db's
+ * test_migrate_v9). */
+#define DROP_V10                                                                           \
+    "ALTER TABLE links DROP COLUMN row_ns;"                                                \
+    "PRAGMA user_version = 9;"
+
+/* What the v8 -> v9 step added (an evaluation's layer time): dropped, with DROP_V10 first, a
+ * file is v8 again (test_db's test_migrate_v8). */
 #define DROP_V9                                                                            \
+    DROP_V10                                                                               \
     "ALTER TABLE evaluations DROP COLUMN layers_ms;"                                       \
     "PRAGMA user_version = 8;"
 

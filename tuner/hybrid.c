@@ -279,7 +279,9 @@ static fdt_status link_of(fdt_db *db, const fdt_device *gpu, fdt_hybrid_in *in,
                     gpu->name);
         return FDT_STATUS_USAGE;
     }
-    in->link = (fdt_hybrid_link){l.h2d_gbs, l.d2h_gbs, l.both_gbs, l.latency_us, l.unified, 0};
+    in->link = (fdt_hybrid_link){.h2d_gbs = l.h2d_gbs, .d2h_gbs = l.d2h_gbs,
+                                 .both_gbs = l.both_gbs, .latency_us = l.latency_us,
+                                 .row_ns = isnan(l.row_ns) ? 0 : l.row_ns, .unified = l.unified};
     snprintf(src->link_measured, sizeof src->link_measured, "%s", l.measured);
     return FDT_STATUS_OK;
 }
