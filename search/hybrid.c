@@ -77,6 +77,9 @@ typedef struct box_copy {
 static double boxes_ms(const fdt_hybrid_link *l, const box_copy *c, int n, double bw)
 {
     double t = 0, row_ns = l->row_ns > 0 ? l->row_ns : 0;
+    FDT_ASSERT(bw > 0, "a link measured where copies are made (check_in)");
+    for (int i = 0; i < n; i++)
+        FDT_ASSERT(c[i].rows >= 1 && c[i].bytes >= c[i].rows, "a box copied has rows of bytes");
     for (int i = 0; i < n; i++)
         t += l->latency_us * 1e-3 + fmax(c[i].rows * row_ns * 1e-6, ms_of(c[i].bytes, bw));
     return t;
@@ -492,6 +495,42 @@ double fdt_hybrid_predicted_ms(const fdt_hybrid_in *in, const fdt_hybrid_plan *p
     return s && s->ok ? s->t_ms : NAN;
 }
 
+/* A prediction's invariants: a possible one is a finite positive time named by its bound, no
+ * less than any of its terms; a split's parts cover the grid's points. */
+static void assert_pred(const fdt_hybrid_in *in, const fdt_hybrid_pred *s, int split)
+{
+    if (!s->ok)
+        return;
+    FDT_ASSERT(isfinite(s->t_ms) && s->t_ms > 0 && s->bound, "a time and its bound");
+    if (!split)
+        return;
+    double terms[6] = {s->gpu.t_ms, s->cpu.t_ms, s->exch_ms, s->serial_ms, s->floor_ms,
+                       s->copy_ms};
+    for (int i = 0; i < 6; i++)
+        FDT_ASSERT(terms[i] >= 0 && s->t_ms >= terms[i], "a split takes its longest term");
+    FDT_ASSERT(s->exch_ms >= s->copy_ms && s->copy_bytes >= 0 && s->copy_rows >= 0,
+               "the exchange holds its copies");
+    double pts = (double)in->p.nx * (double)in->p.ny * (double)in->p.nz;
+    FDT_ASSERT(s->gpu.points + s->cpu.points <= pts * (1 + 1e-12), "parts within the grid");
+}
+
+/* The plan's invariants (fdt_hybrid_plan_make's result): every strategy's prediction holds
+ * its own; the choice is a possible strategy, and a split only by FDT_HYB_MARGIN over the
+ * single devices' faster. */
+static void assert_plan(const fdt_hybrid_in *in, const fdt_hybrid_plan *pl)
+{
+    for (int k = 0; k < FDT_HYB_COUNT; k++)
+        assert_pred(in, &pl->s[k], k >= FDT_HYB_DATA);
+    const fdt_hybrid_pred *c = &pl->s[pl->choice];
+    FDT_ASSERT(c->ok, "the choice is possible");
+    double single = pl->s[FDT_HYB_GPU].t_ms;
+    if (pl->s[FDT_HYB_CPU].ok && pl->s[FDT_HYB_CPU].t_ms < single)
+        single = pl->s[FDT_HYB_CPU].t_ms;
+    FDT_ASSERT(pl->choice < FDT_HYB_DATA ? c->t_ms == single
+                                          : c->t_ms <= (1 - FDT_HYB_MARGIN) * single,
+               "the faster single device, or a split by the margin");
+}
+
 int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err *e)
 {
     memset(out, 0, sizeof *out);
@@ -514,5 +553,6 @@ int fdt_hybrid_plan_make(const fdt_hybrid_in *in, fdt_hybrid_plan *out, fdt_err 
     }
     decide(in, out);
     choose(out);
+    assert_plan(in, out);
     return 0;
 }
