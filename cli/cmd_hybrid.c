@@ -192,8 +192,9 @@ static void emit_inputs(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_s
     else
         fdt_emit_text(m, "  link h2d %.0f, d2h %.0f, both at once %s GB/s, latency %.1f us, "
                          "%s%.2f ns a narrow row%s%s\n",
-                      l->h2d_gbs, l->d2h_gbs, both, l->latency_us, l->row_ns > 0 ? "" : "(not measured: bytes alone) ",
-                      l->row_ns, src && src->link_measured[0] ? ", measured " : "",
+                      l->h2d_gbs, l->d2h_gbs, both, l->latency_us,
+                      l->row_ns > 0 ? "" : "(not measured: bytes alone) ", l->row_ns,
+                      src && src->link_measured[0] ? ", measured " : "",
                       src ? src->link_measured : "");
     fdt_emit_text(m, "  assumed: a launch %.0f us (GPU), %.0f us (CPU); the per-step sync %.0f "
                      "us\n\n", in->gpu.launch_us, in->cpu.launch_us, in->sync_us);

@@ -170,7 +170,8 @@ typedef struct fdt_db_link {
 } fdt_db_link;
 /* Records a measurement of device device_id (an id of the devices table: fdt_db_device_id).
  * Rates that are not positive and finite, a negative latency, row time or both_gbs, or
- * unified other than 0 or 1 are refused and nothing is written. Measurements are a log: none is replaced. */
+ * unified other than 0 or 1 are refused and nothing is written. Measurements are a log: none
+ * is replaced. */
 int fdt_db_link_put(fdt_db *db, int64_t device_id, const fdt_db_link *l, fdt_err *e);
 /* The newest measurement of device_id (latest measured time, then the latest written);
  * *found = 0 and l zeroed when there is none (a file older than v8 has none). */

@@ -1,9 +1,9 @@
 /* Host<->device links (schema v8): what `fdtune devices` measures of a device's copies to and
  * from pinned host memory (GB/s each way, both at once, the latency of a small copy, a narrow
  * row's time in a box copy (v10), and whether the device reads host memory in place), logged
- * per device; the newest measurement
- * answers, and the hybrid planner reads it. A measurement that is not one (a rate that is
- * not positive or not finite) is refused before anything is written. */
+ * per device; the newest measurement answers, and the hybrid planner reads it. A measurement
+ * that is not one (a rate that is not positive or not finite) is refused before anything is
+ * written. */
 #include "db_internal.h"
 
 #include <math.h>
