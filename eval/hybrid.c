@@ -6,7 +6,9 @@
  * cut first, then its transfers on a copy stream of the GPU side (one for the GPU's planes
  * out, one for the host's in, so the two directions overlap), then its other boxes; the
  * host waits for every stream, and p, p_prev and the output rotate. The CPU backend's calls
- * return when done, so the GPU's queued work runs while the host computes its part. */
+ * return when done, so the GPU's queued work runs while the host computes its part. One
+ * device alone (the single-device modes and reference) queues its steps back to back with no
+ * wait between them, as a program on one device does, and times them by its own events. */
 #include "fdt_hyrun.h"
 
 #include <math.h>
@@ -611,9 +613,55 @@ static double median(double *v, int n)
     return t.median_ms;
 }
 
-/* warmup + steps steps; the medians of the timed ones into res (step, exchange, compute). */
+/* One device alone: its steps queued back to back, as a program on one device runs them (no
+ * wait for the host between steps), each step's time between its start and the next one's on
+ * the device's own clock (events on its stream; the host backend's read the host clock, its
+ * launches return when done). The medians into res. */
+static int run_queued(run *r, int warmup, int steps, fdt_hyrun_result *res, fdt_err *e)
+{
+    part *P = &r->part[0];
+    hdev *d = P->d;
+    FDT_ASSERT(r->npart == 1 && r->nxfer == 0, "one device, nothing to exchange");
+    void **ev = calloc((size_t)steps + 1, sizeof *ev);
+    double *t = calloc((size_t)steps, sizeof *t);
+    int rc = ev && t ? 0 : fdt_err_set(e, "hybrid run: out of memory");
+    for (int i = 0; !rc && i <= steps; i++)
+        rc = d->b->event_create(&ev[i], e);
+    for (int s = 0; !rc && s < warmup + steps; s++) {
+        if (s >= warmup)
+            rc = d->b->event_record_on(ev[s - warmup], d->s_main, e);
+        rc = rc || launch_boxes(r, P, 0, P->nbox, e);
+        uint64_t f = P->f[2];
+        P->f[2] = P->f[1];
+        P->f[1] = P->f[0];
+        P->f[0] = f;
+    }
+    rc = rc || d->b->event_record_on(ev[steps], d->s_main, e) || d->b->stream_sync(d->s_main, e);
+    for (int i = 0; !rc && i < steps; i++) {
+        float ms = 0;
+        rc = d->b->event_elapsed(ev[i], ev[i + 1], &ms, e);
+        t[i] = ms;
+    }
+    if (!rc) {
+        res->step_ms = median(t, steps);
+        res->exchange_ms = 0;
+        res->gpu_ms = d->host ? 0 : res->step_ms;
+        res->cpu_ms = d->host ? res->step_ms : 0;
+    }
+    for (int i = 0; ev && i <= steps; i++)
+        if (ev[i])
+            d->b->event_destroy(ev[i]);
+    free(ev);
+    free(t);
+    return rc;
+}
+
+/* warmup + steps steps; the medians of the timed ones into res (step, exchange, compute). One
+ * device alone: run_queued. */
 static int run_steps(run *r, int warmup, int steps, fdt_hyrun_result *res, fdt_err *e)
 {
+    if (r->npart == 1)
+        return run_queued(r, warmup, steps, res, e);
     double *t[4];
     int rc = 0;
     for (int k = 0; k < 4; k++)
