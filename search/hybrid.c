@@ -73,7 +73,7 @@ typedef struct box_copy {
 
 /* One direction's copies of boxes c[0..n) at bw GB/s: each its latency and the longer of its
  * rows' time and its bytes' (the copy engines take a time per row, whatever its bytes, up to a
- * few hundred: H200, 2.9 ns a row of 16 to 128 bytes, bench/hybrid_h200/copy_rows.txt). */
+ * few hundred: H200, 2.9 ns a row of 16 to 128 bytes, bench/hybrid_h200/run10/copy_rows.txt). */
 static double boxes_ms(const fdt_hybrid_link *l, const box_copy *c, int n, double bw)
 {
     double t = 0, row_ns = l->row_ns > 0 ? l->row_ns : 0;

@@ -375,9 +375,9 @@ static void task_parallel_slabs_timed(void **state)
 }
 
 /* The faces' copies priced by their rows: the x faces are a row of R values per (y, z), each
- * costing the copy engines a row's time whatever its bytes (H200, this host's task-parallel
- * step at 512^3, bench/hybrid_h200/copy_rows: 2.9 ns a row, 50 GB/s each way at once, the
- * slabs 12.82 ms and the step 14.78 ms). Without a row time, the bytes alone. */
+ * costing the copy engines a row's time whatever its bytes (H200, bench/hybrid_h200/run10/
+ * copy_rows.txt: 2.9 ns a row, 50 GB/s each way at once; its host's task-parallel step at
+ * 512^3: the slabs 12.82 ms, the step 14.78 ms). Without a row time, the bytes alone. */
 static void task_parallel_face_rows(void **state)
 {
     (void)state;
