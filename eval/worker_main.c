@@ -520,11 +520,12 @@ typedef struct link_ctx {
     void *s[2], *ev[3];
 } link_ctx;
 
-/* The box of narrow rows in direction dir (3 to the device, 4 from it): FDT_LINK_ROWS rows of
+/* The box of narrow rows in c's direction (3 to the device, 4 from it): FDT_LINK_ROWS rows of
  * FDT_LINK_ROW bytes, as FDT_LINK_PLANES planes, spread evenly over the buffers, copied as the
  * hybrid runner copies a face of R points (eval/hybrid.c do_xfer). */
-static int link_box(link_ctx *c, int dir, fdt_err *e)
+static int link_box(const link_ctx *c, fdt_err *e)
 {
+    int dir = c->dir;
     size_t rows = FDT_LINK_ROWS / FDT_LINK_PLANES, line = FDT_LINK_BYTES / FDT_LINK_ROWS;
     fdt_rt_box_copy b = {.width = FDT_LINK_ROW, .rows = rows, .planes = FDT_LINK_PLANES};
     FDT_ASSERT(line >= FDT_LINK_ROW && rows * FDT_LINK_PLANES == FDT_LINK_ROWS,
@@ -546,7 +547,7 @@ static int link_once(void *ctx, fdt_err *e)
     if (c->dir == 1)
         return W.b->copy_d2h_on(c->host[1], c->dev[1], c->bytes, NULL, e);
     if (c->dir >= 3)
-        return link_box(c, c->dir, e);
+        return link_box(c, e);
     /* both: the two streams start after what the default stream holds, and it waits for both */
     return W.b->event_record_on(c->ev[0], NULL, e) ||
                    W.b->stream_wait_event(c->s[0], c->ev[0], e) ||

@@ -78,10 +78,10 @@ static double boxes_ms(const fdt_hybrid_link *l, const box_copy *c, int n, doubl
 {
     double t = 0, row_ns = l->row_ns > 0 ? l->row_ns : 0;
     FDT_ASSERT(bw > 0, "a link measured where copies are made (check_in)");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         FDT_ASSERT(c[i].rows >= 1 && c[i].bytes >= c[i].rows, "a box copied has rows of bytes");
-    for (int i = 0; i < n; i++)
         t += l->latency_us * 1e-3 + fmax(c[i].rows * row_ns * 1e-6, ms_of(c[i].bytes, bw));
+    }
     return t;
 }
 
