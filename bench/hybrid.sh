@@ -17,8 +17,10 @@
 #  5. `fdtune hybrid plan --json`: the planner's choice and its data-parallel planes k; three
 #     distinct plane counts around k (k-d, k, k+d with d = max(1, k/2), shifted up or down to
 #     stay within 1..nz-1; 1, 2 and 4 planes when the plan has no split), said in the output;
-#  6. `fdtune bench --hybrid gpu,cpu,data,task --fraction ...`: measured time per step of GPU
-#     only, CPU only, data-parallel at those three fractions, task-parallel, each compared
+#  6. `fdtune bench --hybrid gpu,cpu,data,task --fraction ... --repeat REPEAT`: measured time
+#     per step of GPU only, CPU only, data-parallel at those three fractions, task-parallel,
+#     each run REPEAT times in its own process (the median run's time, beside the runs' least
+#     and greatest: one run on a shared host lands anywhere in a spread of 30%), each compared
 #     with the single-device run (max |diff|, max |p| and the tolerance), with the planner's
 #     prediction beside every run (data-parallel at each run's own planes): PASS when every
 #     run agrees, when each prediction is within 15% of its measurement, and when the
@@ -28,7 +30,8 @@
 #     falls (REFLECTION=0 leaves it out: a second call).
 # Prints PASS/FAIL per check and keeps every JSON under OUTDIR. Usage: bench/hybrid.sh
 # Environment: FDTUNE (default build/fdtune), OUTDIR (default bench/results/hybrid), BUDGET
-# (configs measured per tune, default 60), STEPS (timed steps, default 50), GRIDS (default
+# (configs measured per tune, default 60), STEPS (timed steps, default 50), REPEAT (runs of
+# each mode in step 6, default 5), GRIDS (default
 # "256 512"), KEEP_DB=1 (keep OUTDIR/hybrid.db: grids in separate calls share one database),
 # REFLECTION (default 1), RUN_ONLY=1 (with KEEP_DB=1: steps 5-7 alone, on the tunes the
 # database holds: the runner and the planner again, no tuning). E.g. GRIDS=256
@@ -39,6 +42,7 @@ FDTUNE=${FDTUNE:-$root/build/fdtune}
 OUTDIR=${OUTDIR:-$root/bench/results/hybrid}
 BUDGET=${BUDGET:-60}
 STEPS=${STEPS:-50}
+REPEAT=${REPEAT:-5}
 GRIDS=${GRIDS:-256 512}
 KEEP_DB=${KEEP_DB:-0}
 REFLECTION=${REFLECTION:-1}
@@ -210,7 +214,7 @@ print(",".join("%.8f" % (x / nz) for x in ks))' "$OUTDIR/plan_$g.json")
 
     step "6. measured at $grid"
     "$FDTUNE" bench --hybrid gpu,cpu,data,task --fraction "$fr" --gpu auto --cpu auto "${dw[@]}" \
-        --steps "$STEPS" --warmup 5 --db "$db" --json >"$OUTDIR/run_$g.json"
+        --steps "$STEPS" --warmup 5 --repeat "$REPEAT" --db "$db" --json >"$OUTDIR/run_$g.json"
     verdict $? "every hybrid run agrees with the single-device run at $grid"
     python3 -c '
 import json, sys
@@ -221,13 +225,14 @@ except ValueError:
     sys.exit(1)
 runs, choice = doc["runs"], doc.get("planned_choice")
 ok = bool(runs)
-print("%-14s %6s %10s %10s %7s %10s %10s %10s %6s" % ("mode", "planes", "ms/step", "predicted",
-      "error", "max|diff|", "max|p|", "tolerance", "agrees"))
+print("%-14s %6s %10s %4s %17s %10s %7s %10s %10s %10s %6s" % ("mode", "planes", "ms/step",
+      "runs", "min-max", "predicted", "error", "max|diff|", "max|p|", "tolerance", "agrees"))
 for r in runs:
     p = r["predicted_ms"]
     err = None if p is None else (p - r["step_ms"]) / r["step_ms"]
-    print("%-14s %6s %10.4f %10s %7s %10.3g %10.3g %10.3g %6s" % (
-        r["mode"], r["cpu_planes"] or "-", r["step_ms"], "-" if p is None else "%.4f" % p,
+    print("%-14s %6s %10.4f %4d %8.4f-%-8.4f %10s %7s %10.3g %10.3g %10.3g %6s" % (
+        r["mode"], r["cpu_planes"] or "-", r["step_ms"], r["runs"], r["step_min_ms"],
+        r["step_max_ms"], "-" if p is None else "%.4f" % p,
         "-" if err is None else "%+.1f%%" % (100 * err), r["max_abs_diff"] or 0,
         r["max_abs"] or 0, r["tolerance"] or 0, r["agrees"]))
     ok &= err is None or abs(err) <= 0.15

@@ -25,7 +25,7 @@ static void hybrid_usage(FILE *f)
             "                    [--gpu auto|N|cpu] [--cpu auto] [--steps N] [--warmup N]\n"
             "                    [--fraction F[,F...]] [--config-gpu KEY] [--config-cpu KEY]\n"
             "                    [--config-layers KEY] [--share never|unified|always]\n"
-            "                    [--seed S] [--timeout S] [--db PATH] [--json]\n"
+            "                    [--seed S] [--timeout S] [--repeat N] [--db PATH] [--json]\n"
             "       fdtune bench --reflection --op dwave --R N --grid G --absorb W[:S]\n"
             "                    [--widths W,W,...] [--gpu auto|N|cpu] [--config-gpu KEY]\n"
             "                    [--json]\n\n"
@@ -67,6 +67,11 @@ static void hybrid_usage(FILE *f)
             "                   data-parallel: at each run's planes on the CPU)\n"
             "  --steps N        timed steps (default 10); --warmup N (default 2)\n"
             "  --timeout S      per run (default 600)\n"
+            "  --repeat N       runs of each mode (default 1; at most 100), each in its own\n"
+            "                   process (fresh allocations, kernels and threads): the run\n"
+            "                   of the median time per step is reported, with the least\n"
+            "                   and greatest of the runs (a shared host's spread between\n"
+            "                   runs exceeds that of steps within one); every run must agree\n"
             "A run that does not agree with the single-device run to rounding: exit status 1.\n");
     print_exit_statuses(f);
 }
@@ -125,7 +130,7 @@ static int take_width(void *ctx, const char *item)
 }
 
 enum { O_HYBRID = 1000, O_GPU, O_CPU, O_STEPS, O_WARMUP, O_FRACTION, O_CFG_GPU, O_CFG_CPU,
-       O_CFG_LAYERS, O_SHARE, O_SEED, O_TIMEOUT, O_REFLECTION, O_WIDTHS, O_DB };
+       O_CFG_LAYERS, O_SHARE, O_SEED, O_TIMEOUT, O_REPEAT, O_REFLECTION, O_WIDTHS, O_DB };
 
 /* One option of the hybrid form (not a problem option); -1: refused (printed). */
 static int take_option(hybrid_args *a, int c, const char *arg)
@@ -150,6 +155,9 @@ static int take_option(hybrid_args *a, int c, const char *arg)
                                                                  : (a->rq.seed = (uint64_t)v, 0);
     case O_TIMEOUT:
         return parse_int_arg("--timeout", arg, 1, 86400, &v) ? -1 : (a->rq.timeout_s = (int)v, 0);
+    case O_REPEAT:
+        return parse_int_arg("--repeat", arg, 1, FDT_HYRUN_MAX_REPEAT, &v) ? -1
+                                                                      : (a->rq.repeat = (int)v, 0);
     case O_CFG_GPU:
     case O_CFG_CPU:
         if (fdt_config_parse(arg, &a->rq.side[c == O_CFG_CPU].cfg, &e))
@@ -185,7 +193,7 @@ static int parse(int argc, char **argv, hybrid_args *a)
         {"config-cpu", required_argument, 0, O_CFG_CPU},
         {"config-layers", required_argument, 0, O_CFG_LAYERS},
         {"share", required_argument, 0, O_SHARE}, {"seed", required_argument, 0, O_SEED},
-        {"timeout", required_argument, 0, O_TIMEOUT},
+        {"timeout", required_argument, 0, O_TIMEOUT}, {"repeat", required_argument, 0, O_REPEAT},
         {"reflection", no_argument, 0, O_REFLECTION}, {"widths", required_argument, 0, O_WIDTHS},
         {"db", required_argument, 0, O_DB},
         {"json", no_argument, 0, 'j'},            {"help", no_argument, 0, 'h'},
@@ -335,6 +343,9 @@ static const fdt_col run_cols[] = {
     {"mode", "mode", FDT_COL_STR, NULL, FDT_SHOW_ALL, 0},
     {"cpu_planes", "CPU planes", FDT_COL_INT_OPT, NULL, FDT_SHOW_ALL, FDT_COL_DASH},
     {"step_ms", "ms/step", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
+    {"runs", "runs", FDT_COL_INT, NULL, FDT_SHOW_ALL, 0},
+    {"step_min_ms", "min", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
+    {"step_max_ms", "max", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
     {"predicted_ms", "predicted", FDT_COL_REAL_OPT, "%.4f", FDT_SHOW_ALL, FDT_COL_DASH},
     {"exchange_ms", "exchange ms", FDT_COL_REAL, "%.4f", FDT_SHOW_ALL, 0},
     {"exchange_bytes", "exchange MB", FDT_COL_REAL, "%.2f", FDT_SHOW_TEXT, 0},
@@ -359,6 +370,9 @@ static void run_row(fdt_emit *m, const hybrid_args *a, const fdt_hyrun_result *r
     fdt_emit_cell_str(m, fdt_hyrun_mode_name(r->mode));
     fdt_emit_cell_int(m, r->mode == FDT_HYRUN_DATA ? r->nz_b : -1);
     fdt_emit_cell_real(m, r->step_ms);
+    fdt_emit_cell_int(m, r->runs);
+    fdt_emit_cell_real(m, r->step_min_ms);
+    fdt_emit_cell_real(m, r->step_max_ms);
     fdt_emit_cell_real(m, predicted_ms(a, r));
     fdt_emit_cell_real(m, r->exchange_ms);
     fdt_emit_cell_real(m, r->exchange_bytes / 1e6);

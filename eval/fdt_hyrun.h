@@ -52,6 +52,8 @@ typedef struct fdt_hyrun_side {
                             * loop nest) */
 } fdt_hyrun_side;
 
+#define FDT_HYRUN_MAX_REPEAT 100 /* runs of one request at most (fdt_hyrun_request.repeat) */
+
 typedef struct fdt_hyrun_request {
     fdt_problem p;            /* dwave */
     fdt_hyrun_side side[2];   /* [0] device A (the GPU), [1] device B (the CPU) */
@@ -63,10 +65,13 @@ typedef struct fdt_hyrun_request {
                                * into (c2_max/2, c2_max] (fdt_hyrun_c2_max) */
     fdt_hyrun_share share;
     int timeout_s;            /* of the whole run (the child is killed after it) */
+    int repeat;               /* runs of the request, each in its own child process (fresh
+                               * allocations, kernels, threads): the result is the run of
+                               * the median step time, with the runs' spread (1..100) */
 } fdt_hyrun_request;
 
 /* Defaults: data-parallel at 0.25, 10 steps after 2, seed 20241122, share when unified,
- * 600 s; p and side are the caller's. */
+ * 600 s, one run; p and side are the caller's. */
 void fdt_hyrun_request_init(fdt_hyrun_request *rq);
 
 typedef struct fdt_hyrun_result {
@@ -78,7 +83,12 @@ typedef struct fdt_hyrun_result {
                             * both used (one layout; the other side's kernels built with it); 0
                             * when no config was changed */
     int realigned;         /* then the side whose config was changed: 0 A, 1 B */
-    double step_ms;        /* median wall time of a step over the timed steps */
+    double step_ms;        /* median wall time of a step over the timed steps (with repeat:
+                            * of the run whose median is the median of the runs' medians,
+                            * every time of this result that run's) */
+    int runs;              /* runs made (the request's repeat) */
+    double step_min_ms;    /* the least and greatest step_ms of those runs (step_ms itself */
+    double step_max_ms;    /* when runs == 1) */
     double exchange_ms;    /* median time of a step's copies (their own time: hidden when they
                             * overlap the computation); 0 when nothing is copied */
     double exchange_bytes; /* bytes copied per step, both directions */
@@ -86,7 +96,8 @@ typedef struct fdt_hyrun_result {
                             * events around them); 0 without a GPU part */
     double cpu_ms;         /* median host time of the CPU's boxes in a step; 0 without one */
     double single_ms;      /* the single-device step (device A, one damped box over the grid) */
-    double max_abs_diff;   /* max |run - single| over the interior after the steps */
+    double max_abs_diff;   /* max |run - single| over the interior after the steps (with
+                            * repeat: the largest of the runs; nonfinite too; bitwise: all) */
     double max_abs;        /* max |single| there (the scale of the difference) */
     int64_t nonfinite;     /* points where either field is not finite (left out of both
                             * maxima; any fails the agreement) */
@@ -99,7 +110,8 @@ typedef struct fdt_hyrun_result {
  * a data-parallel fraction that leaves each device at least one plane. Fails saying which. */
 int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e);
 
-/* Runs rq (in a child process; fdt_hyrun_check first). Fails saying why: a bad request, a
+/* Runs rq (rq->repeat times, each in a child process; fdt_hyrun_check first). Fails saying
+ * why at the first run that fails: a bad request, a
  * split whose device B is not the host CPU, task-parallel with W < R, a config that cannot
  * run a box (with shared memory the config of the smaller align runs with the larger, see
  * shared_align) (a data-parallel part's cut box

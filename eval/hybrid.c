@@ -101,6 +101,7 @@ void fdt_hyrun_request_init(fdt_hyrun_request *rq)
     rq->seed = 20241122;
     rq->share = FDT_HYRUN_SHARE_UNIFIED;
     rq->timeout_s = 600;
+    rq->repeat = 1;
 }
 
 /* ------------------------------------------------------------------ devices */
@@ -881,6 +882,9 @@ int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e)
         return -1;
     if (rq->steps < 1 || rq->warmup < 0)
         return fdt_err_set(e, "hybrid run: steps=%d must be at least 1", rq->steps);
+    if (rq->repeat < 1 || rq->repeat > FDT_HYRUN_MAX_REPEAT)
+        return fdt_err_set(e, "hybrid run: repeat=%d must be in 1..%d", rq->repeat,
+                           FDT_HYRUN_MAX_REPEAT);
     int64_t nb = planes_b(rq);
     if (rq->mode == FDT_HYRUN_DATA && (nb < 1 || rq->p.nz - nb < 1))
         return fdt_err_set(e, "data-parallel: fraction %g gives %lld of %lld planes to device B; "
@@ -1033,15 +1037,9 @@ static int hyrun_child(void *arg, fdt_sb *out)
     return rc ? -1 : 0;
 }
 
-int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
+/* One run of rq in a child process into r. */
+static int run_once(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
 {
-    memset(r, 0, sizeof *r);
-    int split = rq->mode == FDT_HYRUN_DATA || rq->mode == FDT_HYRUN_TASK;
-    if (fdt_hyrun_check(rq, e))
-        return -1;
-    if (split && !fdt_target_device_is_cpu(&rq->side[1].dev))
-        return fdt_err_set(e, "%s: device B must be the host CPU (it is %s)",
-                           fdt_hyrun_mode_name(rq->mode), rq->side[1].dev.name);
     hyrun_job job = {rq};
     char *data = NULL;
     size_t n = 0;
@@ -1054,6 +1052,50 @@ int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
         memcpy(r, data, sizeof *r);
     free(data);
     return ok ? 0 : fdt_err_set(e, "%s: malformed answer", what);
+}
+
+static int by_step_ms(const void *a, const void *b)
+{
+    double x = ((const fdt_hyrun_result *)a)->step_ms, y = ((const fdt_hyrun_result *)b)->step_ms;
+    return (x > y) - (x < y);
+}
+
+/* The runs v[0..n) as one result: the run of the median step time (the lower middle of an
+ * even count) with the runs' spread, and the worst agreement of any run. Sorts v. */
+static void merge_runs(fdt_hyrun_result *v, int n, fdt_hyrun_result *r)
+{
+    FDT_ASSERT(n >= 1, "a merge of at least one run");
+    qsort(v, (size_t)n, sizeof *v, by_step_ms);
+    *r = v[(n - 1) / 2];
+    r->runs = n;
+    r->step_min_ms = v[0].step_ms;
+    r->step_max_ms = v[n - 1].step_ms;
+    for (int i = 0; i < n; i++) {
+        FDT_ASSERT(v[i].mode == r->mode && v[i].nz_b == r->nz_b, "runs of one request");
+        r->max_abs_diff = fmax(r->max_abs_diff, v[i].max_abs_diff);
+        r->max_abs = fmax(r->max_abs, v[i].max_abs);
+        r->nonfinite = v[i].nonfinite > r->nonfinite ? v[i].nonfinite : r->nonfinite;
+        r->bitwise &= v[i].bitwise;
+    }
+    FDT_ASSERT(r->step_min_ms <= r->step_ms && r->step_ms <= r->step_max_ms,
+               "the median run lies within the spread");
+}
+
+int fdt_hyrun_run(const fdt_hyrun_request *rq, fdt_hyrun_result *r, fdt_err *e)
+{
+    memset(r, 0, sizeof *r);
+    int split = rq->mode == FDT_HYRUN_DATA || rq->mode == FDT_HYRUN_TASK;
+    if (fdt_hyrun_check(rq, e))
+        return -1;
+    if (split && !fdt_target_device_is_cpu(&rq->side[1].dev))
+        return fdt_err_set(e, "%s: device B must be the host CPU (it is %s)",
+                           fdt_hyrun_mode_name(rq->mode), rq->side[1].dev.name);
+    fdt_hyrun_result v[FDT_HYRUN_MAX_REPEAT];
+    for (int i = 0; i < rq->repeat; i++)
+        if (run_once(rq, &v[i], e))
+            return -1;
+    merge_runs(v, rq->repeat, r);
+    return 0;
 }
 
 double fdt_hyrun_tolerance(const fdt_problem *p, const fdt_hyrun_result *r, int steps)

@@ -41,6 +41,19 @@ assert runs[0]["exchange_bytes"] == 2 * 2 * 24 * 20 * 4, runs[0]
 assert runs[3]["exchange_bytes"] == 0, runs[3]
 assert d["no_prediction"] == "no tuning database" and d["problem"]["absorb_width"] == 4, d
 ' "$tmp/out"
+# --repeat: each mode run three times, the median run reported with the runs' spread
+# shellcheck disable=SC2086
+run "bench --hybrid --repeat 3" 0 bench --hybrid gpu,data --repeat 3 --share never --steps 2 \
+    $small --json
+py "bench --hybrid --repeat 3: three runs, the median within their spread, all equal" '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [r["mode"] for r in runs] == ["gpu-only", "data-parallel"], runs
+for r in runs:
+    assert r["runs"] == 3, r
+    assert 0 < r["step_min_ms"] <= r["step_ms"] <= r["step_max_ms"], r
+    assert r["agrees"] and r["bitwise"] and r["max_abs_diff"] == 0, r
+' "$tmp/out"
 # shellcheck disable=SC2086
 run "bench --hybrid --share always" 0 bench --hybrid data --share always --steps 2 $small --json
 py "bench --hybrid --share always: one allocation, nothing copied, equal" '
@@ -138,6 +151,9 @@ expect_in "bench --fraction 1.5: said" "$tmp/err" "--fraction '1.5': a number be
 # shellcheck disable=SC2086
 run "bench --fraction 0.01" 2 bench --hybrid data --fraction 0.01 $small
 expect_in "bench --fraction 0.01: said" "$tmp/err" "gives 0 of 32 planes to device B"
+# shellcheck disable=SC2086
+run "bench --repeat 0" 2 bench --hybrid data --repeat 0 $small
+expect_in "bench --repeat 0: said" "$tmp/err" "--repeat 0: out of range (1..100)"
 run "bench --hybrid lap" 2 bench --hybrid data --op lap --R 2 --grid 32^3 --gpu cpu
 expect_in "bench --hybrid lap: said" "$tmp/err" "--op dwave"
 # shellcheck disable=SC2086
@@ -157,7 +173,11 @@ export LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUDA_ME
 
 # measured, shown and stored in the database named
 run "devices --db" 0 devices --db "$tmp/links.db"
-expect_in "devices --db: header" "$tmp/out" "h2d  d2h  both  4K us  row ns  unified"
+# the columns widen with their values (a link of 10 GB/s or more): the header's words in order
+py "devices --db: header" '
+import re, sys
+assert re.search(r"h2d +d2h +both +4K us +row ns +unified", open(sys.argv[1]).read())
+' "$tmp/out"
 expect_in "devices --db: stored" "$tmp/err" "host links stored in $tmp/links.db"
 py "devices --db: the row shows the link" '
 import re, sys
