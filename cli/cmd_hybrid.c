@@ -18,8 +18,8 @@ static void hybrid_usage(FILE *f)
             "                          [--precision P] [--grid G] [--absorb W[:S]] [--db PATH]\n"
             "                          [--predict MI300A|GH200] [--json]\n\n"
             "Predicts the time per step of one problem run GPU only, CPU only, data-parallel\n"
-            "(a fraction f of the z planes on the CPU, R halo planes exchanged each way every\n"
-            "step, overlapped with the rest of each part) and task-parallel (dwave: the CPU\n"
+            "(a fraction f of the z planes on the CPU, R halo planes, or a thinner part's\n"
+            "planes, exchanged each way every step, overlapped with the rest of each part) and task-parallel (dwave: the CPU\n"
             "computes the absorbing layers, the GPU the interior), from what the tuning\n"
             "database holds: the GPU's and the CPU's tuned bests for the problem, their best\n"
             "per deployment, the CPU's slabs of the sides deployment timed alone (the config\n"
@@ -252,15 +252,19 @@ static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_str
         emit_part(m, "cpu", &s->cpu, 1);
         fdt_emit_real(m, "copy_bytes", s->copy_bytes);
         fdt_emit_real(m, "copy_rows", s->copy_rows);
+        fdt_emit_real(m, "copy_bytes_h2d", s->copy_bytes_h2d);
+        fdt_emit_real(m, "copy_rows_h2d", s->copy_rows_h2d);
         fdt_emit_real(m, "copy_ms", s->copy_ms);
         fdt_emit_real(m, "exchange_ms", s->exch_ms);
         fdt_emit_real(m, "floor_ms", s->floor_ms);
         fdt_emit_real(m, "serial_ms", s->serial_ms);
         fdt_emit_real(m, "sync_ms", s->sync_ms);
         fdt_emit_text(m, "      exchange %.4f ms = first %.4f + copies %.4f (%.3g MB in %.3g rows "
-                         "each way%s); memory floor %.4f ms; + sync %.4f ms\n",
+                         "to the CPU, %.3g MB in %.3g to the GPU%s); memory floor %.4f ms; + "
+                         "sync %.4f ms\n",
                       s->exch_ms, s->exch_ms - s->copy_ms, s->copy_ms, s->copy_bytes * 1e-6,
-                      s->copy_rows, unified ? ", read in place" : "", s->floor_ms, s->sync_ms);
+                      s->copy_rows, s->copy_bytes_h2d * 1e-6, s->copy_rows_h2d,
+                      unified ? ", read in place" : "", s->floor_ms, s->sync_ms);
         if (s->serial_ms > 0)
             fdt_emit_text(m, "      gpu+copies %.4f ms = the GPU's %.4f + its copies %.4f (a "
                              "discrete GPU's copies wait for its kernels: measured on the "

@@ -122,11 +122,15 @@ typedef struct fdt_hybrid_pred {
     char why[200];         /* when ok = 0, why not; when ok, what a rate was taken for where
                               the measured one is missing ("" when all were measured) */
     fdt_hybrid_part gpu, cpu;
-    double copy_bytes;     /* per direction per step */
+    double copy_bytes;     /* per step from the GPU to the CPU (device to host) */
     double copy_rows;      /* the rows of those boxes (a face of R points along x: a row of R
                               values per (y, z)) */
-    double copy_ms;        /* those copies (both directions), latencies included: each box
-                              the longer of its rows' time and its bytes' */
+    double copy_bytes_h2d; /* the same from the CPU to the GPU (data-parallel: a CPU part */
+    double copy_rows_h2d;  /* thinner than R sends its planes alone) */
+    double copy_ms;        /* those copies (both directions, at once where the link was
+                              measured so: the shorter at that rate, the rest of the longer at
+                              its direction's own), latencies included: each box the longer
+                              of its rows' time and its bytes' */
     double exch_ms;        /* max(first_gpu, first_cpu) + copy_ms: when the halos are there */
     double serial_ms;      /* a discrete GPU's step and then its copies (gpu.t_ms + copy_ms):
                               its copies do not overlap its kernels (measured on the H200);

@@ -66,7 +66,7 @@ typedef struct rate {
 
 static const int deploy_launches[FDT_HYB_NDEPLOY] = {1, 2, 7};
 
-/* One box copied each way per step: its bytes and its rows (contiguous: 1). */
+/* One box copied per step one way: its bytes and its rows (contiguous: 1). */
 typedef struct box_copy {
     double bytes, rows;
 } box_copy;
@@ -85,15 +85,28 @@ static double boxes_ms(const fdt_hybrid_link *l, const box_copy *c, int n, doubl
     return t;
 }
 
-/* The copies of boxes c[0..n) each way: at once on two streams where that was measured, else
- * one direction after the other. */
-static double copy_ms(const fdt_hybrid_link *l, const box_copy *c, int n)
+/* One direction's boxes: c[0..n) at the link's single-direction rate gbs. */
+typedef struct copy_dir {
+    const box_copy *c;
+    int n;
+    double gbs;
+} copy_dir;
+
+/* The copies of both directions' boxes: with both measured at once (both_gbs), the two run
+ * together at that rate until the shorter is done, and the rest of the longer at its own
+ * direction's rate; else one direction after the other. */
+static double copy_ms(const fdt_hybrid_link *l, copy_dir a, copy_dir b)
 {
     if (l->unified)
         return 0;
-    if (l->both_gbs > 0)
-        return boxes_ms(l, c, n, l->both_gbs);
-    return boxes_ms(l, c, n, l->h2d_gbs) + boxes_ms(l, c, n, l->d2h_gbs);
+    if (!(l->both_gbs > 0))
+        return boxes_ms(l, a.c, a.n, a.gbs) + boxes_ms(l, b.c, b.n, b.gbs);
+    double ta = boxes_ms(l, a.c, a.n, l->both_gbs), tb = boxes_ms(l, b.c, b.n, l->both_gbs);
+    double lo = fmin(ta, tb), hi = fmax(ta, tb), own = ta >= tb ? a.gbs : b.gbs;
+    double t = lo + (own > 0 ? (hi - lo) * l->both_gbs / own : hi - lo);
+    FDT_ASSERT(t >= lo && t <= hi + 1e-12, "the longer direction no slower alone than beside "
+                                           "the other");
+    return t;
 }
 
 /* The floor of the memory both parts draw on (fdt_hybrid_pred.floor_ms). */
@@ -103,7 +116,8 @@ static double floor_ms(const fdt_hybrid_in *in, const fdt_hybrid_pred *s)
         return in->link.shared_gbs > 0
                    ? ms_of(s->gpu.bytes + s->cpu.bytes, in->link.shared_gbs)
                    : 0;
-    return in->cpu.copy_gbs > 0 ? ms_of(s->cpu.bytes + 2 * s->copy_bytes, in->cpu.copy_gbs)
+    return in->cpu.copy_gbs > 0
+               ? ms_of(s->cpu.bytes + s->copy_bytes + s->copy_bytes_h2d, in->cpu.copy_gbs)
                                 : 0;
 }
 
@@ -113,14 +127,20 @@ static double floor_ms(const fdt_hybrid_in *in, const fdt_hybrid_pred *s)
  * plus 0.09-0.10 ms, its copies' time, whatever the CPU's planes, and copies of contiguous
  * whole planes changed nothing): copies of device memory did not progress beside a kernel
  * that draws the memory's whole bandwidth. */
-static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, const box_copy *c, int n)
+static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, const box_copy *d2h,
+                         int nd, const box_copy *h2d, int nh)
 {
-    s->copy_bytes = s->copy_rows = 0;
-    for (int i = 0; i < n; i++) {
-        s->copy_bytes += c[i].bytes;
-        s->copy_rows += c[i].rows;
+    s->copy_bytes = s->copy_rows = s->copy_bytes_h2d = s->copy_rows_h2d = 0;
+    for (int i = 0; i < nd; i++) {
+        s->copy_bytes += d2h[i].bytes;
+        s->copy_rows += d2h[i].rows;
     }
-    s->copy_ms = copy_ms(&in->link, c, n);
+    for (int i = 0; i < nh; i++) {
+        s->copy_bytes_h2d += h2d[i].bytes;
+        s->copy_rows_h2d += h2d[i].rows;
+    }
+    s->copy_ms = copy_ms(&in->link, (copy_dir){d2h, nd, in->link.d2h_gbs},
+                         (copy_dir){h2d, nh, in->link.h2d_gbs});
     s->exch_ms = fmax(s->gpu.first_ms, s->cpu.first_ms) + s->copy_ms;
     s->serial_ms = in->link.unified ? 0 : s->gpu.t_ms + s->copy_ms;
     s->floor_ms = floor_ms(in, s);
@@ -184,14 +204,16 @@ static void data_at(const fdt_hybrid_in *in, rate g, rate c, int64_t k, fdt_hybr
 {
     const fdt_problem *p = &in->p;
     memset(s, 0, sizeof *s);
-    int64_t gp = p->nz - k;
-    slab_part(in, &in->gpu, g, gp, gp < p->R ? gp : p->R, &s->gpu);
-    slab_part(in, &in->cpu, c, k, k < p->R ? k : p->R, &s->cpu);
-    /* the R planes at the cut as R x ny rows of nx points (the runner's one range where both
-     * parts share a layout is no faster: rows this long are bound by their bytes) */
-    const box_copy cut = {(double)p->nx * (double)p->ny * p->R * (double)fdt_prec_size(p->prec),
-                          (double)p->ny * p->R};
-    finish_split(in, s, &cut, 1);
+    int64_t gp = p->nz - k, gsend = gp < p->R ? gp : p->R, csend = k < p->R ? k : p->R;
+    slab_part(in, &in->gpu, g, gp, gsend, &s->gpu);
+    slab_part(in, &in->cpu, c, k, csend, &s->cpu);
+    /* the planes at the cut each part sends, R or all of a thinner part, as planes x ny rows
+     * of nx points (the runner's one range where both parts share a layout is no faster: rows
+     * this long are bound by their bytes) */
+    double plane = (double)p->nx * (double)p->ny * (double)fdt_prec_size(p->prec);
+    const box_copy d2h = {plane * (double)gsend, (double)p->ny * (double)gsend},
+                   h2d = {plane * (double)csend, (double)p->ny * (double)csend};
+    finish_split(in, s, &d2h, 1, &h2d, 1);
 }
 
 /* The rate of a device's share of a split domain: its tuned best, with the launches of the
@@ -354,7 +376,7 @@ static void task_parallel(const fdt_hybrid_in *in, fdt_hybrid_plan *out)
         m[a] = (double)R;
         face[2 * a] = face[2 * a + 1] = (box_copy){m[0] * m[1] * m[2] * es, m[1] * m[2]};
     }
-    finish_split(in, s, face, 6);
+    finish_split(in, s, face, 6, face, 6);
 }
 
 /* Floating-point operations per output point: per axis R symmetric pairs, an add and an FMA
@@ -508,7 +530,8 @@ static void assert_pred(const fdt_hybrid_in *in, const fdt_hybrid_pred *s, int s
                        s->copy_ms};
     for (int i = 0; i < 6; i++)
         FDT_ASSERT(terms[i] >= 0 && s->t_ms >= terms[i], "a split takes its longest term");
-    FDT_ASSERT(s->exch_ms >= s->copy_ms && s->copy_bytes >= 0 && s->copy_rows >= 0,
+    FDT_ASSERT(s->exch_ms >= s->copy_ms && s->copy_bytes >= 0 && s->copy_rows >= 0 &&
+                   s->copy_bytes_h2d >= 0 && s->copy_rows_h2d >= 0,
                "the exchange holds its copies");
     double pts = (double)in->p.nx * (double)in->p.ny * (double)in->p.nz;
     FDT_ASSERT(s->gpu.points + s->cpu.points <= pts * (1 + 1e-12), "parts within the grid");

@@ -70,9 +70,12 @@ static void gpu_only_on_h200(void **state)
     /* a discrete GPU's copies wait for its kernels (measured on the H200): its step and then
      * the copies */
     assert_true(d->serial_ms == d->gpu.t_ms + d->copy_ms && d->t_ms >= d->serial_ms);
-    /* one way, R planes of 512^2 f32: 4 MiB, at 55 GB/s 76 us, twice (one after the other) */
+    /* to the CPU R planes of 512^2 f32: 4 MiB, at 55 GB/s 76 us; to the GPU the CPU's planes,
+     * R at most; one direction after the other */
     assert_true(fabs(pl.s[FDT_HYB_DATA].copy_bytes - 4194304.0) < 0.5);
-    double copy = 2 * (0.010 + 4194304.0 / 55e6);
+    double h2d = (double)(pl.cpu_planes < 4 ? pl.cpu_planes : 4) * 1048576.0;
+    assert_true(fabs(pl.s[FDT_HYB_DATA].copy_bytes_h2d - h2d) < 0.5);
+    double copy = 2 * 0.010 + (4194304.0 + h2d) / 55e6;
     assert_true(fabs(pl.s[FDT_HYB_DATA].copy_ms - copy) < 1e-9);
     /* task-parallel: the CPU's 17.6% of the points at 64 GB/s is far slower than the GPU,
      * and each part is computed whole before its copies, which follow (the runner's order) */
@@ -404,6 +407,35 @@ static void task_parallel_face_rows(void **state)
 
 /* Without a layer time (rows before schema v9): the sides step less its interior at the
  * whole-grid rate, said in why. */
+/* Data-parallel with a CPU part thinner than R (run13 at 256^3: 2 planes of R=4): the GPU
+ * sends R planes, the CPU its 2 (the runner's exchange, 1.05 + 0.52 MB); with both
+ * directions measured at once (44 GB/s) the two run together until the shorter is done and
+ * the rest of the longer at its own 55 GB/s. With k >= R both send R planes, as before. */
+static void data_parallel_thin_cpu_part(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.p.nx = in.p.ny = in.p.nz = 256;
+    in.link = (fdt_hybrid_link){.h2d_gbs = 55, .d2h_gbs = 55, .both_gbs = 44,
+                                .latency_us = 4.5};
+    fdt_hybrid_pred s;
+    fdt_err e = {0};
+    const double plane = 256.0 * 256 * 4, lat = 0.0045;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 2, &s, &e), 0);
+    assert_true(s.copy_bytes == 4 * plane && s.copy_bytes_h2d == 2 * plane);
+    assert_true(s.copy_rows == 4 * 256 && s.copy_rows_h2d == 2 * 256);
+    double lo = lat + 2 * plane / 44e6, hi = lat + 4 * plane / 44e6;
+    assert_true(fabs(s.copy_ms - (lo + (hi - lo) * 44.0 / 55)) < 1e-12);
+    assert_true(s.copy_ms < hi); /* faster than R planes each way at once */
+    assert_int_equal(fdt_hybrid_predict_data(&in, 6, &s, &e), 0);
+    assert_true(s.copy_bytes == 4 * plane && s.copy_bytes_h2d == 4 * plane);
+    assert_true(fabs(s.copy_ms - (lat + 4 * plane / 44e6)) < 1e-12);
+    /* one direction after the other where both at once was not measured */
+    in.link.both_gbs = 0;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 1, &s, &e), 0);
+    assert_true(fabs(s.copy_ms - (2 * lat + 5 * plane / 55e6)) < 1e-12);
+}
+
 static void task_parallel_slabs_from_sides(void **state)
 {
     (void)state;
@@ -435,6 +467,7 @@ int main(void)
         cmocka_unit_test(task_parallel_slabs_timed),
         cmocka_unit_test(task_parallel_face_rows),
         cmocka_unit_test(task_parallel_slabs_from_sides),
+        cmocka_unit_test(data_parallel_thin_cpu_part),
         cmocka_unit_test(no_cpu_rate_plans_gpu_only),
         cmocka_unit_test(refusals),
         cmocka_unit_test(share_rounding_to_no_plane),
