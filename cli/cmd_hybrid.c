@@ -182,6 +182,7 @@ static void emit_inputs(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_s
     fdt_emit_str_opt(m, "measured", src ? src->link_measured : "");
     fdt_emit_end(m);
     fdt_emit_real(m, "sync_us", in->sync_us);
+    fdt_emit_real(m, "copy_beside", in->beside);
     fdt_emit_end(m);
     char both[32] = "(not measured)";
     if (l->both_gbs > 0)
@@ -197,7 +198,8 @@ static void emit_inputs(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_s
                       src && src->link_measured[0] ? ", measured " : "",
                       src ? src->link_measured : "");
     fdt_emit_text(m, "  assumed: a launch %.0f us (GPU), %.0f us (CPU); the per-step sync %.0f "
-                     "us\n\n", in->gpu.launch_us, in->cpu.launch_us, in->sync_us);
+                     "us; a discrete GPU's copies beside its kernels at %.0f%% of their rate\n\n",
+                  in->gpu.launch_us, in->cpu.launch_us, in->sync_us, 100 * in->beside);
 }
 
 static void emit_part(fdt_emit *m, const char *key, const fdt_hybrid_part *q, int split)
@@ -222,9 +224,11 @@ static void emit_part(fdt_emit *m, const char *key, const fdt_hybrid_part *q, in
                   q->first_ms);
 }
 
-static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_strategy k,
-                          int64_t nz, int unified)
+static void emit_strategy(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_plan *pl,
+                          fdt_hybrid_strategy k)
 {
+    int64_t nz = in->p.nz;
+    int unified = in->link.unified;
     const fdt_hybrid_pred *s = &pl->s[k];
     fdt_emit_object(m, fdt_hybrid_strategy_name(k));
     fdt_emit_bool(m, "ok", s->ok);
@@ -266,9 +270,10 @@ static void emit_strategy(fdt_emit *m, const fdt_hybrid_plan *pl, fdt_hybrid_str
                       s->copy_rows, s->copy_bytes_h2d * 1e-6, s->copy_rows_h2d,
                       unified ? ", read in place" : "", s->floor_ms, s->sync_ms);
         if (s->serial_ms > 0)
-            fdt_emit_text(m, "      gpu+copies %.4f ms = the GPU's %.4f + its copies %.4f (a "
-                             "discrete GPU's copies wait for its kernels: measured on the "
-                             "H200)\n", s->serial_ms, s->gpu.t_ms, s->copy_ms);
+            fdt_emit_text(m, "      gpu+copies %.4f ms = the GPU's %.4f + what its copies "
+                             "(%.4f) have left when its kernels end (%.0f%% of their rate "
+                             "beside them after its first %.4f)\n", s->serial_ms, s->gpu.t_ms,
+                          s->copy_ms, 100 * in->beside, s->gpu.first_ms);
     }
     fdt_emit_end(m);
 }
@@ -351,7 +356,7 @@ static void render(fdt_emit *m, const hybrid_args *a, const fdt_hybrid_in *in,
     emit_inputs(m, in, src);
     fdt_emit_object(m, "strategies");
     for (int k = 0; k < FDT_HYB_COUNT; k++)
-        emit_strategy(m, pl, (fdt_hybrid_strategy)k, in->p.nz, in->link.unified);
+        emit_strategy(m, in, pl, (fdt_hybrid_strategy)k);
     fdt_emit_end(m);
     fdt_emit_str(m, "choice", fdt_hybrid_strategy_name(pl->choice));
     fdt_emit_str(m, "why", pl->why);

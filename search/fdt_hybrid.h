@@ -102,6 +102,8 @@ typedef struct fdt_hybrid_in {
     fdt_hybrid_dev gpu, cpu;
     fdt_hybrid_link link;
     double sync_us;        /* the per-step synchronisation of the two devices, microseconds */
+    double beside;         /* a discrete GPU's copies while its kernels run: the share of their
+                              own rate they make then, in [0, 1] (0: they wait for the kernels) */
 } fdt_hybrid_in;
 
 /* One device's share of a split step. */
@@ -132,9 +134,9 @@ typedef struct fdt_hybrid_pred {
                               its direction's own), latencies included: each box the longer
                               of its rows' time and its bytes' */
     double exch_ms;        /* max(first_gpu, first_cpu) + copy_ms: when the halos are there */
-    double serial_ms;      /* a discrete GPU's step and then its copies (gpu.t_ms + copy_ms):
-                              its copies do not overlap its kernels (measured on the H200);
-                              0 with unified memory */
+    double serial_ms;      /* a discrete GPU's step and what its copies have left when its
+                              kernels end: gpu.t_ms + max(0, copy_ms - beside x (gpu.t_ms -
+                              gpu.first_ms)); 0 with unified memory */
     double floor_ms;       /* the memory both draw on: unified, both parts' bytes over the
                               shared bandwidth; discrete, the CPU part's bytes and the copies'
                               (both read or write host memory) over the CPU's copy bandwidth;

@@ -122,11 +122,12 @@ static double floor_ms(const fdt_hybrid_in *in, const fdt_hybrid_pred *s)
 }
 
 /* t = max(t_gpu, t_cpu, exchange, floor, serial) + sync, naming the largest. serial: on a
- * discrete GPU its step and its copies one after the other, as measured on the H200
- * (bench/hybrid_h200/run2, run3: at 512^3 every data-parallel step took the GPU's 0.601 ms
- * plus 0.09-0.10 ms, its copies' time, whatever the CPU's planes, and copies of contiguous
- * whole planes changed nothing): copies of device memory did not progress beside a kernel
- * that draws the memory's whole bandwidth. */
+ * discrete GPU its copies start when the planes the CPU needs are done (gpu.first_ms) and
+ * make in->beside of their own rate while its kernels run (measured on the H200 with the
+ * cut computed first, bench/hybrid_h200 run10, run13, run14: a data-parallel step took the
+ * GPU's part and 0.007-0.011 ms at 512^3, whose 0.087 ms of copies ran beside 0.52 ms of
+ * kernels; 0.023-0.027 ms at 256^3, whose 0.025 ms ran beside 0.074); what is left when the
+ * kernels end runs after them. */
 static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, const box_copy *d2h,
                          int nd, const box_copy *h2d, int nh)
 {
@@ -142,7 +143,9 @@ static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, const box_
     s->copy_ms = copy_ms(&in->link, (copy_dir){d2h, nd, in->link.d2h_gbs},
                          (copy_dir){h2d, nh, in->link.h2d_gbs});
     s->exch_ms = fmax(s->gpu.first_ms, s->cpu.first_ms) + s->copy_ms;
-    s->serial_ms = in->link.unified ? 0 : s->gpu.t_ms + s->copy_ms;
+    FDT_ASSERT(in->beside >= 0 && in->beside <= 1, "a share of the copies' rate");
+    double hidden = in->beside * fmax(0, s->gpu.t_ms - s->gpu.first_ms);
+    s->serial_ms = in->link.unified ? 0 : s->gpu.t_ms + fmax(0, s->copy_ms - hidden);
     s->floor_ms = floor_ms(in, s);
     s->sync_ms = in->sync_us * 1e-3;
     double t = s->gpu.t_ms;

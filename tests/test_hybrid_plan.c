@@ -67,8 +67,8 @@ static void gpu_only_on_h200(void **state)
     const fdt_hybrid_pred *d = &pl.s[FDT_HYB_DATA];
     assert_true(d->exch_ms == fmax(d->gpu.first_ms, d->cpu.first_ms) + d->copy_ms);
     assert_true(d->t_ms >= d->exch_ms && d->t_ms >= d->gpu.t_ms && d->t_ms >= d->cpu.t_ms);
-    /* a discrete GPU's copies wait for its kernels (measured on the H200): its step and then
-     * the copies */
+    /* copies that make nothing beside the GPU's kernels (beside = 0 here) wait for them: its
+     * step and then the copies */
     assert_true(d->serial_ms == d->gpu.t_ms + d->copy_ms && d->t_ms >= d->serial_ms);
     /* to the CPU R planes of 512^2 f32: 4 MiB, at 55 GB/s 76 us; to the GPU the CPU's planes,
      * R at most; one direction after the other */
@@ -430,6 +430,19 @@ static void data_parallel_thin_cpu_part(void **state)
     assert_int_equal(fdt_hybrid_predict_data(&in, 6, &s, &e), 0);
     assert_true(s.copy_bytes == 4 * plane && s.copy_bytes_h2d == 4 * plane);
     assert_true(fabs(s.copy_ms - (lat + 4 * plane / 44e6)) < 1e-12);
+    /* beside the GPU's kernels (after its first planes) its copies make `beside` of their
+     * rate: what they have left when the kernels end follows them; with none left the GPU's
+     * part alone */
+    in.beside = 0.2;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 2, &s, &e), 0);
+    double left = s.copy_ms - 0.2 * (s.gpu.t_ms - s.gpu.first_ms);
+    assert_true(left > 0 && fabs(s.serial_ms - (s.gpu.t_ms + left)) < 1e-12);
+    in.beside = 1;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 2, &s, &e), 0);
+    assert_true(s.serial_ms == s.gpu.t_ms);
+    in.beside = 0;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 2, &s, &e), 0);
+    assert_true(s.serial_ms == s.gpu.t_ms + s.copy_ms);
     /* one direction after the other where both at once was not measured */
     in.link.both_gbs = 0;
     assert_int_equal(fdt_hybrid_predict_data(&in, 1, &s, &e), 0);

@@ -18,6 +18,12 @@
 #define FDT_HYB_GPU_LAUNCH_US 4.0 /* one kernel launch queued on a stream */
 #define FDT_HYB_CPU_LAUNCH_US 2.0 /* one OpenMP parallel region of a warm team */
 #define FDT_HYB_SYNC_US 10.0      /* the per-step wait for the GPU's stream and the host */
+/* A discrete GPU's copies beside its kernels (fdt_hybrid_in.beside): on the H200 a
+ * data-parallel step at 256^3 took the GPU's part and 0.010-0.014 ms of its 0.025 ms of
+ * copies beyond the sync, which ran beside 0.074 ms of kernels (0.15-0.22 of their rate;
+ * bench/hybrid_h200/run13 and run14), and at 512^3 0.087 ms of copies hid beside 0.52 ms
+ * (run10, run11). Not measured by `fdtune devices`. */
+#define FDT_HYB_COPY_BESIDE 0.2
 
 /* Where each gathered rate came from, for the text. */
 typedef struct fdt_hybrid_sources {

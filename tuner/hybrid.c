@@ -293,6 +293,7 @@ fdt_status fdt_hybrid_gather(fdt_db *db, const char *gpu, const char *cpu, const
     memset(src, 0, sizeof *src);
     in->p = *p;
     in->sync_us = FDT_HYB_SYNC_US;
+    in->beside = FDT_HYB_COPY_BESIDE;
     fdt_db_row row;
     fdt_status st = device_rates(db, gpu, 0, p, &in->gpu, &row, src->deploy_config, NULL, e);
     if (st != FDT_STATUS_OK)
@@ -391,6 +392,7 @@ fdt_status fdt_hybrid_predict(const char *name, const fdt_problem *p,
                    ? (fdt_hybrid_link){0, 0, 0, 0, 1, mc->gpu_peak_gbs * H200_COPY_OF_PEAK}
                    : (fdt_hybrid_link){mc->link_gbs, mc->link_gbs, mc->link_gbs, 2, 0, 0};
     in->sync_us = FDT_HYB_SYNC_US;
+    in->beside = FDT_HYB_COPY_BESIDE;
     m->name = mc->name;
     m->published = mc->published;
     snprintf(m->assumed, sizeof m->assumed,
