@@ -19,6 +19,7 @@ static const char *const scheds[] = {"static", "dynamic", NULL};
 static const char *const deploys[] = {"complete", "inout", "sides", NULL};
 static const char *const etas[] = {"dist", "array", NULL};
 static const char *const layers[] = {"branch", "select", NULL};
+static const char *const guards[] = {"rows", "none", NULL};
 
 #define HIP FDT_DIALECT_BIT(FDT_DIALECT_HIP)
 #define C FDT_DIALECT_BIT(FDT_DIALECT_C)
@@ -46,6 +47,10 @@ static const fdt_param_info params[] = {
     P(eta, FDT_ETA_DIST, 0, 1, etas, HIP | C, "dwave: the damping computed from the distance "
                                               "to the faces (dist) or read from an array"),
     P(fault, 0, 0, FDT_FAULT_COUNT - 1, faults, HIP | C, "test only: deliberately broken kernel"),
+    P(guard, 0, 0, 1, guards, HIP,
+      "the stream's (lds=3) output stores: rows (each row tests that it lies in the grid) or "
+      "none (every store a full vector, unguarded: where whole blocks cover the grid; the "
+      "guard moves where the compiler puts the stores among the next plane's loads)"),
     P(l2pf, 0, 0, 256, NULL, HIP, "L2 prefetch size hint of the ring's (lds=2, 3) asynchronous "
                                   "copies in bytes: 0 (none), 64, 128, 256 (NVIDIA; no effect on "
                                   "AMD)"),
@@ -273,12 +278,12 @@ static fdt_dialect dialect_of(const fdt_config *c)
 
 /* Parameters shown only when set: the test-only fault, dwave's deploy, eta and layer (which
  * every other operator leaves at their defaults), and the stream's bulk form (one form of one
- * family, set on sm_90 alone). */
+ * family, set on sm_90 alone) and unguarded stores (one form of one family). */
 static int shown_when_set(size_t i)
 {
     return !strcmp(params[i].name, "fault") || !strcmp(params[i].name, "deploy") ||
            !strcmp(params[i].name, "eta") || !strcmp(params[i].name, "layer") ||
-           !strcmp(params[i].name, "bulk");
+           !strcmp(params[i].name, "bulk") || !strcmp(params[i].name, "guard");
 }
 
 static void display(fdt_dialect d, const fdt_config *c, char *buf, size_t n)
@@ -369,6 +374,37 @@ static int check_bulk(const fdt_problem *p, const fdt_config *c, const int r[3],
     if (p->op == FDT_OP_DWAVE)
         return fdt_err_set(e, "config bulk=1: dwave's launches take no tensor map (its boxes, "
                               "the hybrid step's parts): needs bulk=0");
+    return 0;
+}
+
+/* guard=none (templates/stream.hip): the stream's stores of full vectors without the row's
+ * test, right only where every thread's outputs lie in the grid: rows of whole blocks
+ * (bx*vec values) and every y subdomain (split) of whole blocks (by*tile rows); z is the
+ * march's own loop bound. dwave's launches are boxes given at run time. Call after the fit. */
+static int check_guard(const fdt_problem *p, const fdt_config *c, fdt_err *e)
+{
+    if (c->lds != 3)
+        return fdt_err_set(e, "config guard=none: only the stream (lds=3) stores without "
+                              "guards, got lds=%d", c->lds);
+    if (p->op == FDT_OP_DWAVE)
+        return fdt_err_set(e, "config guard=none: dwave's launches are boxes given at run "
+                              "time: needs guard=rows");
+    long long wx = (long long)c->bx * c->vec, wy = (long long)c->by * c->tile;
+    if (p->nx % wx)
+        return fdt_err_set(e, "config guard=none: rows of nx=%lld values are not whole blocks "
+                              "of bx*vec=%lld", (long long)p->nx, wx);
+    fdtuned_shape s;
+    fdtuned_geometry g;
+    fdt_gen_shape(p, c, &s);
+    int rc = fdtuned_geometry_make(&s, p->nx, p->ny, p->nz, &g);
+    FDT_ASSERT(rc == FDTUNED_FIT_OK, "the config fits its grid (checked before)");
+    (void)rc;
+    for (int i = 0; i < g.nlaunch; i++) {
+        long long rows = g.launch[i].jend - g.launch[i].jbeg;
+        if (rows % wy)
+            return fdt_err_set(e, "config guard=none: y subdomain %d of %d has %lld rows, not "
+                                  "whole blocks of by*tile=%lld", i + 1, g.nlaunch, rows, wy);
+    }
     return 0;
 }
 
@@ -489,6 +525,8 @@ int fdt_config_check(const fdt_problem *p, const fdt_config *c, fdt_err *e)
         return -1;
     if (fit != FDTUNED_FIT_OK)
         return fdt_err_set(e, "%s", fit_e.msg);
+    if (c->guard && check_guard(p, c, e))
+        return -1;
     uint32_t shared;
     int dynamic;
     return fdt_gen_shared(p, c, &shared, &dynamic, e);

@@ -123,6 +123,9 @@ typedef struct fdt_config {
                      * (cp.async.bulk.tensor, the kernel's tensor map: fdt_gen_tmap) that
                      * completes on its barrier (NVIDIA sm_90 on; AMD gfx9: loads that
                      * write LDS directly) */
+    int guard;      /* the stream's output stores: 0 "rows" (each row tests that it lies in the
+                     * grid), 1 "none" (unguarded, full vectors: the grid covered by whole
+                     * blocks, checked; kernels of runtime dims keep the guards) */
     int fault;      /* fdt_fault, test only */
     /* The C dialect's (the CPU's; templates/cpu_*.c). nt, align and fault serve both. */
     int blk;        /* kernel family: 0 loops (the plain loop nest), 1 blocked (tiles) */

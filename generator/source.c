@@ -480,6 +480,8 @@ static int shared_vars(const fdt_gen_family *f, const fdt_problem *p, const fdt_
     setb(vs, "HAS_XY", r[0] > 0 || r[1] > 0);
     setb(vs, "MBAR", c->mbar);
     setb(vs, "BULK", c->bulk);
+    /* a kernel of runtime dims (an export's, for any grid) keeps its guards */
+    setb(vs, "GUARD", !c->guard || opts->runtime_dims);
     setb(vs, "WAVE", fdt_op_is_step(p->op));
     setb(vs, "FAULT", c->fault >= FDT_FAULT_PLANE); /* coef is d2's */
     setb(vs, "FAULT_PLANE", c->fault == FDT_FAULT_PLANE);

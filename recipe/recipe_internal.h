@@ -14,7 +14,7 @@
  * check compares each value with those before it, a few milliseconds at this bound. */
 #define RECIPE_MAX_VALUES 4096
 /* Walking more points than this is not a search any strategy can afford. */
-#define RECIPE_MAX_SPACE 10000000ULL
+#define RECIPE_MAX_SPACE 20000000ULL
 /* Directories of the search path (FDTUNE_RECIPES entries and the caller's together). */
 #define RECIPE_MAX_DIRS 32
 /* Where a recipe looks for modules: its own lib/, then lib/ of each search directory. */

@@ -7,15 +7,15 @@
 -- damping comes from (dist: computed from the distance to the faces; array: read from the
 -- profile array); a third, how the damped kernel's rows apply it (layer), is derived from
 -- the vendor (below). The search measures the deployments like any other parameter.
--- Bounded, so that the walk stays within its limit of points and the survivors near wave's:
--- the xyz order alone (the rings and the stream need it; yzx serves the direct and window
--- families on large planes, which split serves too), splits up to 4, and no bulk copies
--- (bulk=1 would double the space past the walk's limit).
+-- Bounded, so that the walk's points and the survivors stay near wave's: the xyz order alone
+-- (the rings and the stream need it; yzx serves the direct and window families on large
+-- planes, which split serves too), splits up to 4, no bulk copies and guarded stores (the
+-- generator refuses both for dwave, whose launches are boxes given at run time).
 ops { "dwave" }
 
 local common = include "common"
 local lapwave = include "lapwave"
-lapwave.params({ order = { "xyz" }, split = { 1, 2, 4 }, bulk = { 0 } })
+lapwave.params({ order = { "xyz" }, split = { 1, 2, 4 }, bulk = { 0 }, guard = { "rows" } })
 common.absorb_params()
 lapwave.rules()
 common.absorb_rules()
@@ -27,7 +27,8 @@ common.absorb_rules()
 -- 256^3 and 512^3, rings of 512 threads with nw 64-512; bench/hybrid_h200/run7). AMD keeps
 -- branch until an AMD GPU measures select: there the f32 division is not the fast one, and
 -- select divides at every output, branch only in the layer's rows (about a third of them).
--- Derived, not listed: a list would double the space past the walk's limit.
+-- Derived, not listed: a list would double the space and the survivors for a choice the
+-- vendor makes.
 derive("layer", function(c, dev)
   return dev.vendor == "NVIDIA" and "select" or "branch"
 end)

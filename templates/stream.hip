@@ -316,8 +316,14 @@ extern "C" __global__ void {{LAUNCH_BOUNDS}}{{NAME}}({{PARAMS}})
                 if (fault_skip(k, nz))
                     continue;
 #{endif}
+#{if GUARD}
                 if (t < nvy && nvx > 0)
                     store(out + (pk - in) + t * line, res, nvx);
+#{else}
+                // guard=none: whole blocks cover the grid (checked by the generator), so
+                // every row of every thread is inside and every store a full vector
+                store(out + (pk - in) + t * line, res, VEC);
+#{endif}
             }
 #{if FAULT}
             fault_after(out, in, pk - in, i0 == R && j0 == jbeg, k);

@@ -1157,6 +1157,87 @@ static void test_stream_weights(void **state)
     free(s);
 }
 
+/* guard=none: the stream's stores without the row's test, accepted only where whole blocks
+ * cover the grid (rows of bx*vec, every y subdomain of by*tile rows), refused elsewhere by
+ * name; its source stores full vectors unguarded, while a kernel of runtime dims (an
+ * export's, for any grid) keeps the guard, and guard=rows is the default (not in the key). */
+static void test_stream_guard(void **state)
+{
+    (void)state;
+    static const struct {
+        fdt_op op;
+        long long nx, ny;
+        const char *text, *msg;
+    } cases[] = {
+        {FDT_OP_LAP, 64, 64, "bx=32,by=8,vec=2,tile=2,align=2,lds=3,nw=32,guard=none", NULL},
+        {FDT_OP_WAVE, 64, 64, "bx=32,by=8,vec=2,tile=2,align=2,lds=3,nw=32,guard=none", NULL},
+        {FDT_OP_LAP, 64, 64, "bx=32,by=8,vec=2,tile=2,align=2,lds=3,nw=32,split=4,guard=none",
+         NULL},
+        {FDT_OP_LAP, 64, 64, "bx=32,by=8,vec=2,tile=2,align=2,lds=2,nw=32,pf=2,guard=none",
+         "config guard=none: only the stream (lds=3) stores without guards, got lds=2"},
+        {FDT_OP_LAP, 60, 64, "bx=32,by=8,vec=2,tile=2,align=2,lds=3,nw=32,guard=none",
+         "config guard=none: rows of nx=60 values are not whole blocks of bx*vec=64"},
+        {FDT_OP_LAP, 64, 40, "bx=32,by=8,vec=2,tile=2,align=2,lds=3,nw=32,guard=none",
+         "config guard=none: y subdomain 1 of 1 has 40 rows, not whole blocks of by*tile=16"},
+        {FDT_OP_LAP, 64, 40, "bx=32,by=8,vec=2,tile=2,align=2,lds=3,nw=32,split=2,guard=none",
+         "config guard=none: y subdomain 2 of 2 has 8 rows, not whole blocks of by*tile=16"},
+        {FDT_OP_DWAVE, 64, 64, "bx=32,by=8,vec=2,tile=2,align=2,lds=3,nw=32,guard=none",
+         "config guard=none: dwave's launches are boxes given at run time: needs guard=rows"},
+        {FDT_OP_LAP, 64, 64, "lds=3,nw=32,guard=some", "guard"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fdt_problem p = {cases[i].op, 4, FDT_F32, cases[i].nx, cases[i].ny, 64};
+        if (p.op == FDT_OP_DWAVE)
+            p.absorb_w = 8, p.absorb_s = 0.1;
+        fdt_config c;
+        fdt_err e = {{0}};
+        int rc = fdt_config_parse(cases[i].text, &c, &e);
+        if (rc == 0)
+            rc = fdt_config_check(&p, &c, &e);
+        if (!cases[i].msg && rc)
+            fail_msg("'%s' refused: %s", cases[i].text, e.msg);
+        if (cases[i].msg && !rc)
+            fail_msg("'%s' was accepted", cases[i].text);
+        if (cases[i].msg)
+            assert_contains(e.msg, cases[i].msg);
+    }
+    fdt_config c, d;
+    fdt_err e;
+    char buf[256];
+    assert_int_equal(fdt_config_parse("lds=3,nw=32,guard=rows", &c, &e), 0);
+    fdt_config_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "lds=3,nw=32");
+    fdt_config_display(&c, buf, sizeof buf);
+    assert_null(strstr(buf, "guard"));
+    assert_int_equal(fdt_config_parse("lds=3,nw=32,guard=none", &d, &e), 0);
+    fdt_config_format(&d, buf, sizeof buf);
+    assert_string_equal(buf, "guard=none,lds=3,nw=32");
+    fdt_config_display(&d, buf, sizeof buf);
+    assert_contains(buf, "guard=none");
+    /* the sources: rows guarded by default and with runtime dims, full vectors without */
+    const char *cfg = "bx=48,by=8,vec=2,tile=2,align=2,lds=3,nw=32"; /* 96 x 80: whole */
+    char *rows = family_source(FDT_OP_LAP, 4, FDT_F32, cfg, "stream");
+    char with[128];
+    snprintf(with, sizeof with, "%s,guard=none", cfg);
+    fdt_problem p = {FDT_OP_LAP, 4, FDT_F32, 96, 80, 72}; /* family_source's grid */
+    assert_int_equal(fdt_config_parse(with, &c, &e), 0);
+    assert_int_equal(fdt_config_check(&p, &c, &e), 0);
+    char *none = family_source(FDT_OP_LAP, 4, FDT_F32, with, "stream");
+    assert_int_equal(count(rows, "if (t < nvy && nvx > 0)"), 1);
+    assert_int_equal(count(rows, "store(out + (pk - in) + t * line, res, nvx);"), 1);
+    assert_int_equal(count(none, "if (t < nvy && nvx > 0)"), 0);
+    assert_int_equal(count(none, "store(out + (pk - in) + t * line, res, VEC);"), 1);
+    fdt_gen_opts o = {1};
+    fdt_sb b;
+    fdt_sb_init(&b);
+    assert_int_equal(fdt_gen_source(&hip, &p, &c, "k_fam", &o, &b, &e), 0);
+    char *rt = fdt_sb_take(&b);
+    assert_int_equal(count(rt, "if (t < nvy && nvx > 0)"), 1);
+    free(rows);
+    free(none);
+    free(rt);
+}
+
 /* The test-only faults reach every family: a config of each family with each of fault=plane,
  * halo, oob and hang carries that injection alone (from the prelude) and calls it. */
 static void test_family_faults(void **state)
@@ -1843,6 +1924,7 @@ int main(void)
         cmocka_unit_test(test_family_table),
         cmocka_unit_test(test_family_sources),
         cmocka_unit_test(test_stream_weights),
+        cmocka_unit_test(test_stream_guard),
         cmocka_unit_test(test_family_faults),
         cmocka_unit_test(test_family_render_all),
         cmocka_unit_test(test_dwave_sources),

@@ -464,8 +464,8 @@ static void compile_matrix(const char *arch)
  * checks that it does: H100 and MI250X): registers hold the 2R+1 sums per column and nothing
  * else of size, up to R=8 in f64 with 2x2 blocking on sm_90, also with the slot barriers
  * (mbar=1: the H100's tuned lap R=8 f64 and wave R=8 f32), which gfx90a compiles as mbar=0,
- * and in the bulk form (bulk=1: lap R=4 and R=8 f32, R=6 f64, wave R=8 f32 on sm_90, lap R=4
- * f32 on gfx90a).
+ * in the bulk form (bulk=1: lap R=4 and R=8 f32, R=6 f64, wave R=8 f32 on sm_90, lap R=4
+ * f32 on gfx90a) and with unguarded stores (guard=none: lap R=4 f32 on both).
  * (gfx90a: R=8 2x2 f32 spills 32 bytes at 256 threads, and no stream shape of R=8 f64 fits the
  * MI250X's 64 KB of LDS.) */
 static void stream_no_spills(const char *arch)
@@ -494,6 +494,9 @@ static void stream_no_spills(const char *arch)
         /* the bulk form on AMD: loads that write LDS directly (bench/amd_bulk.txt) */
         {"gfx90a", FDT_OP_LAP, 4, FDT_F32, "align=64,bulk=1,bx=64,by=4,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=2"},
         {"gfx90a", FDT_OP_LAP, 4, FDT_F32, "align=64,bx=64,by=4,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2"},
+        /* unguarded stores (guard=none): the H200's lap R=4 stream of bench/notes/store_guard.txt */
+        {"sm_90", FDT_OP_LAP, 4, FDT_F32, "align=32,bx=64,by=8,guard=none,l2pf=256,lb=512,lds=3,nw=256,pf=4,tile=2,vec=4"},
+        {"gfx90a", FDT_OP_LAP, 4, FDT_F32, "align=64,bx=64,by=4,guard=none,l2pf=256,lb=256,lds=3,nw=128,pf=4,tile=4,vec=2"},
     };
     fdt_err e;
     const fdt_rt_backend *b = fdt_rt_backend_for_arch(arch, &e);

@@ -21,6 +21,7 @@ function M.params(lists)
   param("split", lists.split or { 1, 2, 4, 8, 16 })
   param("mbar", lists.mbar or { 0, 1 })
   param("bulk", lists.bulk or { 0, 1 })
+  param("guard", lists.guard or { "rows", "none" })
 end
 
 -- The rules, in the order the pruning report counts them.
@@ -122,6 +123,18 @@ function M.rules()
     if c.bulk == 0 then return true end
     local sm = dev.vendor == "NVIDIA" and tonumber((dev.arch or ""):match("^sm_(%d+)")) or 0
     return c.mbar == 1 and sm >= 90
+  end)
+  -- The stream's stores without the row's guard (guard=none): where whole blocks cover the
+  -- grid (the generator checks it: rows of bx*vec values, y subdomains of by*tile rows, which
+  -- split's chunks are but the last), every store a full vector. The guard changes where the
+  -- compiler puts the stores among the next plane's loads, not how many instructions issue,
+  -- and which placement the memory prefers differs by cell: on an H200, lap R=4 f32 512^3's
+  -- stream 4x2 ran at 0.916 of copy without it against 0.869, the same stream with split=2
+  -- at 1024^3 at 0.830 against 0.862 (bench/notes/store_guard.txt), so the search measures
+  -- both.
+  constrain("unguarded stores only in the stream, on whole blocks", function(c, dev, prob)
+    return c.guard == "rows" or (c.lds == 3 and prob.nx % (c.bx * c.vec) == 0
+                                 and prob.ny % (c.by * c.tile) == 0)
   end)
   -- Register windows lose to shorter ones beyond 64 planes (fewer blocks, one plane in flight);
   -- the ring gains from 256 and 512 planes on 1024^3 (H100: the 2R planes of z halo a window
