@@ -85,6 +85,16 @@ static double boxes_ms(const fdt_hybrid_link *l, const box_copy *c, int n, doubl
     return t;
 }
 
+/* The bytes and rows of boxes c[0..n). */
+static void box_sums(const box_copy *c, int n, double *bytes, double *rows)
+{
+    *bytes = *rows = 0;
+    for (int i = 0; i < n; i++) {
+        *bytes += c[i].bytes;
+        *rows += c[i].rows;
+    }
+}
+
 /* One direction's boxes: c[0..n) at the link's single-direction rate gbs. */
 typedef struct copy_dir {
     const box_copy *c;
@@ -130,15 +140,8 @@ static double floor_ms(const fdt_hybrid_in *in, const fdt_hybrid_pred *s)
 static void finish_split(const fdt_hybrid_in *in, fdt_hybrid_pred *s, const box_copy *d2h,
                          int nd, const box_copy *h2d, int nh)
 {
-    s->copy_bytes = s->copy_rows = s->copy_bytes_h2d = s->copy_rows_h2d = 0;
-    for (int i = 0; i < nd; i++) {
-        s->copy_bytes += d2h[i].bytes;
-        s->copy_rows += d2h[i].rows;
-    }
-    for (int i = 0; i < nh; i++) {
-        s->copy_bytes_h2d += h2d[i].bytes;
-        s->copy_rows_h2d += h2d[i].rows;
-    }
+    box_sums(d2h, nd, &s->copy_bytes, &s->copy_rows);
+    box_sums(h2d, nh, &s->copy_bytes_h2d, &s->copy_rows_h2d);
     s->copy_ms = copy_ms(&in->link, (copy_dir){d2h, nd, in->link.d2h_gbs},
                          (copy_dir){h2d, nh, in->link.h2d_gbs});
     s->exch_ms = fmax(s->gpu.first_ms, s->cpu.first_ms) + s->copy_ms;

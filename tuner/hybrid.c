@@ -286,14 +286,21 @@ static fdt_status link_of(fdt_db *db, const fdt_device *gpu, fdt_hybrid_in *in,
     return FDT_STATUS_OK;
 }
 
-fdt_status fdt_hybrid_gather(fdt_db *db, const char *gpu, const char *cpu, const fdt_problem *p,
-                             fdt_hybrid_in *in, fdt_hybrid_sources *src, fdt_err *e)
+/* A planner's input for problem p, nothing gathered yet but the figures no one measures
+ * (FDT_HYB_SYNC_US, FDT_HYB_COPY_BESIDE): what a gathered input and a prediction share. */
+static void input_begin(fdt_hybrid_in *in, const fdt_problem *p)
 {
     memset(in, 0, sizeof *in);
-    memset(src, 0, sizeof *src);
     in->p = *p;
     in->sync_us = FDT_HYB_SYNC_US;
     in->beside = FDT_HYB_COPY_BESIDE;
+}
+
+fdt_status fdt_hybrid_gather(fdt_db *db, const char *gpu, const char *cpu, const fdt_problem *p,
+                             fdt_hybrid_in *in, fdt_hybrid_sources *src, fdt_err *e)
+{
+    input_begin(in, p);
+    memset(src, 0, sizeof *src);
     fdt_db_row row;
     fdt_status st = device_rates(db, gpu, 0, p, &in->gpu, &row, src->deploy_config, NULL, e);
     if (st != FDT_STATUS_OK)
@@ -377,8 +384,7 @@ fdt_status fdt_hybrid_predict(const char *name, const fdt_problem *p,
     int gm, cm;
     double gf = step_of_copy(measured ? &measured->gpu : NULL, GPU_STEP_OF_COPY, &gm);
     double cf = step_of_copy(measured ? &measured->cpu : NULL, CPU_STEP_OF_COPY, &cm);
-    memset(in, 0, sizeof *in);
-    in->p = *p;
+    input_begin(in, p);
     snprintf(in->gpu.name, sizeof in->gpu.name, "%s GPU (predicted)", mc->name);
     snprintf(in->cpu.name, sizeof in->cpu.name, "%s CPU (predicted)", mc->name);
     in->gpu.copy_gbs = mc->gpu_peak_gbs * H200_COPY_OF_PEAK;
@@ -391,8 +397,6 @@ fdt_status fdt_hybrid_predict(const char *name, const fdt_problem *p,
     in->link = mc->unified
                    ? (fdt_hybrid_link){0, 0, 0, 0, 1, mc->gpu_peak_gbs * H200_COPY_OF_PEAK}
                    : (fdt_hybrid_link){mc->link_gbs, mc->link_gbs, mc->link_gbs, 2, 0, 0};
-    in->sync_us = FDT_HYB_SYNC_US;
-    in->beside = FDT_HYB_COPY_BESIDE;
     m->name = mc->name;
     m->published = mc->published;
     snprintf(m->assumed, sizeof m->assumed,
