@@ -405,8 +405,6 @@ static void task_parallel_face_rows(void **state)
     assert_true(fabs(pl.s[FDT_HYB_TASK].copy_ms - (6 * yz_ms + lat)) < 1e-9);
 }
 
-/* Without a layer time (rows before schema v9): the sides step less its interior at the
- * whole-grid rate, said in why. */
 /* Data-parallel with a CPU part thinner than R (run13 at 256^3: 2 planes of R=4): the GPU
  * sends R planes, the CPU its 2 (the runner's exchange, 1.05 + 0.52 MB); with both
  * directions measured at once (44 GB/s) the two run together until the shorter is done and
@@ -449,6 +447,8 @@ static void data_parallel_thin_cpu_part(void **state)
     assert_true(fabs(s.copy_ms - (2 * lat + 5 * plane / 55e6)) < 1e-12);
 }
 
+/* Without a layer time (rows before schema v9): the sides step less its interior at the
+ * whole-grid rate, said in why. */
 static void task_parallel_slabs_from_sides(void **state)
 {
     (void)state;
