@@ -3,14 +3,18 @@
 # dwave R=4 f32 W=16:
 #  1. the host<->device link (`fdtune devices --db`; skipped with KEEP_DB=1 when the database
 #     already holds a link: a second call for another grid);
-#  2. the tunes the planner reads: the GPU's dwave (every deployment is a tuned parameter),
-#     its undamped wave at the same grid (the interior kernel's rate), the CPU's dwave; then
+#  2. the tunes the planner reads (each with the tuner's default budget unless BUDGET is
+#     set): the GPU's dwave (every deployment is a tuned parameter), its undamped wave at the
+#     same grid (the interior kernel's rate), the CPU's dwave (every CPU candidate is timed
+#     on the grid's first 2R planes too: the data-parallel part's rate); then
 #     `fdtune query best` of dwave (--absorb 16) and of wave, each into its own JSON;
 #  3. the three deployments' times on the GPU and on the CPU (`fdtune bench` of each device's
 #     best config with deploy=complete, inout, sides), the same measured by the tuner into the
 #     database (the best measured again: the planner takes re-measurements over the search's
 #     own measurement, the low tail of the winner's times), and the CPU's config whose slabs
-#     the tune timed fastest (task-parallel's) measured again;
+#     the tune timed fastest (task-parallel's) measured again; the CPU's REMEASURE times each
+#     (the host's times spread by 10-30% from one run to the next: the planner takes the
+#     median);
 #  4. the damped step's fraction of copy against the undamped wave's on the GPU (its extra
 #     bytes counted: the effective bytes of dwave include c2 and p_prev like wave's): PASS
 #     when dwave's GB/s is within 10% of wave's;
@@ -30,7 +34,8 @@
 #     falls (REFLECTION=0 leaves it out: a second call).
 # Prints PASS/FAIL per check and keeps every JSON under OUTDIR. Usage: bench/hybrid.sh
 # Environment: FDTUNE (default build/fdtune), OUTDIR (default bench/results/hybrid), BUDGET
-# (configs measured per tune, default 60), STEPS (timed steps, default 50), REPEAT (runs of
+# (configs measured per tune, default: the tuner's own), REMEASURE (the CPU's re-measurements
+# in step 3, default 3), STEPS (timed steps, default 50), REPEAT (runs of
 # each mode in step 6, default 5), GRIDS (default
 # "256 512"), KEEP_DB=1 (keep OUTDIR/hybrid.db: grids in separate calls share one database),
 # REFLECTION (default 1), RUN_ONLY=1 (with KEEP_DB=1: steps 5-7 alone, on the tunes the
@@ -40,7 +45,10 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 FDTUNE=${FDTUNE:-$root/build/fdtune}
 OUTDIR=${OUTDIR:-$root/bench/results/hybrid}
-BUDGET=${BUDGET:-60}
+BUDGET=${BUDGET:-}
+REMEASURE=${REMEASURE:-3}
+budget=()
+[ -n "$BUDGET" ] && budget=(--budget "$BUDGET")
 STEPS=${STEPS:-50}
 REPEAT=${REPEAT:-5}
 GRIDS=${GRIDS:-256 512}
@@ -115,11 +123,11 @@ for g in $GRIDS; do
     dw=(--op dwave --absorb 16 "${prob[@]}")
     if [ "${RUN_ONLY:-0}" != 1 ]; then
     step "2. tunes at $grid"
-    "$FDTUNE" --gpu auto "${dw[@]}" --budget "$BUDGET" --db "$db"
+    "$FDTUNE" --gpu auto "${dw[@]}" "${budget[@]}" --db "$db"
     verdict $? "GPU dwave tuned at $grid"
-    "$FDTUNE" --gpu auto --op wave "${prob[@]}" --budget "$BUDGET" --db "$db"
+    "$FDTUNE" --gpu auto --op wave "${prob[@]}" "${budget[@]}" --db "$db"
     verdict $? "GPU wave (the interior kernel's rate) tuned at $grid"
-    "$FDTUNE" --cpu auto "${dw[@]}" --budget "$BUDGET" --db "$db"
+    "$FDTUNE" --cpu auto "${dw[@]}" "${budget[@]}" --db "$db"
     verdict $? "CPU dwave tuned at $grid"
     # one query per op: dwave takes its layer (--absorb), wave none
     "$FDTUNE" query best "${dw[@]}" --db "$db" --no-system-db --json >"$OUTDIR/best_dwave_$g.json"
@@ -157,16 +165,22 @@ print(rows[0]["config"] if rows else "")' "$OUTDIR/best_dwave_$g.json" "$who")
         # deployment's rate (the slabs' of sides above all) from the database; the best's
         # complete is measured again there (the search's own measurement is the low tail
         # of its times, which the planner then leaves out)
-        tune_these "$who" "deploy_${who}_$g" "${args[@]}"
-        verdict $? "$who: the three deployments measured by the tuner into the database"
+        times=1
+        [ "$who" = cpu ] && times=$REMEASURE
+        for i in $(seq "$times"); do
+            tune_these "$who" "deploy_${who}_$g" "${args[@]}"
+            verdict $? "$who: the three deployments measured by the tuner into the database ($i of $times)"
+        done
         if [ "$who" = cpu ]; then
             # the config whose slabs the tune timed fastest, which task-parallel runs: its
             # layer time measured again for the same reason
             lc=$("$FDTUNE" hybrid plan --gpu auto --cpu auto "${dw[@]}" --db "$db" --json |
                 python3 -c 'import json,sys; print(json.load(sys.stdin)["hybrid_plan"]["inputs"]["cpu"].get("layers_config") or "")')
             if [ -n "$lc" ]; then
-                tune_these cpu "layers_cpu_$g" --config "$lc"
-                verdict $? "cpu: the slabs' config ($lc) measured again by the tuner"
+                for i in $(seq "$REMEASURE"); do
+                    tune_these cpu "layers_cpu_$g" --config "$lc"
+                    verdict $? "cpu: the slabs' config ($lc) measured again by the tuner ($i of $REMEASURE)"
+                done
             fi
         fi
         python3 -c '

@@ -134,6 +134,9 @@ static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, cons
     fdt_emit_real_opt(m, "layers_ms", d->layers_ms > 0 ? d->layers_ms : NAN);
     fdt_emit_str_opt(m, "layers_config", layers_config ? layers_config : "");
     fdt_emit_int(m, "layers_remeasured", d->layers_remeasured);
+    fdt_emit_real_opt(m, "part_ms", d->part_ms > 0 ? d->part_ms : NAN);
+    fdt_emit_int(m, "part_planes", d->part_planes);
+    fdt_emit_int(m, "part_n", d->part_n);
     fdt_emit_real(m, "launch_us", d->launch_us);
     fdt_emit_real_opt(m, "flops_gfs", d->flops_gfs > 0 ? d->flops_gfs : NAN);
     fdt_emit_end(m);
@@ -161,6 +164,9 @@ static void emit_dev(fdt_emit *m, const char *key, const fdt_hybrid_dev *d, cons
                       d->layers_probe ? " (a probe)" : "");
     if (d->layers_ms > 0 && layers_config && layers_config[0])
         fdt_emit_text(m, " with %s (task-parallel runs it)", layers_config);
+    if (d->part_ms > 0)
+        fdt_emit_text(m, "; its first %d planes alone %.4f ms, back to back (the median of %d; "
+                      "a data-parallel part's rate)", d->part_planes, d->part_ms, d->part_n);
     fdt_emit_text(m, "\n");
 }
 
@@ -212,16 +218,25 @@ static void emit_part(fdt_emit *m, const char *key, const fdt_hybrid_part *q, in
     fdt_emit_int(m, "launches", q->launches);
     fdt_emit_real(m, "ms", q->t_ms);
     fdt_emit_real(m, "first_ms", q->first_ms);
+    fdt_emit_real(m, "thin_bytes", q->thin_bytes);
+    fdt_emit_int(m, "thin_planes", q->thin_planes);
+    fdt_emit_real_opt(m, "thin_gbs", q->thin_gbs > 0 ? q->thin_gbs : NAN);
     fdt_emit_end(m);
     if (!split) {
         fdt_emit_text(m, "      %s %.4f ms = %.4g GB / %.0f GB/s (the measured step)\n", key,
                       q->t_ms, q->bytes * 1e-9, q->gbs);
         return;
     }
-    fdt_emit_text(m, "      %s %.4f ms = %.4g GB / %.0f GB/s (%.0f measured, its launches out) + "
-                     "%d launches x %.0f us; first what the other needs, %.4f ms\n",
-                  key, q->t_ms, q->bytes * 1e-9, q->net_gbs, q->gbs, q->launches, q->launch_us,
-                  q->first_ms);
+    fdt_emit_text(m, "      %s %.4f ms = ", key, q->t_ms);
+    if (q->thin_bytes > 0)
+        fdt_emit_text(m, "%.4g GB / %.0f GB/s (the first %d planes' rate, timed alone, its "
+                         "launch out)%s", q->thin_bytes * 1e-9, q->thin_gbs, q->thin_planes,
+                      q->bytes > q->thin_bytes ? " + " : "");
+    if (q->bytes > q->thin_bytes)
+        fdt_emit_text(m, "%.4g GB / %.0f GB/s (%.0f measured, its launches out)",
+                      (q->bytes - q->thin_bytes) * 1e-9, q->net_gbs, q->gbs);
+    fdt_emit_text(m, " + %d launches x %.0f us; first what the other needs, %.4f ms\n",
+                  q->launches, q->launch_us, q->first_ms);
 }
 
 static void emit_strategy(fdt_emit *m, const fdt_hybrid_in *in, const fdt_hybrid_plan *pl,

@@ -29,7 +29,7 @@ struct fdt_db {
 };
 
 /* The schema this code writes; schema.c holds one migration step per version. */
-#define FDT_DBI_SCHEMA_VERSION 10
+#define FDT_DBI_SCHEMA_VERSION 11
 /* The oldest schema a read-only connection reads as it is (fdt_dbi_compat_readonly). */
 #define FDT_DBI_READABLE_VERSION 1
 
@@ -145,7 +145,8 @@ int fdt_dbi_check_config_key(const char *key, fdt_err *e);
     "e.time_ms, e.time_min_ms, e.time_max_ms, e.time_q1_ms, e.time_q3_ms, e.reps, "           \
     "e.outliers, e.gbs, e.frac_copy, e.max_err, e.rel_err, e.tolerance, e.layout_line, "      \
     "e.layout_offset, e.registers, e.sgprs, e.spill_bytes, e.scratch_bytes, e.shared_bytes, " \
-    "e.compile_s, e.layers_ms, e.message, e.created, c.key, p.op, p.radius, p.precision, p.nx, p.ny, "     \
+    "e.compile_s, e.layers_ms, e.part_ms, e.message, e.created, c.key, p.op, p.radius, "     \
+    "p.precision, p.nx, p.ny, "                                                               \
     "p.nz, p.absorb_width, p.absorb_strength, d.backend, d.vendor, d.name, d.arch, "          \
     "d.compute_units, d.warp_size, d.l2_bytes, "                                              \
     "d.mem_bytes, d.uuid, d.pci, v.driver, v.runtime, v.compiler, v.fdtune_version, "         \

@@ -13,7 +13,8 @@ void fdt_db_eval_init(fdt_db_eval *ev)
     ev->status = FDT_DB_OK;
     ev->stage = FDT_DB_FULL;
     ev->time_ms = ev->time_min_ms = ev->time_max_ms = ev->time_q1_ms = ev->time_q3_ms = NAN;
-    ev->gbs = ev->frac_copy = ev->max_err = ev->rel_err = ev->tolerance = ev->compile_s = ev->layers_ms = NAN;
+    ev->gbs = ev->frac_copy = ev->max_err = ev->rel_err = ev->tolerance = ev->compile_s = ev->layers_ms =
+        ev->part_ms = NAN;
     ev->reps = ev->outliers = -1;
     ev->layout_line = ev->layout_offset = -1;
     ev->registers = ev->sgprs = ev->spill_bytes = ev->scratch_bytes = ev->shared_bytes = -1;
@@ -34,12 +35,12 @@ static const char insert_sql[] =
     "INSERT INTO evaluations (run_id, problem_id, config_id, device_id, env_id, status, stage,"
     " time_ms, time_min_ms, time_max_ms, time_q1_ms, time_q3_ms, reps, outliers, gbs,"
     " frac_copy, max_err, rel_err, tolerance, layout_line, layout_offset, registers, sgprs,"
-    " spill_bytes, scratch_bytes, shared_bytes, compile_s, layers_ms, message)"
+    " spill_bytes, scratch_bytes, shared_bytes, compile_s, layers_ms, part_ms, message)"
     " SELECT r.id, :problem, :config, r.device_id, r.env_id, :status, :stage, :time_ms,"
     " :time_min_ms, :time_max_ms, :time_q1_ms, :time_q3_ms, :reps, :outliers, :gbs,"
     " COALESCE(:frac_copy, :gbs / r.copy_gbs), :max_err, :rel_err, :tolerance, :layout_line,"
     " :layout_offset, :registers, :sgprs, :spill_bytes, :scratch_bytes, :shared_bytes,"
-    " :compile_s, :layers_ms, :message"
+    " :compile_s, :layers_ms, :part_ms, :message"
     " FROM runs r WHERE r.id = :run AND r.status = 'running'";
 
 static int bind_eval(sqlite3_stmt *st, const fdt_db_eval *ev, int64_t config_id)
@@ -70,6 +71,7 @@ static int bind_eval(sqlite3_stmt *st, const fdt_db_eval *ev, int64_t config_id)
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_opt_int(st, ":shared_bytes", ev->shared_bytes);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":compile_s", ev->compile_s);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":layers_ms", ev->layers_ms);
+    if (rc == SQLITE_OK) rc = fdt_dbi_bind_real(st, ":part_ms", ev->part_ms);
     if (rc == SQLITE_OK) rc = fdt_dbi_bind_text(st, ":message", ev->message);
     return rc;
 }

@@ -254,6 +254,11 @@ typedef struct fdt_db_eval {
     double layers_ms;            /* dwave inout/sides: the median time of the deployment's
                                     layer kernels alone (every launch but the interior's);
                                     NaN: none (no layer kernels, or before schema v9) */
+    double part_ms;              /* dwave on a host CPU: the median time of the damped kernel
+                                    over the grid's first fdt_gen_part_planes (2R) planes
+                                    alone, back to back (a data-parallel hybrid step's CPU
+                                    part); NaN: none (a GPU, another operator, a grid under
+                                    4R planes, or before schema v11) */
     char message[1024];          /* why it failed, or a remark */
     char created[32];            /* out: ISO-8601 UTC */
 } fdt_db_eval;

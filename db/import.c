@@ -47,7 +47,7 @@ static const struct table {
                     " time_max_ms, time_q1_ms, time_q3_ms, reps, outliers, gbs, frac_copy,"
                     " max_err, rel_err, tolerance, layout_line, layout_offset, registers, sgprs,"
                     " spill_bytes, scratch_bytes, shared_bytes, compile_s, message, created",
-     9, "layers_ms"},
+     9, "layers_ms,part_ms"},
     {"best_decisions", "id, device_id, problem_id, eval_id, decided_at, reason, cut_short", 7,
      "stopped"},
     /* a source older than v8 has none (fdt_dbi_compat_readonly's empty stand-in) */
@@ -206,13 +206,14 @@ static const char *const remap[NTABLES][3] = {
     {"INSERT INTO main.evaluations (run_id, problem_id, config_id, device_id, env_id, status,"
      " stage, time_ms, time_min_ms, time_max_ms, time_q1_ms, time_q3_ms, reps, outliers, gbs,"
      " frac_copy, max_err, rel_err, tolerance, layout_line, layout_offset, registers, sgprs,"
-     " spill_bytes, scratch_bytes, shared_bytes, compile_s, message, created, layers_ms)"
+     " spill_bytes, scratch_bytes, shared_bytes, compile_s, message, created, layers_ms,"
+     " part_ms)"
      " SELECT r.id,"
      " mp.dst, mc.dst, r.device_id, r.env_id, s.status, s.stage, s.time_ms, s.time_min_ms,"
      " s.time_max_ms, s.time_q1_ms, s.time_q3_ms, s.reps, s.outliers, s.gbs, s.frac_copy,"
      " s.max_err, s.rel_err, s.tolerance, s.layout_line, s.layout_offset, s.registers, s.sgprs,"
      " s.spill_bytes, s.scratch_bytes, s.shared_bytes, s.compile_s, s.message, s.created,"
-     " s.layers_ms"
+     " s.layers_ms, s.part_ms"
      " FROM temp.src_evaluations s JOIN temp.map_runs mr ON mr.src = s.run_id"
      " JOIN main.runs r ON r.id = mr.dst JOIN temp.map_problems mp ON mp.src = s.problem_id"
      " JOIN temp.map_configs mc ON mc.src = s.config_id WHERE true ORDER BY s.id"

@@ -54,6 +54,7 @@ static int read_eval(sqlite3_stmt *st, fdt_db_eval *ev, fdt_err *e)
     }
     ev->compile_s = fdt_dbi_real(st, c++);
     ev->layers_ms = fdt_dbi_real(st, c++);
+    ev->part_ms = fdt_dbi_real(st, c++);
     fdt_dbi_copy(ev->message, sizeof ev->message, st, c++);
     fdt_dbi_copy(ev->created, sizeof ev->created, st, c++);
     fdt_dbi_copy(ev->config, sizeof ev->config, st, c++);

@@ -287,7 +287,18 @@ static const char v10[] =
     "ALTER TABLE links ADD COLUMN row_ns REAL CHECK (row_ns IS NULL OR row_ns >= 0);"
     "PRAGMA user_version = 10;";
 
-static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7, v8, v9, v10};
+/* v10 -> v11 (issue 29): a CPU's time of a thin part. A dwave candidate on a host CPU is
+ * timed a third time: its damped kernel over the grid's first 2R planes alone, back to back
+ * without the cache flush (part_ms), which is how a data-parallel hybrid step's CPU part runs:
+ * a few planes in arrays of their own that stay in the host's caches from step to step (H200
+ * host, 256^3 R=4 f32: parts of 1-3 planes at 88-163 GB/s where the grid's tuned step, timed
+ * with the caches flushed, makes 59). NULL where not timed (a GPU, another operator, a grid
+ * under 4R planes) and for rows before v11. */
+static const char v11[] =
+    "ALTER TABLE evaluations ADD COLUMN part_ms REAL CHECK (part_ms IS NULL OR part_ms > 0);"
+    "PRAGMA user_version = 11;";
+
+static const char *const steps[] = {v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11};
 #define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
 
 _Static_assert(NSTEPS == FDT_DBI_SCHEMA_VERSION, "one migration step per schema version");
@@ -348,15 +359,20 @@ static const char compat_v7[] =
     " h2d_gbs REAL NOT NULL, d2h_gbs REAL NOT NULL, both_gbs REAL NOT NULL,"
     " latency_us REAL NOT NULL, unified INTEGER NOT NULL, measured TEXT NOT NULL,"
     " row_ns REAL) STRICT;";
-/* v8: the file's evaluations with v9's layer time, none measured. */
+/* v8: the file's evaluations with v9's layer time and v11's part time, none measured. */
 static const char compat_v8[] =
     "CREATE TEMP VIEW IF NOT EXISTS evaluations AS"
-    " SELECT *, NULL AS layers_ms FROM main.evaluations;";
+    " SELECT *, NULL AS layers_ms, NULL AS part_ms FROM main.evaluations;";
 /* v9: the file's links with v10's row time, none measured (a v7 file got it above). */
 static const char compat_v9[] =
     "CREATE TEMP VIEW IF NOT EXISTS links AS SELECT *, NULL AS row_ns FROM main.links;";
-static const char *const compat[] = {NULL, compat_v1, compat_v2, compat_v3, NULL, NULL,
-                                     compat_v6, compat_v7, compat_v8, compat_v9};
+/* v10: the file's evaluations with v11's part time, none measured (a v8 file got it above). */
+static const char compat_v10[] =
+    "CREATE TEMP VIEW IF NOT EXISTS evaluations AS SELECT *, NULL AS part_ms"
+    " FROM main.evaluations;";
+static const char *const compat[] = {NULL,      compat_v1, compat_v2, compat_v3,
+                                     NULL,      NULL,      compat_v6, compat_v7,
+                                     compat_v8, compat_v9, compat_v10};
 _Static_assert(sizeof compat / sizeof compat[0] == NSTEPS, "a stand-in per migration step");
 
 int fdt_dbi_compat_readonly(fdt_db *db, int version, fdt_err *e)

@@ -96,6 +96,9 @@ typedef struct fdt_eval_result {
     double layers_ms;  /* dwave inout/sides: the median of the layer kernels alone (every
                           launch of the step but the interior's), timed after the step;
                           0: none (one box) */
+    double part_ms;    /* dwave on a host CPU: the median of the damped kernel over the grid's
+                          first fdt_gen_part_planes planes alone, back to back without the
+                          cache flush (a data-parallel hybrid step's CPU part); 0: none */
     int64_t line, offset; /* layout the kernel ran with (elements) */
     fdt_clocks clocks;    /* the GPU's clocks right after it (known 0: not read) */
 } fdt_eval_result;

@@ -297,6 +297,7 @@ static void answer_with(const fdt_db_row *row, fdt_eval_result *r)
     r->gbs = num(ev->gbs);
     r->frac_copy = num(ev->frac_copy);
     r->layers_ms = num(ev->layers_ms);
+    r->part_ms = num(ev->part_ms);
     if (!isnan(ev->max_err)) {
         r->verify.checked = 1;
         r->verify.max_err = ev->max_err;

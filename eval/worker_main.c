@@ -8,7 +8,9 @@
  * boxes one after another, each with its own kernel (the damped NAME or the interior
  * NAME_int), pointers at the box's origin and geometry, all inside one timed action, and is
  * verified whole like any output; a deployment with an interior box is then timed again
- * without it (layers_ms: what a task-parallel hybrid step leaves to the CPU).
+ * without it (layers_ms: what a task-parallel hybrid step leaves to the CPU); on a host
+ * CPU its damped kernel is timed on the grid's first planes alone (part_ms: a data-parallel
+ * hybrid step's CPU part).
  * FDTUNE_TEST_DROP_BOX=i (tests only) leaves box i of every candidate's step out, so that
  * tests see an unwritten box fail the check. Device errors that
  * kill the context end this process after the result is sent, so the parent restarts a
@@ -458,6 +460,52 @@ static int time_layers(step_run *s, const fdt_timing_opts *o, double *ms, fdt_er
     s->layers_only = 1;
     int rc = time_action(run_step, s, o, 0, &t, e);
     s->layers_only = 0;
+    *ms = t.median_ms;
+    return rc;
+}
+
+/* A kernel_run as an action of time_action. */
+static int run_one(void *ctx, fdt_err *e)
+{
+    return run_kernel(ctx, e);
+}
+
+/* dwave on a host CPU: config c's damped kernel over the grid's first m planes alone
+ * (fdt_gen_part_planes), back to back without the cache flush, as a data-parallel hybrid
+ * step's CPU part runs step after step in arrays that stay in the host's caches; else 0.
+ * The box writes what the step wrote there (the damped kernel is the whole grid's in the
+ * complete deployment). A config that cannot run the box leaves it 0. */
+static int time_part(const fdt_config *c, void *fn, const fdt_timing_opts *o, double *ms,
+                     fdt_err *e)
+{
+    *ms = 0;
+    int64_t m = fdt_gen_part_planes(&W.p);
+    if (W.p.op != FDT_OP_DWAVE || !W.b->host || m <= 0)
+        return 0;
+    FDT_ASSERT(m < W.p.nz, "a part thinner than the grid");
+    fdt_config cc = *c;
+    if (cc.nw > m)
+        cc.nw = (int)m;
+    fdt_problem bp = W.p;
+    bp.nz = m;
+    fdtuned_box b;
+    memset(&b, 0, sizeof b);
+    b.n[0] = W.p.nx;
+    b.n[1] = W.p.ny;
+    b.n[2] = m;
+    b.damped = 1;
+    fdt_geometry g;
+    fdt_err ignored;
+    if (fdt_gen_geometry_for(&W.gen, &bp, &cc, &g, &ignored))
+        return 0;
+    kernel_run *k = malloc(sizeof *k);
+    if (!k)
+        return fdt_err_set(e, "timing: out of memory");
+    prepare_run(k, fn, &g, &W.a.lay, W.a.in, W.a.out, &b);
+    fdt_timing t;
+    memset(&t, 0, sizeof t);
+    int rc = time_action(run_one, k, o, 0, &t, e);
+    free(k);
     *ms = t.median_ms;
     return rc;
 }
@@ -1008,7 +1056,8 @@ static int do_eval(const char *payload, size_t n, fdt_eval_result *r)
         goto out;
     }
     if (time_action(run_step, &k, &m.t, W.flush_bytes > 0, &r->timing, &e) ||
-        time_layers(&k, &m.t, &r->layers_ms, &e)) {
+        time_layers(&k, &m.t, &r->layers_ms, &e) ||
+        time_part(&m.c, fn, &m.t, &r->part_ms, &e)) {
         lost = device_failure(r, "timing", &e);
         goto out;
     }

@@ -267,6 +267,13 @@ static inline int64_t fdt_layout_index(const fdt_layout *l, int64_t i, int64_t j
 /* The seeds' figure of merit: bytes that must be read once and written once. */
 double fdt_effective_bytes(const fdt_problem *p);
 
+/* A thin part of p's grid (issue 29): its first 2R z planes, whose step a CPU's worker times
+ * alone, back to back (fdt_eval_result.part_ms: a data-parallel hybrid step's CPU part, whose
+ * arrays stay in the host's caches from step to step), and from which the hybrid planner
+ * prices such a part. 0 where the grid has fewer than 4R planes (no part thinner than half
+ * of it). */
+int64_t fdt_gen_part_planes(const fdt_problem *p);
+
 /* ------------------------------------------------------------------ launch geometry */
 
 /* One launch: grid[3] and block[3] dimensions, and the padded y rows [jbeg, jend) it writes. */

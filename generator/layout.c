@@ -103,6 +103,12 @@ double fdt_effective_bytes(const fdt_problem *p)
     return (reads + n) * (double)fdt_prec_size(p->prec);
 }
 
+int64_t fdt_gen_part_planes(const fdt_problem *p)
+{
+    int64_t m = 2 * (int64_t)p->R;
+    return p->nz >= 2 * m ? m : 0;
+}
+
 /* The config's order values (config.c's catalogue takes them as its choices): the axes that
  * blockIdx.x, .y and .z walk, as fdtuned_shape names them. */
 const char *const fdt_orders[] = {"xyz", "xzy", "yxz", "yzx", "zxy", "zyx", NULL};

@@ -11,7 +11,10 @@
  * The model of one device on a box of n points: t(n) = launches * launch_us + bytes(n) / rate,
  * bytes(n) the box's effective bytes (fdt_effective_bytes of the box as a problem of its own:
  * the halo it reads counts) and rate the device's tuned effective bandwidth with the launches
- * of the measured step taken out of it, so that t of the whole grid is the measured time.
+ * of the measured step taken out of it, so that t of the whole grid is the measured time. A
+ * CPU's data-parallel part of k planes is not the grid: its arrays stay in the host's caches
+ * from step to step. Where the CPU's thin part of m planes was timed alone (part_ms), its
+ * first min(k, m) planes go at that rate and the rest at the grid's.
  *
  * The overlap rule (the runner, eval/hybrid.c, does the same): every step each device first
  * computes the points the other needs (data-parallel: its R planes beside the cut), then the
@@ -71,6 +74,13 @@ typedef struct fdt_hybrid_dev {
     double own_gbs;        /* the choice's own measurement (gbs when remeasured is 0) */
     int layers_remeasured; /* the same for layers_ms: the median of this many other
                               measurements of its config's layer time; 0: the choice's own */
+    double part_ms;        /* a CPU: its best config's damped kernel over the grid's first
+                              part_planes planes alone, back to back (database:
+                              evaluations.part_ms: the median of that config's ok
+                              evaluations'), how a data-parallel CPU part runs: its arrays
+                              stay in the host's caches from step to step; 0: not measured */
+    int part_planes;       /* those planes (fdt_gen_part_planes: 2R) */
+    int part_n;            /* the measurements part_ms is the median of */
     double interior_gbs;   /* the undamped wave at the same grid, R and precision (the interior
                               kernel's expression); 0: not measured */
     double copy_gbs;       /* the device's copy bandwidth measured in those runs (database:
@@ -114,7 +124,11 @@ typedef struct fdt_hybrid_part {
     double net_gbs;    /* that rate with its step's launches taken out (fdt_hybrid_net_gbs) */
     int launches;      /* kernel launches per step */
     double launch_us;  /* each */
-    double t_ms;       /* bytes / net_gbs + launches * launch_us */
+    double thin_bytes; /* of bytes, those at the thin part's rate: a CPU part's first
+                          thin_planes planes (fdt_hybrid_dev.part_ms); 0: none */
+    int thin_planes;
+    double thin_gbs;   /* that rate, its launch taken out */
+    double t_ms;       /* thin_bytes / thin_gbs + the rest / net_gbs + launches * launch_us */
     double first_ms;   /* the part of it the other device needs, computed first */
 } fdt_hybrid_part;
 

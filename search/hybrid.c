@@ -187,21 +187,44 @@ static void single(const fdt_hybrid_in *in, const fdt_hybrid_dev *d, fdt_hybrid_
     s->ok = 1;
 }
 
+/* The time of `planes` z planes of a part in `launches` launches: the first thin_planes of
+ * them at the thin part's rate (none where part->thin_gbs is 0), the rest at net_gbs. */
+static double planes_ms(const fdt_hybrid_in *in, const fdt_hybrid_part *part, int64_t planes,
+                        int launches, double *thin_bytes)
+{
+    const fdt_problem *p = &in->p;
+    int64_t thin = part->thin_gbs > 0 ? (planes < part->thin_planes ? planes : part->thin_planes)
+                                      : 0;
+    int64_t n[3] = {p->nx, p->ny, planes}, nt[3] = {p->nx, p->ny, thin};
+    double all = box_bytes(p, n), tb = box_bytes(p, nt);
+    FDT_ASSERT(tb <= all, "the thin planes are of the part");
+    if (thin_bytes)
+        *thin_bytes = tb;
+    double t = launches * part->launch_us * 1e-3 + ms_of(all - tb, part->net_gbs);
+    return tb > 0 ? t + ms_of(tb, part->thin_gbs) : t;
+}
+
 /* A part of `planes` z planes of the grid at rate r, its first `first` planes computed
- * first in a launch of their own. */
+ * first in a launch of their own; a CPU's thin part measured (d->part_ms) prices its first
+ * planes. */
 static void slab_part(const fdt_hybrid_in *in, const fdt_hybrid_dev *d, rate r, int64_t planes,
                       int64_t first, fdt_hybrid_part *part)
 {
     const fdt_problem *p = &in->p;
-    int64_t n[3] = {p->nx, p->ny, planes}, nf[3] = {p->nx, p->ny, first};
+    int64_t n[3] = {p->nx, p->ny, planes}, nm[3] = {p->nx, p->ny, d->part_planes};
     part->points = (double)p->nx * (double)p->ny * (double)planes;
     part->bytes = box_bytes(p, n);
     part->gbs = r.gbs;
     part->net_gbs = fdt_hybrid_net_gbs(p, r.gbs, r.launches, d->launch_us);
     part->launches = r.launches + 1;
     part->launch_us = d->launch_us;
-    part->t_ms = fdt_hybrid_box_ms(p, n, r.gbs, r.launches, part->launches, d->launch_us);
-    part->first_ms = fdt_hybrid_box_ms(p, nf, r.gbs, r.launches, 1, d->launch_us);
+    if (d->part_ms > 0 && d->part_planes > 0 && d->part_planes < p->nz) {
+        part->thin_planes = d->part_planes; /* measured in one launch */
+        part->thin_gbs = net_of(box_bytes(p, nm), box_bytes(p, nm) / d->part_ms * 1e-6, 1,
+                                d->launch_us);
+    }
+    part->t_ms = planes_ms(in, part, planes, part->launches, &part->thin_bytes);
+    part->first_ms = planes_ms(in, part, first, 1, NULL);
 }
 
 /* Data-parallel with k planes on the CPU (the z planes [0, k); the GPU [k, nz)). */

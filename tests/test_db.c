@@ -236,7 +236,7 @@ static void test_create_and_version(void **state)
     fdt_db_close(db);
 
     int v = -1;
-    assert_int_equal(fdt_db_schema_version(), 10);
+    assert_int_equal(fdt_db_schema_version(), 11);
     assert_int_equal(fdt_db_file_version(path, &v, &e), 0);
     assert_int_equal(v, fdt_db_schema_version());
     assert_int_equal(sql_int(path, "PRAGMA user_version"), fdt_db_schema_version());
@@ -2822,6 +2822,64 @@ static void test_migrate_v9(void **state)
     fdt_db_close(db);
 }
 
+/* The evaluations' part time (v11): stored and read back where measured, NaN where not; a
+ * value that is no time is refused; a v10 file (DROP_V11) reads as it is read-only, every row
+ * without a part time (the layer time kept) and the file untouched, and is migrated keeping
+ * every row. */
+static void test_migrate_v10(void **state)
+{
+    (void)state;
+    fix f;
+    fix_open(&f, "v10.db");
+    fdt_err e = {""};
+    fdt_db_eval with = eval(f.run, f.prob, "blk=1", FDT_DB_OK, FDT_DB_FULL, 2.0);
+    with.part_ms = 0.03;
+    with.layers_ms = 1.5;
+    insert_one(f.db, with);
+    insert_one(f.db, eval(f.run, f.prob, "bx=16", FDT_DB_OK, FDT_DB_FULL, 1.0));
+    fdt_db_eval bad = eval(f.run, f.prob, "bx=32", FDT_DB_OK, FDT_DB_FULL, 1.5);
+    bad.part_ms = 0;
+    assert_int_equal(fdt_db_eval_insert(f.db, &bad, NULL, &e), -1);
+    rows rs = {.n = 0};
+    assert_int_equal(fdt_db_evals(f.db, f.dev, 0, f.prob, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    for (int i = 0; i < rs.n; i++)
+        assert_true(strcmp(rs.r[i].ev.config, "blk=1") ? isnan(rs.r[i].ev.part_ms)
+                                                        : rs.r[i].ev.part_ms == 0.03);
+    assert_int_equal(fdt_db_run_finish(f.db, f.run, FDT_DB_DONE, &e), 0);
+    char *answers = best_answers(f.db);
+    fdt_db_close(f.db);
+
+    sql_exec(f.path, DROP_V11 "PRAGMA journal_mode = DELETE;");
+    size_t n;
+    char *before = slurp(f.path, &n);
+    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
+    rs.n = 0;
+    assert_int_equal(fdt_db_evals(db, f.dev, 0, f.prob, collect, &rs, &e), 0);
+    assert_int_equal(rs.n, 2);
+    for (int i = 0; i < rs.n; i++)
+        assert_true(isnan(rs.r[i].ev.part_ms) &&
+                    (strcmp(rs.r[i].ev.config, "blk=1") || rs.r[i].ev.layers_ms == 1.5));
+    char *ro = best_answers(db);
+    assert_string_equal(ro, answers);
+    fdt_db_close(db);
+    assert_same_bytes(f.path, before, n); /* reading never migrates */
+    free(before);
+
+    db = open_ok(f.path, FDT_DB_READWRITE);
+    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), fdt_db_schema_version());
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    assert_int_equal(sql_int(f.path, "SELECT count(*) FROM evaluations WHERE part_ms IS NULL"),
+                     2);
+    assert_true(sql_refused(f.path, "UPDATE evaluations SET part_ms = -1"));
+    char *rw = best_answers(db);
+    assert_string_equal(rw, answers);
+    fdt_db_close(db);
+    free(answers);
+    free(ro);
+    free(rw);
+}
+
 /* The links table (v8): nothing until measured; the newest measurement answers (by its time,
  * then the later write); a measurement that is not one is refused, nothing written; a merge
  * carries them once, pruning drops them with their device's runs. */
@@ -2964,6 +3022,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v7),
         cmocka_unit_test(test_migrate_v8),
         cmocka_unit_test(test_migrate_v9),
+        cmocka_unit_test(test_migrate_v10),
         cmocka_unit_test(test_links),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

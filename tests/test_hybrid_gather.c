@@ -71,9 +71,10 @@ static int64_t begin(fdt_db *db, const fdt_device *d, double copy, int64_t *dev)
     return id;
 }
 
-/* An ok evaluation of p at gbs in stage, its layers timed alone in layers_ms (NaN: none). */
-static void add_layers(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs,
-                       fdt_db_stage stage, double layers_ms)
+/* An ok evaluation of p at gbs in stage, its layers timed alone in layers_ms and its first
+ * planes in part_ms (NaN: none). */
+static void add_timed(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs,
+                      fdt_db_stage stage, double layers_ms, double part_ms)
 {
     fdt_err e;
     fdt_db_eval ev;
@@ -88,8 +89,15 @@ static void add_layers(fdt_db *db, int64_t run, fdt_problem p, const char *confi
     ev.layout_line = 520;
     ev.layout_offset = 0;
     ev.layers_ms = layers_ms;
+    ev.part_ms = part_ms;
     if (fdt_db_eval_insert(db, &ev, NULL, &e))
         fail_msg("%s", e.msg);
+}
+
+static void add_layers(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs,
+                       fdt_db_stage stage, double layers_ms)
+{
+    add_timed(db, run, p, config, gbs, stage, layers_ms, NAN);
 }
 
 static void add_stage(fdt_db *db, int64_t run, fdt_problem p, const char *config, double gbs,
@@ -204,9 +212,15 @@ static void gathers_the_stored_rates(void **state)
     assert_string_equal(in.gpu.name, "NVIDIA H200");
 }
 
+/* fdtune ARGS... with the database given; the result in r (below). */
+static void run_cli(tu_result *r, const char *db, const char *a1, const char *a2,
+                    const char *a3, const char *a4, const char *a5, const char *a6);
+
 /* The winner's curse: re-measurements of the best's config (other ok full evaluations) stand
  * in for the one that chose it, their median; a probe is no re-measurement of a rate. The
- * layer time likewise from other evaluations of its config, probes included. */
+ * layer time likewise from other evaluations of its config, probes included. The part time:
+ * the median of every evaluation of the best's config that has one (no choice was made by
+ * it), another config's left out. */
 static void remeasurements_stand_in_for_the_choice(void **state)
 {
     (void)state;
@@ -222,13 +236,13 @@ static void remeasurements_stand_in_for_the_choice(void **state)
     int64_t cid;
     int64_t run = begin(db, &c, 72, &cid);
     add(db, run, dwave(), "default", 50);
-    add_stage(db, run, dwave(), "default", 10, FDT_DB_PROBE);
-    add_layers(db, run, dwave(), "blk=1,deploy=sides,ty=16", 25, FDT_DB_FULL, 6.5);
+    add_timed(db, run, dwave(), "default", 10, FDT_DB_PROBE, NAN, 0.020);
+    add_timed(db, run, dwave(), "blk=1,deploy=sides,ty=16", 25, FDT_DB_FULL, 6.5, 0.001);
     fdt_db_close(db);
     if (fdt_db_open(path, FDT_DB_READWRITE, &db, &e))
         fail_msg("%s", e.msg);
     run = begin(db, &c, 72, &cid);
-    add(db, run, dwave(), "default", 56);
+    add_timed(db, run, dwave(), "default", 56, FDT_DB_FULL, NAN, 0.030);
     add_layers(db, run, dwave(), "blk=1,deploy=sides,ty=16", 25, FDT_DB_PROBE, 5.5);
     fdt_db_close(db);
     fdt_hybrid_in in;
@@ -242,6 +256,17 @@ static void remeasurements_stand_in_for_the_choice(void **state)
     assert_string_equal(src.cpu_layers_config, "blk=1,deploy=sides,ty=16");
     assert_true(in.cpu.layers_ms == 5 && in.cpu.layers_remeasured == 2);
     assert_true(in.gpu.gbs == 3825 && in.gpu.remeasured == 0); /* none: its own */
+    assert_true(fabs(in.cpu.part_ms - 0.025) < 1e-15 && in.cpu.part_n == 2);
+    assert_int_equal(in.cpu.part_planes, 2 * dwave().R);
+    assert_true(in.gpu.part_ms == 0 && in.gpu.part_n == 0 && in.gpu.part_planes == 0);
+    /* the plan says it and prices the CPU's data-parallel part by it */
+    tu_result r;
+    run_cli(&r, path, "--gpu", "H200", "--cpu", "Xeon", NULL, NULL);
+    expect_status(&r, 0);
+    assert_has(r.out, "its first 8 planes alone 0.0250 ms, back to back (the median of 2; a "
+                      "data-parallel part's rate)");
+    assert_has(r.out, "(the first 8 planes' rate, timed alone, its launch out)");
+    tu_result_free(&r);
 }
 
 static void refuses_what_is_missing(void **state)

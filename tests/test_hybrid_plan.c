@@ -447,6 +447,44 @@ static void data_parallel_thin_cpu_part(void **state)
     assert_true(fabs(s.copy_ms - (2 * lat + 5 * plane / 55e6)) < 1e-12);
 }
 
+/* The CPU's thin part timed alone (part_ms of its first 8 planes, R=4): a part of up to 8
+ * planes goes at that rate (its launch taken out), a deeper one its first 8 at that rate and
+ * the rest at the grid's; the first planes the GPU needs likewise. Without it, the grid's. */
+static void data_parallel_thin_rate(void **state)
+{
+    (void)state;
+    fdt_hybrid_in in = h200();
+    in.p.nx = in.p.ny = in.p.nz = 256;
+    fdt_hybrid_pred s, grid;
+    fdt_err e = {0};
+    fdt_problem b = in.p;
+    b.nz = 8;
+    const double b8 = fdt_effective_bytes(&b), launch = 0.003;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 3, &grid, &e), 0);
+    assert_true(grid.cpu.thin_bytes == 0 && grid.cpu.thin_planes == 0);
+    in.cpu.part_ms = b8 / 120e6 + launch; /* 120 GB/s with its launch out */
+    in.cpu.part_planes = 8;
+    in.cpu.part_n = 3;
+    assert_int_equal(fdt_hybrid_predict_data(&in, 3, &s, &e), 0);
+    b.nz = 3;
+    double b3 = fdt_effective_bytes(&b);
+    assert_true(fabs(s.cpu.thin_gbs - 120) < 1e-9 && s.cpu.thin_planes == 8);
+    assert_true(s.cpu.thin_bytes == b3 && s.cpu.bytes == b3);
+    assert_true(fabs(s.cpu.t_ms - (b3 / 120e6 + 2 * launch)) < 1e-12);
+    assert_true(fabs(s.cpu.first_ms - (b3 / 120e6 + launch)) < 1e-12); /* min(R, 3) = 3 */
+    assert_true(s.cpu.t_ms < grid.cpu.t_ms); /* 120 against 64 GB/s */
+    assert_int_equal(fdt_hybrid_predict_data(&in, 20, &s, &e), 0);
+    b.nz = 20;
+    double b20 = fdt_effective_bytes(&b);
+    assert_true(s.cpu.thin_bytes == b8 && s.cpu.bytes == b20);
+    double rest = (b20 - b8) / (s.cpu.net_gbs * 1e6);
+    assert_true(fabs(s.cpu.t_ms - (b8 / 120e6 + rest + 2 * launch)) < 1e-12);
+    b.nz = 4;
+    assert_true(fabs(s.cpu.first_ms - (fdt_effective_bytes(&b) / 120e6 + launch)) < 1e-12);
+    /* the GPU's part never takes it */
+    assert_true(s.gpu.thin_bytes == 0 && s.gpu.thin_gbs == 0);
+}
+
 /* Without a layer time (rows before schema v9): the sides step less its interior at the
  * whole-grid rate, said in why. */
 static void task_parallel_slabs_from_sides(void **state)
@@ -481,6 +519,7 @@ int main(void)
         cmocka_unit_test(task_parallel_face_rows),
         cmocka_unit_test(task_parallel_slabs_from_sides),
         cmocka_unit_test(data_parallel_thin_cpu_part),
+        cmocka_unit_test(data_parallel_thin_rate),
         cmocka_unit_test(no_cpu_rate_plans_gpu_only),
         cmocka_unit_test(refusals),
         cmocka_unit_test(share_rounding_to_no_plane),

@@ -17,9 +17,16 @@ void sql_exec(const char *path, const char *sql);
  * memory clocks and known throttle reasons (0 is "none"). */
 fdt_clocks sql_clocks(int sm, int sm_max, int mem, int mem_max, uint64_t reasons);
 
-/* What the v9 -> v10 step added (a link's row time): dropped, a file is v9 again (test_db's
- * test_migrate_v9). */
+/* What the v10 -> v11 step added (an evaluation's part time): dropped, a file is v10 again
+ * (test_db's test_migrate_v10). */
+#define DROP_V11                                                                           \
+    "ALTER TABLE evaluations DROP COLUMN part_ms;"                                         \
+    "PRAGMA user_version = 10;"
+
+/* What the v9 -> v10 step added (a link's row time): dropped, with DROP_V11 first, a file is
+ * v9 again (test_db's test_migrate_v9). */
 #define DROP_V10                                                                           \
+    DROP_V11                                                                               \
     "ALTER TABLE links DROP COLUMN row_ns;"                                                \
     "PRAGMA user_version = 9;"
 

@@ -131,22 +131,26 @@ static void take_layers(const fdt_db_eval *ev, int deploy, fdt_hybrid_dev *d,
     *id = ev->id;
 }
 
+/* What of an evaluation remeasured() takes: its rate (full ones), layer time, part time. */
+typedef enum { TAKE_GBS, TAKE_LAYERS, TAKE_PART } take_what;
+
 /* The winner's curse: a search keeps the fastest of noisy measurements, so the measurement
  * that chose a config is the low tail of that config's times (the H200 host at 512^3: the
  * CPU's best took 28.9 ms in its tune, 34.6 ms when the next run measured it again and 35.2
  * ms a step in the runner). Its other ok measurements do not depend on the choice: the
- * median of their rates (layers 0: full ones, gbs) or layer times (layers 1: any stage,
- * layers_ms), leaving out evaluation `chosen`; 0 with *n = 0 when there is none. */
-static double remeasured(const fdt_db_rows *rows, int64_t chosen, const char *config, int layers,
-                         int *n)
+ * median of their rates (TAKE_GBS: full ones), layer times or part times (any stage), leaving
+ * out evaluation `chosen` (0: none left out: the search never chose by the part time); 0 with
+ * *n = 0 when there is none. */
+static double remeasured(const fdt_db_rows *rows, int64_t chosen, const char *config,
+                         take_what what, int *n)
 {
     double *v = malloc(sizeof *v * (rows->n ? rows->n : 1));
     *n = 0;
     for (size_t i = 0; v && i < rows->n; i++) {
         const fdt_db_eval *ev = &rows->v[i].ev;
-        double x = layers ? ev->layers_ms : ev->gbs;
+        double x = what == TAKE_GBS ? ev->gbs : what == TAKE_LAYERS ? ev->layers_ms : ev->part_ms;
         if (ev->id != chosen && ev->status == FDT_DB_OK && strcmp(ev->config, config) == 0 &&
-            (layers || ev->stage == FDT_DB_FULL) && x > 0)
+            (what != TAKE_GBS || ev->stage == FDT_DB_FULL) && x > 0)
             v[(*n)++] = x;
     }
     fdt_timing t = {0};
@@ -156,19 +160,23 @@ static double remeasured(const fdt_db_rows *rows, int64_t chosen, const char *co
 }
 
 /* The best's rate (and the layer time) from their re-measurements where there are any, the
- * choice's own kept in own_gbs; the best's deployment takes the best's rate. */
+ * choice's own kept in own_gbs; the best's deployment takes the best's rate; the best's part
+ * time, the median of all of its config's. */
 static void take_remeasured(const fdt_db_rows *rows, const fdt_db_row *best, int64_t layers_id,
                             const char *layers_config, fdt_hybrid_dev *d)
 {
     d->own_gbs = d->gbs;
-    double g = remeasured(rows, best->ev.id, best->ev.config, 0, &d->remeasured);
+    d->part_ms = remeasured(rows, 0, best->ev.config, TAKE_PART, &d->part_n);
+    d->part_planes = d->part_n ? (int)fdt_gen_part_planes(&best->problem) : 0;
+    double g = remeasured(rows, best->ev.id, best->ev.config, TAKE_GBS, &d->remeasured);
     if (d->remeasured) {
         int k = deploy_of(best->ev.config);
         if (d->deploy_gbs[k] == d->gbs)
             d->deploy_gbs[k] = g;
         d->gbs = g;
     }
-    double l = layers_id ? remeasured(rows, layers_id, layers_config, 1, &d->layers_remeasured)
+    double l = layers_id ? remeasured(rows, layers_id, layers_config, TAKE_LAYERS,
+                                      &d->layers_remeasured)
                          : 0;
     if (d->layers_remeasured)
         d->layers_ms = l;

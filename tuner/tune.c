@@ -141,6 +141,8 @@ void fdt_tune_result_to_row(const fdt_eval_result *r, const char *config, int64_
     row->compile_s = r->compile_s;
     if (r->status == FDT_EVAL_OK && r->layers_ms > 0)
         row->layers_ms = r->layers_ms;
+    if (r->status == FDT_EVAL_OK && r->part_ms > 0)
+        row->part_ms = r->part_ms;
     snprintf(row->message, sizeof row->message, "%s", r->message);
 }
 
