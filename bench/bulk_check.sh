@@ -58,21 +58,7 @@ for cell in "lap 4 f32" "lap 8 f32" "lap 6 f64" "wave 4 f32"; do
     timeout 90 "$FDTUNE" bench --op "$1" --R "$2" --precision "$3" --grid 301x203x157 --probe \
         $(bulk_spread "$3" | config_args) --json >"$log.json" 2>"$log.log"
     rc=$?
-    python3 - "$log.json" "$1 R=$2 $3" "$rc" <<'PY' | tee -a "$sum"
-import json, sys
-path, cell, rc = sys.argv[1:]
-try:
-    d = json.load(open(path))
-except Exception as e:
-    print("%s: no JSON (exit %s): %s" % (cell, rc, e)); sys.exit()
-res = d.get("results", [])
-ok = [r for r in res if r.get("status") == "ok"]
-bulk_ok = [r for r in ok if "bulk=1" in r.get("config", "")]
-print("%s: exit %s, %d of %d configs verified, %d of them bulk=1" % (cell, rc, len(ok), len(res), len(bulk_ok)))
-for r in res:
-    if r.get("status") != "ok":
-        print("  %s: %s %s" % (r.get("config"), r.get("status"), r.get("error", r.get("message", ""))))
-PY
+    probe_summary "$log.json" "$1 R=$2 $3" "$rc" bulk=1 | tee -a "$sum"
 done
 
 # 2. sanitizers
@@ -83,10 +69,7 @@ if command -v compute-sanitizer >/dev/null; then
         set -- $c
         for tool in memcheck racecheck synccheck; do
             [ "$(left)" -gt 200 ] || { say "$tool $1 $3: skipped, out of time"; continue; }
-            timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
-                "$FDTUNE" bench --op "$1" --grid "$2" --config "$3" --probe \
-                >"$dir/san-$tool-$1.log" 2>&1
-            say "$tool $1 $3: exit $? ($(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|Error' "$dir/san-$tool-$1.log" || echo 'no summary'))"
+            sanitize $tool "$1" "$2" "$3" "$dir/san-$tool-$1.log" | tee -a "$sum"
         done
     done
 else

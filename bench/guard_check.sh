@@ -43,21 +43,7 @@ for cell in "lap 4 f32" "lap 8 f32" "lap 6 f64" "wave 4 f32"; do
     timeout 90 "$FDTUNE" bench --op "$1" --R "$2" --precision "$3" --grid 256x160x97 --probe \
         $(guard_spread "$3" | config_args) --json >"$log.json" 2>"$log.log"
     rc=$?
-    python3 - "$log.json" "$1 R=$2 $3" "$rc" <<'PY' | tee -a "$sum"
-import json, sys
-path, cell, rc = sys.argv[1:]
-try:
-    d = json.load(open(path))
-except Exception as e:
-    print("%s: no JSON (exit %s): %s" % (cell, rc, e)); sys.exit()
-res = d.get("results", [])
-ok = [r for r in res if r.get("status") == "ok"]
-none_ok = [r for r in ok if "guard=none" in r.get("config", "")]
-print("%s: exit %s, %d of %d configs verified, %d of them guard=none" % (cell, rc, len(ok), len(res), len(none_ok)))
-for r in res:
-    if r.get("status") != "ok":
-        print("  %s: %s %s" % (r.get("config"), r.get("status"), r.get("error", r.get("message", ""))))
-PY
+    probe_summary "$log.json" "$1 R=$2 $3" "$rc" guard=none | tee -a "$sum"
 done
 
 say "== compute-sanitizer (64x32x29, --probe)"
@@ -66,10 +52,7 @@ if command -v compute-sanitizer >/dev/null; then
              "wave 64x32x29 bx=32,by=4,nw=7,lds=3,vec=2,align=32,tile=2,order=yzx,split=2,pf=2,guard=none"; do
         set -- $c
         for tool in memcheck racecheck synccheck; do
-            timeout 100 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
-                "$FDTUNE" bench --op "$1" --grid "$2" --config "$3" --probe \
-                >"$dir/san-$tool-$1.log" 2>&1
-            say "$tool $1 $3: exit $? ($(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|Error' "$dir/san-$tool-$1.log" || echo 'no summary'))"
+            sanitize $tool "$1" "$2" "$3" "$dir/san-$tool-$1.log" | tee -a "$sum"
         done
     done
 else

@@ -21,7 +21,8 @@
 #  5. `fdtune hybrid plan --json`: the planner's choice and its data-parallel planes k; three
 #     distinct plane counts around k (k-d, k, k+d with d = max(1, k/2), shifted up or down to
 #     stay within 1..nz-1; 1, 2 and 4 planes when the plan has no split), said in the output;
-#  6. `fdtune bench --hybrid gpu,cpu,data,task --fraction ... --repeat REPEAT`: measured time
+#  6. `fdtune bench --hybrid MODE --fraction ... --repeat REPEAT` for each mode in its own
+#     call (each printed when done; merged into run_GRID.json): measured time
 #     per step of GPU only, CPU only, data-parallel at those three fractions, task-parallel,
 #     each run REPEAT times in its own process (the median run's time, beside the runs' least
 #     and greatest: one run on a shared host lands anywhere in a spread of 30%), each compared
@@ -227,9 +228,30 @@ print(",".join("%.8f" % (x / nz) for x in ks))' "$OUTDIR/plan_$g.json")
     echo "data-parallel fractions: $fr"
 
     step "6. measured at $grid"
-    "$FDTUNE" bench --hybrid gpu,cpu,data,task --fraction "$fr" --gpu auto --cpu auto "${dw[@]}" \
-        --steps "$STEPS" --warmup 5 --repeat "$REPEAT" --db "$db" --json >"$OUTDIR/run_$g.json"
-    verdict $? "every hybrid run agrees with the single-device run at $grid"
+    # one mode a call, each printed when done (a call cut short by a limit keeps what ran),
+    # then merged into run_GRID.json
+    rc=0
+    for m in gpu data cpu task; do
+        fa=()
+        [ $m = data ] && fa=(--fraction "$fr")
+        "$FDTUNE" bench --hybrid $m "${fa[@]}" --gpu auto --cpu auto "${dw[@]}" \
+            --steps "$STEPS" --warmup 5 --repeat "$REPEAT" --db "$db" --json \
+            >"$OUTDIR/run_${g}_$m.json" || rc=1
+        python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["runs"]:
+    print("  %s %s: %.4f ms a step (%d runs %.4f-%.4f), predicted %s" % (r["mode"],
+          r["cpu_planes"] or "-", r["step_ms"], r["runs"], r["step_min_ms"], r["step_max_ms"],
+          r["predicted_ms"]))' "$OUTDIR/run_${g}_$m.json" 2>/dev/null
+    done
+    python3 -c '
+import json, sys
+docs = [json.load(open(f)) for f in sys.argv[2:]]
+doc = docs[0]
+doc["runs"] = [r for d in docs for r in d["runs"]]
+json.dump(doc, open(sys.argv[1], "w"), indent=1)' "$OUTDIR/run_$g.json" \
+        "$OUTDIR"/run_${g}_{gpu,data,cpu,task}.json || rc=1
+    verdict $rc "every hybrid run agrees with the single-device run at $grid"
     python3 -c '
 import json, sys
 try:

@@ -47,6 +47,37 @@ verify_configs() {
 
 config_args() { while read -r c; do printf -- '--config %s ' "$c"; done; }
 
+# The summary of `fdtune bench --probe --json` in $1, cell $2, bench's exit status $3: how
+# many configs verified, how many of them have $4 in their config, and each failure.
+probe_summary() {
+    python3 - "$@" <<'PY'
+import json, sys
+path, cell, rc, mark = sys.argv[1:]
+try:
+    d = json.load(open(path))
+except Exception as e:
+    print("%s: no JSON (exit %s): %s" % (cell, rc, e)); sys.exit()
+res = d.get("results", [])
+ok = [r for r in res if r.get("status") == "ok"]
+marked = [r for r in ok if mark in r.get("config", "")]
+print("%s: exit %s, %d of %d configs verified, %d of them %s" % (cell, rc, len(ok), len(res),
+      len(marked), mark))
+for r in res:
+    if r.get("status") != "ok":
+        print("  %s: %s %s" % (r.get("config"), r.get("status"), r.get("error", r.get("message", ""))))
+PY
+}
+
+# compute-sanitizer's tool $1 over `fdtune bench --op $2 --grid $3 --config $4 --probe`, its
+# output in $5; one line: the tool, the cell, the exit status (9: errors found) and the
+# tool's summary.
+sanitize() {
+    timeout 100 compute-sanitizer --tool "$1" --target-processes all --error-exitcode 9 \
+        "$FDTUNE" bench --op "$2" --grid "$3" --config "$4" --probe >"$5" 2>&1
+    echo "$1 $2 $4: exit $? ($(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|Error' "$5" ||
+        echo 'no summary'))"
+}
+
 # A recipe of one config, for the model's dry run of it: operator $1, config $2 ('default':
 # the reference config).
 config_recipe() {

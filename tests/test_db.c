@@ -2729,6 +2729,33 @@ static void test_migrate_v7(void **state)
     free(rw);
 }
 
+/* A file made an older schema's by `drop` (testsql.h's statements) reads read-only as it did
+ * (the best answers `answers`, the file untouched), its evaluations into *rs; opened for
+ * writing it is migrated, checked, and answers the same. */
+static void older_evals_read_and_migrate(fix *f, const char *drop, const char *answers, rows *rs)
+{
+    fdt_err e = {""};
+    sql_exec(f->path, drop);
+    size_t n;
+    char *before = slurp(f->path, &n);
+    fdt_db *db = open_ok(f->path, FDT_DB_READONLY);
+    rs->n = 0;
+    assert_int_equal(fdt_db_evals(db, f->dev, 0, f->prob, collect, rs, &e), 0);
+    char *ro = best_answers(db);
+    assert_string_equal(ro, answers);
+    fdt_db_close(db);
+    assert_same_bytes(f->path, before, n); /* reading never migrates */
+    free(before);
+    free(ro);
+    db = open_ok(f->path, FDT_DB_READWRITE);
+    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), fdt_db_schema_version());
+    assert_int_equal(fdt_db_check(db, &e), 0);
+    char *rw = best_answers(db);
+    assert_string_equal(rw, answers);
+    fdt_db_close(db);
+    free(rw);
+}
+
 /* The evaluations' layer time (v9): stored and read back where measured, NaN where not; a
  * value that is no time is refused; a v8 file (DROP_V9) reads as it is read-only, every row
  * without a layer time and the file untouched, and is migrated keeping every row. */
@@ -2756,32 +2783,13 @@ static void test_migrate_v8(void **state)
     char *answers = best_answers(f.db);
     fdt_db_close(f.db);
 
-    sql_exec(f.path, DROP_V9 "PRAGMA journal_mode = DELETE;");
-    size_t n;
-    char *before = slurp(f.path, &n);
-    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
-    rs.n = 0;
-    assert_int_equal(fdt_db_evals(db, f.dev, 0, f.prob, collect, &rs, &e), 0);
+    older_evals_read_and_migrate(&f, DROP_V9 "PRAGMA journal_mode = DELETE;", answers, &rs);
     assert_int_equal(rs.n, 2);
     for (int i = 0; i < rs.n; i++)
         assert_true(isnan(rs.r[i].ev.layers_ms));
-    char *ro = best_answers(db);
-    assert_string_equal(ro, answers);
-    fdt_db_close(db);
-    assert_same_bytes(f.path, before, n); /* reading never migrates */
-    free(before);
-
-    db = open_ok(f.path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), fdt_db_schema_version());
-    assert_int_equal(fdt_db_check(db, &e), 0);
     assert_int_equal(sql_int(f.path, "SELECT count(*) FROM evaluations WHERE layers_ms IS NULL"),
                      2);
-    char *rw = best_answers(db);
-    assert_string_equal(rw, answers);
-    fdt_db_close(db);
     free(answers);
-    free(ro);
-    free(rw);
 }
 
 /* The links' row time (v10): a v9 file (DROP_V10) reads as it is read-only, its links without
@@ -2850,34 +2858,15 @@ static void test_migrate_v10(void **state)
     char *answers = best_answers(f.db);
     fdt_db_close(f.db);
 
-    sql_exec(f.path, DROP_V11 "PRAGMA journal_mode = DELETE;");
-    size_t n;
-    char *before = slurp(f.path, &n);
-    fdt_db *db = open_ok(f.path, FDT_DB_READONLY);
-    rs.n = 0;
-    assert_int_equal(fdt_db_evals(db, f.dev, 0, f.prob, collect, &rs, &e), 0);
+    older_evals_read_and_migrate(&f, DROP_V11 "PRAGMA journal_mode = DELETE;", answers, &rs);
     assert_int_equal(rs.n, 2);
     for (int i = 0; i < rs.n; i++)
         assert_true(isnan(rs.r[i].ev.part_ms) &&
                     (strcmp(rs.r[i].ev.config, "blk=1") || rs.r[i].ev.layers_ms == 1.5));
-    char *ro = best_answers(db);
-    assert_string_equal(ro, answers);
-    fdt_db_close(db);
-    assert_same_bytes(f.path, before, n); /* reading never migrates */
-    free(before);
-
-    db = open_ok(f.path, FDT_DB_READWRITE);
-    assert_int_equal(sql_int(f.path, "PRAGMA user_version"), fdt_db_schema_version());
-    assert_int_equal(fdt_db_check(db, &e), 0);
     assert_int_equal(sql_int(f.path, "SELECT count(*) FROM evaluations WHERE part_ms IS NULL"),
                      2);
     assert_true(sql_refused(f.path, "UPDATE evaluations SET part_ms = -1"));
-    char *rw = best_answers(db);
-    assert_string_equal(rw, answers);
-    fdt_db_close(db);
     free(answers);
-    free(ro);
-    free(rw);
 }
 
 /* The links table (v8): nothing until measured; the newest measurement answers (by its time,
