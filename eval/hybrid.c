@@ -12,6 +12,8 @@
 #include "fdt_hyrun.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +331,60 @@ static double init_value(const init *in, const fdt_problem *p, int f, int64_t i,
     return f == 3 ? 2 * v * in->c2 : v;
 }
 
+/* Planes [k0, k1) of P's field f into buf. */
+typedef struct fill_job {
+    const part *P;
+    const fdt_problem *p;
+    const init *in;
+    void *buf;
+    int f;
+    int64_t k0, k1;
+} fill_job;
+
+static void *fill_planes(void *arg)
+{
+    const fill_job *j = arg;
+    const fdt_layout *l = &j->P->lay;
+    for (int64_t k = j->k0; k < j->k1; k++)
+        for (int64_t y = 0; y < l->my; y++)
+            for (int64_t i = 0; i < l->mx; i++)
+                put(j->buf, j->p, fdt_layout_index(l, i, y, k),
+                    init_value(j->in, j->p, j->f, i, y, k + j->P->z0));
+    return NULL;
+}
+
+/* Most threads that fill a field: a 512^3 field is 1.4e8 seeded values, about 1 s on one
+ * core, and a run fills every field twice (its reference's and its own). */
+#define FILL_THREADS 64
+
+/* P's field f into buf, its planes split among the cores this process may use (a job whose
+ * thread cannot start runs on this one). */
+static void fill_field(const part *P, const fdt_problem *p, const init *in, void *buf, int f)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    n = n < 1 ? 1 : n > FILL_THREADS ? FILL_THREADS : n;
+    int64_t mz = P->lay.mz;
+    if (n > mz)
+        n = (int)mz;
+    fill_job job[FILL_THREADS];
+    pthread_t t[FILL_THREADS];
+    int started[FILL_THREADS] = {0};
+    for (int i = 0; i < n; i++) {
+        job[i] = (fill_job){P, p, in, buf, f, mz * i / n, mz * (i + 1) / n};
+        if (i > 0)
+            started[i] = pthread_create(&t[i], NULL, fill_planes, &job[i]) == 0;
+    }
+    fill_planes(&job[0]);
+    for (int i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(t[i], NULL);
+        else
+            fill_planes(&job[i]);
+    }
+    FDT_ASSERT(n >= 1 && job[n - 1].k1 == mz, "the jobs cover every plane");
+}
+
 /* Fills P's arrays (every padded point, from global plane z0 - R) and its eta profile. */
 static int part_fill(part *P, const fdt_problem *p, const init *in, fdt_err *e)
 {
@@ -339,11 +395,7 @@ static int part_fill(part *P, const fdt_problem *p, const init *in, fdt_err *e)
     uint64_t a[4] = {P->f[0], P->f[1], P->f[2], P->c2};
     int rc = 0;
     for (int f = 0; f < 4 && !rc; f++) {
-        for (int64_t k = 0; k < P->lay.mz; k++)
-            for (int64_t j = 0; j < P->lay.my; j++)
-                for (int64_t i = 0; i < P->lay.mx; i++)
-                    put(buf, p, fdt_layout_index(&P->lay, i, j, k),
-                        init_value(in, p, f, i, j, k + P->z0));
+        fill_field(P, p, in, buf, f);
         rc = upload(P, a[f], buf, n, e);
     }
     if (!rc)
@@ -893,6 +945,60 @@ int fdt_hyrun_check(const fdt_hyrun_request *rq, fdt_err *e)
     return 0;
 }
 
+#ifdef FDTUNE_ASSERTS
+/* Whether box [g, g + n) lies within the grid and its z planes [z0, z1). */
+static int box_within(const fdt_problem *p, const int64_t g[3], const int64_t n[3], int64_t z0,
+                      int64_t z1)
+{
+    const int64_t hi[3] = {p->nx, p->ny, z1 < p->nz ? z1 : p->nz}, lo[3] = {0, 0, z0 > 0 ? z0 : 0};
+    for (int a = 0; a < 3; a++)
+        if (n[a] < 1 || g[a] < lo[a] || g[a] + n[a] > hi[a])
+            return 0;
+    return 1;
+}
+#endif
+
+/* A run's invariants (the state checker of eval/hybrid.c, as SQLite's assert_pager_state):
+ * every part's boxes lie in its own planes and the parts' boxes hold each output point once
+ * by count (the boxes of one part never overlap: a deployment's or a cut's); the cut boxes
+ * come first; each transfer goes from one part to the other, from planes its source computes
+ * to planes of its destination's arrays (its halo). */
+static void assert_run_state(const run *r)
+{
+#ifdef FDTUNE_ASSERTS
+    const fdt_problem *p = r->p;
+    FDT_ASSERT(r->npart >= 1 && r->npart <= 2, "one or two parts");
+    double points = 0;
+    for (int i = 0; i < r->npart; i++) {
+        const part *P = &r->part[i];
+        int64_t z1 = P->z0 + (r->shared ? p->nz : P->lay.nz);
+        FDT_ASSERT(P->ncut >= 0 && P->ncut <= P->nbox && P->nbox <= MAXBOX, "cut boxes first");
+        for (int b = 0; b < P->nbox; b++) {
+            const fdtuned_box *x = &P->box[b];
+            const int64_t g[3] = {x->g[0], x->g[1], x->g[2]}, n[3] = {x->n[0], x->n[1], x->n[2]};
+            FDT_ASSERT(box_within(p, g, n, r->shared ? 0 : P->z0, z1), "a box in its part");
+            double h = 1;
+            for (int a = 0; a < 3; a++)
+                h *= (double)(x->hole[2 * a + 1] - x->hole[2 * a]);
+            points += (double)n[0] * (double)n[1] * (double)n[2] - h;
+        }
+    }
+    FDT_ASSERT(points == (double)p->nx * (double)p->ny * (double)p->nz,
+               "the parts' boxes hold every output point once");
+    for (int i = 0; i < r->nxfer; i++) {
+        const xfer *x = &r->x[i];
+        FDT_ASSERT(r->npart == 2 && !r->shared, "transfers between parts of their own");
+        FDT_ASSERT((x->from == 0 || x->from == 1) && x->to == 1 - x->from, "one way");
+        const part *F = &r->part[x->from], *T = &r->part[x->to];
+        FDT_ASSERT(box_within(p, x->g, x->n, F->z0, F->z0 + F->lay.nz), "from planes it has");
+        FDT_ASSERT(box_within(p, x->g, x->n, T->z0 - p->R, T->z0 + T->lay.nz + p->R),
+                   "into its destination's arrays");
+    }
+#else
+    (void)r;
+#endif
+}
+
 /* The hybrid (or one-device) run of rq on devices d into p's layout buffer out. */
 static int mode_run(const fdt_hyrun_request *rq, hdev *d, const init *in, fdt_hyrun_result *res,
                     const fdt_layout *gl, void *out, fdt_err *e)
@@ -910,9 +1016,10 @@ static int mode_run(const fdt_hyrun_request *rq, hdev *d, const init *in, fdt_hy
         rc = setup_data(&r, &d[0], &d[1], share, rq->p.nz - planes_b(rq), in, e);
     else
         rc = setup_task(&r, &d[0], &d[1], share, in, e);
-    if (!rc)
-        rc = run_steps(&r, rq->warmup, rq->steps, res, e) ||
-             gather(&r, gl, out, e);
+    if (!rc) {
+        assert_run_state(&r);
+        rc = run_steps(&r, rq->warmup, rq->steps, res, e) || gather(&r, gl, out, e);
+    }
     res->shared = r.shared;
     res->nz_b = rq->mode == FDT_HYRUN_DATA ? planes_b(rq) : 0;
     for (int i = 0; i < r.nxfer; i++)
