@@ -353,36 +353,70 @@ static void *fill_planes(void *arg)
     return NULL;
 }
 
-/* Most threads that fill a field: a 512^3 field is 1.4e8 seeded values, about 1 s on one
- * core, and a run fills every field twice (its reference's and its own). */
-#define FILL_THREADS 64
+/* Most threads of the host's loops over a grid's planes: a 512^3 field is 1.4e8 seeded
+ * values, about 1 s on one core; a run fills every field twice (its reference's and its own)
+ * and compares its output with its reference's. */
+#define HOST_THREADS 64
 
-/* P's field f into buf, its planes split among the cores this process may use (a job whose
- * thread cannot start runs on this one). */
-static void fill_field(const part *P, const fdt_problem *p, const init *in, void *buf, int f)
+/* The cores this process may use, as a run's child process started (host_mask_take): the
+ * CPU backend's OpenMP team binds the thread that starts it to one core, and threads that
+ * thread creates would inherit it. */
+static cpu_set_t host_mask;
+static int host_mask_taken;
+
+static void host_mask_take(void)
+{
+    host_mask_taken = sched_getaffinity(0, sizeof host_mask, &host_mask) == 0;
+}
+
+/* How many jobs a host loop over `planes` planes takes: the cores of host_mask (or of this
+ * thread where none was taken), at most one a plane and HOST_THREADS. */
+static int host_jobs(int64_t planes)
 {
     cpu_set_t set;
-    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    n = n < 1 ? 1 : n > FILL_THREADS ? FILL_THREADS : n;
-    int64_t mz = P->lay.mz;
-    if (n > mz)
-        n = (int)mz;
-    fill_job job[FILL_THREADS];
-    pthread_t t[FILL_THREADS];
-    int started[FILL_THREADS] = {0};
-    for (int i = 0; i < n; i++) {
-        job[i] = (fill_job){P, p, in, buf, f, mz * i / n, mz * (i + 1) / n};
-        if (i > 0)
-            started[i] = pthread_create(&t[i], NULL, fill_planes, &job[i]) == 0;
-    }
-    fill_planes(&job[0]);
+    int n = host_mask_taken                                     ? CPU_COUNT(&host_mask)
+            : sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                          : 1;
+    n = n < 1 ? 1 : n > HOST_THREADS ? HOST_THREADS : n;
+    return planes < n ? (int)(planes > 0 ? planes : 1) : n;
+}
+
+/* Runs fn on each of the n jobs of `size` bytes at `jobs`: job 0 on this thread, the others
+ * on threads of their own, free to run on any core of host_mask (one whose thread cannot
+ * start runs here after job 0). */
+static void run_jobs(void *(*fn)(void *), void *jobs, size_t size, int n)
+{
+    FDT_ASSERT(n >= 1 && n <= HOST_THREADS, "a job per thread");
+    pthread_t t[HOST_THREADS];
+    int started[HOST_THREADS] = {0};
+    pthread_attr_t attr;
+    int attr_ok = pthread_attr_init(&attr) == 0;
+    if (attr_ok && host_mask_taken)
+        pthread_attr_setaffinity_np(&attr, sizeof host_mask, &host_mask);
+    for (int i = 1; i < n; i++)
+        started[i] = pthread_create(&t[i], attr_ok ? &attr : NULL, fn,
+                                    (char *)jobs + (size_t)i * size) == 0;
+    if (attr_ok)
+        pthread_attr_destroy(&attr);
+    fn(jobs);
     for (int i = 1; i < n; i++) {
         if (started[i])
             pthread_join(t[i], NULL);
         else
-            fill_planes(&job[i]);
+            fn((char *)jobs + (size_t)i * size);
     }
-    FDT_ASSERT(n >= 1 && job[n - 1].k1 == mz, "the jobs cover every plane");
+}
+
+/* P's field f into buf, its planes split among the cores this process may use. */
+static void fill_field(const part *P, const fdt_problem *p, const init *in, void *buf, int f)
+{
+    int64_t mz = P->lay.mz;
+    int n = host_jobs(mz);
+    fill_job job[HOST_THREADS];
+    for (int i = 0; i < n; i++)
+        job[i] = (fill_job){P, p, in, buf, f, mz * i / n, mz * (i + 1) / n};
+    FDT_ASSERT(job[0].k0 == 0 && job[n - 1].k1 == mz, "the jobs cover every plane");
+    run_jobs(fill_planes, job, sizeof job[0], n);
 }
 
 /* Fills P's arrays (every padded point, from global plane z0 - R) and its eta profile. */
@@ -1046,12 +1080,13 @@ static int single_run(const fdt_hyrun_request *rq, hdev *d, const init *in, doub
     return rc ? -1 : 0;
 }
 
-static void compare(const fdt_problem *p, const fdt_layout *gl, const void *a, const void *b,
-                    fdt_hyrun_result *res)
+/* compare()'s figures over planes [k0, k1) (padded) into res, zeroed by the caller. */
+static void compare_planes(const fdt_problem *p, const fdt_layout *gl, const void *a,
+                           const void *b, int64_t k0, int64_t k1, fdt_hyrun_result *res)
 {
     int R = p->R;
     res->bitwise = 1;
-    for (int64_t k = R; k < p->nz + R; k++)
+    for (int64_t k = k0; k < k1; k++)
         for (int64_t j = R; j < p->ny + R; j++)
             for (int64_t i = R; i < p->nx + R; i++) {
                 int64_t at = fdt_layout_index(gl, i, j, k);
@@ -1067,6 +1102,44 @@ static void compare(const fdt_problem *p, const fdt_layout *gl, const void *a, c
                            es))
                     res->bitwise = 0;
             }
+}
+
+/* A thread's planes of compare(). */
+typedef struct cmp_job {
+    const fdt_problem *p;
+    const fdt_layout *gl;
+    const void *a, *b;
+    int64_t k0, k1;
+    fdt_hyrun_result res;
+} cmp_job;
+
+static void *compare_job(void *arg)
+{
+    cmp_job *j = arg;
+    compare_planes(j->p, j->gl, j->a, j->b, j->k0, j->k1, &j->res);
+    return NULL;
+}
+
+/* The run's output a against its reference b over the interior: the largest difference and
+ * value, the points not finite, and whether they are equal bit for bit; the planes split
+ * among the cores this process may use. */
+static void compare(const fdt_problem *p, const fdt_layout *gl, const void *a, const void *b,
+                    fdt_hyrun_result *res)
+{
+    int n = host_jobs(p->nz);
+    cmp_job job[HOST_THREADS];
+    for (int i = 0; i < n; i++)
+        job[i] = (cmp_job){.p = p, .gl = gl, .a = a, .b = b, .k0 = p->R + p->nz * i / n,
+                           .k1 = p->R + p->nz * (i + 1) / n};
+    run_jobs(compare_job, job, sizeof job[0], n);
+    res->bitwise = 1;
+    for (int i = 0; i < n; i++) {
+        const fdt_hyrun_result *r = &job[i].res;
+        res->max_abs_diff = fmax(res->max_abs_diff, r->max_abs_diff);
+        res->max_abs = fmax(res->max_abs, r->max_abs);
+        res->nonfinite += r->nonfinite;
+        res->bitwise &= r->bitwise;
+    }
 }
 
 /* Device B's side in rq's mode: its layers' config for task-parallel where it has one. */
@@ -1105,6 +1178,7 @@ static int same_layout(const fdt_hyrun_request *rq, hdev *d, fdt_hyrun_result *r
 
 static int hyrun_child(void *arg, fdt_sb *out)
 {
+    host_mask_take(); /* before any kernel binds this thread */
     const fdt_hyrun_request *rq = ((hyrun_job *)arg)->rq;
     hdev d[2];
     memset(d, 0, sizeof d);
@@ -1334,6 +1408,7 @@ static int energy_one(const fdt_hyrun_side *side, const fdt_problem *p0, int W, 
 
 static int energy_child(void *arg, fdt_sb *out)
 {
+    host_mask_take(); /* before any kernel binds this thread */
     const energy_job *j = arg;
     fdt_hyrun_energy *res = calloc((size_t)j->n, sizeof *res);
     fdt_err e;

@@ -3,7 +3,7 @@
  * own arrays, the cut's planes first, the halo exchange as box copies, the fields rotated),
  * and after N steps each split agrees with the single-device run from the same initial field
  * bit for bit (one dialect, one config: the same operations on every point): data-parallel at
- * two fractions, task-parallel (the interior kernel on A, the six layers on B, the faces
+ * two fractions (and with B's damping read from its array: different by rounding, found), task-parallel (the interior kernel on A, the six layers on B, the faces
  * exchanged; B's layers with a config of their own, to rounding), data-parallel on one shared allocation, and the CPU-only deployment. Bad
  * requests are refused with the reason. The energy check: a Ricker pulse in a small grid
  * comes back from the boundary weaker as the absorbing layer widens (W = 0, 3, 6). */
@@ -86,6 +86,19 @@ static void test_data_parallel(void **state)
     request(&rq, FDT_HYRUN_DATA, 1.0 / 32); /* one plane on B, fewer than R: the rest of A's
                                              * halo is the grid's boundary halo */
     expect_agrees(&rq, 0, (2 + 1) * plane);
+    /* B's damping read from the profile array (eta=array) where A's single run computes it:
+     * B's plane, the grid's last, differs by rounding, and in 6 steps of R=2 the difference
+     * reaches the 12 planes below it and no further: the comparison (its planes split among
+     * threads, the last plane's in the last thread's) finds and tolerates it */
+    fdt_hyrun_result r;
+    fdt_err e;
+    request(&rq, FDT_HYRUN_DATA, 1.0 / 32);
+    rq.side[1].cfg.eta = 1;
+    if (fdt_hyrun_run(&rq, &r, &e))
+        fail_msg("data-parallel, B with eta=array: %s", e.msg);
+    print_message("B with eta=array: max |diff| %g, bitwise %d\n", r.max_abs_diff, r.bitwise);
+    assert_true(!r.bitwise && r.max_abs_diff > 0 && r.nonfinite == 0);
+    assert_true(fdt_hyrun_agrees(&rq.p, &r, rq.steps + rq.warmup));
 }
 
 /* Task-parallel: the interior 16x12x24 on A, the slabs on B; R-thick faces each way. */
