@@ -374,9 +374,11 @@ static void host_mask_take(void)
 static int host_jobs(int64_t planes)
 {
     cpu_set_t set;
-    int n = host_mask_taken                                     ? CPU_COUNT(&host_mask)
-            : sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                          : 1;
+    int n = 1;
+    if (host_mask_taken)
+        n = CPU_COUNT(&host_mask);
+    else if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
     n = n < 1 ? 1 : n > HOST_THREADS ? HOST_THREADS : n;
     return planes < n ? (int)(planes > 0 ? planes : 1) : n;
 }
