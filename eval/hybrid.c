@@ -369,16 +369,11 @@ static void host_mask_take(void)
     host_mask_taken = sched_getaffinity(0, sizeof host_mask, &host_mask) == 0;
 }
 
-/* How many jobs a host loop over `planes` planes takes: the cores of host_mask (or of this
- * thread where none was taken), at most one a plane and HOST_THREADS. */
+/* How many jobs a host loop over `planes` planes takes: the cores of host_mask (one where it
+ * could not be taken), at most one a plane and HOST_THREADS. */
 static int host_jobs(int64_t planes)
 {
-    cpu_set_t set;
-    int n = 1;
-    if (host_mask_taken)
-        n = CPU_COUNT(&host_mask);
-    else if (sched_getaffinity(0, sizeof set, &set) == 0)
-        n = CPU_COUNT(&set);
+    int n = host_mask_taken ? CPU_COUNT(&host_mask) : 1;
     n = n < 1 ? 1 : n > HOST_THREADS ? HOST_THREADS : n;
     return planes < n ? (int)(planes > 0 ? planes : 1) : n;
 }
@@ -473,22 +468,15 @@ static int part_share(part *A, part *B, hdev *da, hdev *db, const fdt_problem *p
 static int add_box(part *P, const fdt_problem *p, const int64_t g[3], const int64_t n[3],
                    int damped, fdt_err *e)
 {
-    fdt_config c = P->d->cfg;
-    if (c.nw > n[2])
-        c.nw = (int)n[2];
     FDT_ASSERT(P->nbox < MAXBOX, "room for the box");
     fdtuned_box *b = &P->box[P->nbox];
     memset(b, 0, sizeof *b);
-    fdt_problem bp = *p;
     for (int a = 0; a < 3; a++) {
         b->g[a] = g[a];
         b->n[a] = n[a];
     }
     b->damped = damped;
-    bp.nx = n[0];
-    bp.ny = n[1];
-    bp.nz = n[2];
-    if (fdt_gen_geometry_for(&P->d->gen, &bp, &c, &P->geo[P->nbox], e))
+    if (fdt_gen_box_geometry(&P->d->gen, p, &P->d->cfg, n, &P->geo[P->nbox], e))
         return fdt_err_wrap(e, "hybrid: box %lldx%lldx%lld at %lld,%lld,%lld", (long long)n[0],
                             (long long)n[1], (long long)n[2], (long long)g[0], (long long)g[1],
                             (long long)g[2]);

@@ -483,29 +483,21 @@ static int time_part(const fdt_config *c, void *fn, const fdt_timing_opts *o, do
     if (W.p.op != FDT_OP_DWAVE || !W.b->host || m <= 0)
         return 0;
     FDT_ASSERT(m < W.p.nz, "a part thinner than the grid");
-    fdt_config cc = *c;
-    if (cc.nw > m)
-        cc.nw = (int)m;
-    fdt_problem bp = W.p;
-    bp.nz = m;
+    const int64_t n[3] = {W.p.nx, W.p.ny, m};
     fdtuned_box b;
     memset(&b, 0, sizeof b);
-    b.n[0] = W.p.nx;
-    b.n[1] = W.p.ny;
-    b.n[2] = m;
+    for (int a = 0; a < 3; a++)
+        b.n[a] = n[a];
     b.damped = 1;
     fdt_geometry g;
     fdt_err ignored;
-    if (fdt_gen_geometry_for(&W.gen, &bp, &cc, &g, &ignored))
+    if (fdt_gen_box_geometry(&W.gen, &W.p, c, n, &g, &ignored))
         return 0;
-    kernel_run *k = malloc(sizeof *k);
-    if (!k)
-        return fdt_err_set(e, "timing: out of memory");
-    prepare_run(k, fn, &g, &W.a.lay, W.a.in, W.a.out, &b);
+    kernel_run k; /* points into itself: prepared here, never copied */
+    prepare_run(&k, fn, &g, &W.a.lay, W.a.in, W.a.out, &b);
     fdt_timing t;
     memset(&t, 0, sizeof t);
-    int rc = time_action(run_one, k, o, 0, &t, e);
-    free(k);
+    int rc = time_action(run_one, &k, o, 0, &t, e);
     *ms = t.median_ms;
     return rc;
 }

@@ -563,6 +563,19 @@ void fdt_gen_deploy_ext(const fdt_gen_target *t, const fdt_config *c, long long 
 }
 
 /* The geometry of c on box b of deployment d: the box's own extents, checked as a grid. */
+int fdt_gen_box_geometry(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                         const int64_t n[3], fdt_geometry *g, fdt_err *e)
+{
+    fdt_config cc = *c;
+    if (cc.nw > n[2])
+        cc.nw = (int)n[2];
+    fdt_problem bp = *p;
+    bp.nx = n[0];
+    bp.ny = n[1];
+    bp.nz = n[2];
+    return fdt_gen_geometry_for(t, &bp, &cc, g, e);
+}
+
 static int deploy_box_geometry(const fdt_gen_target *t, const fdt_problem *p,
                                const fdt_config *c, const fdtuned_box *b, int i,
                                fdt_geometry *g, fdt_err *e)

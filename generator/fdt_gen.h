@@ -294,6 +294,12 @@ int fdt_gen_geometry(const fdt_problem *p, const fdt_config *c, fdt_geometry *g,
  * R + ny. Fails when fdt_config_check_for refuses the config. */
 int fdt_gen_geometry_for(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
                          fdt_geometry *g, fdt_err *e);
+/* The geometry in t's dialect of c on a box of p's grid of extents n, a register window
+ * deeper than the box cut to its depth (a hybrid step's part or box, a CPU's thin part timed
+ * alone: they run the config's window over fewer planes than the grid's). A deployment's own
+ * boxes are fdt_gen_deploy's, which refuses such a window instead. */
+int fdt_gen_box_geometry(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
+                         const int64_t n[3], fdt_geometry *g, fdt_err *e);
 /* What the portable layout, geometry and fit functions need of a config on a problem. An
  * order index out of range gives a NULL order (which they refuse). */
 void fdt_gen_shape(const fdt_problem *p, const fdt_config *c, fdtuned_shape *s);
