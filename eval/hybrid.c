@@ -45,7 +45,8 @@ typedef struct part {
     uint64_t f[3], c2, eta;
     int hostmem;                  /* its arrays are host memory */
     const fdt_rt_backend *alloc;  /* who allocated them (NULL: another part's, shared) */
-    int pinned;                   /* allocated with alloc->host_alloc */
+    const fdt_rt_backend *pin;    /* the GPU that registered them (host memory), or NULL */
+    int npinned;                  /* of f[0], f[1], f[2], c2, eta, how many it registered */
     int nbox, ncut;
     fdtuned_box box[MAXBOX];
     fdt_geometry geo[MAXBOX];
@@ -195,16 +196,18 @@ static void part_free(part *P)
 {
     uint64_t *a[5] = {&P->f[0], &P->f[1], &P->f[2], &P->c2, &P->eta};
     for (int i = 0; P->alloc && i < 5; i++) {
-        if (P->pinned)
-            P->alloc->host_free((void *)(uintptr_t)*a[i]);
-        else
-            P->alloc->free(*a[i]);
+        if (i < P->npinned)
+            P->pin->host_unregister((void *)(uintptr_t)*a[i]);
+        P->alloc->free(*a[i]);
     }
     memset(P, 0, sizeof *P);
 }
 
-/* Part P's arrays on its device for nz planes from global plane z0: device memory, or host
- * memory pinned by pin (a GPU peer's backend) when P's device is the host. */
+/* Part P's arrays on its device for nz planes from global plane z0, in its device's memory;
+ * a host part's registered with pin (a GPU peer's backend) for the peer's copies, so that the
+ * CPU computes in the memory its kernels were tuned in (the CPU backend's: huge pages, each
+ * array at its own offset in them; on the H200 node a data-parallel part ran 20% slower in
+ * the GPU driver's own pinned allocations, bench/hybrid_h200/run17). */
 static int part_alloc(part *P, hdev *d, const fdt_problem *p, int64_t z0, int64_t nz,
                       const fdt_rt_backend *pin, fdt_err *e)
 {
@@ -218,17 +221,18 @@ static int part_alloc(part *P, hdev *d, const fdt_problem *p, int64_t z0, int64_
     size_t bytes = (size_t)P->lay.elems * esize(p);
     size_t eta = fdt_absorb_profile_bytes(p);
     P->hostmem = d->host;
-    P->pinned = d->host && pin;
-    P->alloc = P->pinned ? pin : d->b;
+    P->alloc = d->b;
     uint64_t *a[5] = {&P->f[0], &P->f[1], &P->f[2], &P->c2, &P->eta};
     for (int i = 0; i < 5; i++) {
         size_t n = i < 4 ? bytes : eta;
-        void *h = NULL;
-        int rc = P->pinned ? P->alloc->host_alloc(n, &h, e) : P->alloc->alloc(n, a[i], e);
-        if (P->pinned)
-            *a[i] = (uint64_t)(uintptr_t)h;
-        if (rc)
+        if (P->alloc->alloc(n, a[i], e))
             return -1;
+        if (d->host && pin) {
+            if (pin->host_register((void *)(uintptr_t)*a[i], n, e))
+                return fdt_err_wrap(e, "hybrid: pinning the host part's arrays");
+            P->pin = pin;
+            P->npinned = i + 1;
+        }
     }
     return 0;
 }

@@ -257,6 +257,8 @@ DECL(cuGetErrorString);
 DECL(cuMemHostAlloc);
 DECL(cuMemFreeHost);
 DECL(cuMemHostGetDevicePointer);
+DECL(cuMemHostRegister);
+DECL(cuMemHostUnregister);
 DECL(cuStreamCreate);
 DECL(cuStreamDestroy);
 DECL(cuMemcpyHtoDAsync);
@@ -316,6 +318,8 @@ static int open_driver(fdt_err *e)
     SYM(lib, cuMemHostAlloc);
     SYM(lib, cuMemFreeHost);
     SYM(lib, cuMemHostGetDevicePointer);
+    SYM(lib, cuMemHostRegister);
+    SYM(lib, cuMemHostUnregister);
     SYM(lib, cuStreamCreate);
     SYM(lib, cuStreamDestroy);
     SYM(lib, cuMemcpyHtoDAsync);
@@ -631,6 +635,20 @@ static void cuda_host_free(void *p)
         p_cuMemFreeHost(p);
 }
 
+/* Pinned and mapped in place, as cuda_host_alloc's memory is. */
+static int cuda_host_register(void *p, size_t bytes, fdt_err *e)
+{
+    CU(p_cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE),
+       "cuMemHostRegister");
+    return 0;
+}
+
+static void cuda_host_unregister(void *p)
+{
+    if (p)
+        p_cuMemHostUnregister(p);
+}
+
 static int cuda_host_device_ptr(void *p, uint64_t *dptr, fdt_err *e)
 {
     CUdeviceptr d = 0;
@@ -811,6 +829,8 @@ const fdt_rt_backend fdt_rt_cuda = {
     .context_lost = cuda_context_lost,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
+    .host_register = cuda_host_register,
+    .host_unregister = cuda_host_unregister,
     .host_device_ptr = cuda_host_device_ptr,
     .unified = cuda_unified,
     .stream_create = cuda_stream_create,

@@ -150,6 +150,13 @@ typedef struct fdt_rt_backend {
      * the async copies can move without staging; *p NULL on failure. */
     int (*host_alloc)(size_t bytes, void **p, fdt_err *e);
     void (*host_free)(void *p); /* of host_alloc's memory; NULL is a no-op */
+    /* Pins and maps `bytes` of ordinary host memory from p (4 KiB-aligned: the CPU backend's
+     * alloc), as host_alloc's memory is, for the async copies and host_device_ptr; the CPU:
+     * nothing to do. host_unregister undoes it before the memory is freed. The hybrid runner
+     * computes a host part in the CPU backend's memory (the pages and offsets its kernels
+     * were tuned in) and registers it with the GPU that copies to and from it. */
+    int (*host_register)(void *p, size_t bytes, fdt_err *e);
+    void (*host_unregister)(void *p); /* NULL is a no-op */
     /* The opened device's address of host_alloc'ed memory p (the device reads and writes the
      * host's memory through it); the CPU: p itself. Fails saying why where the device cannot
      * map host memory. */

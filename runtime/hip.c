@@ -308,6 +308,8 @@ DECL(hipGetErrorName);
 DECL(hipHostMalloc);
 DECL(hipHostFree);
 DECL(hipHostGetDevicePointer);
+DECL(hipHostRegister);
+DECL(hipHostUnregister);
 DECL(hipStreamCreate);
 DECL(hipStreamDestroy);
 DECL(hipMemcpyHtoDAsync);
@@ -356,6 +358,8 @@ static int open_hip(fdt_err *e)
     SYM(lib, hipHostMalloc);
     SYM(lib, hipHostFree);
     SYM(lib, hipHostGetDevicePointer);
+    SYM(lib, hipHostRegister);
+    SYM(lib, hipHostUnregister);
     SYM(lib, hipStreamCreate);
     SYM(lib, hipStreamDestroy);
     SYM(lib, hipMemcpyHtoDAsync);
@@ -641,6 +645,20 @@ static void hip_host_free(void *p)
         p_hipHostFree(p);
 }
 
+/* Pinned and mapped in place, as hip_host_alloc's memory is. */
+static int hip_host_register(void *p, size_t bytes, fdt_err *e)
+{
+    HIPCALL(p_hipHostRegister(p, bytes, hipHostRegisterMapped | hipHostRegisterPortable),
+            "hipHostRegister");
+    return 0;
+}
+
+static void hip_host_unregister(void *p)
+{
+    if (p)
+        p_hipHostUnregister(p);
+}
+
 static int hip_host_device_ptr(void *p, uint64_t *dptr, fdt_err *e)
 {
     void *d = NULL;
@@ -883,6 +901,8 @@ const fdt_rt_backend fdt_rt_hip = {
     .context_lost = hip_context_lost,
     .host_alloc = hip_host_alloc,
     .host_free = hip_host_free,
+    .host_register = hip_host_register,
+    .host_unregister = hip_host_unregister,
     .host_device_ptr = hip_host_device_ptr,
     .unified = hip_unified,
     .stream_create = hip_stream_create,

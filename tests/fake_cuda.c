@@ -175,6 +175,19 @@ CUresult cuMemFreeHost(void *p)
     free(p);
     return RUNS_OR_NO;
 }
+/* Host memory registered in place: nothing to pin here. */
+CUresult cuMemHostRegister(void *p, size_t n, unsigned int flags)
+{
+    (void)p;
+    (void)n;
+    (void)flags;
+    return RUNS_OR_NO;
+}
+CUresult cuMemHostUnregister(void *p)
+{
+    (void)p;
+    return RUNS_OR_NO;
+}
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags)
 {
     (void)flags;

@@ -328,7 +328,16 @@ static void test_compile_run(void **state)
     size_t bytes = (size_t)n * sizeof(float);
     assert_int_equal(b->alloc(bytes, &a, &e) || b->alloc(bytes, &bb, &e) ||
                          b->alloc(bytes, &out, &e), 0);
-    assert_int_equal(a % (2u << 20), 0);
+    /* three arrays read at one index: 4 KiB-aligned starts in distinct sets of a 128 KiB
+     * cache way (the L2's on current servers), each 68 KiB x k (k < 16) into a huge page */
+    const uint64_t way = 128u << 10, starts[3] = {a, bb, out};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(starts[i] % 4096, 0);
+        assert_int_equal(starts[i] % (2u << 20) % (68u << 10), 0);
+        assert_true(starts[i] % (2u << 20) <= 15 * (68u << 10));
+        for (int j = 0; j < i; j++)
+            assert_int_not_equal(starts[i] % way, starts[j] % way);
+    }
     float *h = malloc(bytes), *r = malloc(bytes);
     for (long long i = 0; i < n; i++)
         h[i] = (float)i;
