@@ -648,15 +648,6 @@ static int part_step(run *r, int i, double *host_ms, double *cpu_ms, fdt_err *e)
     return 0;
 }
 
-/* After a step: its output is the next step's p, p the next p_prev, p_prev the next output. */
-static void rotate(part *P)
-{
-    uint64_t t = P->f[2];
-    P->f[2] = P->f[1];
-    P->f[1] = P->f[0];
-    P->f[0] = t;
-}
-
 /* One step: each part (GPUs first: their work is queued) its cut boxes, its transfers, its
  * other boxes; then the host waits for every stream and the fields rotate. *xms: the
  * transfers' time; ms[0], ms[1]: the GPU's and the host's compute time (0 without one). */
@@ -687,7 +678,7 @@ static int step(run *r, double *xms, double ms[2], fdt_err *e)
             return -1;
         *xms += ms_x + host_ms[i];
         ms[0] += ms_c;
-        rotate(P);
+        fdt_gen_fields_rotate(P->f);
     }
     return 0;
 }
@@ -718,7 +709,7 @@ static int run_queued(run *r, int warmup, int steps, fdt_hyrun_result *res, fdt_
         if (s >= warmup)
             rc = d->b->event_record_on(ev[s - warmup], d->s_main, e);
         rc = rc || launch_boxes(r, P, 0, P->nbox, e);
-        rotate(P);
+        fdt_gen_fields_rotate(P->f);
     }
     rc = rc || d->b->event_record_on(ev[steps], d->s_main, e) || d->b->stream_sync(d->s_main, e);
     for (int i = 0; !rc && i < steps; i++) {

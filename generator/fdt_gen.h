@@ -490,6 +490,17 @@ typedef struct fdt_launch_arrays {
     int64_t z0;
 } fdt_launch_arrays;
 
+/* A time loop's three fields after a leapfrog step (wave, dwave): f[0] the output, f[1] p,
+ * f[2] p_prev; the output becomes the next step's p, p its p_prev, and p_prev's array takes
+ * its output (c2 stays). The one rule of the hybrid runner's steps and the worker's timings. */
+static inline void fdt_gen_fields_rotate(uint64_t f[3])
+{
+    uint64_t t = f[2];
+    f[2] = f[1];
+    f[1] = f[0];
+    f[0] = t;
+}
+
 /* The values of arguments a[0..n) (fdt_gen_kernel_args, grid baked in) of p's kernel over box
  * b (NULL: the whole grid, one box): the array pointers at the box's padded origin, the box's
  * extents, global origin and hole, the scales and the source of q. JBEG and JEND are left 0:

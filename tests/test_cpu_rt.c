@@ -565,7 +565,9 @@ static fdt_worker *dwave_worker(fdt_problem *p, fdt_prec prec)
  * each damping source (eta=dist, eta=array) verifies against the reference (the default
  * config's complete deployment), in f32 and f64; a wrong kernel fails, and so does a step
  * that leaves one box of its deployment unwritten (FDTUNE_TEST_DROP_BOX): the poison the
- * worker fills the output with shows there. Each is timed on its first planes too. */
+ * worker fills the output with shows there. Each is timed on its first planes too. Each
+ * evaluation after an inout or sides one finds its inputs as they were filled (the layers'
+ * timing rotates the fields through them and fills them again): else it fails. */
 static void test_worker_dwave(void **state)
 {
     (void)state;
