@@ -222,17 +222,15 @@ static int part_alloc(part *P, hdev *d, const fdt_problem *p, int64_t z0, int64_
     size_t eta = fdt_absorb_profile_bytes(p);
     P->hostmem = d->host;
     P->alloc = d->b;
+    P->pin = d->host ? pin : NULL;
     uint64_t *a[5] = {&P->f[0], &P->f[1], &P->f[2], &P->c2, &P->eta};
     for (int i = 0; i < 5; i++) {
         size_t n = i < 4 ? bytes : eta;
         if (P->alloc->alloc(n, a[i], e))
             return -1;
-        if (d->host && pin) {
-            if (pin->host_register((void *)(uintptr_t)*a[i], n, e))
-                return fdt_err_wrap(e, "hybrid: pinning the host part's arrays");
-            P->pin = pin;
-            P->npinned = i + 1;
-        }
+        if (P->pin && P->pin->host_register((void *)(uintptr_t)*a[i], n, e))
+            return fdt_err_wrap(e, "hybrid: pinning the host part's arrays");
+        P->npinned += P->pin != NULL;
     }
     return 0;
 }

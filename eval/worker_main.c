@@ -472,11 +472,12 @@ static int run_rotating(void *ctx, fdt_err *e)
     return run_step(&r->s[i], e);
 }
 
-/* The inputs as fill() wrote them again, after runs that wrote into them; checked. */
+/* p and p_prev (in[0], in[1]) as fill() wrote them again, after the rotating steps wrote
+ * into them (c2 they only read); then every input checked. */
 static int restore_inputs(fdt_err *e)
 {
     uint64_t changed = 0;
-    for (int f = 0; f < nin(); f++)
+    for (int f = 0; f < 2; f++)
         if (fill(W.a.in[f], &W.a.lay, f, e))
             return -1;
     if (W.b->sync(e) || inputs_changed(&changed, e))

@@ -562,7 +562,6 @@ void fdt_gen_deploy_ext(const fdt_gen_target *t, const fdt_config *c, long long 
     ext[2] = (long long)c->bz * (c->nw ? c->nw : 1);
 }
 
-/* The geometry of c on box b of deployment d: the box's own extents, checked as a grid. */
 int fdt_gen_box_geometry(const fdt_gen_target *t, const fdt_problem *p, const fdt_config *c,
                          const int64_t n[3], fdt_geometry *g, fdt_err *e)
 {
@@ -576,6 +575,7 @@ int fdt_gen_box_geometry(const fdt_gen_target *t, const fdt_problem *p, const fd
     return fdt_gen_geometry_for(t, &bp, &cc, g, e);
 }
 
+/* The geometry of c on box b of deployment d: the box's own extents, checked as a grid. */
 static int deploy_box_geometry(const fdt_gen_target *t, const fdt_problem *p,
                                const fdt_config *c, const fdtuned_box *b, int i,
                                fdt_geometry *g, fdt_err *e)
