@@ -16,11 +16,11 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 echo "target,op,R,prec,config,form,$(python3 "$here/amd_disasm.py" --lds-direct --header)"
 for target in "$@"; do
-    for cell in "lap 1 f32 bx=64,by=4,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=4,align=64" \
+    for cell in "lap 1 f32 bx=32,by=8,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=4,align=64" \
                 "lap 4 f32 bx=64,by=4,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=2,align=64" \
-                "lap 6 f32 bx=64,by=4,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=4,align=64" \
+                "lap 6 f32 bx=32,by=8,lb=256,lds=3,mbar=1,nw=128,pf=3,tile=2,vec=4,align=64" \
                 "lap 4 f64 bx=64,by=4,lb=256,lds=3,mbar=1,nw=128,pf=2,tile=2,vec=2,align=64" \
-                "wave 4 f32 bx=64,by=4,lb=256,lds=3,mbar=1,nw=128,pf=3,vec=4,align=64"; do
+                "wave 4 f32 bx=32,by=8,lb=256,lds=3,mbar=1,nw=128,pf=3,vec=4,align=64"; do
         set -- $cell
         for form in staged bulk; do
             cfg=$4 flag=

@@ -91,13 +91,7 @@ for stage in "$@"; do
       done; done; done ;;
     ncu:*)  # ncu:OP:GRID:CONFIG[:R[:PRECISION]] profiles the candidate kernel (not the reference)
       IFS=: read -r _ op grid cfg nR nprec <<<"$stage"
-      ncu --clock-control none --target-processes all --kernel-name "regex:fdt_${op}_r" --launch-count 1 \
-          --section SpeedOfLight --section Occupancy --section LaunchStats \
-          --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-          --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio \
-          "$FDTUNE" bench --op "$op" --R "${nR:-4}" --precision "${nprec:-f32}" --grid "$grid" \
-          --config "$cfg" --probe 2>&1 \
-        | grep -vE "^==PROF==|^ *$" | head -150 ;;
+      ncu_profile "$op" "${nR:-4}" "${nprec:-f32}" "$cfg" "$grid" ;;
     tune:*)  # stopped gracefully (SIGINT) after SECONDS: the database keeps what was measured
       IFS=: read -r _ strat budget db ops secs grid <<<"$stage"
       opsarg=(); [ -n "${ops:-}" ] && opsarg=(--op "$ops")

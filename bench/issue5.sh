@@ -8,7 +8,8 @@
 # SVG plot. Usage: bench/issue5.sh [DB]  (env: BUDGET, default 150; GRIDS, default
 # "512 1024"; TUNE=0 skips tuning and uses what DB holds; TUNE_TIME=150s bounds each grid's
 # tuning (fdtune --time); EXTRA_DB=PATH also runs the best that another database holds, e.g.
-# an exhaustive run's, labelled fdtune-extra).
+# an exhaustive run's, labelled fdtune-extra; EXTRA_CSV=PATH the same for the tuned bests of
+# an earlier run's CSV, such as bench/issue5_h200/after.csv).
 set -u
 . "$(dirname "$0")/lib.sh"
 db=${1:-$OUTDIR/issue5.db}
@@ -48,6 +49,7 @@ for g in $grids; do
         if [ -n "$best" ]; then labels+=("fdtune-tuned"); args+=(--config "$best"); fi
         extra=""
         [ -n "${EXTRA_DB:-}" ] && extra=$(best_of "$EXTRA_DB" "$op" "$g")
+        [ -n "${EXTRA_CSV:-}" ] && extra=$(best_in_csv "$EXTRA_CSV" "$op" "$g")
         if [ -n "$extra" ] && [ "$extra" != "$best" ]; then
             labels+=("fdtune-extra"); args+=(--config "$extra")
         fi

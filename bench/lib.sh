@@ -45,6 +45,16 @@ verify_configs() {
     fi
 }
 
+# The tuned best of operator $2 at grid $3 in an earlier run's CSV $1 (bench/issue5_report.py's).
+best_in_csv() {
+    python3 - "$@" <<'PY'
+import csv, sys
+path, op, g = sys.argv[1:]
+rows = [r for r in csv.reader(open(path)) if r[:3] == [op, g + "^3", "fdtune-tuned"]]
+print(rows[0][3] if rows else "")
+PY
+}
+
 config_args() { while read -r c; do printf -- '--config %s ' "$c"; done; }
 
 # The summary of `fdtune bench --probe --json` in $1, cell $2, bench's exit status $3: how
@@ -69,13 +79,26 @@ PY
 }
 
 # compute-sanitizer's tool $1 over `fdtune bench --op $2 --grid $3 --config $4 --probe`, its
-# output in $5; one line: the tool, the cell, the exit status (9: errors found) and the
-# tool's summary.
+# output in $5 (radius $6 and precision $7 when given, else R=4 f32); one line: the tool, the
+# cell, the exit status (9: errors found) and the tool's summary.
 sanitize() {
     timeout 100 compute-sanitizer --tool "$1" --target-processes all --error-exitcode 9 \
-        "$FDTUNE" bench --op "$2" --grid "$3" --config "$4" --probe >"$5" 2>&1
-    echo "$1 $2 $4: exit $? ($(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|Error' "$5" ||
+        "$FDTUNE" bench --op "$2" --R "${6:-4}" --precision "${7:-f32}" --grid "$3" \
+        --config "$4" --probe >"$5" 2>&1
+    echo "$1 $2${6:+ R=$6}${7:+ $7} $4: exit $? ($(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|Error' "$5" ||
         echo 'no summary'))"
+}
+
+# Nsight Compute's sections of one launch of candidate $4 (operator $1, radius $2, precision
+# $3, grid $5; not the reference kernel), with the DRAM and L2 bytes, the instructions and the
+# stall reasons per issue that the issue-31 notes quote, on stdout.
+ncu_profile() {
+    ncu --clock-control none --target-processes all --kernel-name "regex:fdt_${1}_r" --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio \
+        "$FDTUNE" bench --op "$1" --R "$2" --precision "$3" --grid "$5" --config "$4" --probe 2>&1 |
+        grep -vE "^==PROF==|^ *$" | head -150
 }
 
 # A recipe of one config, for the model's dry run of it: operator $1, config $2 ('default':

@@ -1,13 +1,18 @@
 #!/bin/bash
 # issue 31 point 4: the issue-5 benchmark (bench/issue5.sh) before issue 31's code (6cea2da) and
-# after (HEAD), the same budget; WHICH=before|after. The after run also benches before's bests
-# (EXTRA_DB, label fdtune-extra) in the same run.
+# after (HEAD), the same budget; WHICH=before|after|final. The after run also benches before's
+# bests (EXTRA_DB, label fdtune-extra) in the same run; final (the issue's last code, the binary
+# in .gpu/bin) benches them from before.csv (EXTRA_CSV), as before's database is not kept.
 set -u
 W=$1
 G=$PWD/.gpu/i5
 mkdir -p /tmp/h
 if [ $W = before ]; then
   export FDTUNE=$G/before/fdtune FDTUNE_RECIPES=$G/before/recipes FDTUNE_SYSTEM_DB=$G/before/system.db
+  extra=
+elif [ $W = final ]; then
+  export FDTUNE=$PWD/.gpu/bin/fdtune FDTUNE_RECIPES=$PWD/recipes FDTUNE_SYSTEM_DB=$PWD/share/fdtune/system.db
+  export EXTRA_CSV=$PWD/bench/issue5_h200/before.csv
   extra=
 else
   export FDTUNE=$G/after/fdtune FDTUNE_RECIPES=$PWD/recipes FDTUNE_SYSTEM_DB=$PWD/share/fdtune/system.db
