@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 31's cells with the final code, on one NVIDIA GPU, everything under $OUT (default
 # bench/results) as issue31_check/ plus its summary issue31_check.txt:
-#  1. timing: each cell's tuned best (bench/matrix/h200.csv; d2z's from the issue-5 run,
-#     bench/issue5_h200/after.csv) in a bench run of its own, whose copy bandwidth is the
-#     denominator (as bench/matrix.sh does); the fraction against the issue's target;
+#  1. timing: each cell's tuned best (bench/matrix/h200.csv, or MATRIX_CSV; d2z's from the
+#     H200's issue-5 run, bench/issue5_h200/after.csv) in a bench run of its own, whose copy
+#     bandwidth is the denominator (as bench/matrix.sh does); against the issue's target;
 #  2. verification and sanitizers: the best with its window cut to 16 planes (the longest
 #     that a 40-plane grid takes, with a remainder) on 256x64x40, whose rows are whole blocks
 #     of every best (guard=none needs them): `fdtune bench --probe` (the reference against
@@ -13,7 +13,8 @@
 #     window plus a remainder (256x64x(nw+8));
 #  3. Nsight Compute: one launch of each best at its cell's grid (bench/lib.sh ncu_profile).
 # Usage: OUT=DIR bench/issue31_check.sh [STEPS]  (STEPS: any of "time verify ncu", default
-# all three; CELLS: a subset of the cells below; FDTUNE: the binary, default ./build/fdtune)
+# all three; CELLS: a subset of the cells below; MATRIX_CSV: the bests' CSV, default
+# bench/matrix/h200.csv, e.g. h100.csv on an H100; FDTUNE: the binary, default ./build/fdtune)
 set -u
 OUTDIR=${OUT:-${OUTDIR:-$(cd "$(dirname "$0")" && pwd)/results}}
 export OUTDIR
@@ -36,10 +37,10 @@ best_of() {
         [ "$2$3" = 4f32 ] && best_in_csv "$here/issue5_h200/after.csv" d2z "$4"
         return
     fi
-    python3 - "$here" "$@" <<'PY'
+    python3 - "${MATRIX_CSV:-$here/matrix/h200.csv}" "$@" <<'PY'
 import csv, sys
-here, op, R, prec, n = sys.argv[1:]
-rows = [r for r in csv.DictReader(open(here + "/matrix/h200.csv"))
+path, op, R, prec, n = sys.argv[1:]
+rows = [r for r in csv.DictReader(open(path))
         if (r["op"], r["R"], r["precision"], r["nx"]) == (op, R, prec, n)]
 print(rows[-1]["config"] if rows else "")
 PY
